@@ -1,0 +1,24 @@
+//! `webagent bench`: benchmarks that print figures, each measured as a ratio
+//! against a baseline in the same run, so they can be rerun on any machine.
+//! Build with `--release` before trusting the numbers.
+
+use std::process::ExitCode;
+
+use clap::Subcommand;
+
+/// The benchmarks.
+#[derive(Debug, Subcommand)]
+pub enum BenchCommand {
+    /// Sitemap search and resolve on a generated sitemap.
+    Sitemap(super::sitemap::BenchArgs),
+    /// Page observation against a bare DOMSnapshot capture.
+    Observe(super::observe::BenchArgs),
+}
+
+/// Runs one benchmark.
+pub fn run(command: BenchCommand) -> anyhow::Result<ExitCode> {
+    match command {
+        BenchCommand::Sitemap(args) => super::sitemap::bench(args),
+        BenchCommand::Observe(args) => super::observe::bench(args),
+    }
+}

@@ -1,0 +1,59 @@
+//! The `webagent` command line. Each subcommand's flags and behaviour live in
+//! a file of their own; this module only dispatches.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+pub mod actions;
+pub mod bench;
+pub mod observe;
+pub mod sitemap;
+
+/// A terminal workbench for LLM web agents driving Chromium over CDP.
+#[derive(Debug, Parser)]
+#[command(name = "webagent", version, about, long_about = None)]
+pub struct Cli {
+    /// Write logs to this file instead of `.webagent/logs/webagent.log`
+    /// (the level comes from `WEBAGENT_LOG`, default `info`).
+    #[arg(long, global = true, value_name = "FILE")]
+    pub log_file: Option<PathBuf>,
+
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Work with YAML sitemaps: print, resolve, search, check, watch.
+    Sitemap(sitemap::SitemapArgs),
+    /// Open a page in Chromium and print what the model would see.
+    Observe(observe::ObserveArgs),
+    /// List the action catalog.
+    Actions(actions::ActionsArgs),
+    /// Run a benchmark and print its figures.
+    #[command(subcommand)]
+    Bench(bench::BenchCommand),
+}
+
+/// Runs the parsed command line and returns the process exit code.
+pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        Command::Sitemap(args) => sitemap::run(args),
+        Command::Observe(args) => observe::run(args),
+        Command::Actions(args) => actions::run(args),
+        Command::Bench(command) => bench::run(command),
+    }
+}
+
+/// A multi-threaded tokio runtime for the commands that talk to a browser.
+pub fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| anyhow::anyhow!("starting the async runtime: {e}"))
+}

@@ -1,0 +1,1 @@
+//! (dom: being built)

@@ -1,0 +1,13 @@
+//! webagent: a terminal workbench for LLM web agents that drive a real
+//! Chromium over the Chrome DevTools Protocol.
+//!
+//! The crate is a library plus the `webagent` binary so that tests drive the
+//! same code the binary runs. Each module owns one part of the product; see
+//! the module map in README.md.
+
+pub mod actions;
+pub mod browser;
+pub mod cli;
+pub mod dom;
+pub mod logging;
+pub mod sitemap;

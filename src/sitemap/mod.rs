@@ -1,0 +1,1 @@
+//! (sitemap: being built)
