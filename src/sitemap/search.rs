@@ -1,0 +1,331 @@
+//! Ranked search over a sitemap's pages.
+//!
+//! Everything a query is compared with is lowercased and split into words
+//! once, when the sitemap loads. The distinct words form a vocabulary with,
+//! for each word, the pages and fields it occurs in; a query scans the
+//! vocabulary (far smaller than the pages' total text on generated or
+//! repetitive sites) and scores pages through those postings.
+//!
+//! Scoring, per query word and page, keeps the best of: an exact word, a
+//! partial word (prefix or substring; for CJK, either text containing the
+//! other, since CJK is written without spaces) and, for Latin words, a small
+//! typo (edit distance 1 for words of 4–6 letters, 2 from 7). Each kind is
+//! weighted by the field it hit. A query equal to a whole title or keyword
+//! gets a bonus, so exact beats partial beats fuzzy.
+
+use std::collections::HashMap;
+
+use super::model::{Sitemap, SitemapNode};
+
+/// One ranked search result.
+#[derive(Debug, Clone)]
+pub struct SearchMatch<'a> {
+    /// The page's path pattern, e.g. `/settings/billing`.
+    pub path: &'a str,
+    /// The page's title.
+    pub title: &'a str,
+    /// Relevance; higher is better, only meaningful within one query.
+    pub score: f64,
+    /// The page itself.
+    pub node: &'a SitemapNode,
+}
+
+/// Where in a page a word was found; earlier fields weigh more.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Field {
+    Title,
+    Keyword,
+    /// The page's own path segment.
+    Segment,
+    Action,
+    Description,
+    /// A segment of an ancestor page, so "settings billing" finds
+    /// `/settings/billing`.
+    ParentSegment,
+}
+
+impl Field {
+    fn weight(self) -> f64 {
+        match self {
+            Field::Title => 10.0,
+            Field::Keyword => 9.0,
+            Field::Segment => 8.0,
+            Field::Action => 6.0,
+            Field::Description => 4.0,
+            Field::ParentSegment => 2.0,
+        }
+    }
+}
+
+const EXACT: f64 = 1.0;
+const PREFIX: f64 = 0.75;
+const CJK_PART: f64 = 0.7;
+const SUBSTRING: f64 = 0.5;
+const TYPO_ONE: f64 = 0.45;
+const TYPO_TWO: f64 = 0.3;
+const WHOLE_TITLE_BONUS: f64 = 15.0;
+const WHOLE_KEYWORD_BONUS: f64 = 12.0;
+
+/// A distinct lowercased word and where it occurs.
+#[derive(Debug, Clone)]
+struct Word {
+    text: String,
+    cjk: bool,
+    char_len: usize,
+    postings: Vec<(u32, Field)>,
+}
+
+/// The precomputed search data of one sitemap.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct SearchIndex {
+    words: Vec<Word>,
+    word_ids: HashMap<String, usize>,
+    /// Whole lowercased titles and keywords, for the exact-phrase bonus.
+    whole: HashMap<String, Vec<(u32, Field)>>,
+}
+
+impl SearchIndex {
+    pub(crate) fn build(sitemap: &Sitemap) -> SearchIndex {
+        let mut index = SearchIndex::default();
+        for (i, page) in sitemap.pages().enumerate() {
+            let id = i as u32;
+            let node = page.node;
+            index.add_text(id, Field::Title, &node.title);
+            index.add_whole(id, Field::Title, &node.title);
+            for keyword in &node.keywords {
+                index.add_text(id, Field::Keyword, keyword);
+                index.add_whole(id, Field::Keyword, keyword);
+            }
+            for action in &node.actions {
+                index.add_text(id, Field::Action, action);
+            }
+            if let Some(description) = &node.description {
+                index.add_text(id, Field::Description, description);
+            }
+            let mut segments: Vec<&str> = page.pattern.split('/').filter(|s| !s.is_empty()).collect();
+            if let Some(own) = segments.pop() {
+                index.add_text(id, Field::Segment, own);
+            }
+            for parent in segments {
+                index.add_text(id, Field::ParentSegment, parent);
+            }
+        }
+        index
+    }
+
+    fn add_text(&mut self, page: u32, field: Field, text: &str) {
+        for word in words(&text.to_lowercase()) {
+            let id = match self.word_ids.get(word) {
+                Some(&id) => id,
+                None => {
+                    let id = self.words.len();
+                    self.words.push(Word {
+                        text: word.to_string(),
+                        cjk: word.chars().any(is_cjk),
+                        char_len: word.chars().count(),
+                        postings: Vec::new(),
+                    });
+                    self.word_ids.insert(word.to_string(), id);
+                    id
+                }
+            };
+            let postings = &mut self.words[id].postings;
+            if !postings.contains(&(page, field)) {
+                postings.push((page, field));
+            }
+        }
+    }
+
+    fn add_whole(&mut self, page: u32, field: Field, text: &str) {
+        let key = text.trim().to_lowercase();
+        if !key.is_empty() {
+            self.whole.entry(key).or_default().push((page, field));
+        }
+    }
+}
+
+impl Sitemap {
+    /// Pages matching `query`, best first, at most `limit` of them.
+    ///
+    /// Case-insensitive; CJK text matches without spaces (`帳單` finds a
+    /// page with keyword `帳單`, and so does `我要看帳單`); Latin words
+    /// tolerate a small typo (`biling` finds Billing). Titles weigh most,
+    /// then keywords, the page's path segment, actions and descriptions.
+    pub fn search(&self, query: &str, limit: usize) -> Vec<SearchMatch<'_>> {
+        let query = query.trim().to_lowercase();
+        let terms: Vec<&str> = words(&query).collect();
+        if terms.is_empty() || limit == 0 {
+            return Vec::new();
+        }
+        let index = &self.search_index;
+        // page -> (summed best score per term, number of terms matched)
+        let mut scores: HashMap<u32, (f64, usize)> = HashMap::new();
+        for term in &terms {
+            let mut best: HashMap<u32, f64> = HashMap::new();
+            let term_cjk = term.chars().any(is_cjk);
+            let term_len = term.chars().count();
+            let mut credit = |word: &Word, quality: f64| {
+                for &(page, field) in &word.postings {
+                    let s = quality * field.weight();
+                    let slot = best.entry(page).or_insert(0.0);
+                    if s > *slot {
+                        *slot = s;
+                    }
+                }
+            };
+            if let Some(&id) = index.word_ids.get(*term) {
+                credit(&index.words[id], EXACT);
+            }
+            for word in &index.words {
+                if word.text == *term {
+                    continue;
+                }
+                if let Some(quality) = partial_quality(term, term_len, term_cjk, word) {
+                    credit(word, quality);
+                }
+            }
+            for (page, s) in best {
+                let entry = scores.entry(page).or_insert((0.0, 0));
+                entry.0 += s;
+                entry.1 += 1;
+            }
+        }
+        if let Some(hits) = index.whole.get(&query) {
+            for &(page, field) in hits {
+                let bonus = match field {
+                    Field::Title => WHOLE_TITLE_BONUS,
+                    _ => WHOLE_KEYWORD_BONUS,
+                };
+                let entry = scores.entry(page).or_insert((0.0, terms.len()));
+                entry.0 += bonus;
+            }
+        }
+        let total = terms.len() as f64;
+        let mut ranked: Vec<(u32, f64)> = scores
+            .into_iter()
+            .map(|(page, (sum, matched))| {
+                // Pages matching every word of a multi-word query come first.
+                let coverage = matched.min(terms.len()) as f64 / total;
+                (page, sum * coverage * coverage)
+            })
+            .collect();
+        ranked.sort_by(|a, b| {
+            b.1.total_cmp(&a.1)
+                .then_with(|| self.pages[a.0 as usize].depth.cmp(&self.pages[b.0 as usize].depth))
+                .then_with(|| a.0.cmp(&b.0))
+        });
+        ranked
+            .into_iter()
+            .take(limit)
+            .map(|(page, score)| {
+                let p = self.page(page as usize);
+                SearchMatch {
+                    path: p.pattern,
+                    title: &p.node.title,
+                    score: (score * 100.0).round() / 100.0,
+                    node: p.node,
+                }
+            })
+            .collect()
+    }
+}
+
+/// How well a query word matches a different vocabulary word, if at all.
+fn partial_quality(term: &str, term_len: usize, term_cjk: bool, word: &Word) -> Option<f64> {
+    if term_cjk || word.cjk {
+        if word.text.contains(term) {
+            return Some(CJK_PART);
+        }
+        // A sentence such as 我要看帳單 contains the keyword 帳單.
+        if word.char_len >= 2 && term.contains(word.text.as_str()) {
+            return Some(CJK_PART * 0.9);
+        }
+        return None;
+    }
+    if term_len >= 2 && word.text.starts_with(term) {
+        return Some(PREFIX);
+    }
+    if term_len >= 3 && word.text.contains(term) {
+        return Some(SUBSTRING);
+    }
+    let allowed = typo_allowance(term_len);
+    if allowed == 0 || word.char_len.abs_diff(term_len) > allowed {
+        return None;
+    }
+    match edit_distance(term, &word.text, allowed) {
+        Some(1) => Some(TYPO_ONE),
+        Some(2) => Some(TYPO_TWO),
+        _ => None,
+    }
+}
+
+/// How many edits a Latin query word of this length may contain.
+fn typo_allowance(len: usize) -> usize {
+    match len {
+        0..=3 => 0,
+        4..=6 => 1,
+        _ => 2,
+    }
+}
+
+/// Splits lowercased text into words: runs of letters and digits, where a
+/// run of CJK characters is one word of its own.
+pub(crate) fn words(text: &str) -> impl Iterator<Item = &str> {
+    let mut rest = text;
+    std::iter::from_fn(move || {
+        let start = rest.find(|c: char| c.is_alphanumeric())?;
+        rest = &rest[start..];
+        let first_cjk = rest.chars().next().is_some_and(is_cjk);
+        let end = rest
+            .find(|c: char| !c.is_alphanumeric() || is_cjk(c) != first_cjk)
+            .unwrap_or(rest.len());
+        let (word, tail) = rest.split_at(end);
+        rest = tail;
+        Some(word)
+    })
+}
+
+/// Han, kana and Hangul: scripts written without spaces between words.
+pub(crate) fn is_cjk(c: char) -> bool {
+    matches!(c as u32,
+        0x3040..=0x30FF      // Hiragana, Katakana
+        | 0x3400..=0x4DBF    // CJK Extension A
+        | 0x4E00..=0x9FFF    // CJK Unified Ideographs
+        | 0xAC00..=0xD7AF    // Hangul syllables
+        | 0xF900..=0xFAFF    // CJK compatibility ideographs
+        | 0x20000..=0x2FA1F) // supplementary ideographs
+}
+
+/// Optimal-string-alignment distance (insertions, deletions, substitutions
+/// and swaps of neighbours each cost 1), or `None` when above `max`.
+pub(crate) fn edit_distance(a: &str, b: &str, max: usize) -> Option<usize> {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    if a.len().abs_diff(b.len()) > max {
+        return None;
+    }
+    let width = b.len() + 1;
+    let mut prev2 = vec![0usize; width];
+    let mut prev: Vec<usize> = (0..width).collect();
+    let mut cur = vec![0usize; width];
+    for i in 1..=a.len() {
+        cur[0] = i;
+        let mut row_min = cur[0];
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut d = (prev[j] + 1).min(cur[j - 1] + 1).min(prev[j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                d = d.min(prev2[j - 2] + 1);
+            }
+            cur[j] = d;
+            row_min = row_min.min(d);
+        }
+        if row_min > max {
+            return None;
+        }
+        std::mem::swap(&mut prev2, &mut prev);
+        std::mem::swap(&mut prev, &mut cur);
+    }
+    let d = prev[b.len()];
+    (d <= max).then_some(d)
+}
