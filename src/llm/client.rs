@@ -1,0 +1,615 @@
+//! The chat-completions client: one call, with streaming, fallback,
+//! retries and cancellation.
+
+use std::future::pending;
+use std::net::IpAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant, SystemTime};
+
+use reqwest::header::{HeaderMap, ACCEPT, CONTENT_TYPE};
+use tokio::sync::watch;
+
+use super::config::LlmConfig;
+use super::error::{LlmError, TimeoutPhase};
+use super::request::ChatRequest;
+use super::response::{error_text, parse_completion, ChatResponse, UsageTotals};
+use super::retry::parse_retry_after;
+use super::sse::SseParser;
+use super::stream::{StreamAccumulator, StreamState};
+
+/// The most of an error body that is read: enough for any server's
+/// message, and a misbehaving proxy cannot make us buffer megabytes.
+const ERROR_BODY_LIMIT: usize = 64 * 1024;
+
+/// Progress of a call, reported while it runs so the UI can show the
+/// reflection as it streams and say why it is waiting.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LlmEvent {
+    /// A request is being sent.
+    Attempt {
+        /// 1 for the first request of the call.
+        attempt: u32,
+        /// Whether it asks for a stream.
+        streaming: bool,
+    },
+    /// A piece of the message text.
+    ContentDelta {
+        /// The new text.
+        text: String,
+    },
+    /// A piece of separately streamed reasoning (`reasoning_content`).
+    ReasoningDelta {
+        /// The new text.
+        text: String,
+    },
+    /// A piece of a function call.
+    ToolCallDelta {
+        /// Which call of the answer (0 for the first).
+        index: usize,
+        /// The function name, when this piece completed or first named it.
+        name: Option<String>,
+        /// The new piece of the arguments' JSON text.
+        arguments: String,
+    },
+    /// The last request failed and another follows after `wait`. Text
+    /// streamed so far belongs to the failed request and should be cleared.
+    Retrying {
+        /// The number of the request that will follow.
+        next_attempt: u32,
+        /// Total requests allowed for this call.
+        max_attempts: u32,
+        /// The wait before it.
+        wait: Duration,
+        /// Why the last one failed ("HTTP 503", "timeout (…)", …).
+        reason: String,
+    },
+    /// The streamed request is replaced by a non-streaming one.
+    FallbackToNonStreaming {
+        /// What made the stream unusable.
+        reason: String,
+    },
+}
+
+/// The side that stops calls: held by whoever takes the user's stop.
+#[derive(Debug)]
+pub struct StopHandle(watch::Sender<bool>);
+
+impl StopHandle {
+    /// Stops every call holding a signal of this handle, now and later.
+    pub fn stop(&self) {
+        self.0.send_replace(true);
+    }
+}
+
+/// The side a call watches; cheap to clone into each call.
+#[derive(Debug, Clone)]
+pub struct StopSignal(Option<watch::Receiver<bool>>);
+
+impl StopSignal {
+    /// A signal that never fires (for callers without a stop button).
+    pub fn never() -> Self {
+        StopSignal(None)
+    }
+
+    /// Whether the stop was given.
+    pub fn is_stopped(&self) -> bool {
+        self.0.as_ref().is_some_and(|rx| *rx.borrow())
+    }
+
+    /// Completes once the stop is given; never, if the handle is dropped
+    /// without stopping.
+    pub async fn stopped(&self) {
+        let Some(rx) = &self.0 else {
+            return pending().await;
+        };
+        let mut rx = rx.clone();
+        loop {
+            if *rx.borrow_and_update() {
+                return;
+            }
+            if rx.changed().await.is_err() {
+                return pending().await;
+            }
+        }
+    }
+}
+
+/// A connected pair: the handle stops the calls that watch the signal.
+pub fn stop_pair() -> (StopHandle, StopSignal) {
+    let (tx, rx) = watch::channel(false);
+    (StopHandle(tx), StopSignal(Some(rx)))
+}
+
+/// An OpenAI-compatible chat-completions client.
+///
+/// Cheap to share behind an `Arc`; calls may run concurrently.
+#[derive(Debug)]
+pub struct LlmClient {
+    http: reqwest::Client,
+    config: LlmConfig,
+    endpoint: String,
+    /// Set once the server refused `stream: true`, so later calls go
+    /// straight to the plain request.
+    stream_refused: AtomicBool,
+    usage: Mutex<UsageTotals>,
+}
+
+impl LlmClient {
+    /// A client for `config`; fails on an unusable base URL or model.
+    pub fn new(config: LlmConfig) -> Result<Self, LlmError> {
+        if config.model.trim().is_empty() {
+            return Err(LlmError::MissingModel);
+        }
+        let endpoint = config.endpoint();
+        let url = reqwest::Url::parse(&endpoint).map_err(|e| LlmError::InvalidBaseUrl {
+            url: config.base_url.clone(),
+            reason: e.to_string(),
+        })?;
+        if !matches!(url.scheme(), "http" | "https") {
+            return Err(LlmError::InvalidBaseUrl {
+                url: config.base_url.clone(),
+                reason: format!("the scheme must be http or https, not {}", url.scheme()),
+            });
+        }
+        let mut builder = reqwest::Client::builder()
+            .connect_timeout(config.connect_timeout)
+            .tcp_nodelay(true)
+            .user_agent(concat!("webagent/", env!("CARGO_PKG_VERSION")));
+        // A local model server must never be reached through a proxy set
+        // for the internet.
+        let host = url.host_str().unwrap_or("").trim_matches(['[', ']']);
+        if host == "localhost" || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback()) {
+            builder = builder.no_proxy();
+        }
+        let http = builder
+            .build()
+            .map_err(|e| LlmError::ClientSetup(error_chain(&e)))?;
+        Ok(LlmClient {
+            http,
+            config,
+            endpoint,
+            stream_refused: AtomicBool::new(false),
+            usage: Mutex::new(UsageTotals::default()),
+        })
+    }
+
+    /// The settings this client was built with.
+    pub fn config(&self) -> &LlmConfig {
+        &self.config
+    }
+
+    /// The URL requests go to.
+    pub fn endpoint(&self) -> &str {
+        &self.endpoint
+    }
+
+    /// Tokens used by every successful call of this client so far.
+    pub fn usage_totals(&self) -> UsageTotals {
+        match self.usage.lock() {
+            Ok(totals) => *totals,
+            // A panic elsewhere while holding the lock leaves a valid sum.
+            Err(poisoned) => *poisoned.into_inner(),
+        }
+    }
+
+    /// Sends `request` and waits for the whole answer, with no progress
+    /// reports and no stop.
+    pub async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
+        self.complete_observed(request, &mut |_| {}, &StopSignal::never())
+            .await
+    }
+
+    /// Sends `request`, reporting progress to `on_event`, until the answer
+    /// is complete, retries are exhausted, or `stop` fires.
+    ///
+    /// Dropping the returned future also cancels the request in flight.
+    pub async fn complete_observed(
+        &self,
+        request: &ChatRequest,
+        on_event: &mut (dyn FnMut(LlmEvent) + Send),
+        stop: &StopSignal,
+    ) -> Result<ChatResponse, LlmError> {
+        if stop.is_stopped() {
+            return Err(LlmError::Cancelled);
+        }
+        let started = Instant::now();
+        let result = tokio::select! {
+            biased;
+            _ = stop.stopped() => Err(LlmError::Cancelled),
+            result = self.run(request, on_event) => result,
+        };
+        match result {
+            Ok(mut response) => {
+                response.stats.latency = started.elapsed();
+                match self.usage.lock() {
+                    Ok(mut totals) => totals.record(response.usage),
+                    Err(poisoned) => poisoned.into_inner().record(response.usage),
+                }
+                tracing::info!(
+                    endpoint = %self.endpoint,
+                    attempts = response.stats.attempts,
+                    latency_ms = response.stats.latency.as_millis() as u64,
+                    streamed = response.stats.streamed,
+                    total_tokens = response.usage.map(|u| u.total_tokens),
+                    "llm call finished"
+                );
+                Ok(response)
+            }
+            Err(error) => {
+                tracing::warn!(endpoint = %self.endpoint, %error, "llm call failed");
+                Err(error)
+            }
+        }
+    }
+
+    async fn run(
+        &self,
+        request: &ChatRequest,
+        on_event: &mut (dyn FnMut(LlmEvent) + Send),
+    ) -> Result<ChatResponse, LlmError> {
+        let policy = &self.config.retry;
+        let max_attempts = policy.max_retries.saturating_add(1);
+        let mut streaming = self.config.streaming && !self.stream_refused.load(Ordering::Relaxed);
+        let mut fallback: Option<String> = None;
+        let mut attempts = 0u32;
+        let mut retries = 0u32;
+        loop {
+            attempts += 1;
+            on_event(LlmEvent::Attempt {
+                attempt: attempts,
+                streaming,
+            });
+            let outcome = self.attempt(request, streaming, on_event).await;
+            match outcome {
+                Ok(response) if streaming && fallback.is_none() && response.is_empty() => {
+                    let reason = "the streamed answer had neither a tool call nor text".to_owned();
+                    tracing::info!(%reason, "retrying without streaming");
+                    on_event(LlmEvent::FallbackToNonStreaming {
+                        reason: reason.clone(),
+                    });
+                    fallback = Some(reason);
+                    streaming = false;
+                }
+                Ok(mut response) => {
+                    response.stats.attempts = attempts;
+                    response.stats.fallback = fallback;
+                    return Ok(response);
+                }
+                Err(error) if streaming && fallback.is_none() && refuses_streaming(&error) => {
+                    let reason = format!("the server refused streaming: {error}");
+                    tracing::info!(%reason, "retrying without streaming");
+                    self.stream_refused.store(true, Ordering::Relaxed);
+                    on_event(LlmEvent::FallbackToNonStreaming {
+                        reason: reason.clone(),
+                    });
+                    fallback = Some(reason);
+                    streaming = false;
+                }
+                Err(error) if error.is_retryable() && retries < policy.max_retries => {
+                    retries += 1;
+                    let wait = policy.delay(retries, error.retry_after());
+                    tracing::info!(%error, ?wait, attempt = attempts, "llm request failed, retrying");
+                    on_event(LlmEvent::Retrying {
+                        next_attempt: attempts + 1,
+                        max_attempts: max_attempts + u32::from(fallback.is_some()),
+                        wait,
+                        reason: error.retry_reason(),
+                    });
+                    tokio::time::sleep(wait).await;
+                }
+                Err(error) if retries > 0 => {
+                    return Err(LlmError::GaveUp {
+                        attempts,
+                        last: Box::new(error),
+                    })
+                }
+                Err(error) => return Err(error),
+            }
+        }
+    }
+
+    /// One HTTP request and its answer.
+    async fn attempt(
+        &self,
+        request: &ChatRequest,
+        streaming: bool,
+        on_event: &mut (dyn FnMut(LlmEvent) + Send),
+    ) -> Result<ChatResponse, LlmError> {
+        let body = request.to_body(&self.config, streaming);
+        let mut builder = self
+            .http
+            .post(&self.endpoint)
+            .header(CONTENT_TYPE, "application/json")
+            .body(body.to_string());
+        if let Some(key) = &self.config.api_key {
+            builder = builder.bearer_auth(key);
+        }
+        if streaming {
+            builder = builder.header(ACCEPT, "text/event-stream");
+        }
+        let deadline = Instant::now() + self.config.request_timeout;
+        let response = match tokio::time::timeout(self.config.request_timeout, builder.send()).await
+        {
+            Err(_) => return Err(self.timeout(TimeoutPhase::Request, self.config.request_timeout)),
+            Ok(Err(error)) => return Err(self.transport_error(&error)),
+            Ok(Ok(response)) => response,
+        };
+        let status = response.status().as_u16();
+        let headers = response.headers().clone();
+        if !response.status().is_success() {
+            let body = self.read_body(response, deadline, ERROR_BODY_LIMIT).await?;
+            return Err(self.status_error(status, &headers, &body));
+        }
+        let is_sse = headers
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.to_ascii_lowercase().contains("text/event-stream"));
+        if streaming && is_sse {
+            self.read_stream(response, on_event).await
+        } else {
+            // A server that ignores `stream` answers with plain JSON; that
+            // is a complete answer too.
+            let body = self.read_body(response, deadline, usize::MAX).await?;
+            let mut parsed = parse_completion(&body, status)?;
+            for (index, call) in parsed.tool_calls.iter().enumerate() {
+                on_event(LlmEvent::ToolCallDelta {
+                    index,
+                    name: Some(call.name.clone()),
+                    arguments: call.arguments.clone(),
+                });
+            }
+            if !parsed.content.is_empty() {
+                on_event(LlmEvent::ContentDelta {
+                    text: parsed.content.clone(),
+                });
+            }
+            parsed.stats.status = status;
+            Ok(parsed)
+        }
+    }
+
+    async fn read_stream(
+        &self,
+        mut response: reqwest::Response,
+        on_event: &mut (dyn FnMut(LlmEvent) + Send),
+    ) -> Result<ChatResponse, LlmError> {
+        let mut parser = SseParser::new();
+        let mut accumulator = StreamAccumulator::new();
+        let mut raw: Vec<u8> = Vec::new();
+        let idle = self.config.idle_timeout;
+        'read: loop {
+            let piece = match tokio::time::timeout(idle, response.chunk()).await {
+                Err(_) => return Err(self.timeout(TimeoutPhase::Idle, idle)),
+                Ok(Err(error)) => {
+                    return Err(LlmError::StreamCut {
+                        status: 200,
+                        detail: format!("the connection broke mid-stream: {}", error_chain(&error)),
+                        received_bytes: raw.len(),
+                    })
+                }
+                Ok(Ok(None)) => break,
+                Ok(Ok(Some(piece))) => piece,
+            };
+            raw.extend_from_slice(&piece);
+            for event in parser.push(&piece) {
+                if accumulator.apply(&event, on_event)? == StreamState::Done {
+                    // Some servers keep the body open after [DONE]; waiting
+                    // for its end would only run into the idle timeout.
+                    break 'read;
+                }
+            }
+        }
+        if let Some(event) = parser.finish() {
+            accumulator.apply(&event, on_event)?;
+        }
+        accumulator.finish(String::from_utf8_lossy(&raw).into_owned())
+    }
+
+    /// Reads a whole body (up to `limit` bytes) before `deadline`.
+    async fn read_body(
+        &self,
+        mut response: reqwest::Response,
+        deadline: Instant,
+        limit: usize,
+    ) -> Result<String, LlmError> {
+        let status = response.status().as_u16();
+        let mut body: Vec<u8> = Vec::new();
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match tokio::time::timeout(left, response.chunk()).await {
+                Err(_) => {
+                    return Err(self.timeout(TimeoutPhase::Request, self.config.request_timeout))
+                }
+                Ok(Err(error)) => {
+                    return Err(LlmError::StreamCut {
+                        status,
+                        detail: format!(
+                            "the connection broke while reading the answer: {}",
+                            error_chain(&error)
+                        ),
+                        received_bytes: body.len(),
+                    })
+                }
+                Ok(Ok(None)) => break,
+                Ok(Ok(Some(piece))) => {
+                    body.extend_from_slice(&piece);
+                    if body.len() >= limit {
+                        body.truncate(limit);
+                        break;
+                    }
+                }
+            }
+        }
+        Ok(String::from_utf8_lossy(&body).into_owned())
+    }
+
+    fn timeout(&self, phase: TimeoutPhase, after: Duration) -> LlmError {
+        LlmError::Timeout {
+            phase,
+            after,
+            url: self.endpoint.clone(),
+        }
+    }
+
+    fn transport_error(&self, error: &reqwest::Error) -> LlmError {
+        if error.is_timeout() {
+            let phase = if error.is_connect() {
+                TimeoutPhase::Connect
+            } else {
+                TimeoutPhase::Request
+            };
+            let after = match phase {
+                TimeoutPhase::Connect => self.config.connect_timeout,
+                _ => self.config.request_timeout,
+            };
+            return self.timeout(phase, after);
+        }
+        if error.is_connect() {
+            return LlmError::Connect {
+                url: self.endpoint.clone(),
+                detail: error_chain(error),
+            };
+        }
+        // The request went out but the connection closed before an answer:
+        // as transient as a refused connection.
+        LlmError::Connect {
+            url: self.endpoint.clone(),
+            detail: format!("no answer: {}", error_chain(error)),
+        }
+    }
+
+    fn status_error(&self, status: u16, headers: &HeaderMap, body: &str) -> LlmError {
+        let (message, kind) = error_text(body);
+        let retry_after = retry_after_header(headers, SystemTime::now());
+        let quota = kind.as_deref() == Some("insufficient_quota")
+            || body.contains("\"insufficient_quota\"");
+        match status {
+            401 => LlmError::Unauthorized {
+                status,
+                key_sent: self.config.api_key.is_some(),
+                message,
+            },
+            403 => LlmError::Forbidden { status, message },
+            404 => LlmError::NotFound {
+                status,
+                model: self.config.model.clone(),
+                url: self.endpoint.clone(),
+                message,
+            },
+            400 | 422 => LlmError::BadRequest { status, message },
+            429 if quota => LlmError::QuotaExhausted { status, message },
+            429 => LlmError::RateLimited {
+                status,
+                message,
+                retry_after,
+            },
+            408 | 409 | 500..=599 => LlmError::Server {
+                status,
+                message,
+                retry_after,
+            },
+            _ => LlmError::UnexpectedStatus { status, message },
+        }
+    }
+}
+
+/// Whether a failed streamed request looks like the server not supporting
+/// `stream` (or `stream_options`) rather than a bad request in general.
+fn refuses_streaming(error: &LlmError) -> bool {
+    match error {
+        LlmError::BadRequest { message, .. } | LlmError::UnexpectedStatus { message, .. } => {
+            message.to_ascii_lowercase().contains("stream")
+        }
+        _ => false,
+    }
+}
+
+/// `retry-after-ms` (OpenAI, precise) or `Retry-After` (standard).
+fn retry_after_header(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    if let Some(ms) = header("retry-after-ms").and_then(|v| v.trim().parse::<f64>().ok()) {
+        if ms.is_finite() && ms >= 0.0 {
+            return Some(Duration::from_secs_f64(ms / 1000.0));
+        }
+    }
+    parse_retry_after(header("retry-after")?, now)
+}
+
+/// An error and its causes on one line ("error sending request: …:
+/// Connection refused (os error 111)").
+fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use reqwest::header::HeaderValue;
+
+    #[test]
+    fn retry_after_ms_wins_over_seconds() {
+        let mut headers = HeaderMap::new();
+        headers.insert("retry-after", HeaderValue::from_static("5"));
+        assert_eq!(
+            retry_after_header(&headers, SystemTime::now()),
+            Some(Duration::from_secs(5))
+        );
+        headers.insert("retry-after-ms", HeaderValue::from_static("250"));
+        assert_eq!(
+            retry_after_header(&headers, SystemTime::now()),
+            Some(Duration::from_millis(250))
+        );
+    }
+
+    #[test]
+    fn only_stream_complaints_trigger_the_fallback() {
+        let stream = LlmError::BadRequest {
+            status: 400,
+            message: "stream_options is not supported".into(),
+        };
+        let other = LlmError::BadRequest {
+            status: 400,
+            message: "messages must not be empty".into(),
+        };
+        assert!(refuses_streaming(&stream));
+        assert!(!refuses_streaming(&other));
+    }
+
+    #[test]
+    fn bad_urls_and_empty_models_are_refused_up_front() {
+        let error = LlmClient::new(LlmConfig::default().with_base_url("ftp://x/v1")).unwrap_err();
+        assert!(matches!(error, LlmError::InvalidBaseUrl { .. }));
+        let error = LlmClient::new(LlmConfig::default().with_base_url("not a url")).unwrap_err();
+        assert!(matches!(error, LlmError::InvalidBaseUrl { .. }));
+        let error = LlmClient::new(LlmConfig::default().with_model(" ")).unwrap_err();
+        assert!(matches!(error, LlmError::MissingModel));
+    }
+
+    #[tokio::test]
+    async fn a_stop_given_before_the_call_cancels_it_without_a_request() {
+        let (handle, signal) = stop_pair();
+        handle.stop();
+        // Port 9 (discard) on loopback: a request would fail to connect, so
+        // only an early cancel gives `Cancelled`.
+        let client =
+            LlmClient::new(LlmConfig::default().with_base_url("http://127.0.0.1:9/v1")).unwrap();
+        let error = client
+            .complete_observed(&ChatRequest::default(), &mut |_| {}, &signal)
+            .await
+            .unwrap_err();
+        assert!(matches!(error, LlmError::Cancelled));
+        assert!(signal.is_stopped());
+        assert!(!StopSignal::never().is_stopped());
+    }
+}

@@ -1,0 +1,203 @@
+//! Settings of the LLM client: endpoint, key, model, timeouts, retries.
+//!
+//! This is the plain struct the client needs. The merged `Config` (files,
+//! environment, flags) fills it in; `from_env` covers the environment part
+//! on its own so the client is usable before the config layer exists.
+
+use std::fmt;
+use std::time::Duration;
+
+use super::retry::RetryPolicy;
+
+/// Base URL used when `OPENAI_BASE_URL` is not set.
+pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
+/// Model used when `WEBAGENT_MODEL` is not set.
+pub const DEFAULT_MODEL: &str = "gpt-4o-mini";
+
+/// Everything the LLM client needs to reach a chat-completions endpoint.
+#[derive(Clone, PartialEq)]
+pub struct LlmConfig {
+    /// The API root, e.g. `https://api.openai.com/v1` or
+    /// `http://127.0.0.1:11434/v1`; `/chat/completions` is appended.
+    pub base_url: String,
+    /// Sent as `Authorization: Bearer …`; local servers need none, and then
+    /// no header is sent at all.
+    pub api_key: Option<String>,
+    /// The model name sent with every request.
+    pub model: String,
+    /// Sampling temperature; `None` leaves the server's default.
+    pub temperature: Option<f32>,
+    /// Limit for establishing the TCP/TLS connection.
+    pub connect_timeout: Duration,
+    /// Limit for the response headers to arrive (and, when not streaming,
+    /// the whole body).
+    pub request_timeout: Duration,
+    /// Longest silence allowed between two pieces of a streamed answer.
+    pub idle_timeout: Duration,
+    /// When and how long to wait before sending a failed request again.
+    pub retry: RetryPolicy,
+    /// Ask for a streamed (SSE) answer so text can be shown as it arrives.
+    pub streaming: bool,
+}
+
+impl Default for LlmConfig {
+    fn default() -> Self {
+        LlmConfig {
+            base_url: DEFAULT_BASE_URL.to_owned(),
+            api_key: None,
+            model: DEFAULT_MODEL.to_owned(),
+            temperature: None,
+            connect_timeout: Duration::from_secs(10),
+            // Reasoning models can think for minutes before the first byte.
+            request_timeout: Duration::from_secs(180),
+            idle_timeout: Duration::from_secs(60),
+            retry: RetryPolicy::default(),
+            streaming: true,
+        }
+    }
+}
+
+// The key must never reach a log line or the TUI through `{:?}`.
+impl fmt::Debug for LlmConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LlmConfig")
+            .field("base_url", &self.base_url)
+            .field("api_key", &self.api_key.as_ref().map(|_| "***"))
+            .field("model", &self.model)
+            .field("temperature", &self.temperature)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("request_timeout", &self.request_timeout)
+            .field("idle_timeout", &self.idle_timeout)
+            .field("retry", &self.retry)
+            .field("streaming", &self.streaming)
+            .finish()
+    }
+}
+
+impl LlmConfig {
+    /// Defaults overridden by `OPENAI_BASE_URL`, `OPENAI_API_KEY` and
+    /// `WEBAGENT_MODEL`; empty variables count as unset.
+    pub fn from_env() -> Self {
+        Self::from_lookup(|name| std::env::var(name).ok())
+    }
+
+    /// Like [`LlmConfig::from_env`], reading variables through `lookup`
+    /// (tests use a map instead of the process environment).
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Self {
+        let get = |name: &str| {
+            lookup(name)
+                .map(|v| v.trim().to_owned())
+                .filter(|v| !v.is_empty())
+        };
+        let mut config = LlmConfig::default();
+        if let Some(url) = get("OPENAI_BASE_URL") {
+            config.base_url = url;
+        }
+        config.api_key = get("OPENAI_API_KEY");
+        if let Some(model) = get("WEBAGENT_MODEL") {
+            config.model = model;
+        }
+        config
+    }
+
+    /// The same settings with another base URL.
+    pub fn with_base_url(mut self, url: impl Into<String>) -> Self {
+        self.base_url = url.into();
+        self
+    }
+
+    /// The same settings with an API key.
+    pub fn with_api_key(mut self, key: impl Into<String>) -> Self {
+        self.api_key = Some(key.into());
+        self
+    }
+
+    /// The same settings with another model.
+    pub fn with_model(mut self, model: impl Into<String>) -> Self {
+        self.model = model.into();
+        self
+    }
+
+    /// The same settings with streaming on or off.
+    pub fn with_streaming(mut self, streaming: bool) -> Self {
+        self.streaming = streaming;
+        self
+    }
+
+    /// The same settings with another retry policy.
+    pub fn with_retry(mut self, retry: RetryPolicy) -> Self {
+        self.retry = retry;
+        self
+    }
+
+    /// The full chat-completions URL. A base URL that already ends in
+    /// `/chat/completions` (pasted from a provider's docs) is used as is.
+    pub fn endpoint(&self) -> String {
+        let base = self.base_url.trim().trim_end_matches('/');
+        if base.ends_with("/chat/completions") {
+            base.to_owned()
+        } else {
+            format!("{base}/chat/completions")
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn lookup(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+        let map: HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        move |name| map.get(name).cloned()
+    }
+
+    #[test]
+    fn environment_overrides_defaults() {
+        let config = LlmConfig::from_lookup(lookup(&[
+            ("OPENAI_BASE_URL", "http://127.0.0.1:11434/v1/"),
+            ("OPENAI_API_KEY", "sk-test"),
+            ("WEBAGENT_MODEL", "qwen2.5:7b"),
+        ]));
+        assert_eq!(config.base_url, "http://127.0.0.1:11434/v1/");
+        assert_eq!(config.api_key.as_deref(), Some("sk-test"));
+        assert_eq!(config.model, "qwen2.5:7b");
+        assert_eq!(
+            config.endpoint(),
+            "http://127.0.0.1:11434/v1/chat/completions"
+        );
+    }
+
+    #[test]
+    fn empty_variables_count_as_unset() {
+        let config =
+            LlmConfig::from_lookup(lookup(&[("OPENAI_API_KEY", "  "), ("WEBAGENT_MODEL", "")]));
+        assert_eq!(config.api_key, None);
+        assert_eq!(config.model, DEFAULT_MODEL);
+        assert_eq!(
+            config.endpoint(),
+            "https://api.openai.com/v1/chat/completions"
+        );
+    }
+
+    #[test]
+    fn a_full_endpoint_is_not_extended_twice() {
+        let config =
+            LlmConfig::default().with_base_url("https://example.test/v1/chat/completions/");
+        assert_eq!(
+            config.endpoint(),
+            "https://example.test/v1/chat/completions"
+        );
+    }
+
+    #[test]
+    fn debug_output_masks_the_key() {
+        let config = LlmConfig::default().with_api_key("sk-secret-value");
+        let shown = format!("{config:?}");
+        assert!(!shown.contains("sk-secret-value"));
+        assert!(shown.contains("***"));
+    }
+}
