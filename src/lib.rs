@@ -9,5 +9,6 @@ pub mod actions;
 pub mod browser;
 pub mod cli;
 pub mod dom;
+pub mod llm;
 pub mod logging;
 pub mod sitemap;
