@@ -11,4 +11,5 @@ pub mod cli;
 pub mod dom;
 pub mod llm;
 pub mod logging;
+pub mod serve;
 pub mod sitemap;

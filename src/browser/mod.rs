@@ -1,1 +1,156 @@
-//! (browser: being built)
+//! The browser: launching or attaching to Chromium, the CDP session, and
+//! observing a page as an indexed listing of interactive elements.
+//!
+//! # The pieces
+//!
+//! - [`BrowserSession`] owns one Chromium (launched with a fresh temporary
+//!   profile, or attached with `--connect`). Its CDP handler runs in a task
+//!   of its own that logs and skips messages it cannot decode; when the
+//!   browser dies or the connection drops, [`BrowserSession::status`] turns
+//!   to [`SessionStatus::Disconnected`] (and
+//!   [`BrowserSession::disconnected`] resolves), every later call fails with
+//!   [`BrowserError::Disconnected`] instead of hanging, and
+//!   [`BrowserSession::relaunch`] starts over.
+//! - [`Tab`] is one page. [`Tab::observe`] returns a [`crate::dom::PageState`]:
+//!   URL, title, tabs, scroll position, the element listing and page text.
+//!
+//! # How an observation works
+//!
+//! For each document webagent creates an isolated world
+//! (`Page.createIsolatedWorld`) and installs `extract.js` there once. The
+//! page's scripts cannot see that world's variables or patch the functions it
+//! calls. One `Runtime.evaluate` walks the flat tree (open shadow roots and
+//! same-origin iframes included) and returns one JSON string; the listing is
+//! then rendered in Rust ([`crate::dom::render_listing`]). Outside the
+//! viewport plus a margin, subtrees are skipped by their box alone, so the
+//! default observation costs what the visible part of the page costs;
+//! [`ObserveOptions::full_page`] walks everything.
+//!
+//! # Acting on an element (for action execution)
+//!
+//! The world keeps `index → element` for the latest observation (and a
+//! `WeakMap` element → stable id that marks new elements with `*`). An index
+//! therefore always means the exact node that was listed:
+//!
+//! ```no_run
+//! # async fn demo(tab: &webagent::browser::Tab) -> Result<(), webagent::browser::BrowserError> {
+//! use webagent::dom::ElementIndex;
+//! let state = tab.observe(&Default::default()).await?;
+//! // Runs in the same isolated world, on exactly the listed node. The
+//! // function gets (element, args, helpers); helpers.topRect(el) is the box
+//! // in top-level viewport coordinates (iframe offsets added), ready for
+//! // Input.dispatchMouseEvent.
+//! let box_ = tab
+//!     .eval_on_index(state.observation, ElementIndex(3),
+//!         "(el, args, h) => { el.scrollIntoView({block: 'center'}); return h.topRect(el); }",
+//!         serde_json::json!({}))
+//!     .await?;
+//! # let _ = box_; Ok(()) }
+//! ```
+//!
+//! If the node was removed or replaced since, the call fails with
+//! [`BrowserError::ElementGone`]; if a newer observation exists, with
+//! [`BrowserError::StaleObservation`]; after a navigation, with
+//! [`BrowserError::ElementGone`] too (the world and its map are gone). It
+//! never reaches another element that took the old one's place.
+//! [`Tab::eval_on_selector`] does the same for CSS selectors (the caller
+//! checks the restricted syntax), [`Tab::eval`] runs an expression in the
+//! world, and [`Tab::page`] gives the raw chromiumoxide page for CDP
+//! commands such as `Input.dispatchMouseEvent` (wrap them in
+//! [`Tab::with_timeout`] so they cannot hang).
+
+mod launch;
+mod session;
+mod tab;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+pub use launch::{find_chrome, LaunchOptions, INSTALL_HINT};
+pub use session::{BrowserSession, SessionStatus};
+pub use tab::{ObserveOptions, Tab};
+
+/// Everything that can go wrong talking to the browser.
+#[derive(Debug, thiserror::Error)]
+pub enum BrowserError {
+    /// No Chromium executable anywhere webagent looks.
+    #[error("no Chromium found (looked at {tried}); install it with `{hint}`, or pass --chrome PATH or set WEBAGENT_CHROME", hint = INSTALL_HINT)]
+    ChromeNotFound {
+        /// The places that were searched.
+        tried: String,
+    },
+    /// `--chrome` or `WEBAGENT_CHROME` names a file that does not exist.
+    #[error("no Chromium executable at {}; fix the path, or install Chromium with `{hint}`", .0.display(), hint = INSTALL_HINT)]
+    ChromeMissingAt(PathBuf),
+    /// The temporary profile directory could not be created.
+    #[error("could not create the browser profile directory {0}: {1}")]
+    Profile(PathBuf, std::io::Error),
+    /// Chromium did not start.
+    #[error("Chromium did not start: {0}")]
+    Launch(String),
+    /// Attaching to a running browser failed.
+    #[error("could not attach to the browser at {url}: {reason} (is it running with --remote-debugging-port?)")]
+    Connect {
+        /// The address given with `--connect`.
+        url: String,
+        /// What went wrong.
+        reason: String,
+    },
+    /// The browser closed, crashed or the connection dropped.
+    #[error("the browser is gone ({0}); relaunch the session")]
+    Disconnected(String),
+    /// A CDP call did not answer in time.
+    #[error("{what} did not answer within {after:?}")]
+    Timeout {
+        /// The call that timed out.
+        what: String,
+        /// Its time limit.
+        after: Duration,
+    },
+    /// Chromium answered a CDP call with an error.
+    #[error("{what} failed: {message}")]
+    Cdp {
+        /// The call that failed.
+        what: String,
+        /// Chromium's message.
+        message: String,
+    },
+    /// Script run in the page threw or returned something unreadable.
+    #[error("script in the page failed: {0}")]
+    Script(String),
+    /// The element listed under an index is no longer in the page.
+    #[error("element {index} is gone: {detail}; observe again to get fresh indices")]
+    ElementGone {
+        /// The index that was asked for.
+        index: usize,
+        /// What happened to it.
+        detail: String,
+    },
+    /// The index belongs to an older observation than the latest one.
+    #[error("index {index} comes from an older observation ({detail}); use the latest listing")]
+    StaleObservation {
+        /// The index that was asked for.
+        index: usize,
+        /// Which observation replaced it.
+        detail: String,
+    },
+    /// The latest observation has no such index.
+    #[error("there is no element {index} in the latest listing ({detail})")]
+    UnknownIndex {
+        /// The index that was asked for.
+        index: usize,
+        /// The observation's own words.
+        detail: String,
+    },
+    /// A CSS selector the browser could not parse.
+    #[error("invalid selector {selector}: {detail}")]
+    Selector {
+        /// The selector as given.
+        selector: String,
+        /// The browser's complaint.
+        detail: String,
+    },
+    /// The extractor's output did not have the expected shape.
+    #[error("could not read the page observation: {0}")]
+    Decode(String),
+}

@@ -1,21 +1,464 @@
-//! `webagent observe`: placeholder until its part lands (owned by the observe work).
+//! `webagent observe` (print what the model would see on a page) and
+//! `webagent bench observe` (observation speed against a bare DOM snapshot).
+//! [`BrowserOpts`] is the browser flag set other commands flatten in.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+
+use crate::browser::{BrowserSession, LaunchOptions, ObserveOptions, Tab};
+use crate::dom::PageState;
+use crate::serve::PageServer;
+
+/// Which browser to use: flatten into any command that needs one.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct BrowserOpts {
+    /// Chromium executable (default: `WEBAGENT_CHROME`, then chromium,
+    /// chromium-browser or google-chrome on PATH, then /usr/bin/chromium).
+    #[arg(long, value_name = "PATH")]
+    pub chrome: Option<PathBuf>,
+    /// Show the browser window instead of running headless.
+    #[arg(long)]
+    pub headed: bool,
+    /// Attach to a running browser (`ws://…` DevTools address, or
+    /// `http://host:port`) instead of launching one.
+    #[arg(long, value_name = "URL")]
+    pub connect: Option<String>,
+}
+
+impl BrowserOpts {
+    /// The launch options these flags describe.
+    pub fn launch_options(&self) -> LaunchOptions {
+        LaunchOptions {
+            chrome: self.chrome.clone(),
+            headed: self.headed,
+            connect: self.connect.clone(),
+            ..LaunchOptions::default()
+        }
+    }
+}
 
 /// Flags of `webagent observe`.
 #[derive(Debug, clap::Args)]
-pub struct ObserveArgs {}
+pub struct ObserveArgs {
+    /// The page to open.
+    pub url: String,
+    /// List the whole page, not just the viewport plus a margin.
+    #[arg(long)]
+    pub full_page: bool,
+    /// Print one JSON object instead of the listing.
+    #[arg(long)]
+    pub json: bool,
+    /// Observe N times and print timing figures instead.
+    #[arg(long, value_name = "N")]
+    pub repeat: Option<usize>,
+    /// Margin around the viewport in CSS pixels (default: half a viewport).
+    #[arg(long, value_name = "PX")]
+    pub margin: Option<f64>,
+    /// The browser to use.
+    #[command(flatten)]
+    pub browser: BrowserOpts,
+}
 
 /// Runs `webagent observe`.
-pub fn run(_args: ObserveArgs) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("webagent observe is not built yet")
+pub fn run(args: ObserveArgs) -> anyhow::Result<ExitCode> {
+    let runtime = super::runtime()?;
+    runtime.block_on(observe_command(args))
+}
+
+fn observe_options(args: &ObserveArgs) -> ObserveOptions {
+    ObserveOptions {
+        full_page: args.full_page,
+        margin_px: args.margin,
+        ..ObserveOptions::default()
+    }
+}
+
+async fn observe_command(args: ObserveArgs) -> anyhow::Result<ExitCode> {
+    let session = BrowserSession::start(args.browser.launch_options()).await?;
+    let tab = session.new_tab("about:blank").await?;
+    tab.navigate(&args.url, Duration::from_secs(60))
+        .await
+        .with_context(|| format!("opening {}", args.url))?;
+    let opts = observe_options(&args);
+    if let Some(n) = args.repeat {
+        let n = n.max(1);
+        let mut times = Vec::with_capacity(n);
+        let mut last = None;
+        for _ in 0..n {
+            let state = tab.observe(&opts).await?;
+            times.push(state.extract_ms);
+            last = Some(state);
+        }
+        times.sort_by(f64::total_cmp);
+        let (elements, chars) = last
+            .map(|s| (s.elements.len(), s.listing.chars().count()))
+            .unwrap_or_default();
+        let summary = serde_json::json!({
+            "extract_ms": {
+                "min": round2(times[0]),
+                "median": round2(median(&times)),
+                "max": round2(times[times.len() - 1]),
+            },
+            "elements": elements,
+            "chars": chars,
+        });
+        println!("{summary}");
+        return Ok(ExitCode::SUCCESS);
+    }
+    let state = tab.observe(&opts).await?;
+    if args.json {
+        println!("{}", observation_json(&state));
+    } else {
+        println!("{}", state.url);
+        println!("{}", state.title);
+        print!("{}", state.listing);
+        if !state.page_text.text.is_empty() {
+            println!("\n--- page text ---\n{}", state.page_text.for_model());
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn round2(v: f64) -> f64 {
+    (v * 100.0).round() / 100.0
+}
+
+/// The median of sorted values.
+fn median(sorted: &[f64]) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let mid = sorted.len() / 2;
+    if sorted.len() % 2 == 1 {
+        sorted[mid]
+    } else {
+        (sorted[mid - 1] + sorted[mid]) / 2.0
+    }
+}
+
+/// The `observe --json` object: the shape other commands (`exec --observe`)
+/// print too.
+pub fn observation_json(state: &PageState) -> serde_json::Value {
+    let elements: Vec<serde_json::Value> = state
+        .elements
+        .iter()
+        .map(|e| {
+            let attributes: serde_json::Map<String, serde_json::Value> = e
+                .attributes
+                .iter()
+                .map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone())))
+                .collect();
+            serde_json::json!({
+                "index": e.index.0,
+                "tag": e.tag,
+                "text": e.text,
+                "attributes": attributes,
+                "is_new": e.is_new,
+                "depth": e.depth,
+                "parent": e.parent.map(|p| p.0),
+                "in_shadow_root": e.in_shadow_root,
+                "frame": e.frame.map(|f| f.0),
+                "cross_origin_frame": e.cross_origin_frame,
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "url": state.url,
+        "title": state.title,
+        "observation": state.observation,
+        "full_page": state.full_page,
+        "tabs": state.tabs,
+        "elements": elements,
+        "listing": state.listing,
+        "page_text": state.page_text.text,
+        "page_text_clipped": state.page_text.clipped,
+        "scroll": {
+            "x": state.scroll.x,
+            "y": state.scroll.y,
+            "viewport_width": state.scroll.viewport_width,
+            "viewport_height": state.scroll.viewport_height,
+            "page_width": state.scroll.page_width,
+            "page_height": state.scroll.page_height,
+            "pages_above": round2(state.scroll.pages_above()),
+            "pages_below": round2(state.scroll.pages_below()),
+        },
+        "left_out": {"above": state.left_out.above, "below": state.left_out.below},
+        "extract_ms": round2(state.extract_ms),
+    })
 }
 
 /// Flags of `webagent bench observe`.
 #[derive(Debug, clap::Args)]
-pub struct BenchArgs {}
+pub struct BenchArgs {
+    /// Repetitions per page and method (the median is reported).
+    #[arg(long, default_value_t = 5)]
+    pub runs: usize,
+    /// Only pages whose name contains this text (e.g. `items-20000`).
+    #[arg(long)]
+    pub only: Option<String>,
+    /// Print one JSON object per page instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// The browser to use.
+    #[command(flatten)]
+    pub browser: BrowserOpts,
+}
 
 /// Runs `webagent bench observe`.
-pub fn bench(_args: BenchArgs) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("webagent bench observe is not built yet")
+pub fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
+    let runtime = super::runtime()?;
+    runtime.block_on(bench_command(args))
+}
+
+/// The generated benchmark pages: name and HTML. The iframe page loads
+/// its frames from `/frame` on the same server.
+pub fn bench_pages() -> Vec<(String, String)> {
+    let mut pages = Vec::new();
+    for n in [1_000usize, 5_000, 20_000] {
+        pages.push((format!("items-{n}"), list_page(n)));
+    }
+    pages.push(("table-100x20".into(), table_page(100, 20)));
+    pages.push(("form-500".into(), form_page(500)));
+    pages.push(("shadow-200".into(), shadow_page(200)));
+    pages.push(("iframes-20x50".into(), iframes_page(20)));
+    pages
+}
+
+fn list_page(n: usize) -> String {
+    let mut html = String::with_capacity(n * 140);
+    html.push_str(
+        "<!doctype html><html><head><title>List</title><style>\
+         .act{cursor:pointer;display:inline-block;padding:2px 6px}li{padding:2px}\
+         </style></head><body><h1>Items</h1><ul>",
+    );
+    for i in 0..n {
+        html.push_str(&format!(
+            "<li><div class=\"act\" onclick=\"this.dataset.n=1\">Open item {i}</div> \
+             <span>detail {i}</span> <a href=\"#item-{i}\">link {i}</a></li>"
+        ));
+    }
+    html.push_str("</ul></body></html>");
+    html
+}
+
+fn table_page(rows: usize, cols: usize) -> String {
+    let mut html =
+        String::from("<!doctype html><html><head><title>Table</title></head><body><table>");
+    for r in 0..rows {
+        html.push_str("<tr>");
+        for c in 0..cols {
+            html.push_str(&format!("<td><input name=\"r{r}c{c}\" size=\"4\"></td>"));
+        }
+        html.push_str("</tr>");
+    }
+    html.push_str("</table></body></html>");
+    html
+}
+
+fn form_page(n: usize) -> String {
+    let mut html =
+        String::from("<!doctype html><html><head><title>Form</title></head><body><form>");
+    for i in 0..n {
+        let control = match i % 5 {
+            0 => format!("<label>Field {i} <input type=\"text\" name=\"f{i}\" placeholder=\"value {i}\"></label>"),
+            1 => format!("<label><input type=\"checkbox\" name=\"f{i}\"> Option {i}</label>"),
+            2 => format!("<select name=\"f{i}\"><option>a</option><option>b</option><option>c</option></select>"),
+            3 => format!("<textarea name=\"f{i}\" rows=\"1\"></textarea>"),
+            _ => format!("<button type=\"button\" name=\"f{i}\">Action {i}</button>"),
+        };
+        html.push_str(&format!("<p>{control}</p>"));
+    }
+    html.push_str("<button type=\"submit\">Submit</button></form></body></html>");
+    html
+}
+
+fn shadow_page(n: usize) -> String {
+    format!(
+        "<!doctype html><html><head><title>Shadow</title></head><body><div id=\"hosts\"></div><script>\
+         const hosts = document.getElementById('hosts');\
+         for (let i = 0; i < {n}; i++) {{\
+           const h = document.createElement('div'); hosts.appendChild(h);\
+           const root = h.attachShadow({{mode: 'open'}});\
+           root.innerHTML = `<p>Card ${{i}}</p><button>Buy ${{i}}</button><input placeholder=\"qty ${{i}}\">`;\
+         }}</script></body></html>"
+    )
+}
+
+fn iframe_child(buttons: usize) -> String {
+    let mut html = String::from("<!doctype html><html><body>");
+    for b in 0..buttons {
+        html.push_str(&format!("<button>Button {b}</button> "));
+    }
+    html.push_str("</body></html>");
+    html
+}
+
+fn iframes_page(frames: usize) -> String {
+    let mut html = String::from("<!doctype html><html><head><title>Frames</title></head><body>");
+    for f in 0..frames {
+        html.push_str(&format!(
+            "<iframe src=\"/frame?{f}\" width=\"600\" height=\"300\" title=\"frame {f}\"></iframe>"
+        ));
+    }
+    html.push_str("</body></html>");
+    html
+}
+
+/// Medians of one benchmark page, in milliseconds.
+#[derive(Debug, Clone)]
+struct PageFigures {
+    name: String,
+    default_ms: f64,
+    full_ms: f64,
+    snapshot_ms: f64,
+    default_elements: usize,
+    full_elements: usize,
+    snapshot_nodes: usize,
+}
+
+async fn timed<T, F, Fut>(runs: usize, mut f: F) -> anyhow::Result<(f64, T)>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = anyhow::Result<T>>,
+{
+    let mut times = Vec::with_capacity(runs);
+    let mut last = None;
+    for _ in 0..runs.max(1) {
+        let started = Instant::now();
+        let out = f().await?;
+        times.push(started.elapsed().as_secs_f64() * 1000.0);
+        last = Some(out);
+    }
+    times.sort_by(f64::total_cmp);
+    let last = last.context("no benchmark run happened")?;
+    Ok((median(&times), last))
+}
+
+async fn measure_page(
+    tab: &Tab,
+    name: &str,
+    url: &str,
+    runs: usize,
+) -> anyhow::Result<PageFigures> {
+    tab.navigate(url, Duration::from_secs(120)).await?;
+    let default_opts = ObserveOptions {
+        timeout: Duration::from_secs(120),
+        ..ObserveOptions::default()
+    };
+    let full_opts = ObserveOptions {
+        full_page: true,
+        ..default_opts.clone()
+    };
+    // One warm-up each: the first call creates the isolated world and
+    // installs the observer, which a session pays once per document.
+    tab.observe(&default_opts).await?;
+    tab.capture_snapshot(Duration::from_secs(120)).await?;
+    let (default_ms, d) = timed(runs, || async { Ok(tab.observe(&default_opts).await?) }).await?;
+    let (full_ms, f) = timed(runs, || async { Ok(tab.observe(&full_opts).await?) }).await?;
+    let (snapshot_ms, nodes) = timed(runs, || async {
+        Ok(tab.capture_snapshot(Duration::from_secs(120)).await?)
+    })
+    .await?;
+    Ok(PageFigures {
+        name: name.to_string(),
+        default_ms,
+        full_ms,
+        snapshot_ms,
+        default_elements: d.elements.len(),
+        full_elements: f.elements.len(),
+        snapshot_nodes: nodes,
+    })
+}
+
+async fn bench_command(args: BenchArgs) -> anyhow::Result<ExitCode> {
+    let server = PageServer::start().await?;
+    server.html("/frame", iframe_child(50));
+    let mut names = Vec::new();
+    for (name, html) in bench_pages() {
+        if args.only.as_deref().is_some_and(|o| !name.contains(o)) {
+            continue;
+        }
+        server.html(&format!("/{name}"), html);
+        names.push(name);
+    }
+    let session = BrowserSession::start(args.browser.launch_options()).await?;
+    let tab = session.new_tab("about:blank").await?;
+    if !args.json {
+        println!(
+            "{:<15} {:>10} {:>10} {:>11} {:>9} {:>9} {:>8} {:>8} {:>8}",
+            "page", "default", "full", "snapshot", "default%", "full%", "listed", "full", "nodes"
+        );
+    }
+    let mut all = Vec::new();
+    for name in names {
+        let figures =
+            measure_page(&tab, &name, &server.url(&format!("/{name}")), args.runs).await?;
+        let d_ratio = 100.0 * figures.default_ms / figures.snapshot_ms;
+        let f_ratio = 100.0 * figures.full_ms / figures.snapshot_ms;
+        if args.json {
+            println!(
+                "{}",
+                serde_json::json!({
+                    "page": figures.name,
+                    "default_ms": round2(figures.default_ms),
+                    "full_page_ms": round2(figures.full_ms),
+                    "snapshot_ms": round2(figures.snapshot_ms),
+                    "default_pct_of_snapshot": round2(d_ratio),
+                    "full_page_pct_of_snapshot": round2(f_ratio),
+                    "default_elements": figures.default_elements,
+                    "full_page_elements": figures.full_elements,
+                    "snapshot_nodes": figures.snapshot_nodes,
+                })
+            );
+        } else {
+            println!(
+                "{:<15} {:>8.1}ms {:>8.1}ms {:>9.1}ms {:>8.1}% {:>8.1}% {:>8} {:>8} {:>8}",
+                figures.name,
+                figures.default_ms,
+                figures.full_ms,
+                figures.snapshot_ms,
+                d_ratio,
+                f_ratio,
+                figures.default_elements,
+                figures.full_elements,
+                figures.snapshot_nodes
+            );
+        }
+        all.push(figures);
+    }
+    if !args.json {
+        print_targets(&all);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_targets(all: &[PageFigures]) {
+    let find = |n: &str| all.iter().find(|f| f.name == n);
+    println!();
+    if let Some(f) = find("items-20000") {
+        let pct = 100.0 * f.default_ms / f.snapshot_ms;
+        println!(
+            "target: default at 20,000 items < 5% of snapshot: {pct:.1}% ({})",
+            if pct < 5.0 { "met" } else { "MISSED" }
+        );
+    }
+    for n in ["items-5000", "items-20000"] {
+        if let Some(f) = find(n) {
+            let pct = 100.0 * f.full_ms / f.snapshot_ms;
+            println!(
+                "target: full page at {n} <= 30% of snapshot: {pct:.1}% ({})",
+                if pct <= 30.0 { "met" } else { "MISSED" }
+            );
+        }
+    }
+    if let (Some(a), Some(b)) = (find("items-5000"), find("items-20000")) {
+        println!(
+            "growth 5,000 -> 20,000 items (4x the page): full page x{:.2}, snapshot x{:.2}",
+            b.full_ms / a.full_ms,
+            b.snapshot_ms / a.snapshot_ms
+        );
+    }
 }

@@ -1,0 +1,309 @@
+//! Finding and starting the system Chromium.
+//!
+//! Chromium is started by a tiny `sh` guardian rather than directly: the
+//! guardian reads its stdin, which is a pipe held by this process, and when
+//! that pipe closes (the session is dropped, or webagent exits or crashes) it
+//! stops Chromium and removes the temporary profile. A browser therefore
+//! never outlives the program that started it, even when the handle lives in
+//! a `static` that is never dropped (the shared browser of a test binary).
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use super::BrowserError;
+
+/// The install command printed when no Chromium is found.
+pub const INSTALL_HINT: &str = "apt-get update && apt-get install -y chromium";
+
+/// Executable names looked up on `PATH`, in order.
+const PATH_NAMES: [&str; 4] = [
+    "chromium",
+    "chromium-browser",
+    "google-chrome",
+    "google-chrome-stable",
+];
+
+/// Flags every launch gets: no background traffic, no first-run UI, no sync,
+/// no component downloads (the machine may have no internet).
+const BASE_FLAGS: [&str; 12] = [
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--no-default-browser-check",
+    "--disable-default-apps",
+    "--disable-extensions",
+    "--disable-breakpad",
+    "--disable-dev-shm-usage",
+    "--disable-features=Translate,MediaRouter,OptimizationHints",
+    "--metrics-recording-only",
+    "--password-store=basic",
+];
+
+/// How to get a browser: which executable, headed or not, window size.
+#[derive(Debug, Clone)]
+pub struct LaunchOptions {
+    /// The Chromium executable; `None` searches `WEBAGENT_CHROME`, `PATH`
+    /// and `/usr/bin/chromium`.
+    pub chrome: Option<PathBuf>,
+    /// Show a window instead of running headless.
+    pub headed: bool,
+    /// Attach to this running browser (`ws://…` or `http://host:port`)
+    /// instead of launching one.
+    pub connect: Option<String>,
+    /// Window size in CSS pixels (the viewport the page sees when headless).
+    pub window: (u32, u32),
+    /// More command-line flags for Chromium.
+    pub extra_args: Vec<String>,
+    /// How long Chromium may take to print its DevTools address.
+    pub launch_timeout: Duration,
+}
+
+impl Default for LaunchOptions {
+    fn default() -> Self {
+        LaunchOptions {
+            chrome: None,
+            headed: false,
+            connect: None,
+            window: (1280, 800),
+            extra_args: Vec::new(),
+            launch_timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+/// Finds the Chromium executable: the explicit path, then `WEBAGENT_CHROME`,
+/// then the usual names on `PATH`, then `/usr/bin/chromium`.
+pub fn find_chrome(explicit: Option<&Path>) -> Result<PathBuf, BrowserError> {
+    if let Some(path) = explicit {
+        return if path.is_file() {
+            Ok(path.to_path_buf())
+        } else {
+            Err(BrowserError::ChromeMissingAt(path.to_path_buf()))
+        };
+    }
+    if let Some(value) = std::env::var_os("WEBAGENT_CHROME").filter(|v| !v.is_empty()) {
+        let path = PathBuf::from(value);
+        return if path.is_file() {
+            Ok(path)
+        } else {
+            Err(BrowserError::ChromeMissingAt(path))
+        };
+    }
+    let path_var = std::env::var_os("PATH").unwrap_or_default();
+    for name in PATH_NAMES {
+        for dir in std::env::split_paths(&path_var) {
+            let candidate = dir.join(name);
+            if candidate.is_file() {
+                return Ok(candidate);
+            }
+        }
+    }
+    let fallback = PathBuf::from("/usr/bin/chromium");
+    if fallback.is_file() {
+        return Ok(fallback);
+    }
+    Err(BrowserError::ChromeNotFound {
+        tried: format!(
+            "WEBAGENT_CHROME, {} on PATH, /usr/bin/chromium",
+            PATH_NAMES.join(", ")
+        ),
+    })
+}
+
+/// Whether this process runs as root, where Chromium's sandbox refuses to
+/// start without `--no-sandbox`.
+fn running_as_root() -> bool {
+    // /proc/self/status has "Uid: real effective saved fs"; no libc needed.
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("Uid:"))
+                .and_then(|l| l.split_whitespace().nth(2).map(|u| u == "0"))
+        })
+        .unwrap_or(false)
+}
+
+/// A fresh, empty profile directory under the system temp dir.
+fn fresh_profile_dir() -> Result<PathBuf, BrowserError> {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let dir = std::env::temp_dir().join(format!(
+        "webagent-profile-{}-{}-{}",
+        std::process::id(),
+        nanos,
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    ));
+    std::fs::create_dir_all(&dir).map_err(|e| BrowserError::Profile(dir.clone(), e))?;
+    Ok(dir)
+}
+
+/// A Chromium started by this process, with its guardian.
+#[derive(Debug)]
+pub(crate) struct LaunchedChrome {
+    /// The DevTools websocket address.
+    pub ws_url: String,
+    /// The executable that runs.
+    pub executable: PathBuf,
+    guardian: Child,
+    /// Closing this pipe tells the guardian to stop Chromium.
+    lifeline: Option<ChildStdin>,
+    profile: PathBuf,
+}
+
+impl LaunchedChrome {
+    /// Starts Chromium and waits for its DevTools address.
+    pub(crate) fn start(options: &LaunchOptions) -> Result<LaunchedChrome, BrowserError> {
+        let executable = find_chrome(options.chrome.as_deref())?;
+        let profile = fresh_profile_dir()?;
+        let mut args: Vec<String> = BASE_FLAGS.iter().map(|s| s.to_string()).collect();
+        args.push(format!("--user-data-dir={}", profile.display()));
+        args.push("--remote-debugging-port=0".into());
+        args.push("--remote-debugging-address=127.0.0.1".into());
+        args.push(format!(
+            "--window-size={},{}",
+            options.window.0, options.window.1
+        ));
+        if !options.headed {
+            args.push("--headless".into());
+            args.push("--hide-scrollbars".into());
+            args.push("--mute-audio".into());
+        }
+        if running_as_root() {
+            args.push("--no-sandbox".into());
+        }
+        args.extend(options.extra_args.iter().cloned());
+        args.push("about:blank".into());
+
+        // $1 is the profile, the rest is the Chromium command line. The
+        // guardian waits for its stdin to close, then stops Chromium, waits
+        // for it and removes the profile it no longer uses.
+        let script = r#"p="$1"; shift; "$@" </dev/null >/dev/null & c=$!; read _ignored; kill $c 2>/dev/null; wait $c; rm -rf "$p""#;
+        let mut guardian = Command::new("sh")
+            .arg("-c")
+            .arg(script)
+            .arg("webagent-chromium")
+            .arg(&profile)
+            .arg(&executable)
+            .args(&args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| {
+                BrowserError::Launch(format!("could not start {}: {e}", executable.display()))
+            })?;
+        let lifeline = guardian.stdin.take();
+        let stderr = guardian.stderr.take();
+        tracing::info!(chrome = %executable.display(), profile = %profile.display(), "launching Chromium");
+
+        let (tx, rx) = std::sync::mpsc::channel::<Result<String, String>>();
+        if let Some(stderr) = stderr {
+            std::thread::Builder::new()
+                .name("chromium-stderr".into())
+                .spawn(move || {
+                    // Chromium keeps writing to stderr for its whole life; the
+                    // pipe must be drained or it blocks once the buffer fills.
+                    let mut sent = false;
+                    let mut seen = String::new();
+                    for line in BufReader::new(stderr).lines() {
+                        let Ok(line) = line else { break };
+                        if !sent {
+                            if let Some(pos) = line.find("ws://") {
+                                let _ = tx.send(Ok(line[pos..].trim().to_string()));
+                                sent = true;
+                                continue;
+                            }
+                            if seen.len() < 4000 {
+                                seen.push_str(&line);
+                                seen.push('\n');
+                            }
+                        }
+                        tracing::debug!(target: "chromium", "{line}");
+                    }
+                    if !sent {
+                        let _ = tx.send(Err(seen));
+                    }
+                })
+                .map_err(|e| {
+                    BrowserError::Launch(format!("could not read Chromium's output: {e}"))
+                })?;
+        }
+        let mut launched = LaunchedChrome {
+            ws_url: String::new(),
+            executable,
+            guardian,
+            lifeline,
+            profile,
+        };
+        match rx.recv_timeout(options.launch_timeout) {
+            Ok(Ok(url)) => {
+                launched.ws_url = url;
+                Ok(launched)
+            }
+            Ok(Err(output)) => Err(BrowserError::Launch(format!(
+                "{} exited before it was ready:\n{}",
+                launched.executable.display(),
+                output.trim()
+            ))),
+            Err(_) => Err(BrowserError::Launch(format!(
+                "{} printed no DevTools address within {:?}",
+                launched.executable.display(),
+                options.launch_timeout
+            ))),
+        }
+    }
+
+    /// The temporary profile directory (removed when Chromium stops).
+    pub(crate) fn profile(&self) -> &Path {
+        &self.profile
+    }
+
+    /// Stops Chromium and waits (bounded) for the guardian to clean up.
+    pub(crate) fn stop(&mut self) {
+        drop(self.lifeline.take());
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        loop {
+            match self.guardian.try_wait() {
+                Ok(Some(_)) => break,
+                Ok(None) if std::time::Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                _ => {
+                    let _ = self.guardian.kill();
+                    let _ = self.guardian.wait();
+                    let _ = std::fs::remove_dir_all(&self.profile);
+                    break;
+                }
+            }
+        }
+    }
+}
+
+impl Drop for LaunchedChrome {
+    fn drop(&mut self) {
+        if self.lifeline.is_some() {
+            self.stop();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_explicit_path_is_named_in_the_error() {
+        let err = find_chrome(Some(Path::new("/nonexistent/chrome"))).unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains("/nonexistent/chrome"), "{text}");
+        assert!(text.contains(INSTALL_HINT), "{text}");
+    }
+}

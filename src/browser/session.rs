@@ -1,0 +1,303 @@
+//! One browser and its CDP connection.
+
+use std::time::Duration;
+
+use chromiumoxide::cdp::browser_protocol::target::{CreateTargetParams, GetTargetsParams};
+use chromiumoxide::error::CdpError;
+use chromiumoxide::handler::HandlerConfig;
+use chromiumoxide::{Browser, Handler};
+use futures_util::StreamExt;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use super::launch::{LaunchOptions, LaunchedChrome};
+use super::tab::{Tab, TabContext};
+use super::BrowserError;
+use crate::dom::TabInfo;
+
+/// Whether the browser behind a session still answers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SessionStatus {
+    /// Connected; calls go through.
+    Running,
+    /// The browser closed, crashed or the connection dropped; the text says
+    /// which. Calls fail with [`BrowserError::Disconnected`] until
+    /// [`BrowserSession::relaunch`].
+    Disconnected(String),
+}
+
+/// A Chromium (launched or attached) with its CDP connection.
+///
+/// Dropping the session stops a launched browser and removes its profile;
+/// an attached browser is left running.
+pub struct BrowserSession {
+    options: LaunchOptions,
+    browser: Option<Browser>,
+    handler: Option<JoinHandle<()>>,
+    status: watch::Receiver<SessionStatus>,
+    chrome: Option<LaunchedChrome>,
+    call_timeout: Duration,
+}
+
+impl std::fmt::Debug for BrowserSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BrowserSession")
+            .field("status", &*self.status.borrow())
+            .field("connect", &self.options.connect)
+            .finish()
+    }
+}
+
+/// How long attaching to a browser may take.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
+/// The default limit for one CDP call (observations have their own).
+const CALL_TIMEOUT: Duration = Duration::from_secs(10);
+
+impl BrowserSession {
+    /// Launches Chromium (or attaches to `options.connect`) and connects.
+    pub async fn start(options: LaunchOptions) -> Result<BrowserSession, BrowserError> {
+        let (browser, handler, status, chrome) = connect(&options).await?;
+        Ok(BrowserSession {
+            options,
+            browser: Some(browser),
+            handler: Some(handler),
+            status,
+            chrome,
+            call_timeout: CALL_TIMEOUT,
+        })
+    }
+
+    /// The current status; cheap, never waits.
+    pub fn status(&self) -> SessionStatus {
+        self.status.borrow().clone()
+    }
+
+    /// Resolves when the browser goes away, with the reason.
+    pub fn disconnected(&self) -> impl std::future::Future<Output = String> + Send + 'static {
+        let mut status = self.status.clone();
+        async move {
+            loop {
+                if let SessionStatus::Disconnected(reason) = &*status.borrow_and_update() {
+                    return reason.clone();
+                }
+                if status.changed().await.is_err() {
+                    return "the session was closed".to_string();
+                }
+            }
+        }
+    }
+
+    /// The DevTools websocket address of the browser.
+    pub fn websocket_url(&self) -> Option<String> {
+        self.browser.as_ref().map(|b| b.websocket_address().clone())
+    }
+
+    /// The Chromium executable this session launched (none when attached).
+    pub fn executable(&self) -> Option<&std::path::Path> {
+        self.chrome.as_ref().map(|c| c.executable.as_path())
+    }
+
+    /// The temporary profile of a launched browser (removed when it stops).
+    pub fn profile_dir(&self) -> Option<&std::path::Path> {
+        self.chrome.as_ref().map(|c| c.profile())
+    }
+
+    fn live_browser(&self) -> Result<&Browser, BrowserError> {
+        if let SessionStatus::Disconnected(reason) = self.status() {
+            return Err(BrowserError::Disconnected(reason));
+        }
+        self.browser
+            .as_ref()
+            .ok_or_else(|| BrowserError::Disconnected("the session was closed".into()))
+    }
+
+    /// Opens a new tab at `url` and waits for it to load.
+    pub async fn new_tab(&self, url: &str) -> Result<Tab, BrowserError> {
+        let browser = self.live_browser()?;
+        let what = format!("opening a tab at {url}");
+        // The tab starts blank so the listener hook is in place before the
+        // page's own scripts run.
+        let page = call(
+            &what,
+            Duration::from_secs(30),
+            &self.status,
+            browser.new_page(CreateTargetParams::new("about:blank")),
+        )
+        .await?;
+        let tab = Tab::open(
+            page,
+            TabContext {
+                status: self.status.clone(),
+                call_timeout: self.call_timeout,
+            },
+        )
+        .await?;
+        if url != "about:blank" {
+            tab.navigate(url, Duration::from_secs(30)).await?;
+        }
+        Ok(tab)
+    }
+
+    /// The open tabs (page targets), in the browser's order.
+    pub async fn tabs(&self) -> Result<Vec<TabInfo>, BrowserError> {
+        let browser = self.live_browser()?;
+        let targets = call(
+            "listing tabs",
+            self.call_timeout,
+            &self.status,
+            browser.execute(GetTargetsParams::default()),
+        )
+        .await?;
+        Ok(targets
+            .result
+            .target_infos
+            .into_iter()
+            .filter(|t| t.r#type == "page")
+            .map(|t| TabInfo {
+                id: t.target_id.inner().clone(),
+                url: t.url,
+                title: t.title,
+                current: false,
+            })
+            .collect())
+    }
+
+    /// Stops the old browser (if any) and starts a new one with the same
+    /// options; tabs of the old browser are unusable afterwards.
+    pub async fn relaunch(&mut self) -> Result<(), BrowserError> {
+        self.shutdown();
+        let (browser, handler, status, chrome) = connect(&self.options).await?;
+        self.browser = Some(browser);
+        self.handler = Some(handler);
+        self.status = status;
+        self.chrome = chrome;
+        Ok(())
+    }
+
+    /// Closes the connection and stops a launched browser.
+    pub fn shutdown(&mut self) {
+        self.browser = None;
+        if let Some(handler) = self.handler.take() {
+            handler.abort();
+        }
+        if let Some(mut chrome) = self.chrome.take() {
+            chrome.stop();
+        }
+    }
+}
+
+impl Drop for BrowserSession {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+type Connected = (
+    Browser,
+    JoinHandle<()>,
+    watch::Receiver<SessionStatus>,
+    Option<LaunchedChrome>,
+);
+
+async fn connect(options: &LaunchOptions) -> Result<Connected, BrowserError> {
+    let (ws_url, chrome) = match &options.connect {
+        Some(url) => (url.clone(), None),
+        None => {
+            let opts = options.clone();
+            let chrome = tokio::task::spawn_blocking(move || LaunchedChrome::start(&opts))
+                .await
+                .map_err(|e| BrowserError::Launch(format!("launch task failed: {e}")))??;
+            (chrome.ws_url.clone(), Some(chrome))
+        }
+    };
+    let config = HandlerConfig {
+        // The window size is the viewport; emulating another one would cost
+        // a round trip per new tab and confuse headed use.
+        viewport: None,
+        ignore_invalid_messages: true,
+        request_timeout: Duration::from_secs(60),
+        ..HandlerConfig::default()
+    };
+    let connected = tokio::time::timeout(
+        CONNECT_TIMEOUT,
+        Browser::connect_with_config(ws_url.clone(), config),
+    )
+    .await;
+    let (browser, handler) = match connected {
+        Ok(Ok(pair)) => pair,
+        Ok(Err(e)) => {
+            return Err(BrowserError::Connect {
+                url: ws_url,
+                reason: e.to_string(),
+            })
+        }
+        Err(_) => {
+            return Err(BrowserError::Connect {
+                url: ws_url,
+                reason: format!("no answer within {CONNECT_TIMEOUT:?}"),
+            })
+        }
+    };
+    let (tx, rx) = watch::channel(SessionStatus::Running);
+    let task = tokio::spawn(drive_handler(handler, tx));
+    tracing::info!(%ws_url, "connected to the browser");
+    Ok((browser, task, rx, chrome))
+}
+
+/// Polls the CDP handler until the connection ends. A message that cannot
+/// be decoded is logged and skipped; only a closed or broken websocket ends
+/// the session.
+async fn drive_handler(mut handler: Handler, status: watch::Sender<SessionStatus>) {
+    let reason = loop {
+        match handler.next().await {
+            Some(Ok(())) => {}
+            Some(Err(CdpError::Ws(err))) => break format!("connection lost: {err}"),
+            Some(Err(CdpError::InvalidMessage(msg, err))) => {
+                tracing::warn!(%err, len = msg.len(), "skipping a CDP message that could not be decoded");
+            }
+            Some(Err(err)) => tracing::warn!(%err, "CDP handler error (continuing)"),
+            None => break "the browser closed the connection".to_string(),
+        }
+    };
+    tracing::warn!(%reason, "browser disconnected");
+    // Nobody listening is fine: the session was dropped first.
+    let _ = status.send(SessionStatus::Disconnected(reason));
+}
+
+/// Runs one CDP future with a time limit, turning a dead connection into
+/// [`BrowserError::Disconnected`].
+pub(crate) async fn call<T>(
+    what: &str,
+    limit: Duration,
+    status: &watch::Receiver<SessionStatus>,
+    fut: impl std::future::Future<Output = Result<T, CdpError>>,
+) -> Result<T, BrowserError> {
+    if let SessionStatus::Disconnected(reason) = &*status.borrow() {
+        return Err(BrowserError::Disconnected(reason.clone()));
+    }
+    match tokio::time::timeout(limit, fut).await {
+        Ok(Ok(value)) => Ok(value),
+        Ok(Err(err)) => {
+            if let SessionStatus::Disconnected(reason) = &*status.borrow() {
+                return Err(BrowserError::Disconnected(reason.clone()));
+            }
+            Err(match err {
+                CdpError::ChannelSendError(_) | CdpError::NoResponse => {
+                    BrowserError::Disconnected(format!("{what}: {err}"))
+                }
+                CdpError::Timeout => BrowserError::Timeout {
+                    what: what.to_string(),
+                    after: limit,
+                },
+                other => BrowserError::Cdp {
+                    what: what.to_string(),
+                    message: other.to_string(),
+                },
+            })
+        }
+        Err(_) => Err(BrowserError::Timeout {
+            what: what.to_string(),
+            after: limit,
+        }),
+    }
+}

@@ -1,0 +1,439 @@
+//! One tab: navigation, the isolated world, observations and element calls.
+
+use std::time::{Duration, Instant};
+
+use chromiumoxide::cdp::browser_protocol::dom_snapshot::CaptureSnapshotParams;
+use chromiumoxide::cdp::browser_protocol::page::{
+    AddScriptToEvaluateOnNewDocumentParams, CreateIsolatedWorldParams, NavigateParams,
+};
+use chromiumoxide::cdp::browser_protocol::target::GetTargetsParams;
+use chromiumoxide::cdp::js_protocol::runtime::{EvaluateParams, ExecutionContextId};
+use chromiumoxide::error::CdpError;
+use chromiumoxide::Page;
+use tokio::sync::{watch, Mutex};
+
+use super::session::{call, SessionStatus};
+use super::BrowserError;
+use crate::dom::{ElementIndex, PageState, RawObservation, TabInfo};
+
+/// The observer installed into each document's isolated world.
+const OBSERVER_JS: &str = include_str!("extract.js");
+/// The click-listener hook installed into the page's main world.
+const LISTENER_HOOK_JS: &str = include_str!("listeners.js");
+/// The isolated world's name (shows in DevTools' context list).
+const WORLD_NAME: &str = "webagent";
+
+/// Which part of the page an observation lists, and its limits.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ObserveOptions {
+    /// Walk the whole page instead of the viewport plus a margin.
+    pub full_page: bool,
+    /// The margin around the viewport in CSS pixels; `None` is half a
+    /// viewport height.
+    pub margin_px: Option<f64>,
+    /// The most page-text characters to keep.
+    pub text_limit: usize,
+    /// Count elements with click-like listeners (added after the tab was
+    /// opened by webagent) as interactive.
+    pub click_listeners: bool,
+    /// The time limit for the observation.
+    pub timeout: Duration,
+}
+
+impl Default for ObserveOptions {
+    fn default() -> Self {
+        ObserveOptions {
+            full_page: false,
+            margin_px: None,
+            text_limit: 4000,
+            click_listeners: true,
+            timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+/// What a tab shares with its session.
+#[derive(Debug, Clone)]
+pub(crate) struct TabContext {
+    pub status: watch::Receiver<SessionStatus>,
+    pub call_timeout: Duration,
+}
+
+/// One browser tab.
+#[derive(Debug)]
+pub struct Tab {
+    page: Page,
+    ctx: TabContext,
+    /// The isolated world of the current document, once created.
+    world: Mutex<Option<ExecutionContextId>>,
+}
+
+/// The result of one evaluation in the isolated world.
+enum Evaluated {
+    Value(serde_json::Value),
+    /// The world's context no longer exists (the document changed).
+    ContextGone,
+}
+
+impl Tab {
+    /// Wraps a page and installs the click-listener hook for every document
+    /// it loads from now on (and the current one).
+    pub(crate) async fn open(page: Page, ctx: TabContext) -> Result<Tab, BrowserError> {
+        let tab = Tab {
+            page,
+            ctx,
+            world: Mutex::new(None),
+        };
+        let limit = tab.ctx.call_timeout;
+        tab.with_timeout(
+            "installing the listener hook",
+            limit,
+            tab.page
+                .execute(AddScriptToEvaluateOnNewDocumentParams::new(
+                    LISTENER_HOOK_JS,
+                )),
+        )
+        .await?;
+        tab.with_timeout(
+            "installing the listener hook",
+            limit,
+            tab.page.execute(EvaluateParams::new(LISTENER_HOOK_JS)),
+        )
+        .await?;
+        Ok(tab)
+    }
+
+    /// The raw chromiumoxide page, for CDP commands this type does not wrap
+    /// (e.g. `Input.dispatchMouseEvent`); wrap calls in [`Tab::with_timeout`].
+    pub fn page(&self) -> &Page {
+        &self.page
+    }
+
+    /// The default limit for one CDP call.
+    pub fn call_timeout(&self) -> Duration {
+        self.ctx.call_timeout
+    }
+
+    /// Runs a CDP future with a time limit; a dead browser becomes
+    /// [`BrowserError::Disconnected`], a late answer [`BrowserError::Timeout`].
+    pub async fn with_timeout<T>(
+        &self,
+        what: &str,
+        limit: Duration,
+        fut: impl std::future::Future<Output = Result<T, CdpError>>,
+    ) -> Result<T, BrowserError> {
+        call(what, limit, &self.ctx.status, fut).await
+    }
+
+    /// Navigates to `url` and waits for the load event.
+    pub async fn navigate(&self, url: &str, limit: Duration) -> Result<(), BrowserError> {
+        let what = format!("loading {url}");
+        self.with_timeout(&what, limit, self.page.goto(NavigateParams::new(url)))
+            .await?;
+        // The new document has no world yet; the old context id is dead.
+        *self.world.lock().await = None;
+        Ok(())
+    }
+
+    /// The current URL.
+    pub async fn url(&self) -> Result<String, BrowserError> {
+        let url = self
+            .with_timeout("reading the URL", self.ctx.call_timeout, self.page.url())
+            .await?;
+        Ok(url.unwrap_or_default())
+    }
+
+    async fn create_world(&self) -> Result<ExecutionContextId, BrowserError> {
+        let limit = self.ctx.call_timeout;
+        let frame = self
+            .with_timeout("finding the main frame", limit, self.page.mainframe())
+            .await?
+            .ok_or_else(|| BrowserError::Script("the tab has no main frame yet".into()))?;
+        let params = CreateIsolatedWorldParams::builder()
+            .frame_id(frame)
+            .world_name(WORLD_NAME)
+            .grant_univeral_access(false)
+            .build()
+            .map_err(BrowserError::Script)?;
+        let created = self
+            .with_timeout(
+                "creating the isolated world",
+                limit,
+                self.page.execute(params),
+            )
+            .await?;
+        let id = created.result.execution_context_id;
+        match self
+            .evaluate_in(id, OBSERVER_JS, "installing the observer", limit)
+            .await?
+        {
+            Evaluated::Value(_) => Ok(id),
+            Evaluated::ContextGone => Err(BrowserError::Script(
+                "the page navigated while the observer was being installed; try again".into(),
+            )),
+        }
+    }
+
+    async fn evaluate_in(
+        &self,
+        context: ExecutionContextId,
+        expression: &str,
+        what: &str,
+        limit: Duration,
+    ) -> Result<Evaluated, BrowserError> {
+        let mut params = EvaluateParams::new(expression);
+        params.context_id = Some(context);
+        params.return_by_value = Some(true);
+        params.await_promise = Some(true);
+        params.silent = Some(true);
+        match self
+            .with_timeout(what, limit, self.page.execute(params))
+            .await
+        {
+            Ok(resp) => {
+                if let Some(ex) = &resp.result.exception_details {
+                    let message = ex
+                        .exception
+                        .as_ref()
+                        .and_then(|e| e.description.clone())
+                        .unwrap_or_else(|| ex.text.clone());
+                    return Err(BrowserError::Script(format!("{what}: {message}")));
+                }
+                Ok(Evaluated::Value(
+                    resp.result
+                        .result
+                        .value
+                        .clone()
+                        .unwrap_or(serde_json::Value::Null),
+                ))
+            }
+            Err(BrowserError::Cdp { message, .. }) if message.contains("context") => {
+                Ok(Evaluated::ContextGone)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Evaluates `expression` in the isolated world of the current document
+    /// (creating it when the document changed). `fresh_world` is true when
+    /// the world had to be created for this call.
+    async fn world_eval(
+        &self,
+        expression: &str,
+        what: &str,
+        limit: Duration,
+    ) -> Result<(serde_json::Value, bool), BrowserError> {
+        let mut world = self.world.lock().await;
+        let mut fresh = false;
+        for _attempt in 0..3 {
+            let id = match *world {
+                Some(id) => id,
+                None => {
+                    let id = self.create_world().await?;
+                    *world = Some(id);
+                    fresh = true;
+                    id
+                }
+            };
+            match self.evaluate_in(id, expression, what, limit).await? {
+                Evaluated::Value(v) => return Ok((v, fresh)),
+                Evaluated::ContextGone => *world = None,
+            }
+        }
+        Err(BrowserError::Script(format!(
+            "{what}: the page kept navigating; try again once it settles"
+        )))
+    }
+
+    /// Evaluates a JavaScript expression in webagent's isolated world of the
+    /// current document and returns its JSON value.
+    pub async fn eval(&self, expression: &str) -> Result<serde_json::Value, BrowserError> {
+        Ok(self
+            .world_eval(expression, "evaluating script", self.ctx.call_timeout)
+            .await?
+            .0)
+    }
+
+    /// Observes the page: the indexed listing, scroll position, tabs, text.
+    pub async fn observe(&self, opts: &ObserveOptions) -> Result<PageState, BrowserError> {
+        let started = Instant::now();
+        let js_opts = serde_json::json!({
+            "fullPage": opts.full_page,
+            "marginPx": opts.margin_px.unwrap_or(-1.0),
+            "textLimit": opts.text_limit,
+            "listeners": opts.click_listeners,
+        });
+        let expression = format!("globalThis.__webagentObserver.observe({js_opts})");
+        let (value, _) = self
+            .world_eval(&expression, "observing the page", opts.timeout)
+            .await?;
+        let json = value
+            .as_str()
+            .ok_or_else(|| BrowserError::Decode(format!("expected a JSON string, got {value}")))?;
+        let raw = RawObservation::parse(json).map_err(|e| BrowserError::Decode(e.to_string()))?;
+        let tabs = self.tabs(&raw.url).await;
+        let extract_ms = started.elapsed().as_secs_f64() * 1000.0;
+        let mut state = raw.into_page_state(tabs, extract_ms);
+        // Rendering is part of the observation the model waits for.
+        state.extract_ms = started.elapsed().as_secs_f64() * 1000.0;
+        Ok(state)
+    }
+
+    /// The open tabs, with this one marked; a failure to list them is not
+    /// worth failing an observation for, so it falls back to this tab.
+    async fn tabs(&self, url: &str) -> Vec<TabInfo> {
+        let me = self.page.target_id().inner().clone();
+        let listed = self
+            .with_timeout(
+                "listing tabs",
+                self.ctx.call_timeout,
+                self.page.execute(GetTargetsParams::default()),
+            )
+            .await;
+        match listed {
+            Ok(resp) => resp
+                .result
+                .target_infos
+                .iter()
+                .filter(|t| t.r#type == "page")
+                .map(|t| TabInfo {
+                    id: t.target_id.inner().clone(),
+                    url: t.url.clone(),
+                    title: t.title.clone(),
+                    current: *t.target_id.inner() == me,
+                })
+                .collect(),
+            Err(err) => {
+                tracing::debug!(%err, "could not list tabs");
+                vec![TabInfo {
+                    id: me,
+                    url: url.to_string(),
+                    title: String::new(),
+                    current: true,
+                }]
+            }
+        }
+    }
+
+    /// Runs `function` — JavaScript source of `(element, args, helpers) =>
+    /// value` — on exactly the element listed as `index` by observation
+    /// `observation`, in the isolated world, and returns its JSON value.
+    ///
+    /// `helpers.topRect(el)` gives the element's box in top-level viewport
+    /// coordinates (frame offsets added); `helpers.composedParent(el)` steps
+    /// out of shadow roots.
+    pub async fn eval_on_index(
+        &self,
+        observation: u64,
+        index: ElementIndex,
+        function: &str,
+        args: serde_json::Value,
+    ) -> Result<serde_json::Value, BrowserError> {
+        let expression = format!(
+            "globalThis.__webagentObserver.call({observation}, {}, ({function}), {args})",
+            index.0
+        );
+        let (value, fresh) = self
+            .world_eval(
+                &expression,
+                "running script on an element",
+                self.ctx.call_timeout,
+            )
+            .await?;
+        if fresh {
+            return Err(BrowserError::ElementGone {
+                index: index.0,
+                detail: "the page navigated or reloaded since it was listed".into(),
+            });
+        }
+        self.unwrap_call(value, index.0, "")
+    }
+
+    /// Runs `function` — `(elements, args, helpers) => value` — on the
+    /// elements a CSS selector matches in the top document.
+    pub async fn eval_on_selector(
+        &self,
+        selector: &str,
+        function: &str,
+        args: serde_json::Value,
+    ) -> Result<serde_json::Value, BrowserError> {
+        let quoted = serde_json::Value::String(selector.to_string());
+        let expression =
+            format!("globalThis.__webagentObserver.callSelector({quoted}, ({function}), {args})");
+        let (value, _) = self
+            .world_eval(
+                &expression,
+                "running script on a selector",
+                self.ctx.call_timeout,
+            )
+            .await?;
+        self.unwrap_call(value, 0, selector)
+    }
+
+    fn unwrap_call(
+        &self,
+        value: serde_json::Value,
+        index: usize,
+        selector: &str,
+    ) -> Result<serde_json::Value, BrowserError> {
+        let text = value
+            .as_str()
+            .ok_or_else(|| BrowserError::Decode(format!("expected a JSON string, got {value}")))?;
+        let mut reply: serde_json::Value =
+            serde_json::from_str(text).map_err(|e| BrowserError::Decode(e.to_string()))?;
+        if reply.get("ok").and_then(|v| v.as_bool()) == Some(true) {
+            return Ok(reply
+                .get_mut("value")
+                .map(serde_json::Value::take)
+                .unwrap_or_default());
+        }
+        let detail = reply
+            .get("detail")
+            .and_then(|v| v.as_str())
+            .unwrap_or("no detail")
+            .to_string();
+        Err(match reply.get("error").and_then(|v| v.as_str()) {
+            Some("gone") => BrowserError::ElementGone { index, detail },
+            Some("stale") => BrowserError::StaleObservation { index, detail },
+            Some("unknown") => BrowserError::UnknownIndex { index, detail },
+            Some("selector") => BrowserError::Selector {
+                selector: selector.to_string(),
+                detail,
+            },
+            _ => BrowserError::Script(detail),
+        })
+    }
+
+    /// A bare `DOMSnapshot.captureSnapshot` with the computed styles an
+    /// observer would need (display, visibility, opacity, overflow, cursor,
+    /// pointer-events, position, background-color), paint order and DOM
+    /// rects. It is the baseline of `webagent bench observe`; returns the
+    /// number of nodes captured.
+    pub async fn capture_snapshot(&self, limit: Duration) -> Result<usize, BrowserError> {
+        let styles = [
+            "display",
+            "visibility",
+            "opacity",
+            "overflow",
+            "cursor",
+            "pointer-events",
+            "position",
+            "background-color",
+        ];
+        let params = CaptureSnapshotParams::builder()
+            .computed_styles(styles.iter().map(|s| s.to_string()))
+            .include_paint_order(true)
+            .include_dom_rects(true)
+            .build()
+            .map_err(BrowserError::Script)?;
+        let snap = self
+            .with_timeout("capturing a DOM snapshot", limit, self.page.execute(params))
+            .await?;
+        Ok(snap
+            .result
+            .documents
+            .iter()
+            .map(|d| d.nodes.node_name.as_ref().map_or(0, |n| n.len()))
+            .sum())
+    }
+}
