@@ -13,3 +13,35 @@ impl Sitemap {
             .collect()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::sitemap::Sitemap;
+
+    #[test]
+    fn seed_gated_list_in_tree_order_with_inheritance() {
+        let sitemap = Sitemap::from_yaml_str(crate::sitemap::serialize_tests_seed()).unwrap();
+        // Profile has no flag of its own but sits under /settings.
+        assert_eq!(
+            sitemap.gated_paths(),
+            [
+                "/dashboard",
+                "/orders",
+                "/orders/new",
+                "/orders/:id",
+                "/settings",
+                "/settings/profile",
+                "/settings/billing"
+            ]
+        );
+    }
+
+    #[test]
+    fn admin_only_pages_are_gated_and_public_pages_are_not() {
+        let sitemap = Sitemap::from_yaml_str(
+            "title: R\nchildren:\n  about: { title: About }\n  admin:\n    title: Admin\n    requiresAdmin: true\n    children:\n      logs: { title: Logs }\n",
+        )
+        .unwrap();
+        assert_eq!(sitemap.gated_paths(), ["/admin", "/admin/logs"]);
+    }
+}

@@ -111,7 +111,11 @@ impl<'de> Visitor<'de> for PageVisitor<'_> {
     type Value = (SitemapNode, Option<String>);
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        write!(f, "a page (a mapping with at least `title`) for {}", self.pattern)
+        write!(
+            f,
+            "a page (a mapping with at least `title`) for {}",
+            self.pattern
+        )
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
@@ -418,7 +422,12 @@ mod tests {
             "title: Shop\norigin: HTTP://Shop.example:80/\nchildren:\n  zeta:\n    title: Z\n    requiresAuth: true\n    requiresAdmin: true\n    actions: [view]\n    keywords: [z, 字]\n    notes: n\n    instructions: i\n    description: d\n  alpha:\n    title: A\n",
         )
         .unwrap();
-        let segments: Vec<&str> = sitemap.root().children.iter().map(|(s, _)| s.as_str()).collect();
+        let segments: Vec<&str> = sitemap
+            .root()
+            .children
+            .iter()
+            .map(|(s, _)| s.as_str())
+            .collect();
         assert_eq!(segments, ["zeta", "alpha"]);
         let zeta = sitemap.root().child("zeta").unwrap();
         assert!(zeta.requires_auth && zeta.requires_admin);
@@ -429,10 +438,14 @@ mod tests {
 
     #[test]
     fn unknown_field_points_at_the_key_and_suggests() {
-        let (line, column, message) =
-            invalid("title: Shop\nchildren:\n  orders:\n    title: Orders\n    requiresAuht: true\n");
+        let (line, column, message) = invalid(
+            "title: Shop\nchildren:\n  orders:\n    title: Orders\n    requiresAuht: true\n",
+        );
         assert_eq!((line, column), (5, 5));
-        assert!(message.contains("unknown field `requiresAuht`"), "{message}");
+        assert!(
+            message.contains("unknown field `requiresAuht`"),
+            "{message}"
+        );
         assert!(message.contains("did you mean `requiresAuth`"), "{message}");
     }
 
@@ -445,15 +458,17 @@ mod tests {
 
     #[test]
     fn slash_in_children_key_points_at_the_key() {
-        let (line, column, message) =
-            invalid("title: Shop\nchildren:\n  login:\n    title: In\n  /orders:\n    title: Orders\n");
+        let (line, column, message) = invalid(
+            "title: Shop\nchildren:\n  login:\n    title: In\n  /orders:\n    title: Orders\n",
+        );
         assert_eq!((line, column), (5, 3));
         assert!(message.contains("write `orders`"), "{message}");
     }
 
     #[test]
     fn invalid_characters_in_segment_are_named() {
-        let (line, column, message) = invalid("title: Shop\nchildren:\n  my orders:\n    title: O\n");
+        let (line, column, message) =
+            invalid("title: Shop\nchildren:\n  my orders:\n    title: O\n");
         assert_eq!((line, column), (3, 3));
         assert!(message.contains("` ` is not allowed"), "{message}");
     }
@@ -470,7 +485,8 @@ mod tests {
 
     #[test]
     fn empty_title_points_at_the_value() {
-        let (line, column, message) = invalid("title: Shop\nchildren:\n  login:\n    title: \"  \"\n");
+        let (line, column, message) =
+            invalid("title: Shop\nchildren:\n  login:\n    title: \"  \"\n");
         assert_eq!((line, column), (4, 12));
         assert!(message.contains("title is empty"), "{message}");
     }

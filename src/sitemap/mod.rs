@@ -26,6 +26,8 @@ use std::path::PathBuf;
 pub use model::{Sitemap, SitemapNode, SitemapPage};
 pub use resolve::Resolved;
 pub use search::SearchMatch;
+#[doc(hidden)]
+pub use search::{match_quality, search_words};
 pub use set::{origin_of, SitemapSet};
 pub use template::TEMPLATE_YAML;
 pub use watch::{SitemapEvent, SitemapWatcher};
@@ -93,4 +95,10 @@ impl SitemapError {
             SitemapError::Watch { message, .. } => message.clone(),
         }
     }
+}
+
+/// The seed's Acme tree, shared by the unit tests of several operations.
+#[cfg(test)]
+pub(crate) fn serialize_tests_seed() -> &'static str {
+    serialize::tests::SEED_ACME
 }

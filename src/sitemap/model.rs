@@ -93,12 +93,14 @@ impl Sitemap {
     pub fn new(root: SitemapNode, origin: Option<&str>) -> Result<Sitemap, SitemapError> {
         validate_tree(&root, "/")?;
         let origin = match origin {
-            Some(o) => Some(super::set::normalize_origin(o).map_err(|message| {
-                SitemapError::Tree {
-                    page: "/".into(),
-                    message,
-                }
-            })?),
+            Some(o) => {
+                Some(
+                    super::set::normalize_origin(o).map_err(|message| SitemapError::Tree {
+                        page: "/".into(),
+                        message,
+                    })?,
+                )
+            }
             None => None,
         };
         Ok(Sitemap::build(root, origin, None))
@@ -125,7 +127,11 @@ impl Sitemap {
     }
 
     /// Indexes an already valid tree.
-    pub(crate) fn build(root: SitemapNode, origin: Option<String>, source: Option<PathBuf>) -> Self {
+    pub(crate) fn build(
+        root: SitemapNode,
+        origin: Option<String>,
+        source: Option<PathBuf>,
+    ) -> Self {
         let mut pages = Vec::new();
         index_pages(&root, "/".to_string(), 0, Vec::new(), false, &mut pages);
         let mut sitemap = Sitemap {
@@ -212,7 +218,9 @@ fn index_pages(
         match segment.strip_prefix(':') {
             Some(name) => pages[me].dynamic_child = Some((name.to_string(), child_index)),
             None => {
-                pages[me].static_children.insert(segment.clone(), child_index);
+                pages[me]
+                    .static_children
+                    .insert(segment.clone(), child_index);
             }
         }
     }
@@ -257,11 +265,13 @@ pub(crate) fn check_segment(segment: &str) -> Result<(), String> {
         return Ok(());
     }
     if segment == "." || segment == ".." {
-        return Err(format!("children key `{segment}` is not a page: `.` and `..` are relative path steps"));
+        return Err(format!(
+            "children key `{segment}` is not a page: `.` and `..` are relative path steps"
+        ));
     }
-    let bad = segment.chars().find(|&c| {
-        !(c.is_alphanumeric() || "-._~!$&'()*+,;=@%:".contains(c))
-    });
+    let bad = segment
+        .chars()
+        .find(|&c| !(c.is_alphanumeric() || "-._~!$&'()*+,;=@%:".contains(c)));
     if let Some(c) = bad {
         return Err(format!(
             "children key `{segment}` is not a path segment: `{}` is not allowed (use letters, digits and - . _ ~, or `:name` for a dynamic segment)",

@@ -55,7 +55,12 @@ impl Sitemap {
         })
     }
 
-    fn walk(&self, page: usize, rest: &[String], params: &mut Vec<(String, String)>) -> Option<usize> {
+    fn walk(
+        &self,
+        page: usize,
+        rest: &[String],
+        params: &mut Vec<(String, String)>,
+    ) -> Option<usize> {
         let Some((segment, tail)) = rest.split_first() else {
             return Some(page);
         };
@@ -112,4 +117,66 @@ fn percent_decode(segment: &str) -> String {
         i += 1;
     }
     String::from_utf8(out).unwrap_or_else(|_| segment.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::sitemap::Sitemap;
+
+    fn acme() -> Sitemap {
+        Sitemap::from_yaml_str(include_str!("../../sitemaps/acme.yaml")).unwrap()
+    }
+
+    #[test]
+    fn seed_example_resolves_with_params() {
+        let sitemap = acme();
+        let found = sitemap.resolve("/orders/12345").unwrap();
+        assert_eq!(found.path, "/orders/12345");
+        assert_eq!(found.pattern, "/orders/:id");
+        assert_eq!(found.params, vec![("id".to_string(), "12345".to_string())]);
+        assert_eq!(found.param("id"), Some("12345"));
+        assert_eq!(found.node.title, "Order detail");
+    }
+
+    #[test]
+    fn static_beats_dynamic_and_urls_are_normalized() {
+        let sitemap = acme();
+        let new = sitemap.resolve("/orders/new").unwrap();
+        assert_eq!(new.pattern, "/orders/new");
+        assert!(new.params.is_empty());
+        let url = sitemap
+            .resolve("https://acme.test:8443/orders/77/?tab=items#top")
+            .unwrap();
+        assert_eq!(
+            (url.path.as_str(), url.pattern),
+            ("/orders/77", "/orders/:id")
+        );
+        assert_eq!(sitemap.resolve("http://acme.test").unwrap().pattern, "/");
+        assert_eq!(
+            sitemap.resolve("/settings/billing/").unwrap().node.title,
+            "Billing"
+        );
+        assert_eq!(
+            sitemap.resolve("/orders/a%20b").unwrap().param("id"),
+            Some("a b")
+        );
+    }
+
+    #[test]
+    fn unknown_paths_do_not_resolve() {
+        let sitemap = acme();
+        assert!(sitemap.resolve("/orders/1/items").is_none());
+        assert!(sitemap.resolve("/nowhere").is_none());
+    }
+
+    #[test]
+    fn falls_back_to_dynamic_when_the_static_branch_dead_ends() {
+        let sitemap = Sitemap::from_yaml_str(
+            "title: R\nchildren:\n  users:\n    title: Users\n    children:\n      me: { title: Me }\n      \":user\":\n        title: User\n        children:\n          posts: { title: Posts }\n",
+        )
+        .unwrap();
+        let found = sitemap.resolve("/users/me/posts").unwrap();
+        assert_eq!(found.pattern, "/users/:user/posts");
+        assert_eq!(found.param("user"), Some("me"));
+    }
 }

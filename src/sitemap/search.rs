@@ -102,7 +102,8 @@ impl SearchIndex {
             if let Some(description) = &node.description {
                 index.add_text(id, Field::Description, description);
             }
-            let mut segments: Vec<&str> = page.pattern.split('/').filter(|s| !s.is_empty()).collect();
+            let mut segments: Vec<&str> =
+                page.pattern.split('/').filter(|s| !s.is_empty()).collect();
             if let Some(own) = segments.pop() {
                 index.add_text(id, Field::Segment, own);
             }
@@ -211,7 +212,11 @@ impl Sitemap {
             .collect();
         ranked.sort_by(|a, b| {
             b.1.total_cmp(&a.1)
-                .then_with(|| self.pages[a.0 as usize].depth.cmp(&self.pages[b.0 as usize].depth))
+                .then_with(|| {
+                    self.pages[a.0 as usize]
+                        .depth
+                        .cmp(&self.pages[b.0 as usize].depth)
+                })
                 .then_with(|| a.0.cmp(&b.0))
         });
         ranked
@@ -328,4 +333,140 @@ pub(crate) fn edit_distance(a: &str, b: &str, max: usize) -> Option<usize> {
     }
     let d = prev[b.len()];
     (d <= max).then_some(d)
+}
+
+/// The words search compares, from lowercased text (exposed for the
+/// benchmark's naive baseline).
+#[doc(hidden)]
+pub fn search_words(text: &str) -> Vec<String> {
+    words(text).map(str::to_string).collect()
+}
+
+/// How well a lowercased query word matches one lowercased text word: 1 for
+/// equal, less for partial and typo matches, 0 for none (exposed for the
+/// benchmark's naive baseline, which must rank like the index).
+#[doc(hidden)]
+pub fn match_quality(term: &str, word: &str) -> f64 {
+    if term == word {
+        return EXACT;
+    }
+    let candidate = Word {
+        text: word.to_string(),
+        cjk: word.chars().any(is_cjk),
+        char_len: word.chars().count(),
+        postings: Vec::new(),
+    };
+    partial_quality(
+        term,
+        term.chars().count(),
+        term.chars().any(is_cjk),
+        &candidate,
+    )
+    .unwrap_or(0.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::edit_distance;
+    use crate::sitemap::Sitemap;
+
+    fn acme() -> Sitemap {
+        Sitemap::from_yaml_str(include_str!("../../sitemaps/acme.yaml")).unwrap()
+    }
+
+    fn top(sitemap: &Sitemap, query: &str) -> Option<String> {
+        sitemap
+            .search(query, 10)
+            .first()
+            .map(|m| m.path.to_string())
+    }
+
+    #[test]
+    fn seed_example_finds_billing_by_chinese_word() {
+        let sitemap = acme();
+        let matches = sitemap.search("帳單", 10);
+        assert_eq!(matches[0].path, "/settings/billing");
+        assert_eq!(matches[0].title, "Billing");
+        assert_eq!(top(&sitemap, "账单").as_deref(), Some("/settings/billing"));
+        // CJK has no spaces: a whole request still finds the keyword in it.
+        assert_eq!(
+            top(&sitemap, "我要看帳單").as_deref(),
+            Some("/settings/billing")
+        );
+        assert_eq!(top(&sitemap, "订单").as_deref(), Some("/orders"));
+        // …and part of a longer CJK description matches too.
+        assert_eq!(top(&sitemap, "電商").as_deref(), Some("/"));
+    }
+
+    #[test]
+    fn case_typos_actions_and_segments() {
+        let sitemap = acme();
+        assert_eq!(
+            top(&sitemap, "BILLING").as_deref(),
+            Some("/settings/billing")
+        );
+        assert_eq!(
+            top(&sitemap, "biling").as_deref(),
+            Some("/settings/billing")
+        );
+        assert_eq!(top(&sitemap, "ordres").as_deref(), Some("/orders"));
+        assert_eq!(top(&sitemap, "settigns").as_deref(), Some("/settings"));
+        assert_eq!(top(&sitemap, "refund").as_deref(), Some("/orders/:id"));
+        assert_eq!(top(&sitemap, "login").as_deref(), Some("/login"));
+        assert_eq!(
+            top(&sitemap, "settings billing").as_deref(),
+            Some("/settings/billing")
+        );
+        assert!(sitemap.search("xylophone", 10).is_empty());
+        assert!(sitemap.search("  ", 10).is_empty());
+        // Three-letter words are too short to guess a typo from.
+        assert!(sitemap.search("nwe", 10).is_empty());
+    }
+
+    #[test]
+    fn exact_beats_partial_beats_fuzzy() {
+        let sitemap = Sitemap::from_yaml_str(
+            "title: R\nchildren:\n  a: { title: Repost }\n  b: { title: Reports archive }\n  c: { title: Report }\n",
+        )
+        .unwrap();
+        let matches = sitemap.search("report", 10);
+        let paths: Vec<&str> = matches.iter().map(|m| m.path).collect();
+        assert_eq!(paths, ["/c", "/b", "/a"]);
+        assert!(matches[0].score > matches[1].score && matches[1].score > matches[2].score);
+    }
+
+    #[test]
+    fn limit_caps_results() {
+        let sitemap = acme();
+        assert_eq!(sitemap.search("view", 2).len(), 2);
+        assert!(sitemap.search("view", 0).is_empty());
+    }
+
+    #[test]
+    fn template_finds_pages_in_both_chinese_scripts() {
+        let sitemap = Sitemap::template();
+        for query in ["帳單", "账单", "billing"] {
+            assert_eq!(
+                top(&sitemap, query).as_deref(),
+                Some("/settings/billing"),
+                "{query}"
+            );
+        }
+        for query in ["訂單", "订单"] {
+            assert_eq!(top(&sitemap, query).as_deref(), Some("/orders"), "{query}");
+        }
+        assert_eq!(
+            top(&sitemap, "api keys").as_deref(),
+            Some("/settings/api-keys")
+        );
+        assert_eq!(top(&sitemap, "团队").as_deref(), Some("/settings/team"));
+    }
+
+    #[test]
+    fn edit_distance_counts_swaps_as_one() {
+        assert_eq!(edit_distance("ordres", "orders", 2), Some(1));
+        assert_eq!(edit_distance("biling", "billing", 2), Some(1));
+        assert_eq!(edit_distance("kitten", "sitting", 2), None);
+        assert_eq!(edit_distance("kitten", "sitting", 3), Some(3));
+    }
 }

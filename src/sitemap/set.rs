@@ -47,7 +47,11 @@ impl SitemapSet {
     pub fn for_url(&self, url: &str) -> Option<&Arc<Sitemap>> {
         let origin = origin_of(url);
         origin
-            .and_then(|o| self.sitemaps.iter().find(|s| s.origin() == Some(o.as_str())))
+            .and_then(|o| {
+                self.sitemaps
+                    .iter()
+                    .find(|s| s.origin() == Some(o.as_str()))
+            })
             .or_else(|| self.sitemaps.iter().find(|s| s.origin().is_none()))
     }
 
@@ -88,7 +92,11 @@ pub(crate) fn normalize_origin(origin: &str) -> Result<String, String> {
         .split_once("://")
         .ok_or_else(|| bad("has no scheme"))?;
     let scheme = scheme.to_ascii_lowercase();
-    if scheme.is_empty() || !scheme.chars().all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c)) {
+    if scheme.is_empty()
+        || !scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+    {
         return Err(bad("has an invalid scheme"));
     }
     if authority.is_empty() {
@@ -98,7 +106,9 @@ pub(crate) fn normalize_origin(origin: &str) -> Result<String, String> {
         return Err(bad("has a path, query or spaces after the host"));
     }
     // Credentials are not part of an origin.
-    let authority = authority.rsplit_once('@').map_or(authority, |(_, host)| host);
+    let authority = authority
+        .rsplit_once('@')
+        .map_or(authority, |(_, host)| host);
     let authority = authority.to_ascii_lowercase();
     // An IPv6 host is bracketed and full of colons; the port follows `]`.
     let (host, port) = match authority.strip_prefix('[') {
@@ -128,4 +138,74 @@ pub(crate) fn normalize_origin(origin: &str) -> Result<String, String> {
         Some(p) if Some(p) != default_port => format!("{scheme}://{host}:{p}"),
         _ => format!("{scheme}://{host}"),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::{normalize_origin, origin_of, SitemapSet};
+    use crate::sitemap::Sitemap;
+
+    fn sitemap(file: &str, origin: Option<&str>) -> Sitemap {
+        let origin_line = origin.map(|o| format!("origin: {o}\n")).unwrap_or_default();
+        Sitemap::parse(&format!("title: {file}\n{origin_line}"), Path::new(file)).unwrap()
+    }
+
+    #[test]
+    fn picks_by_origin_with_fallback() {
+        let mut set = SitemapSet::new();
+        set.insert(sitemap("shop.yaml", Some("http://127.0.0.1:8080")));
+        set.insert(sitemap("any.yaml", None));
+        set.insert(sitemap("docs.yaml", Some("https://docs.example.com")));
+        let title = |url: &str| set.for_url(url).map(|s| s.root().title.clone());
+        assert_eq!(
+            title("http://127.0.0.1:8080/orders/1?x#y").as_deref(),
+            Some("shop.yaml")
+        );
+        assert_eq!(
+            title("HTTPS://Docs.Example.com:443/a").as_deref(),
+            Some("docs.yaml")
+        );
+        assert_eq!(title("http://127.0.0.1:9090/").as_deref(), Some("any.yaml"));
+        assert_eq!(title("/orders").as_deref(), Some("any.yaml"));
+    }
+
+    #[test]
+    fn no_fallback_means_no_sitemap_for_other_sites() {
+        let mut set = SitemapSet::new();
+        set.insert(sitemap("shop.yaml", Some("http://127.0.0.1:8080")));
+        assert!(set.for_url("http://example.com/").is_none());
+    }
+
+    #[test]
+    fn insert_replaces_the_same_file_and_remove_drops_it() {
+        let mut set = SitemapSet::new();
+        set.insert(sitemap("a.yaml", None));
+        set.insert(Sitemap::parse("title: A2\n", Path::new("a.yaml")).unwrap());
+        assert_eq!(set.len(), 1);
+        assert_eq!(set.get(Path::new("a.yaml")).unwrap().root().title, "A2");
+        assert!(set.remove(Path::new("a.yaml")));
+        assert!(set.is_empty());
+    }
+
+    #[test]
+    fn origins_are_normalized_or_rejected_with_a_reason() {
+        assert_eq!(
+            normalize_origin("HTTP://LocalHost:80/").unwrap(),
+            "http://localhost"
+        );
+        assert_eq!(
+            normalize_origin("http://[::1]:8080").unwrap(),
+            "http://[::1]:8080"
+        );
+        assert_eq!(origin_of("https://a.b/c").as_deref(), Some("https://a.b"));
+        assert!(origin_of("/just/a/path").is_none());
+        assert!(normalize_origin("http://host/path")
+            .unwrap_err()
+            .contains("path"));
+        assert!(normalize_origin("http://host:99999")
+            .unwrap_err()
+            .contains("port"));
+    }
 }

@@ -20,3 +20,31 @@ impl Sitemap {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::sitemap::Sitemap;
+
+    #[test]
+    fn template_has_the_promised_pages() {
+        let sitemap = Sitemap::template();
+        for path in [
+            "/pricing",
+            "/login",
+            "/signup",
+            "/dashboard",
+            "/orders",
+            "/orders/new",
+            "/orders/:id",
+            "/settings/profile",
+            "/settings/team",
+            "/settings/billing",
+            "/settings/api-keys",
+        ] {
+            assert!(sitemap.pages().any(|p| p.pattern == path), "missing {path}");
+        }
+        assert_eq!(sitemap.resolve("/orders/9").unwrap().pattern, "/orders/:id");
+        assert!(sitemap.gated_paths().contains(&"/settings/api-keys"));
+        assert!(!sitemap.gated_paths().contains(&"/pricing"));
+    }
+}

@@ -156,9 +156,14 @@ impl SitemapWatcher {
                     .file_name()
                     .ok_or_else(|| watch_error("is not a file or directory name".into()))?;
                 let canonical_parent = parent.canonicalize().map_err(|e| {
-                    watch_error(format!("its directory {} is not usable: {e}", parent.display()))
+                    watch_error(format!(
+                        "its directory {} is not usable: {e}",
+                        parent.display()
+                    ))
                 })?;
-                targets.files.insert(canonical_parent.join(name), path.clone());
+                targets
+                    .files
+                    .insert(canonical_parent.join(name), path.clone());
                 watch_dirs.insert(canonical_parent);
             }
         }
@@ -176,12 +181,11 @@ impl SitemapWatcher {
                 handle_batch(result, &targets, &sitemaps, &callback);
             }
         };
-        let mut debouncer = new_debouncer(DEBOUNCE, Some(TICK), handler).map_err(|e| {
-            SitemapError::Watch {
+        let mut debouncer =
+            new_debouncer(DEBOUNCE, Some(TICK), handler).map_err(|e| SitemapError::Watch {
                 path: paths.first().cloned().unwrap_or_default(),
                 message: e.to_string(),
-            }
-        })?;
+            })?;
         for dir in &watch_dirs {
             debouncer
                 .watch(dir, RecursiveMode::NonRecursive)
@@ -203,7 +207,9 @@ impl SitemapWatcher {
             })?;
             for entry in entries.flatten() {
                 let name = entry.file_name();
-                let Some(name_str) = name.to_str() else { continue };
+                let Some(name_str) = name.to_str() else {
+                    continue;
+                };
                 if is_sitemap_file_name(name_str) && entry.path().is_file() {
                     initial.push((canonical_dir.join(&name), shown_dir.join(&name)));
                 }
@@ -293,7 +299,12 @@ fn reload(
             .remove(shown);
         if removed {
             tracing::info!(file = %shown.display(), "sitemap removed");
-            emit(callback, SitemapEvent::Removed { file: shown.to_path_buf() });
+            emit(
+                callback,
+                SitemapEvent::Removed {
+                    file: shown.to_path_buf(),
+                },
+            );
         } else if at_start {
             let err = SitemapError::Read {
                 file: shown.to_path_buf(),
