@@ -384,7 +384,7 @@ impl LlmClient {
                 Ok(Err(error)) => {
                     return Err(LlmError::StreamCut {
                         status: 200,
-                        detail: format!("the connection broke mid-stream: {}", error_chain(&error)),
+                        detail: format!("the connection broke mid-stream: {}", root_cause(&error)),
                         received_bytes: raw.len(),
                     })
                 }
@@ -426,7 +426,7 @@ impl LlmClient {
                         status,
                         detail: format!(
                             "the connection broke while reading the answer: {}",
-                            error_chain(&error)
+                            root_cause(&error)
                         ),
                         received_bytes: body.len(),
                     })
@@ -468,14 +468,17 @@ impl LlmClient {
         if error.is_connect() {
             return LlmError::Connect {
                 url: self.endpoint.clone(),
-                detail: error_chain(error),
+                detail: root_cause(error),
             };
         }
         // The request went out but the connection closed before an answer:
         // as transient as a refused connection.
         LlmError::Connect {
             url: self.endpoint.clone(),
-            detail: format!("no answer: {}", error_chain(error)),
+            detail: format!(
+                "the connection closed without an answer: {}",
+                root_cause(error)
+            ),
         }
     }
 
@@ -534,6 +537,17 @@ fn retry_after_header(headers: &HeaderMap, now: SystemTime) -> Option<Duration> 
         }
     }
     parse_retry_after(header("retry-after")?, now)
+}
+
+/// The innermost cause of an error ("Connection refused (os error 111)"):
+/// the outer layers of reqwest and hyper repeat the URL and add nothing a
+/// user can act on.
+fn root_cause(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut cause = error;
+    while let Some(source) = cause.source() {
+        cause = source;
+    }
+    cause.to_string()
 }
 
 /// An error and its causes on one line ("error sending request: …:

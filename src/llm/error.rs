@@ -131,7 +131,7 @@ pub enum LlmError {
         detail: String,
     },
     /// A timeout ran out.
-    #[error("timed out after {after:?} {phase} ({url})")]
+    #[error("{}", timeout_message(*.phase, *.after, url))]
     Timeout {
         /// Which timeout.
         phase: TimeoutPhase,
@@ -183,6 +183,18 @@ pub enum LlmError {
         /// The failure of the last one.
         last: Box<LlmError>,
     },
+}
+
+fn timeout_message(phase: TimeoutPhase, after: Duration, url: &str) -> String {
+    match phase {
+        TimeoutPhase::Connect => format!("timed out after {after:?} connecting to {url}"),
+        TimeoutPhase::Request => {
+            format!("timed out after {after:?} waiting for the answer from {url}")
+        }
+        TimeoutPhase::Idle => {
+            format!("the stream from {url} went silent for {after:?} (idle timeout)")
+        }
+    }
 }
 
 fn unauthorized_message(key_sent: bool, message: &str) -> String {

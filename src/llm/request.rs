@@ -259,8 +259,10 @@ mod tests {
 
     #[test]
     fn streaming_asks_for_usage_and_temperature_stays_decimal() {
-        let mut config = LlmConfig::default();
-        config.temperature = Some(0.2);
+        let config = LlmConfig {
+            temperature: Some(0.2),
+            ..LlmConfig::default()
+        };
         let body = ChatRequest::new(vec![ChatMessage::user("hi")]).to_body(&config, true);
         assert_eq!(body["stream"], true);
         assert_eq!(body["stream_options"], json!({"include_usage": true}));
