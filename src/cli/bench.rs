@@ -13,6 +13,9 @@ pub enum BenchCommand {
     Sitemap(super::sitemap::BenchArgs),
     /// Page observation against a bare DOMSnapshot capture.
     Observe(super::observe::BenchArgs),
+    /// The non-LLM part of a step (act, settle, observe) against a bare
+    /// `Runtime.evaluate` round trip.
+    Step(super::exec::BenchArgs),
 }
 
 /// Runs one benchmark.
@@ -20,5 +23,6 @@ pub fn run(command: BenchCommand) -> anyhow::Result<ExitCode> {
     match command {
         BenchCommand::Sitemap(args) => super::sitemap::bench(args),
         BenchCommand::Observe(args) => super::observe::bench(args),
+        BenchCommand::Step(args) => super::exec::bench(args),
     }
 }

@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand};
 
 pub mod actions;
 pub mod bench;
+pub mod exec;
 pub mod observe;
 pub mod sitemap;
 
@@ -34,6 +35,8 @@ pub enum Command {
     Observe(observe::ObserveArgs),
     /// List the action catalog.
     Actions(actions::ActionsArgs),
+    /// Open a page and run actions on it, observing after each.
+    Exec(exec::ExecArgs),
     /// Run a benchmark and print its figures.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
@@ -45,6 +48,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Sitemap(args) => sitemap::run(args),
         Command::Observe(args) => observe::run(args),
         Command::Actions(args) => actions::run(args),
+        Command::Exec(args) => exec::run(args),
         Command::Bench(command) => bench::run(command),
     }
 }
