@@ -1,0 +1,931 @@
+//! The catalog: every action's spec (name, description for the model,
+//! parameter schema, risk, command-line argument order), built-ins plus the
+//! custom actions scripts register, and parsing of `{"name": {params}}` into
+//! a validated [`Action`].
+
+use serde::Serialize;
+use serde_json::{json, Map, Value};
+
+use super::action::{Action, CustomAction};
+use super::risk::Risk;
+use super::schema;
+use super::ActionError;
+
+/// Where an action comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SpecOrigin {
+    /// Built into webagent.
+    Builtin,
+    /// Registered by a script or extension.
+    Custom {
+        /// The file that registered it, when known, so errors and the TUI
+        /// can point at it.
+        source: Option<String>,
+    },
+}
+
+/// One catalog entry. Serializes as `{name, description, risk, schema}`,
+/// the form `webagent actions --json` prints and the agent's tool schema is
+/// built from.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ActionSpec {
+    /// snake_case name, the key of `{"name": {params}}`.
+    pub name: String,
+    /// What the action does, written for the model.
+    pub description: String,
+    /// Static risk level (see [`Action::effective_risk`] for the level of a
+    /// concrete action).
+    pub risk: Risk,
+    /// JSON schema of the parameters object.
+    pub schema: Value,
+    /// Parameter order for the one-line command syntax. `target` stands for
+    /// the inline `index`/`selector` pair.
+    #[serde(skip)]
+    pub positional: Vec<String>,
+    /// Built-in or custom.
+    #[serde(skip)]
+    pub origin: SpecOrigin,
+}
+
+impl ActionSpec {
+    /// A custom action's spec. Its command-line argument order is the order
+    /// of the schema's `properties`.
+    pub fn custom(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        schema: Value,
+        risk: Risk,
+        source: Option<String>,
+    ) -> Self {
+        let positional = schema
+            .get("properties")
+            .and_then(Value::as_object)
+            .map(|p| p.keys().cloned().collect())
+            .unwrap_or_default();
+        ActionSpec {
+            name: name.into(),
+            description: description.into(),
+            risk,
+            schema,
+            positional,
+            origin: SpecOrigin::Custom { source },
+        }
+    }
+
+    /// Whether this is a built-in action.
+    pub fn is_builtin(&self) -> bool {
+        self.origin == SpecOrigin::Builtin
+    }
+
+    /// A one-line summary of the parameters for tables and help:
+    /// `index|selector, text, clear=true`.
+    pub fn params_summary(&self) -> String {
+        let Some(properties) = self.schema.get("properties").and_then(Value::as_object) else {
+            return String::new();
+        };
+        let required: Vec<&str> = self
+            .schema
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|r| r.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        let choices = self.choice_groups();
+        let mut parts = Vec::new();
+        let mut done: Vec<&str> = Vec::new();
+        for name in properties.keys() {
+            if done.contains(&name.as_str()) {
+                continue;
+            }
+            if let Some((group, optional)) = choices.iter().find(|(g, _)| g.contains(name)) {
+                let joined = group.join("|");
+                parts.push(if *optional {
+                    format!("[{joined}]")
+                } else {
+                    joined
+                });
+                done.extend(group.iter().map(String::as_str));
+                continue;
+            }
+            let property = &properties[name];
+            if let Some(default) = property.get("default") {
+                let shown = default
+                    .as_str()
+                    .map_or_else(|| default.to_string(), str::to_string);
+                parts.push(format!("{name}={shown}"));
+            } else if required.contains(&name.as_str()) {
+                parts.push(name.clone());
+            } else {
+                parts.push(format!("[{name}]"));
+            }
+        }
+        parts.join(", ")
+    }
+
+    /// Groups of fields of which exactly one is given (from `oneOf`), and
+    /// whether giving none is allowed too.
+    fn choice_groups(&self) -> Vec<(Vec<String>, bool)> {
+        let mut lists: Vec<&Vec<Value>> = Vec::new();
+        if let Some(Value::Array(branches)) = self.schema.get("oneOf") {
+            lists.push(branches);
+        }
+        if let Some(Value::Array(parts)) = self.schema.get("allOf") {
+            lists.extend(parts.iter().filter_map(|p| p.get("oneOf")?.as_array()));
+        }
+        lists
+            .into_iter()
+            .map(|branches| {
+                let mut fields = Vec::new();
+                let mut optional = false;
+                for branch in branches {
+                    if let Some(Value::Array(required)) = branch.get("required") {
+                        fields.extend(
+                            required
+                                .iter()
+                                .filter_map(Value::as_str)
+                                .map(str::to_string),
+                        );
+                    } else {
+                        optional = true;
+                    }
+                }
+                (fields, optional)
+            })
+            .collect()
+    }
+}
+
+/// The actions available to the model, the TUI, scripts and the runner:
+/// the built-ins first, then custom actions in registration order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Catalog {
+    specs: Vec<ActionSpec>,
+}
+
+impl Default for Catalog {
+    fn default() -> Self {
+        Catalog::builtin()
+    }
+}
+
+impl Catalog {
+    /// The catalog with only the built-in actions.
+    pub fn builtin() -> Self {
+        Catalog {
+            specs: builtin_specs(),
+        }
+    }
+
+    /// Every spec, built-ins first.
+    pub fn specs(&self) -> &[ActionSpec] {
+        &self.specs
+    }
+
+    /// The spec of one action.
+    pub fn get(&self, name: &str) -> Option<&ActionSpec> {
+        self.specs.iter().find(|s| s.name == name)
+    }
+
+    /// Every action name, in catalog order.
+    pub fn names(&self) -> Vec<&str> {
+        self.specs.iter().map(|s| s.name.as_str()).collect()
+    }
+
+    /// Adds a custom action. Its name must be snake_case and new, and its
+    /// schema must use only what the validator enforces.
+    pub fn register(&mut self, spec: ActionSpec) -> Result<(), ActionError> {
+        self.check_custom(&spec, &[])?;
+        self.specs.push(spec);
+        Ok(())
+    }
+
+    /// Replaces every custom action at once, as a script reload does. If any
+    /// of the new specs is invalid, nothing changes and the error says which.
+    pub fn replace_custom(&mut self, specs: Vec<ActionSpec>) -> Result<(), ActionError> {
+        let mut builtins: Vec<ActionSpec> = self
+            .specs
+            .iter()
+            .filter(|s| s.is_builtin())
+            .cloned()
+            .collect();
+        let candidate = Catalog {
+            specs: builtins.clone(),
+        };
+        for (i, spec) in specs.iter().enumerate() {
+            candidate.check_custom(spec, &specs[..i])?;
+        }
+        builtins.extend(specs);
+        self.specs = builtins;
+        Ok(())
+    }
+
+    /// Removes a custom action; returns whether it was there. Built-ins
+    /// cannot be removed.
+    pub fn remove_custom(&mut self, name: &str) -> bool {
+        let before = self.specs.len();
+        self.specs.retain(|s| s.is_builtin() || s.name != name);
+        self.specs.len() != before
+    }
+
+    fn check_custom(&self, spec: &ActionSpec, pending: &[ActionSpec]) -> Result<(), ActionError> {
+        let reject = |reason: String| ActionError::InvalidCustomAction {
+            name: spec.name.clone(),
+            reason,
+        };
+        if spec.is_builtin() {
+            return Err(reject("only custom specs can be registered".to_string()));
+        }
+        let snake = spec.name.len() <= 64
+            && spec.name.starts_with(|c: char| c.is_ascii_lowercase())
+            && spec
+                .name
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+        if !snake {
+            return Err(reject(
+                "names are snake_case: lower-case letters, digits and `_`, starting with a letter, at most 64 characters"
+                    .to_string(),
+            ));
+        }
+        if let Some(existing) = self.get(&spec.name) {
+            return Err(reject(if existing.is_builtin() {
+                "a built-in action has this name; choose another".to_string()
+            } else {
+                "a custom action with this name is already registered".to_string()
+            }));
+        }
+        if pending.iter().any(|p| p.name == spec.name) {
+            return Err(reject("registered twice in the same reload".to_string()));
+        }
+        if spec.description.trim().is_empty() {
+            return Err(reject(
+                "the description is empty; the model needs it to know when to use the action"
+                    .to_string(),
+            ));
+        }
+        schema::check_schema(&spec.schema).map_err(reject)?;
+        Ok(())
+    }
+
+    /// Parses the JSON the model (or a script, or `webagent exec`) emits:
+    /// `{"click": {"index": 3}}`. Parameters are validated against the
+    /// action's schema and defaults are filled in; every problem is an
+    /// [`ActionError`] naming the field.
+    pub fn parse(&self, value: &Value) -> Result<Action, ActionError> {
+        let Value::Object(wrapper) = value else {
+            return Err(ActionError::Malformed {
+                reason: format!(
+                    "expected an object like {{\"click\": {{\"index\": 3}}}}, got {}",
+                    kind_of(value)
+                ),
+            });
+        };
+        let mut entries = wrapper.iter();
+        let (Some((name, params)), None) = (entries.next(), entries.next()) else {
+            let keys: Vec<&str> = wrapper.keys().map(String::as_str).collect();
+            return Err(ActionError::Malformed {
+                reason: if keys.is_empty() {
+                    "the object is empty; give one action name as its only key".to_string()
+                } else {
+                    format!(
+                        "one action per object, got {} keys ({})",
+                        keys.len(),
+                        keys.join(", ")
+                    )
+                },
+            });
+        };
+        self.parse_call(name, params.clone())
+    }
+
+    /// Parses one action given its name and parameters separately (the form
+    /// scripts and the command line produce).
+    pub fn parse_call(&self, name: &str, params: Value) -> Result<Action, ActionError> {
+        let spec = self.get(name).ok_or_else(|| self.unknown(name))?;
+        let mut params = match params {
+            // A parameterless action written as `{"back": null}` means `{}`.
+            Value::Null => Value::Object(Map::new()),
+            Value::Object(_) => params,
+            other => {
+                return Err(ActionError::invalid(
+                    name,
+                    format!("parameters must be an object, got {}", kind_of(&other)),
+                ))
+            }
+        };
+        schema::validate(&spec.schema, &mut params, name)?;
+        if !spec.is_builtin() {
+            return Ok(Action::Custom(CustomAction {
+                name: spec.name.clone(),
+                params,
+                risk: spec.risk,
+            }));
+        }
+        check_builtin_extras(name, &params)?;
+        let mut wrapper = Map::new();
+        wrapper.insert(name.to_string(), params);
+        serde_json::from_value(Value::Object(wrapper))
+            .map_err(|e| ActionError::invalid(name, format!("parameters do not fit: {e}")))
+    }
+
+    fn unknown(&self, name: &str) -> ActionError {
+        let names = self.names();
+        let lower = name.to_lowercase();
+        let mut close: Vec<String> = Vec::new();
+        if let Some((_, meant)) = ALIASES.iter().find(|(alias, _)| *alias == lower) {
+            close.push((*meant).to_string());
+        }
+        let mut ranked: Vec<(usize, &str)> = names
+            .iter()
+            .map(|n| (schema::edit_distance(&lower, n), *n))
+            .filter(|(d, n)| {
+                *d <= schema::typo_budget(n)
+                    || (lower.len() >= 3
+                        && (n.contains(lower.as_str()) || schema::abbreviates(&lower, n)))
+            })
+            .collect();
+        ranked.sort();
+        for (_, n) in ranked.into_iter().take(3) {
+            if !close.iter().any(|c| c == n) {
+                close.push(n.to_string());
+            }
+        }
+        let is_close = !close.is_empty();
+        ActionError::UnknownAction {
+            name: name.to_string(),
+            suggestions: if is_close {
+                close
+            } else {
+                names.iter().map(|n| n.to_string()).collect()
+            },
+            close: is_close,
+        }
+    }
+}
+
+/// Names models commonly use for built-ins (from other agent frameworks),
+/// offered as suggestions, never applied silently.
+const ALIASES: &[(&str, &str)] = &[
+    ("goto", "navigate"),
+    ("open", "navigate"),
+    ("open_url", "navigate"),
+    ("visit", "navigate"),
+    ("go_back", "back"),
+    ("navback", "back"),
+    ("type", "input_text"),
+    ("fill", "input_text"),
+    ("fill_input", "input_text"),
+    ("press", "press_keys"),
+    ("keys", "press_keys"),
+    ("key", "press_keys"),
+    ("select", "select_option"),
+    ("sleep", "wait"),
+    ("drag", "drag_and_drop"),
+    ("upload", "upload_file"),
+    ("finish", "done"),
+    ("close", "done"),
+    ("get_text", "read_page"),
+    ("eval", "execute_javascript"),
+    ("evaluate", "execute_javascript"),
+];
+
+/// Checks that do not fit the schema subset.
+fn check_builtin_extras(name: &str, params: &Value) -> Result<(), ActionError> {
+    if name == "navigate" {
+        if let Some(url) = params.get("url").and_then(Value::as_str) {
+            check_navigate_url(url)?;
+        }
+    }
+    if matches!(name, "highlight" | "border") {
+        if let Some(color) = params.get("color").and_then(Value::as_str) {
+            let plain = color.chars().all(|c| {
+                c.is_ascii_alphanumeric()
+                    || matches!(c, '#' | '(' | ')' | ',' | '.' | '%' | ' ' | '-')
+            });
+            if !plain || color.trim().is_empty() {
+                return Err(ActionError::invalid(
+                    format!("{name}.color"),
+                    format!("`{color}` is not a CSS colour; use a name (`orange`), `#ffcc00` or `rgb(255, 204, 0)`"),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A URL without a scheme (`example.com/x`, `localhost:8080`) would be
+/// resolved as a path on the current site, which is never what was meant.
+fn check_navigate_url(url: &str) -> Result<(), ActionError> {
+    let url = url.trim();
+    let field = "navigate.url";
+    if url.chars().any(char::is_whitespace) {
+        return Err(ActionError::invalid(
+            field,
+            format!("`{url}` contains whitespace; percent-encode it (%20)"),
+        ));
+    }
+    let first_segment = url.split(['/', '?', '#']).next().unwrap_or("");
+    let host_like = |segment: &str| {
+        let host = segment.split(':').next().unwrap_or("");
+        let has_port = segment
+            .split_once(':')
+            .is_some_and(|(_, port)| !port.is_empty() && port.chars().all(|c| c.is_ascii_digit()));
+        let tld = host.rsplit('.').next().unwrap_or("").to_ascii_lowercase();
+        has_port
+            || host.starts_with("www.")
+            || host == "localhost"
+            || (host.contains('.') && COMMON_TLDS.contains(&tld.as_str()))
+    };
+    match url::Url::parse(url) {
+        Ok(parsed) => {
+            let scheme_is_host = parsed.cannot_be_a_base()
+                && !matches!(
+                    parsed.scheme(),
+                    "about" | "data" | "javascript" | "blob" | "mailto" | "tel"
+                );
+            if scheme_is_host {
+                return Err(ActionError::invalid(
+                    field,
+                    format!("`{url}` has no scheme; write http://{url} (or https://)"),
+                ));
+            }
+        }
+        Err(_) if !url.starts_with(['/', '.', '?', '#']) && host_like(first_segment) => {
+            return Err(ActionError::invalid(
+                field,
+                format!("`{url}` looks like a host without a scheme; write https://{url}, or /{url} for a path"),
+            ));
+        }
+        Err(_) => {}
+    }
+    Ok(())
+}
+
+const COMMON_TLDS: &[&str] = &[
+    "com",
+    "org",
+    "net",
+    "io",
+    "dev",
+    "app",
+    "ai",
+    "co",
+    "cn",
+    "de",
+    "uk",
+    "jp",
+    "fr",
+    "edu",
+    "gov",
+    "info",
+    "biz",
+    "me",
+    "us",
+    "ru",
+    "in",
+    "test",
+    "local",
+    "localhost",
+    "example",
+];
+
+fn kind_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    }
+}
+
+// ---------------------------------------------------------------------
+// Built-in specs
+// ---------------------------------------------------------------------
+
+/// How a spec's parameters are shaped around its target.
+enum Targeting {
+    /// No element.
+    None,
+    /// `index` or `selector`, exactly one.
+    Required,
+    /// `index` or `selector`, at most one.
+    Optional,
+}
+
+fn target_properties() -> Map<String, Value> {
+    let mut properties = Map::new();
+    properties.insert(
+        "index".to_string(),
+        json!({
+            "type": "integer",
+            "minimum": 0,
+            "maximum": 1_000_000,
+            "description": "Number of the element in the latest element listing, e.g. 12 for [12]."
+        }),
+    );
+    properties.insert(
+        "selector".to_string(),
+        json!({
+            "type": "string",
+            "format": "selector",
+            "minLength": 1,
+            "description": "CSS selector, only when the element has no index: tag, #id, .class, [attr], [attr=value], :nth-child(); no *, :has() or :not()."
+        }),
+    );
+    properties
+}
+
+fn target_object(description: &str) -> Value {
+    json!({
+        "type": "object",
+        "description": description,
+        "properties": target_properties(),
+        "additionalProperties": false,
+        "oneOf": [{"required": ["index"]}, {"required": ["selector"]}]
+    })
+}
+
+fn spec(
+    name: &str,
+    risk: Risk,
+    description: &str,
+    targeting: Targeting,
+    properties: Value,
+    required: &[&str],
+    positional: &[&str],
+) -> ActionSpec {
+    let mut all = match targeting {
+        Targeting::None => Map::new(),
+        _ => target_properties(),
+    };
+    if let Value::Object(own) = properties {
+        all.extend(own);
+    }
+    let mut schema = Map::new();
+    schema.insert("type".to_string(), json!("object"));
+    schema.insert("properties".to_string(), Value::Object(all));
+    if !required.is_empty() {
+        schema.insert("required".to_string(), json!(required));
+    }
+    schema.insert("additionalProperties".to_string(), json!(false));
+    match targeting {
+        Targeting::None => {}
+        Targeting::Required => {
+            schema.insert(
+                "oneOf".to_string(),
+                json!([{"required": ["index"]}, {"required": ["selector"]}]),
+            );
+        }
+        Targeting::Optional => {
+            schema.insert(
+                "oneOf".to_string(),
+                json!([
+                    {"required": ["index"]},
+                    {"required": ["selector"]},
+                    {"properties": {"index": false, "selector": false}}
+                ]),
+            );
+        }
+    }
+    ActionSpec {
+        name: name.to_string(),
+        description: description.to_string(),
+        risk,
+        schema: Value::Object(schema),
+        positional: positional.iter().map(|p| p.to_string()).collect(),
+        origin: SpecOrigin::Builtin,
+    }
+}
+
+fn builtin_specs() -> Vec<ActionSpec> {
+    use Risk::{Commit, Dangerous, Interact, Read};
+    use Targeting::{None as NoTarget, Optional, Required};
+    let text = |description: &str| json!({"type": "string", "description": description});
+    let nonempty =
+        |description: &str| json!({"type": "string", "minLength": 1, "description": description});
+    let color = json!({"type": "string", "maxLength": 40, "description": "CSS colour such as orange or #ffcc00; a theme colour when omitted."});
+    let label = json!({"type": "string", "maxLength": 80, "description": "Short caption shown next to the element."});
+    vec![
+        spec(
+            "navigate",
+            Interact,
+            "Open a URL in the current tab and wait for the page to settle. Give an absolute URL (https://…) or a path on the current site (/orders). Leaving the current site counts as a commit and may need approval.",
+            NoTarget,
+            json!({"url": nonempty("Absolute URL, or a path starting with / on the current origin.")}),
+            &["url"],
+            &["url"],
+        ),
+        spec("back", Interact, "Go back one page in the tab's history.", NoTarget, json!({}), &[], &[]),
+        spec("forward", Interact, "Go forward one page in the tab's history.", NoTarget, json!({}), &[], &[]),
+        spec("reload", Interact, "Reload the current page and wait for it to settle.", NoTarget, json!({}), &[], &[]),
+        spec(
+            "goto_page",
+            Interact,
+            "Open a page of this site by name: the sitemap is searched for it (titles, keywords, paths) and the best match is opened. Use it when you know which page you want but not its URL.",
+            NoTarget,
+            json!({"name": nonempty("What the page is called or is for, e.g. \"billing\" or \"new order\".")}),
+            &["name"],
+            &["name"],
+        ),
+        spec(
+            "wait",
+            Read,
+            "Pause for a fixed time. Prefer wait_for, which returns as soon as what you expect is there.",
+            NoTarget,
+            json!({"seconds": {"type": "number", "minimum": 0.1, "maximum": 10, "description": "How long, from 0.1 to 10 seconds."}}),
+            &["seconds"],
+            &["seconds"],
+        ),
+        spec(
+            "wait_for",
+            Read,
+            "Wait until an element matching a selector is visible, or until a text appears on the page. Fails with timeout if it does not happen in time.",
+            NoTarget,
+            json!({
+                "selector": {"type": "string", "format": "selector", "minLength": 1, "description": "Wait for a visible element matching this CSS selector."},
+                "text": {"type": "string", "minLength": 1, "description": "Wait for this text to appear in the page."},
+                "timeout_ms": {"type": "integer", "minimum": 100, "maximum": 60000, "default": 5000, "description": "Give up after this many milliseconds."}
+            }),
+            &[],
+            &["selector", "timeout_ms"],
+        )
+        .with_one_of(json!([{"required": ["selector"]}, {"required": ["text"]}])),
+        spec(
+            "click",
+            Interact,
+            "Click an element with a real mouse click at its visible centre. Give the element's index from the listing. Clicking a submit button or a link to another site counts as a commit.",
+            Required,
+            json!({}),
+            &[],
+            &["target"],
+        ),
+        spec(
+            "hover",
+            Interact,
+            "Move the mouse over an element, e.g. to open a menu that shows on hover.",
+            Required,
+            json!({}),
+            &[],
+            &["target"],
+        ),
+        spec(
+            "input_text",
+            Interact,
+            "Type text into an input, textarea or other editable field, as a person would, so the page's own scripts see every change. By default the field is emptied first.",
+            Required,
+            json!({
+                "text": text("The text to type."),
+                "clear": {"type": "boolean", "default": true, "description": "Empty the field before typing (default true); false appends."}
+            }),
+            &["text"],
+            &["target", "text"],
+        ),
+        spec(
+            "select_option",
+            Interact,
+            "Choose an option in a <select> element, by the option's value attribute or by its visible text (give one of the two).",
+            Required,
+            json!({
+                "value": text("The option's value attribute."),
+                "text": text("The option's visible text.")
+            }),
+            &[],
+            &["target", "value"],
+        )
+        .with_extra_one_of(json!([{"required": ["value"]}, {"required": ["text"]}])),
+        spec(
+            "submit_form",
+            Commit,
+            "Submit a form: give the form or any element inside it. Submitting sends data to the site, so it is a commit.",
+            Required,
+            json!({}),
+            &[],
+            &["target"],
+        ),
+        spec(
+            "clear_input",
+            Interact,
+            "Empty an input or textarea.",
+            Required,
+            json!({}),
+            &[],
+            &["target"],
+        ),
+        spec(
+            "set_text",
+            Interact,
+            "Replace the whole text of a contenteditable element (rich text editors, editable cells). For ordinary inputs use input_text.",
+            Required,
+            json!({"text": text("The new text.")}),
+            &["text"],
+            &["target", "text"],
+        ),
+        spec(
+            "press_keys",
+            Interact,
+            "Press a key or key combination on the focused element, e.g. Enter, Tab, Escape, ArrowDown, Backspace, Control+A, Shift+Tab, Meta+Enter, F5, or a single character. Pressing Enter in a form field submits the form.",
+            NoTarget,
+            json!({
+                "keys": {"type": "string", "format": "key-combination", "minLength": 1, "description": "One key or a combination joined with +, e.g. Control+A."},
+                "repeat": {"type": "integer", "minimum": 1, "maximum": 200, "default": 1, "description": "How many times to press it."}
+            }),
+            &["keys"],
+            &["keys", "repeat"],
+        ),
+        spec(
+            "scroll",
+            Read,
+            "Scroll the page, or a scrollable element when an index or selector is given, by a number of screen heights (or widths for left and right).",
+            Optional,
+            json!({
+                "direction": {"type": "string", "enum": ["up", "down", "left", "right"], "description": "Which way to scroll."},
+                "pages": {"type": "number", "exclusiveMinimum": 0, "maximum": 50, "default": 1, "description": "How far, in viewport heights; 0.5 is half a screen."}
+            }),
+            &["direction"],
+            &["direction", "pages", "target"],
+        ),
+        spec(
+            "scroll_to",
+            Read,
+            "Scroll until an element is in view.",
+            Required,
+            json!({}),
+            &[],
+            &["target"],
+        ),
+        spec(
+            "drag_and_drop",
+            Interact,
+            "Drag one element with the mouse and drop it onto another. Each of from and to is an object with an index or a selector.",
+            NoTarget,
+            json!({
+                "from": target_object("The element to drag: {\"index\": n} or {\"selector\": \"…\"}."),
+                "to": target_object("The element to drop onto: {\"index\": n} or {\"selector\": \"…\"}.")
+            }),
+            &["from", "to"],
+            &["from", "to"],
+        ),
+        spec(
+            "upload_file",
+            Commit,
+            "Put a local file into a file input (<input type=file>). The file is sent to the site, so it is a commit.",
+            Required,
+            json!({"path": nonempty("Path of the file on this machine.")}),
+            &["path"],
+            &["target", "path"],
+        ),
+        spec(
+            "highlight",
+            Interact,
+            "Give an element a coloured background so the person watching sees it. Purely visual; the page's layout is not changed.",
+            Required,
+            json!({"color": color.clone(), "label": label.clone()}),
+            &[],
+            &["target", "color", "label"],
+        ),
+        spec(
+            "border",
+            Interact,
+            "Draw a border around an element so the person watching sees it. Purely visual.",
+            Required,
+            json!({"color": color, "label": label}),
+            &[],
+            &["target", "color", "label"],
+        ),
+        spec(
+            "spotlight",
+            Interact,
+            "Dim everything except one element to draw the person's attention to it. Purely visual.",
+            Required,
+            json!({}),
+            &[],
+            &["target"],
+        ),
+        spec(
+            "inject",
+            Interact,
+            "Show a note right before or after an element, for the person watching. Purely visual; it does not change form values.",
+            Required,
+            json!({
+                "text": nonempty("The note."),
+                "position": {"type": "string", "enum": ["before", "after"], "default": "after", "description": "Before or after the element."}
+            }),
+            &["text"],
+            &["target", "text"],
+        ),
+        spec(
+            "clear_overlays",
+            Interact,
+            "Remove every highlight, border, spotlight, note and subtitle drawn so far.",
+            NoTarget,
+            json!({}),
+            &[],
+            &[],
+        ),
+        spec(
+            "show_subtitle",
+            Interact,
+            "Show a caption bar at the bottom of the page telling the person watching what is happening.",
+            NoTarget,
+            json!({"text": nonempty("The caption.")}),
+            &["text"],
+            &["text"],
+        ),
+        spec(
+            "extract",
+            Read,
+            "Pull structured data out of the current page according to an instruction, optionally shaped by a JSON schema. Use it when you need specific values (a table, prices, ids), not to read the page in general.",
+            NoTarget,
+            json!({
+                "instruction": nonempty("What to extract, e.g. \"every order number with its total\"."),
+                "schema": {"type": "object", "description": "Optional JSON schema the result must follow."}
+            }),
+            &["instruction"],
+            &["instruction"],
+        ),
+        spec(
+            "read_page",
+            Read,
+            "Return the readable text of the whole page, including parts outside the viewport.",
+            NoTarget,
+            json!({}),
+            &[],
+            &[],
+        ),
+        spec(
+            "screenshot",
+            Read,
+            "Save a PNG screenshot of the page to a file and return its path. Without a path it goes into the session directory; writing to a chosen path counts as a commit.",
+            NoTarget,
+            json!({
+                "path": nonempty("Where to write the PNG."),
+                "full_page": {"type": "boolean", "default": false, "description": "Capture the whole scrollable page, not just the viewport."}
+            }),
+            &[],
+            &["path", "full_page"],
+        ),
+        spec(
+            "ask_user",
+            Read,
+            "Ask the person a question and wait for their answer. Use it for missing information (credentials, choices) or before anything irreversible you were not told to do.",
+            NoTarget,
+            json!({"question": nonempty("The question, self-contained.")}),
+            &["question"],
+            &["question"],
+        ),
+        spec(
+            "think",
+            Read,
+            "Write down reasoning or a plan without touching the page.",
+            NoTarget,
+            json!({"reasoning": nonempty("Your reasoning.")}),
+            &["reasoning"],
+            &["reasoning"],
+        ),
+        spec(
+            "done",
+            Read,
+            "Finish the task. Give the answer or a summary of what was done, and whether the task succeeded. Call it also when the task cannot be completed, with success false and the reason.",
+            NoTarget,
+            json!({
+                "text": nonempty("The answer or summary for the person."),
+                "success": {"type": "boolean", "description": "true if the task was fully accomplished."}
+            }),
+            &["text", "success"],
+            &["text", "success"],
+        ),
+        spec(
+            "execute_javascript",
+            Dangerous,
+            "Run JavaScript in the page and return its result. Disabled unless the person enabled it; prefer the other actions.",
+            NoTarget,
+            json!({"script": nonempty("The script; the value of its last expression is returned.")}),
+            &["script"],
+            &["script"],
+        ),
+    ]
+}
+
+impl ActionSpec {
+    /// Sets the spec's `oneOf` (for actions whose choice is not a target).
+    fn with_one_of(mut self, branches: Value) -> Self {
+        if let Value::Object(schema) = &mut self.schema {
+            schema.insert("oneOf".to_string(), branches);
+        }
+        self
+    }
+
+    /// Adds a second exactly-one-of choice next to the target's: both
+    /// must hold, so the two `oneOf`s go under `allOf`.
+    fn with_extra_one_of(mut self, branches: Value) -> Self {
+        if let Value::Object(schema) = &mut self.schema {
+            let target = schema.remove("oneOf").unwrap_or(Value::Null);
+            schema.insert(
+                "allOf".to_string(),
+                json!([{"oneOf": target}, {"oneOf": branches}]),
+            );
+        }
+        self
+    }
+}
