@@ -185,7 +185,7 @@ impl LaunchedChrome {
         // $1 is the profile, the rest is the Chromium command line. The
         // guardian waits for its stdin to close, then stops Chromium, waits
         // for it and removes the profile it no longer uses.
-        let script = r#"p="$1"; shift; "$@" </dev/null >/dev/null & c=$!; read _ignored; kill $c 2>/dev/null; wait $c; rm -rf "$p""#;
+        let script = r#"p="$1"; shift; "$@" </dev/null >/dev/null & c=$!; read _ignored; kill $c 2>/dev/null; wait $c; rm -rf "$p"; if [ -d "$p" ]; then sleep 1; rm -rf "$p"; fi"#;
         let mut guardian = Command::new("sh")
             .arg("-c")
             .arg(script)

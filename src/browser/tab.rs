@@ -135,6 +135,18 @@ impl Tab {
         Ok(())
     }
 
+    /// Closes the tab.
+    pub async fn close(self) -> Result<(), BrowserError> {
+        let limit = self.ctx.call_timeout;
+        call(
+            "closing the tab",
+            limit,
+            &self.ctx.status,
+            self.page.close(),
+        )
+        .await
+    }
+
     /// The current URL.
     pub async fn url(&self) -> Result<String, BrowserError> {
         let url = self

@@ -92,6 +92,9 @@ async fn observe_command(args: ObserveArgs) -> anyhow::Result<ExitCode> {
             times.push(state.extract_ms);
             last = Some(state);
         }
+        if let Err(err) = tab.close().await {
+            tracing::debug!(%err, "closing the observed tab");
+        }
         times.sort_by(f64::total_cmp);
         let (elements, chars) = last
             .map(|s| (s.elements.len(), s.listing.chars().count()))
@@ -109,6 +112,10 @@ async fn observe_command(args: ObserveArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let state = tab.observe(&opts).await?;
+    // An attached browser outlives this command; leave it as it was.
+    if let Err(err) = tab.close().await {
+        tracing::debug!(%err, "closing the observed tab");
+    }
     if args.json {
         println!("{}", observation_json(&state));
     } else {

@@ -1,0 +1,572 @@
+//! The observation against a real Chromium, on pages this test serves on
+//! 127.0.0.1. One browser for the whole binary (started on first use, in a
+//! static with its own runtime); each test opens its own tab.
+//!
+//! Without Chromium these tests fail with the install command; they never
+//! skip.
+
+use std::future::Future;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use webagent::browser::{BrowserError, BrowserSession, LaunchOptions, ObserveOptions, Tab};
+use webagent::dom::{ElementIndex, InteractiveElement, PageState};
+use webagent::serve::PageServer;
+
+struct Shared {
+    runtime: tokio::runtime::Runtime,
+    session: BrowserSession,
+    server: PageServer,
+}
+
+static SHARED: OnceLock<Result<Shared, String>> = OnceLock::new();
+
+fn shared() -> &'static Shared {
+    let shared = SHARED.get_or_init(|| {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .map_err(|e| e.to_string())?;
+        let (session, server) = runtime.block_on(async {
+            let server = PageServer::start().await.map_err(|e| e.to_string())?;
+            let session = BrowserSession::start(LaunchOptions::default())
+                .await
+                .map_err(|e| e.to_string())?;
+            Ok::<_, String>((session, server))
+        })?;
+        Ok(Shared {
+            runtime,
+            session,
+            server,
+        })
+    });
+    match shared {
+        Ok(s) => s,
+        Err(e) => panic!("the browser tests need Chromium: {e}"),
+    }
+}
+
+/// Serves `html` at `path`, opens it in a fresh tab and runs `body`.
+fn with_page<F, Fut>(path: &str, html: &str, body: F)
+where
+    F: FnOnce(Tab) -> Fut,
+    Fut: Future<Output = ()>,
+{
+    let s = shared();
+    s.server.html(path, html.to_string());
+    let url = s.server.url(path);
+    s.runtime.block_on(async {
+        let tab = s
+            .session
+            .new_tab(&url)
+            .await
+            .expect("opening the test page");
+        body(tab).await;
+    });
+}
+
+fn page(body: &str) -> String {
+    format!("<!doctype html><html><head><title>t</title><style>body{{margin:0;font:16px sans-serif}}</style></head><body>{body}</body></html>")
+}
+
+async fn observe(tab: &Tab) -> PageState {
+    tab.observe(&ObserveOptions::default())
+        .await
+        .expect("observing")
+}
+
+fn texts(state: &PageState) -> Vec<String> {
+    state.elements.iter().map(|e| e.text.clone()).collect()
+}
+
+fn find<'a>(state: &'a PageState, text: &str) -> Option<&'a InteractiveElement> {
+    state.elements.iter().find(|e| e.text == text)
+}
+
+#[test]
+fn hidden_transparent_and_empty_elements_are_not_listed() {
+    let html = page(
+        r#"<button>Shown</button>
+        <button style="display:none">NoneSelf</button>
+        <div style="display:none"><button>NoneParent</button></div>
+        <button style="visibility:hidden">HiddenSelf</button>
+        <div style="visibility:hidden"><button>HiddenParent</button><button style="visibility:visible">VisibleAgain</button></div>
+        <button style="opacity:0">Clear</button>
+        <div style="opacity:0"><div><button>ClearAncestor</button></div></div>
+        <a href="/x" style="display:block;width:0;height:0;overflow:hidden">Empty</a>"#,
+    );
+    with_page("/hidden", &html, |tab| async move {
+        let state = observe(&tab).await;
+        let listed = texts(&state);
+        assert!(listed.contains(&"Shown".to_string()), "{listed:?}");
+        assert!(listed.contains(&"VisibleAgain".to_string()), "{listed:?}");
+        for gone in [
+            "NoneSelf",
+            "NoneParent",
+            "HiddenSelf",
+            "HiddenParent",
+            "Clear",
+            "ClearAncestor",
+            "Empty",
+        ] {
+            assert!(
+                !listed.contains(&gone.to_string()),
+                "{gone} listed: {}",
+                state.listing
+            );
+        }
+    });
+}
+
+#[test]
+fn a_modal_overlay_hides_what_it_covers_but_not_its_own_controls() {
+    let html = page(
+        r#"<button>Behind</button>
+        <div style="height:3000px"></div><button>FarBehind</button>
+        <div style="position:fixed;inset:0;background:rgba(0,0,0,.5)">
+          <div style="margin:100px auto;width:300px;background:#fff"><button>Confirm</button></div>
+        </div>"#,
+    );
+    with_page("/modal", &html, |tab| async move {
+        let state = tab
+            .observe(&ObserveOptions {
+                full_page: true,
+                ..Default::default()
+            })
+            .await
+            .expect("observing");
+        let listed = texts(&state);
+        assert!(listed.contains(&"Confirm".to_string()), "{}", state.listing);
+        assert!(!listed.contains(&"Behind".to_string()), "{}", state.listing);
+        assert!(
+            !listed.contains(&"FarBehind".to_string()),
+            "{}",
+            state.listing
+        );
+    });
+}
+
+#[test]
+fn a_sticky_header_hides_what_scrolled_under_it_only() {
+    let html = page(
+        r#"<header style="position:sticky;top:0;height:120px;background:#eee;z-index:5"><a href="/home">Home</a></header>
+        <div style="height:400px"></div>
+        <button style="display:block;height:40px">UnderHeader</button>
+        <button style="display:block;height:40px">Below</button>
+        <div style="height:3000px"></div>"#,
+    );
+    with_page("/sticky", &html, |tab| async move {
+        let first = observe(&tab).await;
+        assert!(find(&first, "UnderHeader").is_some(), "{}", first.listing);
+        // Scroll so the first button sits entirely under the header.
+        tab.eval("window.scrollTo(0, 440); window.scrollY")
+            .await
+            .expect("scrolling");
+        let state = observe(&tab).await;
+        assert!(find(&state, "Home").is_some(), "{}", state.listing);
+        assert!(find(&state, "Below").is_some(), "{}", state.listing);
+        assert!(find(&state, "UnderHeader").is_none(), "{}", state.listing);
+    });
+}
+
+#[test]
+fn disabled_controls_are_listed_and_say_so() {
+    let html = page(
+        r#"<button disabled>Pay</button><fieldset disabled><input name="card" placeholder="Card"></fieldset>
+        <input type="checkbox" name="terms" checked><select name="size"><option>S</option><option selected>M</option></select>"#,
+    );
+    with_page("/disabled", &html, |tab| async move {
+        let state = observe(&tab).await;
+        let pay = find(&state, "Pay").expect("Pay is listed");
+        assert_eq!(pay.attribute("disabled"), Some(""));
+        let card = state
+            .elements
+            .iter()
+            .find(|e| e.attribute("name") == Some("card"))
+            .expect("card input listed");
+        assert_eq!(card.attribute("disabled"), Some(""), "{}", state.listing);
+        assert!(
+            state
+                .listing
+                .contains("<input type=\"checkbox\" name=\"terms\" checked />"),
+            "{}",
+            state.listing
+        );
+        let size = state
+            .elements
+            .iter()
+            .find(|e| e.tag == "select")
+            .expect("select listed");
+        assert_eq!(size.attribute("value"), Some("M"));
+        assert!(size.text.contains("S | M"), "{}", size.text);
+    });
+}
+
+#[test]
+fn shadow_roots_and_iframes_are_walked_and_cross_origin_frames_flagged() {
+    let s = shared();
+    s.server
+        .html("/frame-inner", page("<button>InFrame</button>"));
+    // The same server under another host name is another origin.
+    let other = format!("http://localhost:{}/frame-inner", s.server.addr().port());
+    let html = page(&format!(
+        r#"<div id="host"></div>
+        <iframe src="/frame-inner" width="300" height="100"></iframe>
+        <iframe src="{other}" width="300" height="100"></iframe>
+        <script>
+          const root = document.getElementById('host').attachShadow({{mode:'open'}});
+          root.innerHTML = '<button>InShadow</button><div id="deep"></div>';
+          root.getElementById('deep').attachShadow({{mode:'open'}}).innerHTML = '<a href="/deep">Deeper</a>';
+        </script>"#
+    ));
+    with_page("/frames", &html, |tab| async move {
+        let state = observe(&tab).await;
+        let shadow = find(&state, "InShadow").expect("shadow button listed");
+        assert!(shadow.in_shadow_root);
+        assert!(
+            find(&state, "Deeper").is_some_and(|e| e.in_shadow_root),
+            "{}",
+            state.listing
+        );
+        let inner = find(&state, "InFrame").expect("same-origin frame content listed");
+        let frame = inner.frame.expect("frame index set");
+        let frame_el = &state.elements[frame.0];
+        assert_eq!(frame_el.tag, "iframe");
+        assert!(!frame_el.cross_origin_frame);
+        assert_eq!(inner.parent, Some(frame));
+        let cross: Vec<_> = state
+            .elements
+            .iter()
+            .filter(|e| e.cross_origin_frame)
+            .collect();
+        assert_eq!(cross.len(), 1, "{}", state.listing);
+        assert!(
+            state.listing.contains("cross-origin>(other origin"),
+            "{}",
+            state.listing
+        );
+        // Only the same-origin frame's button is listed.
+        assert_eq!(
+            state
+                .elements
+                .iter()
+                .filter(|e| e.text == "InFrame")
+                .count(),
+            1
+        );
+    });
+}
+
+#[test]
+fn editable_pointer_listener_and_scrollable_elements_are_interactive() {
+    let html = page(
+        r#"<div contenteditable="true">Notes <b>bold</b></div>
+        <div style="cursor:pointer">Card <span>with child</span></div>
+        <div id="l">Listener</div>
+        <div>Plain</div>
+        <div style="height:60px;overflow:auto"><p style="height:400px">Long</p></div>
+        <script>document.getElementById('l').addEventListener('click', () => {});</script>"#,
+    );
+    with_page("/kinds", &html, |tab| async move {
+        let state = observe(&tab).await;
+        let listed = texts(&state);
+        assert!(
+            listed.contains(&"Notes bold".to_string()),
+            "{}",
+            state.listing
+        );
+        // The child inherits the cursor; only the card itself is listed.
+        assert!(
+            listed.contains(&"Card with child".to_string()),
+            "{}",
+            state.listing
+        );
+        assert!(
+            !listed.contains(&"with child".to_string()),
+            "{}",
+            state.listing
+        );
+        assert!(
+            listed.contains(&"Listener".to_string()),
+            "{}",
+            state.listing
+        );
+        assert!(!listed.contains(&"Plain".to_string()), "{}", state.listing);
+        let scroller = find(&state, "Long").expect("scroll container listed");
+        assert!(
+            scroller
+                .attribute("scrollable")
+                .is_some_and(|v| v.contains("below")),
+            "{}",
+            state.listing
+        );
+    });
+}
+
+#[test]
+fn elements_added_since_the_last_observation_are_starred() {
+    let html = page(r#"<button>Old</button><div id="slot"></div>"#);
+    with_page("/new", &html, |tab| async move {
+        let first = observe(&tab).await;
+        assert!(!first.listing.contains('*'), "{}", first.listing);
+        tab.eval("document.getElementById('slot').innerHTML = '<button>Fresh</button>'; 1")
+            .await
+            .expect("changing the page");
+        let second = observe(&tab).await;
+        assert!(!find(&second, "Old").expect("old listed").is_new);
+        let fresh = find(&second, "Fresh").expect("new listed");
+        assert!(fresh.is_new);
+        assert!(
+            second
+                .listing
+                .contains(&format!("*[{}]<button>Fresh</button>", fresh.index)),
+            "{}",
+            second.listing
+        );
+        let third = observe(&tab).await;
+        assert!(!third.listing.contains('*'), "{}", third.listing);
+    });
+}
+
+#[test]
+fn a_long_page_lists_the_viewport_band_and_counts_what_was_left_out() {
+    let mut items = String::new();
+    for i in 0..3000 {
+        items.push_str(&format!("<li><a href=\"#i{i}\">item {i}</a></li>"));
+    }
+    let html = page(&format!("<ul>{items}</ul>"));
+    with_page("/long", &html, |tab| async move {
+        let top = observe(&tab).await;
+        assert!(top.elements.len() < 200, "listed {}", top.elements.len());
+        assert!(top.left_out.below > 1000, "{:?}", top.left_out);
+        assert!(top.listing.starts_with("[top of page]"), "{}", top.listing);
+        assert!(
+            top.listing.contains("page sections below not listed"),
+            "{}",
+            top.listing
+        );
+        tab.eval("window.scrollTo(0, document.body.scrollHeight / 2); 1")
+            .await
+            .expect("scrolling");
+        let middle = observe(&tab).await;
+        assert!(middle.left_out.above > 500, "{:?}", middle.left_out);
+        assert!(
+            middle.listing.contains("page sections above not listed"),
+            "{}",
+            middle.listing
+        );
+        assert!(middle.scroll.pages_above() > 1.0);
+        let full = tab
+            .observe(&ObserveOptions {
+                full_page: true,
+                ..Default::default()
+            })
+            .await
+            .expect("full observation");
+        assert_eq!(full.elements.len(), 3000);
+        assert_eq!(full.left_out.above + full.left_out.below, 0);
+        // The page text is clipped and says so.
+        assert!(full.page_text.clipped);
+        assert!(full
+            .page_text
+            .for_model()
+            .ends_with("[page text clipped at 4000 characters]"));
+    });
+}
+
+#[test]
+fn an_index_reaches_its_own_node_or_reports_it_gone() {
+    let html = page(r#"<div id="box"><button id="b">Buy</button></div><button>Other</button>"#);
+    with_page("/stale", &html, |tab| async move {
+        let state = observe(&tab).await;
+        let buy = find(&state, "Buy").expect("Buy listed").index;
+        let id = tab
+            .eval_on_index(
+                state.observation,
+                buy,
+                "(el) => el.id",
+                serde_json::json!({}),
+            )
+            .await
+            .expect("reaching the element");
+        assert_eq!(id, serde_json::json!("b"));
+        // Replace the node with an identical-looking one: the index must not
+        // reach the replacement.
+        tab.eval("document.getElementById('box').innerHTML = '<button id=\"b\">Buy</button>'; 1")
+            .await
+            .expect("replacing");
+        let err = tab
+            .eval_on_index(
+                state.observation,
+                buy,
+                "(el) => el.id",
+                serde_json::json!({}),
+            )
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(err, BrowserError::ElementGone { index, .. } if index == buy.0),
+            "{err}"
+        );
+        // A newer observation makes the old indices stale.
+        let newer = observe(&tab).await;
+        let err = tab
+            .eval_on_index(
+                state.observation,
+                ElementIndex(0),
+                "(el) => 1",
+                serde_json::json!({}),
+            )
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(err, BrowserError::StaleObservation { .. }),
+            "{err}"
+        );
+        let missing = tab
+            .eval_on_index(
+                newer.observation,
+                ElementIndex(99),
+                "(el) => 1",
+                serde_json::json!({}),
+            )
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(missing, BrowserError::UnknownIndex { .. }),
+            "{missing}"
+        );
+        // After a reload the world and its map are new: gone, not reached.
+        tab.navigate(&tab.url().await.expect("url"), Duration::from_secs(30))
+            .await
+            .expect("reloading");
+        let err = tab
+            .eval_on_index(
+                newer.observation,
+                ElementIndex(0),
+                "(el) => 1",
+                serde_json::json!({}),
+            )
+            .await
+            .unwrap_err();
+        assert!(matches!(err, BrowserError::ElementGone { .. }), "{err}");
+    });
+}
+
+#[test]
+fn selectors_run_in_the_same_world_and_bad_ones_are_reported() {
+    let html = page(r#"<input name="q" value="x"><input name="q" value="y">"#);
+    with_page("/selector", &html, |tab| async move {
+        let values = tab
+            .eval_on_selector(
+                "input[name=q]",
+                "(els) => els.map(e => e.value)",
+                serde_json::json!({}),
+            )
+            .await
+            .expect("selector");
+        assert_eq!(values, serde_json::json!(["x", "y"]));
+        let err = tab
+            .eval_on_selector("input[", "(els) => els.length", serde_json::json!({}))
+            .await
+            .unwrap_err();
+        assert!(matches!(err, BrowserError::Selector { .. }), "{err}");
+    });
+}
+
+#[test]
+fn the_page_cannot_see_or_break_the_observer() {
+    let html = page(
+        r#"<button>Safe</button><script>
+        // A hostile page: replaces DOM methods in its own world.
+        Element.prototype.getBoundingClientRect = () => ({top:0,left:0,right:0,bottom:0,width:0,height:0});
+        window.getComputedStyle = () => ({display:'none'});
+        </script>"#,
+    );
+    with_page("/hostile", &html, |tab| async move {
+        let state = observe(&tab).await;
+        assert!(find(&state, "Safe").is_some(), "{}", state.listing);
+        // The observer's global lives only in the isolated world.
+        let seen = tab
+            .page()
+            .evaluate("typeof globalThis.__webagentObserver")
+            .await
+            .expect("main-world evaluate")
+            .into_value::<String>()
+            .expect("string");
+        assert_eq!(seen, "undefined");
+    });
+}
+
+#[test]
+fn observe_cli_prints_the_json_shape() {
+    let s = shared();
+    s.server.html(
+        "/cli",
+        page(r#"<h1>Orders</h1><button>Ship</button><a href="/o/1">Order 1</a>"#),
+    );
+    let ws = s
+        .session
+        .websocket_url()
+        .expect("launched session has an address");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_webagent"))
+        .args([
+            "--log-file",
+            "/dev/null",
+            "observe",
+            "--json",
+            "--connect",
+            &ws,
+        ])
+        .arg(s.server.url("/cli"))
+        .output()
+        .expect("running webagent");
+    assert!(
+        out.status.success(),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert_eq!(v["url"], s.server.url("/cli"));
+    assert_eq!(v["title"], "t");
+    let elements = v["elements"].as_array().expect("elements array");
+    assert_eq!(elements.len(), 2);
+    assert_eq!(elements[0]["index"], 0);
+    assert_eq!(elements[0]["tag"], "button");
+    assert_eq!(elements[0]["text"], "Ship");
+    assert_eq!(elements[1]["attributes"]["href"], "/o/1");
+    for key in ["is_new", "in_shadow_root", "frame"] {
+        assert!(elements[0].get(key).is_some(), "missing {key}");
+    }
+    assert!(v["listing"]
+        .as_str()
+        .expect("listing")
+        .contains("[0]<button>Ship</button>"));
+    assert!(v["page_text"].as_str().expect("text").contains("Orders"));
+    assert!(v["scroll"]["pages_below"].is_number());
+    assert!(v["extract_ms"].as_f64().expect("extract_ms") > 0.0);
+
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_webagent"))
+        .args([
+            "--log-file",
+            "/dev/null",
+            "observe",
+            "--repeat",
+            "3",
+            "--connect",
+            &ws,
+        ])
+        .arg(s.server.url("/cli"))
+        .output()
+        .expect("running webagent");
+    assert!(
+        out.status.success(),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert_eq!(v["elements"], 2);
+    assert!(v["extract_ms"]["min"].as_f64() <= v["extract_ms"]["median"].as_f64());
+    assert!(v["chars"].as_u64().expect("chars") > 20);
+}
