@@ -614,6 +614,10 @@ async fn a_stop_cancels_a_request_in_flight_and_a_backoff_wait() {
         handle.stop();
     });
     assert!(matches!(result.unwrap_err(), LlmError::Cancelled));
+    // The connection was closed, not left running in the background.
+    tokio::time::timeout(GUARD, server.wait_for_abandoned(1))
+        .await
+        .expect("the cancelled request's connection was closed");
 
     // The second case waits out a long Retry-After when the stop comes.
     let server = LlmServer::start(vec![
@@ -631,6 +635,29 @@ async fn a_stop_cancels_a_request_in_flight_and_a_backoff_wait() {
     });
     assert!(matches!(result.unwrap_err(), LlmError::Cancelled));
     assert_eq!(server.request_count(), 1, "no request after the stop");
+}
+
+#[tokio::test]
+async fn dropping_the_call_closes_its_connection() {
+    let events = tool_call_events("agent_step", &step_arguments(), 6);
+    let server = LlmServer::start(vec![
+        Reply::Hang,
+        Reply::sse(events[..2].to_vec()).ending(StreamEnd::Hang),
+    ])
+    .await;
+    let client = LlmClient::new(config(server.base_url()).with_streaming(true)).unwrap();
+    let request = step_request();
+    for n in 1..=2 {
+        // The UI drops the future (e.g. a newer step replaced it) once the
+        // server has the request.
+        tokio::select! {
+            _ = client.complete(&request) => panic!("the hanging server never answers"),
+            _ = server.wait_for_requests(n) => {}
+        }
+        tokio::time::timeout(GUARD, server.wait_for_abandoned(n))
+            .await
+            .expect("the dropped request's connection was closed");
+    }
 }
 
 #[tokio::test]

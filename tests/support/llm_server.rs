@@ -182,6 +182,10 @@ struct Shared {
     script: Mutex<VecDeque<Reply>>,
     requests: Mutex<Vec<RecordedRequest>>,
     received: watch::Sender<usize>,
+    /// Connections the client closed before the reply was over (a hanging
+    /// reply, or a write that failed): how a cancelled request looks from
+    /// here.
+    abandoned: watch::Sender<usize>,
 }
 
 /// The running server; stops when dropped.
@@ -201,10 +205,12 @@ impl LlmServer {
             .expect("bind a port on 127.0.0.1");
         let addr = listener.local_addr().expect("listener has an address");
         let (received, _) = watch::channel(0usize);
+        let (abandoned, _) = watch::channel(0usize);
         let shared = Arc::new(Shared {
             script: Mutex::new(replies.into()),
             requests: Mutex::new(Vec::new()),
             received,
+            abandoned,
         });
         let (shutdown, _) = watch::channel(false);
         let accept = tokio::spawn(accept_loop(listener, shared.clone(), shutdown.subscribe()));
@@ -245,6 +251,18 @@ impl LlmServer {
     }
 }
 
+impl LlmServer {
+    /// Waits until clients have closed `n` connections before their reply
+    /// was over (e.g. left hanging by `Reply::Hang`): proof that a
+    /// cancelled call really dropped its request.
+    pub async fn wait_for_abandoned(&self, n: usize) {
+        let mut rx = self.shared.abandoned.subscribe();
+        rx.wait_for(|count| *count >= n)
+            .await
+            .expect("the server state lives as long as the server");
+    }
+}
+
 impl Drop for LlmServer {
     fn drop(&mut self) {
         self.shutdown.send_replace(true);
@@ -252,11 +270,7 @@ impl Drop for LlmServer {
     }
 }
 
-async fn accept_loop(
-    listener: TcpListener,
-    shared: Arc<Shared>,
-    shutdown: watch::Receiver<bool>,
-) {
+async fn accept_loop(listener: TcpListener, shared: Arc<Shared>, shutdown: watch::Receiver<bool>) {
     let mut stopped = shutdown.clone();
     loop {
         tokio::select! {
@@ -289,9 +303,11 @@ async fn serve_connection(mut socket: TcpStream, shared: Arc<Shared>) {
             error_body("the test script has no more replies", "server_error").to_string(),
         )
     });
-    // Write errors mean the client went away (cancelled, timed out): the
-    // test is about the client, so they are ignored here.
-    let _ = write_reply(&mut socket, reply).await;
+    // A write error means the client went away (cancelled, timed out)
+    // before the reply was complete.
+    if write_reply(&mut socket, reply, &shared).await.is_err() {
+        shared.abandoned.send_modify(|count| *count += 1);
+    }
 }
 
 async fn read_request(socket: &mut TcpStream) -> Option<RecordedRequest> {
@@ -362,7 +378,16 @@ fn extra_headers(headers: &[(String, String)]) -> String {
         .collect()
 }
 
-async fn write_reply(socket: &mut TcpStream, reply: Reply) -> std::io::Result<()> {
+/// Keeps a connection open without answering until the client closes it.
+async fn hang(socket: &mut TcpStream, shared: &Shared) -> std::io::Result<()> {
+    let mut scratch = [0u8; 1024];
+    // Reading returns 0 (or fails) once the client closed its side.
+    while matches!(socket.read(&mut scratch).await, Ok(n) if n > 0) {}
+    shared.abandoned.send_modify(|count| *count += 1);
+    Ok(())
+}
+
+async fn write_reply(socket: &mut TcpStream, reply: Reply, shared: &Shared) -> std::io::Result<()> {
     match reply {
         Reply::Body {
             status,
@@ -412,10 +437,10 @@ async fn write_reply(socket: &mut TcpStream, reply: Reply) -> std::io::Result<()
                     socket.shutdown().await
                 }
                 StreamEnd::Cut => Ok(()),
-                StreamEnd::Hang => std::future::pending().await,
+                StreamEnd::Hang => hang(socket, shared).await,
             }
         }
-        Reply::Hang => std::future::pending().await,
+        Reply::Hang => hang(socket, shared).await,
         Reply::Raw(bytes) => {
             socket.write_all(&bytes).await?;
             socket.shutdown().await
