@@ -29,6 +29,22 @@ const PAGE_FIELDS: &[&str] = &[
     "children",
 ];
 
+thread_local! {
+    /// The last message this module raised. serde_yaml prefixes custom
+    /// errors with the key path (`children.orders: …`), which our messages
+    /// already express in page terms, so the original text is kept here and
+    /// preferred when the error comes back out.
+    static OWN_MESSAGE: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+}
+
+/// A custom error with `message`, remembered for `yaml_error`.
+fn fail<E: de::Error>(message: impl Into<String>) -> E {
+    let message = message.into();
+    let error = E::custom(&message);
+    OWN_MESSAGE.with(|own| *own.borrow_mut() = Some(message));
+    error
+}
+
 /// Parses a whole sitemap document into its root node and optional origin.
 pub(crate) fn parse_tree(
     text: &str,
@@ -42,6 +58,7 @@ pub(crate) fn parse_tree(
             message: "the file is empty; a sitemap needs at least a root `title`".into(),
         });
     }
+    OWN_MESSAGE.with(|own| own.borrow_mut().take());
     let deserializer = serde_yaml::Deserializer::from_str(text);
     PageSeed {
         is_root: true,
@@ -57,6 +74,15 @@ fn yaml_error(err: serde_yaml::Error, source: &Path) -> SitemapError {
         .map(|l| (l.line(), l.column()))
         .unwrap_or((1, 1));
     let text = err.to_string();
+    let own = OWN_MESSAGE.with(|own| own.borrow_mut().take());
+    if let Some(message) = own.filter(|m| text.contains(m.as_str())) {
+        return SitemapError::Invalid {
+            file: source.to_path_buf(),
+            line,
+            column,
+            message,
+        };
+    }
     // serde_yaml appends " at line L column C"; the position is reported in
     // its own fields, so the message drops it.
     let message = match text.rfind(" at line ") {
@@ -145,7 +171,7 @@ impl<'de> Visitor<'de> for PageVisitor<'_> {
             }
         }
         node.title = title.ok_or_else(|| {
-            de::Error::custom(format!(
+            fail(format!(
                 "page {} has no `title`; every page needs one",
                 self.pattern
             ))
@@ -188,14 +214,14 @@ impl<'de> Visitor<'de> for FieldSeed<'_> {
             "children" => PageField::Children,
             "origin" if self.is_root => PageField::Origin,
             "origin" => {
-                return Err(E::custom(
+                return Err(fail(
                     "`origin` belongs on the root page only (it says which site the whole sitemap describes)",
                 ))
             }
-            other => return Err(E::custom(unknown_field_message(other, self.is_root))),
+            other => return Err(fail(unknown_field_message(other, self.is_root))),
         };
         if !self.seen.insert(field) {
-            return Err(E::custom(format!("`{key}` appears twice in this page")));
+            return Err(fail(format!("`{key}` appears twice in this page")));
         }
         Ok(field)
     }
@@ -245,13 +271,13 @@ impl<'de> Visitor<'de> for TitleSeed {
 
     fn visit_str<E: de::Error>(self, v: &str) -> Result<String, E> {
         if v.trim().is_empty() {
-            return Err(E::custom("the title is empty; every page needs a title"));
+            return Err(fail("the title is empty; every page needs a title"));
         }
         Ok(v.to_string())
     }
 
     fn visit_unit<E: de::Error>(self) -> Result<String, E> {
-        Err(E::custom("the title is empty; every page needs a title"))
+        Err(fail("the title is empty; every page needs a title"))
     }
 }
 
@@ -287,7 +313,7 @@ impl<'de> Visitor<'de> for OriginSeed {
     }
 
     fn visit_str<E: de::Error>(self, v: &str) -> Result<String, E> {
-        super::set::normalize_origin(v).map_err(E::custom)
+        super::set::normalize_origin(v).map_err(fail)
     }
 }
 
@@ -373,21 +399,21 @@ impl<'de> Visitor<'de> for SegmentSeed<'_> {
     }
 
     fn visit_str<E: de::Error>(self, segment: &str) -> Result<String, E> {
-        check_segment(segment).map_err(E::custom)?;
+        check_segment(segment).map_err(fail)?;
         if self.earlier.iter().any(|(s, _)| s == segment) {
-            return Err(E::custom(format!(
+            return Err(fail(format!(
                 "children key `{segment}` appears twice under {}",
                 self.parent
             )));
         }
         if let (Some(first), true) = (self.dynamic, segment.starts_with(':')) {
-            return Err(E::custom(two_dynamic_message(first, segment, self.parent)));
+            return Err(fail(two_dynamic_message(first, segment, self.parent)));
         }
         Ok(segment.to_string())
     }
 
     fn visit_unit<E: de::Error>(self) -> Result<String, E> {
-        Err(E::custom(
+        Err(fail(
             "a children key cannot be empty: name the path segment, e.g. `orders`",
         ))
     }
