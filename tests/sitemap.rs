@@ -98,10 +98,26 @@ fn resolve_prints_json_and_fails_on_unknown_paths() {
     ]);
     assert!(out.status.success());
     let value: Value = serde_json::from_str(&stdout(&out)).unwrap();
-    assert_eq!(value["path"], "/orders/12345");
-    assert_eq!(value["pattern"], "/orders/:id");
-    assert_eq!(value["params"], serde_json::json!({"id": "12345"}));
-    assert_eq!(value["title"], "Order detail");
+    assert_eq!(
+        value,
+        serde_json::json!({"path": "/orders/12345", "pattern": "/orders/:id", "params": {"id": "12345"}, "title": "Order detail"})
+    );
+    // A full URL with query and fragment resolves to the same page.
+    let out = webagent(&[
+        "sitemap",
+        "resolve",
+        file.to_str().unwrap(),
+        "http://127.0.0.1:9/orders/new/?x=1#y",
+        "--json",
+    ]);
+    let value: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(
+        (
+            value["pattern"].as_str(),
+            value["params"].as_object().map(|p| p.len())
+        ),
+        (Some("/orders/new"), Some(0))
+    );
 
     let out = webagent(&[
         "sitemap",

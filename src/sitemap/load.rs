@@ -289,8 +289,35 @@ impl<'de> DeserializeSeed<'de> for WordListSeed {
     type Value = Vec<String>;
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Vec<String>, D::Error> {
-        let words: Option<Vec<String>> = serde::Deserialize::deserialize(deserializer)?;
-        Ok(words.unwrap_or_default())
+        deserializer.deserialize_option(self)
+    }
+}
+
+impl<'de> Visitor<'de> for WordListSeed {
+    type Value = Vec<String>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a list of words such as `[view, edit]`")
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<Vec<String>, E> {
+        Ok(Vec::new())
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Vec<String>, E> {
+        Ok(Vec::new())
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<Vec<String>, D::Error> {
+        deserializer.deserialize_seq(self)
+    }
+
+    fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<String>, A::Error> {
+        let mut words = Vec::new();
+        while let Some(word) = seq.next_element::<String>()? {
+            words.push(word);
+        }
+        Ok(words)
     }
 }
 
@@ -480,6 +507,14 @@ mod tests {
         let (line, column, message) = invalid("title: Shop\nrequiresAuth: sometimes\n");
         assert_eq!((line, column), (2, 15));
         assert!(message.contains("expected a boolean"), "{message}");
+        let (line, column, message) = invalid("title: Shop\nkeywords: billing\n");
+        assert_eq!((line, column), (2, 11));
+        assert!(
+            message.contains("a list of words such as `[view, edit]`"),
+            "{message}"
+        );
+        let empty = Sitemap::from_yaml_str("title: Shop\nactions:\nkeywords: []\n").unwrap();
+        assert!(empty.root().actions.is_empty());
     }
 
     #[test]

@@ -131,7 +131,15 @@ impl SearchIndex {
                 }
             };
             let postings = &mut self.words[id].postings;
-            if !postings.contains(&(page, field)) {
+            // Pages are indexed one after another, so a repeat of this page
+            // and field can only be in the tail; scanning the whole list
+            // would make common words ("view") quadratic in the page count.
+            let repeated = postings
+                .iter()
+                .rev()
+                .take_while(|(p, _)| *p == page)
+                .any(|&(_, f)| f == field);
+            if !repeated {
                 postings.push((page, field));
             }
         }
@@ -252,6 +260,10 @@ fn partial_quality(term: &str, term_len: usize, term_cjk: bool, word: &Word) -> 
     }
     if term_len >= 3 && word.text.contains(term) {
         return Some(SUBSTRING);
+    }
+    // A different number is a different record, not a typo.
+    if term.chars().all(|c| c.is_ascii_digit()) {
+        return None;
     }
     let allowed = typo_allowance(term_len);
     if allowed == 0 || word.char_len.abs_diff(term_len) > allowed {
@@ -419,8 +431,13 @@ mod tests {
         );
         assert!(sitemap.search("xylophone", 10).is_empty());
         assert!(sitemap.search("  ", 10).is_empty());
-        // Three-letter words are too short to guess a typo from.
+        // Three-letter words are too short to guess a typo from, and a
+        // different number is not a typo.
         assert!(sitemap.search("nwe", 10).is_empty());
+        let numbered =
+            Sitemap::from_yaml_str("title: R\nchildren:\n  a: { title: Invoice 1235 }\n").unwrap();
+        assert!(numbered.search("1234", 10).is_empty());
+        assert_eq!(numbered.search("invoice 1235", 10)[0].path, "/a");
     }
 
     #[test]
