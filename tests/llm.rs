@@ -13,7 +13,7 @@ use llm_server::{
 use serde_json::{json, Value};
 use webagent::llm::{
     stop_pair, ChatMessage, ChatRequest, FunctionTool, LlmClient, LlmConfig, LlmError, LlmEvent,
-    RetryPolicy, StopSignal, TimeoutPhase,
+    RetryPolicy, StopSignal, TimeoutPhase, ToolChoice,
 };
 
 /// Guards every call so a client bug fails the test instead of hanging it.
@@ -721,6 +721,65 @@ async fn a_server_refusing_stream_gets_a_plain_request_from_then_on() {
         .map(|r| r.json().get("stream").is_some())
         .collect();
     assert_eq!(streamed, vec![true, false, false]);
+}
+
+#[tokio::test]
+async fn a_refused_named_tool_choice_steps_down_to_required_then_auto() {
+    let server = LlmServer::start(vec![
+        Reply::json(
+            400,
+            error_body(
+                "tool_choice must be 'auto' or 'none'",
+                "invalid_request_error",
+            )
+            .to_string(),
+        ),
+        Reply::json(
+            400,
+            error_body(
+                "Invalid value for tool_choice: required",
+                "invalid_request_error",
+            )
+            .to_string(),
+        ),
+        Reply::json(200, tool_call_completion("agent_step", &step_arguments())),
+        Reply::json(200, tool_call_completion("agent_step", &step_arguments())),
+    ])
+    .await;
+    let client = LlmClient::new(config(server.base_url())).unwrap();
+    let (result, progress) = call(&client, &step_request(), &StopSignal::never()).await;
+    let response = result.unwrap();
+    assert_eq!(response.stats.tool_choice, ToolChoice::Auto);
+    assert_eq!(response.stats.attempts, 3);
+    let steps: Vec<ToolChoice> = progress
+        .iter()
+        .filter_map(|e| match e {
+            LlmEvent::ToolChoiceRelaxed { to, .. } => Some(*to),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(steps, vec![ToolChoice::Required, ToolChoice::Auto]);
+    // The next call starts where the server's limits are.
+    client.complete(&step_request()).await.unwrap();
+
+    let choices: Vec<Value> = server
+        .requests()
+        .iter()
+        .map(|r| r.json().get("tool_choice").cloned().unwrap_or(Value::Null))
+        .collect();
+    assert_eq!(
+        choices,
+        vec![
+            json!({"type": "function", "function": {"name": "agent_step"}}),
+            json!("required"),
+            Value::Null,
+            Value::Null,
+        ]
+    );
+    assert!(server
+        .requests()
+        .iter()
+        .all(|r| r.json()["tools"][0]["function"]["name"] == "agent_step"));
 }
 
 #[tokio::test]

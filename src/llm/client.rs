@@ -3,7 +3,7 @@
 
 use std::future::pending;
 use std::net::IpAddr;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -12,7 +12,7 @@ use tokio::sync::watch;
 
 use super::config::LlmConfig;
 use super::error::{LlmError, TimeoutPhase};
-use super::request::ChatRequest;
+use super::request::{ChatRequest, ToolChoice};
 use super::response::{error_text, parse_completion, ChatResponse, UsageTotals};
 use super::retry::parse_retry_after;
 use super::sse::SseParser;
@@ -67,6 +67,14 @@ pub enum LlmEvent {
     /// The streamed request is replaced by a non-streaming one.
     FallbackToNonStreaming {
         /// What made the stream unusable.
+        reason: String,
+    },
+    /// The server refused how the forced tool was demanded; the request is
+    /// sent again asking in a weaker way.
+    ToolChoiceRelaxed {
+        /// The way used from now on.
+        to: ToolChoice,
+        /// What the server said.
         reason: String,
     },
 }
@@ -132,6 +140,9 @@ pub struct LlmClient {
     /// Set once the server refused `stream: true`, so later calls go
     /// straight to the plain request.
     stream_refused: AtomicBool,
+    /// The weakest [`ToolChoice`] level the server refused to go above,
+    /// kept so later calls do not pay for the refusal again.
+    tool_choice_level: AtomicU8,
     usage: Mutex<UsageTotals>,
 }
 
@@ -170,6 +181,7 @@ impl LlmClient {
             config,
             endpoint,
             stream_refused: AtomicBool::new(false),
+            tool_choice_level: AtomicU8::new(ToolChoice::Named.level()),
             usage: Mutex::new(UsageTotals::default()),
         })
     }
@@ -251,6 +263,8 @@ impl LlmClient {
         let policy = &self.config.retry;
         let max_attempts = policy.max_retries.saturating_add(1);
         let mut streaming = self.config.streaming && !self.stream_refused.load(Ordering::Relaxed);
+        let mut choice = ToolChoice::from_level(self.tool_choice_level.load(Ordering::Relaxed));
+        let forcing = request.force_tool && request.tool.is_some();
         let mut fallback: Option<String> = None;
         let mut attempts = 0u32;
         let mut retries = 0u32;
@@ -260,7 +274,7 @@ impl LlmClient {
                 attempt: attempts,
                 streaming,
             });
-            let outcome = self.attempt(request, streaming, on_event).await;
+            let outcome = self.attempt(request, streaming, choice, on_event).await;
             match outcome {
                 Ok(response) if streaming && fallback.is_none() && response.is_empty() => {
                     let reason = "the streamed answer had neither a tool call nor text".to_owned();
@@ -274,7 +288,19 @@ impl LlmClient {
                 Ok(mut response) => {
                     response.stats.attempts = attempts;
                     response.stats.fallback = fallback;
+                    response.stats.tool_choice = choice;
                     return Ok(response);
+                }
+                Err(error)
+                    if forcing && refuses_tool_choice(&error) && choice.relaxed().is_some() =>
+                {
+                    let weaker = choice.relaxed().unwrap_or(ToolChoice::Auto); // ok: checked by the guard
+                    let reason = error.to_string();
+                    tracing::info!(%reason, to = weaker.as_str(), "relaxing tool_choice");
+                    self.tool_choice_level
+                        .fetch_max(weaker.level(), Ordering::Relaxed);
+                    on_event(LlmEvent::ToolChoiceRelaxed { to: weaker, reason });
+                    choice = weaker;
                 }
                 Err(error) if streaming && fallback.is_none() && refuses_streaming(&error) => {
                     let reason = format!("the server refused streaming: {error}");
@@ -314,9 +340,10 @@ impl LlmClient {
         &self,
         request: &ChatRequest,
         streaming: bool,
+        choice: ToolChoice,
         on_event: &mut (dyn FnMut(LlmEvent) + Send),
     ) -> Result<ChatResponse, LlmError> {
-        let body = request.to_body(&self.config, streaming);
+        let body = request.to_body_with(&self.config, streaming, choice);
         let mut builder = self
             .http
             .post(&self.endpoint)
@@ -517,12 +544,28 @@ impl LlmClient {
     }
 }
 
+/// Whether a failed request looks like the server refusing the way the
+/// forced tool was demanded.
+fn refuses_tool_choice(error: &LlmError) -> bool {
+    match error {
+        LlmError::BadRequest { message, .. } | LlmError::UnexpectedStatus { message, .. } => {
+            let message = message.to_ascii_lowercase();
+            message.contains("tool_choice") || message.contains("tool choice")
+        }
+        _ => false,
+    }
+}
+
 /// Whether a failed streamed request looks like the server not supporting
 /// `stream` (or `stream_options`) rather than a bad request in general.
 fn refuses_streaming(error: &LlmError) -> bool {
     match error {
         LlmError::BadRequest { message, .. } | LlmError::UnexpectedStatus { message, .. } => {
-            message.to_ascii_lowercase().contains("stream")
+            message
+                .to_ascii_lowercase()
+                .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                // "stream", "streaming", "stream_options", but not "upstream".
+                .any(|word| word.starts_with("stream"))
         }
         _ => false,
     }
@@ -596,8 +639,13 @@ mod tests {
             status: 400,
             message: "messages must not be empty".into(),
         };
+        let upstream = LlmError::BadRequest {
+            status: 400,
+            message: "upstream provider rejected the schema".into(),
+        };
         assert!(refuses_streaming(&stream));
         assert!(!refuses_streaming(&other));
+        assert!(!refuses_streaming(&upstream));
     }
 
     #[test]

@@ -30,7 +30,7 @@ mod stream;
 pub use client::{stop_pair, LlmClient, LlmEvent, StopHandle, StopSignal};
 pub use config::{LlmConfig, DEFAULT_BASE_URL, DEFAULT_MODEL};
 pub use error::{LlmError, TimeoutPhase};
-pub use request::{ChatMessage, ChatRequest, FunctionTool, Role};
+pub use request::{ChatMessage, ChatRequest, FunctionTool, Role, ToolChoice};
 pub use response::{CallStats, ChatResponse, ToolCall, Usage, UsageTotals};
 pub use retry::{parse_http_date, parse_retry_after, RetryPolicy};
 pub use sse::{SseEvent, SseParser};

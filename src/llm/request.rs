@@ -154,6 +154,56 @@ impl FunctionTool {
     }
 }
 
+/// How a forced tool is demanded on the wire.
+///
+/// The protocol's way is to name the function. Some servers reject a named
+/// `tool_choice` but accept `"required"`, and a few accept neither; the
+/// client steps down this list when a server says so, rather than failing
+/// every step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub enum ToolChoice {
+    /// `{"type": "function", "function": {"name": …}}`.
+    #[default]
+    Named,
+    /// `"required"`: some tool must be called (there is only one).
+    Required,
+    /// No `tool_choice` at all: the server's default, the prompt must do
+    /// the forcing.
+    Auto,
+}
+
+impl ToolChoice {
+    /// The next, weaker way to ask, if there is one.
+    pub fn relaxed(self) -> Option<ToolChoice> {
+        match self {
+            ToolChoice::Named => Some(ToolChoice::Required),
+            ToolChoice::Required => Some(ToolChoice::Auto),
+            ToolChoice::Auto => None,
+        }
+    }
+
+    /// A short name for notices ("named", "required", "auto").
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ToolChoice::Named => "named",
+            ToolChoice::Required => "required",
+            ToolChoice::Auto => "auto",
+        }
+    }
+
+    pub(crate) fn from_level(level: u8) -> ToolChoice {
+        match level {
+            0 => ToolChoice::Named,
+            1 => ToolChoice::Required,
+            _ => ToolChoice::Auto,
+        }
+    }
+
+    pub(crate) fn level(self) -> u8 {
+        self as u8
+    }
+}
+
 /// One request to the model.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ChatRequest {
@@ -187,6 +237,11 @@ impl ChatRequest {
 
     /// The JSON body for `config`'s model, streamed or not.
     pub fn to_body(&self, config: &LlmConfig, stream: bool) -> Value {
+        self.to_body_with(config, stream, ToolChoice::Named)
+    }
+
+    /// The JSON body, demanding a forced tool in the way `choice` says.
+    pub fn to_body_with(&self, config: &LlmConfig, stream: bool, choice: ToolChoice) -> Value {
         let mut body = Map::new();
         body.insert("model".into(), Value::from(config.model.as_str()));
         body.insert(
@@ -196,10 +251,18 @@ impl ChatRequest {
         if let Some(tool) = &self.tool {
             body.insert("tools".into(), Value::Array(vec![tool.to_json()]));
             if self.force_tool {
-                body.insert(
-                    "tool_choice".into(),
-                    json!({"type": "function", "function": {"name": tool.name}}),
-                );
+                match choice {
+                    ToolChoice::Named => {
+                        body.insert(
+                            "tool_choice".into(),
+                            json!({"type": "function", "function": {"name": tool.name}}),
+                        );
+                    }
+                    ToolChoice::Required => {
+                        body.insert("tool_choice".into(), Value::from("required"));
+                    }
+                    ToolChoice::Auto => {}
+                }
             }
         }
         if let Some(temperature) = self.temperature.or(config.temperature) {
@@ -255,6 +318,23 @@ mod tests {
             json!({"type": "function", "function": {"name": "agent_step"}})
         );
         assert!(body.get("stream").is_none());
+    }
+
+    #[test]
+    fn relaxed_tool_choices_keep_the_tool_on_offer() {
+        let request =
+            ChatRequest::new(vec![ChatMessage::user("task")]).with_forced_tool(step_tool());
+        let config = LlmConfig::default();
+        let required = request.to_body_with(&config, false, ToolChoice::Required);
+        assert_eq!(required["tool_choice"], "required");
+        let auto = request.to_body_with(&config, false, ToolChoice::Auto);
+        assert!(auto.get("tool_choice").is_none());
+        assert_eq!(auto["tools"][0]["function"]["name"], "agent_step");
+        assert_eq!(ToolChoice::Named.relaxed(), Some(ToolChoice::Required));
+        assert_eq!(ToolChoice::Auto.relaxed(), None);
+        for choice in [ToolChoice::Named, ToolChoice::Required, ToolChoice::Auto] {
+            assert_eq!(ToolChoice::from_level(choice.level()), choice);
+        }
     }
 
     #[test]

@@ -6,6 +6,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::error::LlmError;
+use super::request::ToolChoice;
 
 /// How many characters of a bad body an error message quotes.
 const BODY_START_CHARS: usize = 200;
@@ -95,6 +96,9 @@ pub struct CallStats {
     pub streamed: bool,
     /// Why the client fell back to a non-streaming request, if it did.
     pub fallback: Option<String>,
+    /// How the forced tool was demanded in the request that was answered
+    /// (weaker than `Named` when the server refused the named form).
+    pub tool_choice: ToolChoice,
     /// The HTTP status of the answer that was used.
     pub status: u16,
 }
