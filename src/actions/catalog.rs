@@ -266,6 +266,41 @@ impl Catalog {
         Ok(())
     }
 
+    /// The JSON schema of one action as the model emits it,
+    /// `{"name": {params}}`: one `anyOf` branch per action, each an object
+    /// with exactly that key. The agent's tool puts this under its `action`
+    /// field. `anyOf` rather than `oneOf` because more model providers
+    /// accept it; the branches are exclusive anyway, and what the model
+    /// sends is checked again by [`Catalog::parse`].
+    pub fn action_schema(&self) -> Value {
+        let branches: Vec<Value> = self
+            .specs
+            .iter()
+            .map(|spec| {
+                let mut properties = Map::new();
+                let mut params = spec.schema.clone();
+                if let Value::Object(schema) = &mut params {
+                    schema.insert(
+                        "description".to_string(),
+                        Value::String(spec.description.clone()),
+                    );
+                }
+                properties.insert(spec.name.clone(), params);
+                json!({
+                    "type": "object",
+                    "properties": properties,
+                    "required": [spec.name],
+                    "additionalProperties": false
+                })
+            })
+            .collect();
+        json!({
+            "type": "object",
+            "description": "Exactly one action, as {\"action_name\": {parameters}}.",
+            "anyOf": branches
+        })
+    }
+
     /// Parses the JSON the model (or a script, or `webagent exec`) emits:
     /// `{"click": {"index": 3}}`. Parameters are validated against the
     /// action's schema and defaults are filled in; every problem is an
@@ -327,7 +362,8 @@ impl Catalog {
             .map_err(|e| ActionError::invalid(name, format!("parameters do not fit: {e}")))
     }
 
-    fn unknown(&self, name: &str) -> ActionError {
+    /// The error for a name not in the catalog, with close names.
+    pub(crate) fn unknown(&self, name: &str) -> ActionError {
         let names = self.names();
         let lower = name.to_lowercase();
         let mut close: Vec<String> = Vec::new();
@@ -530,6 +566,7 @@ fn target_properties() -> Map<String, Value> {
             "type": "string",
             "format": "selector",
             "minLength": 1,
+            "maxLength": 500,
             "description": "CSS selector, only when the element has no index: tag, #id, .class, [attr], [attr=value], :nth-child(); no *, :has() or :not()."
         }),
     );
@@ -643,7 +680,7 @@ fn builtin_specs() -> Vec<ActionSpec> {
             "Wait until an element matching a selector is visible, or until a text appears on the page. Fails with timeout if it does not happen in time.",
             NoTarget,
             json!({
-                "selector": {"type": "string", "format": "selector", "minLength": 1, "description": "Wait for a visible element matching this CSS selector."},
+                "selector": {"type": "string", "format": "selector", "minLength": 1, "maxLength": 500, "description": "Wait for a visible element matching this CSS selector."},
                 "text": {"type": "string", "minLength": 1, "description": "Wait for this text to appear in the page."},
                 "timeout_ms": {"type": "integer", "minimum": 100, "maximum": 60000, "default": 5000, "description": "Give up after this many milliseconds."}
             }),
@@ -1624,6 +1661,30 @@ mod tests {
         assert!(catalog.remove_custom("refund_order"));
         assert!(!catalog.remove_custom("click"));
         assert_eq!(catalog.specs().len(), 32);
+    }
+
+    #[test]
+    fn action_schema_has_one_branch_per_action_including_custom() {
+        let mut catalog = Catalog::builtin();
+        catalog.register(chat_spec()).unwrap();
+        let schema = catalog.action_schema();
+        let branches = schema["anyOf"].as_array().unwrap();
+        assert_eq!(branches.len(), 33);
+        let click = branches
+            .iter()
+            .find(|b| b["required"] == json!(["click"]))
+            .unwrap();
+        assert_eq!(
+            click["properties"]["click"]["properties"]["index"]["type"],
+            "integer"
+        );
+        assert!(click["properties"]["click"]["description"]
+            .as_str()
+            .unwrap()
+            .contains("Click"));
+        assert!(branches
+            .iter()
+            .any(|b| b["required"] == json!(["open_chat_panel"])));
     }
 
     #[test]

@@ -64,15 +64,7 @@ impl Catalog {
             .position(|c| c.is_whitespace() || *c == '{')
             .map_or(chars.len(), |n| first + n);
         let name: String = chars[first..name_end].iter().collect();
-        let spec = self.get(&name).ok_or_else(|| {
-            // Reuse the catalog's suggestions for unknown names.
-            match self.parse_call(&name, Value::Null) {
-                Err(err) => err,
-                Ok(_) => ActionError::Malformed {
-                    reason: format!("unknown action `{name}`"),
-                },
-            }
-        })?;
+        let spec = self.get(&name).ok_or_else(|| self.unknown(&name))?;
         let rest_start = chars[name_end..]
             .iter()
             .position(|c| !c.is_whitespace())

@@ -181,7 +181,8 @@ impl KeyChord {
             })?;
             definitions.push(definition);
         }
-        // ok: `split_chord` yields at least one part for non-empty text.
+        // `split_chord` yields at least one part for non-empty text, so
+        // this error is only a guard.
         let key = definitions.pop().ok_or_else(|| ActionError::InvalidKeys {
             reason: format!("no key in `{trimmed}`"),
         })?;

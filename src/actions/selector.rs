@@ -269,10 +269,7 @@ impl Parser<'_> {
                 return Ok(());
             }
             Some('=') => self.pos += 1,
-            Some(c @ ('^' | '$' | '*' | '~')) if self.peek_at(1) == Some('=') => {
-                let _ = c;
-                self.pos += 2;
-            }
+            Some('^' | '$' | '*' | '~') if self.peek_at(1) == Some('=') => self.pos += 2,
             Some('|') if self.peek_at(1) == Some('=') => {
                 return Err(self.error(
                     self.pos,
@@ -300,8 +297,10 @@ impl Parser<'_> {
         self.skip_whitespace();
         // Case-sensitivity flags `i` and `s` are harmless and common in
         // hand-written selectors.
-        if let Some(flag) = self.peek().filter(|c| matches!(c, 'i' | 'I' | 's' | 'S')) {
-            let _ = flag;
+        if self
+            .peek()
+            .is_some_and(|c| matches!(c, 'i' | 'I' | 's' | 'S'))
+        {
             self.pos += 1;
             self.skip_whitespace();
         }
