@@ -94,11 +94,11 @@ fn retries(events: &[LlmEvent]) -> Vec<(u32, Duration, String)> {
         .iter()
         .filter_map(|event| match event {
             LlmEvent::Retrying {
-                next_attempt,
+                retry,
                 wait,
                 reason,
                 ..
-            } => Some((*next_attempt, *wait, reason.clone())),
+            } => Some((*retry, *wait, reason.clone())),
             _ => None,
         })
         .collect()
@@ -372,7 +372,7 @@ async fn rate_limit_with_retry_after_waits_then_succeeds() {
     // Retry-After (1 s) replaced the 1 ms backoff and was capped at 50 ms.
     assert_eq!(
         retries(&progress),
-        vec![(2, Duration::from_millis(50), "HTTP 429".to_owned())]
+        vec![(1, Duration::from_millis(50), "HTTP 429".to_owned())]
     );
 }
 
@@ -388,7 +388,7 @@ async fn retry_after_as_a_past_http_date_means_retry_now() {
     result.unwrap();
     assert_eq!(
         retries(&progress),
-        vec![(2, Duration::ZERO, "HTTP 503".to_owned())]
+        vec![(1, Duration::ZERO, "HTTP 503".to_owned())]
     );
 }
 
@@ -412,7 +412,7 @@ async fn two_503s_then_success_takes_three_attempts() {
     assert_eq!(response.stats.attempts, 3);
     assert_eq!(server.request_count(), 3);
     let notices = retries(&progress);
-    assert_eq!(notices.iter().map(|r| r.0).collect::<Vec<_>>(), vec![2, 3]);
+    assert_eq!(notices.iter().map(|r| r.0).collect::<Vec<_>>(), vec![1, 2]);
     assert!(notices
         .iter()
         .all(|r| r.1 <= Duration::from_millis(10) && r.2 == "HTTP 503"));

@@ -55,10 +55,10 @@ pub enum LlmEvent {
     /// The last request failed and another follows after `wait`. Text
     /// streamed so far belongs to the failed request and should be cleared.
     Retrying {
-        /// The number of the request that will follow.
-        next_attempt: u32,
-        /// Total requests allowed for this call.
-        max_attempts: u32,
+        /// Which retry this is (1 for the first).
+        retry: u32,
+        /// How many retries the policy allows.
+        max_retries: u32,
         /// The wait before it.
         wait: Duration,
         /// Why the last one failed ("HTTP 503", "timeout (…)", …).
@@ -261,7 +261,6 @@ impl LlmClient {
         on_event: &mut (dyn FnMut(LlmEvent) + Send),
     ) -> Result<ChatResponse, LlmError> {
         let policy = &self.config.retry;
-        let max_attempts = policy.max_retries.saturating_add(1);
         let mut streaming = self.config.streaming && !self.stream_refused.load(Ordering::Relaxed);
         let mut choice = ToolChoice::from_level(self.tool_choice_level.load(Ordering::Relaxed));
         let forcing = request.force_tool && request.tool.is_some();
@@ -317,8 +316,8 @@ impl LlmClient {
                     let wait = policy.delay(retries, error.retry_after());
                     tracing::info!(%error, ?wait, attempt = attempts, "llm request failed, retrying");
                     on_event(LlmEvent::Retrying {
-                        next_attempt: attempts + 1,
-                        max_attempts: max_attempts + u32::from(fallback.is_some()),
+                        retry: retries,
+                        max_retries: policy.max_retries,
                         wait,
                         reason: error.retry_reason(),
                     });
@@ -656,6 +655,19 @@ mod tests {
         assert!(matches!(error, LlmError::InvalidBaseUrl { .. }));
         let error = LlmClient::new(LlmConfig::default().with_model(" ")).unwrap_err();
         assert!(matches!(error, LlmError::MissingModel));
+    }
+
+    #[test]
+    fn a_call_can_run_on_a_spawned_task() {
+        fn assert_send<T: Send>(_: &T) {}
+        let client = LlmClient::new(LlmConfig::default()).unwrap();
+        let request = ChatRequest::default();
+        let stop = StopSignal::never();
+        let mut on_event = |_event: LlmEvent| {};
+        // Never polled: this only proves at compile time that the agent
+        // can move a call onto its own task.
+        let call = client.complete_observed(&request, &mut on_event, &stop);
+        assert_send(&call);
     }
 
     #[tokio::test]
