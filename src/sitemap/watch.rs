@@ -195,6 +195,8 @@ impl SitemapWatcher {
                 })?;
         }
 
+        // A file named explicitly and also found in a watched directory is
+        // loaded once, under the name the caller gave it (as events use).
         let mut initial: Vec<(PathBuf, PathBuf)> = targets
             .files
             .iter()
@@ -210,13 +212,16 @@ impl SitemapWatcher {
                 let Some(name_str) = name.to_str() else {
                     continue;
                 };
-                if is_sitemap_file_name(name_str) && entry.path().is_file() {
-                    initial.push((canonical_dir.join(&name), shown_dir.join(&name)));
+                let canonical = canonical_dir.join(&name);
+                if is_sitemap_file_name(name_str)
+                    && entry.path().is_file()
+                    && !targets.files.contains_key(&canonical)
+                {
+                    initial.push((canonical, shown_dir.join(&name)));
                 }
             }
         }
         initial.sort_by(|a, b| a.1.cmp(&b.1));
-        initial.dedup_by(|a, b| a.0 == b.0);
         for (canonical, shown) in initial {
             reload(&canonical, &shown, &sitemaps, &callback, true);
         }
