@@ -818,6 +818,19 @@ async fn a_server_ignoring_stream_and_answering_json_is_understood() {
 }
 
 #[tokio::test]
+async fn a_stream_with_the_wrong_content_type_is_still_read_as_a_stream() {
+    let body = tool_call_events("agent_step", &step_arguments(), 3).concat();
+    let server = LlmServer::start(vec![Reply::text(200, "text/plain; charset=utf-8", body)]).await;
+    let client = LlmClient::new(config(server.base_url()).with_streaming(true)).unwrap();
+    let response = client.complete(&step_request()).await.unwrap();
+    assert_eq!(
+        serde_json::from_str::<Value>(&response.tool_calls[0].arguments).unwrap(),
+        step_arguments()
+    );
+    assert_eq!(response.usage.unwrap().total_tokens, 150);
+}
+
+#[tokio::test]
 async fn a_long_but_lively_stream_is_not_cut_by_the_idle_timeout() {
     // Pieces 50 ms apart with a 2 s idle limit: the idle clock restarts on
     // every piece, so a long but lively answer is not cut.

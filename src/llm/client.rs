@@ -377,6 +377,11 @@ impl LlmClient {
             // A server that ignores `stream` answers with plain JSON; that
             // is a complete answer too.
             let body = self.read_body(response, deadline, usize::MAX).await?;
+            if streaming && looks_like_sse(&body) {
+                // A stream sent with the wrong content type (some proxies
+                // rewrite it to text/plain): parse it as the stream it is.
+                return parse_sse_body(body, on_event);
+            }
             let mut parsed = parse_completion(&body, status)?;
             for (index, call) in parsed.tool_calls.iter().enumerate() {
                 on_event(LlmEvent::ToolCallDelta {
@@ -541,6 +546,29 @@ impl LlmClient {
             _ => LlmError::UnexpectedStatus { status, message },
         }
     }
+}
+
+/// Whether a body is SSE text rather than JSON.
+fn looks_like_sse(body: &str) -> bool {
+    let start = body.trim_start();
+    start.starts_with("data:") || start.starts_with("event:") || start.starts_with(':')
+}
+
+/// Parses a complete SSE body that arrived in one piece.
+fn parse_sse_body(
+    body: String,
+    on_event: &mut (dyn FnMut(LlmEvent) + Send),
+) -> Result<ChatResponse, LlmError> {
+    let mut parser = SseParser::new();
+    let mut accumulator = StreamAccumulator::new();
+    let mut events = parser.push(body.as_bytes());
+    events.extend(parser.finish());
+    for event in &events {
+        if accumulator.apply(event, on_event)? == StreamState::Done {
+            break;
+        }
+    }
+    accumulator.finish(body)
 }
 
 /// Whether a failed request looks like the server refusing the way the
