@@ -49,7 +49,8 @@ pub struct ActionSpec {
 
 impl ActionSpec {
     /// A custom action's spec. Its command-line argument order is the order
-    /// of the schema's `properties`.
+    /// of the schema's `properties`, with an `index`/`selector` pair taken
+    /// together as one `target` argument, as for built-ins.
     pub fn custom(
         name: impl Into<String>,
         description: impl Into<String>,
@@ -57,11 +58,24 @@ impl ActionSpec {
         risk: Risk,
         source: Option<String>,
     ) -> Self {
-        let positional = schema
+        let names: Vec<String> = schema
             .get("properties")
             .and_then(Value::as_object)
             .map(|p| p.keys().cloned().collect())
             .unwrap_or_default();
+        let targeted = names.iter().any(|n| n == "index")
+            && names.iter().any(|n| n == "selector")
+            && !names.iter().any(|n| n == "target");
+        let mut positional = Vec::new();
+        for name in names {
+            if targeted && (name == "index" || name == "selector") {
+                if !positional.iter().any(|p| p == "target") {
+                    positional.push("target".to_string());
+                }
+            } else {
+                positional.push(name);
+            }
+        }
         ActionSpec {
             name: name.into(),
             description: description.into(),
@@ -75,6 +89,56 @@ impl ActionSpec {
     /// Whether this is a built-in action.
     pub fn is_builtin(&self) -> bool {
         self.origin == SpecOrigin::Builtin
+    }
+
+    /// How to write the action on the command line, for help and
+    /// completion: `input_text <target> <text> [clear=…]`. Arguments in
+    /// angle brackets are required, in square brackets optional; the
+    /// `name=…` ones can only be given by name.
+    pub fn usage(&self) -> String {
+        let empty = Map::new();
+        let properties = self
+            .schema
+            .get("properties")
+            .and_then(Value::as_object)
+            .unwrap_or(&empty);
+        let required: Vec<&str> = self
+            .schema
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|r| r.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        let choices = self.choice_groups();
+        let mut words = vec![self.name.clone()];
+        let mut covered: Vec<String> = Vec::new();
+        for name in &self.positional {
+            if name == "target" && !properties.contains_key("target") {
+                let optional = choices
+                    .iter()
+                    .find(|(group, _)| group.iter().any(|g| g == "index"))
+                    .is_some_and(|(_, optional)| *optional);
+                words.push(if optional {
+                    "[target]".to_string()
+                } else {
+                    "<target>".to_string()
+                });
+                covered.extend(["index".to_string(), "selector".to_string()]);
+                continue;
+            }
+            let in_choice = choices.iter().any(|(group, _)| group.contains(name));
+            let needed =
+                required.contains(&name.as_str()) && properties[name].get("default").is_none();
+            words.push(if needed || in_choice {
+                format!("<{name}>")
+            } else {
+                format!("[{name}]")
+            });
+            covered.push(name.clone());
+        }
+        for name in properties.keys().filter(|k| !covered.contains(k)) {
+            words.push(format!("[{name}=…]"));
+        }
+        words.join(" ")
     }
 
     /// A one-line summary of the parameters for tables and help:
@@ -1694,5 +1758,62 @@ mod tests {
         assert_eq!(value["risk"], "interact");
         assert!(value.get("positional").is_none());
         assert_eq!(chat_spec().positional, vec!["message", "priority"]);
+    }
+
+    #[test]
+    fn usage_shows_argument_order_and_named_only_parameters() {
+        let catalog = Catalog::builtin();
+        let usage = |name: &str| catalog.get(name).unwrap().usage();
+        assert_eq!(usage("click"), "click <target>");
+        assert_eq!(usage("input_text"), "input_text <target> <text> [clear=…]");
+        assert_eq!(usage("scroll"), "scroll <direction> [pages] [target]");
+        assert_eq!(
+            usage("wait_for"),
+            "wait_for <selector> [timeout_ms] [text=…]"
+        );
+        assert_eq!(
+            usage("select_option"),
+            "select_option <target> <value> [text=…]"
+        );
+        assert_eq!(usage("back"), "back");
+        assert_eq!(usage("extract"), "extract <instruction> [schema=…]");
+    }
+
+    #[test]
+    fn custom_targets_take_one_positional_slot() {
+        let spec = ActionSpec::custom(
+            "flag_row",
+            "Flag a table row for review.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "index": {"type": "integer", "minimum": 0},
+                    "selector": {"type": "string", "format": "selector"},
+                    "reason": {"type": "string"}
+                },
+                "required": ["reason"],
+                "oneOf": [{"required": ["index"]}, {"required": ["selector"]}]
+            }),
+            Risk::Interact,
+            None,
+        );
+        assert_eq!(spec.positional, vec!["target", "reason"]);
+        let mut catalog = Catalog::builtin();
+        catalog.register(spec).unwrap();
+        let action = catalog
+            .parse_command("flag_row 4 looks like a duplicate")
+            .unwrap();
+        assert_eq!(
+            action.params(),
+            json!({"index": 4, "reason": "looks like a duplicate"})
+        );
+        let err = catalog
+            .parse_command("flag_row \"td:has(b)\" x")
+            .unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("flag_row.selector: invalid selector"),
+            "{err}"
+        );
     }
 }

@@ -217,7 +217,7 @@ fn arguments(
         positional.push(merged);
     }
     for (name, token) in order.iter().zip(positional) {
-        if name == "target" {
+        if name == "target" && !properties.contains_key("target") {
             let (key, value) = target_value(&token);
             params.insert(key.to_string(), value);
             continue;

@@ -18,15 +18,21 @@ pub struct ActionsArgs {
 /// Runs `webagent actions`.
 pub fn run(args: ActionsArgs) -> anyhow::Result<ExitCode> {
     let catalog = Catalog::builtin();
-    let mut out = std::io::stdout().lock();
-    if args.json {
-        serde_json::to_writer_pretty(&mut out, catalog.specs())?;
-        writeln!(out)?;
+    let text = if args.json {
+        let mut json = serde_json::to_string_pretty(catalog.specs())?;
+        json.push('\n');
+        json
     } else {
-        out.write_all(render_table(catalog.specs()).as_bytes())?;
+        render_table(catalog.specs())
+    };
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => Ok(ExitCode::SUCCESS),
+        // `webagent actions | head` closes the pipe early; that is not an
+        // error worth reporting.
+        Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
+        Err(err) => Err(anyhow::anyhow!("writing the catalog to stdout: {err}")),
     }
-    out.flush()?;
-    Ok(ExitCode::SUCCESS)
 }
 
 /// Width the descriptions are wrapped to, so the table reads at 80 columns.
@@ -50,11 +56,7 @@ pub fn render_table(specs: &[ActionSpec]) -> String {
             text.push_str(&format!("    {line}\n"));
         }
         if !spec.positional.is_empty() {
-            text.push_str(&format!(
-                "    command: {} {}\n",
-                spec.name,
-                spec.positional.join(" ")
-            ));
+            text.push_str(&format!("    command: {}\n", spec.usage()));
         }
     }
     text.push_str(
@@ -109,7 +111,7 @@ mod tests {
         assert!(table
             .lines()
             .any(|l| l.starts_with("execute_javascript") && l.contains("dangerous")));
-        assert!(table.contains("command: scroll direction pages target"));
+        assert!(table.contains("command: scroll <direction> [pages] [target]"));
         assert!(
             table.lines().all(|l| l.chars().count() <= 80),
             "table wider than 80 columns"
