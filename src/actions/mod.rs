@@ -135,3 +135,89 @@ impl From<ActionError> for ActionResult {
         error.to_result()
     }
 }
+
+#[cfg(test)]
+mod robustness_tests {
+    //! Whatever a model or a person types, parsing returns a value or an
+    //! error; it never panics. A fixed pseudo-random stream keeps the test
+    //! deterministic.
+
+    use super::*;
+
+    /// xorshift64: enough variety for input generation, no dependency.
+    struct Stream(u64);
+
+    impl Stream {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+
+        fn text(&mut self, alphabet: &[char], max_len: usize) -> String {
+            let len = (self.next() % (max_len as u64 + 1)) as usize;
+            (0..len)
+                .map(|_| alphabet[(self.next() % alphabet.len() as u64) as usize])
+                .collect()
+        }
+    }
+
+    const ALPHABET: &[char] = &[
+        'a', 'b', 'z', 'A', 'Z', '0', '1', '9', '-', '_', '#', '.', '[', ']', '=', '^', '$', '*',
+        '~', '|', ':', '(', ')', ',', '>', '+', ' ', '\t', '"', '\'', '\\', '{', '}', 'n', 'é',
+        '中', '\n', '/', '?', '&',
+    ];
+
+    #[test]
+    fn selector_parser_never_panics() {
+        let mut stream = Stream(0x9E37_79B9_7F4A_7C15);
+        for _ in 0..20_000 {
+            let text = stream.text(ALPHABET, 24);
+            let _ = Selector::parse(&text);
+        }
+    }
+
+    #[test]
+    fn key_parser_never_panics() {
+        let mut stream = Stream(0xD1B5_4A32_D192_ED03);
+        let words = [
+            "Control", "Shift", "Enter", "F1", "F13", "+", "", " ", "a", "é", "Meta",
+        ];
+        for _ in 0..5_000 {
+            let mut text = stream.text(ALPHABET, 6);
+            text.push_str(words[(stream.next() % words.len() as u64) as usize]);
+            if stream.next() % 2 == 0 {
+                text.push('+');
+                text.push_str(words[(stream.next() % words.len() as u64) as usize]);
+            }
+            if let Ok(chord) = KeyChord::parse(&text) {
+                assert!(!chord.events().is_empty());
+            }
+        }
+    }
+
+    #[test]
+    fn command_parser_never_panics() {
+        let catalog = Catalog::builtin();
+        let names = catalog.names();
+        let mut stream = Stream(0x2545_F491_4F6C_DD1D);
+        for _ in 0..20_000 {
+            let name = names[(stream.next() % names.len() as u64) as usize];
+            let rest = stream.text(ALPHABET, 20);
+            let line = if stream.next() % 4 == 0 {
+                rest
+            } else {
+                format!("{name} {rest}")
+            };
+            if let Ok(action) = catalog.parse_command(&line) {
+                // Whatever parsed must survive the trip through JSON.
+                assert_eq!(
+                    catalog.parse(&action.to_json()).as_ref(),
+                    Ok(&action),
+                    "{line}"
+                );
+            }
+        }
+    }
+}
