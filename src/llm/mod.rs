@@ -17,6 +17,31 @@
 //!
 //! It knows nothing of the browser or the terminal: the agent loop turns
 //! its events into the program's events.
+//!
+//! ```no_run
+//! use serde_json::json;
+//! use webagent::llm::{stop_pair, ChatMessage, ChatRequest, FunctionTool, LlmClient, LlmConfig, LlmEvent};
+//!
+//! # async fn step() -> Result<(), webagent::llm::LlmError> {
+//! let client = LlmClient::new(LlmConfig::from_env())?;
+//! let tool = FunctionTool {
+//!     name: "agent_step".into(),
+//!     description: "Reflect on the last step, then choose one action.".into(),
+//!     parameters: json!({"type": "object"}),
+//! };
+//! let request = ChatRequest::new(vec![ChatMessage::system("…"), ChatMessage::user("…")])
+//!     .with_forced_tool(tool);
+//! // The stop handle goes to whoever takes the user's stop key.
+//! let (_stop, signal) = stop_pair();
+//! let (tx, _rx) = tokio::sync::mpsc::unbounded_channel::<LlmEvent>();
+//! let answer = client
+//!     .complete_observed(&request, &mut |event| { let _ = tx.send(event); }, &signal)
+//!     .await?;
+//! let arguments = answer.tool_call("agent_step").map(|call| call.arguments.as_str());
+//! # let _ = arguments;
+//! # Ok(())
+//! # }
+//! ```
 
 mod client;
 mod config;
