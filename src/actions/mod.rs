@@ -13,6 +13,7 @@
 //! - `catalog`: the built-in specs, custom registration, parsing.
 //! - `command`: the one-line command syntax of the TUI.
 //! - `keys`: `press_keys` strings to CDP key events.
+//! - `repair`: schema-driven fixes for near-miss model output.
 //! - `risk`: static and effective risk levels.
 //! - `schema`: the JSON-schema subset validator.
 //! - `selector`: the restricted CSS selector parser.
@@ -22,6 +23,7 @@ mod action;
 mod catalog;
 mod command;
 mod keys;
+mod repair;
 mod result;
 mod risk;
 mod schema;
