@@ -10,7 +10,8 @@
 //!
 //! Parts:
 //! - `action`: the typed [`Action`] and its targets.
-//! - `catalog`: the built-in specs, custom registration, parsing.
+//! - `builtins`: the built-in specs.
+//! - `catalog`: the catalog, custom registration, parsing.
 //! - `command`: the one-line command syntax of the TUI.
 //! - `keys`: `press_keys` strings to CDP key events.
 //! - `repair`: schema-driven fixes for near-miss model output.
@@ -20,6 +21,7 @@
 //! - `result`: [`ActionResult`] and [`FailureReason`].
 
 mod action;
+mod builtins;
 mod catalog;
 mod command;
 mod keys;
