@@ -61,7 +61,10 @@ pub fn render_table(specs: &[ActionSpec]) -> String {
     }
     text.push_str(
         "\nTargets are an element index from the listing or a CSS selector\n\
-         (tag, #id, .class, [attr], [attr=value], :nth-child(); no *, :has() or :not()).\n",
+         (tag, #id, .class, [attr], [attr=value], :nth-child(); no *, :has() or :not()).\n\
+         Risk: read has no side effects; interact changes the page; commit submits,\n\
+         leaves the site, uploads or writes files (a click on a submit button or on a\n\
+         link to another site is commit); dangerous runs code.\n",
     );
     text
 }
