@@ -136,6 +136,32 @@ impl ActionResult {
         Self::fail(FailureReason::Unknown, message)
     }
 
+    /// Adds how many elements a selector matched and which one was used
+    /// (`{"matched": 3, "used": 0}` in the data), so the model learns its
+    /// selector was ambiguous. Other data is kept; a non-object value moves
+    /// under `value`. Failures are returned unchanged.
+    pub fn with_matches(self, matched: usize, used: usize) -> Self {
+        match self {
+            ActionResult::Success { data } => {
+                let mut object = match data {
+                    Some(Value::Object(object)) => object,
+                    Some(other) => {
+                        let mut object = serde_json::Map::new();
+                        object.insert("value".to_string(), other);
+                        object
+                    }
+                    None => serde_json::Map::new(),
+                };
+                object.insert("matched".to_string(), Value::from(matched));
+                object.insert("used".to_string(), Value::from(used));
+                ActionResult::Success {
+                    data: Some(Value::Object(object)),
+                }
+            }
+            failure => failure,
+        }
+    }
+
     /// Whether the action succeeded.
     pub fn is_ok(&self) -> bool {
         matches!(self, ActionResult::Success { .. })
@@ -254,6 +280,28 @@ mod tests {
             assert_eq!(value["reason"], json!(word));
             assert_eq!(result.reason().map(FailureReason::as_str), Some(word));
         }
+    }
+
+    #[test]
+    fn match_counts_join_the_data() {
+        assert_eq!(
+            serde_json::to_value(ActionResult::ok().with_matches(3, 0)).unwrap(),
+            json!({"ok": true, "data": {"matched": 3, "used": 0}})
+        );
+        assert_eq!(
+            ActionResult::ok_with(json!({"url": "/a"}))
+                .with_matches(2, 1)
+                .data(),
+            Some(&json!({"url": "/a", "matched": 2, "used": 1}))
+        );
+        assert_eq!(
+            ActionResult::ok_with(json!("text"))
+                .with_matches(2, 0)
+                .data(),
+            Some(&json!({"value": "text", "matched": 2, "used": 0}))
+        );
+        let failure = ActionResult::not_found("nothing matched .x");
+        assert_eq!(failure.clone().with_matches(0, 0), failure);
     }
 
     #[test]
