@@ -10,6 +10,7 @@ pub mod actions;
 pub mod bench;
 pub mod exec;
 pub mod observe;
+pub mod run;
 pub mod sitemap;
 
 /// A terminal workbench for LLM web agents driving Chromium over CDP.
@@ -37,6 +38,8 @@ pub enum Command {
     Actions(actions::ActionsArgs),
     /// Open a page and run actions on it, observing after each.
     Exec(exec::ExecArgs),
+    /// Run a task headless with the agent and print its steps or events.
+    Run(run::RunArgs),
     /// Run a benchmark and print its figures.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
@@ -49,6 +52,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Observe(args) => observe::run(args),
         Command::Actions(args) => actions::run(args),
         Command::Exec(args) => exec::run(args),
+        Command::Run(args) => run::run(args),
         Command::Bench(command) => bench::run(command),
     }
 }
