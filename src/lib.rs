@@ -6,9 +6,11 @@
 //! the module map in README.md.
 
 pub mod actions;
+pub mod agent;
 pub mod browser;
 pub mod cli;
 pub mod dom;
+pub mod events;
 pub mod llm;
 pub mod logging;
 pub mod serve;

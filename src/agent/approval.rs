@@ -1,0 +1,263 @@
+//! The approval gate: which actions a person must confirm, how they are
+//! asked, and what an approval is bound to.
+//!
+//! An approval covers one exact action on one element of one page. If the
+//! page changed between the question and the execution (the person took
+//! a while and the page navigated), the approval no longer holds and the
+//! person is asked again.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::str::FromStr;
+
+use serde_json::Value;
+
+use crate::actions::{Action, Risk, Target};
+
+/// A boxed future, so [`Approver`] stays usable as a trait object (the TUI
+/// and the headless runner hand in different ones).
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// When the person is asked before an action runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ApprovalMode {
+    /// Never ask.
+    Never,
+    /// Ask for `commit` and `dangerous` actions (submits, leaving the site,
+    /// uploads, scripts).
+    #[default]
+    Risky,
+    /// Ask before every action that touches the page.
+    Always,
+}
+
+impl ApprovalMode {
+    /// Whether an action of this effective risk needs a person's yes.
+    /// `done`, `think` and `ask_user` never do: they do not touch the page.
+    pub fn requires(self, action: &Action, risk: Risk) -> bool {
+        if matches!(
+            action,
+            Action::Done { .. } | Action::Think { .. } | Action::AskUser { .. }
+        ) {
+            return false;
+        }
+        match self {
+            ApprovalMode::Never => false,
+            ApprovalMode::Risky => risk >= Risk::Commit,
+            ApprovalMode::Always => true,
+        }
+    }
+
+    /// The word used on the command line and in config.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApprovalMode::Never => "never",
+            ApprovalMode::Risky => "risky",
+            ApprovalMode::Always => "always",
+        }
+    }
+}
+
+impl FromStr for ApprovalMode {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "never" => Ok(ApprovalMode::Never),
+            "risky" => Ok(ApprovalMode::Risky),
+            "always" => Ok(ApprovalMode::Always),
+            other => Err(format!(
+                "unknown approval mode `{other}`; use never, risky or always"
+            )),
+        }
+    }
+}
+
+/// What the person is asked to decide.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ApprovalRequest {
+    /// The step, from 1.
+    pub step: usize,
+    /// The action the model chose.
+    pub action: Action,
+    /// Its risk on this page.
+    pub risk: Risk,
+    /// The page it would run on.
+    pub url: String,
+    /// The targeted element as listed (`[4]<button>Pay</button>`), when the
+    /// target is an index on the current listing.
+    pub element: Option<String>,
+    /// The model's stated goal for the step.
+    pub next_goal: String,
+}
+
+/// The person's answer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ApprovalDecision {
+    /// Run the action as proposed.
+    Approve {
+        /// Who or what approved when it was not a person (`--yes`).
+        note: Option<String>,
+    },
+    /// Run this action instead: edited parameters or another element. It
+    /// is validated again before it runs.
+    Edit(Action),
+    /// Do not run it; the model sees a `denied` result with this reason.
+    /// Skipping a step is a denial too.
+    Deny {
+        /// Why, in words the model can act on.
+        reason: String,
+    },
+    /// Stop the whole run.
+    Stop,
+}
+
+/// Whoever answers approvals and `ask_user` questions: the TUI's modal, or
+/// the headless rules.
+pub trait Approver: Send {
+    /// Decides about one action.
+    fn approve<'a>(&'a mut self, request: &'a ApprovalRequest) -> BoxFuture<'a, ApprovalDecision>;
+
+    /// Answers the model's question, or `None` when nobody can.
+    fn ask_user<'a>(&'a mut self, question: &'a str) -> BoxFuture<'a, Option<String>>;
+}
+
+/// The rules of a run without a person at a terminal: every approval is
+/// refused unless `--yes` was given, and questions go unanswered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HeadlessApprover {
+    /// Approve everything (`--yes`).
+    pub yes: bool,
+}
+
+impl Approver for HeadlessApprover {
+    fn approve<'a>(&'a mut self, request: &'a ApprovalRequest) -> BoxFuture<'a, ApprovalDecision> {
+        let decision = if self.yes {
+            ApprovalDecision::Approve {
+                note: Some("approved by --yes".into()),
+            }
+        } else {
+            ApprovalDecision::Deny {
+                reason: format!(
+                    "the person did not approve this {} action (headless run without --yes); do not retry it",
+                    request.risk
+                ),
+            }
+        };
+        Box::pin(async move { decision })
+    }
+
+    fn ask_user<'a>(&'a mut self, _question: &'a str) -> BoxFuture<'a, Option<String>> {
+        Box::pin(async { None })
+    }
+}
+
+/// What an approval holds for: the exact action (with its parameters), its
+/// target and the page URL.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ApprovalBinding {
+    action: Value,
+    target: Option<Target>,
+    url: String,
+}
+
+impl ApprovalBinding {
+    /// Binds an approval given for `action` on `url`.
+    pub fn new(action: &Action, url: &str) -> Self {
+        ApprovalBinding {
+            action: action.to_json(),
+            target: action.target().cloned(),
+            url: url.to_string(),
+        }
+    }
+
+    /// Whether the approval still covers `action` on `url`.
+    pub fn covers(&self, action: &Action, url: &str) -> bool {
+        self.action == action.to_json()
+            && self.target.as_ref() == action.target()
+            && same_page(&self.url, url)
+    }
+}
+
+/// Two URLs name the same page: a change of fragment alone does not count.
+fn same_page(a: &str, b: &str) -> bool {
+    let strip = |u: &str| u.split('#').next().unwrap_or(u).to_string();
+    strip(a) == strip(b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::actions::Catalog;
+    use serde_json::json;
+
+    fn action(value: Value) -> Action {
+        Catalog::builtin().parse(&value).unwrap()
+    }
+
+    #[test]
+    fn modes_ask_for_what_they_say() {
+        let click = action(json!({"click": {"index": 1}}));
+        let done = action(json!({"done": {"text": "x", "success": true}}));
+        assert!(!ApprovalMode::Never.requires(&click, Risk::Dangerous));
+        assert!(!ApprovalMode::Risky.requires(&click, Risk::Interact));
+        assert!(ApprovalMode::Risky.requires(&click, Risk::Commit));
+        assert!(ApprovalMode::Risky.requires(&click, Risk::Dangerous));
+        assert!(ApprovalMode::Always.requires(&click, Risk::Read));
+        assert!(!ApprovalMode::Always.requires(&done, Risk::Read));
+        assert_eq!("RISKY".parse::<ApprovalMode>(), Ok(ApprovalMode::Risky));
+        assert!("sometimes"
+            .parse::<ApprovalMode>()
+            .unwrap_err()
+            .contains("never, risky or always"));
+        assert_eq!(ApprovalMode::default(), ApprovalMode::Risky);
+    }
+
+    #[test]
+    fn an_approval_binds_to_action_target_and_page() {
+        let submit = action(json!({"submit_form": {"index": 4}}));
+        let binding = ApprovalBinding::new(&submit, "http://a.test/orders/new");
+        assert!(binding.covers(&submit, "http://a.test/orders/new"));
+        assert!(binding.covers(&submit, "http://a.test/orders/new#top"));
+        assert!(
+            !binding.covers(&submit, "http://a.test/orders/7"),
+            "page changed"
+        );
+        let other_element = action(json!({"submit_form": {"index": 5}}));
+        assert!(!binding.covers(&other_element, "http://a.test/orders/new"));
+        let typed = action(json!({"input_text": {"index": 4, "text": "a"}}));
+        let binding = ApprovalBinding::new(&typed, "http://a.test/");
+        let retyped = action(json!({"input_text": {"index": 4, "text": "b"}}));
+        assert!(
+            !binding.covers(&retyped, "http://a.test/"),
+            "parameters changed"
+        );
+    }
+
+    #[test]
+    fn headless_denies_unless_yes_and_cannot_answer() {
+        let request = ApprovalRequest {
+            step: 1,
+            action: action(json!({"submit_form": {"index": 1}})),
+            risk: Risk::Commit,
+            url: "http://a.test/".into(),
+            element: None,
+            next_goal: "submit".into(),
+        };
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let decision = HeadlessApprover { yes: false }.approve(&request).await;
+            match decision {
+                ApprovalDecision::Deny { reason } => assert!(reason.contains("--yes"), "{reason}"),
+                other => panic!("expected a denial, got {other:?}"),
+            }
+            assert!(matches!(
+                HeadlessApprover { yes: true }.approve(&request).await,
+                ApprovalDecision::Approve { .. }
+            ));
+            assert_eq!(HeadlessApprover { yes: true }.ask_user("why?").await, None);
+        });
+    }
+}

@@ -1,0 +1,1 @@
+//! The agent's environment on a real browser tab.

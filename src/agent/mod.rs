@@ -1,0 +1,862 @@
+//! The agent: a reflection-before-action loop over any OpenAI-compatible
+//! model.
+//!
+//! Each step observes the page, builds the prompt, calls the model with one
+//! forced tool (`agent_step`: `{evaluation_previous_goal, memory,
+//! next_goal, action: {name: params}}`), normalizes and validates the
+//! answer, passes the approval gate, executes, and records the step. The
+//! run ends on `done`, at the step limit, on the person's stop, or on an
+//! error it cannot go on after. Everything that happens is sent as
+//! [`Event`]s through the channel the caller supplies; the library prints
+//! nothing.
+//!
+//! The loop does not know how actions run: it drives an [`Environment`]
+//! (the real browser in [`browser_env`], a script of pages in tests).
+
+pub mod approval;
+pub mod browser_env;
+pub mod normalize;
+pub mod prompt;
+pub mod secrets;
+
+use std::future::Future;
+use std::sync::{Arc, RwLock};
+use std::time::Instant;
+
+use serde_json::{json, Value};
+use tokio::sync::mpsc::UnboundedSender;
+
+use crate::actions::{Action, ActionResult, Catalog, RiskFacts, Target, TargetFacts};
+use crate::dom::{element_line, PageState};
+use crate::events::{
+    ApprovalRecord, EndReason, Event, ObservationSummary, Reflection, StepRecord, StepTimings,
+    TokenUsage,
+};
+use crate::llm::{
+    ChatMessage, ChatRequest, FunctionTool, LlmClient, LlmError, LlmEvent, StopSignal,
+};
+use crate::sitemap::SitemapSet;
+
+pub use approval::{
+    ApprovalBinding, ApprovalDecision, ApprovalMode, ApprovalRequest, Approver, BoxFuture,
+    HeadlessApprover,
+};
+pub use normalize::{normalize, NormalizeError, NormalizedTurn};
+pub use prompt::{system_prompt, user_prompt, HistoryEntry, StepPrompt};
+pub use secrets::Secrets;
+
+/// The name of the one tool the model must call each step.
+pub const AGENT_TOOL_NAME: &str = "agent_step";
+
+/// The step limit when none is given.
+pub const DEFAULT_MAX_STEPS: usize = 40;
+
+/// How often a person is asked again when the page keeps changing under an
+/// approval before the action is refused.
+const MAX_APPROVAL_ROUNDS: usize = 3;
+
+/// Everything that can stop the agent from running at all.
+#[derive(Debug, thiserror::Error)]
+pub enum AgentError {
+    /// The step limit is zero.
+    #[error("the step limit must be at least 1")]
+    NoSteps,
+    /// The environment failed in a way the run cannot go on after.
+    #[error("{0}")]
+    Environment(#[from] EnvironmentError),
+}
+
+/// A failure of the environment (the browser) outside an action.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct EnvironmentError {
+    /// What went wrong, for the person and the model.
+    pub message: String,
+    /// Whether the run must end (the browser is gone) rather than try the
+    /// next step.
+    pub fatal: bool,
+}
+
+/// Where actions run and pages are observed. The real one is a browser tab
+/// ([`browser_env::BrowserEnvironment`]); tests use scripted ones.
+pub trait Environment: Send {
+    /// The page as it is now.
+    fn observe(&mut self) -> impl Future<Output = Result<PageState, EnvironmentError>> + Send;
+
+    /// Runs one action on the page last observed. Failures are results,
+    /// not errors.
+    fn execute(&mut self, action: &Action) -> impl Future<Output = ActionResult> + Send;
+
+    /// The URL of the page now, cheaply, to check that an approval still
+    /// holds.
+    fn current_url(&mut self) -> impl Future<Output = Option<String>> + Send;
+
+    /// Facts that decide the action's risk on this page. The default reads
+    /// them from the listing; a browser may look closer (form membership).
+    fn risk_facts(
+        &mut self,
+        action: &Action,
+        page: &PageState,
+    ) -> impl Future<Output = RiskFacts> + Send {
+        let facts = listing_risk_facts(action, page);
+        async move { facts }
+    }
+}
+
+/// Risk facts read from the listing alone: the page URL and the tag,
+/// type, href and download flag of an indexed target.
+pub fn listing_risk_facts(action: &Action, page: &PageState) -> RiskFacts {
+    let target = match action.target() {
+        Some(Target::Index { index }) => page
+            .elements
+            .iter()
+            .find(|e| e.index.0 == *index as usize)
+            .map(|e| TargetFacts {
+                tag: e.tag.clone(),
+                input_type: e.attribute("type").map(str::to_ascii_lowercase),
+                in_form: false,
+                is_submit: false,
+                href: e.attribute("href").map(str::to_owned),
+                download: e.attribute("download").is_some(),
+            }),
+        _ => None,
+    };
+    RiskFacts {
+        page_url: Some(page.url.clone()),
+        target,
+    }
+}
+
+/// Settings of one run.
+#[derive(Debug, Clone)]
+pub struct AgentConfig {
+    /// The step limit.
+    pub max_steps: usize,
+    /// When the person is asked.
+    pub approval: ApprovalMode,
+    /// Values the model only sees as placeholders.
+    pub secrets: Secrets,
+}
+
+impl Default for AgentConfig {
+    fn default() -> Self {
+        AgentConfig {
+            max_steps: DEFAULT_MAX_STEPS,
+            approval: ApprovalMode::default(),
+            secrets: Secrets::new(),
+        }
+    }
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunOutcome {
+    /// Whether the task was accomplished (only `done` with success true).
+    pub success: bool,
+    /// The model's final text, or why the run ended without one.
+    pub text: String,
+    /// Why it ended.
+    pub reason: EndReason,
+    /// Steps taken.
+    pub steps: usize,
+    /// Tokens used.
+    pub usage: TokenUsage,
+}
+
+/// One agent run: the model, the catalog, the sitemaps, where actions run,
+/// who approves, and where events go.
+pub struct Agent<E: Environment> {
+    llm: Arc<LlmClient>,
+    catalog: Catalog,
+    sitemaps: Arc<RwLock<SitemapSet>>,
+    environment: E,
+    approver: Box<dyn Approver>,
+    events: UnboundedSender<Event>,
+    stop: StopSignal,
+    config: AgentConfig,
+}
+
+/// What the loop keeps between steps.
+struct RunState {
+    history: Vec<HistoryEntry>,
+    usage: TokenUsage,
+    last_reflection: Reflection,
+}
+
+/// How one step ended, for the loop.
+enum StepEnd {
+    Continue,
+    Finished(RunOutcome),
+}
+
+impl<E: Environment> Agent<E> {
+    /// An agent with default settings; `sitemaps` may be shared with a
+    /// watcher so edits apply from the next step on.
+    pub fn new(
+        llm: Arc<LlmClient>,
+        environment: E,
+        approver: Box<dyn Approver>,
+        events: UnboundedSender<Event>,
+    ) -> Self {
+        Agent {
+            llm,
+            catalog: Catalog::builtin(),
+            sitemaps: Arc::new(RwLock::new(SitemapSet::new())),
+            environment,
+            approver,
+            events,
+            stop: StopSignal::never(),
+            config: AgentConfig::default(),
+        }
+    }
+
+    /// Uses this catalog (with custom actions) instead of the built-in one.
+    pub fn with_catalog(mut self, catalog: Catalog) -> Self {
+        self.catalog = catalog;
+        self
+    }
+
+    /// Uses these sitemaps.
+    pub fn with_sitemaps(mut self, sitemaps: Arc<RwLock<SitemapSet>>) -> Self {
+        self.sitemaps = sitemaps;
+        self
+    }
+
+    /// Stops the run when this signal fires.
+    pub fn with_stop(mut self, stop: StopSignal) -> Self {
+        self.stop = stop;
+        self
+    }
+
+    /// Uses these settings.
+    pub fn with_config(mut self, config: AgentConfig) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// The environment, for the caller to clean up after the run.
+    pub fn environment_mut(&mut self) -> &mut E {
+        &mut self.environment
+    }
+
+    /// The forced tool: the reflection fields plus the union of every
+    /// catalog action.
+    pub fn tool(&self) -> FunctionTool {
+        agent_tool(&self.catalog)
+    }
+
+    /// Runs `task` until it ends; the outcome is also sent as a `done`
+    /// event.
+    pub async fn run(&mut self, task: &str) -> Result<RunOutcome, AgentError> {
+        if self.config.max_steps == 0 {
+            return Err(AgentError::NoSteps);
+        }
+        let start_url = self.environment.current_url().await.unwrap_or_default();
+        self.emit(Event::RunStarted {
+            task: task.to_string(),
+            url: start_url,
+            model: self.llm.config().model.clone(),
+            max_steps: self.config.max_steps,
+        });
+        let system = system_prompt(&self.config.secrets.names());
+        let tool = self.tool();
+        let mut state = RunState {
+            history: Vec::new(),
+            usage: TokenUsage::default(),
+            last_reflection: Reflection::default(),
+        };
+        let mut outcome = None;
+        for step in 1..=self.config.max_steps {
+            if self.stop.is_stopped() {
+                outcome = Some(self.outcome(
+                    &state,
+                    false,
+                    "stopped by the person".into(),
+                    EndReason::Stopped,
+                    step - 1,
+                ));
+                break;
+            }
+            match self.step(step, task, &system, &tool, &mut state).await {
+                StepEnd::Continue => {}
+                StepEnd::Finished(done) => {
+                    outcome = Some(done);
+                    break;
+                }
+            }
+        }
+        let outcome = match outcome {
+            Some(outcome) => outcome,
+            None => {
+                let summary = limit_summary(self.config.max_steps, &state);
+                self.emit(Event::Error {
+                    error: format!(
+                        "the step limit ({}) was reached before the task was done",
+                        self.config.max_steps
+                    ),
+                    fatal: true,
+                });
+                self.outcome(
+                    &state,
+                    false,
+                    summary,
+                    EndReason::MaxSteps,
+                    self.config.max_steps,
+                )
+            }
+        };
+        self.emit(Event::Done {
+            success: outcome.success,
+            text: outcome.text.clone(),
+            reason: outcome.reason,
+            steps: outcome.steps,
+            usage: outcome.usage,
+        });
+        Ok(outcome)
+    }
+
+    fn outcome(
+        &self,
+        state: &RunState,
+        success: bool,
+        text: String,
+        reason: EndReason,
+        steps: usize,
+    ) -> RunOutcome {
+        RunOutcome {
+            success,
+            text,
+            reason,
+            steps,
+            usage: state.usage,
+        }
+    }
+
+    /// One step; returns whether the run goes on.
+    async fn step(
+        &mut self,
+        step: usize,
+        task: &str,
+        system: &str,
+        tool: &FunctionTool,
+        state: &mut RunState,
+    ) -> StepEnd {
+        let mut timings = StepTimings::default();
+        let started = Instant::now();
+        let page = match self.environment.observe().await {
+            Ok(page) => page,
+            Err(error) => {
+                timings.observe_ms = ms_since(started);
+                self.emit(Event::Error {
+                    error: format!("observing the page failed: {}", error.message),
+                    fatal: error.fatal,
+                });
+                if error.fatal {
+                    let text = format!("the browser failed: {}", error.message);
+                    return StepEnd::Finished(self.outcome(
+                        state,
+                        false,
+                        text,
+                        EndReason::Fatal,
+                        step - 1,
+                    ));
+                }
+                let result = ActionResult::unknown(format!(
+                    "the page could not be observed: {}",
+                    error.message
+                ));
+                self.record(
+                    step,
+                    state,
+                    Reflection::default(),
+                    Value::Null,
+                    "(no action: the page could not be observed)".into(),
+                    result,
+                    Vec::new(),
+                    timings,
+                    None,
+                    0,
+                    String::new(),
+                );
+                return StepEnd::Continue;
+            }
+        };
+        timings.observe_ms = ms_since(started);
+        self.emit(Event::Observation(ObservationSummary {
+            step,
+            url: page.url.clone(),
+            title: page.title.clone(),
+            elements: page.elements.len(),
+            new_elements: page.elements.iter().filter(|e| e.is_new).count(),
+            listing_chars: page.listing.chars().count(),
+        }));
+
+        let sitemap = self
+            .sitemaps
+            .read()
+            .map(|set| set.for_url(&page.url).cloned())
+            .unwrap_or_else(|poisoned| poisoned.into_inner().for_url(&page.url).cloned());
+        let user = self.config.secrets.mask(&user_prompt(&StepPrompt {
+            task,
+            step,
+            max_steps: self.config.max_steps,
+            history: &state.history,
+            page: &page,
+            sitemap: sitemap.as_deref(),
+        }));
+        let prompt_chars = system.chars().count() + user.chars().count();
+        let request = ChatRequest::new(vec![ChatMessage::system(system), ChatMessage::user(user)])
+            .with_forced_tool(tool.clone());
+
+        let llm_started = Instant::now();
+        let events = self.events.clone();
+        let secrets = self.config.secrets.clone();
+        let mut on_event = move |event: LlmEvent| {
+            let event = match event {
+                LlmEvent::ContentDelta { text } => Event::Text { content: text },
+                LlmEvent::Retrying { retry, max_retries, wait, reason } => Event::Error {
+                    error: format!(
+                        "the model call failed ({reason}); retry {retry} of {max_retries} in {:.1}s",
+                        wait.as_secs_f64()
+                    ),
+                    fatal: false,
+                },
+                LlmEvent::FallbackToNonStreaming { reason } => Event::Error {
+                    error: format!("streaming did not work ({reason}); asking again without it"),
+                    fatal: false,
+                },
+                _ => return,
+            };
+            let _ = events.send(mask_event(&secrets, event));
+        };
+        let answer = self
+            .llm
+            .complete_observed(&request, &mut on_event, &self.stop)
+            .await;
+        timings.llm_ms = ms_since(llm_started);
+        let response = match answer {
+            Ok(response) => response,
+            Err(LlmError::Cancelled) => {
+                return StepEnd::Finished(self.outcome(
+                    state,
+                    false,
+                    "stopped by the person".into(),
+                    EndReason::Stopped,
+                    step - 1,
+                ));
+            }
+            Err(error) => {
+                let message = format!("the model call failed: {error}");
+                self.emit(Event::Error {
+                    error: message.clone(),
+                    fatal: true,
+                });
+                return StepEnd::Finished(self.outcome(
+                    state,
+                    false,
+                    message,
+                    EndReason::Fatal,
+                    step - 1,
+                ));
+            }
+        };
+        let usage = response.usage.map(|u| TokenUsage {
+            prompt_tokens: u.prompt_tokens,
+            completion_tokens: u.completion_tokens,
+            total_tokens: u.total_tokens,
+        });
+        if let Some(usage) = usage {
+            state.usage.add(usage);
+        }
+
+        let turn = match normalize(&response, &self.catalog) {
+            Ok(turn) => turn,
+            Err(error) => {
+                let result = ActionResult::invalid_params(error.to_string());
+                self.emit(Event::Error {
+                    error: format!("step {step}: the model's answer was unusable: {error}"),
+                    fatal: false,
+                });
+                self.record(
+                    step,
+                    state,
+                    Reflection::default(),
+                    Value::Null,
+                    "(no usable answer)".into(),
+                    result,
+                    Vec::new(),
+                    timings,
+                    usage,
+                    prompt_chars,
+                    page.url.clone(),
+                );
+                return StepEnd::Continue;
+            }
+        };
+        let NormalizedTurn {
+            reflection,
+            proposed,
+            action,
+            repairs,
+        } = turn;
+        state.last_reflection = reflection.clone();
+        let action = match action {
+            Ok(action) => action,
+            Err(message) => {
+                let result = ActionResult::invalid_params(message);
+                let shown = action_text(&proposed);
+                self.emit(Event::ToolCall {
+                    name: proposed
+                        .as_object()
+                        .and_then(|o| o.keys().next().cloned())
+                        .unwrap_or_default(),
+                    parameters: proposed
+                        .as_object()
+                        .and_then(|o| o.values().next().cloned())
+                        .unwrap_or(Value::Null),
+                });
+                self.emit(Event::ToolResult {
+                    name: proposed
+                        .as_object()
+                        .and_then(|o| o.keys().next().cloned())
+                        .unwrap_or_default(),
+                    result: result.clone(),
+                });
+                self.record(
+                    step,
+                    state,
+                    reflection,
+                    proposed,
+                    shown,
+                    result,
+                    repairs,
+                    timings,
+                    usage,
+                    prompt_chars,
+                    page.url.clone(),
+                );
+                return StepEnd::Continue;
+            }
+        };
+
+        let act_started = Instant::now();
+        let (action, result, finished) = self.act(step, action, &reflection, &page).await;
+        timings.act_ms = ms_since(act_started);
+        let action_json = action.as_ref().map(Action::to_json).unwrap_or(Value::Null);
+        let shown = action
+            .as_ref()
+            .map(Action::to_string)
+            .unwrap_or_else(|| action_text(&proposed));
+        self.record(
+            step,
+            state,
+            reflection,
+            action_json,
+            shown,
+            result,
+            repairs,
+            timings,
+            usage,
+            prompt_chars,
+            page.url.clone(),
+        );
+        match finished {
+            Some(finished) => StepEnd::Finished(RunOutcome {
+                steps: step,
+                usage: state.usage,
+                ..finished
+            }),
+            None => StepEnd::Continue,
+        }
+    }
+
+    /// The approval gate and execution. Returns the action that ran (after
+    /// any edit), its result, and the outcome when the run ends here.
+    async fn act(
+        &mut self,
+        step: usize,
+        mut action: Action,
+        reflection: &Reflection,
+        page: &PageState,
+    ) -> (Option<Action>, ActionResult, Option<RunOutcome>) {
+        self.emit(Event::ToolCall {
+            name: action.name().to_string(),
+            parameters: action.params(),
+        });
+        if let Action::Done { text, success } = &action {
+            let result = ActionResult::ok();
+            self.emit(Event::ToolResult {
+                name: "done".into(),
+                result: result.clone(),
+            });
+            let outcome = RunOutcome {
+                success: *success,
+                text: text.clone(),
+                reason: EndReason::Done,
+                steps: step,
+                usage: TokenUsage::default(),
+            };
+            return (Some(action), result, Some(outcome));
+        }
+
+        // The gate: ask until the approval still holds when the action is
+        // about to run, or the person says no.
+        let mut rounds = 0;
+        loop {
+            let facts = self.environment.risk_facts(&action, page).await;
+            let risk = action.effective_risk(&facts);
+            if !self.config.approval.requires(&action, risk) {
+                break;
+            }
+            rounds += 1;
+            let url = self
+                .environment
+                .current_url()
+                .await
+                .unwrap_or_else(|| page.url.clone());
+            if rounds > MAX_APPROVAL_ROUNDS {
+                let result = ActionResult::denied(
+                    "the page kept changing while approval was asked; the action was not run",
+                );
+                self.emit(Event::ToolResult {
+                    name: action.name().to_string(),
+                    result: result.clone(),
+                });
+                return (Some(action), result, None);
+            }
+            let request = ApprovalRequest {
+                step,
+                element: match action.target() {
+                    Some(Target::Index { index }) => page
+                        .elements
+                        .iter()
+                        .find(|e| e.index.0 == *index as usize)
+                        .map(element_line),
+                    _ => None,
+                },
+                action: action.clone(),
+                risk,
+                url: url.clone(),
+                next_goal: reflection.next_goal.clone(),
+            };
+            let decision = self.approver.approve(&request).await;
+            let (word, note) = match &decision {
+                ApprovalDecision::Approve { note } => ("approved", note.clone()),
+                ApprovalDecision::Edit(_) => ("edited", None),
+                ApprovalDecision::Deny { reason } => ("denied", Some(reason.clone())),
+                ApprovalDecision::Stop => ("stopped", None),
+            };
+            self.emit(Event::Approval(ApprovalRecord {
+                step,
+                action: action.to_json(),
+                risk,
+                url: url.clone(),
+                decision: word.into(),
+                note,
+            }));
+            let approved = match decision {
+                ApprovalDecision::Approve { .. } => action.clone(),
+                ApprovalDecision::Edit(edited) => match self.catalog.parse(&edited.to_json()) {
+                    Ok(edited) => edited,
+                    Err(error) => {
+                        let result = ActionResult::invalid_params(format!(
+                            "the person's edit is not valid: {error}"
+                        ));
+                        self.emit(Event::ToolResult {
+                            name: action.name().to_string(),
+                            result: result.clone(),
+                        });
+                        return (Some(action), result, None);
+                    }
+                },
+                ApprovalDecision::Deny { reason } => {
+                    let result = ActionResult::denied(reason);
+                    self.emit(Event::ToolResult {
+                        name: action.name().to_string(),
+                        result: result.clone(),
+                    });
+                    return (Some(action), result, None);
+                }
+                ApprovalDecision::Stop => {
+                    let result = ActionResult::denied("the person stopped the run");
+                    self.emit(Event::ToolResult {
+                        name: action.name().to_string(),
+                        result: result.clone(),
+                    });
+                    let outcome = RunOutcome {
+                        success: false,
+                        text: "stopped by the person at the approval of this step".into(),
+                        reason: EndReason::Stopped,
+                        steps: step,
+                        usage: TokenUsage::default(),
+                    };
+                    return (Some(action), result, Some(outcome));
+                }
+            };
+            let binding = ApprovalBinding::new(&approved, &url);
+            let now = self
+                .environment
+                .current_url()
+                .await
+                .unwrap_or_else(|| url.clone());
+            action = approved;
+            if binding.covers(&action, &now) {
+                break;
+            }
+            tracing::info!(step, from = %url, to = %now, "page changed during approval; asking again");
+        }
+
+        let result = match &action {
+            Action::AskUser { question } => {
+                let answer = self.approver.ask_user(question).await;
+                ActionResult::ok_with(json!({
+                    "answer": answer.unwrap_or_else(|| "no answer available".to_string())
+                }))
+            }
+            Action::Think { .. } => ActionResult::ok(),
+            _ => {
+                let mut filled = action.to_json();
+                self.config.secrets.fill_json(&mut filled);
+                let runnable = match self.catalog.parse(&filled) {
+                    Ok(runnable) => runnable,
+                    Err(_) => action.clone(), // ok: filling text never breaks a valid action's schema in practice; run the original
+                };
+                self.emit(Event::ActionRequest {
+                    correlation_id: format!("step-{step}"),
+                    action: action.name().to_string(),
+                    parameters: action.params(),
+                });
+                self.environment.execute(&runnable).await
+            }
+        };
+        self.emit(Event::ToolResult {
+            name: action.name().to_string(),
+            result: result.clone(),
+        });
+        (Some(action), result, None)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn record(
+        &mut self,
+        step: usize,
+        state: &mut RunState,
+        reflection: Reflection,
+        action: Value,
+        shown: String,
+        result: ActionResult,
+        repairs: Vec<String>,
+        timings: StepTimings,
+        usage: Option<TokenUsage>,
+        prompt_chars: usize,
+        url: String,
+    ) {
+        state.history.push(HistoryEntry {
+            step,
+            reflection: reflection.clone(),
+            action: self.config.secrets.mask(&shown),
+            result: self.config.secrets.mask(&result_text(&result)),
+            url,
+        });
+        self.emit(Event::Step(StepRecord {
+            index: step,
+            reflection,
+            action,
+            result,
+            repairs,
+            timings,
+            usage,
+            prompt_chars,
+        }));
+    }
+
+    fn emit(&self, event: Event) {
+        let event = mask_event(&self.config.secrets, event);
+        if self.events.send(event).is_err() {
+            tracing::debug!("no one is listening to agent events any more");
+        }
+    }
+}
+
+/// The forced tool for a catalog: the reflection fields and the action
+/// union, all required.
+pub fn agent_tool(catalog: &Catalog) -> FunctionTool {
+    FunctionTool {
+        name: AGENT_TOOL_NAME.to_string(),
+        description: "Judge the previous step, note what to remember, state the next goal, then choose exactly one action.".to_string(),
+        parameters: json!({
+            "type": "object",
+            "properties": {
+                "evaluation_previous_goal": {"type": "string", "description": "Did the previous action achieve its goal? Success, Failed or Unknown, with the evidence on the page."},
+                "memory": {"type": "string", "description": "Facts and progress to carry into later steps."},
+                "next_goal": {"type": "string", "description": "What this step's action is meant to achieve."},
+                "action": catalog.action_schema(),
+            },
+            "required": ["evaluation_previous_goal", "memory", "next_goal", "action"],
+        }),
+    }
+}
+
+/// Masks secret values anywhere in an event.
+fn mask_event(secrets: &Secrets, event: Event) -> Event {
+    if secrets.is_empty() {
+        return event;
+    }
+    let Ok(mut value) = serde_json::to_value(&event) else {
+        return event;
+    };
+    secrets.mask_json(&mut value);
+    serde_json::from_value(value).unwrap_or(event)
+}
+
+/// The result as the model reads it in the history.
+fn result_text(result: &ActionResult) -> String {
+    match result {
+        ActionResult::Success { data: None } => "ok".to_string(),
+        ActionResult::Success { data: Some(data) } => format!("ok: {}", compact(data)),
+        ActionResult::Failure { reason, message } => format!("failed ({reason}): {message}"),
+    }
+}
+
+fn compact(value: &Value) -> String {
+    match value {
+        Value::String(text) => text.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// `name {params}` for a proposed action that did not validate.
+fn action_text(proposed: &Value) -> String {
+    match proposed.as_object().and_then(|o| o.iter().next()) {
+        Some((name, params)) => format!("{name} {params}"),
+        None => proposed.to_string(),
+    }
+}
+
+/// The failed summary at the step limit: what was reached, from the model's
+/// own last notes.
+fn limit_summary(max_steps: usize, state: &RunState) -> String {
+    let mut text = format!("The step limit of {max_steps} was reached before the task was done.");
+    let last = &state.last_reflection;
+    if !last.memory.trim().is_empty() {
+        text.push_str(&format!(
+            " Progress noted by the model: {}",
+            last.memory.trim()
+        ));
+    }
+    if !last.next_goal.trim().is_empty() {
+        text.push_str(&format!(" It was working on: {}", last.next_goal.trim()));
+    }
+    if let Some(entry) = state.history.last() {
+        text.push_str(&format!(
+            " Last action: {} → {}",
+            entry.action,
+            prompt::clip(&entry.result, 200)
+        ));
+    }
+    text
+}
+
+fn ms_since(started: Instant) -> u64 {
+    started.elapsed().as_millis() as u64
+}

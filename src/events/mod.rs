@@ -1,0 +1,376 @@
+//! The one event type every part of webagent emits, its JSON form, and the
+//! trace file each run leaves behind.
+//!
+//! The first six kinds follow the agent event protocol the project grew
+//! from (`text`, `tool_call`, `tool_result`, `action_request` with a
+//! `correlationId`, `error` with `fatal`, `done`); the rest describe what
+//! this program adds: a whole step with its reflection and timings, an
+//! observation summary, an approval decision and hot reloads. Every event
+//! serializes as one JSON object whose `type` names its kind in
+//! snake_case, which is what `webagent run --json` prints one per line and
+//! what the trace file holds.
+
+mod trace;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::actions::{ActionResult, Risk};
+
+pub use trace::{TraceWriter, DEFAULT_SESSIONS_DIR};
+
+/// Everything that can go wrong writing a trace.
+#[derive(Debug, thiserror::Error)]
+pub enum EventError {
+    /// The sessions directory could not be created.
+    #[error("could not create the sessions directory {}: {source}; pass another directory or fix its permissions", path.display())]
+    CreateDir {
+        /// The directory.
+        path: std::path::PathBuf,
+        /// What the operating system said.
+        source: std::io::Error,
+    },
+    /// The trace file could not be opened or written.
+    #[error("could not write the trace file {}: {source}", path.display())]
+    Write {
+        /// The trace file.
+        path: std::path::PathBuf,
+        /// What the operating system said.
+        source: std::io::Error,
+    },
+    /// An event could not be turned into JSON (a number that is not finite).
+    #[error("could not encode an event as JSON: {0}")]
+    Encode(#[from] serde_json::Error),
+}
+
+/// One thing that happened during a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Event {
+    /// A run began.
+    RunStarted {
+        /// The task as the person gave it.
+        task: String,
+        /// The page the run starts on.
+        url: String,
+        /// The model asked.
+        model: String,
+        /// The step limit.
+        max_steps: usize,
+    },
+    /// A piece of text the model streamed (its reflection as it arrives,
+    /// or a notice such as a retry).
+    Text {
+        /// The new text.
+        content: String,
+    },
+    /// The agent is about to run an action (the model's call, after
+    /// normalizing).
+    ToolCall {
+        /// The action's catalog name.
+        name: String,
+        /// Its parameters, defaults filled in.
+        parameters: Value,
+    },
+    /// An action finished.
+    ToolResult {
+        /// The action's catalog name.
+        name: String,
+        /// What it returned.
+        result: ActionResult,
+    },
+    /// An action handed to whoever executes it (the browser), with an id
+    /// that pairs it with its result.
+    ActionRequest {
+        /// Pairs the request with its result (`step-3`).
+        #[serde(rename = "correlationId")]
+        correlation_id: String,
+        /// The action's catalog name.
+        action: String,
+        /// Its parameters.
+        parameters: Value,
+    },
+    /// Something went wrong.
+    Error {
+        /// What, in words a person can act on.
+        error: String,
+        /// Whether the run stops because of it.
+        fatal: bool,
+    },
+    /// The run ended.
+    Done {
+        /// Whether the task was accomplished (false for a step limit, a
+        /// stop or a fatal error too).
+        success: bool,
+        /// The model's final text, or why the run ended without one.
+        text: String,
+        /// Why the run ended.
+        reason: EndReason,
+        /// Steps taken.
+        steps: usize,
+        /// Tokens used by all model calls of the run.
+        usage: TokenUsage,
+    },
+    /// One whole step: what the model thought, did, and what came of it.
+    Step(StepRecord),
+    /// What the agent saw at the start of a step.
+    Observation(ObservationSummary),
+    /// A decision at the approval gate.
+    Approval(ApprovalRecord),
+    /// A sitemap file was (re)loaded or failed to.
+    SitemapReloaded {
+        /// The file.
+        file: String,
+        /// The error that kept the last good version, if it failed.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+    },
+    /// A script file was (re)loaded or failed to.
+    ScriptReloaded {
+        /// The file.
+        file: String,
+        /// The error that kept the last good version, if it failed.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+    },
+}
+
+impl Event {
+    /// The event as one line of JSON (no trailing newline).
+    pub fn to_json_line(&self) -> Result<String, EventError> {
+        Ok(serde_json::to_string(self)?)
+    }
+
+    /// The `type` word of this event (`step`, `done`, …).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Event::RunStarted { .. } => "run_started",
+            Event::Text { .. } => "text",
+            Event::ToolCall { .. } => "tool_call",
+            Event::ToolResult { .. } => "tool_result",
+            Event::ActionRequest { .. } => "action_request",
+            Event::Error { .. } => "error",
+            Event::Done { .. } => "done",
+            Event::Step(_) => "step",
+            Event::Observation(_) => "observation",
+            Event::Approval(_) => "approval",
+            Event::SitemapReloaded { .. } => "sitemap_reloaded",
+            Event::ScriptReloaded { .. } => "script_reloaded",
+        }
+    }
+}
+
+/// Why a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EndReason {
+    /// The model called `done`.
+    Done,
+    /// The step limit was reached without `done`.
+    MaxSteps,
+    /// The person stopped the run.
+    Stopped,
+    /// An error the run cannot continue after (a rejected API key, a
+    /// browser that went away).
+    Fatal,
+}
+
+/// Tokens counted by the server, summed or for one call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct TokenUsage {
+    /// Tokens of the prompts.
+    pub prompt_tokens: u64,
+    /// Tokens of the answers.
+    pub completion_tokens: u64,
+    /// Their sum.
+    pub total_tokens: u64,
+}
+
+impl TokenUsage {
+    /// Adds another count to this one.
+    pub fn add(&mut self, other: TokenUsage) {
+        self.prompt_tokens += other.prompt_tokens;
+        self.completion_tokens += other.completion_tokens;
+        self.total_tokens += other.total_tokens;
+    }
+}
+
+/// The model's reflection before it acts.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Reflection {
+    /// How the previous step went, judged from the new page state.
+    pub evaluation_previous_goal: String,
+    /// What the model wants to remember across steps.
+    pub memory: String,
+    /// What this step is meant to achieve.
+    pub next_goal: String,
+}
+
+/// Milliseconds spent in each phase of a step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct StepTimings {
+    /// Observing the page.
+    pub observe_ms: u64,
+    /// The model call, retries included.
+    pub llm_ms: u64,
+    /// Approval and execution of the action.
+    pub act_ms: u64,
+}
+
+/// One step as recorded in the trace and shown in the step inspector.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepRecord {
+    /// 1 for the first step.
+    pub index: usize,
+    /// The model's reflection.
+    pub reflection: Reflection,
+    /// The action that ran, as `{"name": {params}}`; `null` when the
+    /// model's answer could not be turned into one.
+    pub action: Value,
+    /// What the action returned (or the error the model will see).
+    pub result: ActionResult,
+    /// Every repair the normalizer made to the model's answer.
+    pub repairs: Vec<String>,
+    /// Time spent per phase.
+    pub timings: StepTimings,
+    /// Tokens of this step's model call, when the server reported them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<TokenUsage>,
+    /// Characters of the prompt sent (system and user message together).
+    pub prompt_chars: usize,
+}
+
+/// What one observation found, in numbers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ObservationSummary {
+    /// The step it belongs to.
+    pub step: usize,
+    /// The page URL.
+    pub url: String,
+    /// The page title.
+    pub title: String,
+    /// Listed interactive elements.
+    pub elements: usize,
+    /// Of those, how many are new since the previous observation.
+    pub new_elements: usize,
+    /// Characters of the listing text.
+    pub listing_chars: usize,
+}
+
+/// What the approval gate decided for one action.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ApprovalRecord {
+    /// The step it belongs to.
+    pub step: usize,
+    /// The action as it was proposed, `{"name": {params}}`.
+    pub action: Value,
+    /// The action's risk on this page.
+    pub risk: Risk,
+    /// The page the approval is bound to.
+    pub url: String,
+    /// `approved`, `edited`, `denied` or `stopped`.
+    pub decision: String,
+    /// Why, when the decision was not made by a person (`--yes`, no
+    /// terminal).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn protocol_events_keep_their_wire_names() {
+        let request = Event::ActionRequest {
+            correlation_id: "step-2".into(),
+            action: "click".into(),
+            parameters: json!({"index": 3}),
+        };
+        assert_eq!(
+            serde_json::to_value(&request).unwrap(),
+            json!({"type": "action_request", "correlationId": "step-2", "action": "click", "parameters": {"index": 3}})
+        );
+        let error = Event::Error {
+            error: "bad key".into(),
+            fatal: true,
+        };
+        assert_eq!(
+            serde_json::to_value(&error).unwrap(),
+            json!({"type": "error", "error": "bad key", "fatal": true})
+        );
+        let result = Event::ToolResult {
+            name: "click".into(),
+            result: ActionResult::denied("no"),
+        };
+        assert_eq!(
+            serde_json::to_value(&result).unwrap(),
+            json!({"type": "tool_result", "name": "click", "result": {"ok": false, "reason": "denied", "message": "no"}})
+        );
+    }
+
+    #[test]
+    fn a_step_is_flat_with_its_type_and_reads_back() {
+        let step = Event::Step(StepRecord {
+            index: 1,
+            reflection: Reflection {
+                evaluation_previous_goal: "start".into(),
+                memory: "m".into(),
+                next_goal: "sign in".into(),
+            },
+            action: json!({"click": {"index": 2}}),
+            result: ActionResult::ok(),
+            repairs: vec!["x".into()],
+            timings: StepTimings {
+                observe_ms: 1,
+                llm_ms: 2,
+                act_ms: 3,
+            },
+            usage: None,
+            prompt_chars: 900,
+        });
+        let value = serde_json::to_value(&step).unwrap();
+        assert_eq!(value["type"], "step");
+        assert_eq!(value["reflection"]["next_goal"], "sign in");
+        assert_eq!(value["timings"]["llm_ms"], 2);
+        assert!(value.get("usage").is_none());
+        let back: Event = serde_json::from_value(value).unwrap();
+        assert_eq!(back, step);
+        assert_eq!(back.kind(), "step");
+    }
+
+    #[test]
+    fn every_kind_word_matches_the_serialized_type() {
+        let events = vec![
+            Event::RunStarted {
+                task: "t".into(),
+                url: "u".into(),
+                model: "m".into(),
+                max_steps: 3,
+            },
+            Event::Text {
+                content: "c".into(),
+            },
+            Event::Done {
+                success: false,
+                text: "limit".into(),
+                reason: EndReason::MaxSteps,
+                steps: 3,
+                usage: TokenUsage::default(),
+            },
+            Event::SitemapReloaded {
+                file: "a.yaml".into(),
+                error: None,
+            },
+            Event::ScriptReloaded {
+                file: "a.rhai".into(),
+                error: Some("1:2: bad".into()),
+            },
+        ];
+        for event in events {
+            let value = serde_json::to_value(&event).unwrap();
+            assert_eq!(value["type"], event.kind());
+        }
+    }
+}

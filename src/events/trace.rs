@@ -1,0 +1,148 @@
+//! The trace file: every event of a run appended as one JSON line, written
+//! through at once so a run that is killed leaves a readable file.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use super::{Event, EventError};
+
+/// Where traces go when no other directory is configured.
+pub const DEFAULT_SESSIONS_DIR: &str = ".webagent/sessions";
+
+/// Appends events to `<dir>/<timestamp>.jsonl`.
+#[derive(Debug)]
+pub struct TraceWriter {
+    path: PathBuf,
+    file: File,
+}
+
+impl TraceWriter {
+    /// Creates `dir` if needed and a new trace file in it, named after the
+    /// current UTC time (and the process id, so two runs started in the
+    /// same second do not share a file).
+    pub fn create(dir: &Path) -> Result<TraceWriter, EventError> {
+        std::fs::create_dir_all(dir).map_err(|source| EventError::CreateDir {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+        let name = format!(
+            "{}-{}.jsonl",
+            utc_stamp(SystemTime::now()),
+            std::process::id()
+        );
+        let path = dir.join(name);
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .map_err(|source| EventError::Write {
+                path: path.clone(),
+                source,
+            })?;
+        Ok(TraceWriter { path, file })
+    }
+
+    /// The trace file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Appends one event as a line. The line goes to the operating system
+    /// in a single write, so a kill between events never leaves half a
+    /// line behind.
+    pub fn write(&mut self, event: &Event) -> Result<(), EventError> {
+        let mut line = event.to_json_line()?;
+        line.push('\n');
+        self.file
+            .write_all(line.as_bytes())
+            .and_then(|()| self.file.flush())
+            .map_err(|source| EventError::Write {
+                path: self.path.clone(),
+                source,
+            })
+    }
+}
+
+/// `20261122T001652Z` for a moment, in UTC.
+fn utc_stamp(at: SystemTime) -> String {
+    let secs = at
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let days = (secs / 86_400) as i64;
+    let rest = secs % 86_400;
+    let (year, month, day) = civil_from_days(days);
+    format!(
+        "{year:04}{month:02}{day:02}T{:02}{:02}{:02}Z",
+        rest / 3600,
+        (rest % 3600) / 60,
+        rest % 60
+    )
+}
+
+/// Year, month and day of a count of days since 1970-01-01 (the
+/// proleptic Gregorian calendar; Howard Hinnant's well-known algorithm).
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn stamps_are_utc_calendar_times() {
+        assert_eq!(utc_stamp(UNIX_EPOCH), "19700101T000000Z");
+        let at = UNIX_EPOCH + Duration::from_secs(1_795_306_612);
+        assert_eq!(utc_stamp(at), "20261122T001652Z");
+        let leap = UNIX_EPOCH + Duration::from_secs(951_782_400);
+        assert_eq!(utc_stamp(leap), "20000229T000000Z");
+    }
+
+    #[test]
+    fn each_event_is_one_line_on_disk_at_once() {
+        let dir = std::env::temp_dir().join(format!("webagent-trace-{}", std::process::id()));
+        let mut writer = TraceWriter::create(&dir.join("sessions")).unwrap();
+        writer
+            .write(&Event::Text {
+                content: "one\ntwo".into(),
+            })
+            .unwrap();
+        writer
+            .write(&Event::Error {
+                error: "x".into(),
+                fatal: false,
+            })
+            .unwrap();
+        // Read while the writer is still open: nothing waits in a buffer.
+        let text = std::fs::read_to_string(writer.path()).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 2);
+        let first: Event = serde_json::from_str(lines[0]).unwrap();
+        assert_eq!(
+            first,
+            Event::Text {
+                content: "one\ntwo".into()
+            }
+        );
+        assert!(writer
+            .path()
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .ends_with(".jsonl"));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
