@@ -376,6 +376,24 @@ fn a_long_page_lists_the_viewport_band_and_counts_what_was_left_out() {
 }
 
 #[test]
+fn a_fixed_widget_inside_a_far_away_container_is_still_listed() {
+    let mut items = String::new();
+    for i in 0..500 {
+        items.push_str(&format!("<p>paragraph {i}</p>"));
+    }
+    let html = page(&format!(
+        r#"<main>{items}</main>
+        <footer><p>Footer</p><button style="position:fixed;right:8px;bottom:8px;width:60px;height:40px">Chat</button></footer>"#
+    ));
+    with_page("/stray-fixed", &html, |tab| async move {
+        let state = observe(&tab).await;
+        assert!(state.left_out.below > 0, "{:?}", state.left_out);
+        assert!(find(&state, "Chat").is_some(), "{}", state.listing);
+        assert!(find(&state, "Footer").is_none());
+    });
+}
+
+#[test]
 fn an_index_reaches_its_own_node_or_reports_it_gone() {
     let html = page(r#"<div id="box"><button id="b">Buy</button></div><button>Other</button>"#);
     with_page("/stale", &html, |tab| async move {

@@ -51,41 +51,6 @@
     return null;
   };
 
-  // Elements stacked at a grid of viewport points, with their ancestors: the
-  // subtrees these belong to are walked even when their own box lies far
-  // away (a fixed chat button inside a footer, a modal portal).
-  function anchoredAncestors(doc, vw, vh) {
-    const keep = new Set();
-    const cols = 8, rows = 6;
-    for (let r = 0; r <= rows; r++) {
-      for (let c = 0; c <= cols; c++) {
-        const x = Math.min(vw - 1, Math.max(0, (c / cols) * vw));
-        const y = Math.min(vh - 1, Math.max(0, (r / rows) * vh));
-        for (const hit of doc.elementsFromPoint(x, y)) {
-          for (let e = hit; e && !keep.has(e); e = composedParent(e)) keep.add(e);
-        }
-      }
-    }
-    return keep;
-  }
-
-  // A fixed layer that covers (nearly) the whole viewport, such as a modal
-  // backdrop, covers the whole page at any scroll position; elements outside
-  // the viewport cannot be hit-tested, so they are judged against it.
-  function viewportBlocker(doc, vw, vh) {
-    const top = doc.elementFromPoint(vw / 2, vh / 2);
-    for (let e = top; e; e = composedParent(e)) {
-      if (e === doc.body || e === doc.documentElement) return null;
-      const cs = getComputedStyle(e);
-      if (cs.position === 'fixed') {
-        const r = e.getBoundingClientRect();
-        if (r.width >= vw * 0.9 && r.height >= vh * 0.9) return e;
-        return null;
-      }
-    }
-    return null;
-  }
-
   function scrollInfo(el, cs) {
     const vertical = el.scrollHeight > el.clientHeight + 1 && /(auto|scroll|overlay)/.test(cs.overflowY);
     const horizontal = el.scrollWidth > el.clientWidth + 1 && /(auto|scroll|overlay)/.test(cs.overflowX);
@@ -100,14 +65,21 @@
     return `${(el.scrollLeft / w).toFixed(1)} pages left, ${(Math.max(0, el.scrollWidth - el.scrollLeft - w) / w).toFixed(1)} right`;
   }
 
+  const KEPT_RANK = new Map(KEPT.map((name, i) => [name, i]));
+  const FORM_TAGS = new Set(['button', 'input', 'select', 'textarea', 'option', 'optgroup', 'fieldset']);
+
   function attributesOf(el, tag) {
     const out = [];
-    for (const name of KEPT) {
-      const v = el.getAttribute(name);
-      if (v === null) continue;
-      if (name === 'role' && v === tag) continue;
-      out.push([name, clip(squeeze(v), name === 'href' ? 80 : 60)]);
+    // Walking the element's own (usually few) attributes is much cheaper
+    // than asking for each kept name.
+    for (const a of el.attributes) {
+      const rank = KEPT_RANK.get(a.name);
+      if (rank === undefined) continue;
+      if (a.name === 'role' && a.value === tag) continue;
+      out.push([rank, a.name, clip(squeeze(a.value), a.name === 'href' ? 80 : 60)]);
     }
+    out.sort((x, y) => x[0] - y[0]);
+    for (let i = 0; i < out.length; i++) out[i] = [out[i][1], out[i][2]];
     if (tag === 'input' || tag === 'textarea' || tag === 'select') {
       const type = (el.getAttribute('type') || '').toLowerCase();
       if (type === 'checkbox' || type === 'radio') {
@@ -122,23 +94,17 @@
       }
     }
     if (tag === 'option' && el.selected) out.push(['selected', '']);
-    if (el.disabled || (el.getAttribute && el.matches(':disabled'))) out.push(['disabled', '']);
+    if (FORM_TAGS.has(tag) && el.matches(':disabled')) out.push(['disabled', '']);
     return out;
   }
 
-  // Sample points of a box (clipped to the visible band) for hit tests.
-  function samplePoints(r, vw, vh) {
-    const left = Math.max(r.left, 0), right = Math.min(r.right, vw);
-    const top = Math.max(r.top, 0), bottom = Math.min(r.bottom, vh);
-    if (right - left < 1 || bottom - top < 1) return [];
-    const cx = (left + right) / 2, cy = (top + bottom) / 2;
-    const dx = (right - left) / 4, dy = (bottom - top) / 4;
-    return [[cx, cy], [left + dx, top + dy], [right - dx, top + dy], [left + dx, bottom - dy], [right - dx, bottom - dy]];
-  }
-
-  function hitsSelf(el, hit) {
-    for (let e = hit; e; e = composedParent(e)) if (e === el) return true;
-    return false;
+  // Sample points of a visible area (top-level coordinates) for hit tests:
+  // the centre first, then points towards the corners.
+  function samplePoints(a) {
+    if (a.right - a.left < 1 || a.bottom - a.top < 1) return [];
+    const cx = (a.left + a.right) / 2, cy = (a.top + a.bottom) / 2;
+    const dx = (a.right - a.left) / 4, dy = (a.bottom - a.top) / 4;
+    return [[cx, cy], [a.left + dx, a.top + dy], [a.right - dx, a.top + dy], [a.left + dx, a.bottom - dy], [a.right - dx, a.bottom - dy]];
   }
 
   // Elements of `doc` with click-like listeners, as reported by the hook
@@ -153,20 +119,65 @@
     return found;
   }
 
+  const EVERYWHERE = { left: -Infinity, top: -Infinity, right: Infinity, bottom: Infinity };
+  const overlap = (a, b) => a.right > b.left && a.left < b.right && a.bottom > b.top && a.top < b.bottom;
+  const intersect = (a, b) => ({ left: Math.max(a.left, b.left), top: Math.max(a.top, b.top),
+    right: Math.min(a.right, b.right), bottom: Math.min(a.bottom, b.bottom) });
+
+  // Whether `a` is `b` or one of its ancestors across shadow roots and
+  // same-origin frames.
+  function ancestorOf(a, b) {
+    for (let e = b; e; ) {
+      if (e === a) return true;
+      const up = composedParent(e);
+      if (up) { e = up; continue; }
+      const win = e.ownerDocument && e.ownerDocument.defaultView;
+      e = win ? win.frameElement : null;
+    }
+    return false;
+  }
+
+  // The frame's content offset in its parent's coordinates.
+  function frameOffset(f, cs) {
+    const r = f.getBoundingClientRect();
+    return { x: r.left + f.clientLeft + parseFloat(cs.paddingLeft || '0'),
+      y: r.top + f.clientTop + parseFloat(cs.paddingTop || '0') };
+  }
+
+  // The topmost element at a point given in top-level viewport coordinates,
+  // looking into open shadow roots and same-origin frames.
+  function deepHit(x, y) {
+    let doc = document, ox = 0, oy = 0;
+    for (let guard = 0; guard < 16; guard++) {
+      let h = doc.elementFromPoint(x - ox, y - oy);
+      while (h && h.shadowRoot) {
+        const inner = h.shadowRoot.elementFromPoint(x - ox, y - oy);
+        if (!inner || inner === h) break;
+        h = inner;
+      }
+      if (!h || h.localName !== 'iframe') return h;
+      let d = null;
+      try { d = h.contentDocument; } catch (_) { d = null; }
+      if (!d) return h;
+      const off = frameOffset(h, getComputedStyle(h));
+      ox += off.x; oy += off.y; doc = d;
+    }
+    return null;
+  }
+
   function observe(opts) {
     const full = !!opts.fullPage;
     const withListeners = opts.listeners !== false;
     const textLimit = opts.textLimit || 4000;
-    const topWin = window, topDoc = document;
-    const vw = topWin.innerWidth, vh = topWin.innerHeight;
+    const topDoc = document;
+    const vw = window.innerWidth, vh = window.innerHeight;
+    const viewport = { left: 0, top: 0, right: vw, bottom: vh };
     const margin = full ? Infinity : (opts.marginPx >= 0 ? opts.marginPx : vh / 2);
     const band = { top: -margin, bottom: vh + margin, left: -margin, right: vw + margin };
-    const anchored = full ? null : anchoredAncestors(topDoc, vw, vh);
-    const blocker = viewportBlocker(topDoc, vw, vh);
     sequence += 1;
-    listed = [];
-    const seen = new Set();
-    const elements = [];
+    const candidates = [];  // interactive elements in document order, before the covered check
+    const walked = full ? null : new Set();  // elements whose styles were read (default mode)
+    const occluders = [];   // positioned boxes that may paint over others
     let skippedAbove = 0, skippedBelow = 0;
     const text = [];
     let textLen = 0, textCut = false;
@@ -180,155 +191,225 @@
       text.push(s); textLen += s.length;
     };
 
-    // frame: { doc, ox, oy, clip: visible rect in top coords, index of its
-    // iframe element or -1 }. Coordinates of boxes inside a frame are
-    // shifted by the frame's offset to compare them with the top viewport.
-    function walk(el, frame, owner, depth, parentPointer, inShadow, ownerText) {
+    // frame: { doc, ox, oy (offset of its content in top coordinates), view
+    // (its visible rect in top coordinates), cand (the iframe's candidate),
+    // clicky }. `clipRect` is what ancestors with clipping overflow leave
+    // visible; `positioned` says an ancestor-or-self is out of flow.
+    function walk(el, frame, owner, parentPointer, inShadow, clipRect, positioned) {
       const tag = el.localName;
       if (SKIP.has(tag)) return;
-      const r = el.getBoundingClientRect();
-      const top = r.top + frame.oy, bottom = r.bottom + frame.oy;
-      const left = r.left + frame.ox, right = r.right + frame.ox;
-      const sized = r.width > 0 || r.height > 0;
-      if (!full && sized && !anchored.has(el) &&
-          (bottom < band.top || top > band.bottom || right < band.left || left > band.right)) {
-        if (bottom < band.top) skippedAbove += 1; else skippedBelow += 1;
-        return;
+      let box = null, sized = false;
+      const measure = () => {
+        const r = el.getBoundingClientRect();
+        box = { left: r.left + frame.ox, top: r.top + frame.oy, right: r.right + frame.ox, bottom: r.bottom + frame.oy };
+        sized = r.width > 0 || r.height > 0;
+      };
+      if (!full) {
+        measure();
+        // Outside the band only the box is read: no styles, no descent.
+        if (sized && (box.bottom < band.top || box.top > band.bottom || box.right < band.left || box.left > band.right)) {
+          if (box.bottom < band.top) skippedAbove += 1; else skippedBelow += 1;
+          return;
+        }
       }
+      if (walked) walked.add(el);
       const cs = getComputedStyle(el);
-      const display = cs.display;
-      if (display === 'none') return;
+      if (cs.display === 'none') return;
       const visible = el.checkVisibility({ opacityProperty: true, visibilityProperty: true });
       if (!visible && (cs.opacity === '0' || cs.contentVisibility === 'hidden')) return;
-      const cursor = cs.cursor;
-      const pointer = cursor === 'pointer';
+      const position = cs.position;
+      let myClip = clipRect, myPositioned = positioned;
+      if (position === 'fixed') { myClip = frame.view; myPositioned = true; }
+      else if (position === 'absolute' || position === 'sticky') myPositioned = true;
+      const outOfFlow = position !== 'static' && (position !== 'relative' || cs.zIndex !== 'auto');
+      const pointer = cs.cursor === 'pointer';
+      const ov = cs.overflow;
 
       let interactive = false;
       let extra = null;
-      let crossOrigin = false;
-      if (visible && sized) {
-        const role = el.getAttribute('role');
+      if (visible) {
         if (NATIVE.has(tag)) {
           if (tag === 'a') interactive = el.hasAttribute('href') || pointer;
           else if (tag === 'input') interactive = (el.getAttribute('type') || '').toLowerCase() !== 'hidden';
           else if (tag === 'audio' || tag === 'video') interactive = el.hasAttribute('controls');
           else interactive = true;
         }
-        if (!interactive && role && WIDGET_ROLES.has(role)) interactive = true;
+        if (!interactive && pointer && !parentPointer) interactive = true;
+        if (!interactive && frame.clicky && frame.clicky.has(el)) interactive = true;
+        if (!interactive && el.hasAttribute('onclick')) interactive = true;
+        if (!interactive) {
+          const role = el.getAttribute('role');
+          if (role && WIDGET_ROLES.has(role)) interactive = true;
+        }
+        if (!interactive && el.hasAttribute('tabindex') && el.tabIndex >= 0) interactive = true;
         if (!interactive && el.isContentEditable) {
           const p = composedParent(el);
           interactive = !(p && p.isContentEditable);
         }
-        if (!interactive && pointer && !parentPointer) interactive = true;
-        if (!interactive && el.hasAttribute('onclick')) interactive = true;
-        if (!interactive && el.tabIndex >= 0 && el.hasAttribute('tabindex')) interactive = true;
-        if (tag !== 'html' && tag !== 'body' && el.scrollHeight + el.scrollWidth > el.clientHeight + el.clientWidth + 1) {
+        // Only a box whose overflow can scroll is worth measuring.
+        if (ov !== 'visible' && tag !== 'html' && tag !== 'body' && /auto|scroll|overlay/.test(ov)) {
           extra = scrollInfo(el, cs);
           if (extra) interactive = true;
         }
-        if (!interactive && frame.clicky && frame.clicky.has(el)) interactive = true;
+      }
+      // The whole-page walk measures only what needs a box: candidates,
+      // positioned layers, frames, and anything under a clipping ancestor.
+      if (box === null && (interactive || outOfFlow || myClip !== EVERYWHERE || tag === 'iframe')) measure();
+      if (box !== null && sized && !overlap(box, myClip)) return;
+      if (!sized) interactive = false;
+      if (outOfFlow && visible && sized && cs.pointerEvents !== 'none') {
+        occluders.push({ el, frame, box, fixed: position === 'fixed' });
       }
 
+      let cand = null;
       if (interactive) {
-        // Covered check: inside the viewport hit-test sample points; outside
-        // it, only a fixed full-viewport layer can be known to cover it.
-        const inView = bottom > 0 && top < vh && right > 0 && left < vw;
-        let covered = false;
-        if (inView && tag !== 'iframe') {
-          const pts = samplePoints(r, frame.doc === topDoc ? vw : frame.vw, frame.doc === topDoc ? vh : frame.vh);
-          const root = el.getRootNode();
-          const hitRoot = root.elementFromPoint ? root : frame.doc;
-          covered = pts.length > 0;
-          for (const [x, y] of pts) {
-            if (frame.doc !== topDoc && (x + frame.ox < frame.clip.left || x + frame.ox > frame.clip.right ||
-                y + frame.oy < frame.clip.top || y + frame.oy > frame.clip.bottom)) continue;
-            const hit = hitRoot.elementFromPoint(x, y);
-            if (hit && hitsSelf(el, hit)) { covered = false; break; }
-          }
-        } else if (!inView && blocker && frame.doc === topDoc && !hitsSelf(blocker, el)) {
-          covered = true;
-        }
-        if (covered) interactive = false;
-      }
-
-      let myOwner = owner, myDepth = depth, myText = ownerText;
-      if (interactive) {
-        const index = listed.length;
-        listed.push(el);
-        const id = stableId(el);
-        seen.add(id);
-        const attrs = attributesOf(el, tag);
-        if (extra) attrs.push(['scrollable', extra]);
-        let isNew = previousIds !== null && !previousIds.has(id);
-        const item = { index, tag, attrs, text: '', isNew, depth, parent: owner,
-          shadow: inShadow, frame: frame.index, crossOrigin: false };
-        if (tag === 'iframe') {
-          const src = el.getAttribute('src');
-          if (src !== null) attrs.push(['src', clip(src, 80)]);
-          let inner = null;
-          try { inner = el.contentDocument; } catch (_) { inner = null; }
-          if (!inner) { crossOrigin = true; item.crossOrigin = true; }
-        }
+        cand = { el, tag, extra, owner, frame, shadow: inShadow, box, clip: myClip,
+          positioned: myPositioned, text: '', crossOrigin: false, covered: false };
         if (tag === 'select') {
           const names = [];
           for (const o of el.options) { names.push(squeeze(o.textContent || '')); if (names.length >= 12) break; }
           const more = el.options.length > names.length ? ` (+${el.options.length - names.length} more)` : '';
-          item.text = clip(names.join(' | '), 160) + more;
+          cand.text = clip(names.join(' | '), 160) + more;
         }
-        elements.push(item);
-        myOwner = index; myDepth = depth + 1; myText = item;
+        candidates.push(cand);
       }
+      const textOwner = cand || owner;
 
       if (BLOCK.has(tag)) addText('', true);
-      if (tag === 'select') return;
-      if (tag === 'input' || tag === 'textarea') return;
+      if (tag === 'select' || tag === 'input' || tag === 'textarea') return;
 
       if (tag === 'iframe') {
-        if (crossOrigin || !visible) return;
         let doc = null;
         try { doc = el.contentDocument; } catch (_) { doc = null; }
-        if (!doc || !doc.body) return;
-        const win = doc.defaultView;
-        const ox = frame.ox + r.left + el.clientLeft + parseFloat(cs.paddingLeft || '0');
-        const oy = frame.oy + r.top + el.clientTop + parseFloat(cs.paddingTop || '0');
-        const clipRect = { left: Math.max(left, frame.clip.left), top: Math.max(top, frame.clip.top),
-          right: Math.min(right, frame.clip.right), bottom: Math.min(bottom, frame.clip.bottom) };
-        const inner = { doc, ox, oy, clip: clipRect, index: interactive ? myOwner : frame.index,
-          clicky: withListeners ? clickTargets(doc) : null,
-          vw: win ? win.innerWidth : r.width, vh: win ? win.innerHeight : r.height };
-        walk(doc.body, inner, myOwner, myDepth, false, inShadow, myText);
+        if (!doc) { if (cand) cand.crossOrigin = true; return; }
+        if (!cand || !doc.body) return;
+        const off = frameOffset(el, cs);
+        // The frame's box clips its content and is the viewport of its
+        // fixed elements.
+        const view = intersect(box, myClip);
+        const inner = { doc, ox: frame.ox + off.x, oy: frame.oy + off.y, view, cand,
+          clicky: withListeners ? clickTargets(doc) : null };
+        walk(doc.body, inner, cand, false, inShadow, view, false);
         return;
       }
 
+      // Content outside a clipping box is invisible; in the default mode a
+      // scroll container clips too (its hidden part is not in view), while
+      // the whole-page mode lists what scrolling the container would show.
+      if (ov !== 'visible' && box !== null && tag !== 'body' && tag !== 'html' && (!full || /hidden|clip/.test(ov))) {
+        myClip = intersect(myClip, box);
+      }
       const shadow = el.shadowRoot;
       if (shadow) {
-        for (let c = shadow.firstChild; c; c = c.nextSibling) visit(c, frame, myOwner, myDepth, pointer, true, myText);
+        for (let c = shadow.firstChild; c; c = c.nextSibling) visit(c, frame, textOwner, pointer, true, myClip, myPositioned);
       }
-      for (let c = el.firstChild; c; c = c.nextSibling) visit(c, frame, myOwner, myDepth, pointer, inShadow, myText);
+      for (let c = el.firstChild; c; c = c.nextSibling) visit(c, frame, textOwner, pointer, inShadow, myClip, myPositioned);
       if (BLOCK.has(tag)) addText('', true);
     }
 
-    function visit(node, frame, owner, depth, parentPointer, inShadow, ownerText) {
+    function visit(node, frame, owner, parentPointer, inShadow, clipRect, positioned) {
       if (node.nodeType === 1) {
-        walk(node, frame, owner, depth, parentPointer, inShadow, ownerText);
+        walk(node, frame, owner, parentPointer, inShadow, clipRect, positioned);
       } else if (node.nodeType === 3) {
         const s = squeeze(node.data);
         if (!s) return;
-        const p = node.parentElement;
-        if (p && (p.localName === 'option')) return;
         addText(s, false);
-        if (ownerText && ownerText.text.length < TEXT_PER_ELEMENT) {
-          ownerText.text = clip(ownerText.text ? ownerText.text + ' ' + s : s, TEXT_PER_ELEMENT);
+        if (owner && owner.text.length < TEXT_PER_ELEMENT && owner.tag !== 'select') {
+          owner.text = clip(owner.text ? owner.text + ' ' + s : s, TEXT_PER_ELEMENT);
         }
       }
     }
 
-    const rootFrame = { doc: topDoc, ox: 0, oy: 0, clip: { left: 0, top: 0, right: vw, bottom: vh }, index: null, vw, vh,
+    const rootFrame = { doc: topDoc, ox: 0, oy: 0, view: viewport, cand: null,
       clicky: withListeners ? clickTargets(topDoc) : null };
     const start = topDoc.body || topDoc.documentElement;
-    if (start) walk(start, rootFrame, null, 0, false, false, null);
+    if (start) walk(start, rootFrame, null, false, false, EVERYWHERE, false);
+    if (!full) walkStrayFixed();
 
+    // A fixed element nested in a container that lies outside the band (a
+    // chat button inside the page footer) was skipped with that container.
+    // A few hit tests where such widgets usually sit find them; each costs
+    // little on ordinary pages.
+    function walkStrayFixed() {
+      const spots = [[vw - 30, vh - 30], [30, vh - 30], [vw / 2, vh - 15], [vw - 30, 30]];
+      for (const [x, y] of spots) {
+        let hit = topDoc.elementFromPoint(x, y);
+        if (!hit || walked.has(hit)) continue;
+        let fixed = null;
+        for (let e = hit; e && !walked.has(e); e = composedParent(e)) {
+          if (getComputedStyle(e).position === 'fixed') fixed = e;
+        }
+        if (fixed) walk(fixed, rootFrame, null, false, false, EVERYWHERE, true);
+      }
+    }
+
+    // Covered check. In normal flow boxes do not overlap, so only elements
+    // that share area with a positioned box are hit-tested (hit tests cost
+    // time in proportion to the page on long lists). A fixed layer over
+    // (nearly) the whole viewport, such as a modal backdrop, covers the page
+    // at any scroll position, also where no hit test can reach.
+    let blocker = null;
+    for (const o of occluders) {
+      if (o.fixed && o.frame === rootFrame && o.box.right - o.box.left >= vw * 0.9 && o.box.bottom - o.box.top >= vh * 0.9) blocker = o.el;
+    }
+    for (const c of candidates) {
+      if (c.tag === 'iframe') continue;
+      const seenArea = intersect(intersect(c.box, c.clip), c.frame.view);
+      const inView = overlap(seenArea, viewport) && seenArea.right > seenArea.left && seenArea.bottom > seenArea.top;
+      if (blocker && !ancestorOf(blocker, c.el) && (!inView || !c.positioned)) { c.covered = true; continue; }
+      if (!inView) continue;
+      let suspect = false;
+      for (const o of occluders) {
+        if (o.el === c.el || !overlap(o.box, c.box)) continue;
+        if (o.frame !== c.frame && o.frame !== rootFrame) continue;
+        if (ancestorOf(o.el, c.el) || ancestorOf(c.el, o.el)) continue;
+        suspect = true;
+        break;
+      }
+      if (!suspect) continue;
+      const area = intersect(seenArea, viewport);
+      const pts = samplePoints(area);
+      c.covered = true;
+      for (const [x, y] of pts) {
+        const hit = deepHit(x, y);
+        if (hit && ancestorOf(c.el, hit)) { c.covered = false; break; }
+      }
+    }
+
+    listed = [];
+    const seen = new Set();
+    const elements = [];
+    for (const c of candidates) {
+      if (c.covered) continue;
+      let p = c.owner;
+      while (p && p.covered) p = p.owner;
+      c.index = listed.length;
+      c.depth = p ? p.depth + 1 : 0;
+      listed.push(c.el);
+      const id = stableId(c.el);
+      seen.add(id);
+      const attrs = attributesOf(c.el, c.tag);
+      if (c.extra) attrs.push(['scrollable', c.extra]);
+      if (c.tag === 'iframe') {
+        const src = c.el.getAttribute('src');
+        if (src !== null) attrs.push(['src', clip(src, 80)]);
+      }
+      let frameCand = c.frame.cand;
+      while (frameCand && frameCand.covered) frameCand = frameCand.frame.cand;
+      // Fields at their default are left out: a whole-page listing of a long
+      // page is tens of thousands of entries.
+      const item = { tag: c.tag };
+      if (attrs.length) item.attrs = attrs;
+      if (c.text) item.text = c.text;
+      if (previousIds !== null && !previousIds.has(id)) item.isNew = true;
+      if (p) { item.depth = c.depth; item.parent = p.index; }
+      if (c.shadow) item.shadow = true;
+      if (frameCand) item.frame = frameCand.index;
+      if (c.crossOrigin) item.crossOrigin = true;
+      elements.push(item);
+    }
     previousIds = seen;
+
     const se = topDoc.scrollingElement || topDoc.documentElement;
     return JSON.stringify({
       sequence,

@@ -211,29 +211,37 @@ pub struct RawObservation {
     pub text_limit: usize,
 }
 
-/// One element as the observer reports it.
+/// One element as the observer reports it; its index is its position.
+/// Fields at their default are left out of the JSON to keep long pages'
+/// payloads small.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RawElement {
-    /// Index in the listing.
-    pub index: usize,
     /// Tag name.
     pub tag: String,
     /// Kept attributes as `[name, value]` pairs.
+    #[serde(default)]
     pub attrs: Vec<(String, String)>,
     /// Own text.
+    #[serde(default)]
     pub text: String,
     /// Not seen by the previous observation.
+    #[serde(default)]
     pub is_new: bool,
     /// Depth among listed elements.
+    #[serde(default)]
     pub depth: usize,
     /// Nearest listed ancestor.
+    #[serde(default)]
     pub parent: Option<usize>,
     /// Inside an open shadow root.
+    #[serde(default)]
     pub shadow: bool,
     /// Index of the iframe element holding it.
+    #[serde(default)]
     pub frame: Option<usize>,
     /// A cross-origin iframe.
+    #[serde(default)]
     pub cross_origin: bool,
 }
 
@@ -248,8 +256,9 @@ impl RawObservation {
         let elements: Vec<InteractiveElement> = self
             .elements
             .into_iter()
-            .map(|e| InteractiveElement {
-                index: ElementIndex(e.index),
+            .enumerate()
+            .map(|(i, e)| InteractiveElement {
+                index: ElementIndex(i),
                 tag: e.tag,
                 attributes: e.attrs,
                 text: e.text,
@@ -482,7 +491,7 @@ mod tests {
     #[test]
     fn observer_json_becomes_a_page_state() {
         let json = r#"{"sequence":3,"url":"http://x/","title":"T","fullPage":false,"elements":[
-            {"index":0,"tag":"a","attrs":[["href","/a"]],"text":"A","isNew":true,"depth":0,"parent":null,"shadow":false,"frame":null,"crossOrigin":false}],
+            {"tag":"a","attrs":[["href","/a"]],"text":"A","isNew":true}],
             "skippedAbove":0,"skippedBelow":0,
             "scroll":{"x":0,"y":0,"viewportWidth":800,"viewportHeight":600,"pageWidth":800,"pageHeight":600},
             "text":"A","textClipped":false,"textLimit":4000}"#;
