@@ -9,7 +9,9 @@ use std::future::Future;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use webagent::browser::{BrowserError, BrowserSession, LaunchOptions, ObserveOptions, Tab};
+use webagent::browser::{
+    BrowserError, BrowserSession, LaunchOptions, ObserveOptions, SessionStatus, Tab,
+};
 use webagent::dom::{ElementIndex, InteractiveElement, PageState};
 use webagent::serve::PageServer;
 
@@ -564,6 +566,12 @@ fn observe_cli_prints_the_json_shape() {
     assert!(v["page_text"].as_str().expect("text").contains("Orders"));
     assert!(v["scroll"]["pages_below"].is_number());
     assert!(v["extract_ms"].as_f64().expect("extract_ms") > 0.0);
+    let tabs = v["tabs"].as_array().expect("tabs array");
+    assert_eq!(
+        tabs.iter().filter(|t| t["current"] == true).count(),
+        1,
+        "{tabs:?}"
+    );
 
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_webagent"))
         .args([
@@ -587,4 +595,107 @@ fn observe_cli_prints_the_json_shape() {
     assert_eq!(v["elements"], 2);
     assert!(v["extract_ms"]["min"].as_f64() <= v["extract_ms"]["median"].as_f64());
     assert!(v["chars"].as_u64().expect("chars") > 20);
+}
+
+/// A TCP relay to the shared browser whose connections can be cut, to see
+/// what a session does when its connection drops.
+struct Relay {
+    port: u16,
+    cut: tokio::sync::watch::Sender<u64>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Relay {
+    async fn start(target: std::net::SocketAddr) -> Relay {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("binding the relay");
+        let port = listener.local_addr().expect("relay address").port();
+        let (cut, cuts) = tokio::sync::watch::channel(0u64);
+        let task = tokio::spawn(async move {
+            while let Ok((mut client, _)) = listener.accept().await {
+                let mut cuts = cuts.clone();
+                cuts.borrow_and_update();
+                tokio::spawn(async move {
+                    let Ok(mut upstream) = tokio::net::TcpStream::connect(target).await else {
+                        return;
+                    };
+                    tokio::select! {
+                        _ = tokio::io::copy_bidirectional(&mut client, &mut upstream) => {}
+                        _ = cuts.changed() => {}
+                    }
+                });
+            }
+        });
+        Relay { port, cut, task }
+    }
+
+    fn cut_connections(&self) {
+        self.cut.send_modify(|n| *n += 1);
+    }
+}
+
+impl Drop for Relay {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+#[test]
+fn a_dropped_connection_is_reported_and_the_session_can_reattach() {
+    let s = shared();
+    let ws = s
+        .session
+        .websocket_url()
+        .expect("launched session has an address");
+    let rest = ws.strip_prefix("ws://").expect("ws url");
+    let (authority, path) = rest.split_once('/').expect("ws path");
+    let target: std::net::SocketAddr = authority.parse().expect("browser address");
+    s.runtime.block_on(async {
+        let relay = Relay::start(target).await;
+        let through_relay = format!("ws://127.0.0.1:{}/{path}", relay.port);
+        let mut session = BrowserSession::start(LaunchOptions {
+            connect: Some(through_relay),
+            ..LaunchOptions::default()
+        })
+        .await
+        .expect("attaching through the relay");
+        assert_eq!(session.status(), SessionStatus::Running);
+        let disconnected = session.disconnected();
+        relay.cut_connections();
+        let reason = tokio::time::timeout(Duration::from_secs(20), disconnected)
+            .await
+            .expect("the drop is noticed");
+        assert!(!reason.is_empty());
+        assert!(matches!(session.status(), SessionStatus::Disconnected(_)));
+        let err = session.new_tab("about:blank").await.unwrap_err();
+        assert!(matches!(err, BrowserError::Disconnected(_)), "{err}");
+        session.relaunch().await.expect("re-attaching");
+        assert_eq!(session.status(), SessionStatus::Running);
+        s.server.html("/again", page("<button>Again</button>"));
+        let tab = session
+            .new_tab(&s.server.url("/again"))
+            .await
+            .expect("a tab after re-attaching");
+        let state = observe(&tab).await;
+        assert!(find(&state, "Again").is_some(), "{}", state.listing);
+        tab.close().await.expect("closing");
+    });
+}
+
+#[test]
+fn attaching_to_nothing_fails_with_the_address() {
+    let s = shared();
+    let err = s
+        .runtime
+        .block_on(BrowserSession::start(LaunchOptions {
+            connect: Some("ws://127.0.0.1:9/devtools/browser/none".into()),
+            ..LaunchOptions::default()
+        }))
+        .unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains("ws://127.0.0.1:9/devtools/browser/none"),
+        "{text}"
+    );
 }
