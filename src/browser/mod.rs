@@ -59,6 +59,7 @@
 //! commands such as `Input.dispatchMouseEvent` (wrap them in
 //! [`Tab::with_timeout`] so they cannot hang).
 
+pub mod act;
 mod launch;
 mod session;
 mod tab;

@@ -1,0 +1,605 @@
+// webagent's action helper. It lives in the same isolated world as the
+// observer (extract.js), so it can reach the exact node an observation
+// listed, and the page's scripts cannot see or patch it.
+//
+// Every entry point returns a plain object: {ok:true, ...} or
+// {ok:false, reason, message}. The Rust executor turns `reason` into an
+// ActionResult; nothing here throws across the boundary on purpose.
+(() => {
+  'use strict';
+  if (globalThis.__webagentAct) return 'ready';
+
+  const squeeze = (s) => String(s || '').replace(/\s+/g, ' ').trim();
+  const clip = (s, n) => (s.length > n ? s.slice(0, n - 1) + '…' : s);
+  const fail = (reason, message) => ({ ok: false, reason, message });
+
+  const composedParent = (node) => {
+    if (node.parentElement) return node.parentElement;
+    const root = node.parentNode;
+    return root && root.host ? root.host : null;
+  };
+
+  // Whether `a` is `b` or an ancestor of it, across shadow roots and
+  // same-origin frames.
+  function contains(a, b) {
+    for (let e = b; e; ) {
+      if (e === a) return true;
+      const up = composedParent(e);
+      if (up) { e = up; continue; }
+      const win = e.ownerDocument && e.ownerDocument.defaultView;
+      e = win ? win.frameElement : null;
+    }
+    return false;
+  }
+
+  // How the model would recognise an element in a message.
+  function describe(el) {
+    if (!el || !el.localName) return 'an unknown element';
+    let s = '<' + el.localName;
+    if (el.id) s += ' id="' + clip(el.id, 40) + '"';
+    const cls = typeof el.className === 'string' ? squeeze(el.className) : '';
+    if (cls) s += ' class="' + clip(cls, 60) + '"';
+    s += '>';
+    const text = clip(squeeze(el.innerText || el.textContent || ''), 60);
+    if (text) s += ' "' + text + '"';
+    return s;
+  }
+
+  function frameOffset(f) {
+    const r = f.getBoundingClientRect();
+    const cs = getComputedStyle(f);
+    return { x: r.left + f.clientLeft + parseFloat(cs.paddingLeft || '0'),
+      y: r.top + f.clientTop + parseFloat(cs.paddingTop || '0') };
+  }
+
+  // Box in top-level viewport coordinates, and the visible part of it
+  // (clipped by every frame's viewport on the way up).
+  function topBox(el) {
+    const r = el.getBoundingClientRect();
+    let left = r.left, top = r.top, right = r.right, bottom = r.bottom;
+    let vis = { left, top, right, bottom };
+    let win = el.ownerDocument.defaultView;
+    while (win) {
+      vis = { left: Math.max(vis.left, 0), top: Math.max(vis.top, 0),
+        right: Math.min(vis.right, win.innerWidth), bottom: Math.min(vis.bottom, win.innerHeight) };
+      const f = win.frameElement;
+      if (!f) break;
+      const off = frameOffset(f);
+      left += off.x; right += off.x; top += off.y; bottom += off.y;
+      vis = { left: vis.left + off.x, right: vis.right + off.x, top: vis.top + off.y, bottom: vis.bottom + off.y };
+      win = f.ownerDocument.defaultView;
+    }
+    return { left, top, right, bottom, vis };
+  }
+
+  // The topmost element at a top-level point, through open shadow roots and
+  // same-origin frames.
+  function deepHit(x, y) {
+    let doc = document, ox = 0, oy = 0;
+    for (let guard = 0; guard < 16; guard++) {
+      let h = doc.elementFromPoint(x - ox, y - oy);
+      while (h && h.shadowRoot) {
+        const inner = h.shadowRoot.elementFromPoint(x - ox, y - oy);
+        if (!inner || inner === h) break;
+        h = inner;
+      }
+      if (!h || h.localName !== 'iframe') return h;
+      let d = null;
+      try { d = h.contentDocument; } catch (_) { d = null; }
+      if (!d) return h;
+      const off = frameOffset(h);
+      ox += off.x; oy += off.y; doc = d;
+    }
+    return null;
+  }
+
+  const visible = (el) => {
+    if (!el.isConnected) return false;
+    const r = el.getBoundingClientRect();
+    if (r.width <= 0 && r.height <= 0) return false;
+    return el.checkVisibility({ opacityProperty: true, visibilityProperty: true });
+  };
+
+  // ---- finding the target ----
+
+  // Resolves {seq, index} through the observer (the exact listed node) or
+  // {selector} to the first visible match in the top document.
+  function find(target) {
+    if (target.selector !== undefined) {
+      let matches;
+      try { matches = Array.from(document.querySelectorAll(target.selector)); }
+      catch (e) { return fail('invalid_params', `the browser cannot read selector \`${target.selector}\`: ${e.message}`); }
+      // It may still appear: the executor retries until its time limit.
+      if (!matches.length) return { ...fail('not_found', `no element matches \`${target.selector}\``), retry: true };
+      let used = matches.findIndex(visible);
+      if (used < 0) used = 0;
+      return { ok: true, el: matches[used], matched: matches.length, used, label: `\`${target.selector}\`` };
+    }
+    let el = null;
+    const reply = JSON.parse(globalThis.__webagentObserver.call(target.seq, target.index, (e) => { el = e; return null; }, null));
+    if (!reply.ok) {
+      if (reply.error === 'stale' && globalThis.__webagentObserver.sequence() === 0) {
+        return fail('not_found', `element ${target.index} is gone: the page navigated or reloaded since it was listed; observe again`);
+      }
+      const tail = reply.error === 'stale' ? '; use the latest listing' : '; observe again to get fresh indices';
+      return fail('not_found', `element ${target.index} cannot be used: ${reply.detail}${tail}`);
+    }
+    return { ok: true, el, label: `element ${target.index}` };
+  }
+
+  // ---- actionability ----
+
+  const nextFrame = () => new Promise((resolve) => {
+    let done = false;
+    const finish = () => { if (!done) { done = true; resolve(); } };
+    requestAnimationFrame(finish);
+    // A background tab may not paint; never wait on it for long.
+    setTimeout(finish, 50);
+  });
+
+  function disabledWhy(el) {
+    if (el.matches && el.matches(':disabled')) return 'is disabled';
+    for (let e = el; e; e = composedParent(e)) {
+      if (e.getAttribute && e.getAttribute('aria-disabled') === 'true') return 'is marked aria-disabled';
+      if (e.inert) return 'is inert';
+    }
+    return null;
+  }
+
+  const TEXT_TYPES = new Set(['', 'text', 'search', 'email', 'url', 'tel', 'password', 'number']);
+  function editableKind(el) {
+    if (el.isContentEditable) return 'contenteditable';
+    if (el.localName === 'textarea') return 'text';
+    if (el.localName === 'input') {
+      const t = (el.getAttribute('type') || '').toLowerCase();
+      if (TEXT_TYPES.has(t)) return 'text';
+      if (['date', 'time', 'datetime-local', 'month', 'week', 'color', 'range'].includes(t)) return 'value';
+    }
+    return null;
+  }
+
+  // Checks attached, visible, enabled (editable), scrolls into view, waits
+  // for a stable box and hit-tests the click point. Returns the point in
+  // top-level coordinates, or why the element cannot take the action now.
+  // `retry` tells the executor whether waiting could help.
+  async function prepare(found, opts) {
+    const el = found.el;
+    const label = found.label;
+    if (!el.isConnected) return { ...fail('not_found', `${label} is no longer in the page; observe again`), retry: false };
+    if (!visible(el)) return { ...fail('not_visible', `${label} (${describe(el)}) is hidden or has no size`), retry: true };
+    if (opts.enabled) {
+      const why = disabledWhy(el);
+      if (why) return { ...fail('not_interactive', `${label} (${describe(el)}) ${why}`), retry: true };
+    }
+    if (opts.editable) {
+      const kind = editableKind(el);
+      if (!kind) return { ...fail('not_interactive', `${label} (${describe(el)}) is not a text field or contenteditable`), retry: false };
+      if (el.readOnly) return { ...fail('not_interactive', `${label} (${describe(el)}) is read-only`), retry: true };
+    }
+    let box = topBox(el);
+    const vw = window.innerWidth, vh = window.innerHeight;
+    const inside = box.left >= 0 && box.top >= 0 && box.right <= vw && box.bottom <= vh &&
+      box.vis.right - box.vis.left >= 1 && box.vis.bottom - box.vis.top >= 1;
+    if (!inside) {
+      el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
+    }
+    // Stable: the same box in this frame and the next one (layout is
+    // synchronous, so the first reading already reflects the scroll).
+    // A frame can be due right after this reading, so keep waiting until
+    // at least ~10 ms have passed: a box that moves on timers shows it.
+    const a = topBox(el);
+    const t0 = performance.now();
+    await nextFrame();
+    if (performance.now() - t0 < 10) await nextFrame();
+    box = topBox(el);
+    if (Math.abs(a.left - box.left) > 0.5 || Math.abs(a.top - box.top) > 0.5 ||
+        Math.abs(a.right - box.right) > 0.5 || Math.abs(a.bottom - box.bottom) > 0.5) {
+      return { ...fail('timeout', `${label} (${describe(el)}) kept moving`), retry: true };
+    }
+    const v = box.vis;
+    if (v.right - v.left < 1 || v.bottom - v.top < 1) {
+      return { ...fail('not_visible', `${label} (${describe(el)}) is outside the visible area even after scrolling`), retry: true };
+    }
+    const point = { x: (v.left + v.right) / 2, y: (v.top + v.bottom) / 2 };
+    if (!opts.hitTest) return { ok: true, x: point.x, y: point.y };
+    const dx = (v.right - v.left) / 4, dy = (v.bottom - v.top) / 4;
+    const points = [[point.x, point.y], [v.left + dx, v.top + dy], [v.right - dx, v.top + dy],
+      [v.left + dx, v.bottom - dy], [v.right - dx, v.bottom - dy],
+      [point.x, v.top + 1], [point.x, v.bottom - 1]];
+    let cover = null;
+    for (const [x, y] of points) {
+      const hit = deepHit(x, y);
+      if (hit && contains(el, hit)) return { ok: true, x, y };
+      if (!cover && hit) cover = hit;
+    }
+    // Covered where it is now (a sticky header over the top rows, a
+    // floating button at the edge): centre it once and look again.
+    if (!inside || opts.recentred) {
+      // Already centred in this attempt.
+    } else {
+      el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
+      return prepare(found, { ...opts, recentred: true });
+    }
+    // The covering element is often a child of some fixed layer; name the
+    // outermost element that is not an ancestor of the target, since that
+    // is the one that has to go away.
+    let named = cover;
+    for (let e = cover; e && !contains(e, el); e = composedParent(e)) {
+      const cs = getComputedStyle(e);
+      if (cs.position === 'fixed' || cs.position === 'sticky' || cs.position === 'absolute') named = e;
+    }
+    return { ...fail('not_interactive', `${label} (${describe(el)}) is covered by ${describe(named)}`), retry: true };
+  }
+
+  // ---- operations on one element ----
+
+  function nativeSetValue(el, value) {
+    const proto = el.localName === 'textarea' ? HTMLTextAreaElement.prototype
+      : el.localName === 'select' ? HTMLSelectElement.prototype : HTMLInputElement.prototype;
+    const desc = Object.getOwnPropertyDescriptor(proto, 'value');
+    desc.set.call(el, value);
+  }
+  const fire = (el, type) => el.dispatchEvent(new Event(type, { bubbles: true, composed: type === 'input' }));
+
+  function currentText(el) {
+    return editableKind(el) === 'contenteditable' ? (el.innerText || '').replace(/\n$/, '') : el.value;
+  }
+
+  // Focuses the field and selects what is in it, so typing replaces it.
+  function focusAndSelect(el, selectAll) {
+    el.focus({ preventScroll: true });
+    if (editableKind(el) === 'contenteditable') {
+      const sel = el.ownerDocument.getSelection();
+      const range = el.ownerDocument.createRange();
+      range.selectNodeContents(el);
+      if (!selectAll) range.collapse(false);
+      sel.removeAllRanges();
+      sel.addRange(range);
+    } else if (selectAll) {
+      el.select();
+    } else {
+      try { const n = el.value.length; el.setSelectionRange(n, n); } catch (_) { /* number fields */ }
+    }
+    return el.ownerDocument.activeElement === el || el.contains(el.ownerDocument.activeElement) ||
+      (el.getRootNode && el.getRootNode().activeElement === el);
+  }
+
+  const ops = {
+    // Returns the click point after the checks.
+    point: async (found, args) => prepare(found, args),
+
+    // Focus + select before Input.insertText. `value` kinds (date, colour)
+    // cannot be typed into, so they are set here directly.
+    beginFill: async (found, args) => {
+      const p = await prepare(found, { enabled: true, editable: true, hitTest: args.hitTest !== false });
+      if (!p.ok) return p;
+      const el = found.el;
+      const kind = editableKind(el);
+      if (args.contentEditable && kind !== 'contenteditable') {
+        return { ...fail('not_interactive', `${found.label} (${describe(el)}) is not contenteditable; use input_text for form fields`), retry: false };
+      }
+      if (kind === 'value') {
+        nativeSetValue(el, args.text);
+        fire(el, 'input'); fire(el, 'change');
+        return { ok: true, done: true, value: el.value };
+      }
+      const focused = focusAndSelect(el, args.clear);
+      if (args.clear && args.text === '' && currentText(el) !== '') {
+        el.ownerDocument.execCommand('delete');
+      }
+      return { ok: true, done: false, focused, kind };
+    },
+
+    // After Input.insertText: checks the field holds what was meant and
+    // repairs it through the native setter when a page swallowed the typing.
+    endFill: async (found, args) => {
+      const el = found.el;
+      if (!el.isConnected) return fail('not_found', `${found.label} was removed from the page while typing`);
+      const kind = editableKind(el);
+      let now = currentText(el);
+      const expected = args.clear ? args.text : null;
+      let repaired = false;
+      if (expected !== null && now !== expected) {
+        if (kind === 'contenteditable') {
+          el.textContent = expected;
+          fire(el, 'input');
+        } else {
+          nativeSetValue(el, expected);
+          fire(el, 'input');
+        }
+        repaired = true;
+        now = currentText(el);
+      }
+      if (kind !== 'contenteditable') fire(el, 'change');
+      if (expected !== null && now !== expected) {
+        return fail('not_interactive', `${found.label} (${describe(el)}) did not keep the text: it holds ${JSON.stringify(clip(now, 80))}`);
+      }
+      return { ok: true, value: clip(now, 200), repaired };
+    },
+
+    select: async (found, args) => {
+      const p = await prepare(found, { enabled: true, hitTest: false });
+      if (!p.ok) return p;
+      const el = found.el;
+      if (el.localName !== 'select') return { ...fail('not_interactive', `${found.label} (${describe(el)}) is not a <select>`), retry: false };
+      const options = Array.from(el.options);
+      let opt = null;
+      if (args.value !== undefined) opt = options.find((o) => o.value === args.value);
+      else {
+        const want = squeeze(args.text);
+        opt = options.find((o) => squeeze(o.textContent) === want) ||
+          options.find((o) => squeeze(o.textContent).toLowerCase() === want.toLowerCase());
+      }
+      if (!opt) {
+        const names = options.slice(0, 15).map((o) => `${JSON.stringify(squeeze(o.textContent))} (value ${JSON.stringify(o.value)})`).join(', ');
+        const asked = args.value !== undefined ? `value ${JSON.stringify(args.value)}` : `text ${JSON.stringify(args.text)}`;
+        return { ...fail('invalid_params', `${found.label} has no option with ${asked}; options: ${names}`), retry: false };
+      }
+      if (opt.disabled) return { ...fail('not_interactive', `option ${JSON.stringify(squeeze(opt.textContent))} is disabled`), retry: false };
+      el.focus({ preventScroll: true });
+      opt.selected = true;
+      fire(el, 'input'); fire(el, 'change');
+      return { ok: true, value: opt.value, text: squeeze(opt.textContent) };
+    },
+
+    clear: async (found) => {
+      const p = await prepare(found, { enabled: true, editable: true, hitTest: false });
+      if (!p.ok) return p;
+      const el = found.el;
+      focusAndSelect(el, true);
+      if (currentText(el) !== '') el.ownerDocument.execCommand('delete');
+      if (currentText(el) !== '') {
+        if (editableKind(el) === 'contenteditable') el.textContent = '';
+        else nativeSetValue(el, '');
+        fire(el, 'input');
+      }
+      if (editableKind(el) !== 'contenteditable') fire(el, 'change');
+      return { ok: true };
+    },
+
+    submit: async (found) => {
+      const el = found.el;
+      if (!el.isConnected) return fail('not_found', `${found.label} is no longer in the page`);
+      const form = el.localName === 'form' ? el : (el.form || el.closest('form'));
+      if (!form) return fail('not_found', `${found.label} (${describe(el)}) is not a form and is not inside one`);
+      if (!form.noValidate && !form.checkValidity()) {
+        const bad = form.querySelector(':invalid');
+        const why = bad ? `${describe(bad)}: ${bad.validationMessage}` : 'a field is invalid';
+        return fail('not_interactive', `the form does not validate (${why})`);
+      }
+      const submitter = (el.localName === 'button' || el.localName === 'input') && el.form === form &&
+        ['submit', 'image'].includes((el.type || '').toLowerCase()) ? el : undefined;
+      form.requestSubmit(submitter);
+      return { ok: true };
+    },
+
+    scrollTo: async (found) => {
+      const el = found.el;
+      if (!el.isConnected) return fail('not_found', `${found.label} is no longer in the page`);
+      el.scrollIntoView({ block: 'center', inline: 'nearest', behavior: 'instant' });
+      const b = topBox(el);
+      return { ok: true, top: Math.round(b.top), visible: b.vis.bottom > b.vis.top };
+    },
+
+    scroll: async (found, args) => {
+      let el = found ? found.el : null;
+      const scrollable = (e) => {
+        const cs = getComputedStyle(e);
+        const vert = args.vertical;
+        return vert ? e.scrollHeight > e.clientHeight + 1 && /(auto|scroll|overlay)/.test(cs.overflowY)
+          : e.scrollWidth > e.clientWidth + 1 && /(auto|scroll|overlay)/.test(cs.overflowX);
+      };
+      // Scroll the element itself or its nearest scrollable ancestor.
+      while (el && !(el === document.scrollingElement || el === document.body || el === document.documentElement) && !scrollable(el)) el = composedParent(el);
+      let node = el;
+      if (!node || node === document.body || node === document.documentElement) node = document.scrollingElement || document.documentElement;
+      const page = node === (document.scrollingElement || document.documentElement);
+      const span = args.vertical ? (page ? window.innerHeight : node.clientHeight) : (page ? window.innerWidth : node.clientWidth);
+      const amount = span * args.pages * args.sign;
+      const before = args.vertical ? node.scrollTop : node.scrollLeft;
+      if (args.vertical) node.scrollBy({ top: amount, behavior: 'instant' });
+      else node.scrollBy({ left: amount, behavior: 'instant' });
+      const after = args.vertical ? node.scrollTop : node.scrollLeft;
+      const max = args.vertical ? node.scrollHeight - node.clientHeight : node.scrollWidth - node.clientWidth;
+      return { ok: true, scrolled: Math.round(after - before), position: Math.round(after),
+        at_end: args.sign > 0 ? after >= max - 1 : after <= 0, container: page ? 'page' : describe(node) };
+    },
+
+    // HTML5 drag and drop, synthesized: Chromium only starts a native drag
+    // from real OS input, so the page's dragstart/drop handlers get
+    // DragEvents carrying one shared DataTransfer instead.
+    html5Drag: async (found, args) => {
+      const src = found.el;
+      const dst = args.toEl;
+      const dt = new DataTransfer();
+      const ev = (type, el, x, y) => el.dispatchEvent(new DragEvent(type, { bubbles: true, cancelable: true, composed: true, dataTransfer: dt, clientX: x, clientY: y }));
+      ev('dragstart', src, args.fromPoint.x, args.fromPoint.y);
+      ev('drag', src, args.fromPoint.x, args.fromPoint.y);
+      ev('dragenter', dst, args.toPoint.x, args.toPoint.y);
+      ev('dragover', dst, args.toPoint.x, args.toPoint.y);
+      const dropped = !ev('drop', dst, args.toPoint.x, args.toPoint.y);
+      ev('dragend', src, args.toPoint.x, args.toPoint.y);
+      return { ok: true, dropped };
+    },
+
+    isDraggable: async (found) => {
+      for (let e = found.el; e; e = composedParent(e)) {
+        if (e.draggable && e.localName !== 'img' && e.localName !== 'a') return { ok: true, draggable: true };
+      }
+      return { ok: true, draggable: false };
+    },
+
+    // Marks the element for a CDP-side lookup (file inputs).
+    mark: async (found, args) => {
+      const el = found.el;
+      if (!el.isConnected) return fail('not_found', `${found.label} is no longer in the page`);
+      if (el.localName !== 'input' || (el.type || '').toLowerCase() !== 'file') {
+        return fail('invalid_params', `${found.label} (${describe(el)}) is not a file input`);
+      }
+      if (el.disabled) return fail('not_interactive', `${found.label} (${describe(el)}) is disabled`);
+      if (el.ownerDocument !== document) return fail('not_interactive', `${found.label} is inside a frame; upload_file works on the top document only`);
+      el.setAttribute('data-webagent-mark', args.token);
+      return { ok: true, multiple: el.multiple };
+    },
+
+    unmark: async (found) => { found.el.removeAttribute('data-webagent-mark'); return { ok: true }; },
+
+    overlay: async (found, args) => overlays.draw(found ? found.el : null, args),
+  };
+
+  // ---- overlays ----
+  // One fixed layer in a closed shadow root: it never takes part in layout,
+  // pointer-events:none lets every click through, and the page's CSS cannot
+  // reach inside. Boxes follow their elements on scroll and resize.
+  const overlays = (() => {
+    let host = null, root = null, items = [], raf = 0;
+    const place = () => {
+      raf = 0;
+      for (const it of items) {
+        if (!it.el) continue;
+        if (!it.el.isConnected) { it.node.style.display = 'none'; continue; }
+        const b = topBox(it.el);
+        it.position(it.node, b);
+      }
+    };
+    const schedule = () => { if (!raf) raf = requestAnimationFrame(place); };
+    function ensure() {
+      if (host && host.isConnected) return;
+      host = document.createElement('webagent-overlay');
+      host.setAttribute('aria-hidden', 'true');
+      host.style.cssText = 'all:initial;position:fixed;left:0;top:0;width:0;height:0;overflow:visible;pointer-events:none;z-index:2147483647;contain:layout style;';
+      root = host.attachShadow({ mode: 'closed' });
+      const style = document.createElement('style');
+      style.textContent = '.o{position:fixed;pointer-events:none;box-sizing:border-box;font:12px/1.3 sans-serif}' +
+        '.label{position:absolute;left:0;bottom:100%;background:#222;color:#fff;padding:1px 4px;border-radius:3px;white-space:nowrap}' +
+        '.note{background:#fffbe6;color:#222;border:1px solid #e0c200;padding:2px 6px;border-radius:4px;max-width:320px}' +
+        '.sub{left:50%;bottom:24px;transform:translateX(-50%);background:rgba(0,0,0,.78);color:#fff;padding:6px 14px;border-radius:6px;font-size:16px;max-width:80vw;text-align:center}';
+      root.appendChild(style);
+      document.documentElement.appendChild(host);
+      addEventListener('scroll', schedule, { capture: true, passive: true });
+      addEventListener('resize', schedule, { passive: true });
+    }
+    function box(el, css, position) {
+      const node = document.createElement('div');
+      node.className = 'o';
+      node.style.cssText = css;
+      root.appendChild(node);
+      const it = { el, node, position };
+      items.push(it);
+      if (el) position(node, topBox(el));
+      return node;
+    }
+    const around = (n, b) => { n.style.left = b.left + 'px'; n.style.top = b.top + 'px'; n.style.width = (b.right - b.left) + 'px'; n.style.height = (b.bottom - b.top) + 'px'; };
+    const label = (node, text) => { if (!text) return; const l = document.createElement('div'); l.className = 'label'; l.textContent = text; node.appendChild(l); };
+    function draw(el, args) {
+      if (args.kind === 'clear') {
+        const n = items.length;
+        if (host) host.remove();
+        removeEventListener('scroll', schedule, { capture: true });
+        removeEventListener('resize', schedule);
+        host = null; root = null; items = [];
+        return { ok: true, removed: n };
+      }
+      if (el && !el.isConnected) return fail('not_found', 'the element is no longer in the page');
+      if (el && !visible(el)) return fail('not_visible', `${describe(el)} is hidden, nothing to draw around`);
+      ensure();
+      const color = args.color;
+      if (args.kind === 'highlight') {
+        label(box(el, `background:${color || 'rgba(255,213,0,.35)'};`, around), args.label);
+      } else if (args.kind === 'border') {
+        label(box(el, `border:3px solid ${color || '#e53935'};`, around), args.label);
+      } else if (args.kind === 'spotlight') {
+        box(el, 'box-shadow:0 0 0 200vmax rgba(0,0,0,.55);border-radius:4px;', around);
+      } else if (args.kind === 'inject') {
+        const n = box(el, '', (node, b) => {
+          node.style.left = b.left + 'px';
+          if (args.position === 'before') { node.style.top = ''; node.style.bottom = (innerHeight - b.top + 4) + 'px'; }
+          else { node.style.bottom = ''; node.style.top = (b.bottom + 4) + 'px'; }
+        });
+        n.classList.add('note');
+        n.textContent = args.text;
+      } else if (args.kind === 'subtitle') {
+        for (const it of items) if (it.node.classList.contains('sub')) it.node.remove();
+        items = items.filter((it) => !it.node.classList.contains('sub'));
+        const n = box(null, '', () => {});
+        n.classList.add('sub');
+        n.textContent = args.text;
+      }
+      return { ok: true, overlays: items.length };
+    }
+    return { draw };
+  })();
+
+  // ---- settling and waiting ----
+
+  // Resolves once no DOM mutation happened for `quiet` ms (or after `max`).
+  function domQuiet(quiet, max) {
+    return new Promise((resolve) => {
+      const start = performance.now();
+      let last = start, mutations = 0;
+      const obs = new MutationObserver((records) => { mutations += records.length; last = performance.now(); });
+      obs.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+      const check = () => {
+        const now = performance.now();
+        if (now - last >= quiet || now - start >= max) {
+          obs.disconnect();
+          resolve({ ok: true, mutations, waited: Math.round(now - start), capped: now - last < quiet });
+        } else {
+          setTimeout(check, Math.max(1, quiet - (now - last)));
+        }
+      };
+      setTimeout(check, quiet);
+    });
+  }
+
+  function present(args) {
+    if (args.selector !== undefined) {
+      let matches;
+      try { matches = document.querySelectorAll(args.selector); }
+      catch (e) { return fail('invalid_params', `the browser cannot read selector \`${args.selector}\`: ${e.message}`); }
+      const count = Array.from(matches).filter(visible).length;
+      return { ok: true, found: count > 0, count };
+    }
+    const text = document.body ? document.body.innerText : '';
+    return { ok: true, found: text.includes(args.text) };
+  }
+
+  function readPage(args) {
+    const text = squeeze((document.body && document.body.innerText) || '').length
+      ? (document.body.innerText || '').replace(/\n{3,}/g, '\n\n').trim() : '';
+    return { ok: true, url: location.href, title: document.title, text: clip(text, args.limit),
+      clipped: text.length > args.limit, chars: text.length };
+  }
+
+  async function run(target, op, args) {
+    try {
+      let found = null;
+      if (target) {
+        found = find(target);
+        if (!found.ok) return found;
+        if (args && args.to) {
+          const to = find(args.to);
+          if (!to.ok) return to;
+          args.toEl = to.el;
+        }
+      }
+      const result = await ops[op](found, args || {});
+      if (found && found.matched !== undefined && result && result.ok) {
+        result.matched = found.matched;
+        result.used = found.used;
+      }
+      return result;
+    } catch (e) {
+      return fail('unknown', `the page raised an error during ${op}: ${e && e.message ? e.message : e}`);
+    }
+  }
+
+  globalThis.__webagentAct = {
+    run,
+    domQuiet,
+    present,
+    readPage,
+    marker: Math.random(),
+  };
+  return 'installed';
+})()

@@ -1,0 +1,1118 @@
+//! Action execution: runs one [`Action`] from the catalog on a [`Tab`] and
+//! hands back an [`ActionResult`]. Nothing here returns an error to the
+//! caller: CDP failures, elements that went away, timeouts and navigations
+//! all become results with the matching [`FailureReason`].
+//!
+//! # How an action lands where it was meant
+//!
+//! A helper script (`act.js`) lives in the same isolated world as the
+//! observer, so `index` reaches exactly the listed node and the page cannot
+//! tamper with the checks. For a click or a fill, one evaluation checks that
+//! the element is attached, visible, enabled (editable), scrolls it into
+//! view, checks that its box is the same across an animation frame, and
+//! hit-tests the click point (through shadow roots and same-origin frames).
+//! If anything fails and waiting could help (hidden, disabled, covered,
+//! moving, not there yet), the executor retries with backoff until the
+//! action's time limit and then reports the last reason; the click is
+//! dispatched only right after a passing check, never once the time limit
+//! has passed, so a timed-out action cannot land later.
+//!
+//! Clicks are real `Input.dispatchMouseEvent` events at the checked point;
+//! text goes in through `Input.insertText` after focusing and selecting the
+//! field, which React's and Vue's value tracking see as typing.
+//!
+//! # Settling
+//!
+//! Page events are subscribed to *before* acting, so a navigation the action
+//! starts is never missed. Afterwards the executor waits for the DOM to stay
+//! quiet for a short period, for a started navigation to load, and for
+//! requests in flight to finish, all bounded ([`SettleOptions`]). The time
+//! spent is `settle_ms` in the result's data, and `navigated` says whether
+//! the document changed.
+
+mod settle;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use chromiumoxide::cdp::browser_protocol::dom::{
+    GetDocumentParams, QuerySelectorParams, SetFileInputFilesParams,
+};
+use chromiumoxide::cdp::browser_protocol::input::{
+    DispatchKeyEventParams, DispatchKeyEventType, DispatchMouseEventParams, DispatchMouseEventType,
+    InsertTextParams, MouseButton,
+};
+use chromiumoxide::cdp::browser_protocol::page::{
+    GetNavigationHistoryParams, NavigateToHistoryEntryParams, ReloadParams,
+};
+use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
+use chromiumoxide::page::ScreenshotParams;
+use serde_json::{json, Map, Value};
+
+pub use settle::{SettleOptions, Settled};
+
+use super::{BrowserError, Tab};
+use crate::actions::{
+    resolve_url, Action, ActionResult, FailureReason, InjectPosition, KeyChord, KeyEventKind,
+    OptionChoice, ScrollDirection, Target, WaitCondition,
+};
+use crate::dom::PageState;
+use crate::sitemap::SitemapSet;
+
+/// The helper installed next to the observer in each document's world.
+pub(crate) const ACT_JS: &str = include_str!("act.js");
+
+/// Why an action could not be carried out. The executor turns every one of
+/// these into an [`ActionResult`]; they never reach the caller as errors.
+#[derive(Debug, thiserror::Error)]
+pub enum ActError {
+    /// The page-side checks refused the action (hidden, covered, gone, …).
+    #[error("{message}")]
+    Refused {
+        /// The failure category.
+        reason: FailureReason,
+        /// What the page-side check found.
+        message: String,
+        /// Whether waiting could change the outcome.
+        retry: bool,
+    },
+    /// Talking to the browser failed.
+    #[error(transparent)]
+    Browser(#[from] BrowserError),
+    /// A local file could not be read or written.
+    #[error("{what} {}: {source}", .path.display())]
+    File {
+        /// What was being done.
+        what: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+}
+
+impl ActError {
+    fn refused(reason: FailureReason, message: impl Into<String>) -> ActError {
+        ActError::Refused {
+            reason,
+            message: message.into(),
+            retry: false,
+        }
+    }
+
+    /// The failure reason this error is reported with.
+    pub fn reason(&self) -> FailureReason {
+        match self {
+            ActError::Refused { reason, .. } => *reason,
+            ActError::Browser(err) => match err {
+                BrowserError::ElementGone { .. }
+                | BrowserError::StaleObservation { .. }
+                | BrowserError::UnknownIndex { .. } => FailureReason::NotFound,
+                BrowserError::Timeout { .. } => FailureReason::Timeout,
+                BrowserError::Selector { .. } => FailureReason::InvalidParams,
+                _ => FailureReason::Unknown,
+            },
+            ActError::File { .. } => FailureReason::Unknown,
+        }
+    }
+}
+
+impl From<ActError> for ActionResult {
+    fn from(err: ActError) -> Self {
+        ActionResult::fail(err.reason(), err.to_string())
+    }
+}
+
+/// Limits and switches for executing actions.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExecOptions {
+    /// How long a click, fill or other element action may keep retrying its
+    /// checks before it fails.
+    pub action_timeout: Duration,
+    /// How long `navigate`, `back`, `forward` and `reload` may take to load.
+    pub navigation_timeout: Duration,
+    /// What counts as settled after an action.
+    pub settle: SettleOptions,
+    /// Whether `execute_javascript` may run (it is `blocked` otherwise).
+    pub allow_javascript: bool,
+    /// Where `screenshot` writes when no path is given.
+    pub screenshot_dir: PathBuf,
+    /// The most characters `read_page` returns.
+    pub read_limit: usize,
+}
+
+impl Default for ExecOptions {
+    fn default() -> Self {
+        ExecOptions {
+            action_timeout: Duration::from_secs(5),
+            navigation_timeout: Duration::from_secs(30),
+            settle: SettleOptions::default(),
+            allow_javascript: false,
+            screenshot_dir: PathBuf::from(".webagent/screenshots"),
+            read_limit: 20_000,
+        }
+    }
+}
+
+/// Runs actions on one tab.
+///
+/// ```no_run
+/// # async fn demo(tab: &webagent::browser::Tab) {
+/// use webagent::actions::Catalog;
+/// use webagent::browser::act::{Executor, ExecOptions};
+/// let state = tab.observe(&Default::default()).await.ok();
+/// let action = Catalog::builtin().parse(&serde_json::json!({"click": {"index": 0}}));
+/// if let (Ok(action), Some(state)) = (action, state) {
+///     let result = Executor::new(tab, ExecOptions::default())
+///         .execute(&action, Some(&state))
+///         .await;
+///     println!("{}", serde_json::to_string(&result).unwrap_or_default());
+/// }
+/// # }
+/// ```
+#[derive(Debug)]
+pub struct Executor<'a> {
+    tab: &'a Tab,
+    options: ExecOptions,
+    sitemaps: Option<&'a SitemapSet>,
+}
+
+/// A point in top-level viewport coordinates, plus what the check reported.
+struct Checked {
+    x: f64,
+    y: f64,
+    reply: Value,
+}
+
+impl<'a> Executor<'a> {
+    /// An executor for `tab` with the given limits.
+    pub fn new(tab: &'a Tab, options: ExecOptions) -> Self {
+        Executor {
+            tab,
+            options,
+            sitemaps: None,
+        }
+    }
+
+    /// Lets `goto_page` search these sitemaps.
+    pub fn with_sitemaps(mut self, sitemaps: &'a SitemapSet) -> Self {
+        self.sitemaps = Some(sitemaps);
+        self
+    }
+
+    /// The options in use.
+    pub fn options(&self) -> &ExecOptions {
+        &self.options
+    }
+
+    /// Runs `action`. `state` is the latest observation, which `index`
+    /// targets refer to (without one, index targets are `not_found`).
+    pub async fn execute(&self, action: &Action, state: Option<&PageState>) -> ActionResult {
+        // The last-resort guard: every step has its own limit, so this only
+        // fires if something unforeseen hangs.
+        let guard = self.options.action_timeout
+            + self.options.navigation_timeout
+            + self.options.settle.max
+            + Duration::from_secs(5);
+        let started = Instant::now();
+        let outcome = tokio::time::timeout(guard, self.dispatch(action, state)).await;
+        let result = match outcome {
+            Ok(Ok(result)) => result,
+            Ok(Err(err)) => err.into(),
+            Err(_) => ActionResult::timeout(format!(
+                "{} did not finish within {:.0} s",
+                action.name(),
+                guard.as_secs_f64()
+            )),
+        };
+        tracing::debug!(action = %action, ms = started.elapsed().as_millis() as u64, ok = result.is_ok(), "executed");
+        result
+    }
+
+    async fn dispatch(
+        &self,
+        action: &Action,
+        state: Option<&PageState>,
+    ) -> Result<ActionResult, ActError> {
+        let seq = state.map(|s| s.observation);
+        match action {
+            Action::Navigate { url } => self.navigate(url).await,
+            Action::Back {} => self.history(-1).await,
+            Action::Forward {} => self.history(1).await,
+            Action::Reload {} => self.reload().await,
+            Action::GotoPage { name } => self.goto_page(name).await,
+            Action::Wait { seconds } => {
+                let wait = Duration::from_secs_f64(seconds.clamp(0.0, 10.0));
+                tokio::time::sleep(wait).await;
+                Ok(ActionResult::ok_with(
+                    json!({"waited_ms": wait.as_millis() as u64}),
+                ))
+            }
+            Action::WaitFor {
+                condition,
+                timeout_ms,
+            } => self.wait_for(condition, *timeout_ms).await,
+            Action::Click { target } => self.click(&spec(target, seq)?).await,
+            Action::Hover { target } => self.hover(&spec(target, seq)?).await,
+            Action::InputText {
+                target,
+                text,
+                clear,
+            } => self.fill(&spec(target, seq)?, text, *clear, false).await,
+            Action::SetText { target, text } => {
+                self.fill(&spec(target, seq)?, text, true, true).await
+            }
+            Action::ClearInput { target } => {
+                self.element_op(&spec(target, seq)?, "clear", json!({}), true)
+                    .await
+            }
+            Action::SelectOption { target, choice } => {
+                let args = match choice {
+                    OptionChoice::Value { value } => json!({"value": value}),
+                    OptionChoice::Text { text } => json!({"text": text}),
+                };
+                self.element_op(&spec(target, seq)?, "select", args, true)
+                    .await
+            }
+            Action::SubmitForm { target } => {
+                self.element_op(&spec(target, seq)?, "submit", json!({}), false)
+                    .await
+            }
+            Action::ScrollTo { target } => {
+                self.element_op(&spec(target, seq)?, "scrollTo", json!({}), false)
+                    .await
+            }
+            Action::PressKeys { keys, repeat } => self.press_keys(keys, *repeat).await,
+            Action::Scroll {
+                direction,
+                pages,
+                target,
+            } => {
+                let target = match target {
+                    Some(t) => Some(spec(t, seq)?),
+                    None => None,
+                };
+                self.scroll(*direction, *pages, target.as_ref()).await
+            }
+            Action::DragAndDrop { from, to } => {
+                self.drag(&spec(from, seq)?, &spec(to, seq)?).await
+            }
+            Action::UploadFile { target, path } => self.upload(&spec(target, seq)?, path).await,
+            Action::Highlight {
+                target,
+                color,
+                label,
+            } => {
+                let args = json!({"kind": "highlight", "color": color, "label": label});
+                self.overlay(Some(&spec(target, seq)?), args).await
+            }
+            Action::Border {
+                target,
+                color,
+                label,
+            } => {
+                let args = json!({"kind": "border", "color": color, "label": label});
+                self.overlay(Some(&spec(target, seq)?), args).await
+            }
+            Action::Spotlight { target } => {
+                self.overlay(Some(&spec(target, seq)?), json!({"kind": "spotlight"}))
+                    .await
+            }
+            Action::Inject {
+                target,
+                text,
+                position,
+            } => {
+                let position = match position {
+                    InjectPosition::Before => "before",
+                    InjectPosition::After => "after",
+                };
+                let args = json!({"kind": "inject", "text": text, "position": position});
+                self.overlay(Some(&spec(target, seq)?), args).await
+            }
+            Action::ClearOverlays {} => self.overlay(None, json!({"kind": "clear"})).await,
+            Action::ShowSubtitle { text } => {
+                self.overlay(None, json!({"kind": "subtitle", "text": text}))
+                    .await
+            }
+            Action::Extract { .. } => Ok(ActionResult::unknown(
+                "extract needs an LLM, and none is connected to this executor; read_page returns the page text instead",
+            )),
+            Action::ReadPage {} => {
+                let reply = self
+                    .helper("readPage", json!({"limit": self.options.read_limit}))
+                    .await?;
+                Ok(ActionResult::ok_with(strip_ok(reply)))
+            }
+            Action::Screenshot { path, full_page } => {
+                self.screenshot(path.as_deref(), *full_page).await
+            }
+            Action::AskUser { .. } | Action::Think { .. } | Action::Done { .. } => {
+                // The agent loop acts on these; the browser has nothing to do.
+                Ok(ActionResult::ok_with(action.params()))
+            }
+            Action::ExecuteJavascript { script } => self.execute_javascript(script).await,
+            Action::Custom(custom) => Ok(ActionResult::unknown(format!(
+                "custom action `{}` runs in the script host, not in the browser executor",
+                custom.name
+            ))),
+        }
+    }
+
+    // ---- talking to the helper script ----
+
+    /// Evaluates `call` (an expression using `A` for the helper) in the
+    /// world, installing the helper first when the document is new.
+    async fn world_call(&self, call: &str) -> Result<Value, ActError> {
+        let expression = format!(
+            "(globalThis.__webagentAct ? ((A) => {call})(globalThis.__webagentAct) : 'missing')"
+        );
+        for _ in 0..2 {
+            let value = self.tab.eval(&expression).await?;
+            if value.as_str() == Some("missing") {
+                self.tab.eval(ACT_JS).await?;
+                continue;
+            }
+            return reply(value);
+        }
+        Err(ActError::refused(
+            FailureReason::Navigation,
+            "the page kept replacing its document; try again once it settles",
+        ))
+    }
+
+    /// Runs one of the helper's element operations once.
+    async fn run(&self, target: Option<&Value>, op: &str, args: Value) -> Result<Value, ActError> {
+        let target = target.cloned().unwrap_or(Value::Null);
+        let op = Value::String(op.to_string());
+        self.world_call(&format!("A.run({target}, {op}, {args})"))
+            .await
+    }
+
+    /// Calls a helper function that takes no target.
+    async fn helper(&self, method: &str, args: Value) -> Result<Value, ActError> {
+        self.world_call(&format!("A.{method}({args})")).await
+    }
+
+    /// Runs an element operation until it passes or the action's time limit
+    /// runs out. Returns only while the limit still holds, so the caller's
+    /// dispatch that follows is part of the same attempt.
+    async fn until_ready(&self, target: &Value, op: &str, args: Value) -> Result<Value, ActError> {
+        let started = Instant::now();
+        let deadline = started + self.options.action_timeout;
+        let backoff_ms = [0u64, 20, 40, 80, 160, 320, 500];
+        let mut attempts = 0usize;
+        loop {
+            attempts += 1;
+            match self.run(Some(target), op, args.clone()).await {
+                Ok(reply) => {
+                    if Instant::now() >= deadline {
+                        return Err(ActError::refused(
+                            FailureReason::Timeout,
+                            format!(
+                                "the element became ready only after the {:.1} s limit; nothing was done",
+                                self.options.action_timeout.as_secs_f64()
+                            ),
+                        ));
+                    }
+                    return Ok(reply);
+                }
+                Err(ActError::Refused {
+                    reason,
+                    message,
+                    retry: true,
+                }) => {
+                    let pause =
+                        Duration::from_millis(backoff_ms[attempts.min(backoff_ms.len() - 1)]);
+                    if Instant::now() + pause >= deadline {
+                        return Err(ActError::Refused {
+                            reason,
+                            message: format!(
+                                "{message} (still so after {attempts} attempts over {:.1} s)",
+                                started.elapsed().as_secs_f64()
+                            ),
+                            retry: false,
+                        });
+                    }
+                    tokio::time::sleep(pause).await;
+                }
+                Err(other) => return Err(other),
+            }
+        }
+    }
+
+    async fn checked_point(&self, target: &Value, hit_test: bool) -> Result<Checked, ActError> {
+        let reply = self
+            .until_ready(
+                target,
+                "point",
+                json!({"enabled": hit_test, "hitTest": hit_test}),
+            )
+            .await?;
+        point_of(reply)
+    }
+
+    // ---- input events ----
+
+    async fn mouse(
+        &self,
+        kind: DispatchMouseEventType,
+        x: f64,
+        y: f64,
+        pressed: bool,
+    ) -> Result<(), ActError> {
+        let mut params = DispatchMouseEventParams::new(kind.clone(), x, y);
+        params.button = Some(MouseButton::Left);
+        params.buttons = Some(if pressed { 1 } else { 0 });
+        if kind != DispatchMouseEventType::MouseMoved {
+            params.click_count = Some(1);
+        }
+        self.tab
+            .with_timeout(
+                "dispatching a mouse event",
+                self.tab.call_timeout(),
+                self.tab.page().execute(params),
+            )
+            .await?;
+        Ok(())
+    }
+
+    async fn click_at(&self, x: f64, y: f64) -> Result<(), ActError> {
+        self.mouse(DispatchMouseEventType::MouseMoved, x, y, false)
+            .await?;
+        self.mouse(DispatchMouseEventType::MousePressed, x, y, true)
+            .await?;
+        self.mouse(DispatchMouseEventType::MouseReleased, x, y, false)
+            .await
+    }
+
+    async fn keys(&self, chord: &KeyChord) -> Result<(), ActError> {
+        for event in chord.events() {
+            let kind = match event.kind {
+                KeyEventKind::KeyDown => DispatchKeyEventType::KeyDown,
+                KeyEventKind::RawKeyDown => DispatchKeyEventType::RawKeyDown,
+                KeyEventKind::KeyUp => DispatchKeyEventType::KeyUp,
+            };
+            let mut params = DispatchKeyEventParams::new(kind);
+            params.modifiers = Some(i64::from(event.modifiers.bits()));
+            params.key = Some(event.key.clone());
+            params.code = Some(event.code.clone());
+            params.windows_virtual_key_code = Some(i64::from(event.windows_virtual_key_code));
+            params.native_virtual_key_code = Some(i64::from(event.windows_virtual_key_code));
+            params.text = event.text.clone();
+            params.unmodified_text = event.unmodified_text.clone();
+            params.location = Some(i64::from(event.location));
+            self.tab
+                .with_timeout(
+                    "dispatching a key event",
+                    self.tab.call_timeout(),
+                    self.tab.page().execute(params),
+                )
+                .await?;
+        }
+        Ok(())
+    }
+
+    // ---- element actions ----
+
+    async fn click(&self, target: &Value) -> Result<ActionResult, ActError> {
+        let mut watch = settle::NavWatch::start(self.tab).await;
+        let point = self.checked_point(target, true).await?;
+        self.click_at(point.x, point.y).await?;
+        let settled = watch.settle(self.tab, &self.options.settle).await;
+        self.finish(
+            &point.reply,
+            json!({"x": round1(point.x), "y": round1(point.y)}),
+            settled,
+        )
+        .await
+    }
+
+    async fn hover(&self, target: &Value) -> Result<ActionResult, ActError> {
+        let mut watch = settle::NavWatch::start(self.tab).await;
+        let point = self.checked_point(target, true).await?;
+        self.mouse(DispatchMouseEventType::MouseMoved, point.x, point.y, false)
+            .await?;
+        let settled = watch.settle(self.tab, &self.options.settle).await;
+        self.finish(
+            &point.reply,
+            json!({"x": round1(point.x), "y": round1(point.y)}),
+            settled,
+        )
+        .await
+    }
+
+    async fn fill(
+        &self,
+        target: &Value,
+        text: &str,
+        clear: bool,
+        content_editable: bool,
+    ) -> Result<ActionResult, ActError> {
+        let mut watch = settle::NavWatch::start(self.tab).await;
+        let args = json!({"text": text, "clear": clear, "contentEditable": content_editable});
+        let begun = self.until_ready(target, "beginFill", args.clone()).await?;
+        let mut reply = begun.clone();
+        if begun.get("done").and_then(Value::as_bool) != Some(true) {
+            if !text.is_empty() {
+                self.tab
+                    .with_timeout(
+                        "typing text",
+                        self.tab.call_timeout(),
+                        self.tab.page().execute(InsertTextParams::new(text)),
+                    )
+                    .await?;
+            }
+            reply = self.run(Some(target), "endFill", args).await?;
+            copy_matches(&begun, &mut reply);
+        }
+        let settled = watch.settle(self.tab, &self.options.settle).await;
+        let extra = json!({"value": reply.get("value").cloned().unwrap_or(Value::Null)});
+        self.finish(&reply, extra, settled).await
+    }
+
+    /// One helper operation on an element (retried while waiting could
+    /// help when `retry` is set), then settle.
+    async fn element_op(
+        &self,
+        target: &Value,
+        op: &str,
+        args: Value,
+        retry: bool,
+    ) -> Result<ActionResult, ActError> {
+        let mut watch = settle::NavWatch::start(self.tab).await;
+        let reply = if retry {
+            self.until_ready(target, op, args).await?
+        } else {
+            self.run(Some(target), op, args).await?
+        };
+        let settled = watch.settle(self.tab, &self.options.settle).await;
+        let extra = strip_ok(reply.clone());
+        self.finish(&reply, extra, settled).await
+    }
+
+    async fn press_keys(&self, chord: &KeyChord, repeat: u32) -> Result<ActionResult, ActError> {
+        let mut watch = settle::NavWatch::start(self.tab).await;
+        let presses = repeat.max(1);
+        for _ in 0..presses {
+            self.keys(chord).await?;
+        }
+        let settled = watch.settle(self.tab, &self.options.settle).await;
+        self.finish(&json!({}), json!({"presses": presses}), settled)
+            .await
+    }
+
+    async fn scroll(
+        &self,
+        direction: ScrollDirection,
+        pages: f64,
+        target: Option<&Value>,
+    ) -> Result<ActionResult, ActError> {
+        let mut watch = settle::NavWatch::start(self.tab).await;
+        let (vertical, sign) = match direction {
+            ScrollDirection::Up => (true, -1),
+            ScrollDirection::Down => (true, 1),
+            ScrollDirection::Left => (false, -1),
+            ScrollDirection::Right => (false, 1),
+        };
+        let args = json!({"vertical": vertical, "sign": sign, "pages": pages});
+        let reply = self.run(target, "scroll", args).await?;
+        let settled = watch.settle(self.tab, &self.options.settle).await;
+        let extra = strip_ok(reply.clone());
+        self.finish(&reply, extra, settled).await
+    }
+
+    async fn drag(&self, from: &Value, to: &Value) -> Result<ActionResult, ActError> {
+        let mut watch = settle::NavWatch::start(self.tab).await;
+        self.checked_point(from, true).await?;
+        let end = self.checked_point(to, false).await?;
+        // Bringing the drop target into view may have moved the source.
+        let start = self.checked_point(from, true).await?;
+        let draggable = self
+            .run(Some(from), "isDraggable", json!({}))
+            .await?
+            .get("draggable")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        let mode = if draggable {
+            let args = json!({
+                "to": to,
+                "fromPoint": {"x": start.x, "y": start.y},
+                "toPoint": {"x": end.x, "y": end.y},
+            });
+            self.run(Some(from), "html5Drag", args).await?;
+            "html5"
+        } else {
+            self.mouse(DispatchMouseEventType::MouseMoved, start.x, start.y, false)
+                .await?;
+            self.mouse(DispatchMouseEventType::MousePressed, start.x, start.y, true)
+                .await?;
+            // Several moves: drag libraries wait for a distance threshold
+            // and track intermediate positions.
+            let steps = 6;
+            for i in 1..=steps {
+                let t = f64::from(i) / f64::from(steps);
+                let x = start.x + (end.x - start.x) * t;
+                let y = start.y + (end.y - start.y) * t;
+                self.mouse(DispatchMouseEventType::MouseMoved, x, y, true)
+                    .await?;
+            }
+            self.mouse(DispatchMouseEventType::MouseReleased, end.x, end.y, false)
+                .await?;
+            "mouse"
+        };
+        let settled = watch.settle(self.tab, &self.options.settle).await;
+        self.finish(&start.reply, json!({"mode": mode}), settled)
+            .await
+    }
+
+    async fn upload(&self, target: &Value, path: &str) -> Result<ActionResult, ActError> {
+        let file = Path::new(path);
+        if !file.is_file() {
+            return Ok(ActionResult::invalid_params(format!(
+                "upload_file.path: no readable file at {path}"
+            )));
+        }
+        let absolute = std::fs::canonicalize(file).map_err(|source| ActError::File {
+            what: "resolving",
+            path: file.to_path_buf(),
+            source,
+        })?;
+        let mut watch = settle::NavWatch::start(self.tab).await;
+        let token = format!("{:x}", std::process::id() as u128 ^ unique());
+        let marked = self
+            .run(Some(target), "mark", json!({"token": token}))
+            .await?;
+        let set = self.set_files(&token, &absolute).await;
+        if let Err(err) = self.run(Some(target), "unmark", json!({})).await {
+            tracing::debug!(%err, "removing the upload mark");
+        }
+        set?;
+        let settled = watch.settle(self.tab, &self.options.settle).await;
+        let name = absolute
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        self.finish(&marked, json!({"file": name}), settled).await
+    }
+
+    async fn set_files(&self, token: &str, file: &Path) -> Result<(), ActError> {
+        let limit = self.tab.call_timeout();
+        let page = self.tab.page();
+        let doc = self
+            .tab
+            .with_timeout(
+                "reading the document",
+                limit,
+                page.execute(GetDocumentParams::default()),
+            )
+            .await?;
+        let selector = format!("input[data-webagent-mark=\"{token}\"]");
+        let found = self
+            .tab
+            .with_timeout(
+                "finding the file input",
+                limit,
+                page.execute(QuerySelectorParams::new(doc.result.root.node_id, selector)),
+            )
+            .await?;
+        let mut params = SetFileInputFilesParams::new(vec![file.to_string_lossy().into_owned()]);
+        params.node_id = Some(found.result.node_id);
+        self.tab
+            .with_timeout("setting the file", limit, page.execute(params))
+            .await?;
+        Ok(())
+    }
+
+    async fn overlay(&self, target: Option<&Value>, args: Value) -> Result<ActionResult, ActError> {
+        let reply = self.run(target, "overlay", args).await?;
+        Ok(ActionResult::ok_with(strip_ok(reply)))
+    }
+
+    // ---- page actions ----
+
+    async fn wait_for(
+        &self,
+        condition: &WaitCondition,
+        timeout_ms: u64,
+    ) -> Result<ActionResult, ActError> {
+        let started = Instant::now();
+        let deadline = started + Duration::from_millis(timeout_ms);
+        let (args, what) = match condition {
+            WaitCondition::Selector { selector } => (
+                json!({"selector": selector.as_str()}),
+                format!("an element matching `{selector}`"),
+            ),
+            WaitCondition::Text { text } => (json!({"text": text}), format!("the text {text:?}")),
+        };
+        let mut pause = Duration::from_millis(25);
+        loop {
+            match self.helper("present", args.clone()).await {
+                Ok(reply) if reply.get("found").and_then(Value::as_bool) == Some(true) => {
+                    let mut data = strip_ok(reply);
+                    if let Value::Object(map) = &mut data {
+                        map.remove("found");
+                        map.insert(
+                            "waited_ms".into(),
+                            json!(started.elapsed().as_millis() as u64),
+                        );
+                    }
+                    return Ok(ActionResult::ok_with(data));
+                }
+                Ok(_) => {}
+                // A navigation while waiting replaces the world; look again.
+                Err(ActError::Browser(err)) => tracing::debug!(%err, "wait_for check failed"),
+                Err(other) => return Err(other),
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return Ok(ActionResult::timeout(format!(
+                    "{what} did not appear within {timeout_ms} ms"
+                )));
+            }
+            tokio::time::sleep(pause.min(deadline - now)).await;
+            pause = (pause * 2).min(Duration::from_millis(100));
+        }
+    }
+
+    async fn navigate(&self, url: &str) -> Result<ActionResult, ActError> {
+        let current = self.tab.url().await.ok();
+        let url = match resolve_url(current.as_deref(), url) {
+            Ok(url) => url,
+            Err(err) => return Ok(err.to_result()),
+        };
+        self.load(&url).await
+    }
+
+    async fn load(&self, url: &str) -> Result<ActionResult, ActError> {
+        let mut watch = settle::NavWatch::start(self.tab).await;
+        if let Err(err) = self
+            .tab
+            .navigate(url, self.options.navigation_timeout)
+            .await
+        {
+            let reason = match err {
+                BrowserError::Timeout { .. } => FailureReason::Timeout,
+                BrowserError::Disconnected(_) => FailureReason::Unknown,
+                _ => FailureReason::Navigation,
+            };
+            return Ok(ActionResult::fail(
+                reason,
+                format!("could not load {url}: {err}"),
+            ));
+        }
+        let settled = watch.settle(self.tab, &self.options.settle).await;
+        let mut result = self.finish(&json!({}), json!({}), settled).await?;
+        if let ActionResult::Success {
+            data: Some(Value::Object(map)),
+        } = &mut result
+        {
+            map.insert("navigated".into(), Value::Bool(true));
+        }
+        Ok(result)
+    }
+
+    async fn history(&self, delta: i64) -> Result<ActionResult, ActError> {
+        let limit = self.tab.call_timeout();
+        let history = self
+            .tab
+            .with_timeout(
+                "reading the history",
+                limit,
+                self.tab
+                    .page()
+                    .execute(GetNavigationHistoryParams::default()),
+            )
+            .await?;
+        let wanted = history.result.current_index + delta;
+        let entry = usize::try_from(wanted)
+            .ok()
+            .and_then(|i| history.result.entries.get(i));
+        let Some(entry) = entry else {
+            let word = if delta < 0 { "earlier" } else { "later" };
+            return Ok(ActionResult::navigation(format!(
+                "there is no {word} page in this tab's history"
+            )));
+        };
+        let mut watch = settle::NavWatch::start(self.tab).await;
+        self.tab
+            .with_timeout(
+                "moving through history",
+                limit,
+                self.tab
+                    .page()
+                    .execute(NavigateToHistoryEntryParams::new(entry.id)),
+            )
+            .await?;
+        let settled = watch.settle(self.tab, &self.nav_settle()).await;
+        self.finish(&json!({}), json!({}), settled).await
+    }
+
+    async fn reload(&self) -> Result<ActionResult, ActError> {
+        let mut watch = settle::NavWatch::start(self.tab).await;
+        self.tab
+            .with_timeout(
+                "reloading",
+                self.tab.call_timeout(),
+                self.tab.page().execute(ReloadParams::default()),
+            )
+            .await?;
+        let settled = watch.settle(self.tab, &self.nav_settle()).await;
+        self.finish(&json!({}), json!({}), settled).await
+    }
+
+    fn nav_settle(&self) -> SettleOptions {
+        SettleOptions {
+            navigation: self.options.navigation_timeout,
+            ..self.options.settle.clone()
+        }
+    }
+
+    async fn goto_page(&self, name: &str) -> Result<ActionResult, ActError> {
+        let Some(set) = self.sitemaps.filter(|s| !s.is_empty()) else {
+            return Ok(ActionResult::not_found(
+                "goto_page needs a sitemap and none is loaded; use navigate with a URL or path",
+            ));
+        };
+        let current = self.tab.url().await.ok();
+        let sitemap = current
+            .as_deref()
+            .and_then(|u| set.for_url(u))
+            .or_else(|| set.iter().next());
+        let Some(sitemap) = sitemap else {
+            return Ok(ActionResult::not_found("no sitemap is loaded"));
+        };
+        let Some(found) = sitemap.search(name, 1).into_iter().next() else {
+            return Ok(ActionResult::not_found(format!(
+                "no page in the sitemap matches {name:?}"
+            )));
+        };
+        if found.path.split('/').any(|s| s.starts_with(':')) {
+            return Ok(ActionResult::invalid_params(format!(
+                "goto_page.name: the best match, {} ({}), needs parameters; navigate to the full path instead",
+                found.path, found.title
+            )));
+        }
+        let base = sitemap
+            .origin()
+            .map(str::to_string)
+            .or_else(|| current.as_deref().and_then(crate::actions::origin_of));
+        let url = match base {
+            Some(origin) => format!("{}{}", origin.trim_end_matches('/'), found.path),
+            None => {
+                return Ok(ActionResult::invalid_params(format!(
+                    "goto_page.name: found {} but neither the sitemap nor the current page gives an origin",
+                    found.path
+                )))
+            }
+        };
+        let mut result = self.load(&url).await?;
+        if let ActionResult::Success {
+            data: Some(Value::Object(map)),
+        } = &mut result
+        {
+            map.insert(
+                "page".into(),
+                json!({"path": found.path, "title": found.title}),
+            );
+        }
+        Ok(result)
+    }
+
+    async fn screenshot(
+        &self,
+        path: Option<&str>,
+        full_page: bool,
+    ) -> Result<ActionResult, ActError> {
+        let file = match path {
+            Some(p) => PathBuf::from(p),
+            None => self
+                .options
+                .screenshot_dir
+                .join(format!("screenshot-{}.png", unique())),
+        };
+        let params = ScreenshotParams::builder().full_page(full_page).build();
+        let png = self
+            .tab
+            .with_timeout(
+                "taking a screenshot",
+                self.options.navigation_timeout,
+                self.tab.page().screenshot(params),
+            )
+            .await?;
+        if let Some(dir) = file.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|source| ActError::File {
+                what: "creating the directory for",
+                path: file.clone(),
+                source,
+            })?;
+        }
+        std::fs::write(&file, &png).map_err(|source| ActError::File {
+            what: "writing",
+            path: file.clone(),
+            source,
+        })?;
+        Ok(ActionResult::ok_with(json!({
+            "path": file.to_string_lossy(),
+            "bytes": png.len(),
+            "full_page": full_page,
+        })))
+    }
+
+    async fn execute_javascript(&self, script: &str) -> Result<ActionResult, ActError> {
+        if !self.options.allow_javascript {
+            return Ok(ActionResult::blocked(
+                "execute_javascript is off; enable it in the config or with --allow-javascript",
+            ));
+        }
+        let mut watch = settle::NavWatch::start(self.tab).await;
+        let mut params = EvaluateParams::new(script);
+        params.await_promise = Some(true);
+        params.return_by_value = Some(true);
+        params.user_gesture = Some(true);
+        let evaluated = self
+            .tab
+            .with_timeout(
+                "running the script",
+                self.options.action_timeout,
+                self.tab.page().execute(params),
+            )
+            .await?;
+        if let Some(ex) = &evaluated.result.exception_details {
+            let message = ex
+                .exception
+                .as_ref()
+                .and_then(|e| e.description.clone())
+                .unwrap_or_else(|| ex.text.clone());
+            return Ok(ActionResult::unknown(format!(
+                "the script threw: {message}"
+            )));
+        }
+        let value = evaluated.result.result.value.clone().unwrap_or(Value::Null);
+        let settled = watch.settle(self.tab, &self.options.settle).await;
+        self.finish(&json!({}), json!({"value": value}), settled)
+            .await
+    }
+
+    /// Success data: the action's own fields, selector matches, settle time
+    /// and, after a navigation, the new URL.
+    async fn finish(
+        &self,
+        reply: &Value,
+        extra: Value,
+        settled: Settled,
+    ) -> Result<ActionResult, ActError> {
+        let mut data = match extra {
+            Value::Object(map) => map,
+            Value::Null => Map::new(),
+            other => {
+                let mut map = Map::new();
+                map.insert("value".into(), other);
+                map
+            }
+        };
+        for key in ["matched", "used"] {
+            if let Some(v) = reply.get(key) {
+                data.insert(key.into(), v.clone());
+            }
+        }
+        data.insert("settle_ms".into(), json!(round1(settled.settle_ms)));
+        data.insert("navigated".into(), Value::Bool(settled.navigated));
+        if settled.navigated {
+            if let Ok(url) = self.tab.url().await {
+                data.insert("url".into(), Value::String(url));
+            }
+        }
+        if settled.load_timed_out {
+            data.insert("load_timed_out".into(), Value::Bool(true));
+        }
+        Ok(ActionResult::ok_with(Value::Object(data)))
+    }
+}
+
+/// The helper's view of a target: the observation and index, or a selector.
+fn spec(target: &Target, observation: Option<u64>) -> Result<Value, ActError> {
+    match target {
+        Target::Index { index } => match observation {
+            Some(seq) => Ok(json!({"seq": seq, "index": index})),
+            None => Err(ActError::refused(
+                FailureReason::NotFound,
+                format!("there is no observation yet, so index {index} means nothing; observe the page first"),
+            )),
+        },
+        Target::Selector { selector } => Ok(json!({"selector": selector.as_str()})),
+    }
+}
+
+/// Reads the helper's `{ok, …}` reply.
+fn reply(value: Value) -> Result<Value, ActError> {
+    match value.get("ok").and_then(Value::as_bool) {
+        Some(true) => Ok(value),
+        Some(false) => {
+            let reason = value
+                .get("reason")
+                .cloned()
+                .and_then(|r| serde_json::from_value::<FailureReason>(r).ok())
+                .unwrap_or(FailureReason::Unknown);
+            let message = value
+                .get("message")
+                .and_then(Value::as_str)
+                .unwrap_or("the page-side check failed without saying why")
+                .to_string();
+            let retry = value.get("retry").and_then(Value::as_bool).unwrap_or(false);
+            Err(ActError::Refused {
+                reason,
+                message,
+                retry,
+            })
+        }
+        None => Err(ActError::Browser(BrowserError::Decode(format!(
+            "unexpected reply from the action helper: {value}"
+        )))),
+    }
+}
+
+fn point_of(reply: Value) -> Result<Checked, ActError> {
+    let x = reply.get("x").and_then(Value::as_f64);
+    let y = reply.get("y").and_then(Value::as_f64);
+    match (x, y) {
+        (Some(x), Some(y)) => Ok(Checked { x, y, reply }),
+        _ => Err(ActError::Browser(BrowserError::Decode(format!(
+            "the action helper returned no point: {reply}"
+        )))),
+    }
+}
+
+/// The reply without its `ok` flag and the internal `done` marker.
+fn strip_ok(mut reply: Value) -> Value {
+    if let Value::Object(map) = &mut reply {
+        map.remove("ok");
+        map.remove("done");
+        map.remove("focused");
+        map.remove("retry");
+    }
+    reply
+}
+
+fn copy_matches(from: &Value, to: &mut Value) {
+    if let Value::Object(map) = to {
+        for key in ["matched", "used"] {
+            if let Some(v) = from.get(key) {
+                map.insert(key.into(), v.clone());
+            }
+        }
+    }
+}
+
+fn round1(v: f64) -> f64 {
+    (v * 10.0).round() / 10.0
+}
+
+/// A number unlikely to repeat within a run (time in nanoseconds), for
+/// marker tokens and file names.
+fn unique() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or_default()
+}

@@ -1,0 +1,310 @@
+//! Waiting for a page to settle after an action: a navigation's load event
+//! when one started, then a short quiet period without DOM mutations or
+//! requests in flight. Never a fixed sleep: a page that reacts at once is
+//! done after one quiet period.
+
+use std::collections::HashSet;
+use std::pin::Pin;
+use std::time::{Duration, Instant};
+
+use chromiumoxide::cdp::browser_protocol::network::{
+    EventLoadingFailed, EventLoadingFinished, EventRequestWillBeSent, ResourceType,
+};
+use chromiumoxide::cdp::browser_protocol::page::{
+    EventFrameNavigated, EventFrameRequestedNavigation, EventFrameStartedLoading,
+    EventFrameStoppedLoading, EventLoadEventFired, EventNavigatedWithinDocument,
+};
+use futures_util::stream::{select_all, Stream, StreamExt};
+use futures_util::FutureExt;
+
+use crate::browser::Tab;
+
+/// One page event the settle logic cares about.
+#[derive(Debug)]
+enum PageEvent {
+    /// A navigation of some frame was requested or started loading.
+    NavigationStarted(String),
+    /// A frame committed a new document.
+    Committed(String),
+    /// The URL changed without a new document (history API, fragment).
+    SameDocument(String),
+    /// The top document's load event fired.
+    Loaded,
+    /// A frame stopped loading (also ends a navigation that never commits,
+    /// such as a download or a 204).
+    Stopped(String),
+    /// A request started.
+    RequestStarted(String),
+    /// A request finished or failed.
+    RequestEnded(String),
+}
+
+type EventStreamBox = Pin<Box<dyn Stream<Item = PageEvent> + Send>>;
+
+/// How long settling may take and what counts as quiet.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SettleOptions {
+    /// How long the DOM must stay unchanged (and the network idle).
+    pub quiet: Duration,
+    /// The longest settling may take without a navigation.
+    pub max: Duration,
+    /// The longest a navigation started by the action may take to load.
+    pub navigation: Duration,
+}
+
+impl Default for SettleOptions {
+    fn default() -> Self {
+        SettleOptions {
+            quiet: Duration::from_millis(20),
+            max: Duration::from_secs(3),
+            navigation: Duration::from_secs(20),
+        }
+    }
+}
+
+/// What settling saw.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Settled {
+    /// Time spent settling.
+    pub settle_ms: f64,
+    /// The top document was replaced (or the URL changed in place).
+    pub navigated: bool,
+    /// A navigation started but did not finish loading in time.
+    pub load_timed_out: bool,
+    /// Requests still in flight when settling gave up waiting on them.
+    pub pending_requests: usize,
+}
+
+/// Page events from before an action until after it: subscribe first, act,
+/// then [`NavWatch::settle`].
+pub(crate) struct NavWatch {
+    events: futures_util::stream::SelectAll<EventStreamBox>,
+    main_frame: Option<String>,
+    in_flight: HashSet<String>,
+    navigating: bool,
+    navigated: bool,
+}
+
+fn boxed<T, S, F>(stream: S, map: F) -> EventStreamBox
+where
+    S: Stream<Item = std::sync::Arc<T>> + Send + 'static,
+    F: Fn(&T) -> Option<PageEvent> + Send + 'static,
+    T: Send + Sync + 'static,
+{
+    Box::pin(stream.filter_map(move |e| futures_util::future::ready(map(&e))))
+}
+
+impl NavWatch {
+    /// Subscribes to the events of `tab`. Failing to subscribe only costs
+    /// navigation detection, so errors leave that stream out.
+    pub(crate) async fn start(tab: &Tab) -> NavWatch {
+        let page = tab.page();
+        let mut streams: Vec<EventStreamBox> = Vec::new();
+        if let Ok(s) = page.event_listener::<EventFrameRequestedNavigation>().await {
+            streams.push(boxed(s, |e| {
+                Some(PageEvent::NavigationStarted(e.frame_id.inner().clone()))
+            }));
+        }
+        if let Ok(s) = page.event_listener::<EventFrameStartedLoading>().await {
+            streams.push(boxed(s, |e| {
+                Some(PageEvent::NavigationStarted(e.frame_id.inner().clone()))
+            }));
+        }
+        if let Ok(s) = page.event_listener::<EventFrameNavigated>().await {
+            streams.push(boxed(s, |e| {
+                e.frame
+                    .parent_id
+                    .is_none()
+                    .then(|| PageEvent::Committed(e.frame.id.inner().clone()))
+            }));
+        }
+        if let Ok(s) = page.event_listener::<EventNavigatedWithinDocument>().await {
+            streams.push(boxed(s, |e| {
+                Some(PageEvent::SameDocument(e.frame_id.inner().clone()))
+            }));
+        }
+        if let Ok(s) = page.event_listener::<EventLoadEventFired>().await {
+            streams.push(boxed(s, |_| Some(PageEvent::Loaded)));
+        }
+        if let Ok(s) = page.event_listener::<EventFrameStoppedLoading>().await {
+            streams.push(boxed(s, |e| {
+                Some(PageEvent::Stopped(e.frame_id.inner().clone()))
+            }));
+        }
+        if let Ok(s) = page.event_listener::<EventRequestWillBeSent>().await {
+            streams.push(boxed(s, |e| {
+                // Long-lived channels never finish; waiting on them would
+                // always hit the cap.
+                let long_lived = matches!(
+                    e.r#type,
+                    Some(ResourceType::EventSource) | Some(ResourceType::WebSocket)
+                );
+                (!long_lived).then(|| PageEvent::RequestStarted(e.request_id.inner().clone()))
+            }));
+        }
+        if let Ok(s) = page.event_listener::<EventLoadingFinished>().await {
+            streams.push(boxed(s, |e| {
+                Some(PageEvent::RequestEnded(e.request_id.inner().clone()))
+            }));
+        }
+        if let Ok(s) = page.event_listener::<EventLoadingFailed>().await {
+            streams.push(boxed(s, |e| {
+                Some(PageEvent::RequestEnded(e.request_id.inner().clone()))
+            }));
+        }
+        let main_frame = match tab
+            .with_timeout(
+                "finding the main frame",
+                tab.call_timeout(),
+                page.mainframe(),
+            )
+            .await
+        {
+            Ok(frame) => frame.map(|f| f.inner().clone()),
+            Err(err) => {
+                tracing::debug!(%err, "no main frame id; any frame's navigation counts");
+                None
+            }
+        };
+        NavWatch {
+            events: select_all(streams),
+            main_frame,
+            in_flight: HashSet::new(),
+            navigating: false,
+            navigated: false,
+        }
+    }
+
+    fn is_main(&self, frame: &str) -> bool {
+        self.main_frame.as_deref().is_none_or(|m| m == frame)
+    }
+
+    fn apply(&mut self, event: PageEvent) {
+        match event {
+            PageEvent::NavigationStarted(frame) if self.is_main(&frame) => {
+                self.navigating = true;
+            }
+            PageEvent::Committed(frame) => {
+                // The main frame keeps its id across same-process
+                // navigations, but a cross-process one may change it.
+                self.main_frame = Some(frame);
+                self.navigating = true;
+                self.navigated = true;
+            }
+            PageEvent::SameDocument(frame) if self.is_main(&frame) => self.navigated = true,
+            PageEvent::Loaded if self.navigating => self.navigating = false,
+            PageEvent::Stopped(frame) if self.navigating && self.is_main(&frame) => {
+                self.navigating = false;
+            }
+            PageEvent::RequestStarted(id) => {
+                self.in_flight.insert(id);
+            }
+            PageEvent::RequestEnded(id) => {
+                self.in_flight.remove(&id);
+            }
+            _ => {}
+        }
+    }
+
+    /// Applies every event already delivered, without waiting.
+    fn drain(&mut self) {
+        while let Some(Some(event)) = self.events.next().now_or_never() {
+            self.apply(event);
+        }
+    }
+
+    /// Waits for one event until `deadline`; false when the time ran out or
+    /// the streams ended.
+    async fn next_until(&mut self, deadline: Instant) -> bool {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match tokio::time::timeout(left, self.events.next()).await {
+            Ok(Some(event)) => {
+                self.apply(event);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Waits until the page has settled: DOM quiet, then any navigation's
+    /// load, then requests in flight, then DOM quiet again if anything moved.
+    pub(crate) async fn settle(&mut self, tab: &Tab, opts: &SettleOptions) -> Settled {
+        let started = Instant::now();
+        let mut load_timed_out = false;
+        let quiet_deadline = started + opts.max;
+        // Round 1: whatever the action changed in place.
+        dom_quiet(tab, opts.quiet, opts.max).await;
+        self.drain();
+        for _round in 0..4 {
+            let mut waited = false;
+            if self.navigating {
+                let deadline = Instant::now() + opts.navigation;
+                while self.navigating {
+                    if !self.next_until(deadline).await {
+                        load_timed_out = self.navigating;
+                        break;
+                    }
+                }
+                waited = true;
+            }
+            if !self.in_flight.is_empty() && Instant::now() < quiet_deadline {
+                // Network idle: nothing in flight for one quiet period.
+                loop {
+                    self.drain();
+                    if self.in_flight.is_empty() || self.navigating {
+                        break;
+                    }
+                    if !self.next_until(quiet_deadline).await {
+                        break;
+                    }
+                }
+                waited = true;
+            }
+            if !waited {
+                break;
+            }
+            let left = quiet_deadline
+                .saturating_duration_since(Instant::now())
+                .max(opts.quiet * 2);
+            dom_quiet(tab, opts.quiet, left).await;
+            self.drain();
+            if !self.navigating && self.in_flight.is_empty() {
+                break;
+            }
+        }
+        Settled {
+            settle_ms: started.elapsed().as_secs_f64() * 1000.0,
+            navigated: self.navigated,
+            load_timed_out,
+            pending_requests: self.in_flight.len(),
+        }
+    }
+}
+
+/// Waits in the page until no DOM mutation happened for `quiet`. A document
+/// replaced meanwhile (the world's context destroyed) ends the wait: the
+/// caller's events say what happened.
+async fn dom_quiet(tab: &Tab, quiet: Duration, max: Duration) {
+    let expression = format!(
+        "globalThis.__webagentAct ? globalThis.__webagentAct.domQuiet({}, {}) : 'missing'",
+        quiet.as_millis(),
+        max.as_millis()
+    );
+    for _ in 0..2 {
+        match tab.eval(&expression).await {
+            Ok(serde_json::Value::String(s)) if s == "missing" => {
+                // A new document: its world has the observer but not yet
+                // the action helper.
+                if let Err(err) = tab.eval(super::ACT_JS).await {
+                    tracing::debug!(%err, "installing the action helper");
+                    return;
+                }
+            }
+            Ok(_) => return,
+            Err(err) => {
+                tracing::debug!(%err, "DOM quiet wait ended early");
+                return;
+            }
+        }
+    }
+}
