@@ -1,12 +1,397 @@
-//! `webagent run`: placeholder until the agent loop lands.
+//! `webagent run`: one task, headless, from the command line. Prints a
+//! readable step log (or, with `--json`, every event as one JSON line),
+//! appends every event to a trace file, and exits 0 only when the model
+//! finished with success.
 
+use std::io::Write as _;
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use anyhow::Context;
+use tokio::sync::mpsc;
+
+use super::observe::BrowserOpts;
+use crate::actions::ActionResult;
+use crate::agent::browser_env::BrowserEnvironment;
+use crate::agent::{Agent, AgentConfig, ApprovalMode, HeadlessApprover, Secrets};
+use crate::browser::act::ExecOptions;
+use crate::browser::{BrowserError, BrowserSession};
+use crate::events::{EndReason, Event, TraceWriter, DEFAULT_SESSIONS_DIR};
+use crate::llm::{stop_pair, LlmClient, LlmConfig};
+use crate::sitemap::{Sitemap, SitemapEvent, SitemapSet, SitemapWatcher};
+
+/// Exit code for bad usage or configuration.
+const EXIT_USAGE: u8 = 2;
 
 /// Flags of `webagent run`.
 #[derive(Debug, clap::Args)]
-pub struct RunArgs {}
+pub struct RunArgs {
+    /// What the agent should do, in plain words.
+    pub task: String,
+    /// The page to start on.
+    #[arg(long)]
+    pub url: String,
+    /// A sitemap file or directory (repeatable); the one matching the
+    /// page's origin is shown to the model, and edits apply at the next
+    /// step.
+    #[arg(long, value_name = "PATH")]
+    pub sitemap: Vec<PathBuf>,
+    /// The step limit.
+    #[arg(long, value_name = "N", default_value_t = crate::agent::DEFAULT_MAX_STEPS)]
+    pub max_steps: usize,
+    /// When to ask before an action: never, risky (commit and dangerous
+    /// actions) or always. Headless, asking means refusing unless --yes.
+    #[arg(long, value_name = "MODE", default_value = "risky", value_parser = parse_mode)]
+    pub approve: ApprovalMode,
+    /// Approve every action that would need approval.
+    #[arg(long)]
+    pub yes: bool,
+    /// The model (default: WEBAGENT_MODEL, then gpt-4o-mini).
+    #[arg(long)]
+    pub model: Option<String>,
+    /// The API root of an OpenAI-compatible server (default:
+    /// OPENAI_BASE_URL, then the OpenAI API).
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+    /// Print every event as one JSON object per line instead of the step
+    /// log.
+    #[arg(long)]
+    pub json: bool,
+    /// Where trace files go.
+    #[arg(long, value_name = "DIR", default_value = DEFAULT_SESSIONS_DIR)]
+    pub sessions_dir: PathBuf,
+    /// A secret the model may type but never sees: `NAME` takes the value
+    /// of the environment variable NAME (repeatable). The model writes
+    /// `<secret>NAME</secret>`.
+    #[arg(long, value_name = "NAME")]
+    pub secret: Vec<String>,
+    /// Let the model run JavaScript in the page (always asks in risky and
+    /// always modes).
+    #[arg(long)]
+    pub allow_javascript: bool,
+    /// The browser to use.
+    #[command(flatten)]
+    pub browser: BrowserOpts,
+}
+
+fn parse_mode(text: &str) -> Result<ApprovalMode, String> {
+    text.parse()
+}
+
+/// A problem with the flags or configuration: exit 2 with the reason.
+#[derive(Debug)]
+struct UsageError(String);
 
 /// Runs `webagent run`.
-pub fn run(_args: RunArgs) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("webagent run is not built yet")
+pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
+    let prepared = match prepare(&args) {
+        Ok(prepared) => prepared,
+        Err(UsageError(reason)) => {
+            eprintln!("error: {reason}");
+            return Ok(ExitCode::from(EXIT_USAGE));
+        }
+    };
+    let runtime = super::runtime()?;
+    runtime.block_on(run_command(args, prepared))
+}
+
+/// What is checked before anything starts.
+struct Prepared {
+    llm: LlmClient,
+    sitemaps: SitemapSet,
+    secrets: Secrets,
+}
+
+fn prepare(args: &RunArgs) -> Result<Prepared, UsageError> {
+    if args.task.trim().is_empty() {
+        return Err(UsageError(
+            "the task is empty; say what the agent should do".into(),
+        ));
+    }
+    if args.max_steps == 0 {
+        return Err(UsageError("--max-steps must be at least 1".into()));
+    }
+    let url = url::Url::parse(&args.url).map_err(|e| {
+        UsageError(format!(
+            "--url {:?} is not an absolute URL ({e}); write it like http://127.0.0.1:8080/",
+            args.url
+        ))
+    })?;
+    if url.cannot_be_a_base() && url.scheme() != "about" {
+        return Err(UsageError(format!(
+            "--url {:?} is not a page address",
+            args.url
+        )));
+    }
+    let mut config = LlmConfig::from_env();
+    if let Some(model) = &args.model {
+        config.model = model.clone();
+    }
+    if let Some(base_url) = &args.base_url {
+        config.base_url = base_url.clone();
+    }
+    let llm = LlmClient::new(config).map_err(|e| UsageError(e.to_string()))?;
+    let mut sitemaps = SitemapSet::new();
+    for path in &args.sitemap {
+        if path.is_dir() {
+            // The watcher loads directories; only files are checked here.
+            continue;
+        }
+        let sitemap = Sitemap::load(path).map_err(|e| UsageError(format!("--sitemap: {e}")))?;
+        sitemaps.insert(sitemap);
+    }
+    let mut secrets = Secrets::new();
+    for name in &args.secret {
+        let value = std::env::var(name).map_err(|_| {
+            UsageError(format!(
+                "--secret {name}: the environment variable {name} is not set (or not UTF-8)"
+            ))
+        })?;
+        if value.is_empty() {
+            return Err(UsageError(format!(
+                "--secret {name}: the environment variable {name} is empty"
+            )));
+        }
+        secrets.insert(name.clone(), value);
+    }
+    Ok(Prepared {
+        llm,
+        sitemaps,
+        secrets,
+    })
+}
+
+async fn run_command(args: RunArgs, prepared: Prepared) -> anyhow::Result<ExitCode> {
+    let (events_tx, events_rx) = mpsc::unbounded_channel::<Event>();
+    let trace = TraceWriter::create(&args.sessions_dir)?;
+    let trace_path = trace.path().to_path_buf();
+    let printer = tokio::spawn(print_events(events_rx, trace, args.json));
+
+    // Sitemaps: the files were checked above; the watcher keeps them
+    // current and reports reloads as events.
+    let (shared, watcher) = if args.sitemap.is_empty() {
+        (Arc::new(RwLock::new(prepared.sitemaps)), None)
+    } else {
+        let tx = events_tx.clone();
+        let watcher = SitemapWatcher::start(&args.sitemap, move |event| {
+            let event = match event {
+                SitemapEvent::Reloaded { file, .. } => Event::SitemapReloaded {
+                    file: file.display().to_string(),
+                    error: None,
+                },
+                SitemapEvent::Error {
+                    file,
+                    line,
+                    column,
+                    message,
+                } => Event::SitemapReloaded {
+                    file: file.display().to_string(),
+                    error: Some(format!("{}:{line}:{column}: {message}", file.display())),
+                },
+                SitemapEvent::Loaded { .. } | SitemapEvent::Removed { .. } => return,
+            };
+            let _ = tx.send(event);
+        });
+        match watcher {
+            Ok(watcher) => (watcher.sitemaps(), Some(watcher)),
+            Err(error) => {
+                tracing::warn!(%error, "sitemap watcher did not start; using the files as loaded");
+                (Arc::new(RwLock::new(prepared.sitemaps)), None)
+            }
+        }
+    };
+
+    let session = match BrowserSession::start(args.browser.launch_options()).await {
+        Ok(session) => session,
+        Err(error @ (BrowserError::ChromeNotFound { .. } | BrowserError::ChromeMissingAt(_))) => {
+            drop(events_tx);
+            drop(watcher);
+            let _ = printer.await;
+            eprintln!("error: {error}");
+            return Ok(ExitCode::from(EXIT_USAGE));
+        }
+        Err(error) => return Err(error).context("starting the browser"),
+    };
+    let tab = session.new_tab("about:blank").await?;
+    if let Err(error) = tab.navigate(&args.url, Duration::from_secs(60)).await {
+        let _ = events_tx.send(Event::Error {
+            error: format!("could not open {}: {error}", args.url),
+            fatal: true,
+        });
+        drop(events_tx);
+        drop(watcher);
+        let _ = printer.await;
+        return Ok(ExitCode::from(1));
+    }
+    let exec = ExecOptions {
+        allow_javascript: args.allow_javascript,
+        ..ExecOptions::default()
+    };
+    let environment = BrowserEnvironment::new(tab, exec, shared.clone());
+    let (stop_handle, stop_signal) = stop_pair();
+    let mut agent = Agent::new(
+        Arc::new(prepared.llm),
+        environment,
+        Box::new(HeadlessApprover { yes: args.yes }),
+        events_tx,
+    )
+    .with_sitemaps(shared)
+    .with_stop(stop_signal)
+    .with_config(AgentConfig {
+        max_steps: args.max_steps,
+        approval: args.approve,
+        secrets: prepared.secrets,
+    });
+    // Ctrl-C stops the run cleanly: the step in flight ends, `done` is
+    // written, the trace is complete.
+    let ctrl_c = tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            stop_handle.stop();
+        }
+    });
+    let outcome = agent.run(&args.task).await;
+    ctrl_c.abort();
+    drop(agent);
+    drop(watcher);
+    let printed = printer.await;
+    if !args.json {
+        eprintln!("trace: {}", trace_path.display());
+    }
+    if let Ok(Err(error)) = printed {
+        eprintln!("warning: {error:#}");
+    }
+    let outcome = outcome?;
+    Ok(if outcome.success && outcome.reason == EndReason::Done {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// Writes every event to the trace and prints it, until the agent and the
+/// watcher have dropped their senders.
+async fn print_events(
+    mut events: mpsc::UnboundedReceiver<Event>,
+    mut trace: TraceWriter,
+    json: bool,
+) -> anyhow::Result<()> {
+    let mut trace_failed = false;
+    while let Some(event) = events.recv().await {
+        if !trace_failed {
+            if let Err(error) = trace.write(&event) {
+                // Keep running: the printed log still shows everything.
+                eprintln!("warning: {error}; the trace stops here");
+                trace_failed = true;
+            }
+        }
+        let mut stdout = std::io::stdout().lock();
+        let written = if json {
+            writeln!(stdout, "{}", event.to_json_line()?)
+        } else {
+            match step_log_line(&event) {
+                Some(text) => writeln!(stdout, "{text}"),
+                None => Ok(()),
+            }
+        };
+        // A closed pipe (`| head`) ends printing, not the run.
+        if written.and_then(|()| stdout.flush()).is_err() {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// The readable form of an event, or `None` for those the log leaves out
+/// (streamed text, protocol echoes of what the step line shows).
+fn step_log_line(event: &Event) -> Option<String> {
+    match event {
+        Event::RunStarted {
+            task,
+            url,
+            model,
+            max_steps,
+        } => Some(format!(
+            "task: {task}\nstart: {url}  (model {model}, at most {max_steps} steps)"
+        )),
+        Event::Observation(o) => Some(format!(
+            "\nstep {}  {}  ({} elements, {} new)",
+            o.step, o.url, o.elements, o.new_elements
+        )),
+        Event::Step(step) => {
+            let mut text = String::new();
+            let r = &step.reflection;
+            for (label, value) in [
+                ("eval", &r.evaluation_previous_goal),
+                ("memory", &r.memory),
+                ("goal", &r.next_goal),
+            ] {
+                if !value.trim().is_empty() {
+                    text.push_str(&format!("  {label}: {}\n", value.trim()));
+                }
+            }
+            for repair in &step.repairs {
+                text.push_str(&format!("  repaired: {repair}\n"));
+            }
+            let action = match step.action.as_object().and_then(|o| o.iter().next()) {
+                Some((name, params)) => format!("{name} {params}"),
+                None => "(none)".to_string(),
+            };
+            text.push_str(&format!("  action: {action}\n"));
+            let outcome = match &step.result {
+                ActionResult::Success { data: None } => "ok".to_string(),
+                ActionResult::Success { data: Some(data) } => {
+                    format!("ok {}", crate::agent::prompt::clip(&data.to_string(), 200))
+                }
+                ActionResult::Failure { reason, message } => format!("FAILED {reason}: {message}"),
+            };
+            text.push_str(&format!(
+                "  result: {outcome}  (observe {} ms, model {} ms, act {} ms)",
+                step.timings.observe_ms, step.timings.llm_ms, step.timings.act_ms
+            ));
+            Some(text)
+        }
+        Event::Approval(a) => Some(format!(
+            "  approval: {} {} ({}){}",
+            a.decision,
+            a.action,
+            a.risk,
+            a.note
+                .as_deref()
+                .map(|n| format!(": {n}"))
+                .unwrap_or_default()
+        )),
+        Event::Error { error, fatal } => Some(format!(
+            "  {}: {error}",
+            if *fatal { "error" } else { "warning" }
+        )),
+        Event::SitemapReloaded { file, error } | Event::ScriptReloaded { file, error } => {
+            Some(match error {
+                None => format!("  reloaded {file}"),
+                Some(error) => format!("  reload failed, keeping the last good version: {error}"),
+            })
+        }
+        Event::Done {
+            success,
+            text,
+            reason,
+            steps,
+            usage,
+        } => Some(format!(
+            "\n{}: {text}\n({steps} steps, {} tokens, ended by {})",
+            if *success { "done" } else { "not done" },
+            usage.total_tokens,
+            match reason {
+                EndReason::Done => "done",
+                EndReason::MaxSteps => "the step limit",
+                EndReason::Stopped => "a stop",
+                EndReason::Fatal => "an error",
+            }
+        )),
+        Event::Text { .. }
+        | Event::ToolCall { .. }
+        | Event::ToolResult { .. }
+        | Event::ActionRequest { .. } => None,
+    }
 }

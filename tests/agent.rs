@@ -1,0 +1,930 @@
+//! The agent end to end: the real Chromium on pages this test serves on
+//! 127.0.0.1, and the real LLM client talking to a scripted
+//! chat-completions server. One browser for the whole binary; each test
+//! opens its own tab and its own model server.
+//!
+//! Without Chromium these tests fail with the install command; they never
+//! skip.
+
+#[path = "support/llm_server.rs"]
+mod llm_server;
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use tokio::sync::mpsc;
+
+use llm_server::{
+    error_body, rechunk, text_completion, tool_call_completion, tool_call_events, LlmServer,
+    RecordedRequest, Reply, StreamEnd,
+};
+use webagent::actions::{ActionResult, Catalog, FailureReason};
+use webagent::agent::browser_env::BrowserEnvironment;
+use webagent::agent::{
+    Agent, AgentConfig, ApprovalMode, HeadlessApprover, RunOutcome, Secrets, AGENT_TOOL_NAME,
+};
+use webagent::browser::act::ExecOptions;
+use webagent::browser::{BrowserSession, LaunchOptions};
+use webagent::events::{EndReason, Event, StepRecord};
+use webagent::llm::{LlmClient, LlmConfig, RetryPolicy};
+use webagent::serve::{PageServer, Response};
+use webagent::sitemap::{Sitemap, SitemapSet};
+
+struct Shared {
+    runtime: tokio::runtime::Runtime,
+    session: BrowserSession,
+    server: PageServer,
+}
+
+static SHARED: OnceLock<Result<Shared, String>> = OnceLock::new();
+
+fn shared() -> &'static Shared {
+    let shared = SHARED.get_or_init(|| {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .map_err(|e| e.to_string())?;
+        let (session, server) = runtime.block_on(async {
+            let server = PageServer::start().await.map_err(|e| e.to_string())?;
+            let session = BrowserSession::start(LaunchOptions::default())
+                .await
+                .map_err(|e| e.to_string())?;
+            Ok::<_, String>((session, server))
+        })?;
+        Ok(Shared {
+            runtime,
+            session,
+            server,
+        })
+    });
+    match shared {
+        Ok(s) => s,
+        Err(e) => panic!("the agent tests need Chromium: {e}"),
+    }
+}
+
+fn page(title: &str, body: &str) -> String {
+    format!("<!doctype html><html><head><title>{title}</title></head><body>{body}</body></html>")
+}
+
+/// The arguments of a well-formed `agent_step` call.
+fn step_args(goal: &str, action: Value) -> Value {
+    json!({
+        "evaluation_previous_goal": format!("judged before: {goal}"),
+        "memory": format!("remembering while: {goal}"),
+        "next_goal": goal,
+        "action": action,
+    })
+}
+
+/// A plain (non-streamed) answer calling the tool.
+fn reply(goal: &str, action: Value) -> Reply {
+    Reply::json(
+        200,
+        tool_call_completion(AGENT_TOOL_NAME, &step_args(goal, action)),
+    )
+}
+
+/// A streamed answer calling the tool, the arguments in several pieces.
+fn streamed(goal: &str, action: Value) -> Reply {
+    Reply::sse(tool_call_events(
+        AGENT_TOOL_NAME,
+        &step_args(goal, action),
+        4,
+    ))
+}
+
+fn done(text: &str, success: bool) -> Reply {
+    reply(
+        "finish",
+        json!({"done": {"text": text, "success": success}}),
+    )
+}
+
+/// Settings of one agent run in a test.
+struct Setup {
+    max_steps: usize,
+    approval: ApprovalMode,
+    yes: bool,
+    sitemap: Option<Sitemap>,
+    secrets: Secrets,
+}
+
+impl Default for Setup {
+    fn default() -> Self {
+        Setup {
+            max_steps: 12,
+            approval: ApprovalMode::Never,
+            yes: false,
+            sitemap: None,
+            secrets: Secrets::new(),
+        }
+    }
+}
+
+/// What a run left behind.
+struct Run {
+    outcome: RunOutcome,
+    events: Vec<Event>,
+    requests: Vec<RecordedRequest>,
+    /// `document.body.innerText` of the page at the end.
+    final_text: String,
+}
+
+impl Run {
+    fn steps(&self) -> Vec<&StepRecord> {
+        self.events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Step(step) => Some(step),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The user prompt of request `i` (0-based).
+    fn prompt(&self, i: usize) -> String {
+        let body = self.requests[i].json();
+        body["messages"][1]["content"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    }
+
+    fn errors(&self) -> Vec<(String, bool)> {
+        self.events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Error { error, fatal } => Some((error.clone(), *fatal)),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+fn fast_retries() -> RetryPolicy {
+    RetryPolicy {
+        max_retries: 3,
+        base_delay: Duration::from_millis(10),
+        max_delay: Duration::from_millis(40),
+        max_retry_after: Duration::from_millis(200),
+    }
+}
+
+/// Opens `url` in a new tab and runs the agent on `task` against a model
+/// server scripted with `replies`.
+fn run_agent(url: &str, task: &str, replies: Vec<Reply>, setup: Setup) -> Run {
+    let s = shared();
+    s.runtime.block_on(async {
+        let llm_server = LlmServer::start(replies).await;
+        let config = LlmConfig::default()
+            .with_base_url(llm_server.base_url())
+            .with_model("test-model")
+            .with_retry(fast_retries());
+        let llm = Arc::new(LlmClient::new(config).expect("client"));
+        let tab = s
+            .session
+            .new_tab(url)
+            .await
+            .expect("opening the start page");
+        let mut set = SitemapSet::new();
+        if let Some(sitemap) = setup.sitemap {
+            set.insert(sitemap);
+        }
+        let sitemaps = Arc::new(RwLock::new(set));
+        let environment = BrowserEnvironment::new(tab, ExecOptions::default(), sitemaps.clone());
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let mut agent = Agent::new(
+            llm,
+            environment,
+            Box::new(HeadlessApprover { yes: setup.yes }),
+            tx,
+        )
+        .with_sitemaps(sitemaps)
+        .with_config(AgentConfig {
+            max_steps: setup.max_steps,
+            approval: setup.approval,
+            secrets: setup.secrets,
+        });
+        let outcome = agent.run(task).await.expect("the run starts");
+        let final_text = agent
+            .environment_mut()
+            .tab()
+            .eval("document.body.innerText")
+            .await
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_default();
+        drop(agent);
+        let mut events = Vec::new();
+        while let Some(event) = rx.recv().await {
+            events.push(event);
+        }
+        Run {
+            outcome,
+            events,
+            requests: llm_server.requests(),
+            final_text,
+        }
+    })
+}
+
+/// The Acme-like app: sign in (a real form POST setting a cookie), a
+/// dashboard behind it, and a new-order form whose submissions are kept.
+fn serve_shop(orders: Arc<Mutex<Vec<String>>>, logins: Arc<Mutex<Vec<String>>>) -> String {
+    let s = shared();
+    let signed_in = |req: &webagent::serve::Request| {
+        req.headers
+            .get("cookie")
+            .is_some_and(|c| c.contains("session=ada"))
+    };
+    s.server.handle("/shop/login", move |req| {
+        if req.method == "POST" {
+            let body = String::from_utf8_lossy(&req.body).into_owned();
+            logins.lock().unwrap().push(body.clone());
+            if body.contains("user=ada") && body.contains("password=s3cr3t-pw") {
+                return Response::html("")
+                    .with_status(303)
+                    .with_header("Location", "/shop/dashboard")
+                    .with_header("Set-Cookie", "session=ada; Path=/");
+            }
+            return Response::html(page("Sign in", "<p>Wrong user or password.</p>"));
+        }
+        Response::html(page(
+            "Sign in",
+            "<h1>Sign in</h1><form method=post action=/shop/login>\
+             <label>User <input id=user name=user></label>\
+             <label>Password <input id=password name=password type=password></label>\
+             <button id=signin>Sign in</button></form>",
+        ))
+    });
+    s.server.handle("/shop/dashboard", move |req| {
+        if !signed_in(req) {
+            return Response::html(page("Sign in first", "<p>Please sign in.</p>"));
+        }
+        Response::html(page(
+            "Dashboard",
+            "<h1>Welcome, ada</h1><a href=/shop/orders>Orders</a>",
+        ))
+    });
+    s.server.handle("/shop/orders/new", move |req| {
+        if !signed_in(req) {
+            return Response::html(page("Sign in first", "<p>Please sign in.</p>"));
+        }
+        Response::html(page(
+            "New order",
+            "<h1>New order</h1><form id=order method=post action=/shop/orders>\
+             <label>Item <input id=item name=item></label>\
+             <button id=create>Create order</button></form>",
+        ))
+    });
+    s.server.handle("/shop/orders", move |req| {
+        if req.method == "POST" {
+            let body = String::from_utf8_lossy(&req.body).into_owned();
+            let mut orders = orders.lock().unwrap();
+            orders.push(body);
+            let id = orders.len();
+            return Response::html("")
+                .with_status(303)
+                .with_header("Location", &format!("/shop/orders/{id}"));
+        }
+        Response::html(page("Orders", "<h1>Orders</h1>"))
+    });
+    s.server.handle("/shop/orders/1", |_req| {
+        Response::html(page("Order 1", "<h1>Order 1 created</h1>"))
+    });
+    s.server.origin()
+}
+
+fn shop_sitemap(origin: &str) -> Sitemap {
+    Sitemap::parse(
+        &format!(
+            "title: Shop\norigin: {origin}\nchildren:\n  shop:\n    title: Shop home\n    children:\n      login:\n        title: Sign in\n        keywords: [login]\n        notes: Use the account ada.\n      dashboard:\n        title: Dashboard\n        requiresAuth: true\n      orders:\n        title: Orders\n        requiresAuth: true\n        children:\n          new:\n            title: New order\n            description: Create an order\n            keywords: [create order]\n            instructions: Type the item name, then submit the form.\n"
+        ),
+        Path::new("shop.yaml"),
+    )
+    .expect("the test sitemap is valid")
+}
+
+#[test]
+fn signs_in_goes_by_the_sitemap_fills_and_submits_until_done() {
+    let orders = Arc::new(Mutex::new(Vec::new()));
+    let logins = Arc::new(Mutex::new(Vec::new()));
+    let origin = serve_shop(orders.clone(), logins.clone());
+    let mut secrets = Secrets::new();
+    secrets.insert("password", "s3cr3t-pw");
+    let replies = vec![
+        streamed(
+            "type the user name",
+            json!({"input_text": {"selector": "#user", "text": "ada"}}),
+        ),
+        reply(
+            "type the password",
+            json!({"input_text": {"selector": "#password", "text": "<secret>password</secret>"}}),
+        ),
+        streamed("sign in", json!({"click": {"selector": "#signin"}})),
+        reply(
+            "open the new order page",
+            json!({"goto_page": {"name": "new order"}}),
+        ),
+        streamed(
+            "type the item",
+            json!({"input_text": {"selector": "#item", "text": "3 blue widgets"}}),
+        ),
+        reply(
+            "create the order",
+            json!({"submit_form": {"selector": "#order"}}),
+        ),
+        done("Order 1 was created for 3 blue widgets.", true),
+    ];
+    let run = run_agent(
+        &format!("{origin}/shop/login"),
+        "Sign in as ada and order 3 blue widgets",
+        replies,
+        Setup {
+            approval: ApprovalMode::Risky,
+            yes: true,
+            sitemap: Some(shop_sitemap(&origin)),
+            secrets,
+            ..Setup::default()
+        },
+    );
+    assert_eq!(run.outcome.reason, EndReason::Done, "{:?}", run.outcome);
+    assert!(run.outcome.success);
+    assert_eq!(run.outcome.steps, 7);
+    assert_eq!(run.outcome.text, "Order 1 was created for 3 blue widgets.");
+    for step in run.steps() {
+        assert!(
+            step.result.is_ok(),
+            "step {} failed: {:?}",
+            step.index,
+            step.result
+        );
+        assert!(step.repairs.is_empty(), "{:?}", step.repairs);
+    }
+    // The page really changed: signed in with the secret, order submitted.
+    assert_eq!(
+        logins.lock().unwrap().as_slice(),
+        ["user=ada&password=s3cr3t-pw"]
+    );
+    assert_eq!(orders.lock().unwrap().as_slice(), ["item=3+blue+widgets"]);
+    assert!(
+        run.final_text.contains("Order 1 created"),
+        "{}",
+        run.final_text
+    );
+    // Sign-in click and form submission are commits, approved by --yes.
+    let approvals: Vec<_> = run
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Approval(a) => Some((a.step, a.decision.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        approvals,
+        [(3, "approved".to_string()), (6, "approved".to_string())]
+    );
+    // The secret never reaches the model or the events.
+    for request in &run.requests {
+        assert!(!request.body.contains("s3cr3t-pw"));
+    }
+    let events_text = serde_json::to_string(&run.events).unwrap();
+    assert!(!events_text.contains("s3cr3t-pw"));
+    assert!(events_text.contains("<secret>password</secret>"));
+    // goto_page went by the sitemap, whose node instructions the model saw.
+    assert!(run
+        .prompt(4)
+        .contains("You are on: /shop/orders/new (New order)"));
+    assert!(run
+        .prompt(4)
+        .contains("Instructions for this page: Type the item name"));
+    assert!(run
+        .prompt(0)
+        .contains("Notes for this page: Use the account ada."));
+    // Events come in protocol order for an executed step.
+    let kinds: Vec<&str> = run.events.iter().map(Event::kind).collect();
+    let first_step = &kinds[..kinds.iter().position(|k| *k == "step").unwrap() + 1];
+    assert_eq!(
+        first_step,
+        [
+            "run_started",
+            "observation",
+            "tool_call",
+            "action_request",
+            "tool_result",
+            "step"
+        ]
+    );
+    assert_eq!(kinds.last(), Some(&"done"));
+}
+
+#[test]
+fn every_request_carries_the_forced_tool_the_catalog_the_sitemap_and_the_history() {
+    let orders = Arc::new(Mutex::new(Vec::new()));
+    let logins = Arc::new(Mutex::new(Vec::new()));
+    let origin = serve_shop(orders, logins);
+    let replies = vec![
+        reply("look at the form", json!({"scroll": {"direction": "down"}})),
+        reply("think it over", json!({"think": {"reasoning": "plan"}})),
+        done("nothing to do", true),
+    ];
+    let run = run_agent(
+        &format!("{origin}/shop/login"),
+        "Look around",
+        replies,
+        Setup {
+            sitemap: Some(shop_sitemap(&origin)),
+            ..Setup::default()
+        },
+    );
+    assert!(run.outcome.success, "{:?}", run.outcome);
+    assert_eq!(run.requests.len(), 3);
+    let catalog = Catalog::builtin();
+    for (i, request) in run.requests.iter().enumerate() {
+        let body = request.json();
+        assert_eq!(
+            body["tool_choice"],
+            json!({"type": "function", "function": {"name": AGENT_TOOL_NAME}})
+        );
+        let tool = &body["tools"][0]["function"];
+        assert_eq!(tool["name"], AGENT_TOOL_NAME);
+        let properties = &tool["parameters"]["properties"];
+        for field in ["evaluation_previous_goal", "memory", "next_goal"] {
+            assert_eq!(properties[field]["type"], "string", "{field}");
+        }
+        let branches = properties["action"]["anyOf"].as_array().expect("a union");
+        let names: Vec<String> = branches
+            .iter()
+            .filter_map(|b| b["required"][0].as_str().map(str::to_owned))
+            .collect();
+        assert_eq!(names, catalog.names(), "request {i}");
+        let system = body["messages"][0]["content"].as_str().unwrap();
+        assert!(system.contains("# Output format"));
+        let prompt = run.prompt(i);
+        assert!(prompt.contains("## Site map"), "request {i}");
+        assert!(prompt.contains("/shop/orders/new"));
+        assert!(prompt.contains(&format!("Step {} of 12.", i + 1)));
+    }
+    // Later requests remind the model of its earlier reflections.
+    let third = run.prompt(2);
+    assert!(third.contains("next goal: look at the form"));
+    assert!(third.contains("memory: remembering while: look at the form"));
+    assert!(third.contains("evaluation: judged before: think it over"));
+    assert!(third.contains("action: think {\"reasoning\":\"plan\"}"));
+    assert!(!run.prompt(0).contains("look at the form"));
+}
+
+#[test]
+fn each_normalizer_repair_arrives_over_the_wire_and_is_recorded() {
+    let s = shared();
+    s.server.html(
+        "/repairs",
+        page(
+            "Counter",
+            "<button id=b onclick=\"c.textContent=+c.textContent+1\">Add</button>\
+             <p>Count: <span id=c>0</span></p>",
+        ),
+    );
+    let click_b = json!({"click": {"selector": "#b"}});
+    let fenced = format!(
+        "Here is my step:\n```json\n{}\n```",
+        step_args("json in text", click_b.clone())
+    );
+    let double = Value::String(step_args("double encoded", click_b.clone()).to_string());
+    let nested =
+        json!({"name": AGENT_TOOL_NAME, "arguments": step_args("nested", click_b.clone())});
+    let replies = vec![
+        Reply::json(200, text_completion(&fenced)),
+        Reply::json(
+            200,
+            tool_call_completion("click_element_by_index", &json!({"selector": "#b"})),
+        ),
+        Reply::json(200, tool_call_completion(AGENT_TOOL_NAME, &double)),
+        Reply::sse(tool_call_events(AGENT_TOOL_NAME, &nested, 5)),
+        Reply::json(
+            200,
+            tool_call_completion(AGENT_TOOL_NAME, &json!({"action": click_b})),
+        ),
+        Reply::json(
+            200,
+            tool_call_completion(
+                AGENT_TOOL_NAME,
+                &json!({"evaluation_previous_goal": "a", "memory": "b", "next_goal": "c"}),
+            ),
+        ),
+        reply("bare value", json!({"click": "#b"})),
+        reply("wrong case", json!({"CLICK": {"selector": "#b"}})),
+        reply("alias", json!({"scroll_down": {}})),
+        reply(
+            "strings for numbers",
+            json!({"scroll": {"direction": "up", "pages": "0.5"}}),
+        ),
+        reply("unknown action", json!({"teleport": {"to": "mars"}})),
+        done("clicked seven times", true),
+    ];
+    let run = run_agent(
+        &s.server.url("/repairs"),
+        "Click Add seven times",
+        replies,
+        Setup::default(),
+    );
+    assert!(run.outcome.success, "{:?}", run.outcome);
+    let steps = run.steps();
+    assert_eq!(steps.len(), 12);
+    let expect = [
+        "message text",
+        "as the tool instead of agent_step",
+        "encoded 1 time(s) too many",
+        "wrapper was removed",
+        "reflection fields missing",
+        "no action was given",
+        "a bare value was taken as `selector`",
+        "`CLICK` was read as `click`",
+        "`scroll_down` was read as `scroll`",
+        "the string \"0.5\" was read as 0.5",
+    ];
+    for (step, phrase) in steps.iter().zip(expect) {
+        assert!(
+            step.repairs.iter().any(|r| r.contains(phrase)),
+            "step {}: expected a repair with {phrase:?}, got {:?}",
+            step.index,
+            step.repairs
+        );
+        assert!(
+            step.result.is_ok(),
+            "step {}: {:?}",
+            step.index,
+            step.result
+        );
+    }
+    assert_eq!(steps[5].action, json!({"wait": {"seconds": 1.0}}));
+    assert_eq!(steps[8].action["scroll"]["direction"], "down");
+    // The button really was clicked by the seven repaired clicks.
+    assert!(run.final_text.contains("Count: 7"), "{}", run.final_text);
+    // What could not be repaired is an error the model reads next step.
+    assert_eq!(
+        steps[10].result.reason(),
+        Some(FailureReason::InvalidParams)
+    );
+    assert!(run
+        .prompt(11)
+        .contains("failed (invalid_params): unknown action `teleport`"));
+}
+
+#[test]
+fn a_rate_limit_is_waited_out_and_the_step_goes_on() {
+    let s = shared();
+    s.server
+        .html("/rate", page("Rate", "<button id=go>Go</button>"));
+    let replies = vec![
+        Reply::json(
+            429,
+            error_body("slow down", "rate_limit_exceeded").to_string(),
+        )
+        .header("Retry-After", "0"),
+        done("all good", true),
+    ];
+    let run = run_agent(&s.server.url("/rate"), "Finish", replies, Setup::default());
+    assert!(run.outcome.success, "{:?}", run.outcome);
+    assert_eq!(run.requests.len(), 2);
+    let errors = run.errors();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(errors[0].0.contains("HTTP 429") && errors[0].0.contains("retry 1 of 3"));
+    assert!(!errors[0].1, "a retried rate limit is not fatal");
+}
+
+#[test]
+fn a_rejected_key_ends_the_run_at_once_with_a_clear_fatal_error() {
+    let s = shared();
+    s.server.html("/auth", page("Auth", "<p>hello</p>"));
+    let replies = vec![
+        Reply::json(
+            401,
+            error_body("Incorrect API key provided", "invalid_api_key").to_string(),
+        ),
+        done("never reached", true),
+    ];
+    let run = run_agent(
+        &s.server.url("/auth"),
+        "Anything",
+        replies,
+        Setup::default(),
+    );
+    assert!(!run.outcome.success);
+    assert_eq!(run.outcome.reason, EndReason::Fatal);
+    assert_eq!(run.requests.len(), 1, "a 401 is not retried");
+    let errors = run.errors();
+    let fatal: Vec<_> = errors.iter().filter(|(_, fatal)| *fatal).collect();
+    assert_eq!(fatal.len(), 1, "{errors:?}");
+    assert!(fatal[0].0.contains("HTTP 401"), "{}", fatal[0].0);
+    assert!(fatal[0].0.contains("OPENAI_API_KEY"), "{}", fatal[0].0);
+    assert!(matches!(
+        run.events.last(),
+        Some(Event::Done {
+            success: false,
+            reason: EndReason::Fatal,
+            ..
+        })
+    ));
+}
+
+#[test]
+fn a_stream_cut_off_midway_is_asked_again() {
+    let s = shared();
+    s.server.html("/cut", page("Cut", "<p>hello</p>"));
+    let events = tool_call_events(
+        AGENT_TOOL_NAME,
+        &step_args(
+            "finish",
+            json!({"done": {"text": "after the cut", "success": true}}),
+        ),
+        6,
+    );
+    let half = rechunk(&events[..3], 40);
+    let cut = Reply::sse_pieces(half).ending(StreamEnd::Cut);
+    let replies = vec![cut, Reply::sse(events)];
+    let run = run_agent(&s.server.url("/cut"), "Finish", replies, Setup::default());
+    assert!(run.outcome.success, "{:?}", run.outcome);
+    assert_eq!(run.outcome.text, "after the cut");
+    assert_eq!(run.requests.len(), 2);
+    assert!(
+        run.errors()
+            .iter()
+            .any(|(e, fatal)| e.contains("stream cut off") && !fatal),
+        "{:?}",
+        run.errors()
+    );
+}
+
+#[test]
+fn a_denied_approval_is_what_the_model_sees_and_nothing_is_submitted() {
+    let s = shared();
+    let posted = Arc::new(Mutex::new(0usize));
+    let counter = posted.clone();
+    s.server.handle("/deny", move |req| {
+        if req.method == "POST" {
+            *counter.lock().unwrap() += 1;
+            return Response::html(page("Sent", "<p>Sent!</p>"));
+        }
+        Response::html(page(
+            "Form",
+            "<form method=post action=/deny><input id=q name=q><button id=send>Send</button></form>",
+        ))
+    });
+    let replies = vec![
+        reply("send the form", json!({"click": {"selector": "#send"}})),
+        reply(
+            "ask the person",
+            json!({"ask_user": {"question": "May I send it?"}}),
+        ),
+        done("the person did not approve sending", false),
+    ];
+    let run = run_agent(
+        &s.server.url("/deny"),
+        "Send the form",
+        replies,
+        Setup {
+            approval: ApprovalMode::Risky,
+            yes: false,
+            ..Setup::default()
+        },
+    );
+    assert_eq!(run.outcome.reason, EndReason::Done);
+    assert!(!run.outcome.success);
+    let steps = run.steps();
+    assert_eq!(steps[0].result.reason(), Some(FailureReason::Denied));
+    assert!(run
+        .events
+        .iter()
+        .any(|e| matches!(e, Event::Approval(a) if a.decision == "denied" && a.step == 1)));
+    assert!(
+        run.prompt(1).contains("failed (denied)"),
+        "{}",
+        run.prompt(1)
+    );
+    assert_eq!(*posted.lock().unwrap(), 0, "the form must not be sent");
+    assert!(!run.final_text.contains("Sent!"));
+    // Nobody can answer headless.
+    assert_eq!(
+        steps[1].result,
+        ActionResult::ok_with(json!({"answer": "no answer available"}))
+    );
+    assert!(run.prompt(2).contains("no answer available"));
+}
+
+#[test]
+fn the_step_limit_ends_the_run_as_failed_with_a_summary() {
+    let s = shared();
+    s.server.html(
+        "/limit",
+        page(
+            "Long",
+            &format!("<div style=height:4000px>{}</div>", "text ".repeat(50)),
+        ),
+    );
+    let replies = vec![
+        reply("scroll a bit", json!({"scroll": {"direction": "down"}})),
+        reply("scroll more", json!({"scroll": {"direction": "down"}})),
+        reply("keep scrolling", json!({"scroll": {"direction": "down"}})),
+    ];
+    let run = run_agent(
+        &s.server.url("/limit"),
+        "Find the end of the page",
+        replies,
+        Setup {
+            max_steps: 3,
+            ..Setup::default()
+        },
+    );
+    assert!(!run.outcome.success);
+    assert_eq!(run.outcome.reason, EndReason::MaxSteps);
+    assert_eq!(run.outcome.steps, 3);
+    assert_eq!(run.requests.len(), 3);
+    assert!(
+        run.outcome.text.contains("step limit of 3"),
+        "{}",
+        run.outcome.text
+    );
+    assert!(
+        run.outcome.text.contains("keep scrolling"),
+        "{}",
+        run.outcome.text
+    );
+    assert!(run.prompt(1).contains("Only 1 more step after this one"));
+    assert!(run.prompt(2).contains("This is the last step"));
+    match run.events.last() {
+        Some(Event::Done {
+            success,
+            reason,
+            steps,
+            ..
+        }) => {
+            assert!(!success);
+            assert_eq!(*reason, EndReason::MaxSteps);
+            assert_eq!(*steps, 3);
+        }
+        other => panic!("the run must end with done, got {other:?}"),
+    }
+}
+
+fn webagent() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_webagent"));
+    for name in ["OPENAI_API_KEY", "OPENAI_BASE_URL", "WEBAGENT_MODEL"] {
+        command.env_remove(name);
+    }
+    command
+}
+
+fn temp_dir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("webagent-agent-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
+}
+
+#[test]
+fn bad_flags_exit_with_2_and_the_reason() {
+    let output = webagent()
+        .args([
+            "run",
+            "do it",
+            "--url",
+            "http://127.0.0.1:9/",
+            "--approve",
+            "sometimes",
+        ])
+        .output()
+        .expect("runs");
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("never, risky or always"));
+    let output = webagent()
+        .args([
+            "run",
+            "do it",
+            "--url",
+            "not a url",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+        ])
+        .output()
+        .expect("runs");
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("not an absolute URL"));
+    let output = webagent()
+        .args([
+            "run",
+            "do it",
+            "--url",
+            "http://127.0.0.1:9/",
+            "--max-steps",
+            "0",
+        ])
+        .output()
+        .expect("runs");
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("--max-steps must be at least 1"));
+}
+
+#[test]
+fn the_command_prints_json_events_and_exits_0_on_success() {
+    let s = shared();
+    s.server.html("/cli-ok", page("CLI", "<button>Hi</button>"));
+    let sessions = temp_dir("cli-ok");
+    let output = s.runtime.block_on(async {
+        let llm = LlmServer::start(vec![
+            reply("look", json!({"read_page": {}})),
+            done("read it", true),
+        ])
+        .await;
+        let mut command = webagent();
+        command
+            .args(["run", "Read the page", "--json", "--model", "m"])
+            .args(["--url", &s.server.url("/cli-ok")])
+            .args(["--base-url", &llm.base_url()])
+            .arg("--sessions-dir")
+            .arg(&sessions);
+        tokio::task::spawn_blocking(move || command.output())
+            .await
+            .expect("joined")
+            .expect("runs")
+    });
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let events: Vec<Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("every stdout line is JSON"))
+        .collect();
+    assert_eq!(events.first().unwrap()["type"], "run_started");
+    assert_eq!(events.last().unwrap()["type"], "done");
+    assert_eq!(events.last().unwrap()["success"], true);
+    assert_eq!(events.iter().filter(|e| e["type"] == "step").count(), 2);
+    // The same events went to the trace file.
+    let traces: Vec<_> = std::fs::read_dir(&sessions).unwrap().flatten().collect();
+    assert_eq!(traces.len(), 1);
+    let trace = std::fs::read_to_string(traces[0].path()).unwrap();
+    assert_eq!(trace.lines().count(), events.len());
+    let _ = std::fs::remove_dir_all(&sessions);
+}
+
+#[test]
+fn a_killed_run_leaves_a_readable_trace() {
+    let s = shared();
+    s.server
+        .html("/killed", page("Kill", "<button>Hi</button>"));
+    let sessions = temp_dir("killed");
+    s.runtime.block_on(async {
+        // The first step completes; the second model call never answers.
+        let llm = LlmServer::start(vec![
+            reply("scroll first", json!({"scroll": {"direction": "down"}})),
+            Reply::Hang,
+        ])
+        .await;
+        let mut child = tokio::process::Command::from(webagent())
+            .args(["run", "Never finishes", "--model", "m"])
+            .args(["--url", &s.server.url("/killed")])
+            .args(["--base-url", &llm.base_url()])
+            .arg("--sessions-dir")
+            .arg(&sessions)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("spawns");
+        tokio::time::timeout(Duration::from_secs(60), llm.wait_for_requests(2))
+            .await
+            .expect("the run reaches its second model call");
+        child.kill().await.expect("kills");
+    });
+    let traces: Vec<_> = std::fs::read_dir(&sessions).unwrap().flatten().collect();
+    assert_eq!(traces.len(), 1);
+    let trace = std::fs::read_to_string(traces[0].path()).unwrap();
+    assert!(trace.ends_with('\n'), "the last line is complete");
+    let kinds: Vec<String> = trace
+        .lines()
+        .map(|line| {
+            let event: Value = serde_json::from_str(line).expect("each line is JSON");
+            event["type"].as_str().unwrap_or_default().to_string()
+        })
+        .collect();
+    assert_eq!(kinds[0], "run_started");
+    assert!(kinds.iter().any(|k| k == "step"), "{kinds:?}");
+    // The second step began (its observation is there) but never ended.
+    assert_eq!(
+        kinds.iter().filter(|k| *k == "observation").count(),
+        2,
+        "{kinds:?}"
+    );
+    assert!(!kinds.iter().any(|k| k == "done"));
+    let _ = std::fs::remove_dir_all(&sessions);
+}
