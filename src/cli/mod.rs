@@ -8,10 +8,12 @@ use clap::{Parser, Subcommand};
 
 pub mod actions;
 pub mod bench;
+pub mod demo;
 pub mod exec;
 pub mod observe;
 pub mod run;
 pub mod sitemap;
+pub mod tui;
 
 /// A terminal workbench for LLM web agents driving Chromium over CDP.
 #[derive(Debug, Parser)]
@@ -40,6 +42,10 @@ pub enum Command {
     Exec(exec::ExecArgs),
     /// Run a task headless with the agent and print its steps or events.
     Run(run::RunArgs),
+    /// Serve the built-in Acme demo app and open the workbench on it.
+    Demo(demo::DemoArgs),
+    /// Open the terminal workbench.
+    Tui(tui::TuiArgs),
     /// Run a benchmark and print its figures.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
@@ -53,6 +59,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Actions(args) => actions::run(args),
         Command::Exec(args) => exec::run(args),
         Command::Run(args) => run::run(args),
+        Command::Demo(args) => demo::run(args),
+        Command::Tui(args) => tui::run(args),
         Command::Bench(command) => bench::run(command),
     }
 }
