@@ -9,6 +9,7 @@
 #[path = "support/llm_server.rs"]
 mod llm_server;
 
+use std::collections::VecDeque;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
@@ -21,15 +22,17 @@ use llm_server::{
     error_body, rechunk, text_completion, tool_call_completion, tool_call_events, LlmServer,
     RecordedRequest, Reply, StreamEnd,
 };
-use webagent::actions::{ActionResult, Catalog, FailureReason};
+use webagent::actions::{Action, ActionResult, Catalog, FailureReason};
 use webagent::agent::browser_env::BrowserEnvironment;
 use webagent::agent::{
-    Agent, AgentConfig, ApprovalMode, HeadlessApprover, RunOutcome, Secrets, AGENT_TOOL_NAME,
+    Agent, AgentConfig, ApprovalDecision, ApprovalMode, ApprovalRequest, Approver, BoxFuture,
+    Environment, EnvironmentError, HeadlessApprover, RunOutcome, Secrets, AGENT_TOOL_NAME,
 };
 use webagent::browser::act::ExecOptions;
 use webagent::browser::{BrowserSession, LaunchOptions};
+use webagent::dom::{LeftOut, PageState, PageText, ScrollPosition};
 use webagent::events::{EndReason, Event, StepRecord};
-use webagent::llm::{LlmClient, LlmConfig, RetryPolicy};
+use webagent::llm::{stop_pair, LlmClient, LlmConfig, RetryPolicy};
 use webagent::serve::{PageServer, Response};
 use webagent::sitemap::{Sitemap, SitemapSet};
 
@@ -927,4 +930,265 @@ fn a_killed_run_leaves_a_readable_trace() {
     );
     assert!(!kinds.iter().any(|k| k == "done"));
     let _ = std::fs::remove_dir_all(&sessions);
+}
+
+// ---------------------------------------------------------------------
+// The approval gate and stops, with a scripted environment: these are
+// about the loop's decisions, not the browser, so no tab is needed.
+
+/// A page that never changes, URLs read from a script, and a record of
+/// what was executed.
+struct ScriptedEnvironment {
+    page: PageState,
+    urls: VecDeque<String>,
+    last_url: String,
+    executed: Arc<Mutex<Vec<Action>>>,
+}
+
+impl ScriptedEnvironment {
+    fn new(urls: &[&str], executed: Arc<Mutex<Vec<Action>>>) -> Self {
+        ScriptedEnvironment {
+            page: PageState {
+                observation: 1,
+                url: urls[0].to_string(),
+                title: "Scripted".into(),
+                tabs: Vec::new(),
+                scroll: ScrollPosition::default(),
+                elements: Vec::new(),
+                left_out: LeftOut::default(),
+                full_page: false,
+                listing: "[0]<button>Pay</button>\n".into(),
+                page_text: PageText::default(),
+                extract_ms: 0.0,
+            },
+            urls: urls.iter().map(|u| u.to_string()).collect(),
+            last_url: urls[0].to_string(),
+            executed,
+        }
+    }
+}
+
+impl Environment for ScriptedEnvironment {
+    async fn observe(&mut self) -> Result<PageState, EnvironmentError> {
+        Ok(self.page.clone())
+    }
+
+    async fn execute(&mut self, action: &Action) -> ActionResult {
+        self.executed.lock().unwrap().push(action.clone());
+        ActionResult::ok()
+    }
+
+    async fn current_url(&mut self) -> Option<String> {
+        if let Some(url) = self.urls.pop_front() {
+            self.last_url = url;
+        }
+        Some(self.last_url.clone())
+    }
+}
+
+/// Answers approvals from a script and keeps every request it was shown.
+struct ScriptedApprover {
+    decisions: VecDeque<ApprovalDecision>,
+    asked: Arc<Mutex<Vec<ApprovalRequest>>>,
+}
+
+impl Approver for ScriptedApprover {
+    fn approve<'a>(&'a mut self, request: &'a ApprovalRequest) -> BoxFuture<'a, ApprovalDecision> {
+        self.asked.lock().unwrap().push(request.clone());
+        let decision = self
+            .decisions
+            .pop_front()
+            .unwrap_or(ApprovalDecision::Deny {
+                reason: "the script has no more decisions".into(),
+            });
+        Box::pin(async move { decision })
+    }
+
+    fn ask_user<'a>(&'a mut self, question: &'a str) -> BoxFuture<'a, Option<String>> {
+        let answer = format!("answer to: {question}");
+        Box::pin(async move { Some(answer) })
+    }
+}
+
+struct GateRun {
+    outcome: RunOutcome,
+    events: Vec<Event>,
+    executed: Vec<Action>,
+    asked: Vec<ApprovalRequest>,
+    requests: Vec<RecordedRequest>,
+}
+
+fn run_gate(urls: &[&str], replies: Vec<Reply>, decisions: Vec<ApprovalDecision>) -> GateRun {
+    let s = shared();
+    s.runtime.block_on(async {
+        let llm_server = LlmServer::start(replies).await;
+        let llm = Arc::new(
+            LlmClient::new(
+                LlmConfig::default()
+                    .with_base_url(llm_server.base_url())
+                    .with_retry(fast_retries()),
+            )
+            .expect("client"),
+        );
+        let executed = Arc::new(Mutex::new(Vec::new()));
+        let asked = Arc::new(Mutex::new(Vec::new()));
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let mut agent = Agent::new(
+            llm,
+            ScriptedEnvironment::new(urls, executed.clone()),
+            Box::new(ScriptedApprover {
+                decisions: decisions.into(),
+                asked: asked.clone(),
+            }),
+            tx,
+        )
+        .with_config(AgentConfig {
+            max_steps: 5,
+            approval: ApprovalMode::Always,
+            secrets: Secrets::new(),
+        });
+        let outcome = agent.run("Pay the invoice").await.expect("runs");
+        drop(agent);
+        let mut events = Vec::new();
+        while let Some(event) = rx.recv().await {
+            events.push(event);
+        }
+        let executed = executed.lock().unwrap().clone();
+        let asked = asked.lock().unwrap().clone();
+        GateRun {
+            outcome,
+            events,
+            executed,
+            asked,
+            requests: llm_server.requests(),
+        }
+    })
+}
+
+fn approve() -> ApprovalDecision {
+    ApprovalDecision::Approve { note: None }
+}
+
+#[test]
+fn an_approval_is_asked_again_when_the_page_changed_meanwhile() {
+    // The URL is read at the start, when asking, after the answer (now a
+    // different page), when asking again, and after the second answer.
+    let urls = [
+        "http://a.test/invoice",
+        "http://a.test/invoice",
+        "http://a.test/elsewhere",
+        "http://a.test/elsewhere",
+        "http://a.test/elsewhere",
+    ];
+    let run = run_gate(
+        &urls,
+        vec![
+            reply("pay", json!({"click": {"index": 0}})),
+            done("paid", true),
+        ],
+        vec![approve(), approve()],
+    );
+    assert!(run.outcome.success, "{:?}", run.outcome);
+    assert_eq!(run.asked.len(), 2, "asked again after the page changed");
+    assert_eq!(run.asked[0].url, "http://a.test/invoice");
+    assert_eq!(run.asked[1].url, "http://a.test/elsewhere");
+    assert_eq!(
+        run.executed.len(),
+        1,
+        "the action ran once, after the second yes"
+    );
+}
+
+#[test]
+fn an_edited_action_runs_instead_of_the_proposed_one() {
+    let edited = Catalog::builtin()
+        .parse(&json!({"input_text": {"index": 0, "text": "edited by the person"}}))
+        .unwrap();
+    let run = run_gate(
+        &["http://a.test/"],
+        vec![
+            reply(
+                "type",
+                json!({"input_text": {"index": 0, "text": "from the model"}}),
+            ),
+            reply("ask", json!({"ask_user": {"question": "which amount?"}})),
+            done("typed", true),
+        ],
+        vec![ApprovalDecision::Edit(edited.clone())],
+    );
+    assert!(run.outcome.success, "{:?}", run.outcome);
+    assert_eq!(run.executed, [edited.clone()]);
+    let step = run
+        .events
+        .iter()
+        .find_map(|e| match e {
+            Event::Step(s) if s.index == 1 => Some(s.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(step.action, edited.to_json(), "the step records what ran");
+    assert!(run
+        .events
+        .iter()
+        .any(|e| matches!(e, Event::Approval(a) if a.decision == "edited")));
+    // A person at the keyboard answers ask_user, and the model reads it.
+    let third: Value = run.requests[2].json();
+    let prompt = third["messages"][1]["content"].as_str().unwrap();
+    assert!(prompt.contains("answer to: which amount?"), "{prompt}");
+}
+
+#[test]
+fn stop_at_the_approval_ends_the_run_without_acting() {
+    let run = run_gate(
+        &["http://a.test/"],
+        vec![
+            reply("pay", json!({"click": {"index": 0}})),
+            done("x", true),
+        ],
+        vec![ApprovalDecision::Stop],
+    );
+    assert_eq!(run.outcome.reason, EndReason::Stopped);
+    assert!(!run.outcome.success);
+    assert!(run.executed.is_empty());
+    assert_eq!(run.requests.len(), 1, "no further model call after a stop");
+    assert!(matches!(
+        run.events.last(),
+        Some(Event::Done {
+            reason: EndReason::Stopped,
+            ..
+        })
+    ));
+}
+
+#[test]
+fn a_stop_cancels_the_model_call_in_flight() {
+    let s = shared();
+    s.runtime.block_on(async {
+        let llm_server = LlmServer::start(vec![Reply::Hang]).await;
+        let llm = Arc::new(
+            LlmClient::new(LlmConfig::default().with_base_url(llm_server.base_url()))
+                .expect("client"),
+        );
+        let (stop, signal) = stop_pair();
+        let (tx, _rx) = mpsc::unbounded_channel();
+        let mut agent = Agent::new(
+            llm,
+            ScriptedEnvironment::new(&["http://a.test/"], Arc::new(Mutex::new(Vec::new()))),
+            Box::new(HeadlessApprover { yes: false }),
+            tx,
+        )
+        .with_stop(signal);
+        let run = agent.run("wait forever");
+        let stopper = async {
+            llm_server.wait_for_requests(1).await;
+            stop.stop();
+        };
+        let (outcome, ()) = tokio::join!(run, stopper);
+        let outcome = outcome.expect("runs");
+        assert_eq!(outcome.reason, EndReason::Stopped);
+        assert_eq!(outcome.steps, 0);
+        tokio::time::timeout(Duration::from_secs(10), llm_server.wait_for_abandoned(1))
+            .await
+            .expect("the hanging request was dropped");
+    });
 }

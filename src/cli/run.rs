@@ -278,6 +278,9 @@ async fn print_events(
     json: bool,
 ) -> anyhow::Result<()> {
     let mut trace_failed = false;
+    // Approval lines wait for their step's line, so each step reads in
+    // order: reflection, action, approval, result.
+    let mut pending_approvals: Vec<String> = Vec::new();
     while let Some(event) = events.recv().await {
         if !trace_failed {
             if let Err(error) = trace.write(&event) {
@@ -290,9 +293,26 @@ async fn print_events(
         let written = if json {
             writeln!(stdout, "{}", event.to_json_line()?)
         } else {
-            match step_log_line(&event) {
-                Some(text) => writeln!(stdout, "{text}"),
-                None => Ok(()),
+            match (&event, step_log_line(&event)) {
+                (Event::Approval(_), Some(text)) => {
+                    pending_approvals.push(text);
+                    Ok(())
+                }
+                (Event::Step(_), Some(text)) => {
+                    let text = match text.find("\n  result: ") {
+                        Some(at) if !pending_approvals.is_empty() => format!(
+                            "{}\n{}{}",
+                            &text[..at],
+                            pending_approvals.join("\n"),
+                            &text[at..]
+                        ),
+                        _ => text,
+                    };
+                    pending_approvals.clear();
+                    writeln!(stdout, "{text}")
+                }
+                (_, Some(text)) => writeln!(stdout, "{text}"),
+                (_, None) => Ok(()),
             }
         };
         // A closed pipe (`| head`) ends printing, not the run.
