@@ -1117,7 +1117,7 @@ fn an_edited_action_runs_instead_of_the_proposed_one() {
         vec![ApprovalDecision::Edit(edited.clone())],
     );
     assert!(run.outcome.success, "{:?}", run.outcome);
-    assert_eq!(run.executed, [edited.clone()]);
+    assert_eq!(run.executed, std::slice::from_ref(&edited));
     let step = run
         .events
         .iter()
