@@ -410,8 +410,27 @@ fn signs_in_goes_by_the_sitemap_fills_and_submits_until_done() {
     assert!(run
         .prompt(0)
         .contains("Notes for this page: Use the account ada."));
-    // Events come in protocol order for an executed step.
-    let kinds: Vec<&str> = run.events.iter().map(Event::kind).collect();
+    // A streamed answer shows its reflection as it arrives.
+    let streamed_text: String = run
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Text { content } => Some(content.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        streamed_text.contains("next goal: type the user name"),
+        "{streamed_text}"
+    );
+    // Events come in protocol order for an executed step (streamed text
+    // interleaves while the model writes).
+    let kinds: Vec<&str> = run
+        .events
+        .iter()
+        .map(Event::kind)
+        .filter(|k| *k != "text")
+        .collect();
     let first_step = &kinds[..kinds.iter().position(|k| *k == "step").unwrap() + 1];
     assert_eq!(
         first_step,

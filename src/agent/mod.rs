@@ -19,6 +19,8 @@ pub mod normalize;
 pub mod prompt;
 pub mod secrets;
 
+mod preview;
+
 use std::future::Future;
 use std::sync::{Arc, RwLock};
 use std::time::Instant;
@@ -61,9 +63,6 @@ pub enum AgentError {
     /// The step limit is zero.
     #[error("the step limit must be at least 1")]
     NoSteps,
-    /// The environment failed in a way the run cannot go on after.
-    #[error("{0}")]
-    Environment(#[from] EnvironmentError),
 }
 
 /// A failure of the environment (the browser) outside an action.
@@ -411,20 +410,43 @@ impl<E: Environment> Agent<E> {
         let llm_started = Instant::now();
         let events = self.events.clone();
         let secrets = self.config.secrets.clone();
+        let mut preview = preview::ReflectionPreview::default();
         let mut on_event = move |event: LlmEvent| {
             let event = match event {
                 LlmEvent::ContentDelta { text } => Event::Text { content: text },
-                LlmEvent::Retrying { retry, max_retries, wait, reason } => Event::Error {
-                    error: format!(
-                        "the model call failed ({reason}); retry {retry} of {max_retries} in {:.1}s",
-                        wait.as_secs_f64()
-                    ),
-                    fatal: false,
+                // The reflection as it is written, for whoever shows it live.
+                LlmEvent::ToolCallDelta {
+                    index: 0,
+                    arguments,
+                    ..
+                } => match preview.push(&arguments) {
+                    Some(content) => Event::Text { content },
+                    None => return,
                 },
-                LlmEvent::FallbackToNonStreaming { reason } => Event::Error {
-                    error: format!("streaming did not work ({reason}); asking again without it"),
-                    fatal: false,
-                },
+                LlmEvent::Retrying {
+                    retry,
+                    max_retries,
+                    wait,
+                    reason,
+                } => {
+                    preview.reset();
+                    Event::Error {
+                        error: format!(
+                            "the model call failed ({reason}); retry {retry} of {max_retries} in {:.1}s",
+                            wait.as_secs_f64()
+                        ),
+                        fatal: false,
+                    }
+                }
+                LlmEvent::FallbackToNonStreaming { reason } => {
+                    preview.reset();
+                    Event::Error {
+                        error: format!(
+                            "streaming did not work ({reason}); asking again without it"
+                        ),
+                        fatal: false,
+                    }
+                }
                 _ => return,
             };
             let _ = events.send(mask_event(&secrets, event));
@@ -717,16 +739,20 @@ impl<E: Environment> Agent<E> {
             _ => {
                 let mut filled = action.to_json();
                 self.config.secrets.fill_json(&mut filled);
-                let runnable = match self.catalog.parse(&filled) {
-                    Ok(runnable) => runnable,
-                    Err(_) => action.clone(), // ok: filling text never breaks a valid action's schema in practice; run the original
-                };
                 self.emit(Event::ActionRequest {
                     correlation_id: format!("step-{step}"),
                     action: action.name().to_string(),
                     parameters: action.params(),
                 });
-                self.environment.execute(&runnable).await
+                match self.catalog.parse(&filled) {
+                    Ok(runnable) => self.environment.execute(&runnable).await,
+                    // A secret's value can break a limit the placeholder
+                    // kept (a maximum length, say).
+                    Err(error) => ActionResult::invalid_params(format!(
+                        "with the secret values filled in, the action is not valid: {}",
+                        self.config.secrets.mask(&error.to_string())
+                    )),
+                }
             }
         };
         self.emit(Event::ToolResult {
