@@ -1,0 +1,131 @@
+//! The one event type the workbench loop receives, and the effects its
+//! update asks the services to carry out.
+
+use crossterm::event::KeyEvent;
+use tokio::sync::oneshot;
+
+use crate::actions::{Action, ActionResult};
+use crate::agent::{ApprovalDecision, ApprovalMode, ApprovalRequest};
+use crate::dom::PageState;
+use crate::events::Event;
+use crate::sitemap::SitemapSet;
+
+use super::theme::Theme;
+
+/// Everything that reaches the loop: keys from the person and news from
+/// the services. Services hold a sender; only the loop receives.
+#[derive(Debug)]
+pub enum AppEvent {
+    /// A key was pressed.
+    Key(KeyEvent),
+    /// The terminal was resized to (columns, rows).
+    Resize(u16, u16),
+    /// Text was pasted (bracketed paste).
+    Paste(String),
+    /// The browser is up on this page.
+    BrowserReady {
+        /// The page it opened.
+        url: String,
+    },
+    /// The browser could not start or went away.
+    BrowserFailed(String),
+    /// A fresh observation of the page.
+    Page(Box<PageState>),
+    /// An action typed on the command line finished.
+    ActionFinished {
+        /// The id given in [`Effect::RunAction`].
+        id: u64,
+        /// What it returned.
+        result: ActionResult,
+        /// How long it took.
+        ms: u64,
+    },
+    /// Something the agent run emitted.
+    Agent(Event),
+    /// The agent asks whether an action may run; the answer goes back on
+    /// `reply`.
+    ApprovalRequested {
+        /// What is asked.
+        request: Box<ApprovalRequest>,
+        /// Where the decision goes.
+        reply: oneshot::Sender<ApprovalDecision>,
+    },
+    /// The model called `ask_user`; the answer (or `None`) goes back on
+    /// `reply`.
+    AskUser {
+        /// The model's question.
+        question: String,
+        /// Where the answer goes.
+        reply: oneshot::Sender<Option<String>>,
+    },
+    /// The agent run task ended (after its `done` event, or without one
+    /// when it could not start).
+    RunEnded {
+        /// Why it could not run, when it could not.
+        error: Option<String>,
+    },
+    /// The sitemaps in use changed.
+    Sitemaps {
+        /// The good set now in use.
+        sitemaps: SitemapSet,
+        /// A file that failed to load, with file:line:column, if any.
+        error: Option<String>,
+    },
+    /// The theme file was reloaded, or failed to (the message says where).
+    ThemeReloaded(Result<Theme, String>),
+    /// A notice for the status line from a service.
+    Notice {
+        /// Whether it is an error.
+        error: bool,
+        /// The text.
+        text: String,
+    },
+}
+
+/// Work the update asks for; the loop hands each to the services without
+/// waiting.
+#[derive(Debug)]
+pub enum Effect {
+    /// Outline this element in the page (the listing cursor moved onto
+    /// it). Newest wins: a service drops older requests.
+    Highlight(u32),
+    /// Run an action typed on the command line, then observe.
+    RunAction {
+        /// Pairs the action with its [`AppEvent::ActionFinished`].
+        id: u64,
+        /// The validated action.
+        action: Action,
+    },
+    /// Start an agent run on this task.
+    StartRun {
+        /// The task as typed.
+        task: String,
+        /// The approval mode at the start (it can change while it runs).
+        approval: ApprovalMode,
+    },
+    /// The approval mode changed; a running agent asks accordingly from
+    /// its next action.
+    SetApprovalMode(ApprovalMode),
+    /// Stop the run in progress.
+    StopRun,
+    /// Pause the run before its next step, or resume it.
+    SetPaused(bool),
+    /// Send the person's decision back to the waiting agent.
+    Decide {
+        /// The agent's reply channel.
+        reply: oneshot::Sender<ApprovalDecision>,
+        /// The decision.
+        decision: ApprovalDecision,
+    },
+    /// Send the person's answer back to the model.
+    Answer {
+        /// The agent's reply channel.
+        reply: oneshot::Sender<Option<String>>,
+        /// The answer, or `None` when the person declined.
+        answer: Option<String>,
+    },
+    /// Switch to this theme (by name or path) and watch its file.
+    LoadTheme(String),
+    /// Leave the workbench.
+    Quit,
+}

@@ -1,0 +1,240 @@
+//! The loop: one receiver, drain then draw, at most one frame per
+//! interval. Keys arrive on the same channel as service events, so tests
+//! send keys and fake service events and run until idle, with no terminal
+//! and no sleeps.
+
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+use ratatui::backend::{Backend, TestBackend};
+use ratatui::Terminal;
+
+use super::app::AppState;
+use super::draw::draw;
+use super::event::{AppEvent, Effect};
+use super::update::update;
+use super::TuiError;
+
+/// Frames are at least this far apart (about 60 a second): streaming
+/// tokens mark the state dirty, they do not each force a frame.
+pub const FRAME_INTERVAL: Duration = Duration::from_millis(16);
+
+/// Whoever carries out effects: the real services, or a test's list.
+pub trait EffectHandler {
+    /// Takes one effect; must not block.
+    fn handle(&mut self, effect: Effect);
+}
+
+impl EffectHandler for Vec<Effect> {
+    fn handle(&mut self, effect: Effect) {
+        self.push(effect);
+    }
+}
+
+/// The workbench: its state, its one event receiver, and whether a frame
+/// is owed.
+pub struct App {
+    /// Everything drawn.
+    pub state: AppState,
+    events: Receiver<AppEvent>,
+    dirty: bool,
+    frames: u64,
+}
+
+impl std::fmt::Debug for App {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("App")
+            .field("dirty", &self.dirty)
+            .field("frames", &self.frames)
+            .finish_non_exhaustive()
+    }
+}
+
+impl App {
+    /// A workbench reading `events`; services and the key reader hold the
+    /// senders.
+    pub fn new(state: AppState, events: Receiver<AppEvent>) -> Self {
+        App {
+            state,
+            events,
+            dirty: true,
+            frames: 0,
+        }
+    }
+
+    /// Frames drawn so far.
+    pub fn frames(&self) -> u64 {
+        self.frames
+    }
+
+    /// Applies one event and hands its effects on.
+    pub fn apply(&mut self, event: AppEvent, effects: &mut dyn EffectHandler) {
+        for effect in update(&mut self.state, event) {
+            effects.handle(effect);
+        }
+        self.dirty = true;
+    }
+
+    fn draw<B: Backend>(&mut self, terminal: &mut Terminal<B>) -> Result<(), TuiError> {
+        let state = &self.state;
+        terminal.draw(|frame| draw(frame, state))?;
+        self.dirty = false;
+        self.frames += 1;
+        Ok(())
+    }
+
+    /// Applies every event already sent, then draws once if anything
+    /// changed. Returns whether the person asked to quit.
+    pub fn run_until_idle<B: Backend>(
+        &mut self,
+        terminal: &mut Terminal<B>,
+        effects: &mut dyn EffectHandler,
+    ) -> Result<bool, TuiError> {
+        while let Ok(event) = self.events.try_recv() {
+            self.apply(event, effects);
+            if self.state.quit {
+                break;
+            }
+        }
+        if self.dirty {
+            self.draw(terminal)?;
+        }
+        Ok(self.state.quit)
+    }
+
+    /// Runs until the person quits or every sender is gone: wait for one
+    /// event, drain the rest, draw if dirty and a frame interval has
+    /// passed since the last frame.
+    pub fn run<B: Backend>(
+        &mut self,
+        terminal: &mut Terminal<B>,
+        effects: &mut dyn EffectHandler,
+    ) -> Result<(), TuiError> {
+        self.draw(terminal)?;
+        let mut last_frame = Instant::now();
+        loop {
+            let first = if self.dirty {
+                let due = (last_frame + FRAME_INTERVAL).saturating_duration_since(Instant::now());
+                match self.events.recv_timeout(due) {
+                    Ok(event) => Some(event),
+                    Err(RecvTimeoutError::Timeout) => None,
+                    Err(RecvTimeoutError::Disconnected) => return Ok(()),
+                }
+            } else {
+                match self.events.recv() {
+                    Ok(event) => Some(event),
+                    Err(_) => return Ok(()),
+                }
+            };
+            if let Some(event) = first {
+                self.apply(event, effects);
+                while let Ok(event) = self.events.try_recv() {
+                    if self.state.quit {
+                        break;
+                    }
+                    self.apply(event, effects);
+                }
+            }
+            if self.state.quit {
+                return Ok(());
+            }
+            if self.dirty && last_frame.elapsed() >= FRAME_INTERVAL {
+                self.draw(terminal)?;
+                last_frame = Instant::now();
+            }
+        }
+    }
+}
+
+/// Frame draw times for a listing of `elements` elements.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DrawFigures {
+    /// Frames drawn.
+    pub frames: usize,
+    /// Mean time per frame.
+    pub mean: Duration,
+    /// The slowest frame.
+    pub max: Duration,
+}
+
+/// Measures drawing a `columns`×`rows` frame over a synthetic listing of
+/// `elements` elements while the cursor moves down one row per frame
+/// (the lead may wire this to `webagent bench tui`).
+pub fn bench_draw(elements: usize, frames: usize, columns: u16, rows: u16) -> DrawFigures {
+    let (_tx, rx) = std::sync::mpsc::channel();
+    let mut state = AppState::new((columns, rows));
+    state.page = Some(synthetic_page(elements));
+    let mut app = App::new(state, rx);
+    let mut terminal = match Terminal::new(TestBackend::new(columns, rows)) {
+        Ok(t) => t,
+        // ok: the test backend never fails to start.
+        Err(_) => {
+            return DrawFigures {
+                frames: 0,
+                mean: Duration::ZERO,
+                max: Duration::ZERO,
+            }
+        }
+    };
+    let mut effects: Vec<Effect> = Vec::new();
+    let mut total = Duration::ZERO;
+    let mut max = Duration::ZERO;
+    let step = (elements / frames.max(1)).max(1);
+    for i in 0..frames {
+        let target = (i * step).min(elements.saturating_sub(1));
+        let rows_shown = app.state.visible_rows(super::app::Pane::Elements);
+        app.state.elements.move_to(target, elements, rows_shown);
+        app.dirty = true;
+        let started = Instant::now();
+        if app.draw(&mut terminal).is_err() {
+            break;
+        }
+        let took = started.elapsed();
+        total += took;
+        max = max.max(took);
+        effects.clear();
+    }
+    DrawFigures {
+        frames,
+        mean: total / u32::try_from(frames.max(1)).unwrap_or(u32::MAX),
+        max,
+    }
+}
+
+/// A page with `n` elements, every tenth one new, nested a few levels.
+pub fn synthetic_page(n: usize) -> crate::dom::PageState {
+    use crate::dom::{
+        ElementIndex, InteractiveElement, LeftOut, PageState, PageText, ScrollPosition,
+    };
+    let elements = (0..n)
+        .map(|i| InteractiveElement {
+            index: ElementIndex(i + 1),
+            tag: if i % 3 == 0 { "a" } else { "button" }.to_string(),
+            attributes: if i % 3 == 0 {
+                vec![("href".to_string(), format!("/orders/{}", 1000 + i))]
+            } else {
+                Vec::new()
+            },
+            text: format!("Item {} action", i + 1),
+            is_new: i % 10 == 0,
+            depth: i % 4,
+            parent: None,
+            in_shadow_root: false,
+            frame: None,
+            cross_origin_frame: false,
+        })
+        .collect();
+    PageState {
+        observation: 1,
+        url: "http://127.0.0.1:8080/orders".into(),
+        title: "Orders".into(),
+        tabs: Vec::new(),
+        scroll: ScrollPosition::default(),
+        elements,
+        left_out: LeftOut::default(),
+        full_page: true,
+        listing: String::new(),
+        page_text: PageText::default(),
+        extract_ms: 0.0,
+    }
+}

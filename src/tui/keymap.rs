@@ -1,0 +1,529 @@
+//! Keys, by context. Each pane and modal declares its own bindings (gitui's
+//! `commands()`); the help popup and the hint line are generated from this
+//! table, so a key is described exactly once.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+
+/// Where a key is pressed: a pane with the focus, a text field, or a modal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum KeyContext {
+    /// Wherever the person is, text fields included.
+    Anywhere,
+    /// Any pane (not a text field or modal).
+    Global,
+    /// The element listing.
+    Elements,
+    /// The reflection of the current step.
+    Reflection,
+    /// The action log.
+    Log,
+    /// The sitemap tree.
+    Sitemap,
+    /// The task input.
+    Task,
+    /// The `:` command line.
+    CommandLine,
+    /// The approval modal.
+    Approval,
+    /// Editing an action's parameters in the approval modal.
+    ApprovalEdit,
+    /// Choosing another element for the action awaiting approval.
+    Picking,
+    /// The answer box of `ask_user`.
+    AskUser,
+    /// The step inspector.
+    Inspector,
+    /// This help.
+    Help,
+}
+
+impl KeyContext {
+    /// The heading in the help popup.
+    pub fn title(self) -> &'static str {
+        match self {
+            KeyContext::Anywhere => "Anywhere",
+            KeyContext::Global => "Panes",
+            KeyContext::Elements => "Elements",
+            KeyContext::Reflection => "Reflection",
+            KeyContext::Log => "Action log",
+            KeyContext::Sitemap => "Sitemap",
+            KeyContext::Task => "Task input",
+            KeyContext::CommandLine => "Command line",
+            KeyContext::Approval => "Approval",
+            KeyContext::ApprovalEdit => "Editing parameters",
+            KeyContext::Picking => "Picking an element",
+            KeyContext::AskUser => "Answering the model",
+            KeyContext::Inspector => "Step inspector",
+            KeyContext::Help => "Help",
+        }
+    }
+
+    /// Whether typing in this context edits text (so plain letters are
+    /// text, not commands, and pane keys do not apply).
+    pub fn takes_text(self) -> bool {
+        matches!(
+            self,
+            KeyContext::Task
+                | KeyContext::CommandLine
+                | KeyContext::ApprovalEdit
+                | KeyContext::AskUser
+        )
+    }
+
+    /// Whether pane-wide keys (quit, focus, help) apply here.
+    fn has_pane_keys(self) -> bool {
+        matches!(
+            self,
+            KeyContext::Elements | KeyContext::Reflection | KeyContext::Log | KeyContext::Sitemap
+        )
+    }
+}
+
+/// What a key does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Command {
+    /// Leave the workbench.
+    Quit,
+    /// Open or close the help.
+    Help,
+    /// Focus the next pane.
+    FocusNext,
+    /// Focus the previous pane.
+    FocusPrev,
+    /// Focus the task input.
+    FocusTask,
+    /// Open the `:` command line.
+    CommandLine,
+    /// Cycle the approval mode never → risky → always.
+    CycleApproval,
+    /// Stop the run.
+    StopRun,
+    /// Pause or resume the run.
+    PauseResume,
+    /// Switch between the shipped themes.
+    NextTheme,
+    /// Move the cursor up one row.
+    Up,
+    /// Move the cursor down one row.
+    Down,
+    /// Up one page.
+    PageUp,
+    /// Down one page.
+    PageDown,
+    /// To the first row.
+    Top,
+    /// To the last row.
+    Bottom,
+    /// Open the step inspector on the selected log entry.
+    Inspect,
+    /// Confirm: run the command, start the task, send the answer, use the
+    /// picked element.
+    Submit,
+    /// Leave the field or modal without doing anything.
+    Cancel,
+    /// Approve the action as proposed.
+    Approve,
+    /// Edit the action's parameters.
+    Edit,
+    /// Pick another element from the listing.
+    Pick,
+    /// Skip this action (the model is told it was denied).
+    Skip,
+}
+
+/// One key with its modifiers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct KeyBinding {
+    /// The key.
+    pub code: KeyCode,
+    /// Ctrl, Alt, Shift (Shift is ignored for characters, whose case
+    /// already says it).
+    pub modifiers: KeyModifiers,
+}
+
+impl KeyBinding {
+    /// A key without modifiers.
+    pub const fn plain(code: KeyCode) -> Self {
+        KeyBinding {
+            code,
+            modifiers: KeyModifiers::NONE,
+        }
+    }
+
+    /// A character key without modifiers.
+    pub const fn char(c: char) -> Self {
+        KeyBinding::plain(KeyCode::Char(c))
+    }
+
+    /// Ctrl plus a character.
+    pub const fn ctrl(c: char) -> Self {
+        KeyBinding {
+            code: KeyCode::Char(c),
+            modifiers: KeyModifiers::CONTROL,
+        }
+    }
+
+    /// Whether a pressed key is this one.
+    pub fn matches(&self, key: &KeyEvent) -> bool {
+        let mut mods = key.modifiers;
+        if matches!(key.code, KeyCode::Char(_) | KeyCode::BackTab) {
+            mods.remove(KeyModifiers::SHIFT);
+        }
+        let code = match key.code {
+            // Terminals differ in reporting Ctrl+letter in upper case.
+            KeyCode::Char(c) if mods.contains(KeyModifiers::CONTROL) => {
+                KeyCode::Char(c.to_ascii_lowercase())
+            }
+            other => other,
+        };
+        code == self.code && mods == self.modifiers
+    }
+
+    /// The key as shown in help: `Ctrl+c`, `Tab`, `↓`, `?`.
+    pub fn label(&self) -> String {
+        let key = match self.code {
+            KeyCode::Char(' ') => "Space".to_string(),
+            KeyCode::Char(c) => c.to_string(),
+            KeyCode::Enter => "Enter".into(),
+            KeyCode::Esc => "Esc".into(),
+            KeyCode::Tab => "Tab".into(),
+            KeyCode::BackTab => "Shift+Tab".into(),
+            KeyCode::Up => "↑".into(),
+            KeyCode::Down => "↓".into(),
+            KeyCode::Left => "←".into(),
+            KeyCode::Right => "→".into(),
+            KeyCode::PageUp => "PgUp".into(),
+            KeyCode::PageDown => "PgDn".into(),
+            KeyCode::Home => "Home".into(),
+            KeyCode::End => "End".into(),
+            KeyCode::F(n) => format!("F{n}"),
+            other => format!("{other:?}"),
+        };
+        if self.modifiers.contains(KeyModifiers::CONTROL) {
+            format!("Ctrl+{key}")
+        } else if self.modifiers.contains(KeyModifiers::ALT) {
+            format!("Alt+{key}")
+        } else {
+            key
+        }
+    }
+}
+
+/// One entry of the keymap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Binding {
+    /// Where it applies.
+    pub context: KeyContext,
+    /// The key.
+    pub key: KeyBinding,
+    /// What it does.
+    pub command: Command,
+    /// What it does, for the help (keys with the same command and words
+    /// are listed together).
+    pub description: &'static str,
+    /// Whether the hint line shows it while this context is active.
+    pub hint: bool,
+}
+
+impl Binding {
+    /// A binding shown in help only.
+    pub const fn new(
+        context: KeyContext,
+        key: KeyBinding,
+        command: Command,
+        description: &'static str,
+    ) -> Self {
+        Binding {
+            context,
+            key,
+            command,
+            description,
+            hint: false,
+        }
+    }
+
+    /// The same binding, also shown on the hint line.
+    pub const fn hinted(mut self) -> Self {
+        self.hint = true;
+        self
+    }
+}
+
+/// Cursor keys shared by every scrollable list.
+pub const fn list_keys(context: KeyContext) -> [Binding; 10] {
+    use KeyCode::*;
+    [
+        Binding::new(context, KeyBinding::char('k'), Command::Up, "up"),
+        Binding::new(context, KeyBinding::plain(Up), Command::Up, "up"),
+        Binding::new(context, KeyBinding::char('j'), Command::Down, "down"),
+        Binding::new(context, KeyBinding::plain(Down), Command::Down, "down"),
+        Binding::new(
+            context,
+            KeyBinding::plain(PageUp),
+            Command::PageUp,
+            "page up",
+        ),
+        Binding::new(
+            context,
+            KeyBinding::plain(PageDown),
+            Command::PageDown,
+            "page down",
+        ),
+        Binding::new(context, KeyBinding::char('g'), Command::Top, "first"),
+        Binding::new(context, KeyBinding::plain(Home), Command::Top, "first"),
+        Binding::new(context, KeyBinding::char('G'), Command::Bottom, "last"),
+        Binding::new(context, KeyBinding::plain(End), Command::Bottom, "last"),
+    ]
+}
+
+/// Keys that work everywhere, and keys shared by all panes.
+pub const GLOBAL_KEYS: &[Binding] = &[
+    Binding::new(
+        KeyContext::Anywhere,
+        KeyBinding::ctrl('c'),
+        Command::Quit,
+        "quit",
+    ),
+    Binding::new(
+        KeyContext::Global,
+        KeyBinding::char('q'),
+        Command::Quit,
+        "quit",
+    )
+    .hinted(),
+    Binding::new(
+        KeyContext::Global,
+        KeyBinding::char('?'),
+        Command::Help,
+        "help: every key",
+    )
+    .hinted(),
+    Binding::new(
+        KeyContext::Global,
+        KeyBinding::plain(KeyCode::Tab),
+        Command::FocusNext,
+        "next pane",
+    )
+    .hinted(),
+    Binding::new(
+        KeyContext::Global,
+        KeyBinding::plain(KeyCode::BackTab),
+        Command::FocusPrev,
+        "previous pane",
+    ),
+    Binding::new(
+        KeyContext::Global,
+        KeyBinding::char(':'),
+        Command::CommandLine,
+        "run an action by hand",
+    )
+    .hinted(),
+    Binding::new(
+        KeyContext::Global,
+        KeyBinding::char('t'),
+        Command::FocusTask,
+        "type a task",
+    )
+    .hinted(),
+    Binding::new(
+        KeyContext::Global,
+        KeyBinding::char('a'),
+        Command::CycleApproval,
+        "approval mode: never → risky → always",
+    )
+    .hinted(),
+    Binding::new(
+        KeyContext::Global,
+        KeyBinding::char('p'),
+        Command::PauseResume,
+        "pause / resume the run",
+    ),
+    Binding::new(
+        KeyContext::Global,
+        KeyBinding::char('s'),
+        Command::StopRun,
+        "stop the run",
+    ),
+    Binding::new(
+        KeyContext::Global,
+        KeyBinding::char('T'),
+        Command::NextTheme,
+        "switch theme (dark / light)",
+    ),
+];
+
+/// The whole keymap: every context's bindings in help order.
+#[derive(Debug, Clone)]
+pub struct Keymap {
+    bindings: Vec<Binding>,
+}
+
+impl Default for Keymap {
+    fn default() -> Self {
+        let mut bindings = GLOBAL_KEYS.to_vec();
+        bindings.extend_from_slice(super::elements::KEYS);
+        bindings.extend_from_slice(&list_keys(KeyContext::Elements));
+        bindings.extend_from_slice(&list_keys(KeyContext::Reflection));
+        bindings.extend_from_slice(super::log::KEYS);
+        bindings.extend_from_slice(&list_keys(KeyContext::Log));
+        bindings.extend_from_slice(&list_keys(KeyContext::Sitemap));
+        bindings.extend_from_slice(super::task::KEYS);
+        bindings.extend_from_slice(super::modals::KEYS);
+        bindings.extend_from_slice(&list_keys(KeyContext::Inspector));
+        bindings.extend_from_slice(&list_keys(KeyContext::Help));
+        Keymap { bindings }
+    }
+}
+
+impl Keymap {
+    /// Every binding, in help order.
+    pub fn bindings(&self) -> &[Binding] {
+        &self.bindings
+    }
+
+    /// What `key` does in `context`: the context's own keys first, then
+    /// the list keys when picking, then the pane-wide keys, then the keys
+    /// that work anywhere.
+    pub fn lookup(&self, context: KeyContext, key: &KeyEvent) -> Option<Command> {
+        if key.kind == KeyEventKind::Release {
+            return None;
+        }
+        let mut order = vec![context];
+        if context == KeyContext::Picking {
+            order.push(KeyContext::Elements);
+        }
+        if context.has_pane_keys() {
+            order.push(KeyContext::Global);
+        }
+        order.push(KeyContext::Anywhere);
+        order.into_iter().find_map(|ctx| {
+            self.bindings
+                .iter()
+                .find(|b| b.context == ctx && b.key.matches(key))
+                .map(|b| b.command)
+        })
+    }
+
+    /// The help for one context: (keys, description) rows, keys with the
+    /// same command and words joined (`j/↓`).
+    pub fn help_rows(&self, context: KeyContext) -> Vec<(String, &'static str)> {
+        let mut rows: Vec<(Command, &'static str, Vec<String>)> = Vec::new();
+        for b in self.bindings.iter().filter(|b| b.context == context) {
+            match rows
+                .iter_mut()
+                .find(|(c, d, _)| *c == b.command && *d == b.description)
+            {
+                Some((_, _, keys)) => keys.push(b.key.label()),
+                None => rows.push((b.command, b.description, vec![b.key.label()])),
+            }
+        }
+        rows.into_iter()
+            .map(|(_, description, keys)| (keys.join("/"), description))
+            .collect()
+    }
+
+    /// The contexts that have keys, in help order.
+    pub fn contexts(&self) -> Vec<KeyContext> {
+        let mut seen = Vec::new();
+        for b in &self.bindings {
+            if !seen.contains(&b.context) {
+                seen.push(b.context);
+            }
+        }
+        seen
+    }
+
+    /// The short hints for the hint line: the context's hinted keys, then
+    /// the hinted pane-wide keys where they apply.
+    pub fn hints(&self, context: KeyContext) -> Vec<(String, &'static str)> {
+        let mut contexts = vec![context];
+        if context.has_pane_keys() {
+            contexts.push(KeyContext::Global);
+        }
+        let mut out: Vec<(String, &'static str)> = Vec::new();
+        for ctx in contexts {
+            for b in self.bindings.iter().filter(|b| b.context == ctx && b.hint) {
+                match out.iter_mut().find(|(_, d)| *d == b.description) {
+                    Some((keys, _)) => {
+                        keys.push('/');
+                        keys.push_str(&b.key.label());
+                    }
+                    None => out.push((b.key.label(), b.description)),
+                }
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(code: KeyCode) -> KeyEvent {
+        KeyEvent::new(code, KeyModifiers::NONE)
+    }
+
+    #[test]
+    fn pane_keys_apply_in_panes_but_letters_are_text_in_fields() {
+        let map = Keymap::default();
+        assert_eq!(
+            map.lookup(KeyContext::Elements, &key(KeyCode::Char('q'))),
+            Some(Command::Quit)
+        );
+        assert_eq!(map.lookup(KeyContext::Task, &key(KeyCode::Char('q'))), None);
+        assert_eq!(
+            map.lookup(
+                KeyContext::Task,
+                &KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL)
+            ),
+            Some(Command::Quit)
+        );
+    }
+
+    #[test]
+    fn picking_uses_the_listing_keys() {
+        let map = Keymap::default();
+        assert_eq!(
+            map.lookup(KeyContext::Picking, &key(KeyCode::Char('j'))),
+            Some(Command::Down)
+        );
+        assert_eq!(
+            map.lookup(KeyContext::Picking, &key(KeyCode::Enter)),
+            Some(Command::Submit)
+        );
+    }
+
+    #[test]
+    fn help_joins_keys_that_do_the_same() {
+        let map = Keymap::default();
+        let rows = map.help_rows(KeyContext::Elements);
+        assert!(
+            rows.iter().any(|(k, d)| k == "k/↑" && *d == "up"),
+            "{rows:?}"
+        );
+    }
+
+    #[test]
+    fn no_key_is_bound_twice_in_one_context() {
+        let map = Keymap::default();
+        let all = map.bindings();
+        for (i, a) in all.iter().enumerate() {
+            for b in &all[i + 1..] {
+                assert!(
+                    !(a.context == b.context && a.key == b.key),
+                    "{:?} bound twice in {:?}",
+                    a.key,
+                    a.context
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn shifted_characters_match_their_binding() {
+        let map = Keymap::default();
+        let shifted = KeyEvent::new(KeyCode::Char('?'), KeyModifiers::SHIFT);
+        assert_eq!(map.lookup(KeyContext::Log, &shifted), Some(Command::Help));
+    }
+}

@@ -1,0 +1,95 @@
+//! The action log: every action the agent or the person ran, with its
+//! step, target, outcome and time. Enter opens the step inspector.
+
+use crossterm::event::KeyCode;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+use ratatui::Frame;
+
+use super::app::{AppState, LogEntry, Outcome, Pane};
+use super::draw::{clip, pane_block, row_style};
+use super::keymap::{Binding, Command, KeyBinding, KeyContext};
+
+/// The log's own keys.
+pub const KEYS: &[Binding] = &[
+    Binding::new(
+        KeyContext::Log,
+        KeyBinding::plain(KeyCode::Enter),
+        Command::Inspect,
+        "inspect the step: prompt, answer, repairs, times",
+    )
+    .hinted(),
+    Binding::new(
+        KeyContext::Log,
+        KeyBinding::char('i'),
+        Command::Inspect,
+        "inspect the step: prompt, answer, repairs, times",
+    ),
+];
+
+/// The outcome column: `ok`, the failure reason, or `…` while running.
+pub fn outcome_text(entry: &LogEntry) -> String {
+    match &entry.outcome {
+        Outcome::Pending => "…".into(),
+        Outcome::Ok => "ok".into(),
+        Outcome::Failed { reason, .. } => reason.clone(),
+    }
+}
+
+/// One log row laid out for `width` columns.
+pub fn row_text(entry: &LogEntry, width: usize) -> String {
+    let step = match entry.step {
+        Some(n) => format!("{n:>3}"),
+        None => "  m".to_string(),
+    };
+    let ms = entry.ms.map(|ms| format!("{ms}ms")).unwrap_or_default();
+    let outcome = clip(&outcome_text(entry), 16);
+    let action = clip(&entry.action, 16);
+    let fixed = 3 + 1 + 16 + 1 + 1 + 16 + 1 + 8;
+    let target_width = width.saturating_sub(fixed).max(6);
+    let target = if entry.target.is_empty() {
+        clip(&entry.params, target_width)
+    } else {
+        clip(&entry.target, target_width)
+    };
+    format!("{step} {action:<16} {target:<target_width$} {outcome:<16} {ms:>7}")
+}
+
+/// Draws the log pane.
+pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
+    let theme = &state.theme;
+    let title = if state.log.is_empty() {
+        "Action log".to_string()
+    } else {
+        format!("Action log {}", state.log.len())
+    };
+    let block = pane_block(title, Pane::Log, state);
+    let rows = usize::from(area.height.saturating_sub(2));
+    let width = usize::from(area.width.saturating_sub(2));
+    let lines: Vec<Line> = if state.log.is_empty() {
+        vec![Line::from(Span::styled(
+            "nothing ran yet: `:` runs an action by hand, e.g. :click 3",
+            theme.muted(),
+        ))]
+    } else {
+        let start = state.log_view.offset.min(state.log.len());
+        let end = (start + rows).min(state.log.len());
+        state.log[start..end]
+            .iter()
+            .enumerate()
+            .map(|(i, entry)| {
+                let color = match entry.outcome {
+                    Outcome::Pending => theme.palette.warn,
+                    Outcome::Ok => theme.palette.text,
+                    Outcome::Failed { .. } => theme.palette.error,
+                };
+                let selected = start + i == state.log_view.cursor && state.focus == Pane::Log;
+                let style = row_style(selected, theme, Style::default().fg(color));
+                Line::from(Span::styled(row_text(entry, width), style))
+            })
+            .collect()
+    };
+    frame.render_widget(Paragraph::new(lines).block(block), area);
+}

@@ -1,0 +1,2 @@
+//! Connects the workbench's effects to the real browser, agent run and
+//! file watchers.

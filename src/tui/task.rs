@@ -1,0 +1,94 @@
+//! The task input and the `:` command line, both tui-textarea fields.
+
+use crossterm::event::KeyCode;
+use ratatui::layout::Rect;
+use ratatui::style::{Modifier, Style};
+use ratatui::text::Span;
+use ratatui::widgets::Paragraph;
+use ratatui::Frame;
+use tui_textarea::TextArea;
+
+use super::app::{AppState, Pane, RunStatus};
+use super::draw::pane_block;
+use super::keymap::{Binding, Command, KeyBinding, KeyContext};
+use super::theme::Theme;
+
+/// The keys of the task input and the command line; other keys edit text.
+pub const KEYS: &[Binding] = &[
+    Binding::new(
+        KeyContext::Task,
+        KeyBinding::plain(KeyCode::Enter),
+        Command::Submit,
+        "start the task",
+    )
+    .hinted(),
+    Binding::new(
+        KeyContext::Task,
+        KeyBinding::plain(KeyCode::Esc),
+        Command::Cancel,
+        "back to the panes",
+    )
+    .hinted(),
+    Binding::new(
+        KeyContext::CommandLine,
+        KeyBinding::plain(KeyCode::Enter),
+        Command::Submit,
+        "run the action (e.g. click 12, input_text 5 \"hi\")",
+    )
+    .hinted(),
+    Binding::new(
+        KeyContext::CommandLine,
+        KeyBinding::plain(KeyCode::Esc),
+        Command::Cancel,
+        "close the command line",
+    )
+    .hinted(),
+];
+
+/// Shows or hides a field's cursor (a field without the focus shows none).
+pub fn set_field_focus(field: &mut TextArea<'static>, focused: bool, theme: &Theme) {
+    field.set_cursor_line_style(Style::default());
+    field.set_style(Style::default().fg(theme.palette.text));
+    field.set_placeholder_style(theme.muted());
+    field.set_cursor_style(if focused {
+        Style::default().add_modifier(Modifier::REVERSED)
+    } else {
+        Style::default()
+    });
+}
+
+/// Draws the task input.
+pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
+    let title = match state.status.run {
+        RunStatus::Running | RunStatus::Paused | RunStatus::Stopping => {
+            "Task (running: s stops, p pauses)".to_string()
+        }
+        _ => "Task".to_string(),
+    };
+    let block = pane_block(title, Pane::Task, state);
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    frame.render_widget(&state.task, inner);
+}
+
+/// Draws the `:` command line in place of the hint row.
+pub fn draw_command_line(frame: &mut Frame, area: Rect, state: &AppState) {
+    let Some(field) = &state.command_line else {
+        return;
+    };
+    if area.width < 2 {
+        return;
+    }
+    frame.render_widget(
+        Paragraph::new(Span::styled(":", state.theme.key())),
+        Rect { width: 1, ..area },
+    );
+    frame.render_widget(
+        field,
+        Rect {
+            x: area.x + 1,
+            width: area.width - 1,
+            ..area
+        },
+    );
+}

@@ -1,0 +1,102 @@
+//! Taking over the terminal and giving it back: raw mode, the alternate
+//! screen and bracketed paste, restored on quit and, first of all, on a
+//! panic (so the panic message lands on a normal screen).
+
+use std::io::{self, Stdout};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::Sender;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crossterm::event::{self, DisableBracketedPaste, EnableBracketedPaste, Event as TermEvent};
+use crossterm::execute;
+use crossterm::terminal::{
+    disable_raw_mode, enable_raw_mode, EnterAlternateScreen, LeaveAlternateScreen,
+};
+use ratatui::backend::CrosstermBackend;
+use ratatui::Terminal;
+
+use super::event::AppEvent;
+use super::TuiError;
+
+/// The real terminal.
+pub type Term = Terminal<CrosstermBackend<Stdout>>;
+
+/// Puts the terminal into the workbench's mode and installs the panic
+/// hook that undoes it.
+pub fn enter() -> Result<Term, TuiError> {
+    install_panic_hook();
+    enable_raw_mode()?;
+    let mut stdout = io::stdout();
+    if let Err(error) = execute!(stdout, EnterAlternateScreen, EnableBracketedPaste) {
+        restore();
+        return Err(error.into());
+    }
+    match Terminal::new(CrosstermBackend::new(stdout)) {
+        Ok(terminal) => Ok(terminal),
+        Err(error) => {
+            restore();
+            Err(error.into())
+        }
+    }
+}
+
+/// Gives the terminal back: cooked mode, the main screen, a visible
+/// cursor. Safe to call more than once.
+pub fn restore() {
+    let _ = disable_raw_mode();
+    let _ = execute!(
+        io::stdout(),
+        DisableBracketedPaste,
+        LeaveAlternateScreen,
+        crossterm::cursor::Show
+    );
+}
+
+fn install_panic_hook() {
+    static INSTALLED: AtomicBool = AtomicBool::new(false);
+    if INSTALLED.swap(true, Ordering::SeqCst) {
+        return;
+    }
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        restore();
+        previous(info);
+    }));
+}
+
+/// Reads keys, resizes and pastes on a thread of its own and sends them to
+/// the loop, until `stop` is set or the loop is gone.
+pub fn spawn_input_reader(tx: Sender<AppEvent>, stop: Arc<AtomicBool>) {
+    let spawned = std::thread::Builder::new()
+        .name("tui-input".into())
+        .spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                // Polling with a timeout lets the thread notice `stop`.
+                match event::poll(Duration::from_millis(100)) {
+                    Ok(true) => {}
+                    Ok(false) => continue,
+                    Err(error) => {
+                        tracing::warn!(%error, "reading the terminal");
+                        return;
+                    }
+                }
+                let event = match event::read() {
+                    Ok(TermEvent::Key(key)) => AppEvent::Key(key),
+                    Ok(TermEvent::Resize(columns, rows)) => AppEvent::Resize(columns, rows),
+                    Ok(TermEvent::Paste(text)) => AppEvent::Paste(text),
+                    Ok(_) => continue,
+                    Err(error) => {
+                        tracing::warn!(%error, "reading the terminal");
+                        return;
+                    }
+                };
+                if tx.send(event).is_err() {
+                    return;
+                }
+            }
+        });
+    if let Err(error) = spawned {
+        tracing::error!(%error, "could not start the key reader");
+    }
+}
