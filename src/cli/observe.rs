@@ -326,24 +326,6 @@ struct PageFigures {
     snapshot_nodes: usize,
 }
 
-async fn timed<T, F, Fut>(runs: usize, mut f: F) -> anyhow::Result<(f64, T)>
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = anyhow::Result<T>>,
-{
-    let mut times = Vec::with_capacity(runs);
-    let mut last = None;
-    for _ in 0..runs.max(1) {
-        let started = Instant::now();
-        let out = f().await?;
-        times.push(started.elapsed().as_secs_f64() * 1000.0);
-        last = Some(out);
-    }
-    times.sort_by(f64::total_cmp);
-    let last = last.context("no benchmark run happened")?;
-    Ok((median(&times), last))
-}
-
 async fn measure_page(
     tab: &Tab,
     name: &str,
@@ -359,24 +341,37 @@ async fn measure_page(
         full_page: true,
         ..default_opts.clone()
     };
+    let limit = Duration::from_secs(120);
     // One warm-up each: the first call creates the isolated world and
     // installs the observer, which a session pays once per document.
     tab.observe(&default_opts).await?;
-    tab.capture_snapshot(Duration::from_secs(120)).await?;
-    let (default_ms, d) = timed(runs, || async { Ok(tab.observe(&default_opts).await?) }).await?;
-    let (full_ms, f) = timed(runs, || async { Ok(tab.observe(&full_opts).await?) }).await?;
-    let (snapshot_ms, nodes) = timed(runs, || async {
-        Ok(tab.capture_snapshot(Duration::from_secs(120)).await?)
-    })
-    .await?;
+    tab.capture_snapshot(limit).await?;
+    // The three methods take turns within each round, so a change in the
+    // machine's load shifts all of them alike and the ratios stay fair.
+    let (mut d_times, mut f_times, mut s_times) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut default_elements, mut full_elements, mut snapshot_nodes) = (0, 0, 0);
+    for _ in 0..runs.max(1) {
+        let started = Instant::now();
+        default_elements = tab.observe(&default_opts).await?.elements.len();
+        d_times.push(started.elapsed().as_secs_f64() * 1000.0);
+        let started = Instant::now();
+        full_elements = tab.observe(&full_opts).await?.elements.len();
+        f_times.push(started.elapsed().as_secs_f64() * 1000.0);
+        let started = Instant::now();
+        snapshot_nodes = tab.capture_snapshot(limit).await?;
+        s_times.push(started.elapsed().as_secs_f64() * 1000.0);
+    }
+    for times in [&mut d_times, &mut f_times, &mut s_times] {
+        times.sort_by(f64::total_cmp);
+    }
     Ok(PageFigures {
         name: name.to_string(),
-        default_ms,
-        full_ms,
-        snapshot_ms,
-        default_elements: d.elements.len(),
-        full_elements: f.elements.len(),
-        snapshot_nodes: nodes,
+        default_ms: median(&d_times),
+        full_ms: median(&f_times),
+        snapshot_ms: median(&s_times),
+        default_elements,
+        full_elements,
+        snapshot_nodes,
     })
 }
 
