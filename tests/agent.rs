@@ -1211,3 +1211,122 @@ fn a_stop_cancels_the_model_call_in_flight() {
             .expect("the hanging request was dropped");
     });
 }
+
+#[test]
+fn configuration_problems_exit_with_2_before_anything_runs() {
+    let sessions = temp_dir("config");
+    let output = webagent()
+        .args(["run", "do it", "--url", "http://127.0.0.1:9/"])
+        .args(["--sitemap", "/nonexistent/site.yaml"])
+        .output()
+        .expect("runs");
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("cannot read the sitemap"));
+    let output = webagent()
+        .args(["run", "do it", "--url", "http://127.0.0.1:9/"])
+        .args([
+            "--chrome",
+            "/nonexistent/chromium",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+        ])
+        .arg("--sessions-dir")
+        .arg(&sessions)
+        .output()
+        .expect("runs");
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("no Chromium executable at"));
+    assert_eq!(
+        std::fs::read_dir(&sessions).unwrap().count(),
+        0,
+        "no trace for a run that never started"
+    );
+    let output = webagent()
+        .args([
+            "run",
+            "do it",
+            "--url",
+            "http://127.0.0.1:9/",
+            "--secret",
+            "WEBAGENT_TEST_UNSET_SECRET",
+        ])
+        .output()
+        .expect("runs");
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("WEBAGENT_TEST_UNSET_SECRET is not set")
+    );
+    let _ = std::fs::remove_dir_all(&sessions);
+}
+
+#[test]
+fn a_sitemap_edited_during_a_run_is_used_from_the_next_step() {
+    let s = shared();
+    s.server
+        .html("/edited", page("Edited", "<button>Hi</button>"));
+    let dir = temp_dir("sitemap-edit");
+    let file = dir.join("site.yaml");
+    let origin = s.server.origin();
+    std::fs::write(
+        &file,
+        format!("title: Before the edit\norigin: {origin}\nchildren:\n  edited:\n    title: First title\n"),
+    )
+    .unwrap();
+    let (output, requests) = s.runtime.block_on(async {
+        // Step 1 waits three seconds, which is when the file is edited.
+        let llm = LlmServer::start(vec![
+            reply("wait for the edit", json!({"wait": {"seconds": 3}})),
+            done("saw it", true),
+        ])
+        .await;
+        let child = tokio::process::Command::from(webagent())
+            .args(["run", "Look at the site map", "--json", "--model", "m"])
+            .args(["--url", &s.server.url("/edited")])
+            .args(["--base-url", &llm.base_url()])
+            .arg("--sitemap")
+            .arg(&file)
+            .arg("--sessions-dir")
+            .arg(dir.join("sessions"))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("spawns");
+        tokio::time::timeout(Duration::from_secs(60), llm.wait_for_requests(1))
+            .await
+            .expect("the first model call arrives");
+        std::fs::write(
+            &file,
+            format!("title: After the edit\norigin: {origin}\nchildren:\n  edited:\n    title: Renamed page\n    notes: Edited while running.\n"),
+        )
+        .unwrap();
+        let output = tokio::time::timeout(Duration::from_secs(60), child.wait_with_output())
+            .await
+            .expect("the run ends")
+            .expect("output");
+        (output, llm.requests())
+    });
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{stdout}");
+    let first = requests[0].json()["messages"][1]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let second = requests[1].json()["messages"][1]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        first.contains("You are on: /edited (First title)"),
+        "{first}"
+    );
+    assert!(
+        second.contains("You are on: /edited (Renamed page)"),
+        "{second}"
+    );
+    assert!(second.contains("Notes for this page: Edited while running."));
+    assert!(stdout
+        .lines()
+        .any(|l| l.contains("\"type\":\"sitemap_reloaded\"") && !l.contains("\"error\"")));
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -164,8 +164,24 @@ fn prepare(args: &RunArgs) -> Result<Prepared, UsageError> {
 }
 
 async fn run_command(args: RunArgs, prepared: Prepared) -> anyhow::Result<ExitCode> {
+    // The browser first: when it cannot start, nothing else (trace file,
+    // watcher) has been created.
+    let session = match BrowserSession::start(args.browser.launch_options()).await {
+        Ok(session) => session,
+        Err(error @ (BrowserError::ChromeNotFound { .. } | BrowserError::ChromeMissingAt(_))) => {
+            eprintln!("error: {error}");
+            return Ok(ExitCode::from(EXIT_USAGE));
+        }
+        Err(error) => return Err(error).context("starting the browser"),
+    };
+    let trace = match TraceWriter::create(&args.sessions_dir) {
+        Ok(trace) => trace,
+        Err(error) => {
+            eprintln!("error: {error}");
+            return Ok(ExitCode::from(EXIT_USAGE));
+        }
+    };
     let (events_tx, events_rx) = mpsc::unbounded_channel::<Event>();
-    let trace = TraceWriter::create(&args.sessions_dir)?;
     let trace_path = trace.path().to_path_buf();
     let printer = tokio::spawn(print_events(events_rx, trace, args.json));
 
@@ -203,17 +219,6 @@ async fn run_command(args: RunArgs, prepared: Prepared) -> anyhow::Result<ExitCo
         }
     };
 
-    let session = match BrowserSession::start(args.browser.launch_options()).await {
-        Ok(session) => session,
-        Err(error @ (BrowserError::ChromeNotFound { .. } | BrowserError::ChromeMissingAt(_))) => {
-            drop(events_tx);
-            drop(watcher);
-            let _ = printer.await;
-            eprintln!("error: {error}");
-            return Ok(ExitCode::from(EXIT_USAGE));
-        }
-        Err(error) => return Err(error).context("starting the browser"),
-    };
     let tab = session.new_tab("about:blank").await?;
     if let Err(error) = tab.navigate(&args.url, Duration::from_secs(60)).await {
         let _ = events_tx.send(Event::Error {
