@@ -96,13 +96,31 @@ fn hidden_transparent_and_empty_elements_are_not_listed() {
         <div style="visibility:hidden"><button>HiddenParent</button><button style="visibility:visible">VisibleAgain</button></div>
         <button style="opacity:0">Clear</button>
         <div style="opacity:0"><div><button>ClearAncestor</button></div></div>
-        <a href="/x" style="display:block;width:0;height:0;overflow:hidden">Empty</a>"#,
+        <a href="/x" style="display:block;width:0;height:0;overflow:hidden">Empty</a>
+        <details><summary>More</summary><p>SecretText</p></details>
+        <p style="visibility:hidden">InvisibleText</p>"#,
     );
     with_page("/hidden", &html, |tab| async move {
         let state = observe(&tab).await;
         let listed = texts(&state);
         assert!(listed.contains(&"Shown".to_string()), "{listed:?}");
         assert!(listed.contains(&"VisibleAgain".to_string()), "{listed:?}");
+        // Text the reader cannot see is not page text either.
+        assert!(
+            state.page_text.text.contains("Shown"),
+            "{}",
+            state.page_text.text
+        );
+        assert!(
+            !state.page_text.text.contains("SecretText"),
+            "{}",
+            state.page_text.text
+        );
+        assert!(
+            !state.page_text.text.contains("InvisibleText"),
+            "{}",
+            state.page_text.text
+        );
         for gone in [
             "NoneSelf",
             "NoneParent",
@@ -176,7 +194,7 @@ fn a_sticky_header_hides_what_scrolled_under_it_only() {
 fn disabled_controls_are_listed_and_say_so() {
     let html = page(
         r#"<button disabled>Pay</button><fieldset disabled><input name="card" placeholder="Card"></fieldset>
-        <input type="checkbox" name="terms" checked><select name="size"><option>S</option><option selected>M</option></select>"#,
+        <label><input type="checkbox" name="terms" checked> I agree</label><select name="size"><option>S</option><option selected>M</option></select>"#,
     );
     with_page("/disabled", &html, |tab| async move {
         let state = observe(&tab).await;
@@ -191,7 +209,7 @@ fn disabled_controls_are_listed_and_say_so() {
         assert!(
             state
                 .listing
-                .contains("<input type=\"checkbox\" name=\"terms\" checked />"),
+                .contains("<input type=\"checkbox\" name=\"terms\" checked label=\"I agree\" />"),
             "{}",
             state.listing
         );

@@ -93,9 +93,28 @@
         out.push(['value', clip(squeeze(el.value), 60)]);
       }
     }
+    if ((tag === 'input' || tag === 'select' || tag === 'textarea') && el.labels && el.labels.length) {
+      const words = labelText(el.labels[0], el);
+      if (words) out.push(['label', clip(words, 60)]);
+    }
     if (tag === 'option' && el.selected) out.push(['selected', '']);
     if (FORM_TAGS.has(tag) && el.matches(':disabled')) out.push(['disabled', '']);
     return out;
+  }
+
+  // A label's own words, without the text of the control inside it (a
+  // select's options, a textarea's content).
+  function labelText(label, control) {
+    const parts = [];
+    const collect = (node) => {
+      for (let c = node.firstChild; c; c = c.nextSibling) {
+        if (c === control) continue;
+        if (c.nodeType === 3) parts.push(c.data);
+        else if (c.nodeType === 1 && !SKIP.has(c.localName) && c.localName !== 'select' && c.localName !== 'textarea') collect(c);
+      }
+    };
+    collect(label);
+    return squeeze(parts.join(' '));
   }
 
   // Sample points of a visible area (top-level coordinates) for hit tests:
@@ -303,7 +322,12 @@
       if (shadow) {
         for (let c = shadow.firstChild; c; c = c.nextSibling) visit(c, frame, textOwner, pointer, true, myClip, myPositioned);
       }
-      for (let c = el.firstChild; c; c = c.nextSibling) visit(c, frame, textOwner, pointer, inShadow, myClip, myPositioned);
+      for (let c = el.firstChild; c; c = c.nextSibling) {
+        // Text directly in a hidden element (visibility, closed <details>)
+        // is not readable; its element children decide for themselves.
+        if (c.nodeType === 3 && !visible) continue;
+        visit(c, frame, textOwner, pointer, inShadow, myClip, myPositioned);
+      }
       if (BLOCK.has(tag)) addText('', true);
     }
 
