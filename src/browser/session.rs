@@ -275,6 +275,7 @@ pub(crate) async fn call<T>(
     if let SessionStatus::Disconnected(reason) = &*status.borrow() {
         return Err(BrowserError::Disconnected(reason.clone()));
     }
+    let started = std::time::Instant::now();
     match tokio::time::timeout(limit, fut).await {
         Ok(Ok(value)) => Ok(value),
         Ok(Err(err)) => {
@@ -285,9 +286,11 @@ pub(crate) async fn call<T>(
                 CdpError::ChannelSendError(_) | CdpError::NoResponse => {
                     BrowserError::Disconnected(format!("{what}: {err}"))
                 }
+                // chromiumoxide's own limits (navigation, requests) can end
+                // a call before ours; report the time actually waited.
                 CdpError::Timeout => BrowserError::Timeout {
                     what: what.to_string(),
-                    after: limit,
+                    after: started.elapsed(),
                 },
                 other => BrowserError::Cdp {
                     what: what.to_string(),
