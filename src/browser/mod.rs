@@ -26,6 +26,21 @@
 //! default observation costs what the visible part of the page costs;
 //! [`ObserveOptions::full_page`] walks everything.
 //!
+//! What counts, and its limits:
+//! - Click listeners are seen through a small hook (`listeners.js`) that
+//!   each tab installs in the page's main world before page scripts run
+//!   (DevTools' `getEventListeners` only reports its own world's
+//!   listeners). Listeners added before webagent opened the tab (a browser
+//!   attached with `--connect`) are not seen; cursor, role and tag still are.
+//! - Covered: an element sharing area with a positioned box (fixed, sticky,
+//!   absolute, z-indexed) is hit-tested at up to five points and listed only
+//!   if one of them reaches it. A fixed layer over the whole viewport (a
+//!   modal backdrop) covers everything outside it, also off screen.
+//!   Elements in normal flow are not hit-tested: hit tests cost time in
+//!   proportion to the page on long lists.
+//! - Cross-origin iframes run in another process; they are listed as such,
+//!   their contents are not.
+//!
 //! # Acting on an element (for action execution)
 //!
 //! The world keeps `index → element` for the latest observation (and a
