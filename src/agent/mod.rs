@@ -35,7 +35,7 @@ use crate::events::{
     TokenUsage,
 };
 use crate::llm::{
-    ChatMessage, ChatRequest, FunctionTool, LlmClient, LlmError, LlmEvent, StopSignal,
+    ChatMessage, ChatRequest, ChatResponse, FunctionTool, LlmClient, LlmError, LlmEvent, StopSignal,
 };
 use crate::sitemap::SitemapSet;
 
@@ -182,6 +182,50 @@ struct RunState {
     last_reflection: Reflection,
 }
 
+impl RunState {
+    /// An ending other than `done`, with the tokens used so far.
+    fn outcome(&self, success: bool, text: String, reason: EndReason, steps: usize) -> RunOutcome {
+        RunOutcome {
+            success,
+            text,
+            reason,
+            steps,
+            usage: self.usage,
+        }
+    }
+}
+
+/// What is known of a step as it goes; recorded once its result is.
+struct StepDraft {
+    index: usize,
+    url: String,
+    reflection: Reflection,
+    /// `{"name": {params}}`, or `null` when there was no action.
+    action: Value,
+    /// The action as the model reads it in the history.
+    shown: String,
+    repairs: Vec<String>,
+    timings: StepTimings,
+    usage: Option<TokenUsage>,
+    prompt_chars: usize,
+}
+
+impl StepDraft {
+    fn new(index: usize) -> Self {
+        StepDraft {
+            index,
+            url: String::new(),
+            reflection: Reflection::default(),
+            action: Value::Null,
+            shown: String::new(),
+            repairs: Vec::new(),
+            timings: StepTimings::default(),
+            usage: None,
+            prompt_chars: 0,
+        }
+    }
+}
+
 /// How one step ended, for the loop.
 enum StepEnd {
     Continue,
@@ -267,13 +311,8 @@ impl<E: Environment> Agent<E> {
         let mut outcome = None;
         for step in 1..=self.config.max_steps {
             if self.stop.is_stopped() {
-                outcome = Some(self.outcome(
-                    &state,
-                    false,
-                    "stopped by the person".into(),
-                    EndReason::Stopped,
-                    step - 1,
-                ));
+                let text = "stopped by the person".to_string();
+                outcome = Some(state.outcome(false, text, EndReason::Stopped, step - 1));
                 break;
             }
             match self.step(step, task, &system, &tool, &mut state).await {
@@ -295,13 +334,7 @@ impl<E: Environment> Agent<E> {
                     ),
                     fatal: true,
                 });
-                self.outcome(
-                    &state,
-                    false,
-                    summary,
-                    EndReason::MaxSteps,
-                    self.config.max_steps,
-                )
+                state.outcome(false, summary, EndReason::MaxSteps, self.config.max_steps)
             }
         };
         self.emit(Event::Done {
@@ -314,23 +347,6 @@ impl<E: Environment> Agent<E> {
         Ok(outcome)
     }
 
-    fn outcome(
-        &self,
-        state: &RunState,
-        success: bool,
-        text: String,
-        reason: EndReason,
-        steps: usize,
-    ) -> RunOutcome {
-        RunOutcome {
-            success,
-            text,
-            reason,
-            steps,
-            usage: state.usage,
-        }
-    }
-
     /// One step; returns whether the run goes on.
     async fn step(
         &mut self,
@@ -340,47 +356,36 @@ impl<E: Environment> Agent<E> {
         tool: &FunctionTool,
         state: &mut RunState,
     ) -> StepEnd {
-        let mut timings = StepTimings::default();
+        let mut draft = StepDraft::new(step);
         let started = Instant::now();
-        let page = match self.environment.observe().await {
+        let observed = self.environment.observe().await;
+        draft.timings.observe_ms = ms_since(started);
+        let page = match observed {
             Ok(page) => page,
             Err(error) => {
-                timings.observe_ms = ms_since(started);
                 self.emit(Event::Error {
                     error: format!("observing the page failed: {}", error.message),
                     fatal: error.fatal,
                 });
                 if error.fatal {
                     let text = format!("the browser failed: {}", error.message);
-                    return StepEnd::Finished(self.outcome(
-                        state,
+                    return StepEnd::Finished(state.outcome(
                         false,
                         text,
                         EndReason::Fatal,
                         step - 1,
                     ));
                 }
+                draft.shown = "(no action: the page could not be observed)".into();
                 let result = ActionResult::unknown(format!(
                     "the page could not be observed: {}",
                     error.message
                 ));
-                self.record(
-                    step,
-                    state,
-                    Reflection::default(),
-                    Value::Null,
-                    "(no action: the page could not be observed)".into(),
-                    result,
-                    Vec::new(),
-                    timings,
-                    None,
-                    0,
-                    String::new(),
-                );
+                self.record(state, draft, result);
                 return StepEnd::Continue;
             }
         };
-        timings.observe_ms = ms_since(started);
+        draft.url = page.url.clone();
         self.emit(Event::Observation(ObservationSummary {
             step,
             url: page.url.clone(),
@@ -390,31 +395,138 @@ impl<E: Environment> Agent<E> {
             listing_chars: page.listing.chars().count(),
         }));
 
-        let sitemap = self
-            .sitemaps
-            .read()
-            .map(|set| set.for_url(&page.url).cloned())
-            .unwrap_or_else(|poisoned| poisoned.into_inner().for_url(&page.url).cloned());
+        let request = self.request(step, task, system, tool, &page, state);
+        draft.prompt_chars = request
+            .messages
+            .iter()
+            .map(|m| m.content.chars().count())
+            .sum();
+        let started = Instant::now();
+        let answer = self.call_model(&request).await;
+        draft.timings.llm_ms = ms_since(started);
+        let response = match answer {
+            Ok(response) => response,
+            Err(LlmError::Cancelled) => {
+                let text = "stopped by the person".to_string();
+                return StepEnd::Finished(state.outcome(false, text, EndReason::Stopped, step - 1));
+            }
+            Err(error) => {
+                let message = format!("the model call failed: {error}");
+                self.emit(Event::Error {
+                    error: message.clone(),
+                    fatal: true,
+                });
+                return StepEnd::Finished(state.outcome(
+                    false,
+                    message,
+                    EndReason::Fatal,
+                    step - 1,
+                ));
+            }
+        };
+        draft.usage = response.usage.map(|u| TokenUsage {
+            prompt_tokens: u.prompt_tokens,
+            completion_tokens: u.completion_tokens,
+            total_tokens: u.total_tokens,
+        });
+        if let Some(usage) = draft.usage {
+            state.usage.add(usage);
+        }
+
+        let turn = match normalize(&response, &self.catalog) {
+            Ok(turn) => turn,
+            Err(error) => {
+                self.emit(Event::Error {
+                    error: format!("step {step}: the model's answer was unusable: {error}"),
+                    fatal: false,
+                });
+                draft.shown = "(no usable answer)".into();
+                self.record(
+                    state,
+                    draft,
+                    ActionResult::invalid_params(error.to_string()),
+                );
+                return StepEnd::Continue;
+            }
+        };
+        draft.reflection = turn.reflection;
+        draft.repairs = turn.repairs;
+        draft.action = turn.proposed.clone();
+        draft.shown = action_text(&turn.proposed);
+        state.last_reflection = draft.reflection.clone();
+        let action = match turn.action {
+            Ok(action) => action,
+            Err(message) => {
+                // The model sees this as the step's result and can correct
+                // itself at the next step.
+                let result = ActionResult::invalid_params(message);
+                let (name, parameters) = split_action(&turn.proposed);
+                self.emit(Event::ToolCall {
+                    name: name.clone(),
+                    parameters,
+                });
+                self.emit(Event::ToolResult {
+                    name,
+                    result: result.clone(),
+                });
+                self.record(state, draft, result);
+                return StepEnd::Continue;
+            }
+        };
+
+        let started = Instant::now();
+        let (ran, result, finished) = self.act(step, action, &draft.reflection, &page).await;
+        draft.timings.act_ms = ms_since(started);
+        draft.action = ran.to_json();
+        draft.shown = ran.to_string();
+        self.record(state, draft, result);
+        match finished {
+            Some(finished) => StepEnd::Finished(RunOutcome {
+                steps: step,
+                usage: state.usage,
+                ..finished
+            }),
+            None => StepEnd::Continue,
+        }
+    }
+
+    /// The request of one step: the system prompt, the user prompt for the
+    /// page (secrets masked) and the forced tool.
+    fn request(
+        &self,
+        step: usize,
+        task: &str,
+        system: &str,
+        tool: &FunctionTool,
+        page: &PageState,
+        state: &RunState,
+    ) -> ChatRequest {
+        // Read per step: a watcher may have swapped in an edited sitemap.
+        let sitemap = match self.sitemaps.read() {
+            Ok(set) => set.for_url(&page.url).cloned(),
+            Err(poisoned) => poisoned.into_inner().for_url(&page.url).cloned(),
+        };
         let user = self.config.secrets.mask(&user_prompt(&StepPrompt {
             task,
             step,
             max_steps: self.config.max_steps,
             history: &state.history,
-            page: &page,
+            page,
             sitemap: sitemap.as_deref(),
         }));
-        let prompt_chars = system.chars().count() + user.chars().count();
-        let request = ChatRequest::new(vec![ChatMessage::system(system), ChatMessage::user(user)])
-            .with_forced_tool(tool.clone());
+        ChatRequest::new(vec![ChatMessage::system(system), ChatMessage::user(user)])
+            .with_forced_tool(tool.clone())
+    }
 
-        let llm_started = Instant::now();
+    /// Calls the model, turning its progress into events: streamed text,
+    /// the reflection as it is written, retries.
+    async fn call_model(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
         let events = self.events.clone();
         let secrets = self.config.secrets.clone();
         let mut preview = preview::ReflectionPreview::default();
         let mut on_event = move |event: LlmEvent| {
             let event = match event {
                 LlmEvent::ContentDelta { text } => Event::Text { content: text },
-                // The reflection as it is written, for whoever shows it live.
                 LlmEvent::ToolCallDelta {
                     index: 0,
                     arguments,
@@ -429,6 +541,7 @@ impl<E: Environment> Agent<E> {
                     wait,
                     reason,
                 } => {
+                    // The retried answer streams from the start again.
                     preview.reset();
                     Event::Error {
                         error: format!(
@@ -449,147 +562,13 @@ impl<E: Environment> Agent<E> {
                 }
                 _ => return,
             };
-            let _ = events.send(mask_event(&secrets, event));
-        };
-        let answer = self
-            .llm
-            .complete_observed(&request, &mut on_event, &self.stop)
-            .await;
-        timings.llm_ms = ms_since(llm_started);
-        let response = match answer {
-            Ok(response) => response,
-            Err(LlmError::Cancelled) => {
-                return StepEnd::Finished(self.outcome(
-                    state,
-                    false,
-                    "stopped by the person".into(),
-                    EndReason::Stopped,
-                    step - 1,
-                ));
-            }
-            Err(error) => {
-                let message = format!("the model call failed: {error}");
-                self.emit(Event::Error {
-                    error: message.clone(),
-                    fatal: true,
-                });
-                return StepEnd::Finished(self.outcome(
-                    state,
-                    false,
-                    message,
-                    EndReason::Fatal,
-                    step - 1,
-                ));
+            if events.send(mask_event(&secrets, event)).is_err() {
+                tracing::debug!("no one is listening to agent events any more");
             }
         };
-        let usage = response.usage.map(|u| TokenUsage {
-            prompt_tokens: u.prompt_tokens,
-            completion_tokens: u.completion_tokens,
-            total_tokens: u.total_tokens,
-        });
-        if let Some(usage) = usage {
-            state.usage.add(usage);
-        }
-
-        let turn = match normalize(&response, &self.catalog) {
-            Ok(turn) => turn,
-            Err(error) => {
-                let result = ActionResult::invalid_params(error.to_string());
-                self.emit(Event::Error {
-                    error: format!("step {step}: the model's answer was unusable: {error}"),
-                    fatal: false,
-                });
-                self.record(
-                    step,
-                    state,
-                    Reflection::default(),
-                    Value::Null,
-                    "(no usable answer)".into(),
-                    result,
-                    Vec::new(),
-                    timings,
-                    usage,
-                    prompt_chars,
-                    page.url.clone(),
-                );
-                return StepEnd::Continue;
-            }
-        };
-        let NormalizedTurn {
-            reflection,
-            proposed,
-            action,
-            repairs,
-        } = turn;
-        state.last_reflection = reflection.clone();
-        let action = match action {
-            Ok(action) => action,
-            Err(message) => {
-                let result = ActionResult::invalid_params(message);
-                let shown = action_text(&proposed);
-                self.emit(Event::ToolCall {
-                    name: proposed
-                        .as_object()
-                        .and_then(|o| o.keys().next().cloned())
-                        .unwrap_or_default(),
-                    parameters: proposed
-                        .as_object()
-                        .and_then(|o| o.values().next().cloned())
-                        .unwrap_or(Value::Null),
-                });
-                self.emit(Event::ToolResult {
-                    name: proposed
-                        .as_object()
-                        .and_then(|o| o.keys().next().cloned())
-                        .unwrap_or_default(),
-                    result: result.clone(),
-                });
-                self.record(
-                    step,
-                    state,
-                    reflection,
-                    proposed,
-                    shown,
-                    result,
-                    repairs,
-                    timings,
-                    usage,
-                    prompt_chars,
-                    page.url.clone(),
-                );
-                return StepEnd::Continue;
-            }
-        };
-
-        let act_started = Instant::now();
-        let (action, result, finished) = self.act(step, action, &reflection, &page).await;
-        timings.act_ms = ms_since(act_started);
-        let action_json = action.as_ref().map(Action::to_json).unwrap_or(Value::Null);
-        let shown = action
-            .as_ref()
-            .map(Action::to_string)
-            .unwrap_or_else(|| action_text(&proposed));
-        self.record(
-            step,
-            state,
-            reflection,
-            action_json,
-            shown,
-            result,
-            repairs,
-            timings,
-            usage,
-            prompt_chars,
-            page.url.clone(),
-        );
-        match finished {
-            Some(finished) => StepEnd::Finished(RunOutcome {
-                steps: step,
-                usage: state.usage,
-                ..finished
-            }),
-            None => StepEnd::Continue,
-        }
+        self.llm
+            .complete_observed(request, &mut on_event, &self.stop)
+            .await
     }
 
     /// The approval gate and execution. Returns the action that ran (after
@@ -600,7 +579,7 @@ impl<E: Environment> Agent<E> {
         mut action: Action,
         reflection: &Reflection,
         page: &PageState,
-    ) -> (Option<Action>, ActionResult, Option<RunOutcome>) {
+    ) -> (Action, ActionResult, Option<RunOutcome>) {
         self.emit(Event::ToolCall {
             name: action.name().to_string(),
             parameters: action.params(),
@@ -618,7 +597,7 @@ impl<E: Environment> Agent<E> {
                 steps: step,
                 usage: TokenUsage::default(),
             };
-            return (Some(action), result, Some(outcome));
+            return (action, result, Some(outcome));
         }
 
         // The gate: ask until the approval still holds when the action is
@@ -644,7 +623,7 @@ impl<E: Environment> Agent<E> {
                     name: action.name().to_string(),
                     result: result.clone(),
                 });
-                return (Some(action), result, None);
+                return (action, result, None);
             }
             let request = ApprovalRequest {
                 step,
@@ -688,7 +667,7 @@ impl<E: Environment> Agent<E> {
                             name: action.name().to_string(),
                             result: result.clone(),
                         });
-                        return (Some(action), result, None);
+                        return (action, result, None);
                     }
                 },
                 ApprovalDecision::Deny { reason } => {
@@ -697,7 +676,7 @@ impl<E: Environment> Agent<E> {
                         name: action.name().to_string(),
                         result: result.clone(),
                     });
-                    return (Some(action), result, None);
+                    return (action, result, None);
                 }
                 ApprovalDecision::Stop => {
                     let result = ActionResult::denied("the person stopped the run");
@@ -712,7 +691,7 @@ impl<E: Environment> Agent<E> {
                         steps: step,
                         usage: TokenUsage::default(),
                     };
-                    return (Some(action), result, Some(outcome));
+                    return (action, result, Some(outcome));
                 }
             };
             let binding = ApprovalBinding::new(&approved, &url);
@@ -759,40 +738,27 @@ impl<E: Environment> Agent<E> {
             name: action.name().to_string(),
             result: result.clone(),
         });
-        (Some(action), result, None)
+        (action, result, None)
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn record(
-        &mut self,
-        step: usize,
-        state: &mut RunState,
-        reflection: Reflection,
-        action: Value,
-        shown: String,
-        result: ActionResult,
-        repairs: Vec<String>,
-        timings: StepTimings,
-        usage: Option<TokenUsage>,
-        prompt_chars: usize,
-        url: String,
-    ) {
+    /// Adds the step to the history the model reads and emits its record.
+    fn record(&mut self, state: &mut RunState, draft: StepDraft, result: ActionResult) {
         state.history.push(HistoryEntry {
-            step,
-            reflection: reflection.clone(),
-            action: self.config.secrets.mask(&shown),
+            step: draft.index,
+            reflection: draft.reflection.clone(),
+            action: self.config.secrets.mask(&draft.shown),
             result: self.config.secrets.mask(&result_text(&result)),
-            url,
+            url: draft.url,
         });
         self.emit(Event::Step(StepRecord {
-            index: step,
-            reflection,
-            action,
+            index: draft.index,
+            reflection: draft.reflection,
+            action: draft.action,
             result,
-            repairs,
-            timings,
-            usage,
-            prompt_chars,
+            repairs: draft.repairs,
+            timings: draft.timings,
+            usage: draft.usage,
+            prompt_chars: draft.prompt_chars,
         }));
     }
 
@@ -848,6 +814,14 @@ fn compact(value: &Value) -> String {
     match value {
         Value::String(text) => text.clone(),
         other => other.to_string(),
+    }
+}
+
+/// The name and parameters of a proposed `{"name": {params}}`.
+fn split_action(proposed: &Value) -> (String, Value) {
+    match proposed.as_object().and_then(|o| o.iter().next()) {
+        Some((name, params)) => (name.clone(), params.clone()),
+        None => (String::new(), Value::Null),
     }
 }
 
