@@ -170,7 +170,7 @@ fn gated_lists_one_path_per_line() {
     assert!(out.status.success());
     assert_eq!(
         stdout(&out),
-        "/dashboard\n/orders\n/orders/new\n/orders/:id\n/settings\n/settings/profile\n/settings/billing\n"
+        "/dashboard\n/orders\n/orders/new\n/orders/:id\n/settings\n/settings/profile\n/settings/team\n/settings/billing\n/settings/api-keys\n"
     );
 }
 

@@ -125,12 +125,12 @@ fn layout(title: &str, section: Section, user: &User, content: &str) -> String {
   <div class="brand"><span class="logo" aria-hidden="true">A</span>Acme Admin</div>
   <nav aria-label="Main">
     <a href="/dashboard" data-testid="nav-dashboard"{dash}>Dashboard</a>
-    <a href="/orders" data-testid="nav-orders"{orders}>Orders <span class="zh" lang="zh-Hant">訂單</span></a>
+    <a href="/orders" data-testid="nav-orders"{orders}>Orders</a>
     <a href="/orders/new" data-testid="nav-new-order"{new}>New order</a>
     <div class="section">Workspace</div>
     <a href="/settings" data-testid="nav-settings"{settings}>Settings</a>
     <a href="/settings/team" data-testid="nav-team">Team</a>
-    <a href="/settings/billing" data-testid="nav-billing">Billing <span class="zh" lang="zh-Hant">帳單</span></a>
+    <a href="/settings/billing" data-testid="nav-billing">Billing</a>
   </nav>
 </aside>
 <div class="main">
@@ -184,7 +184,7 @@ pub fn login(email: &str, next: &str, error: Option<&str>) -> String {
 <main class="login">
   <div class="brand"><span class="logo" aria-hidden="true" style="color:#fff">A</span>Acme Admin</div>
   <h1>Sign in</h1>
-  <p class="sub">Welcome back. Sign in to manage orders. <span class="zh" lang="zh-Hant">登入</span></p>
+  <p class="sub">Welcome back. Sign in to manage orders.</p>
   <div class="demo-creds" data-testid="demo-credentials">
     Demo accounts (password <strong>{password}</strong>):<br>
     <strong>{admin}</strong> (admin) · <strong>{member}</strong> (member, no billing)
@@ -298,7 +298,7 @@ pub fn dashboard(store: &Store, user: &User) -> String {
     let first = user.name.split_whitespace().next().unwrap_or("there");
     let content = format!(
         r#"<div class="page-head">
-  <div><h1>Dashboard <span class="zh" lang="zh-Hant">儀表板</span></h1><p class="sub">Good to see you, {first}. Here is how the shop is doing.</p></div>
+  <div><h1>Dashboard</h1><p class="sub">Good to see you, {first}. Here is how the shop is doing.</p></div>
   <a class="btn primary" href="/orders/new" data-testid="dashboard-new-order">+ New order</a>
 </div>
 <section class="grid" aria-label="Key figures">
@@ -361,7 +361,7 @@ pub fn orders(store: &Store, user: &User, status: Option<OrderStatus>, query: &s
     let n = matching.len();
     let content = format!(
         r#"<div class="page-head">
-  <div><h1>Orders <span class="zh" lang="zh-Hant">訂單</span></h1><p class="sub">Every order placed in the shop. Filter by status or search by customer, product or number.</p></div>
+  <div><h1>Orders</h1><p class="sub">Every order placed in the shop. Filter by status or search by customer, product or number.</p></div>
   <a class="btn primary" href="/orders/new" id="new-order" data-testid="new-order">+ New order</a>
 </div>
 <section class="card">
@@ -608,7 +608,7 @@ pub fn confirm_op(user: &User, order: &Order, op: OrderOp) -> String {
 
 fn settings_frame(title: &str, tab: SettingsTab, user: &User, inner: &str) -> String {
     let content = format!(
-        r#"<h1>Settings <span class="zh" lang="zh-Hant">設定</span></h1>
+        r#"<h1>Settings</h1>
 <p class="sub">Your account and the workspace.</p>
 <div class="settings">
   <nav aria-label="Settings">
@@ -672,7 +672,7 @@ pub fn profile(user: &User, notice: Option<&Notice>) -> String {
     }
     let inner = format!(
         r#"{notice}<section class="card">
-  <h2>Profile <span class="zh" lang="zh-Hant">個人資料</span></h2>
+  <h2>Profile</h2>
   <form method="post" action="/settings/profile" id="profile-form" aria-label="Profile">
     <div class="field"><label for="profile-name">Full name</label><input type="text" id="profile-name" name="name" value="{name}" data-testid="profile-name"></div>
     <div class="field"><label for="profile-email">Email</label><input type="email" id="profile-email" value="{email}" disabled><p class="hint">Your sign-in email cannot be changed here.</p></div>
@@ -709,7 +709,7 @@ pub fn team(store: &Store, user: &User, notice: Option<&Notice>, email: &str) ->
         .collect();
     let inner = format!(
         r#"{notice}<section class="card">
-  <h2>Team members <span class="zh" lang="zh-Hant">團隊</span></h2>
+  <h2>Team members</h2>
   <table data-testid="team-table"><thead><tr><th>Name</th><th>Email</th><th>Role</th><th>Status</th></tr></thead><tbody>{rows}</tbody></table>
 </section>
 <section class="card">
@@ -770,11 +770,11 @@ pub fn billing(store: &Store, user: &User, notice: Option<&Notice>) -> String {
     };
     let inner = format!(
         r#"{notice}<section class="card">
-  <h2>Plan <span class="zh" lang="zh-Hant">方案</span></h2>
+  <h2>Plan</h2>
   <p>You are on the <strong data-testid="current-plan">{current}</strong> plan.</p>
   <div class="plans">{cards}</div>
 </section>
-<section class="card"><h2>Payment method <span class="zh" lang="zh-Hant">付款</span></h2><p>Visa ending in 4242 · expires 08/28</p></section>
+<section class="card"><h2>Payment method</h2><p>Visa ending in 4242 · expires 08/28</p></section>
 {cancel}"#,
         notice = notice_html(notice),
         current = store.plan.label(),
@@ -816,7 +816,7 @@ pub fn api_keys(
     let rows: String = store.api_keys.iter().map(key_row).collect();
     let inner = format!(
         r#"{revealed}{notice}<section class="card">
-  <h2>API keys <span class="zh" lang="zh-Hant">金鑰</span></h2>
+  <h2>API keys</h2>
   <p class="muted">Keys let scripts and integrations call the Acme API on behalf of this workspace.</p>
   <table data-testid="keys-table"><thead><tr><th>Name</th><th>Key</th><th>Created</th><th></th></tr></thead><tbody>{rows}</tbody></table>
 </section>
