@@ -8,7 +8,7 @@
 //! skip.
 
 use std::future::Future;
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
@@ -63,12 +63,18 @@ fn shared() -> &'static Shared {
     }
 }
 
+/// Only the tab in front paints frames, and real mouse events wait for a
+/// frame, so the tests take turns: each runs alone in the newest tab.
+static TURN: Mutex<()> = Mutex::new(());
+
 /// Serves `html` at `path`, opens it in a fresh tab and runs `body`.
 fn with_page<F, Fut>(path: &str, html: &str, body: F)
 where
     F: FnOnce(Tab, String) -> Fut,
     Fut: Future<Output = ()>,
 {
+    // A test that failed while holding the turn leaves nothing broken.
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
     let s = shared();
     s.server.html(path, html.to_string());
     let url = s.server.url(path);

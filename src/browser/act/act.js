@@ -189,9 +189,15 @@
     // at least ~10 ms have passed: a box that moves on timers shows it.
     const a = topBox(el);
     const t0 = performance.now();
-    await nextFrame();
-    if (performance.now() - t0 < 10) await nextFrame();
-    box = topBox(el);
+    // A click checks stability itself: its mouse move waits for a frame,
+    // and `confirm` compares the box after it.
+    if (opts.deferStable) {
+      box = a;
+    } else {
+      await nextFrame();
+      if (performance.now() - t0 < 10) await nextFrame();
+      box = topBox(el);
+    }
     if (Math.abs(a.left - box.left) > 0.5 || Math.abs(a.top - box.top) > 0.5 ||
         Math.abs(a.right - box.right) > 0.5 || Math.abs(a.bottom - box.bottom) > 0.5) {
       return { ...fail('timeout', `${label} (${describe(el)}) kept moving`), retry: true };
@@ -209,7 +215,10 @@
     let cover = null;
     for (const [x, y] of points) {
       const hit = deepHit(x, y);
-      if (hit && contains(el, hit)) return { ok: true, x, y };
+      if (hit && contains(el, hit)) {
+        return { ok: true, x, y, box: [box.left, box.top, box.right, box.bottom], at: t0,
+          hidden: document.visibilityState === 'hidden' };
+      }
       if (!cover && hit) cover = hit;
     }
     // Covered where it is now (a sticky header over the top rows, a
@@ -268,10 +277,29 @@
     // Returns the click point after the checks.
     point: async (found, args) => prepare(found, args),
 
+    // After the mouse moved to the point: the box is where it was (stable
+    // across the frame the move waited for) and the point still hits the
+    // element (hover effects can open a menu over it).
+    confirm: async (found, args) => {
+      const el = found.el;
+      if (!el.isConnected) return { ...fail('not_found', `${found.label} was removed from the page`), retry: false };
+      if (performance.now() - args.at < 10) await nextFrame();
+      const b = topBox(el);
+      const [l, t, r, bt] = args.box;
+      if (Math.abs(b.left - l) > 0.5 || Math.abs(b.top - t) > 0.5 || Math.abs(b.right - r) > 0.5 || Math.abs(b.bottom - bt) > 0.5) {
+        return { ...fail('timeout', `${found.label} (${describe(el)}) kept moving`), retry: true };
+      }
+      const hit = deepHit(args.x, args.y);
+      if (hit && contains(el, hit)) return { ok: true };
+      return { ...fail('not_interactive', `${found.label} (${describe(el)}) is covered by ${describe(hit)}`), retry: true };
+    },
+
     // Focus + select before Input.insertText. `value` kinds (date, colour)
     // cannot be typed into, so they are set here directly.
     beginFill: async (found, args) => {
-      const p = await prepare(found, { enabled: true, editable: true, hitTest: args.hitTest !== false });
+      // Typing goes to the focused element, not to coordinates, so a field
+      // that moves cannot make the text land elsewhere: no frame wait.
+      const p = await prepare(found, { enabled: true, editable: true, hitTest: args.hitTest !== false, deferStable: true });
       if (!p.ok) return p;
       const el = found.el;
       const kind = editableKind(el);

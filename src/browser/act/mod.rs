@@ -43,7 +43,7 @@ use chromiumoxide::cdp::browser_protocol::input::{
     InsertTextParams, MouseButton,
 };
 use chromiumoxide::cdp::browser_protocol::page::{
-    GetNavigationHistoryParams, NavigateToHistoryEntryParams, ReloadParams,
+    BringToFrontParams, GetNavigationHistoryParams, NavigateToHistoryEntryParams, ReloadParams,
 };
 use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
 use chromiumoxide::page::ScreenshotParams;
@@ -477,9 +477,80 @@ impl<'a> Executor<'a> {
         Ok(())
     }
 
-    async fn click_at(&self, x: f64, y: f64) -> Result<(), ActError> {
-        self.mouse(DispatchMouseEventType::MouseMoved, x, y, false)
-            .await?;
+    /// Moves the mouse onto a checked point of the target and confirms it
+    /// is still the target there, retrying like [`Self::until_ready`].
+    /// On success the mouse is over the element and the caller presses
+    /// at once.
+    async fn hover_checked(&self, target: &Value) -> Result<Checked, ActError> {
+        let started = Instant::now();
+        let deadline = started + self.options.action_timeout;
+        let mut attempts = 0usize;
+        loop {
+            attempts += 1;
+            let point = point_of(
+                self.until_ready(
+                    target,
+                    "point",
+                    json!({"enabled": true, "hitTest": true, "deferStable": true}),
+                )
+                .await?,
+            )?;
+            // A background tab paints no frames, and mouse moves wait for
+            // one: bring it to the front, as a person would before clicking.
+            if point.reply.get("hidden").and_then(Value::as_bool) == Some(true) {
+                self.tab
+                    .with_timeout(
+                        "bringing the tab to the front",
+                        self.tab.call_timeout(),
+                        self.tab.page().execute(BringToFrontParams::default()),
+                    )
+                    .await?;
+            }
+            // The move waits for the renderer's next frame, which is the
+            // frame the stability check compares against.
+            self.mouse(DispatchMouseEventType::MouseMoved, point.x, point.y, false)
+                .await?;
+            let args = json!({
+                "x": point.x,
+                "y": point.y,
+                "box": point.reply.get("box").cloned().unwrap_or(Value::Null),
+                "at": point.reply.get("at").cloned().unwrap_or(Value::Null),
+            });
+            match self.run(Some(target), "confirm", args).await {
+                Ok(_) if Instant::now() < deadline => return Ok(point),
+                Ok(_) => {
+                    return Err(ActError::refused(
+                        FailureReason::Timeout,
+                        format!(
+                        "the element became ready only after the {:.1} s limit; nothing was done",
+                        self.options.action_timeout.as_secs_f64()
+                    ),
+                    ))
+                }
+                Err(ActError::Refused {
+                    reason,
+                    message,
+                    retry: true,
+                }) => {
+                    let pause = Duration::from_millis(20 * attempts.min(10) as u64);
+                    if Instant::now() + pause >= deadline {
+                        return Err(ActError::Refused {
+                            reason,
+                            message: format!(
+                                "{message} (still so after {attempts} attempts over {:.1} s)",
+                                started.elapsed().as_secs_f64()
+                            ),
+                            retry: false,
+                        });
+                    }
+                    tokio::time::sleep(pause).await;
+                }
+                Err(other) => return Err(other),
+            }
+        }
+    }
+
+    async fn press_release(&self, x: f64, y: f64) -> Result<(), ActError> {
         self.mouse(DispatchMouseEventType::MousePressed, x, y, true)
             .await?;
         self.mouse(DispatchMouseEventType::MouseReleased, x, y, false)
@@ -517,8 +588,8 @@ impl<'a> Executor<'a> {
 
     async fn click(&self, target: &Value) -> Result<ActionResult, ActError> {
         let mut watch = settle::NavWatch::start(self.tab).await;
-        let point = self.checked_point(target, true).await?;
-        self.click_at(point.x, point.y).await?;
+        let point = self.hover_checked(target).await?;
+        self.press_release(point.x, point.y).await?;
         let settled = watch.settle(self.tab, &self.options.settle).await;
         self.finish(
             &point.reply,
@@ -530,9 +601,7 @@ impl<'a> Executor<'a> {
 
     async fn hover(&self, target: &Value) -> Result<ActionResult, ActError> {
         let mut watch = settle::NavWatch::start(self.tab).await;
-        let point = self.checked_point(target, true).await?;
-        self.mouse(DispatchMouseEventType::MouseMoved, point.x, point.y, false)
-            .await?;
+        let point = self.hover_checked(target).await?;
         let settled = watch.settle(self.tab, &self.options.settle).await;
         self.finish(
             &point.reply,
