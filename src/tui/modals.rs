@@ -359,7 +359,7 @@ pub fn inspector_lines(entry: &LogEntry, theme: &Theme) -> Vec<Line<'static>> {
     lines.push(label_line(
         "prompt",
         format!(
-            "{} characters (system + user message; the full text is in the trace)",
+            "{} characters (system + user message; the run events carry its size, not its text)",
             record.prompt_chars
         ),
         theme,

@@ -46,9 +46,16 @@ pub fn partial_field(raw: &str, name: &str) -> Option<String> {
 
 impl ReflectionView {
     /// Adds streamed text and refreshes the fields it has reached.
+    ///
+    /// The agent streams the fields as readable `label: value` lines;
+    /// a model that writes its JSON as plain text is read as JSON.
     pub fn push_stream(&mut self, text: &str) {
         self.raw.push_str(text);
         self.streaming = true;
+        if !self.raw.trim_start().starts_with('{') {
+            self.read_labelled();
+            return;
+        }
         for (name, field) in [
             ("evaluation_previous_goal", &mut self.evaluation),
             ("memory", &mut self.memory),
@@ -58,6 +65,35 @@ impl ReflectionView {
                 *field = value;
             }
         }
+    }
+}
+
+impl ReflectionView {
+    /// Reads `evaluation: …`, `memory: …`, `next goal: …` lines; a line
+    /// without a label continues the field above it.
+    fn read_labelled(&mut self) {
+        let mut current: Option<usize> = None;
+        let mut fields = [String::new(), String::new(), String::new()];
+        for line in self.raw.split('\n') {
+            let labelled = [("evaluation:", 0), ("memory:", 1), ("next goal:", 2)]
+                .iter()
+                .find_map(|(label, at)| line.strip_prefix(label).map(|rest| (*at, rest)));
+            match (labelled, current) {
+                (Some((at, rest)), _) => {
+                    current = Some(at);
+                    fields[at] = rest.trim_start().to_string();
+                }
+                (None, Some(at)) => {
+                    fields[at].push('\n');
+                    fields[at].push_str(line);
+                }
+                (None, None) => {}
+            }
+        }
+        let [evaluation, memory, next_goal] = fields;
+        self.evaluation = evaluation;
+        self.memory = memory;
+        self.next_goal = next_goal;
     }
 }
 
@@ -150,6 +186,18 @@ mod tests {
         view.push_stream(r#"ers\n", "next_goal":"Open \"Orders\""}"#);
         assert_eq!(view.memory, "orders at /orders\n");
         assert_eq!(view.next_goal, "Open \"Orders\"");
+    }
+
+    #[test]
+    fn the_agents_readable_stream_fills_the_fields() {
+        let mut view = ReflectionView::default();
+        view.push_stream("evaluation: Signed");
+        view.push_stream(" in\nmemory: two orders");
+        assert_eq!(view.evaluation, "Signed in");
+        assert_eq!(view.memory, "two orders");
+        view.push_stream("\nstill pending\nnext goal: open Orders");
+        assert_eq!(view.memory, "two orders\nstill pending");
+        assert_eq!(view.next_goal, "open Orders");
     }
 
     #[test]

@@ -82,7 +82,14 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
             theme.muted(),
         ))]
     } else {
-        let start = state.sitemap_view.offset.min(tree.len());
+        // Unless the person is browsing the tree, keep the current page
+        // in view as the agent moves around the site.
+        let start = match tree.iter().position(|r| r.current) {
+            Some(at) if state.focus != Pane::Sitemap && at >= height => {
+                (at + 1 - height / 2 - 1).min(tree.len().saturating_sub(height))
+            }
+            _ => state.sitemap_view.offset.min(tree.len()),
+        };
         let end = (start + height).min(tree.len());
         tree[start..end]
             .iter()

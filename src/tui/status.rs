@@ -72,7 +72,14 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
     } else {
         s.model.clone()
     };
-    let url_width = usize::from(area.width / 3).max(12);
+    // Narrow terminals drop the model name and use short labels so the
+    // step, mode, tokens and file health always fit in 80 columns.
+    let narrow = area.width < 120;
+    let url_width = if narrow {
+        16
+    } else {
+        usize::from(area.width / 3)
+    };
     let mut spans = vec![
         Span::styled(
             format!(" {word} "),
@@ -95,11 +102,19 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
         ),
         sep(),
         Span::styled(step, theme.fg(theme.palette.text)),
-        sep(),
-        Span::styled(model, theme.fg(theme.palette.text)),
+    ];
+    if !narrow {
+        spans.push(sep());
+        spans.push(Span::styled(model, theme.fg(theme.palette.text)));
+    }
+    spans.extend([
         sep(),
         Span::styled(
-            format!("approve {}", s.approval.as_str()),
+            if narrow {
+                format!("ask {}", s.approval.as_str())
+            } else {
+                format!("approve {}", s.approval.as_str())
+            },
             theme.fg(theme.palette.accent),
         ),
         sep(),
@@ -108,15 +123,22 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
             theme.fg(theme.palette.text),
         ),
         sep(),
-        load_span("sitemaps", &s.sitemaps, theme),
+        load_span(if narrow { "map" } else { "sitemaps" }, &s.sitemaps, theme),
         Span::raw(" "),
-        load_span("scripts", &s.scripts, theme),
+        load_span(if narrow { "rcp" } else { "scripts" }, &s.scripts, theme),
         Span::raw(" "),
-    ];
+    ]);
     spans.push(match &s.theme_error {
-        None => Span::styled(format!("theme {}", state.theme.name), theme.muted()),
+        None => Span::styled(
+            if narrow {
+                state.theme.name.clone()
+            } else {
+                format!("theme {}", state.theme.name)
+            },
+            theme.muted(),
+        ),
         Some(_) => Span::styled(
-            "theme ERROR",
+            if narrow { "thm ERROR" } else { "theme ERROR" },
             theme.fg(theme.palette.error).add_modifier(Modifier::BOLD),
         ),
     });

@@ -1,0 +1,916 @@
+//! The terminal workbench without a terminal: whole-screen renders of every
+//! pane and modal at 80×24 and 160×48 compared with snapshot files, and the
+//! event loop fed keys and fake service events, run until idle with no
+//! sleeps.
+//!
+//! Snapshots live in tests/snapshots/tui/. A missing snapshot is written and
+//! the test fails so the new screen gets looked at; `UPDATE_SNAPSHOTS=1`
+//! rewrites them all after an intended change.
+
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{channel, Sender};
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::backend::TestBackend;
+use ratatui::buffer::Buffer;
+use ratatui::Terminal;
+use serde_json::json;
+use tokio::sync::oneshot;
+
+use webagent::actions::{ActionResult, Catalog, Risk};
+use webagent::agent::{ApprovalDecision, ApprovalMode, ApprovalRequest};
+use webagent::dom::{
+    ElementIndex, InteractiveElement, LeftOut, PageState, PageText, ScrollPosition,
+};
+use webagent::events::{
+    Event, ObservationSummary, Reflection, StepRecord, StepTimings, TokenUsage,
+};
+use webagent::sitemap::{Sitemap, SitemapSet};
+use webagent::tui::app::{LoadState, Modal, Outcome, RunStatus};
+use webagent::tui::event_loop::{bench_draw, synthetic_page};
+use webagent::tui::{App, AppEvent, AppState, Effect, Pane, Theme};
+
+const SITEMAP: &str = r#"
+origin: http://127.0.0.1:8080
+title: Acme
+children:
+  login:
+    title: Sign in
+  orders:
+    title: Orders
+    requiresAuth: true
+    children:
+      ":id":
+        title: Order detail
+        requiresAuth: true
+  settings:
+    title: Settings
+    requiresAuth: true
+"#;
+
+fn element(index: usize, tag: &str, text: &str, depth: usize, is_new: bool) -> InteractiveElement {
+    InteractiveElement {
+        index: ElementIndex(index),
+        tag: tag.into(),
+        attributes: if tag == "a" {
+            vec![("href".into(), format!("/orders/{index}"))]
+        } else {
+            Vec::new()
+        },
+        text: text.into(),
+        is_new,
+        depth,
+        parent: None,
+        in_shadow_root: false,
+        frame: None,
+        cross_origin_frame: false,
+    }
+}
+
+fn orders_page() -> PageState {
+    PageState {
+        observation: 3,
+        url: "http://127.0.0.1:8080/orders/1042".into(),
+        title: "Order 1042".into(),
+        tabs: Vec::new(),
+        scroll: ScrollPosition::default(),
+        elements: vec![
+            element(1, "a", "Dashboard", 0, false),
+            element(2, "a", "Orders", 0, false),
+            element(3, "button", "Ship", 1, false),
+            element(4, "button", "Refund", 1, true),
+            element(5, "button", "Cancel order", 1, true),
+            element(6, "input", "", 2, false),
+        ],
+        left_out: LeftOut::default(),
+        full_page: true,
+        listing: String::new(),
+        page_text: PageText::default(),
+        extract_ms: 0.0,
+    }
+}
+
+fn sitemaps() -> SitemapSet {
+    let mut set = SitemapSet::new();
+    set.insert(Sitemap::from_yaml_str(SITEMAP).expect("test sitemap is valid"));
+    set
+}
+
+struct Bench {
+    app: App,
+    tx: Sender<AppEvent>,
+    terminal: Terminal<TestBackend>,
+    effects: Vec<Effect>,
+}
+
+impl Bench {
+    fn new(columns: u16, rows: u16) -> Bench {
+        let (tx, rx) = channel();
+        let mut state = AppState::new((columns, rows));
+        state.status.model = "gpt-4o-mini".into();
+        let app = App::new(state, rx);
+        let terminal = Terminal::new(TestBackend::new(columns, rows)).expect("test backend");
+        Bench {
+            app,
+            tx,
+            terminal,
+            effects: Vec::new(),
+        }
+    }
+
+    /// A workbench on the order page with a sitemap, as after start-up.
+    fn on_orders(columns: u16, rows: u16) -> Bench {
+        let mut bench = Bench::new(columns, rows);
+        bench.send(AppEvent::BrowserReady {
+            url: "http://127.0.0.1:8080/orders/1042".into(),
+        });
+        bench.send(AppEvent::Sitemaps {
+            sitemaps: sitemaps(),
+            error: None,
+        });
+        bench.send(AppEvent::Page(Box::new(orders_page())));
+        bench.idle();
+        bench
+    }
+
+    fn send(&self, event: AppEvent) {
+        self.tx.send(event).expect("the app holds the receiver");
+    }
+
+    fn key(&self, code: KeyCode) {
+        self.send(AppEvent::Key(KeyEvent::new(code, KeyModifiers::NONE)));
+    }
+
+    fn ctrl(&self, c: char) {
+        self.send(AppEvent::Key(KeyEvent::new(
+            KeyCode::Char(c),
+            KeyModifiers::CONTROL,
+        )));
+    }
+
+    fn type_text(&self, text: &str) {
+        for c in text.chars() {
+            self.key(KeyCode::Char(c));
+        }
+    }
+
+    fn idle(&mut self) -> bool {
+        self.app
+            .run_until_idle(&mut self.terminal, &mut self.effects)
+            .expect("drawing to the test backend")
+    }
+
+    fn buffer(&self) -> &Buffer {
+        self.terminal.backend().buffer()
+    }
+
+    fn screen(&self) -> String {
+        screen_text(self.buffer())
+    }
+
+    fn state(&self) -> &AppState {
+        &self.app.state
+    }
+}
+
+fn screen_text(buffer: &Buffer) -> String {
+    let area = buffer.area;
+    let mut out = String::new();
+    for y in 0..area.height {
+        let mut line = String::new();
+        for x in 0..area.width {
+            line.push_str(buffer[(x, y)].symbol());
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+fn snapshot_path(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/snapshots/tui")
+        .join(format!("{name}.txt"))
+}
+
+/// Compares the screen with its snapshot file.
+fn assert_snapshot(name: &str, screen: &str) {
+    let path = snapshot_path(name);
+    let update = std::env::var_os("UPDATE_SNAPSHOTS").is_some();
+    match std::fs::read_to_string(&path) {
+        Ok(expected) if !update => {
+            assert!(
+                expected == screen,
+                "screen {name} differs from {}:\n--- expected\n{expected}\n--- got\n{screen}",
+                path.display()
+            );
+        }
+        _ => {
+            if let Some(dir) = path.parent() {
+                std::fs::create_dir_all(dir).expect("creating the snapshot directory");
+            }
+            std::fs::write(&path, screen).expect("writing the snapshot");
+            assert!(
+                update,
+                "new snapshot {} written; look at it and run again",
+                path.display()
+            );
+        }
+    }
+}
+
+fn sizes() -> [(u16, u16); 2] {
+    [(80, 24), (160, 48)]
+}
+
+fn approval_request() -> ApprovalRequest {
+    let action = Catalog::builtin()
+        .parse(&json!({"click": {"index": 5}}))
+        .expect("valid click");
+    ApprovalRequest {
+        step: 3,
+        action,
+        risk: Risk::Commit,
+        url: "http://127.0.0.1:8080/orders/1042".into(),
+        element: Some("[5]<button>Cancel order</button>".into()),
+        next_goal: "Cancel order 1042 as asked".into(),
+    }
+}
+
+fn step_record() -> StepRecord {
+    StepRecord {
+        index: 2,
+        reflection: Reflection {
+            evaluation_previous_goal: "The order page opened".into(),
+            memory: "Order 1042 is paid, not shipped".into(),
+            next_goal: "Ship the order".into(),
+        },
+        action: json!({"click": {"index": 3}}),
+        result: ActionResult::ok(),
+        repairs: vec!["arguments were encoded twice; decoded them".into()],
+        timings: StepTimings {
+            observe_ms: 41,
+            llm_ms: 1830,
+            act_ms: 212,
+        },
+        usage: Some(TokenUsage {
+            prompt_tokens: 2400,
+            completion_tokens: 95,
+            total_tokens: 2495,
+        }),
+        prompt_chars: 9120,
+    }
+}
+
+/// Feeds one whole agent step as the agent emits it.
+fn feed_step(bench: &Bench) {
+    bench.send(AppEvent::Agent(Event::RunStarted {
+        task: "ship order 1042".into(),
+        url: "http://127.0.0.1:8080/orders/1042".into(),
+        model: "gpt-4o-mini".into(),
+        max_steps: 40,
+    }));
+    bench.send(AppEvent::Agent(Event::Observation(ObservationSummary {
+        step: 2,
+        url: "http://127.0.0.1:8080/orders/1042".into(),
+        title: "Order 1042".into(),
+        elements: 6,
+        new_elements: 2,
+        listing_chars: 300,
+    })));
+    bench.send(AppEvent::Agent(Event::Text {
+        content: "evaluation: The order page opened\nmemory: Order 1042".into(),
+    }));
+    bench.send(AppEvent::Agent(Event::Text {
+        content: " is paid, not shipped\nnext goal: Ship the order".into(),
+    }));
+    bench.send(AppEvent::Agent(Event::ToolCall {
+        name: "click".into(),
+        parameters: json!({"index": 3}),
+    }));
+    bench.send(AppEvent::Agent(Event::ToolResult {
+        name: "click".into(),
+        result: ActionResult::ok(),
+    }));
+    bench.send(AppEvent::Agent(Event::Step(step_record())));
+}
+
+// ---------------------------------------------------------------- renders
+
+#[test]
+fn render_startup_before_the_browser_is_up() {
+    for (w, h) in sizes() {
+        let mut bench = Bench::new(w, h);
+        bench.idle();
+        let screen = bench.screen();
+        assert!(
+            screen.contains("waiting for the first observation"),
+            "{screen}"
+        );
+        assert!(screen.contains("STARTING"), "{screen}");
+        assert!(
+            screen.contains("approve risky") || screen.contains("ask risky"),
+            "{screen}"
+        );
+        assert_snapshot(&format!("startup_{w}x{h}"), &screen);
+    }
+}
+
+#[test]
+fn render_listing_sitemap_reflection_and_log() {
+    for (w, h) in sizes() {
+        let mut bench = Bench::on_orders(w, h);
+        feed_step(&bench);
+        bench.idle();
+        let screen = bench.screen();
+        assert!(screen.contains("*[4]<button>Refund</button>"), "{screen}");
+        assert!(screen.contains("Elements 6 (2 new)"), "{screen}");
+        assert!(
+            screen.contains("▶"),
+            "current sitemap page marked:\n{screen}"
+        );
+        assert!(screen.contains("Ship the order"), "{screen}");
+        assert!(screen.contains("step 2/40"), "{screen}");
+        assert!(screen.contains("212ms"), "{screen}");
+        assert_snapshot(&format!("main_{w}x{h}"), &screen);
+    }
+}
+
+#[test]
+fn new_elements_and_the_selected_row_have_their_own_colours() {
+    let mut bench = Bench::on_orders(80, 24);
+    let theme = Theme::builtin();
+    let buffer = bench.buffer().clone();
+    let text = screen_text(&buffer);
+    let row_of = |needle: &str| {
+        text.lines()
+            .position(|l| l.contains(needle))
+            .unwrap_or_else(|| panic!("{needle} on screen:\n{text}")) as u16
+    };
+    let col_of = |needle: &str| {
+        let line = text
+            .lines()
+            .nth(row_of(needle) as usize)
+            .unwrap_or_default();
+        line.chars()
+            .take_while(|_| true)
+            .collect::<String>()
+            .find(needle)
+            .map(|b| line[..b].chars().count() as u16)
+            .unwrap_or(0)
+    };
+    let refund = (col_of("*[4]"), row_of("*[4]"));
+    assert_eq!(buffer[refund].fg, theme.palette.new_element);
+    let first = (col_of("[1]<a"), row_of("[1]<a"));
+    assert_eq!(buffer[first].bg, theme.palette.selection, "cursor row");
+    // Moving the cursor moves the selection and asks for a highlight.
+    bench.key(KeyCode::Char('j'));
+    bench.idle();
+    assert!(
+        matches!(bench.effects.as_slice(), [Effect::Highlight(2)]),
+        "{:?}",
+        bench.effects
+    );
+    let buffer = bench.buffer().clone();
+    assert_ne!(buffer[first].bg, theme.palette.selection);
+}
+
+#[test]
+fn render_approval_modal() {
+    for (w, h) in sizes() {
+        let mut bench = Bench::on_orders(w, h);
+        let (reply, _rx) = oneshot::channel();
+        bench.send(AppEvent::ApprovalRequested {
+            request: Box::new(approval_request()),
+            reply,
+        });
+        bench.idle();
+        let screen = bench.screen();
+        assert!(
+            screen.contains("Approve step 3? (commit action)"),
+            "{screen}"
+        );
+        assert!(
+            screen.contains("[5]<button>Cancel order</button>"),
+            "{screen}"
+        );
+        assert!(screen.contains("y/Enter approve"), "{screen}");
+        assert_snapshot(&format!("approval_{w}x{h}"), &screen);
+    }
+}
+
+#[test]
+fn render_approval_editor_with_a_refused_edit() {
+    for (w, h) in sizes() {
+        let mut bench = Bench::on_orders(w, h);
+        let (reply, _rx) = oneshot::channel();
+        bench.send(AppEvent::ApprovalRequested {
+            request: Box::new(approval_request()),
+            reply,
+        });
+        bench.key(KeyCode::Char('e'));
+        bench.type_text("x");
+        bench.ctrl('s');
+        bench.idle();
+        let screen = bench.screen();
+        assert!(screen.contains("Edit the action (JSON)"), "{screen}");
+        assert!(screen.contains("not JSON"), "{screen}");
+        assert_snapshot(&format!("approval_edit_{w}x{h}"), &screen);
+    }
+}
+
+#[test]
+fn render_ask_user_modal() {
+    for (w, h) in sizes() {
+        let mut bench = Bench::on_orders(w, h);
+        let (reply, _rx) = oneshot::channel();
+        bench.send(AppEvent::AskUser {
+            question: "Which warehouse should ship order 1042?".into(),
+            reply,
+        });
+        bench.type_text("Berlin");
+        bench.idle();
+        let screen = bench.screen();
+        assert!(screen.contains("Which warehouse"), "{screen}");
+        assert!(screen.contains("Berlin"), "{screen}");
+        assert_snapshot(&format!("ask_user_{w}x{h}"), &screen);
+    }
+}
+
+#[test]
+fn render_step_inspector() {
+    for (w, h) in sizes() {
+        let mut bench = Bench::on_orders(w, h);
+        feed_step(&bench);
+        bench.idle();
+        // Focus the log (Tab order: elements, reflection, sitemap, log).
+        for _ in 0..3 {
+            bench.key(KeyCode::Tab);
+        }
+        bench.key(KeyCode::Enter);
+        bench.idle();
+        let screen = bench.screen();
+        assert!(screen.contains("Step 2"), "{screen}");
+        assert!(
+            screen.contains("observe 41 ms · model 1830 ms · act 212 ms"),
+            "{screen}"
+        );
+        assert!(
+            screen.contains("2400 prompt + 95 answer = 2495"),
+            "{screen}"
+        );
+        assert!(screen.contains("encoded twice"), "{screen}");
+        assert!(screen.contains("9120 characters"), "{screen}");
+        assert_snapshot(&format!("inspector_{w}x{h}"), &screen);
+    }
+}
+
+#[test]
+fn render_help_generated_from_the_keymap() {
+    for (w, h) in sizes() {
+        let mut bench = Bench::on_orders(w, h);
+        bench.key(KeyCode::Char('?'));
+        bench.idle();
+        let screen = bench.screen();
+        assert!(screen.contains("Keys"), "{screen}");
+        assert!(
+            screen.contains("approval mode: never → risky → always"),
+            "{screen}"
+        );
+        assert_snapshot(&format!("help_{w}x{h}"), &screen);
+        // Every key of the keymap is in the help, once per context.
+        let state = bench.state();
+        for binding in state.keymap.bindings() {
+            let rows = state.keymap.help_rows(binding.context);
+            assert!(
+                rows.iter().any(|(keys, d)| keys
+                    .split('/')
+                    .any(|k| k == binding.key.label() || keys.contains(&binding.key.label()))
+                    && *d == binding.description),
+                "{binding:?} missing from help"
+            );
+        }
+    }
+}
+
+#[test]
+fn render_command_line_and_picking() {
+    for (w, h) in sizes() {
+        let mut bench = Bench::on_orders(w, h);
+        bench.key(KeyCode::Char(':'));
+        bench.type_text("click 4");
+        bench.idle();
+        let screen = bench.screen();
+        assert!(
+            screen.lines().any(|l| l.starts_with(":click 4")),
+            "{screen}"
+        );
+        assert_snapshot(&format!("command_line_{w}x{h}"), &screen);
+        bench.key(KeyCode::Esc);
+        let (reply, _rx) = oneshot::channel();
+        bench.send(AppEvent::ApprovalRequested {
+            request: Box::new(approval_request()),
+            reply,
+        });
+        bench.key(KeyCode::Char('p'));
+        bench.idle();
+        let screen = bench.screen();
+        assert!(screen.contains("Pick an element"), "{screen}");
+        assert_snapshot(&format!("picking_{w}x{h}"), &screen);
+    }
+}
+
+#[test]
+fn render_a_broken_theme_in_the_status_line() {
+    for (w, h) in sizes() {
+        let mut bench = Bench::on_orders(w, h);
+        let before = bench.state().theme.clone();
+        let error = Theme::parse("colors:\n  error: blurple\n", Path::new("themes/mine.yaml"))
+            .expect_err("blurple is no colour")
+            .to_string();
+        bench.send(AppEvent::ThemeReloaded(Err(error)));
+        bench.idle();
+        let screen = bench.screen();
+        assert!(
+            screen.contains("thm ERROR") || screen.contains("theme ERROR"),
+            "{screen}"
+        );
+        assert!(screen.contains("themes/mine.yaml:2:10:"), "{screen}");
+        assert_eq!(bench.state().theme, before, "the last good theme stays");
+        assert_snapshot(&format!("theme_error_{w}x{h}"), &screen);
+    }
+}
+
+#[test]
+fn a_light_theme_recolours_the_screen() {
+    let mut bench = Bench::on_orders(80, 24);
+    bench.send(AppEvent::ThemeReloaded(Ok(Theme::light())));
+    bench.idle();
+    let light = Theme::light();
+    assert_eq!(bench.buffer()[(0, 0)].fg, light.palette.border_focus);
+    assert_eq!(bench.state().status.theme_error, None);
+    assert!(bench.screen().contains(" light"));
+}
+
+// ------------------------------------------------------------- the loop
+
+#[test]
+fn a_command_line_action_runs_and_lands_in_the_log() {
+    let mut bench = Bench::on_orders(80, 24);
+    bench.key(KeyCode::Char(':'));
+    bench.type_text("click 4");
+    bench.key(KeyCode::Enter);
+    bench.idle();
+    let id = match bench.effects.as_slice() {
+        [Effect::RunAction { id, action }] => {
+            assert_eq!(action.to_json(), json!({"click": {"index": 4}}));
+            *id
+        }
+        other => panic!("expected one action, got {other:?}"),
+    };
+    assert_eq!(bench.state().log[0].outcome, Outcome::Pending);
+    assert!(bench.state().command_line.is_none());
+    bench.send(AppEvent::ActionFinished {
+        id,
+        result: ActionResult::ok(),
+        ms: 87,
+    });
+    bench.idle();
+    let screen = bench.screen();
+    let row = screen
+        .lines()
+        .find(|l| l.contains("click") && l.contains("87ms"))
+        .unwrap_or_else(|| panic!("log row:\n{screen}"));
+    assert!(row.contains("Refund"), "target text in the row: {row}");
+    assert!(row.contains(" ok "), "{row}");
+}
+
+#[test]
+fn a_bad_command_keeps_the_line_open_and_says_why() {
+    let mut bench = Bench::on_orders(80, 24);
+    bench.key(KeyCode::Char(':'));
+    bench.type_text("clik 4");
+    bench.key(KeyCode::Enter);
+    bench.idle();
+    assert!(bench.effects.is_empty(), "{:?}", bench.effects);
+    assert!(bench.state().command_line.is_some());
+    let notice = bench
+        .state()
+        .status
+        .notice
+        .clone()
+        .expect("an error notice");
+    assert!(notice.error);
+    assert!(notice.text.contains("clik"), "{}", notice.text);
+}
+
+#[test]
+fn approving_sends_the_decision_to_the_waiting_agent() {
+    let mut bench = Bench::on_orders(80, 24);
+    let (reply, mut answer) = oneshot::channel();
+    bench.send(AppEvent::ApprovalRequested {
+        request: Box::new(approval_request()),
+        reply,
+    });
+    bench.key(KeyCode::Char('y'));
+    bench.idle();
+    assert!(bench.state().modal.is_none());
+    let decision = match bench.effects.pop() {
+        Some(Effect::Decide { reply, decision }) => {
+            reply.send(decision.clone()).expect("receiver alive");
+            decision
+        }
+        other => panic!("expected a decision, got {other:?}"),
+    };
+    assert_eq!(decision, ApprovalDecision::Approve { note: None });
+    assert_eq!(answer.try_recv().ok(), Some(decision));
+}
+
+#[test]
+fn edited_parameters_are_validated_before_use() {
+    let mut bench = Bench::on_orders(80, 24);
+    let (reply, _rx) = oneshot::channel();
+    bench.send(AppEvent::ApprovalRequested {
+        request: Box::new(approval_request()),
+        reply,
+    });
+    bench.key(KeyCode::Char('e'));
+    // The editor holds {"click": {"index": 5}} pretty-printed; change 5 to 7.
+    bench.key(KeyCode::Down);
+    bench.key(KeyCode::Down);
+    bench.key(KeyCode::End);
+    bench.key(KeyCode::Backspace);
+    bench.type_text("7");
+    bench.ctrl('s');
+    bench.idle();
+    match bench.effects.as_slice() {
+        [Effect::Decide {
+            decision: ApprovalDecision::Edit(action),
+            ..
+        }] => assert_eq!(action.to_json(), json!({"click": {"index": 7}})),
+        other => panic!("expected an edit, got {other:?}"),
+    }
+}
+
+#[test]
+fn an_invalid_edit_is_refused_with_the_catalogs_reason() {
+    let mut bench = Bench::on_orders(80, 24);
+    let (reply, _rx) = oneshot::channel();
+    bench.send(AppEvent::ApprovalRequested {
+        request: Box::new(approval_request()),
+        reply,
+    });
+    bench.key(KeyCode::Char('e'));
+    bench.key(KeyCode::Down);
+    bench.key(KeyCode::Down);
+    bench.key(KeyCode::End);
+    bench.key(KeyCode::Backspace);
+    bench.type_text("\"x\"");
+    bench.ctrl('s');
+    bench.idle();
+    assert!(bench.effects.is_empty(), "{:?}", bench.effects);
+    match &bench.state().modal {
+        Some(Modal::Approval(m)) => {
+            let error = m.error.clone().expect("a reason");
+            assert!(error.contains("index"), "{error}");
+        }
+        other => panic!("approval still open, got {other:?}"),
+    }
+}
+
+#[test]
+fn picking_another_element_retargets_the_action() {
+    let mut bench = Bench::on_orders(80, 24);
+    let (reply, _rx) = oneshot::channel();
+    bench.send(AppEvent::ApprovalRequested {
+        request: Box::new(approval_request()),
+        reply,
+    });
+    bench.key(KeyCode::Char('p'));
+    // The cursor starts on [5], the model's choice; one up is [4].
+    bench.key(KeyCode::Char('k'));
+    bench.key(KeyCode::Enter);
+    bench.idle();
+    match bench.effects.last() {
+        Some(Effect::Decide {
+            decision: ApprovalDecision::Edit(action),
+            ..
+        }) => assert_eq!(action.to_json(), json!({"click": {"index": 4}})),
+        other => panic!("expected an edit, got {other:?}"),
+    }
+}
+
+#[test]
+fn skip_and_stop_answer_the_agent() {
+    for (key, expect_stop) in [('n', false), ('x', true)] {
+        let mut bench = Bench::on_orders(80, 24);
+        let (reply, _rx) = oneshot::channel();
+        bench.send(AppEvent::ApprovalRequested {
+            request: Box::new(approval_request()),
+            reply,
+        });
+        bench.key(KeyCode::Char(key));
+        bench.idle();
+        match bench.effects.as_slice() {
+            [Effect::Decide { decision, .. }] => {
+                if expect_stop {
+                    assert_eq!(*decision, ApprovalDecision::Stop);
+                } else {
+                    assert!(
+                        matches!(decision, ApprovalDecision::Deny { reason } if reason.contains("skipped"))
+                    );
+                }
+            }
+            other => panic!("expected a decision, got {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn the_answer_to_ask_user_goes_back_to_the_model() {
+    let mut bench = Bench::on_orders(80, 24);
+    let (reply, _rx) = oneshot::channel();
+    bench.send(AppEvent::AskUser {
+        question: "Which warehouse?".into(),
+        reply,
+    });
+    bench.type_text("Berlin");
+    bench.key(KeyCode::Enter);
+    bench.idle();
+    match bench.effects.as_slice() {
+        [Effect::Answer { answer, .. }] => assert_eq!(answer.as_deref(), Some("Berlin")),
+        other => panic!("expected an answer, got {other:?}"),
+    }
+    assert!(bench.state().modal.is_none());
+}
+
+#[test]
+fn a_typed_task_starts_a_run_and_the_mode_cycles() {
+    let mut bench = Bench::on_orders(80, 24);
+    bench.key(KeyCode::Char('a'));
+    bench.key(KeyCode::Char('t'));
+    bench.type_text("ship order 1042");
+    bench.key(KeyCode::Enter);
+    bench.idle();
+    match bench.effects.as_slice() {
+        [Effect::SetApprovalMode(ApprovalMode::Always), Effect::StartRun { task, approval }] => {
+            assert_eq!(task, "ship order 1042");
+            assert_eq!(*approval, ApprovalMode::Always);
+        }
+        other => panic!("expected mode then run, got {other:?}"),
+    }
+    assert_eq!(bench.state().status.run, RunStatus::Running);
+    assert_eq!(bench.state().focus, Pane::Elements);
+    assert!(bench.screen().contains("ask always"));
+    // Pause, resume and stop reach the run.
+    bench.effects.clear();
+    bench.key(KeyCode::Char('p'));
+    bench.key(KeyCode::Char('p'));
+    bench.key(KeyCode::Char('s'));
+    bench.idle();
+    assert!(
+        matches!(
+            bench.effects.as_slice(),
+            [
+                Effect::SetPaused(true),
+                Effect::SetPaused(false),
+                Effect::StopRun
+            ]
+        ),
+        "{:?}",
+        bench.effects
+    );
+    assert_eq!(bench.state().status.run, RunStatus::Stopping);
+}
+
+#[test]
+fn agent_events_fill_reflection_log_tokens_and_status() {
+    let mut bench = Bench::on_orders(80, 24);
+    feed_step(&bench);
+    bench.send(AppEvent::Agent(Event::Done {
+        success: true,
+        text: "order 1042 shipped".into(),
+        reason: webagent::events::EndReason::Done,
+        steps: 2,
+        usage: TokenUsage::default(),
+    }));
+    bench.idle();
+    let state = bench.state();
+    assert_eq!(state.reflection.next_goal, "Ship the order");
+    assert_eq!(state.log.len(), 1);
+    assert_eq!(state.log[0].step, Some(2));
+    assert_eq!(state.log[0].outcome, Outcome::Ok);
+    assert!(
+        state.log[0].target.contains("Ship"),
+        "{}",
+        state.log[0].target
+    );
+    assert!(state.log[0]
+        .raw_response
+        .contains("next goal: Ship the order"));
+    assert_eq!(state.status.tokens.total_tokens, 2495);
+    assert_eq!(state.status.run, RunStatus::Finished { success: true });
+    let screen = bench.screen();
+    assert!(screen.contains("DONE"), "{screen}");
+    assert!(screen.contains("2.5k tok"), "{screen}");
+    assert!(screen.contains("done: order 1042 shipped"), "{screen}");
+}
+
+#[test]
+fn the_reflection_fills_while_it_streams() {
+    let mut bench = Bench::on_orders(80, 24);
+    bench.send(AppEvent::Agent(Event::Observation(ObservationSummary {
+        step: 1,
+        url: "http://127.0.0.1:8080/orders/1042".into(),
+        title: "Order".into(),
+        elements: 6,
+        new_elements: 0,
+        listing_chars: 10,
+    })));
+    bench.send(AppEvent::Agent(Event::Text {
+        content: "evaluation: Start\nmemory: nothing ye".into(),
+    }));
+    bench.idle();
+    let screen = bench.screen();
+    assert!(screen.contains("nothing ye"), "{screen}");
+    assert!(screen.contains("step 1 …"), "streaming marker:\n{screen}");
+}
+
+#[test]
+fn quitting_with_a_pending_approval_stops_the_agent_first() {
+    let mut bench = Bench::on_orders(80, 24);
+    let (reply, _rx) = oneshot::channel();
+    bench.send(AppEvent::ApprovalRequested {
+        request: Box::new(approval_request()),
+        reply,
+    });
+    bench.ctrl('c');
+    assert!(bench.idle(), "quit reported");
+    match bench.effects.as_slice() {
+        [Effect::Decide {
+            decision: ApprovalDecision::Stop,
+            ..
+        }, Effect::Quit] => {}
+        other => panic!("expected stop then quit, got {other:?}"),
+    }
+}
+
+#[test]
+fn sitemap_and_script_errors_show_and_the_last_good_tree_stays() {
+    let mut bench = Bench::on_orders(160, 48);
+    bench.send(AppEvent::Sitemaps {
+        sitemaps: sitemaps(),
+        error: Some("sitemaps/acme.yaml:7:3: unknown key `titel`".into()),
+    });
+    bench.idle();
+    let screen = bench.screen();
+    assert!(screen.contains("sitemaps ERROR"), "{screen}");
+    assert!(screen.contains("sitemaps/acme.yaml:7:3"), "{screen}");
+    assert!(screen.contains("Order detail"), "tree kept:\n{screen}");
+    assert!(matches!(
+        bench.state().status.sitemaps,
+        LoadState::Failed(_)
+    ));
+}
+
+#[test]
+fn a_huge_listing_scrolls_to_the_end_and_draws_fast() {
+    let mut bench = Bench::new(80, 24);
+    bench.send(AppEvent::Page(Box::new(synthetic_page(20_000))));
+    bench.key(KeyCode::Char('G'));
+    bench.idle();
+    let screen = bench.screen();
+    assert!(screen.contains("[20000]<button>Item 20000"), "{screen}");
+    assert!(screen.contains("20000/20000"), "{screen}");
+    bench.key(KeyCode::PageUp);
+    bench.idle();
+    assert!(bench.state().elements.cursor < 19_999);
+    let figures = bench_draw(20_000, 200, 160, 48);
+    println!(
+        "frame draw, 20,000 elements at 160x48: mean {:?}, max {:?} over {} frames",
+        figures.mean, figures.max, figures.frames
+    );
+    let figures = bench_draw(20_000, 200, 80, 24);
+    println!(
+        "frame draw, 20,000 elements at 80x24: mean {:?}, max {:?} over {} frames",
+        figures.mean, figures.max, figures.frames
+    );
+}
+
+#[test]
+fn resizing_keeps_the_cursor_visible() {
+    let mut bench = Bench::new(160, 48);
+    bench.send(AppEvent::Page(Box::new(synthetic_page(500))));
+    for _ in 0..30 {
+        bench.key(KeyCode::Char('j'));
+    }
+    bench.send(AppEvent::Resize(80, 24));
+    bench.idle();
+    // Swap the test terminal for one of the new size, as a real resize would.
+    bench.terminal = Terminal::new(TestBackend::new(80, 24)).expect("backend");
+    bench.send(AppEvent::Resize(80, 24));
+    bench.idle();
+    let screen = bench.screen();
+    assert!(screen.contains("[31]<"), "cursor row visible:\n{screen}");
+    assert!(screen.contains("31/500"), "{screen}");
+}
