@@ -62,7 +62,6 @@ const ALIASES: &[(&str, &str, &str)] = &[
     ("ask_human", "ask_user", ""),
     ("finish", "done", ""),
     ("complete", "done", ""),
-    ("close", "done", ""),
     ("task_complete", "done", ""),
     ("sleep", "wait", ""),
 ];

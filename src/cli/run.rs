@@ -378,10 +378,10 @@ fn step_log_line(event: &Event) -> Option<String> {
             Some(text)
         }
         Event::Approval(a) => Some(format!(
-            "  approval: {} {} ({}){}",
+            "  approval: {} ({} action on {}){}",
             a.decision,
-            a.action,
             a.risk,
+            a.url,
             a.note
                 .as_deref()
                 .map(|n| format!(": {n}"))
