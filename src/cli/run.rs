@@ -420,3 +420,55 @@ fn step_log_line(event: &Event) -> Option<String> {
         | Event::ActionRequest { .. } => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::events::{Reflection, StepRecord, StepTimings, TokenUsage};
+    use serde_json::json;
+
+    #[test]
+    fn a_step_reads_as_reflection_action_and_result() {
+        let step = Event::Step(StepRecord {
+            index: 2,
+            reflection: Reflection {
+                evaluation_previous_goal: "Success: the form opened".into(),
+                memory: String::new(),
+                next_goal: "send it".into(),
+            },
+            action: json!({"click": {"index": 4}}),
+            result: ActionResult::denied("not approved"),
+            repairs: vec!["the action name `Click` was read as `click`".into()],
+            timings: StepTimings {
+                observe_ms: 5,
+                llm_ms: 700,
+                act_ms: 1,
+            },
+            usage: None,
+            prompt_chars: 3000,
+        });
+        let text = step_log_line(&step).unwrap();
+        assert_eq!(
+            text,
+            "  eval: Success: the form opened\n  goal: send it\n  repaired: the action name `Click` was read as `click`\n  action: click {\"index\":4}\n  result: FAILED denied: not approved  (observe 5 ms, model 700 ms, act 1 ms)"
+        );
+        let done = Event::Done {
+            success: false,
+            text: "gave up".into(),
+            reason: EndReason::MaxSteps,
+            steps: 40,
+            usage: TokenUsage {
+                total_tokens: 1234,
+                ..TokenUsage::default()
+            },
+        };
+        assert_eq!(
+            step_log_line(&done).unwrap(),
+            "\nnot done: gave up\n(40 steps, 1234 tokens, ended by the step limit)"
+        );
+        assert!(step_log_line(&Event::Text {
+            content: "x".into()
+        })
+        .is_none());
+    }
+}
