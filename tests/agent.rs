@@ -1330,3 +1330,46 @@ fn a_sitemap_edited_during_a_run_is_used_from_the_next_step() {
         .any(|l| l.contains("\"type\":\"sitemap_reloaded\"") && !l.contains("\"error\"")));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn ctrl_c_stops_the_run_cleanly_with_done_in_the_trace() {
+    let s = shared();
+    s.server
+        .html("/interrupt", page("Interrupt", "<button>Hi</button>"));
+    let sessions = temp_dir("interrupt");
+    let status = s.runtime.block_on(async {
+        let llm = LlmServer::start(vec![Reply::Hang]).await;
+        let mut child = tokio::process::Command::from(webagent())
+            .args(["run", "Wait for the model", "--model", "m"])
+            .args(["--url", &s.server.url("/interrupt")])
+            .args(["--base-url", &llm.base_url()])
+            .arg("--sessions-dir")
+            .arg(&sessions)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("spawns");
+        tokio::time::timeout(Duration::from_secs(60), llm.wait_for_requests(1))
+            .await
+            .expect("the model call is in flight");
+        let pid = child.id().expect("running").to_string();
+        let sent = Command::new("kill")
+            .args(["-INT", &pid])
+            .status()
+            .expect("kill runs");
+        assert!(sent.success());
+        tokio::time::timeout(Duration::from_secs(30), child.wait())
+            .await
+            .expect("the run ends after Ctrl-C")
+            .expect("status")
+    });
+    assert_eq!(status.code(), Some(1), "a stopped run is not a success");
+    let traces: Vec<_> = std::fs::read_dir(&sessions).unwrap().flatten().collect();
+    let trace = std::fs::read_to_string(traces[0].path()).unwrap();
+    let last: Value = serde_json::from_str(trace.lines().last().unwrap()).unwrap();
+    assert_eq!(last["type"], "done");
+    assert_eq!(last["reason"], "stopped");
+    assert_eq!(last["success"], false);
+    let _ = std::fs::remove_dir_all(&sessions);
+}
