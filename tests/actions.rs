@@ -631,3 +631,525 @@ fn control_a_then_typing_replaces_and_enter_submits() {
         assert_eq!(seen(&tab).await, vec!["submit:zzz"]);
     });
 }
+
+// ---- frames and shadow roots ----
+
+#[test]
+fn clicks_land_inside_a_same_origin_iframe_and_a_shadow_root() {
+    let s = shared();
+    s.server.html(
+        "/inner",
+        "<!doctype html><body style='margin:0'><div style='height:60px'></div>\
+         <button onclick=\"parent.seen.push('framed')\">Framed</button></body>",
+    );
+    let html = page(
+        r#"<div style="height:80px"></div>
+        <iframe src="/inner" style="width:300px;height:200px;border:10px solid #999;padding:5px"></iframe>
+        <div id="host"></div>
+        <script>
+          const root = host.attachShadow({mode: 'open'});
+          root.innerHTML = '<button>Shadowed</button>';
+          root.querySelector('button').onclick = () => seen.push('shadow');
+          addEventListener('load', () => seen.push('loaded'));
+        </script>"#,
+    );
+    with_page("/frames", &html, |tab, _| async move {
+        let state = observe(&tab).await;
+        let framed = index_of(&state, "Framed");
+        let shadowed = index_of(&state, "Shadowed");
+        assert_ok(&act_on(&tab, &state, json!({"click": {"index": framed}}), options()).await);
+        let state = observe(&tab).await;
+        assert_ok(
+            &act_on(
+                &tab,
+                &state,
+                json!({"click": {"index": shadowed}}),
+                options(),
+            )
+            .await,
+        );
+        assert_eq!(seen(&tab).await, vec!["loaded", "framed", "shadow"]);
+    });
+}
+
+// ---- hover, scroll ----
+
+#[test]
+fn hover_moves_the_mouse_onto_the_element() {
+    let html = page(
+        r#"<div id="menu" style="width:120px;height:40px;background:#ddd" onmouseenter="seen.push('enter')">Menu</div>"#,
+    );
+    with_page("/hover", &html, |tab, _| async move {
+        assert_ok(&act(&tab, json!({"hover": {"selector": "#menu"}})).await);
+        assert_eq!(seen(&tab).await, vec!["enter"]);
+    });
+}
+
+#[test]
+fn scroll_moves_the_page_and_a_nested_container() {
+    let mut rows = String::new();
+    for i in 0..60 {
+        rows.push_str(&format!("<p style='margin:0;height:30px'>Row {i}</p>"));
+    }
+    let html = page(&format!(
+        r#"<div id="box" style="height:150px;overflow:auto;border:1px solid">{rows}</div>
+        <div style="height:3000px"></div>"#
+    ));
+    with_page("/scroll", &html, |tab, _| async move {
+        let result = act(
+            &tab,
+            json!({"scroll": {"direction": "down", "selector": "#box"}}),
+        )
+        .await;
+        assert_ok(&result);
+        assert_eq!(page_js(&tab, "box.scrollTop").await, json!(150));
+        assert_eq!(
+            page_js(&tab, "scrollY").await,
+            json!(0),
+            "the page moved too"
+        );
+        let result = act(&tab, json!({"scroll": {"direction": "down", "pages": 2}})).await;
+        assert_ok(&result);
+        let height = page_js(&tab, "innerHeight").await.as_f64().unwrap_or(0.0);
+        assert_eq!(page_js(&tab, "scrollY").await.as_f64(), Some(height * 2.0));
+        assert_ok(&act(&tab, json!({"scroll": {"direction": "up", "pages": 10}})).await);
+        assert_eq!(page_js(&tab, "scrollY").await, json!(0));
+    });
+}
+
+#[test]
+fn scroll_to_brings_a_far_element_into_view() {
+    let html = page(r#"<div style="height:4000px"></div><p id="far">Far away</p>"#);
+    with_page("/scrollto", &html, |tab, _| async move {
+        assert_ok(&act(&tab, json!({"scroll_to": {"selector": "#far"}})).await);
+        let top = page_js(&tab, "far.getBoundingClientRect().top")
+            .await
+            .as_f64()
+            .unwrap_or(-1.0);
+        let height = page_js(&tab, "innerHeight").await.as_f64().unwrap_or(0.0);
+        assert!(top >= 0.0 && top < height, "top {top} of {height}");
+    });
+}
+
+// ---- drag and drop, upload ----
+
+#[test]
+fn drag_and_drop_reaches_html5_drop_handlers() {
+    let html = page(
+        r#"<div id="card" draggable="true" style="width:80px;height:40px;background:#9cf">Card</div>
+        <div id="bin" style="margin-top:100px;width:200px;height:100px;background:#fc9">Bin</div>
+        <script>
+          card.addEventListener('dragstart', (e) => e.dataTransfer.setData('text/plain', 'card-1'));
+          bin.addEventListener('dragover', (e) => e.preventDefault());
+          bin.addEventListener('drop', (e) => { e.preventDefault(); seen.push('drop:' + e.dataTransfer.getData('text/plain')); });
+        </script>"#,
+    );
+    with_page("/dnd", &html, |tab, _| async move {
+        let result = act(
+            &tab,
+            json!({"drag_and_drop": {"from": {"selector": "#card"}, "to": {"selector": "#bin"}}}),
+        )
+        .await;
+        assert_ok(&result);
+        assert_eq!(seen(&tab).await, vec!["drop:card-1"]);
+        assert_eq!(result.data().expect("data")["mode"], json!("html5"));
+    });
+}
+
+#[test]
+fn drag_and_drop_moves_a_pointer_driven_slider() {
+    let html = page(
+        r#"<div id="track" style="position:relative;width:400px;height:20px;background:#eee;margin:40px">
+          <div id="knob" style="position:absolute;left:0;top:0;width:20px;height:20px;background:#36c"></div></div>
+        <div id="end" style="position:absolute;left:340px;top:40px;width:20px;height:20px"></div>
+        <script>
+          let dragging = false;
+          knob.addEventListener('mousedown', () => { dragging = true; });
+          addEventListener('mousemove', (e) => { if (dragging) { knob.style.left = (e.clientX - 50) + 'px'; seen.push('move'); } });
+          addEventListener('mouseup', () => { if (dragging) seen.push('up'); dragging = false; });
+        </script>"#,
+    );
+    with_page("/slider", &html, |tab, _| async move {
+        let result = act(
+            &tab,
+            json!({"drag_and_drop": {"from": {"selector": "#knob"}, "to": {"selector": "#end"}}}),
+        )
+        .await;
+        assert_ok(&result);
+        assert_eq!(result.data().expect("data")["mode"], json!("mouse"));
+        let log = seen(&tab).await;
+        assert!(log.iter().filter(|e| *e == "move").count() >= 3, "{log:?}");
+        assert_eq!(log.last().map(String::as_str), Some("up"));
+        let left = page_js(&tab, "parseFloat(knob.style.left)")
+            .await
+            .as_f64()
+            .unwrap_or(0.0);
+        assert!(left > 250.0, "the knob only got to {left}");
+    });
+}
+
+#[test]
+fn upload_file_sets_the_file_and_a_missing_file_is_invalid() {
+    let dir = std::env::temp_dir().join(format!("webagent-upload-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let file = dir.join("report.txt");
+    std::fs::write(&file, "hello upload").expect("writing the file");
+    let html = page(
+        r#"<input type="file" id="f">
+        <script>f.addEventListener('change', async () => seen.push(f.files[0].name + ':' + await f.files[0].text()));</script>"#,
+    );
+    with_page("/upload", &html, |tab, _| async move {
+        let path = file.to_string_lossy().to_string();
+        assert_ok(
+            &act(
+                &tab,
+                json!({"upload_file": {"selector": "#f", "path": path}}),
+            )
+            .await,
+        );
+        // The change handler reads the file asynchronously.
+        page_js(
+            &tab,
+            "new Promise((r) => { const w = () => seen.length ? r() : setTimeout(w, 10); w(); })",
+        )
+        .await;
+        assert_eq!(seen(&tab).await, vec!["report.txt:hello upload"]);
+        let (reason, message) = failure(
+            &act(
+                &tab,
+                json!({"upload_file": {"selector": "#f", "path": "/no/such/file.pdf"}}),
+            )
+            .await,
+        );
+        assert_eq!(reason, FailureReason::InvalidParams);
+        assert!(message.contains("/no/such/file.pdf"), "{message}");
+        let (reason, _) = failure(
+            &act(
+                &tab,
+                json!({"upload_file": {"selector": "body", "path": path}}),
+            )
+            .await,
+        );
+        assert_eq!(reason, FailureReason::InvalidParams);
+    });
+}
+
+// ---- forms, waiting, navigation ----
+
+#[test]
+fn submit_form_submits_and_follows_the_navigation() {
+    let s = shared();
+    s.server.html("/thanks", page("<h1>Thanks</h1>"));
+    let html = page(
+        r#"<form action="/thanks" method="get"><input name="who" id="who" required><button>Send</button></form>"#,
+    );
+    with_page("/form", &html, |tab, _| async move {
+        let (reason, message) =
+            failure(&act(&tab, json!({"submit_form": {"selector": "#who"}})).await);
+        assert_eq!(reason, FailureReason::NotInteractive);
+        assert!(message.contains("who"), "{message}");
+        assert_ok(
+            &act(
+                &tab,
+                json!({"input_text": {"selector": "#who", "text": "Ann"}}),
+            )
+            .await,
+        );
+        let result = act(&tab, json!({"submit_form": {"selector": "#who"}})).await;
+        assert_ok(&result);
+        let data = result.data().expect("data");
+        assert_eq!(data["navigated"], json!(true));
+        assert!(
+            data["url"]
+                .as_str()
+                .unwrap_or("")
+                .contains("/thanks?who=Ann"),
+            "{data}"
+        );
+    });
+}
+
+#[test]
+fn wait_for_sees_an_element_appear_and_times_out_on_one_that_never_does() {
+    let html = page(
+        r#"<script>setTimeout(() => document.body.insertAdjacentHTML('beforeend', '<p id="late">Here now</p>'), 300);</script>"#,
+    );
+    with_page("/waitfor", &html, |tab, _| async move {
+        let result = act(
+            &tab,
+            json!({"wait_for": {"selector": "#late", "timeout_ms": 3000}}),
+        )
+        .await;
+        assert_ok(&result);
+        let result = act(
+            &tab,
+            json!({"wait_for": {"text": "Here now", "timeout_ms": 1000}}),
+        )
+        .await;
+        assert_ok(&result);
+        let (reason, message) = failure(
+            &act(
+                &tab,
+                json!({"wait_for": {"selector": "#never", "timeout_ms": 300}}),
+            )
+            .await,
+        );
+        assert_eq!(reason, FailureReason::Timeout);
+        assert!(message.contains("#never"), "{message}");
+        assert_ok(&act(&tab, json!({"wait": {"seconds": 0.1}})).await);
+    });
+}
+
+#[test]
+fn navigate_back_forward_and_reload() {
+    let s = shared();
+    s.server.html("/second", page("<h1>Second page</h1>"));
+    let html = page("<h1>First page</h1>");
+    with_page("/first", &html, |tab, url| async move {
+        let result = act(&tab, json!({"navigate": {"url": "/second"}})).await;
+        assert_ok(&result);
+        assert!(tab.url().await.expect("url").ends_with("/second"));
+        let result = act(&tab, json!({"back": {}})).await;
+        assert_ok(&result);
+        assert_eq!(tab.url().await.expect("url"), url);
+        assert_eq!(result.data().expect("data")["navigated"], json!(true));
+        assert_ok(&act(&tab, json!({"forward": {}})).await);
+        assert!(tab.url().await.expect("url").ends_with("/second"));
+        let (reason, _) = failure(&act(&tab, json!({"forward": {}})).await);
+        assert_eq!(reason, FailureReason::Navigation);
+        page_js(&tab, "window.marker = 1").await;
+        assert_ok(&act(&tab, json!({"reload": {}})).await);
+        assert_eq!(
+            page_js(&tab, "window.marker === undefined").await,
+            json!(true)
+        );
+        let state = observe(&tab).await;
+        assert!(state.page_text.text.contains("Second page"));
+        let (reason, _) =
+            failure(&act(&tab, json!({"navigate": {"url": "http://127.0.0.1:9/"}})).await);
+        assert_eq!(reason, FailureReason::Navigation);
+    });
+}
+
+#[test]
+fn read_page_and_screenshot() {
+    let html = page("<h1>Report</h1><p>Revenue grew by 12 percent.</p>");
+    with_page("/read", &html, |tab, _| async move {
+        let result = act(&tab, json!({"read_page": {}})).await;
+        assert_ok(&result);
+        let text = result.data().expect("data")["text"]
+            .as_str()
+            .unwrap_or("")
+            .to_string();
+        assert!(text.contains("Revenue grew by 12 percent."), "{text}");
+        let file = std::env::temp_dir().join(format!("webagent-shot-{}.png", std::process::id()));
+        let path = file.to_string_lossy().to_string();
+        assert_ok(
+            &act(
+                &tab,
+                json!({"screenshot": {"path": path, "full_page": true}}),
+            )
+            .await,
+        );
+        let bytes = std::fs::read(&file).expect("the screenshot file");
+        assert_eq!(&bytes[1..4], b"PNG");
+    });
+}
+
+// ---- overlays ----
+
+#[test]
+fn overlays_draw_without_moving_the_layout_or_catching_clicks() {
+    let html = page(
+        r#"<button id="b" onclick="seen.push('b')" style="margin:50px">Press</button><p id="p">Text below</p>"#,
+    );
+    with_page("/overlays", &html, |tab, _| async move {
+        let layout = "JSON.stringify([b.getBoundingClientRect(), p.getBoundingClientRect(), document.documentElement.scrollHeight])";
+        let before = page_js(&tab, layout).await;
+        for action in [
+            json!({"highlight": {"selector": "#b", "label": "here"}}),
+            json!({"border": {"selector": "#b", "color": "red"}}),
+            json!({"spotlight": {"selector": "#b"}}),
+            json!({"inject": {"selector": "#p", "text": "a note"}}),
+            json!({"show_subtitle": {"text": "Step 1: press the button"}}),
+        ] {
+            assert_ok(&act(&tab, action).await);
+        }
+        assert_eq!(
+            page_js(&tab, layout).await,
+            before,
+            "overlays moved the layout"
+        );
+        assert_eq!(
+            page_js(&tab, "document.querySelectorAll('webagent-overlay').length").await,
+            json!(1)
+        );
+        // The layer covers the button but lets the click through.
+        assert_ok(&act(&tab, json!({"click": {"selector": "#b"}})).await);
+        assert_eq!(seen(&tab).await, vec!["b"]);
+        // The page's own listing does not gain the overlay's text.
+        let state = observe(&tab).await;
+        assert!(
+            !state.page_text.text.contains("Step 1"),
+            "{}",
+            state.page_text.text
+        );
+        let cleared = act(&tab, json!({"clear_overlays": {}})).await;
+        assert_ok(&cleared);
+        assert_eq!(cleared.data().expect("data")["removed"], json!(5));
+        assert_eq!(
+            page_js(&tab, "document.querySelectorAll('webagent-overlay').length").await,
+            json!(0)
+        );
+    });
+}
+
+// ---- policy and parameters ----
+
+#[test]
+fn execute_javascript_is_blocked_unless_enabled() {
+    let html = page("<p>js</p>");
+    with_page("/js", &html, |tab, _| async move {
+        let (reason, _) = failure(
+            &act(
+                &tab,
+                json!({"execute_javascript": {"script": "window.ran = true"}}),
+            )
+            .await,
+        );
+        assert_eq!(reason, FailureReason::Blocked);
+        assert_eq!(page_js(&tab, "window.ran === undefined").await, json!(true));
+        let opts = ExecOptions {
+            allow_javascript: true,
+            ..options()
+        };
+        let result = act_with(
+            &tab,
+            json!({"execute_javascript": {"script": "window.ran = 40 + 2"}}),
+            opts,
+        )
+        .await;
+        assert_ok(&result);
+        assert_eq!(result.data().expect("data")["value"], json!(42));
+    });
+}
+
+#[test]
+fn forbidden_selectors_and_bad_parameters_are_invalid_params() {
+    let html = page(r#"<button onclick="seen.push('x')">X</button>"#);
+    with_page("/invalid", &html, |tab, _| async move {
+        for action in [
+            json!({"click": {"selector": "button:has(span)"}}),
+            json!({"click": {"selector": "*"}}),
+            json!({"click": {}}),
+            json!({"input_text": {"selector": "#a"}}),
+        ] {
+            let (reason, _) = failure(&act(&tab, action.clone()).await);
+            assert_eq!(reason, FailureReason::InvalidParams, "{action}");
+        }
+        assert!(seen(&tab).await.is_empty());
+    });
+}
+
+#[test]
+fn actions_without_a_browser_part_answer_without_acting() {
+    let html = page("<p>plain</p>");
+    with_page("/plain", &html, |tab, _| async move {
+        let (reason, message) =
+            failure(&act(&tab, json!({"goto_page": {"name": "billing"}})).await);
+        assert_eq!(reason, FailureReason::NotFound);
+        assert!(message.contains("sitemap"), "{message}");
+        let (reason, message) =
+            failure(&act(&tab, json!({"extract": {"instruction": "prices"}})).await);
+        assert_eq!(reason, FailureReason::Unknown);
+        assert!(message.contains("LLM"), "{message}");
+        let done = act(&tab, json!({"done": {"text": "finished", "success": true}})).await;
+        assert_eq!(
+            done.data(),
+            Some(&json!({"text": "finished", "success": true}))
+        );
+        assert_ok(&act(&tab, json!({"think": {"reasoning": "look first"}})).await);
+        let state = observe(&tab).await;
+        let action = Catalog::builtin()
+            .parse(&json!({"click": {"index": 0}}))
+            .expect("parsing");
+        let result = Executor::new(&tab, options()).execute(&action, None).await;
+        assert_eq!(result.reason(), Some(FailureReason::NotFound));
+        drop(state);
+    });
+}
+
+// ---- the exec command ----
+
+fn webagent(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_webagent"))
+        .args(args)
+        .output()
+        .expect("running webagent")
+}
+
+#[test]
+fn exec_prints_one_json_line_per_action_and_exits_by_outcome() {
+    let s = shared();
+    s.server.html(
+        "/exec",
+        page(r#"<button onclick="document.title = 'pressed'">Press</button><input id="name">"#),
+    );
+    let url = s.server.url("/exec");
+    let out = webagent(&[
+        "exec",
+        &url,
+        r#"{"click":{"index":0}}"#,
+        r##"{"input_text":{"selector":"#name","text":"Ann"}}"##,
+        "--json",
+        "--observe",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    assert_eq!(lines.len(), 3, "{stdout}");
+    assert_eq!(lines[0]["action"], json!("click"));
+    assert_eq!(lines[0]["params"], json!({"index": 0}));
+    assert_eq!(lines[0]["result"]["ok"], json!(true));
+    assert_eq!(lines[0]["url"], json!(url));
+    assert!(lines[0]["ms"].as_f64().is_some());
+    assert_eq!(lines[1]["params"]["text"], json!("Ann"));
+    assert_eq!(lines[2]["type"], json!("observation"));
+    assert_eq!(lines[2]["title"], json!("pressed"));
+    assert!(
+        lines[2]["listing"].as_str().unwrap_or("").contains("Ann"),
+        "{}",
+        lines[2]
+    );
+
+    let out = webagent(&[
+        "exec",
+        &url,
+        r##"{"click":{"selector":"#missing"}}"##,
+        r#"{"click":{"index":0}}"#,
+        "--json",
+        "--timeout-ms",
+        "200",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    assert_eq!(
+        lines.len(),
+        2,
+        "a failure must not stop the later actions: {stdout}"
+    );
+    assert_eq!(lines[0]["result"]["reason"], json!("not_found"));
+    assert_eq!(lines[1]["result"]["ok"], json!(true));
+}
