@@ -1373,3 +1373,11 @@ fn ctrl_c_stops_the_run_cleanly_with_done_in_the_trace() {
     assert_eq!(last["success"], false);
     let _ = std::fs::remove_dir_all(&sessions);
 }
+
+/// The TUI runs the agent on a task of its own, so a run on the real
+/// browser must be `Send`; this fails to compile otherwise.
+#[allow(dead_code)]
+fn a_browser_run_can_be_spawned(agent: &mut Agent<BrowserEnvironment>) {
+    fn spawnable<T: Send>(_: &T) {}
+    spawnable(&agent.run("task"));
+}

@@ -402,7 +402,14 @@ impl<E: Environment> Agent<E> {
             .map(|m| m.content.chars().count())
             .sum();
         let started = Instant::now();
-        let answer = self.call_model(&request).await;
+        let answer = call_model(
+            &self.llm,
+            &request,
+            &self.events,
+            &self.config.secrets,
+            &self.stop,
+        )
+        .await;
         draft.timings.llm_ms = ms_since(started);
         let response = match answer {
             Ok(response) => response,
@@ -516,59 +523,6 @@ impl<E: Environment> Agent<E> {
         }));
         ChatRequest::new(vec![ChatMessage::system(system), ChatMessage::user(user)])
             .with_forced_tool(tool.clone())
-    }
-
-    /// Calls the model, turning its progress into events: streamed text,
-    /// the reflection as it is written, retries.
-    async fn call_model(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
-        let events = self.events.clone();
-        let secrets = self.config.secrets.clone();
-        let mut preview = preview::ReflectionPreview::default();
-        let mut on_event = move |event: LlmEvent| {
-            let event = match event {
-                LlmEvent::ContentDelta { text } => Event::Text { content: text },
-                LlmEvent::ToolCallDelta {
-                    index: 0,
-                    arguments,
-                    ..
-                } => match preview.push(&arguments) {
-                    Some(content) => Event::Text { content },
-                    None => return,
-                },
-                LlmEvent::Retrying {
-                    retry,
-                    max_retries,
-                    wait,
-                    reason,
-                } => {
-                    // The retried answer streams from the start again.
-                    preview.reset();
-                    Event::Error {
-                        error: format!(
-                            "the model call failed ({reason}); retry {retry} of {max_retries} in {:.1}s",
-                            wait.as_secs_f64()
-                        ),
-                        fatal: false,
-                    }
-                }
-                LlmEvent::FallbackToNonStreaming { reason } => {
-                    preview.reset();
-                    Event::Error {
-                        error: format!(
-                            "streaming did not work ({reason}); asking again without it"
-                        ),
-                        fatal: false,
-                    }
-                }
-                _ => return,
-            };
-            if events.send(mask_event(&secrets, event)).is_err() {
-                tracing::debug!("no one is listening to agent events any more");
-            }
-        };
-        self.llm
-            .complete_observed(request, &mut on_event, &self.stop)
-            .await
     }
 
     /// The approval gate and execution. Returns the action that ran (after
@@ -768,6 +722,63 @@ impl<E: Environment> Agent<E> {
             tracing::debug!("no one is listening to agent events any more");
         }
     }
+}
+
+/// Calls the model, turning its progress into events: streamed text, the
+/// reflection as it is written, retries. A free function rather than a
+/// method so the agent is not borrowed across the call, which would make
+/// a spawned run require every part of the agent to be `Sync`.
+async fn call_model(
+    llm: &LlmClient,
+    request: &ChatRequest,
+    events: &UnboundedSender<Event>,
+    secrets: &Secrets,
+    stop: &StopSignal,
+) -> Result<ChatResponse, LlmError> {
+    let events = events.clone();
+    let secrets = secrets.clone();
+    let mut preview = preview::ReflectionPreview::default();
+    let mut on_event = move |event: LlmEvent| {
+        let event = match event {
+            LlmEvent::ContentDelta { text } => Event::Text { content: text },
+            LlmEvent::ToolCallDelta {
+                index: 0,
+                arguments,
+                ..
+            } => match preview.push(&arguments) {
+                Some(content) => Event::Text { content },
+                None => return,
+            },
+            LlmEvent::Retrying {
+                retry,
+                max_retries,
+                wait,
+                reason,
+            } => {
+                // The retried answer streams from the start again.
+                preview.reset();
+                Event::Error {
+                        error: format!(
+                            "the model call failed ({reason}); retry {retry} of {max_retries} in {:.1}s",
+                            wait.as_secs_f64()
+                        ),
+                        fatal: false,
+                    }
+            }
+            LlmEvent::FallbackToNonStreaming { reason } => {
+                preview.reset();
+                Event::Error {
+                    error: format!("streaming did not work ({reason}); asking again without it"),
+                    fatal: false,
+                }
+            }
+            _ => return,
+        };
+        if events.send(mask_event(&secrets, event)).is_err() {
+            tracing::debug!("no one is listening to agent events any more");
+        }
+    };
+    llm.complete_observed(request, &mut on_event, stop).await
 }
 
 /// The forced tool for a catalog: the reflection fields and the action
