@@ -152,7 +152,7 @@ pub(crate) struct LaunchedChrome {
     pub ws_url: String,
     /// The executable that runs.
     pub executable: PathBuf,
-    guardian: Child,
+    guardian: Option<Child>,
     /// Closing this pipe tells the guardian to stop Chromium.
     lifeline: Option<ChildStdin>,
     profile: PathBuf,
@@ -239,7 +239,7 @@ impl LaunchedChrome {
         let mut launched = LaunchedChrome {
             ws_url: String::new(),
             executable,
-            guardian,
+            guardian: Some(guardian),
             lifeline,
             profile,
         };
@@ -266,32 +266,48 @@ impl LaunchedChrome {
         &self.profile
     }
 
-    /// Stops Chromium and waits (bounded) for the guardian to clean up.
+    /// Stops Chromium: closing the lifeline makes the guardian stop it and
+    /// remove the profile. The guardian is reaped on a helper thread so that
+    /// dropping a session inside async code never blocks a runtime worker;
+    /// if it has not finished after five seconds it is killed and the
+    /// profile removed here.
     pub(crate) fn stop(&mut self) {
-        drop(self.lifeline.take());
-        let deadline = std::time::Instant::now() + Duration::from_secs(5);
-        loop {
-            match self.guardian.try_wait() {
-                Ok(Some(_)) => break,
-                Ok(None) if std::time::Instant::now() < deadline => {
-                    std::thread::sleep(Duration::from_millis(20));
-                }
-                _ => {
-                    let _ = self.guardian.kill();
-                    let _ = self.guardian.wait();
-                    let _ = std::fs::remove_dir_all(&self.profile);
-                    break;
+        if self.lifeline.take().is_none() {
+            return;
+        }
+        let Some(mut guardian) = self.guardian.take() else {
+            return;
+        };
+        let profile = self.profile.clone();
+        let reaper = move || {
+            let deadline = std::time::Instant::now() + Duration::from_secs(5);
+            loop {
+                match guardian.try_wait() {
+                    Ok(Some(_)) => return,
+                    Ok(None) if std::time::Instant::now() < deadline => {
+                        std::thread::sleep(Duration::from_millis(20));
+                    }
+                    _ => {
+                        let _ = guardian.kill();
+                        let _ = guardian.wait();
+                        let _ = std::fs::remove_dir_all(&profile);
+                        return;
+                    }
                 }
             }
+        };
+        if let Err(err) = std::thread::Builder::new()
+            .name("chromium-reaper".into())
+            .spawn(reaper)
+        {
+            tracing::warn!(%err, "could not start the reaper; Chromium stops on its own");
         }
     }
 }
 
 impl Drop for LaunchedChrome {
     fn drop(&mut self) {
-        if self.lifeline.is_some() {
-            self.stop();
-        }
+        self.stop();
     }
 }
 
