@@ -1381,3 +1381,36 @@ fn a_browser_run_can_be_spawned(agent: &mut Agent<BrowserEnvironment>) {
     fn spawnable<T: Send>(_: &T) {}
     spawnable(&agent.run("task"));
 }
+
+#[test]
+fn an_answer_with_no_call_and_no_json_is_an_error_the_model_reads_next() {
+    let run = run_gate(
+        &["http://a.test/"],
+        vec![
+            Reply::json(
+                200,
+                text_completion("I think I should click the Pay button."),
+            ),
+            done("paid", true),
+        ],
+        Vec::new(),
+    );
+    assert!(run.outcome.success, "{:?}", run.outcome);
+    let first = run
+        .events
+        .iter()
+        .find_map(|e| match e {
+            Event::Step(s) if s.index == 1 => Some(s.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(first.result.reason(), Some(FailureReason::InvalidParams));
+    assert_eq!(first.action, Value::Null);
+    assert!(run.executed.is_empty());
+    let second: Value = run.requests[1].json();
+    let prompt = second["messages"][1]["content"].as_str().unwrap();
+    assert!(
+        prompt.contains("your answer had no agent_step call"),
+        "{prompt}"
+    );
+}
