@@ -17,7 +17,7 @@ use webagent::actions::{Action, Catalog};
 use webagent::browser::act::{ExecOptions, Executor};
 use webagent::browser::{BrowserSession, LaunchOptions, ObserveOptions, Tab};
 use webagent::demo::{
-    DemoSite, DEMO_EMAIL, DEMO_PASSWORD, FIRST_ORDER_ID, MEMBER_EMAIL, PAGE_PATHS, SESSION_COOKIE,
+    DemoSite, DEMO_EMAIL, DEMO_PASSWORD, FIRST_ORDER_ID, MEMBER_EMAIL, PAGE_PATHS,
 };
 use webagent::dom::PageState;
 use webagent::sitemap::Sitemap;
@@ -104,6 +104,7 @@ impl Reply {
 /// redirects (tests look at them).
 struct Client {
     addr: SocketAddr,
+    cookie_name: String,
     cookie: Option<String>,
 }
 
@@ -111,6 +112,7 @@ impl Client {
     fn new(site: &DemoSite) -> Client {
         Client {
             addr: site.addr(),
+            cookie_name: site.session_cookie(),
             cookie: None,
         }
     }
@@ -122,7 +124,7 @@ impl Client {
             self.addr
         );
         if let Some(cookie) = &self.cookie {
-            head.push_str(&format!("Cookie: {SESSION_COOKIE}={cookie}\r\n"));
+            head.push_str(&format!("Cookie: {}={cookie}\r\n", self.cookie_name));
         }
         if method == "POST" {
             head.push_str("Content-Type: application/x-www-form-urlencoded\r\n");
@@ -700,4 +702,178 @@ fn refunding_in_the_browser_goes_through_the_in_page_dialog() {
         );
         let _ = tab.close().await;
     });
+}
+
+#[test]
+fn every_page_fits_the_window_and_has_its_title() {
+    let site = site();
+    let session = browser();
+    let shots = repo_file("target/demo-screens");
+    std::fs::create_dir_all(&shots).expect("making the screenshot dir");
+    runtime().block_on(async {
+        let tab = session
+            .new_tab(&site.url("/login"))
+            .await
+            .expect("opening the demo");
+        let login = shots.join("login.png");
+        act(
+            &tab,
+            json!({"screenshot": {"path": login.to_string_lossy(), "full_page": false}}),
+        )
+        .await;
+        sign_in_in_browser(&tab).await;
+        let order = format!("/orders/{}", FIRST_ORDER_ID + 5);
+        let tour = [
+            ("/orders", "Orders"),
+            ("/orders?status=paid&q=a", "Orders"),
+            ("/orders/new", "New order"),
+            (order.as_str(), "Order #1006"),
+            ("/settings", "Settings"),
+            ("/settings/profile", "Profile"),
+            ("/settings/team", "Team"),
+            ("/settings/billing", "Billing"),
+            ("/settings/api-keys", "API keys"),
+        ];
+        for (path, title) in tour {
+            act(&tab, json!({"navigate": {"url": path}})).await;
+            let state = observe(&tab).await;
+            assert_eq!(state.title, format!("{title} · Acme"), "{path}");
+            let fits = tab
+                .eval("document.documentElement.scrollWidth <= window.innerWidth")
+                .await
+                .expect("measuring the page");
+            assert_eq!(fits, json!(true), "{path} scrolls sideways");
+            let name = path
+                .trim_start_matches('/')
+                .replace(['/', '?', '&', '='], "_");
+            let file = shots.join(format!("{name}.png"));
+            act(
+                &tab,
+                json!({"screenshot": {"path": file.to_string_lossy(), "full_page": false}}),
+            )
+            .await;
+        }
+        let _ = tab.close().await;
+    });
+}
+
+#[test]
+fn an_order_placed_through_the_form_opens_its_detail_page() {
+    let site = site();
+    let session = browser();
+    runtime().block_on(async {
+        let tab = session
+            .new_tab(&site.url("/orders/new"))
+            .await
+            .expect("opening the demo");
+        sign_in_in_browser(&tab).await;
+        let state = observe(&tab).await;
+        assert!(state.url.ends_with("/orders/new"), "{}", state.url);
+
+        // Submitting empty shows every problem at once and keeps the page.
+        act(&tab, json!({"click": {"selector": "#create-order"}})).await;
+        let state = observe(&tab).await;
+        assert!(
+            state.page_text.text.contains("Enter the customer's name."),
+            "{}",
+            state.page_text.text
+        );
+
+        act(
+            &tab,
+            json!({"input_text": {"selector": "#customer", "text": "Mary Jackson"}}),
+        )
+        .await;
+        act(
+            &tab,
+            json!({"select_option": {"selector": "#product", "text": "USB-C dock — $89.50"}}),
+        )
+        .await;
+        act(
+            &tab,
+            json!({"input_text": {"selector": "#quantity", "text": "3"}}),
+        )
+        .await;
+        act(
+            &tab,
+            json!({"input_text": {"selector": "#notes", "text": "Gift wrap, please"}}),
+        )
+        .await;
+        act(&tab, json!({"click": {"selector": "#create-order"}})).await;
+        let state = observe(&tab).await;
+        let expected = format!("/orders/{}?notice=created", FIRST_ORDER_ID + 25);
+        assert!(state.url.ends_with(&expected), "{}", state.url);
+        let text = &state.page_text.text;
+        for shown in [
+            "Order created.",
+            "Mary Jackson",
+            "USB-C dock",
+            "$268.50",
+            "Gift wrap, please",
+            "Pending",
+        ] {
+            assert!(text.contains(shown), "{shown} missing from: {text}");
+        }
+        let _ = tab.close().await;
+    });
+}
+
+// ------------------------------------------------------------- the CLI --
+
+/// Kills the child if the test fails before it stops it itself.
+struct ChildGuard(std::process::Child);
+
+impl Drop for ChildGuard {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn demo_serve_only_prints_the_url_serves_and_stops_on_ctrl_c() {
+    use std::io::BufRead;
+    use std::process::{Command, Stdio};
+
+    let log = std::env::temp_dir().join(format!("webagent-demo-test-{}.log", std::process::id()));
+    let child = Command::new(env!("CARGO_BIN_EXE_webagent"))
+        .args(["demo", "--serve-only", "--log-file"])
+        .arg(&log)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("starting webagent demo");
+    let mut child = ChildGuard(child);
+    let stdout = child.0.stdout.take().expect("piped stdout");
+    let mut lines = std::io::BufReader::new(stdout).lines();
+    let url = lines.next().and_then(Result::ok).unwrap_or_default();
+    let addr: SocketAddr = url
+        .strip_prefix("http://")
+        .and_then(|rest| rest.trim_end_matches('/').parse().ok())
+        .unwrap_or_else(|| panic!("the first line is not the site URL: {url:?}"));
+    assert!(addr.ip().is_loopback(), "{addr}");
+    let hint = lines.next().and_then(Result::ok).unwrap_or_default();
+    assert!(hint.contains(DEMO_EMAIL), "{hint}");
+
+    let mut client = Client {
+        addr,
+        cookie_name: format!("acme_session_{}", addr.port()),
+        cookie: None,
+    };
+    let login = client.get("/login");
+    assert_eq!(login.status, 200);
+    assert!(login.body.contains("Sign in"));
+
+    let status = Command::new("kill")
+        .args(["-INT", &child.0.id().to_string()])
+        .status()
+        .expect("sending SIGINT");
+    assert!(status.success());
+    let exit = child.0.wait().expect("waiting for webagent demo");
+    assert!(exit.success(), "Ctrl-C should end it cleanly: {exit:?}");
+    assert!(
+        TcpStream::connect(addr).is_err(),
+        "still listening after exit"
+    );
+    let _ = std::fs::remove_file(&log);
 }

@@ -37,8 +37,10 @@ pub const DEMO_EMAIL: &str = "admin@acme.test";
 pub const MEMBER_EMAIL: &str = "member@acme.test";
 /// The password of both demo accounts.
 pub const DEMO_PASSWORD: &str = "demo";
-/// The name of the session cookie.
-pub const SESSION_COOKIE: &str = "acme_session";
+/// The session cookie's name is this plus `_` and the port: browsers share
+/// cookies between ports of one host, so two demo sites on 127.0.0.1 (or a
+/// demo and another local app) would otherwise sign each other out.
+pub const SESSION_COOKIE_PREFIX: &str = "acme_session";
 /// The first seeded order number; 25 orders follow from it.
 pub const FIRST_ORDER_ID: u32 = FIRST_ORDER;
 
@@ -91,6 +93,7 @@ impl DemoSite {
         let app = Arc::new(App {
             store: Mutex::new(Store::seeded()),
             server: OnceLock::new(),
+            cookie_name: session_cookie_name(server.addr().port()),
         });
         // The routes hold the app and the app only a weak handle on the
         // server, so dropping the site still drops the server.
@@ -123,6 +126,15 @@ impl DemoSite {
     pub fn url(&self, path: &str) -> String {
         self.server.url(path)
     }
+
+    /// The name of this site's session cookie.
+    pub fn session_cookie(&self) -> String {
+        session_cookie_name(self.addr().port())
+    }
+}
+
+fn session_cookie_name(port: u16) -> String {
+    format!("{SESSION_COOKIE_PREFIX}_{port}")
 }
 
 /// The app behind every route: the store plus a way to add routes for
@@ -130,6 +142,7 @@ impl DemoSite {
 struct App {
     store: Mutex<Store>,
     server: OnceLock<Weak<PageServer>>,
+    cookie_name: String,
 }
 
 /// Who is asking: the session token and the user behind it.
@@ -215,7 +228,7 @@ impl App {
         let visitor = req
             .headers
             .get("cookie")
-            .and_then(|h| cookie(h, SESSION_COOKIE))
+            .and_then(|h| cookie(h, &self.cookie_name))
             .and_then(|token| {
                 let user = store.session_user(token)?;
                 Some(Visitor {
@@ -242,7 +255,10 @@ impl App {
                         tracing::debug!(email = form.get("email"), "demo sign-in");
                         redirect(&next).with_header(
                             "Set-Cookie",
-                            &format!("{SESSION_COOKIE}={token}; Path=/; HttpOnly; SameSite=Lax"),
+                            &format!(
+                                "{}={token}; Path=/; HttpOnly; SameSite=Lax",
+                                self.cookie_name
+                            ),
                         )
                     }
                     None => Response::html(pages::login(
@@ -259,7 +275,7 @@ impl App {
                 }
                 redirect("/login").with_header(
                     "Set-Cookie",
-                    &format!("{SESSION_COOKIE}=; Path=/; Max-Age=0"),
+                    &format!("{}=; Path=/; Max-Age=0", self.cookie_name),
                 )
             }
             _ => match visitor {

@@ -113,6 +113,8 @@ fn document(title: &str, body_class: &str, body: &str) -> String {
 /// shared confirmation dialog.
 fn layout(title: &str, section: Section, user: &User, content: &str) -> String {
     let settings = matches!(section, Section::Settings(_));
+    let team = section == Section::Settings(SettingsTab::Team);
+    let billing = section == Section::Settings(SettingsTab::Billing);
     let initials: String = user
         .name
         .split_whitespace()
@@ -129,8 +131,8 @@ fn layout(title: &str, section: Section, user: &User, content: &str) -> String {
     <a href="/orders/new" data-testid="nav-new-order"{new}>New order</a>
     <div class="section">Workspace</div>
     <a href="/settings" data-testid="nav-settings"{settings}>Settings</a>
-    <a href="/settings/team" data-testid="nav-team">Team</a>
-    <a href="/settings/billing" data-testid="nav-billing">Billing</a>
+    <a href="/settings/team" data-testid="nav-team"{team}>Team</a>
+    <a href="/settings/billing" data-testid="nav-billing"{billing}>Billing</a>
   </nav>
 </aside>
 <div class="main">
@@ -160,7 +162,9 @@ fn layout(title: &str, section: Section, user: &User, content: &str) -> String {
         dash = current(section == Section::Dashboard),
         orders = current(section == Section::Orders),
         new = current(section == Section::NewOrder),
-        settings = current(settings),
+        settings = current(settings && !team && !billing),
+        team = current(team),
+        billing = current(billing),
         initials = escape(&initials),
         name = escape(&user.name),
         role = user.role.label(),
@@ -442,7 +446,7 @@ pub fn new_order(user: &User, values: &FormFields, errors: &[(&str, String)]) ->
       <textarea id="notes" name="notes" rows="3" placeholder="Delivery instructions, gift message…" data-testid="order-notes"{inv_notes}>{notes}</textarea>{err_notes}</div>
     <div class="actions">
       <button type="submit" class="btn primary" id="create-order" data-testid="create-order">Create order</button>
-      <a class="btn" href="/orders">Cancel</a>
+      <a class="btn" href="/orders">Discard</a>
     </div>
   </form>
 </section>"#,
@@ -548,7 +552,7 @@ pub fn order_detail(user: &User, order: &Order, notice: Option<&Notice>) -> Stri
     </dl>
   </section>
   <div>
-    <section class="card" aria-label="Order actions"><h2>Actions</h2><div class="actions">{actions}</div></section>
+    <section class="card" aria-label="Order actions"><h2>Actions</h2><div class="op-list">{actions}</div></section>
     <section class="card" aria-label="History"><h2>History</h2><ol class="timeline">{history}</ol></section>
   </div>
 </div>"#,
