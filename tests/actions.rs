@@ -1153,3 +1153,63 @@ fn exec_prints_one_json_line_per_action_and_exits_by_outcome() {
     assert_eq!(lines[0]["result"]["reason"], json!("not_found"));
     assert_eq!(lines[1]["result"]["ok"], json!(true));
 }
+
+#[test]
+fn goto_page_searches_the_sitemap_and_navigates() {
+    use webagent::sitemap::{Sitemap, SitemapSet};
+    let s = shared();
+    s.server
+        .html("/settings/billing", page("<h1>Billing settings</h1>"));
+    let yaml = format!(
+        "origin: {}\ntitle: Home\nchildren:\n  settings:\n    title: Settings\n    children:\n      billing:\n        title: Billing\n        keywords: [invoices, payment]\n  orders:\n    title: Orders\n    children:\n      ':id':\n        title: Order detail\n",
+        s.server.origin()
+    );
+    let sitemap = Sitemap::from_yaml_str(&yaml).expect("the sitemap parses");
+    let mut set = SitemapSet::new();
+    set.insert(sitemap);
+    with_page("/home", &page("<p>home</p>"), |tab, _| async move {
+        let state = observe(&tab).await;
+        let executor = Executor::new(&tab, options()).with_sitemaps(&set);
+        let action = Catalog::builtin()
+            .parse(&json!({"goto_page": {"name": "invoices"}}))
+            .expect("parsing");
+        let result = executor.execute(&action, Some(&state)).await;
+        assert_ok(&result);
+        assert!(tab.url().await.expect("url").ends_with("/settings/billing"));
+        assert_eq!(
+            result.data().expect("data")["page"]["title"],
+            json!("Billing")
+        );
+        let action = Catalog::builtin()
+            .parse(&json!({"goto_page": {"name": "order detail"}}))
+            .expect("parsing");
+        let result = executor.execute(&action, Some(&state)).await;
+        assert_eq!(
+            result.reason(),
+            Some(FailureReason::InvalidParams),
+            "{result:?}"
+        );
+    });
+}
+
+#[test]
+fn settling_waits_for_a_request_the_click_started() {
+    let s = shared();
+    s.server
+        .page("/api/total", "application/json", "{\"total\": 17}");
+    let html = page(
+        r#"<button onclick="fetch('/api/total').then((r) => r.json()).then((j) => { out.textContent = 'Total ' + j.total; })">Load</button>
+        <p id="out"></p>"#,
+    );
+    with_page("/fetching", &html, |tab, _| async move {
+        let result = act(&tab, json!({"click": {"selector": "button"}})).await;
+        assert_ok(&result);
+        // No waiting here: the executor's settle already covered it.
+        let state = observe(&tab).await;
+        assert!(
+            state.page_text.text.contains("Total 17"),
+            "{}",
+            state.page_text.text
+        );
+    });
+}
