@@ -914,3 +914,22 @@ fn resizing_keeps_the_cursor_visible() {
     assert!(screen.contains("[31]<"), "cursor row visible:\n{screen}");
     assert!(screen.contains("31/500"), "{screen}");
 }
+
+#[test]
+fn without_a_model_a_task_is_refused_and_kept() {
+    let mut bench = Bench::on_orders(80, 24);
+    bench.app.state.status.model.clear();
+    bench.key(KeyCode::Char('t'));
+    bench.type_text("ship order 1042");
+    bench.key(KeyCode::Enter);
+    bench.idle();
+    assert!(bench.effects.is_empty(), "{:?}", bench.effects);
+    assert_eq!(bench.state().task.lines(), ["ship order 1042"]);
+    let notice = bench.state().status.notice.clone().expect("a reason");
+    assert!(
+        notice.text.contains("no model is configured"),
+        "{}",
+        notice.text
+    );
+    assert_eq!(bench.state().status.run, RunStatus::Idle);
+}

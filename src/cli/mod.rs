@@ -24,9 +24,9 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "FILE")]
     pub log_file: Option<PathBuf>,
 
-    /// What to do.
+    /// What to do (without one, the workbench opens).
     #[command(subcommand)]
-    pub command: Command,
+    pub command: Option<Command>,
 }
 
 /// The subcommands.
@@ -53,7 +53,10 @@ pub enum Command {
 
 /// Runs the parsed command line and returns the process exit code.
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
-    match cli.command {
+    let Some(command) = cli.command else {
+        return tui::run(tui::TuiArgs::default());
+    };
+    match command {
         Command::Sitemap(args) => sitemap::run(args),
         Command::Observe(args) => observe::run(args),
         Command::Actions(args) => actions::run(args),

@@ -1,18 +1,116 @@
-//! `webagent tui`: placeholder until the terminal workbench lands.
+//! `webagent tui` (and plain `webagent`): the terminal workbench.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+
+use super::observe::BrowserOpts;
+use crate::agent::ApprovalMode;
+use crate::llm::DEFAULT_BASE_URL;
+use crate::tui::services::{self, WorkbenchOptions};
 
 /// Flags of `webagent tui`.
 #[derive(Debug, clap::Args)]
-pub struct TuiArgs {}
+pub struct TuiArgs {
+    /// The page to open (default: about:blank; `:navigate URL` goes
+    /// elsewhere later).
+    #[arg(long)]
+    pub url: Option<String>,
+    /// A sitemap file or directory to load and watch (repeatable; default:
+    /// ./sitemaps when it exists).
+    #[arg(long, value_name = "PATH")]
+    pub sitemap: Vec<PathBuf>,
+    /// The recipes directory (default: ./recipes when it exists).
+    #[arg(long, value_name = "DIR")]
+    pub recipes: Option<PathBuf>,
+    /// A theme: dark, light, a name in ./themes, or a YAML file (reloaded
+    /// when it changes).
+    #[arg(long, value_name = "NAME|FILE")]
+    pub theme: Option<String>,
+    /// When to ask before an action: never, risky (commit and dangerous
+    /// actions) or always. `a` cycles it while running.
+    #[arg(long, value_name = "MODE", default_value = "risky", value_parser = parse_mode)]
+    pub approve: ApprovalMode,
+    /// The model (default: WEBAGENT_MODEL, then gpt-4o-mini).
+    #[arg(long)]
+    pub model: Option<String>,
+    /// The API root of an OpenAI-compatible server (default:
+    /// OPENAI_BASE_URL, then the OpenAI API).
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+    /// The step limit of a run.
+    #[arg(long, value_name = "N", default_value_t = crate::agent::DEFAULT_MAX_STEPS)]
+    pub max_steps: usize,
+    /// A task to start as soon as the page is open.
+    #[arg(long)]
+    pub task: Option<String>,
+    /// The browser to use.
+    #[command(flatten)]
+    pub browser: BrowserOpts,
+}
+
+impl Default for TuiArgs {
+    fn default() -> Self {
+        TuiArgs {
+            url: None,
+            sitemap: Vec::new(),
+            recipes: None,
+            theme: None,
+            approve: ApprovalMode::default(),
+            model: None,
+            base_url: None,
+            max_steps: crate::agent::DEFAULT_MAX_STEPS,
+            task: None,
+            browser: BrowserOpts::default(),
+        }
+    }
+}
+
+fn parse_mode(text: &str) -> Result<ApprovalMode, String> {
+    text.parse()
+}
+
+/// The options these flags describe.
+pub fn options(args: TuiArgs) -> WorkbenchOptions {
+    let mut options = WorkbenchOptions::new(args.url.unwrap_or_else(|| "about:blank".into()));
+    options.sitemaps = if args.sitemap.is_empty() && Path::new("sitemaps").is_dir() {
+        vec![PathBuf::from("sitemaps")]
+    } else {
+        args.sitemap
+    };
+    options.recipes = args.recipes.or_else(|| {
+        Path::new("recipes")
+            .is_dir()
+            .then(|| PathBuf::from("recipes"))
+    });
+    options.theme = args.theme;
+    options.approval = args.approve;
+    options.launch = args.browser.launch_options();
+    if let Some(model) = args.model {
+        options.llm.model = model;
+    }
+    if let Some(base_url) = args.base_url {
+        options.llm.base_url = base_url;
+    }
+    options.llm_configured =
+        options.llm.api_key.is_some() || options.llm.base_url != DEFAULT_BASE_URL;
+    options.max_steps = args.max_steps.max(1);
+    options.task = args.task.filter(|t| !t.trim().is_empty());
+    options
+}
 
 /// Runs `webagent tui`.
-pub fn run(_args: TuiArgs) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("webagent tui is not built yet")
+pub fn run(args: TuiArgs) -> anyhow::Result<ExitCode> {
+    services::run(options(args))?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Opens the workbench on the demo site (called by `webagent demo`).
-pub fn open_demo(_url: String, _sitemap: PathBuf, _recipes: PathBuf) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("the terminal workbench is not built yet; use `webagent demo --serve-only`")
+pub fn open_demo(url: String, sitemap: PathBuf, recipes: PathBuf) -> anyhow::Result<ExitCode> {
+    let args = TuiArgs {
+        url: Some(url),
+        sitemap: vec![sitemap],
+        recipes: Some(recipes),
+        ..TuiArgs::default()
+    };
+    run(args)
 }

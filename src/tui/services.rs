@@ -1,2 +1,793 @@
 //! Connects the workbench's effects to the real browser, agent run and
-//! file watchers.
+//! file watchers. Every service runs on its own task or thread and talks
+//! to the loop only by sending [`AppEvent`]s; [`Services::handle`] never
+//! blocks the loop.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::mpsc::Sender;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use tokio::sync::{mpsc, oneshot, watch};
+
+use crate::actions::{Action, ActionResult, Catalog, RiskFacts};
+use crate::agent::browser_env::BrowserEnvironment;
+use crate::agent::{
+    Agent, AgentConfig, ApprovalDecision, ApprovalMode, ApprovalRequest, Approver, BoxFuture,
+    Environment, EnvironmentError, Secrets,
+};
+use crate::browser::act::ExecOptions;
+use crate::browser::{BrowserSession, LaunchOptions};
+use crate::dom::PageState;
+use crate::events::{Event, TraceWriter, DEFAULT_SESSIONS_DIR};
+use crate::llm::{stop_pair, LlmClient, LlmConfig, StopHandle, StopSignal, DEFAULT_BASE_URL};
+use crate::sitemap::{SitemapEvent, SitemapSet, SitemapWatcher};
+
+use super::app::AppState;
+use super::event::{AppEvent, Effect};
+use super::event_loop::{App, EffectHandler};
+use super::theme::{Theme, ThemeWatcher};
+use super::{terminal, TuiError};
+
+/// How long a page may take to load at start.
+const OPEN_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How long quitting waits for the browser to close.
+const SHUTDOWN_WAIT: Duration = Duration::from_secs(10);
+
+/// What the workbench starts with.
+#[derive(Debug, Clone)]
+pub struct WorkbenchOptions {
+    /// The page to open.
+    pub url: String,
+    /// Sitemap files or directories to load and watch.
+    pub sitemaps: Vec<PathBuf>,
+    /// The recipes directory (shown in the status line; recipes run once
+    /// the script module exists).
+    pub recipes: Option<PathBuf>,
+    /// A theme name (`dark`, `light`) or file.
+    pub theme: Option<String>,
+    /// When the person is asked before an action.
+    pub approval: ApprovalMode,
+    /// How to get a browser.
+    pub launch: LaunchOptions,
+    /// The model's settings.
+    pub llm: LlmConfig,
+    /// Whether an endpoint was configured at all (a key, or a base URL
+    /// other than the default); without one, tasks are refused with a hint.
+    pub llm_configured: bool,
+    /// The step limit of a run.
+    pub max_steps: usize,
+    /// A task to start as soon as the browser is up.
+    pub task: Option<String>,
+}
+
+impl WorkbenchOptions {
+    /// Options for `url` with the model settings from the environment.
+    pub fn new(url: impl Into<String>) -> Self {
+        let llm = LlmConfig::from_env();
+        let llm_configured = llm.api_key.is_some() || llm.base_url != DEFAULT_BASE_URL;
+        WorkbenchOptions {
+            url: url.into(),
+            sitemaps: Vec::new(),
+            recipes: None,
+            theme: None,
+            approval: ApprovalMode::default(),
+            launch: LaunchOptions::default(),
+            llm,
+            llm_configured,
+            max_steps: crate::agent::DEFAULT_MAX_STEPS,
+            task: None,
+        }
+    }
+}
+
+/// Opens the workbench in this terminal and runs it until the person
+/// quits. The terminal is restored on every way out, panics included.
+pub fn run(options: WorkbenchOptions) -> Result<(), TuiError> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let mut services = Services::start(&options, tx.clone())?;
+    let mut term = terminal::enter()?;
+    let size = term.size().map(|s| (s.width, s.height)).unwrap_or((80, 24));
+    let mut state = AppState::new(size);
+    state.status.approval = options.approval;
+    state.status.model = if options.llm_configured {
+        options.llm.model.clone()
+    } else {
+        String::new()
+    };
+    state.status.url = options.url.clone();
+    let mut app = App::new(state, rx);
+    let stop_input = Arc::new(AtomicBool::new(false));
+    terminal::spawn_input_reader(tx.clone(), Arc::clone(&stop_input));
+    if let Some(task) = &options.task {
+        // Typed as if by the person, so it shows in the input and starts
+        // through the same path.
+        for c in task.chars() {
+            let _ = tx.send(AppEvent::Key(crossterm::event::KeyEvent::from(
+                crossterm::event::KeyCode::Char(c),
+            )));
+        }
+        app.state.focus = super::Pane::Task;
+        let _ = tx.send(AppEvent::Key(crossterm::event::KeyEvent::from(
+            crossterm::event::KeyCode::Enter,
+        )));
+    }
+    drop(tx);
+    let result = app.run(&mut term, &mut services);
+    stop_input.store(true, Ordering::Relaxed);
+    terminal::restore();
+    services.shutdown();
+    result
+}
+
+/// Work for the browser task.
+enum BrowserCommand {
+    /// Run an action typed by hand, then observe.
+    Act { id: u64, action: Action },
+    /// Run the agent on a task.
+    Run {
+        task: String,
+        llm: Arc<LlmClient>,
+        stop: StopSignal,
+        paused: watch::Receiver<bool>,
+        max_steps: usize,
+        approval: Arc<AtomicU8>,
+    },
+    /// Close the browser.
+    Shutdown,
+}
+
+/// The real services behind the effects.
+pub struct Services {
+    runtime: Option<tokio::runtime::Runtime>,
+    tx: Sender<AppEvent>,
+    browser: mpsc::UnboundedSender<BrowserCommand>,
+    highlight: watch::Sender<Option<u32>>,
+    approval: Arc<AtomicU8>,
+    paused: watch::Sender<bool>,
+    stop: Option<StopHandle>,
+    browser_done: std::sync::mpsc::Receiver<()>,
+    llm: Result<Arc<LlmClient>, String>,
+    max_steps: usize,
+    _sitemap_watcher: Option<SitemapWatcher>,
+    theme_watcher: Option<ThemeWatcher>,
+}
+
+impl std::fmt::Debug for Services {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Services").finish_non_exhaustive()
+    }
+}
+
+fn mode_code(mode: ApprovalMode) -> u8 {
+    match mode {
+        ApprovalMode::Never => 0,
+        ApprovalMode::Risky => 1,
+        ApprovalMode::Always => 2,
+    }
+}
+
+fn mode_from(code: u8) -> ApprovalMode {
+    match code {
+        0 => ApprovalMode::Never,
+        2 => ApprovalMode::Always,
+        _ => ApprovalMode::Risky,
+    }
+}
+
+impl Services {
+    /// Starts the runtime, the browser task and the watchers; each reports
+    /// through `tx`.
+    pub fn start(options: &WorkbenchOptions, tx: Sender<AppEvent>) -> Result<Services, TuiError> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()?;
+        let (sitemaps, sitemap_watcher) = start_sitemaps(&options.sitemaps, &tx);
+        let (browser, commands) = mpsc::unbounded_channel();
+        let (highlight, highlight_rx) = watch::channel(None);
+        // The agent's run future is not Send (it holds the approver across
+        // awaits), so the browser task is driven by a thread of its own
+        // through the runtime's handle; the CDP connection still runs on
+        // the runtime's workers.
+        let (browser_done_tx, browser_done) = std::sync::mpsc::channel::<()>();
+        {
+            let handle = runtime.handle().clone();
+            let launch = options.launch.clone();
+            let url = options.url.clone();
+            let tx = tx.clone();
+            std::thread::Builder::new()
+                .name("tui-browser".into())
+                .spawn(move || {
+                    handle.block_on(browser_task(
+                        launch,
+                        url,
+                        tx,
+                        commands,
+                        highlight_rx,
+                        sitemaps,
+                    ));
+                    let _ = browser_done_tx.send(());
+                })?;
+        }
+        let llm = if options.llm_configured {
+            LlmClient::new(options.llm.clone())
+                .map(Arc::new)
+                .map_err(|e| e.to_string())
+        } else {
+            Err(
+                "no model is configured: set OPENAI_API_KEY (and OPENAI_BASE_URL for a local \
+                 server) or pass --base-url; actions typed after `:` work without one"
+                    .to_string(),
+            )
+        };
+        let (paused, _) = watch::channel(false);
+        let mut services = Services {
+            runtime: Some(runtime),
+            tx,
+            browser,
+            highlight,
+            approval: Arc::new(AtomicU8::new(mode_code(options.approval))),
+            paused,
+            stop: None,
+            browser_done,
+            llm,
+            max_steps: options.max_steps,
+            _sitemap_watcher: sitemap_watcher,
+            theme_watcher: None,
+        };
+        if let Some(theme) = &options.theme {
+            services.load_theme(theme);
+        }
+        if let Some(dir) = &options.recipes {
+            tracing::info!(dir = %dir.display(), "recipes are not run yet: the script module is not part of this build");
+        }
+        Ok(services)
+    }
+
+    fn load_theme(&mut self, spec: &str) {
+        self.theme_watcher = None;
+        match Theme::find(spec) {
+            Ok(theme) => {
+                if let Some(path) = theme.source.clone() {
+                    let tx = self.tx.clone();
+                    match ThemeWatcher::start(&path, move |result| {
+                        let _ = tx.send(AppEvent::ThemeReloaded(result.map_err(|e| e.to_string())));
+                    }) {
+                        Ok(watcher) => self.theme_watcher = Some(watcher),
+                        Err(error) => {
+                            let _ = self.tx.send(AppEvent::Notice {
+                                error: true,
+                                text: error.to_string(),
+                            });
+                        }
+                    }
+                }
+                let _ = self.tx.send(AppEvent::ThemeReloaded(Ok(theme)));
+            }
+            Err(error) => {
+                let _ = self
+                    .tx
+                    .send(AppEvent::ThemeReloaded(Err(error.to_string())));
+            }
+        }
+    }
+
+    /// Stops the run, closes the browser and the runtime.
+    pub fn shutdown(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            stop.stop();
+        }
+        let Some(runtime) = self.runtime.take() else {
+            return;
+        };
+        let _ = self.browser.send(BrowserCommand::Shutdown);
+        // The browser task closes Chromium on its way out (a run in flight
+        // ends at the stop); wait for it, within bounds, then drop the rest.
+        let _ = self.browser_done.recv_timeout(SHUTDOWN_WAIT);
+        runtime.shutdown_timeout(Duration::from_secs(2));
+    }
+}
+
+impl Drop for Services {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+impl EffectHandler for Services {
+    fn handle(&mut self, effect: Effect) {
+        match effect {
+            Effect::Highlight(index) => {
+                // Newest wins: the browser task only sees the latest.
+                self.highlight.send_replace(Some(index));
+            }
+            Effect::RunAction { id, action } => {
+                if self
+                    .browser
+                    .send(BrowserCommand::Act { id, action })
+                    .is_err()
+                {
+                    let _ = self.tx.send(AppEvent::ActionFinished {
+                        id,
+                        result: ActionResult::unknown("the browser is not running"),
+                        ms: 0,
+                    });
+                }
+            }
+            Effect::StartRun { task, approval } => {
+                self.approval.store(mode_code(approval), Ordering::Relaxed);
+                let llm = match &self.llm {
+                    Ok(llm) => Arc::clone(llm),
+                    Err(why) => {
+                        let _ = self.tx.send(AppEvent::RunEnded {
+                            error: Some(why.clone()),
+                        });
+                        return;
+                    }
+                };
+                let (handle, signal) = stop_pair();
+                self.stop = Some(handle);
+                self.paused.send_replace(false);
+                let command = BrowserCommand::Run {
+                    task,
+                    llm,
+                    stop: signal,
+                    paused: self.paused.subscribe(),
+                    max_steps: self.max_steps,
+                    approval: Arc::clone(&self.approval),
+                };
+                if self.browser.send(command).is_err() {
+                    let _ = self.tx.send(AppEvent::RunEnded {
+                        error: Some("the browser is not running".into()),
+                    });
+                }
+            }
+            Effect::SetApprovalMode(mode) => {
+                self.approval.store(mode_code(mode), Ordering::Relaxed)
+            }
+            Effect::StopRun => {
+                if let Some(stop) = &self.stop {
+                    stop.stop();
+                }
+                // A paused run must wake up to see the stop.
+                self.paused.send_replace(false);
+            }
+            Effect::SetPaused(paused) => {
+                self.paused.send_replace(paused);
+            }
+            Effect::Decide { reply, decision } => {
+                let _ = reply.send(decision);
+            }
+            Effect::Answer { reply, answer } => {
+                let _ = reply.send(answer);
+            }
+            Effect::LoadTheme(spec) => self.load_theme(&spec),
+            Effect::Quit => {
+                if let Some(stop) = &self.stop {
+                    stop.stop();
+                }
+            }
+        }
+    }
+}
+
+/// Loads and watches the sitemaps; reports every change as the good set
+/// plus the latest error.
+fn start_sitemaps(
+    paths: &[PathBuf],
+    tx: &Sender<AppEvent>,
+) -> (Arc<RwLock<SitemapSet>>, Option<SitemapWatcher>) {
+    if paths.is_empty() {
+        return (Arc::new(RwLock::new(SitemapSet::new())), None);
+    }
+    // The watcher reports the first loads before it hands out its set, so
+    // the callback finds the set through a slot filled right after.
+    let slot: Arc<OnceLock<Arc<RwLock<SitemapSet>>>> = Arc::new(OnceLock::new());
+    let first_error: Arc<Mutex<Option<String>>> = Arc::new(Mutex::new(None));
+    let callback = {
+        let slot = Arc::clone(&slot);
+        let first_error = Arc::clone(&first_error);
+        let tx = tx.clone();
+        move |event: SitemapEvent| {
+            let error = match &event {
+                SitemapEvent::Error {
+                    file,
+                    line,
+                    column,
+                    message,
+                } if *line > 0 => Some(format!("{}:{line}:{column}: {message}", file.display())),
+                SitemapEvent::Error { file, message, .. } => {
+                    Some(format!("{}: {message}", file.display()))
+                }
+                _ => None,
+            };
+            match slot.get() {
+                Some(set) => {
+                    let sitemaps = set.read().unwrap_or_else(PoisonError::into_inner).clone();
+                    let _ = tx.send(AppEvent::Sitemaps { sitemaps, error });
+                }
+                None => {
+                    if error.is_some() {
+                        *first_error.lock().unwrap_or_else(PoisonError::into_inner) = error;
+                    }
+                }
+            }
+        }
+    };
+    match SitemapWatcher::start(paths, callback) {
+        Ok(watcher) => {
+            let set = watcher.sitemaps();
+            let _ = slot.set(Arc::clone(&set));
+            let sitemaps = set.read().unwrap_or_else(PoisonError::into_inner).clone();
+            let error = first_error
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .take();
+            let _ = tx.send(AppEvent::Sitemaps { sitemaps, error });
+            (set, Some(watcher))
+        }
+        Err(error) => {
+            let _ = tx.send(AppEvent::Sitemaps {
+                sitemaps: SitemapSet::new(),
+                error: Some(error.to_string()),
+            });
+            (Arc::new(RwLock::new(SitemapSet::new())), None)
+        }
+    }
+}
+
+/// Answers approvals and questions by asking the person through the
+/// loop, and skips asking when the workbench's current mode does not
+/// require it (the mode can change while a run goes on).
+struct WorkbenchApprover {
+    tx: Sender<AppEvent>,
+    mode: Arc<AtomicU8>,
+}
+
+impl Approver for WorkbenchApprover {
+    fn approve<'a>(&'a mut self, request: &'a ApprovalRequest) -> BoxFuture<'a, ApprovalDecision> {
+        Box::pin(async move {
+            let mode = mode_from(self.mode.load(Ordering::Relaxed));
+            if !mode.requires(&request.action, request.risk) {
+                return ApprovalDecision::Approve {
+                    note: Some(format!("approval mode {} does not ask", mode.as_str())),
+                };
+            }
+            let (reply, answer) = oneshot::channel();
+            let asked = self.tx.send(AppEvent::ApprovalRequested {
+                request: Box::new(request.clone()),
+                reply,
+            });
+            if asked.is_err() {
+                return ApprovalDecision::Stop;
+            }
+            // A dropped reply means the workbench closed.
+            answer.await.unwrap_or(ApprovalDecision::Stop)
+        })
+    }
+
+    fn ask_user<'a>(&'a mut self, question: &'a str) -> BoxFuture<'a, Option<String>> {
+        Box::pin(async move {
+            let (reply, answer) = oneshot::channel();
+            let asked = self.tx.send(AppEvent::AskUser {
+                question: question.to_string(),
+                reply,
+            });
+            if asked.is_err() {
+                return None;
+            }
+            answer.await.ok().flatten()
+        })
+    }
+}
+
+/// The browser tab as the agent sees it, plus what the workbench needs:
+/// every observation goes to the listing, and a pause holds the run
+/// before its next observation.
+struct WorkbenchEnvironment {
+    inner: Option<BrowserEnvironment>,
+    tx: Sender<AppEvent>,
+    paused: watch::Receiver<bool>,
+    stop: StopSignal,
+}
+
+fn gone() -> EnvironmentError {
+    EnvironmentError {
+        message: "the browser tab is no longer available".into(),
+        fatal: true,
+    }
+}
+
+impl WorkbenchEnvironment {
+    async fn wait_while_paused(&mut self) {
+        while *self.paused.borrow_and_update() && !self.stop.is_stopped() {
+            tokio::select! {
+                changed = self.paused.changed() => {
+                    if changed.is_err() {
+                        return;
+                    }
+                }
+                _ = self.stop.stopped() => return,
+            }
+        }
+    }
+}
+
+impl Environment for WorkbenchEnvironment {
+    async fn observe(&mut self) -> Result<PageState, EnvironmentError> {
+        self.wait_while_paused().await;
+        let page = self.inner.as_mut().ok_or_else(gone)?.observe().await?;
+        let _ = self.tx.send(AppEvent::Page(Box::new(page.clone())));
+        Ok(page)
+    }
+
+    async fn execute(&mut self, action: &Action) -> ActionResult {
+        match self.inner.as_mut() {
+            Some(inner) => inner.execute(action).await,
+            None => ActionResult::unknown("the browser tab is no longer available"),
+        }
+    }
+
+    async fn current_url(&mut self) -> Option<String> {
+        self.inner.as_mut()?.current_url().await
+    }
+
+    async fn risk_facts(&mut self, action: &Action, page: &PageState) -> RiskFacts {
+        match self.inner.as_mut() {
+            Some(inner) => inner.risk_facts(action, page).await,
+            None => crate::agent::listing_risk_facts(action, page),
+        }
+    }
+}
+
+async fn observe_and_send(env: &mut BrowserEnvironment, tx: &Sender<AppEvent>) {
+    match env.observe().await {
+        Ok(page) => {
+            let _ = tx.send(AppEvent::Page(Box::new(page)));
+        }
+        Err(error) => {
+            let _ = tx.send(AppEvent::Notice {
+                error: true,
+                text: format!("observing the page: {error}"),
+            });
+        }
+    }
+}
+
+/// Outlines one listed element in the page, replacing the last outline.
+async fn highlight(env: &mut BrowserEnvironment, catalog: &Catalog, index: u32) {
+    let Ok(action) = catalog.parse(&json!({"highlight": {"index": index}})) else {
+        return;
+    };
+    if let Ok(clear) = catalog.parse(&json!({"clear_overlays": {}})) {
+        let _ = env.execute(&clear).await;
+    }
+    let result = env.execute(&action).await;
+    if !result.is_ok() {
+        tracing::debug!(?result, index, "highlighting the selected element");
+    }
+}
+
+/// Owns the browser: launches it, opens the page, then serves commands
+/// until shut down.
+async fn browser_task(
+    launch: LaunchOptions,
+    url: String,
+    tx: Sender<AppEvent>,
+    mut commands: mpsc::UnboundedReceiver<BrowserCommand>,
+    mut highlights: watch::Receiver<Option<u32>>,
+    sitemaps: Arc<RwLock<SitemapSet>>,
+) {
+    let session = match BrowserSession::start(launch).await {
+        Ok(session) => session,
+        Err(error) => {
+            let _ = tx.send(AppEvent::BrowserFailed(error.to_string()));
+            refuse_all(&mut commands, &tx, "the browser did not start").await;
+            return;
+        }
+    };
+    let tab = match session.new_tab("about:blank").await {
+        Ok(tab) => tab,
+        Err(error) => {
+            let _ = tx.send(AppEvent::BrowserFailed(error.to_string()));
+            refuse_all(&mut commands, &tx, "the browser did not open a tab").await;
+            return;
+        }
+    };
+    if let Err(error) = tab.navigate(&url, OPEN_TIMEOUT).await {
+        let _ = tx.send(AppEvent::Notice {
+            error: true,
+            text: format!("could not open {url}: {error}"),
+        });
+    }
+    let _ = tx.send(AppEvent::BrowserReady { url });
+    let mut env = BrowserEnvironment::new(tab, ExecOptions::default(), Arc::clone(&sitemaps));
+    observe_and_send(&mut env, &tx).await;
+    let catalog = Catalog::builtin();
+    let disconnected = session.disconnected();
+    tokio::pin!(disconnected);
+    loop {
+        tokio::select! {
+            why = &mut disconnected => {
+                let _ = tx.send(AppEvent::BrowserFailed(why));
+                refuse_all(&mut commands, &tx, "the browser went away").await;
+                return;
+            }
+            changed = highlights.changed() => {
+                if changed.is_err() {
+                    continue;
+                }
+                let latest = *highlights.borrow_and_update();
+                if let Some(index) = latest {
+                    highlight(&mut env, &catalog, index).await;
+                }
+            }
+            command = commands.recv() => match command {
+                None | Some(BrowserCommand::Shutdown) => break,
+                Some(BrowserCommand::Act { id, action }) => {
+                    let started = Instant::now();
+                    let result = env.execute(&action).await;
+                    let ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+                    let _ = tx.send(AppEvent::ActionFinished { id, result, ms });
+                    observe_and_send(&mut env, &tx).await;
+                }
+                Some(BrowserCommand::Run { task, llm, stop, paused, max_steps, approval }) => {
+                    let run = AgentRun { task, llm, stop, paused, max_steps, approval };
+                    let (back, shutting_down) = run_agent(env, run, &sitemaps, &tx, &mut commands)
+                    .await;
+                    match back {
+                        Some(returned) => env = returned,
+                        None => return,
+                    }
+                    if shutting_down {
+                        break;
+                    }
+                    observe_and_send(&mut env, &tx).await;
+                }
+            },
+        }
+    }
+    drop(env);
+    drop(session);
+}
+
+/// Answers every command with a failure until the channel closes.
+async fn refuse_all(
+    commands: &mut mpsc::UnboundedReceiver<BrowserCommand>,
+    tx: &Sender<AppEvent>,
+    why: &str,
+) {
+    while let Some(command) = commands.recv().await {
+        match command {
+            BrowserCommand::Act { id, .. } => {
+                let _ = tx.send(AppEvent::ActionFinished {
+                    id,
+                    result: ActionResult::unknown(why),
+                    ms: 0,
+                });
+            }
+            BrowserCommand::Run { .. } => {
+                let _ = tx.send(AppEvent::RunEnded {
+                    error: Some(why.to_string()),
+                });
+            }
+            BrowserCommand::Shutdown => return,
+        }
+    }
+}
+
+/// One run's settings, as the loop asked for them.
+struct AgentRun {
+    task: String,
+    llm: Arc<LlmClient>,
+    stop: StopSignal,
+    paused: watch::Receiver<bool>,
+    max_steps: usize,
+    approval: Arc<AtomicU8>,
+}
+
+/// Runs the agent on the tab; returns the tab's environment (unless the
+/// run lost it) and whether a shutdown came in meanwhile.
+async fn run_agent(
+    env: BrowserEnvironment,
+    run_settings: AgentRun,
+    sitemaps: &Arc<RwLock<SitemapSet>>,
+    tx: &Sender<AppEvent>,
+    commands: &mut mpsc::UnboundedReceiver<BrowserCommand>,
+) -> (Option<BrowserEnvironment>, bool) {
+    let (events_tx, mut events_rx) = mpsc::unbounded_channel::<Event>();
+    // Every event goes to the panes and to the session's trace file.
+    let forward = {
+        let tx = tx.clone();
+        tokio::spawn(async move {
+            let mut trace = match TraceWriter::create(std::path::Path::new(DEFAULT_SESSIONS_DIR)) {
+                Ok(trace) => Some(trace),
+                Err(error) => {
+                    tracing::warn!(%error, "no trace file for this run");
+                    None
+                }
+            };
+            while let Some(event) = events_rx.recv().await {
+                if let Some(writer) = trace.as_mut() {
+                    if let Err(error) = writer.write(&event) {
+                        tracing::warn!(%error, "the trace stops here");
+                        trace = None;
+                    }
+                }
+                if tx.send(AppEvent::Agent(event)).is_err() {
+                    break;
+                }
+            }
+        })
+    };
+    let AgentRun {
+        task,
+        llm,
+        stop,
+        paused,
+        max_steps,
+        approval,
+    } = run_settings;
+    let environment = WorkbenchEnvironment {
+        inner: Some(env),
+        tx: tx.clone(),
+        paused,
+        stop: stop.clone(),
+    };
+    // The agent asks about every action; the approver applies the mode
+    // the person has chosen at that moment.
+    let mut agent = Agent::new(
+        llm,
+        environment,
+        Box::new(WorkbenchApprover {
+            tx: tx.clone(),
+            mode: approval,
+        }),
+        events_tx,
+    );
+    agent = agent
+        .with_sitemaps(Arc::clone(sitemaps))
+        .with_stop(stop)
+        .with_config(AgentConfig {
+            max_steps,
+            approval: ApprovalMode::Always,
+            secrets: Secrets::new(),
+        });
+    let mut shutting_down = false;
+    let outcome = {
+        let run = agent.run(&task);
+        tokio::pin!(run);
+        loop {
+            tokio::select! {
+                outcome = &mut run => break outcome,
+                command = commands.recv(), if !shutting_down => match command {
+                    Some(BrowserCommand::Act { id, .. }) => {
+                        let _ = tx.send(AppEvent::ActionFinished {
+                            id,
+                            result: ActionResult::blocked("the agent is running; stop it before acting by hand"),
+                            ms: 0,
+                        });
+                    }
+                    Some(BrowserCommand::Run { .. }) => {
+                        let _ = tx.send(AppEvent::Notice {
+                            error: true,
+                            text: "a run is already in progress".into(),
+                        });
+                    }
+                    Some(BrowserCommand::Shutdown) | None => shutting_down = true,
+                },
+            }
+        }
+    };
+    let back = agent.environment_mut().inner.take();
+    drop(agent);
+    let _ = forward.await;
+    let _ = tx.send(AppEvent::RunEnded {
+        error: outcome.err().map(|e| e.to_string()),
+    });
+    (back, shutting_down)
+}

@@ -86,7 +86,10 @@ pub fn update(state: &mut AppState, event: AppEvent) -> Vec<Effect> {
             })));
         }
         AppEvent::RunEnded { error } => {
-            if matches!(
+            let never_started = state.status.step == 0 && state.status.max_steps == 0;
+            if never_started && error.is_some() {
+                state.status.run = RunStatus::Idle;
+            } else if matches!(
                 state.status.run,
                 RunStatus::Running | RunStatus::Paused | RunStatus::Stopping
             ) {
@@ -506,6 +509,17 @@ fn start_task(state: &mut AppState, effects: &mut Vec<Effect>) {
             state,
             true,
             "a run is in progress; stop it (s) first".into(),
+        );
+        return;
+    }
+    if state.status.model.is_empty() {
+        // The task stays in the field for when a model is configured.
+        notice(
+            state,
+            true,
+            "no model is configured: set OPENAI_API_KEY (or OPENAI_BASE_URL / --base-url for a \
+             local server); `:` actions work without one"
+                .into(),
         );
         return;
     }
