@@ -933,3 +933,64 @@ fn without_a_model_a_task_is_refused_and_kept() {
     );
     assert_eq!(bench.state().status.run, RunStatus::Idle);
 }
+
+/// A fresh directory under the system temp dir for one test.
+fn scratch_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("webagent-tui-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("creating a scratch directory");
+    dir
+}
+
+#[test]
+fn an_edited_theme_reloads_and_a_broken_one_keeps_the_last_good() {
+    use std::time::Duration;
+    use webagent::tui::theme::ThemeWatcher;
+
+    let dir = scratch_dir("theme");
+    let path = dir.join("mine.yaml");
+    std::fs::write(&path, "colors:\n  error: \"#ff0000\"\n").expect("writing the theme");
+    let (tx, rx) = channel();
+    let _watcher = ThemeWatcher::start(&path, move |result| {
+        let _ = tx.send(result.map_err(|e| e.to_string()));
+    })
+    .expect("watching the theme");
+    // A broken save: reported with its position.
+    std::fs::write(&path, "colors:\n  error: blurple\n").expect("writing");
+    let reported = rx
+        .recv_timeout(Duration::from_secs(10))
+        .expect("the broken save is reported");
+    let error = reported.expect_err("blurple is refused");
+    assert!(error.contains("mine.yaml:2:10:"), "{error}");
+    // Saved by writing a new file and renaming it over the old one.
+    let temp = dir.join(".mine.yaml.tmp");
+    std::fs::write(&temp, "colors:\n  error: \"#00ff00\"\n").expect("writing");
+    std::fs::rename(&temp, &path).expect("renaming");
+    let theme = loop {
+        let next = rx
+            .recv_timeout(Duration::from_secs(10))
+            .expect("the good save is reported");
+        if let Ok(theme) = next {
+            break theme;
+        }
+    };
+    assert_eq!(theme.palette.error, ratatui::style::Color::Rgb(0, 255, 0));
+    // Through the loop: the broken file's error shows, the good one applies.
+    let mut bench = Bench::on_orders(80, 24);
+    bench.send(AppEvent::ThemeReloaded(Err(error)));
+    bench.send(AppEvent::ThemeReloaded(Ok(theme.clone())));
+    bench.idle();
+    assert_eq!(bench.state().theme, theme);
+    assert_eq!(bench.state().status.theme_error, None);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn themes_are_found_by_name_and_unknown_names_say_what_exists() {
+    assert_eq!(Theme::find("light").expect("shipped").name, "light");
+    assert_eq!(Theme::find("dark").expect("shipped").name, "dark");
+    let error = Theme::find("no-such-theme")
+        .expect_err("unknown")
+        .to_string();
+    assert!(error.contains("dark, light"), "{error}");
+}
