@@ -233,7 +233,7 @@ impl App {
                 let user = store.session_user(token)?;
                 Some(Visitor {
                     token: token.to_string(),
-                    user: store.users[user].clone(),
+                    user: store.users.get(user)?.clone(),
                 })
             });
         let path = req.path.as_str();
@@ -442,29 +442,22 @@ fn order_page(
     notice: Option<&Notice>,
     user: &User,
 ) -> Response {
-    let render = |store: &Store, notice: Option<&Notice>| {
-        // ok: the caller checked that the order exists and orders are never
-        // removed.
-        store
-            .orders
-            .get(&id)
-            .map(|order| pages::order_detail(user, order, notice))
+    // Orders are never removed, but answer a plain 404 rather than trust it.
+    let render = |store: &Store, notice: Option<&Notice>, status: u16| match store.orders.get(&id) {
+        Some(order) => Response::html(pages::order_detail(user, order, notice)).with_status(status),
+        None => Response::html(pages::not_found(user, &format!("/orders/{id}"))).with_status(404),
     };
     if method == "GET" {
-        return Response::html(render(store, notice).unwrap_or_default());
+        return render(store, notice, 200);
     }
     let Some(op) = OrderOp::parse(form.get("op")) else {
         let refused = Notice::error("Unknown action; use Ship, Refund or Cancel.");
-        return Response::html(render(store, Some(&refused)).unwrap_or_default()).with_status(422);
+        return render(store, Some(&refused), 422);
     };
-    let status = store.orders.get(&id).map(|o| o.status);
     // Ask before a destructive step unless the dialog (or this page) already
-    // did; refused steps fall through to the refusal below instead.
-    if op.needs_confirmation()
-        && form.get("confirm") != "yes"
-        && status.is_some_and(|s| op.check(s).is_ok())
-    {
-        if let Some(order) = store.orders.get(&id) {
+    // did; a step the status forbids skips the question and is refused below.
+    if op.needs_confirmation() && form.get("confirm") != "yes" {
+        if let Some(order) = store.orders.get(&id).filter(|o| op.check(o.status).is_ok()) {
             return Response::html(pages::confirm_op(user, order, op));
         }
     }
@@ -475,7 +468,7 @@ fn order_page(
         }
         Err(refusal) => {
             let refused = Notice::error(format!("{} was refused: {}", op.label(), refusal.0));
-            Response::html(render(store, Some(&refused)).unwrap_or_default()).with_status(409)
+            render(store, Some(&refused), 409)
         }
     }
 }
