@@ -7,6 +7,9 @@
 //! the test fails so the new screen gets looked at; `UPDATE_SNAPSHOTS=1`
 //! rewrites them all after an intended change.
 
+#[path = "support/llm_server.rs"]
+mod llm_server;
+
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{channel, Sender};
 
@@ -993,4 +996,163 @@ fn themes_are_found_by_name_and_unknown_names_say_what_exists() {
         .expect_err("unknown")
         .to_string();
     assert!(error.contains("dark, light"), "{error}");
+}
+
+// ------------------------------------------------------- end to end
+
+/// The pane of a tmux session, as text.
+fn capture(session: &str) -> String {
+    let out = std::process::Command::new("tmux")
+        .args(["capture-pane", "-p", "-t", session])
+        .output()
+        .expect("running tmux capture-pane");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn tmux_keys(session: &str, keys: &[&str]) {
+    let status = std::process::Command::new("tmux")
+        .args(["send-keys", "-t", session])
+        .args(keys)
+        .status()
+        .expect("running tmux send-keys");
+    assert!(status.success());
+}
+
+fn tmux_text(session: &str, text: &str) {
+    let status = std::process::Command::new("tmux")
+        .args(["send-keys", "-t", session, "-l", text])
+        .status()
+        .expect("running tmux send-keys");
+    assert!(status.success());
+}
+
+/// Polls the pane until `want` shows (or the bound runs out, then fails
+/// with what the person would see).
+async fn wait_for_screen(session: &str, want: &str) -> String {
+    let mut screen = String::new();
+    for _ in 0..300 {
+        screen = capture(session);
+        if screen.contains(want) {
+            return screen;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    panic!("`{want}` never showed; the screen:\n{screen}");
+}
+
+/// Kills the tmux session even when the test fails.
+struct TmuxSession(String);
+
+impl Drop for TmuxSession {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("tmux")
+            .args(["kill-session", "-t", &self.0])
+            .status();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn end_to_end_demo_in_tmux_with_a_scripted_model() {
+    use llm_server::{tool_call_completion, LlmServer, Reply};
+    use webagent::agent::AGENT_TOOL_NAME;
+
+    let have = |cmd: &str| {
+        std::process::Command::new("sh")
+            .args(["-c", &format!("command -v {cmd}")])
+            .output()
+            .map(|o| o.status.success())
+            .unwrap_or(false)
+    };
+    if !have("tmux") || webagent::browser::find_chrome(None).is_err() {
+        eprintln!("skipped: the end-to-end test needs tmux and Chromium");
+        return;
+    }
+    let step = |goal: &str, action: serde_json::Value| {
+        Reply::json(
+            200,
+            tool_call_completion(
+                AGENT_TOOL_NAME,
+                &json!({
+                    "evaluation_previous_goal": "the sign-in page is open",
+                    "memory": "signing in as the demo admin",
+                    "next_goal": goal,
+                    "action": action,
+                }),
+            ),
+        )
+    };
+    let server = LlmServer::start(vec![
+        // Submitting the sign-in form is a commit action: risky mode asks.
+        step("submit the sign-in form", json!({"click": {"index": 2}})),
+        step(
+            "report",
+            json!({"done": {"text": "signed in", "success": true}}),
+        ),
+    ])
+    .await;
+    let dir = scratch_dir("e2e");
+    let exit_file = dir.join("exit");
+    let session = TmuxSession(format!("webagent-tui-e2e-{}", std::process::id()));
+    let command = format!(
+        "cd {root} && OPENAI_BASE_URL={base} OPENAI_API_KEY=test WEBAGENT_MODEL=scripted \
+         {bin} --log-file {log} demo; echo $? > {exit}",
+        root = env!("CARGO_MANIFEST_DIR"),
+        base = server.base_url(),
+        bin = env!("CARGO_BIN_EXE_webagent"),
+        log = dir.join("log").display(),
+        exit = exit_file.display(),
+    );
+    let status = std::process::Command::new("tmux")
+        .args([
+            "new", "-d", "-s", &session.0, "-x", "120", "-y", "40", &command,
+        ])
+        .status()
+        .expect("starting tmux");
+    assert!(status.success());
+
+    // The listing of the sign-in page shows.
+    wait_for_screen(&session.0, "<button type=\"submit\">Sign in</button>").await;
+    // A command-line action runs and lands in the log.
+    tmux_keys(&session.0, &[":"]);
+    tmux_text(&session.0, "input_text 0 \"admin@acme.test\"");
+    tmux_keys(&session.0, &["Enter"]);
+    let screen = wait_for_screen(&session.0, "m input_text").await;
+    assert!(screen.contains("Action log 1"), "{screen}");
+    tmux_keys(&session.0, &[":"]);
+    tmux_text(&session.0, "input_text 1 \"demo\"");
+    tmux_keys(&session.0, &["Enter"]);
+    wait_for_screen(&session.0, "Action log 2").await;
+    // A task with the scripted model: the commit action waits for approval.
+    tmux_keys(&session.0, &["t"]);
+    tmux_text(&session.0, "sign in");
+    tmux_keys(&session.0, &["Enter"]);
+    let screen = wait_for_screen(&session.0, "Approve step 1?").await;
+    assert!(screen.contains("commit action"), "{screen}");
+    assert!(
+        screen.contains("Sign in</button>"),
+        "target shown:\n{screen}"
+    );
+    tmux_keys(&session.0, &["y"]);
+    let screen = wait_for_screen(&session.0, "done: signed in").await;
+    assert!(
+        screen.contains("/dashboard"),
+        "the click signed in:\n{screen}"
+    );
+    // Quitting leaves the terminal clean: the workbench screen is gone.
+    tmux_keys(&session.0, &["q"]);
+    for _ in 0..300 {
+        if exit_file.exists() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let code = std::fs::read_to_string(&exit_file).unwrap_or_default();
+    assert_eq!(code.trim(), "0", "exit code");
+    let screen = capture(&session.0);
+    assert!(
+        !screen.contains("Elements"),
+        "alternate screen left:\n{screen}"
+    );
+    assert_eq!(server.request_count(), 2);
+    let _ = std::fs::remove_dir_all(&dir);
 }
