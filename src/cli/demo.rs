@@ -42,6 +42,12 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
     let url = site.url("/");
 
     if args.serve_only {
+        // Listen for the signal before announcing the URL: whoever reads the
+        // URL may stop us at once, and an unhandled SIGINT would kill the
+        // process instead of shutting the site down.
+        let stop = runtime
+            .block_on(async { StopSignal::listen() })
+            .context("listening for Ctrl-C")?;
         let mut out = std::io::stdout().lock();
         writeln!(out, "{url}")?;
         writeln!(
@@ -50,10 +56,8 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
         )?;
         out.flush()?;
         drop(out);
-        runtime
-            .block_on(tokio::signal::ctrl_c())
-            .context("waiting for Ctrl-C")?;
-        tracing::info!("demo stopped by Ctrl-C");
+        runtime.block_on(stop.wait());
+        tracing::info!("demo stopped by a signal");
         drop(site);
         return Ok(ExitCode::SUCCESS);
     }
@@ -61,4 +65,51 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
     let code = super::tui::open_demo(url, args.sitemap, args.recipes);
     drop(site);
     code
+}
+
+/// Ctrl-C (and, on Unix, SIGTERM), registered as soon as it is created.
+struct StopSignal {
+    #[cfg(unix)]
+    interrupt: tokio::signal::unix::Signal,
+    #[cfg(unix)]
+    terminate: tokio::signal::unix::Signal,
+}
+
+impl StopSignal {
+    /// Installs the handlers; call inside the runtime.
+    fn listen() -> std::io::Result<StopSignal> {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{signal, SignalKind};
+            Ok(StopSignal {
+                interrupt: signal(SignalKind::interrupt())?,
+                terminate: signal(SignalKind::terminate())?,
+            })
+        }
+        #[cfg(not(unix))]
+        {
+            Ok(StopSignal {})
+        }
+    }
+
+    /// Waits for the first stop signal.
+    async fn wait(self) {
+        #[cfg(unix)]
+        {
+            let StopSignal {
+                mut interrupt,
+                mut terminate,
+            } = self;
+            tokio::select! {
+                _ = interrupt.recv() => {}
+                _ = terminate.recv() => {}
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            let StopSignal {} = self;
+            // Windows registers the handler on first poll; good enough there.
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
 }
