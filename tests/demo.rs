@@ -877,3 +877,62 @@ fn demo_serve_only_prints_the_url_serves_and_stops_on_ctrl_c() {
     );
     let _ = std::fs::remove_file(&log);
 }
+
+#[test]
+fn typing_in_the_search_box_filters_the_list_at_once() {
+    let site = site();
+    let session = browser();
+    runtime().block_on(async {
+        let tab = session
+            .new_tab(&site.url("/orders"))
+            .await
+            .expect("opening the demo");
+        sign_in_in_browser(&tab).await;
+        act(
+            &tab,
+            json!({"input_text": {"selector": "#order-search", "text": "hopper"}}),
+        )
+        .await;
+        let state = observe(&tab).await;
+        assert!(
+            state.url.ends_with("/orders"),
+            "not submitted: {}",
+            state.url
+        );
+        let order_links: Vec<&str> = state
+            .elements
+            .iter()
+            .filter_map(|e| e.attribute("href"))
+            .filter(|h| {
+                h.strip_prefix("/orders/")
+                    .is_some_and(|id| id.parse::<u32>().is_ok())
+            })
+            .collect();
+        assert_eq!(
+            order_links,
+            [format!("/orders/{}", FIRST_ORDER_ID + 1)],
+            "{}",
+            state.listing
+        );
+        assert!(
+            state.page_text.text.contains("1 order"),
+            "{}",
+            state.page_text.text
+        );
+        let _ = tab.close().await;
+    });
+}
+
+#[test]
+fn dropping_the_site_stops_serving() {
+    let site = site();
+    let addr = site.addr();
+    assert_eq!(Client::new(&site).get("/login").status, 200);
+    drop(site);
+    // The accept loop notices the stop on its next turn; poll briefly.
+    let stopped = (0..200).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        TcpStream::connect(addr).is_err()
+    });
+    assert!(stopped, "{addr} still accepts connections");
+}
