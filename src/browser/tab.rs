@@ -276,14 +276,25 @@ impl Tab {
             "listeners": opts.click_listeners,
         });
         let expression = format!("globalThis.__webagentObserver.observe({js_opts})");
-        let (value, _) = self
-            .world_eval(&expression, "observing the page", opts.timeout)
-            .await?;
+        // The tab list does not depend on the walk: ask for both at once and
+        // save a round trip.
+        let (walked, tabs) = tokio::join!(
+            self.world_eval(&expression, "observing the page", opts.timeout),
+            self.list_tabs()
+        );
+        let (value, _) = walked?;
         let json = value
             .as_str()
             .ok_or_else(|| BrowserError::Decode(format!("expected a JSON string, got {value}")))?;
         let raw = RawObservation::parse(json).map_err(|e| BrowserError::Decode(e.to_string()))?;
-        let tabs = self.tabs(&raw.url).await;
+        let tabs = tabs.unwrap_or_else(|| {
+            vec![TabInfo {
+                id: self.page.target_id().inner().clone(),
+                url: raw.url.clone(),
+                title: raw.title.clone(),
+                current: true,
+            }]
+        });
         let extract_ms = started.elapsed().as_secs_f64() * 1000.0;
         let mut state = raw.into_page_state(tabs, extract_ms);
         // Rendering is part of the observation the model waits for.
@@ -291,9 +302,9 @@ impl Tab {
         Ok(state)
     }
 
-    /// The open tabs, with this one marked; a failure to list them is not
-    /// worth failing an observation for, so it falls back to this tab.
-    async fn tabs(&self, url: &str) -> Vec<TabInfo> {
+    /// The open tabs, with this one marked; `None` when they could not be
+    /// listed, which is not worth failing an observation for.
+    async fn list_tabs(&self) -> Option<Vec<TabInfo>> {
         let me = self.page.target_id().inner().clone();
         let listed = self
             .with_timeout(
@@ -303,26 +314,22 @@ impl Tab {
             )
             .await;
         match listed {
-            Ok(resp) => resp
-                .result
-                .target_infos
-                .iter()
-                .filter(|t| t.r#type == "page")
-                .map(|t| TabInfo {
-                    id: t.target_id.inner().clone(),
-                    url: t.url.clone(),
-                    title: t.title.clone(),
-                    current: *t.target_id.inner() == me,
-                })
-                .collect(),
+            Ok(resp) => Some(
+                resp.result
+                    .target_infos
+                    .iter()
+                    .filter(|t| t.r#type == "page")
+                    .map(|t| TabInfo {
+                        id: t.target_id.inner().clone(),
+                        url: t.url.clone(),
+                        title: t.title.clone(),
+                        current: *t.target_id.inner() == me,
+                    })
+                    .collect(),
+            ),
             Err(err) => {
                 tracing::debug!(%err, "could not list tabs");
-                vec![TabInfo {
-                    id: me,
-                    url: url.to_string(),
-                    title: String::new(),
-                    current: true,
-                }]
+                None
             }
         }
     }
