@@ -306,10 +306,10 @@ pub fn dashboard(store: &Store, user: &User) -> String {
   <a class="btn primary" href="/orders/new" data-testid="dashboard-new-order">+ New order</a>
 </div>
 <section class="grid" aria-label="Key figures">
-  <div class="card stat"><div class="label">Revenue</div><div class="value" data-testid="stat-revenue">{revenue}</div><div class="trend">▲ 12% vs last month</div></div>
+  <div class="card stat"><div class="label">Revenue</div><div class="value" data-testid="stat-revenue">{revenue}</div><div class="muted">paid and shipped orders</div></div>
   <div class="card stat"><div class="label">Orders</div><div class="value" data-testid="stat-orders">{total}</div><div class="muted">all time</div></div>
   <div class="card stat"><div class="label">Open</div><div class="value" data-testid="stat-open">{open}</div><div class="muted">pending or paid</div></div>
-  <div class="card stat"><div class="label">Refunded</div><div class="value" data-testid="stat-refunded">{refunded}</div><div class="muted">this quarter</div></div>
+  <div class="card stat"><div class="label">Refunded</div><div class="value" data-testid="stat-refunded">{refunded}</div><div class="muted">returned to customers</div></div>
 </section>
 <div class="two">
   <section class="card" aria-label="Recent orders">

@@ -16,7 +16,7 @@ pub enum Role {
     Admin,
     /// Orders and their own profile, but not billing.
     Member,
-    /// Read-only access (only used for invited teammates).
+    /// Read-only access.
     Viewer,
 }
 
