@@ -414,6 +414,35 @@ fn a_fixed_widget_inside_a_far_away_container_is_still_listed() {
 }
 
 #[test]
+fn observing_survives_a_navigation_the_page_starts_itself() {
+    let s = shared();
+    s.server.html("/landed", page("<button>Landed</button>"));
+    let html = page(
+        r#"<button>Leaving</button><script>setTimeout(() => { location.href = '/landed'; }, 150);</script>"#,
+    );
+    with_page("/leaving", &html, |tab| async move {
+        // Observe back to back while the page replaces its document: every
+        // observation must succeed, on one document or the other.
+        let mut landed = false;
+        for _ in 0..400 {
+            let state = observe(&tab).await;
+            if find(&state, "Landed").is_some() {
+                assert!(state.url.ends_with("/landed"), "{}", state.url);
+                landed = true;
+                break;
+            }
+            // Either the old page, or the new one before its body parsed.
+            assert!(
+                state.elements.iter().all(|e| e.text == "Leaving"),
+                "{}",
+                state.listing
+            );
+        }
+        assert!(landed, "the page never navigated");
+    });
+}
+
+#[test]
 fn an_index_reaches_its_own_node_or_reports_it_gone() {
     let html = page(r#"<div id="box"><button id="b">Buy</button></div><button>Other</button>"#);
     with_page("/stale", &html, |tab| async move {
