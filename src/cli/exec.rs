@@ -252,6 +252,7 @@ async fn bench_command(args: BenchArgs) -> anyhow::Result<ExitCode> {
         .map_err(|e| anyhow::anyhow!("building the click: {e}"))?;
     let mut state = tab.observe(&ObserveOptions::default()).await?;
     let runs = args.runs.max(1);
+    let (mut click_steps, mut fill_steps) = (Spread::default(), Spread::default());
     let (mut step, mut act, mut settle, mut observe, mut eval) = (
         Spread::default(),
         Spread::default(),
@@ -305,6 +306,11 @@ async fn bench_command(args: BenchArgs) -> anyhow::Result<ExitCode> {
             .and_then(Value::as_f64)
             .unwrap_or(0.0);
         step.push(ms(total));
+        if i % 2 == 0 {
+            click_steps.push(ms(total));
+        } else {
+            fill_steps.push(ms(total));
+        }
         act.push(ms(acted) - settle_ms);
         settle.push(settle_ms);
         observe.push(ms(total - acted));
@@ -317,6 +323,8 @@ async fn bench_command(args: BenchArgs) -> anyhow::Result<ExitCode> {
     let report = json!({
         "runs": runs,
         "step_ms": step_s,
+        "click_step_ms": click_steps.summary(),
+        "fill_step_ms": fill_steps.summary(),
         "act_ms": act.summary(),
         "settle_ms": settle.summary(),
         "observe_ms": observe.summary(),
@@ -333,8 +341,11 @@ async fn bench_command(args: BenchArgs) -> anyhow::Result<ExitCode> {
     }
     println!("step = act + settle + observe, {runs} runs (clicks and fills alternate)");
     println!("{:<22} {:>9} {:>9} {:>9}", "", "median", "p10", "p90");
+    // act, settle and observe are over all steps.
     for (label, key) in [
         ("step (ms)", "step_ms"),
+        ("  click steps (ms)", "click_step_ms"),
+        ("  fill steps (ms)", "fill_step_ms"),
         ("  act (ms)", "act_ms"),
         ("  settle (ms)", "settle_ms"),
         ("  observe (ms)", "observe_ms"),

@@ -56,7 +56,7 @@ impl Default for SettleOptions {
     fn default() -> Self {
         SettleOptions {
             quiet: Duration::from_millis(20),
-            max: Duration::from_secs(3),
+            max: Duration::from_secs(1),
             navigation: Duration::from_secs(20),
         }
     }
