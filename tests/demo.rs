@@ -936,3 +936,46 @@ fn dropping_the_site_stops_serving() {
     });
     assert!(stopped, "{addr} still accepts connections");
 }
+
+#[test]
+fn text_typed_anywhere_comes_back_escaped() {
+    let site = site();
+    let mut client = Client::new(&site);
+    let evil = r#""><img src=x onerror=alert(1)>"#;
+    let escaped = "&quot;&gt;&lt;img src=x onerror=alert(1)&gt;";
+
+    let login = client.post(
+        "/login",
+        &[("email", evil), ("password", "x"), ("next", evil)],
+    );
+    assert_eq!(login.status, 401);
+    let search = {
+        client.sign_in(DEMO_EMAIL);
+        client.get(&format!(
+            "/orders?q={}",
+            url::form_urlencoded::byte_serialize(evil.as_bytes()).collect::<String>()
+        ))
+    };
+    let invite = client.post("/settings/team", &[("email", evil), ("role", "member")]);
+    client.post("/settings/api-keys", &[("op", "create"), ("name", evil)]);
+    let keys = client.get("/settings/api-keys");
+    client.post(
+        "/settings/profile",
+        &[("name", evil), ("language", "en"), ("timezone", "UTC")],
+    );
+    let profile = client.get("/settings/profile");
+
+    for (page, reply) in [
+        ("login", &login),
+        ("search", &search),
+        ("invite", &invite),
+        ("api keys", &keys),
+        ("profile", &profile),
+    ] {
+        assert!(reply.body.contains(escaped), "{page}: text missing");
+        assert!(
+            !reply.body.contains("<img src=x"),
+            "{page}: markup got through"
+        );
+    }
+}
