@@ -284,9 +284,13 @@ fn editable_pointer_listener_and_scrollable_elements_are_interactive() {
         r#"<div contenteditable="true">Notes <b>bold</b></div>
         <div style="cursor:pointer">Card <span>with child</span></div>
         <div id="l">Listener</div>
+        <div id="h">Handler</div>
         <div>Plain</div>
         <div style="height:60px;overflow:auto"><p style="height:400px">Long</p></div>
-        <script>document.getElementById('l').addEventListener('click', () => {});</script>"#,
+        <script>
+          document.getElementById('l').addEventListener('click', () => {});
+          document.getElementById('h').onclick = () => {};
+        </script>"#,
     );
     with_page("/kinds", &html, |tab| async move {
         let state = observe(&tab).await;
@@ -312,6 +316,7 @@ fn editable_pointer_listener_and_scrollable_elements_are_interactive() {
             "{}",
             state.listing
         );
+        assert!(listed.contains(&"Handler".to_string()), "{}", state.listing);
         assert!(!listed.contains(&"Plain".to_string()), "{}", state.listing);
         let scroller = find(&state, "Long").expect("scroll container listed");
         assert!(

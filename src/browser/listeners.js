@@ -24,6 +24,21 @@
     },
   }.addEventListener;
   EventTarget.prototype.addEventListener = patched;
+  // `el.onclick = fn` sets a handler without addEventListener.
+  for (const name of ['onclick', 'onmousedown', 'onpointerdown']) {
+    const desc = Object.getOwnPropertyDescriptor(HTMLElement.prototype, name);
+    if (!desc || !desc.set) continue;
+    Object.defineProperty(HTMLElement.prototype, name, {
+      ...desc,
+      set(value) {
+        if (value && !marked.has(this)) {
+          marked.add(this);
+          refs.push(new WeakRef(this));
+        }
+        return desc.set.call(this, value);
+      },
+    });
+  }
   original.call(document, 'webagent:listeners?', () => {
     const alive = [];
     for (const ref of refs) {
