@@ -979,3 +979,42 @@ fn text_typed_anywhere_comes_back_escaped() {
         );
     }
 }
+
+#[test]
+fn ids_are_unique_on_every_page_so_recipes_can_rely_on_them() {
+    let site = site();
+    let mut client = Client::new(&site);
+    client.sign_in(DEMO_EMAIL);
+    let shipped = FIRST_ORDER_ID.to_string();
+    let paid = (FIRST_ORDER_ID + 5).to_string();
+    let mut pages: Vec<String> = PAGE_PATHS
+        .iter()
+        .filter(|p| **p != "/login")
+        .map(|p| p.replace(":id", &shipped))
+        .collect();
+    pages.push(format!("/orders/{paid}"));
+    pages.push("/orders?status=paid".into());
+    for path in pages {
+        let reply = client.get(&path);
+        assert_eq!(reply.status, 200, "{path}");
+        let mut ids: Vec<&str> = reply
+            .body
+            .split(" id=\"")
+            .skip(1)
+            .filter_map(|rest| rest.split('"').next())
+            .collect();
+        let total = ids.len();
+        assert!(total >= 3, "{path} has only {total} ids");
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(ids.len(), total, "{path} repeats an id");
+    }
+}
+
+#[test]
+fn a_taken_port_is_reported_with_what_to_do() {
+    let site = site();
+    let taken = runtime().block_on(DemoSite::start_on(site.addr().port()));
+    let message = taken.expect_err("the port is in use").to_string();
+    assert!(message.contains("--port"), "{message}");
+}
