@@ -150,6 +150,7 @@ pub struct Services {
     paused: watch::Sender<bool>,
     stop: Option<StopHandle>,
     browser_done: std::sync::mpsc::Receiver<()>,
+    closing: watch::Sender<bool>,
     llm: Result<Arc<LlmClient>, String>,
     max_steps: usize,
     _sitemap_watcher: Option<SitemapWatcher>,
@@ -194,6 +195,7 @@ impl Services {
         // through the runtime's handle; the CDP connection still runs on
         // the runtime's workers.
         let (browser_done_tx, browser_done) = std::sync::mpsc::channel::<()>();
+        let (closing, closing_rx) = watch::channel(false);
         {
             let handle = runtime.handle().clone();
             let launch = options.launch.clone();
@@ -208,6 +210,7 @@ impl Services {
                         tx,
                         commands,
                         highlight_rx,
+                        closing_rx,
                         sitemaps,
                     ));
                     let _ = browser_done_tx.send(());
@@ -234,6 +237,7 @@ impl Services {
             paused,
             stop: None,
             browser_done,
+            closing,
             llm,
             max_steps: options.max_steps,
             _sitemap_watcher: sitemap_watcher,
@@ -285,6 +289,7 @@ impl Services {
             return;
         };
         let _ = self.browser.send(BrowserCommand::Shutdown);
+        self.closing.send_replace(true);
         // The browser task closes Chromium on its way out (a run in flight
         // ends at the stop); wait for it, within bounds, then drop the rest.
         let _ = self.browser_done.recv_timeout(SHUTDOWN_WAIT);
@@ -580,30 +585,31 @@ async fn browser_task(
     tx: Sender<AppEvent>,
     mut commands: mpsc::UnboundedReceiver<BrowserCommand>,
     mut highlights: watch::Receiver<Option<u32>>,
+    mut closing: watch::Receiver<bool>,
     sitemaps: Arc<RwLock<SitemapSet>>,
 ) {
-    let session = match BrowserSession::start(launch).await {
-        Ok(session) => session,
+    // Quitting while Chromium starts or the first page loads must not wait
+    // for either: dropping the half-started session closes the browser.
+    let opened = tokio::select! {
+        opened = open_page(launch, &url) => opened,
+        _ = closing.wait_for(|closing| *closing) => return,
+    };
+    let (session, tab) = match opened {
+        Ok((session, tab, load_error)) => {
+            if let Some(error) = load_error {
+                let _ = tx.send(AppEvent::Notice {
+                    error: true,
+                    text: format!("could not open {url}: {error}"),
+                });
+            }
+            (session, tab)
+        }
         Err(error) => {
-            let _ = tx.send(AppEvent::BrowserFailed(error.to_string()));
+            let _ = tx.send(AppEvent::BrowserFailed(error));
             refuse_all(&mut commands, &tx, "the browser did not start").await;
             return;
         }
     };
-    let tab = match session.new_tab("about:blank").await {
-        Ok(tab) => tab,
-        Err(error) => {
-            let _ = tx.send(AppEvent::BrowserFailed(error.to_string()));
-            refuse_all(&mut commands, &tx, "the browser did not open a tab").await;
-            return;
-        }
-    };
-    if let Err(error) = tab.navigate(&url, OPEN_TIMEOUT).await {
-        let _ = tx.send(AppEvent::Notice {
-            error: true,
-            text: format!("could not open {url}: {error}"),
-        });
-    }
     let _ = tx.send(AppEvent::BrowserReady { url });
     let mut env = BrowserEnvironment::new(tab, ExecOptions::default(), Arc::clone(&sitemaps));
     observe_and_send(&mut env, &tx).await;
@@ -653,6 +659,27 @@ async fn browser_task(
     }
     drop(env);
     drop(session);
+}
+
+/// Launches the browser and opens `url`; a page that fails to load is
+/// reported but leaves the browser usable.
+async fn open_page(
+    launch: LaunchOptions,
+    url: &str,
+) -> Result<(BrowserSession, crate::browser::Tab, Option<String>), String> {
+    let session = BrowserSession::start(launch)
+        .await
+        .map_err(|e| e.to_string())?;
+    let tab = session
+        .new_tab("about:blank")
+        .await
+        .map_err(|e| format!("the browser did not open a tab: {e}"))?;
+    let load_error = tab
+        .navigate(url, OPEN_TIMEOUT)
+        .await
+        .err()
+        .map(|e| e.to_string());
+    Ok((session, tab, load_error))
 }
 
 /// Answers every command with a failure until the channel closes.
