@@ -1156,3 +1156,44 @@ async fn end_to_end_demo_in_tmux_with_a_scripted_model() {
     assert_eq!(server.request_count(), 2);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_second_run_logs_its_steps_apart_from_the_first() {
+    let mut bench = Bench::on_orders(160, 48);
+    feed_step(&bench);
+    feed_step(&bench);
+    bench.idle();
+    let steps: Vec<Option<usize>> = bench.state().log.iter().map(|e| e.step).collect();
+    assert_eq!(steps, [Some(2), Some(2)], "one row per run's step 2");
+    assert!(bench.state().log.iter().all(|e| e.outcome == Outcome::Ok));
+}
+
+#[test]
+fn the_last_reflection_stays_while_the_next_step_thinks() {
+    let mut bench = Bench::on_orders(160, 48);
+    feed_step(&bench);
+    bench.send(AppEvent::Agent(Event::Observation(ObservationSummary {
+        step: 3,
+        url: "http://127.0.0.1:8080/orders/1042".into(),
+        title: "Order".into(),
+        elements: 6,
+        new_elements: 0,
+        listing_chars: 10,
+    })));
+    bench.idle();
+    let screen = bench.screen();
+    assert!(
+        screen.contains("Reflection · step 2 (step 3 thinking)"),
+        "{screen}"
+    );
+    assert!(screen.contains("Ship the order"), "{screen}");
+    // The first streamed text of step 3 replaces it.
+    bench.send(AppEvent::Agent(Event::Text {
+        content: "evaluation: shipped".into(),
+    }));
+    bench.idle();
+    let screen = bench.screen();
+    assert!(!screen.contains("Ship the order"), "{screen}");
+    assert!(screen.contains("shipped"), "{screen}");
+    assert!(screen.contains("Reflection · step 3"), "{screen}");
+}

@@ -238,6 +238,10 @@ pub struct ReflectionView {
     pub raw: String,
     /// Whether the model is still answering.
     pub streaming: bool,
+    /// The fields still show this earlier step while the model has not
+    /// written anything for the current one (a model that does not stream
+    /// would otherwise leave the pane blank for the whole call).
+    pub shown_step: Option<usize>,
 }
 
 /// The approval modal.
@@ -328,6 +332,9 @@ pub struct AppState {
     pub quit: bool,
     /// The id of the next action run by hand.
     pub next_action_id: u64,
+    /// Where the current run's entries begin in the log (step numbers
+    /// restart with every run).
+    pub run_log_start: usize,
 }
 
 impl AppState {
@@ -355,6 +362,7 @@ impl AppState {
             keymap: Keymap::default(),
             quit: false,
             next_action_id: 1,
+            run_log_start: 0,
         }
     }
 

@@ -152,7 +152,9 @@ pub fn lines(state: &AppState) -> Vec<Line<'static>> {
 /// Draws the reflection pane.
 pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
     let r = &state.reflection;
-    let mut title = if r.step > 0 {
+    let mut title = if let Some(shown) = r.shown_step {
+        format!("Reflection · step {shown} (step {} thinking)", r.step)
+    } else if r.step > 0 {
         format!("Reflection · step {}", r.step)
     } else {
         "Reflection".to_string()

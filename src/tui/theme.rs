@@ -336,9 +336,9 @@ impl ThemeWatcher {
         let shown = path.to_path_buf();
         let handler = move |result: DebounceEventResult| {
             let touched = match result {
-                Ok(events) => events.iter().any(|e| {
-                    !matches!(e.kind, EventKind::Access(_)) && e.paths.contains(&wanted)
-                }),
+                Ok(events) => events
+                    .iter()
+                    .any(|e| !matches!(e.kind, EventKind::Access(_)) && e.paths.contains(&wanted)),
                 Err(errors) => {
                     for error in errors {
                         tracing::warn!(%error, "watching the theme");

@@ -664,9 +664,10 @@ fn answer_question(state: &mut AppState, send: bool, effects: &mut Vec<Effect>) 
 
 /// The log entry of an agent step, created when first needed.
 fn step_entry(state: &mut AppState, step: usize) -> &mut LogEntry {
-    let position = state.log.iter().position(|e| e.step == Some(step));
+    let start = state.run_log_start.min(state.log.len());
+    let position = state.log[start..].iter().position(|e| e.step == Some(step));
     let at = match position {
-        Some(at) => at,
+        Some(at) => start + at,
         None => {
             push_log(
                 state,
@@ -701,19 +702,52 @@ fn on_agent_event(state: &mut AppState, event: Event) {
             state.status.model = model;
             state.status.max_steps = max_steps;
             state.status.step = 0;
+            state.run_log_start = state.log.len();
         }
         Event::Observation(o) => {
             state.status.step = o.step;
             state.status.url = o.url;
-            state.reflection = ReflectionView {
-                step: o.step,
-                streaming: true,
-                ..ReflectionView::default()
+            let previous = std::mem::take(&mut state.reflection);
+            let has_fields = !previous.evaluation.is_empty()
+                || !previous.memory.is_empty()
+                || !previous.next_goal.is_empty();
+            state.reflection = if has_fields {
+                ReflectionView {
+                    step: o.step,
+                    streaming: true,
+                    shown_step: Some(previous.shown_step.unwrap_or(previous.step)),
+                    ..previous
+                }
+            } else {
+                ReflectionView {
+                    step: o.step,
+                    streaming: true,
+                    ..ReflectionView::default()
+                }
             };
+            state.reflection.raw.clear();
             state.reflection_view = ListView::default();
         }
-        Event::Text { content } => state.reflection.push_stream(&content),
+        Event::Text { content } => {
+            if state.reflection.shown_step.take().is_some() {
+                let step = state.reflection.step;
+                state.reflection = ReflectionView {
+                    step,
+                    ..ReflectionView::default()
+                };
+            }
+            state.reflection.push_stream(&content);
+        }
         Event::ToolCall { name, parameters } => {
+            if state.reflection.shown_step.take().is_some() {
+                // The fields on screen are the previous step's; the new
+                // action must not be read as following from them.
+                let step = state.reflection.step;
+                state.reflection = ReflectionView {
+                    step,
+                    ..ReflectionView::default()
+                };
+            }
             state.reflection.streaming = false;
             state.reflection.action = Some(format!("{name} {parameters}"));
             let target = match parameters.get("index").and_then(Value::as_u64) {
@@ -745,6 +779,7 @@ fn on_agent_event(state: &mut AppState, event: Event) {
             }
             let raw = std::mem::take(&mut state.reflection.raw);
             state.reflection.streaming = false;
+            state.reflection.shown_step = None;
             state.reflection.evaluation = record.reflection.evaluation_previous_goal.clone();
             state.reflection.memory = record.reflection.memory.clone();
             state.reflection.next_goal = record.reflection.next_goal.clone();
