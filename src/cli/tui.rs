@@ -19,7 +19,8 @@ pub struct TuiArgs {
     /// ./sitemaps when it exists).
     #[arg(long, value_name = "PATH")]
     pub sitemap: Vec<PathBuf>,
-    /// The recipes directory (default: ./recipes when it exists).
+    /// The recipes directory (default: ./recipes when it exists); shown in
+    /// the status line, run once the script engine is part of the build.
     #[arg(long, value_name = "DIR")]
     pub recipes: Option<PathBuf>,
     /// A theme: dark, light, a name in ./themes, or a YAML file (reloaded
