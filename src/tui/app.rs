@@ -1,4 +1,4 @@
-//! Everything the workbench draws, in one value. Only [`super::update`]
+//! Everything the workbench draws, in one value. Only [`super::update()`]
 //! changes it; draw functions read it.
 
 use ratatui::layout::Rect;

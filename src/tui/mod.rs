@@ -5,7 +5,7 @@
 //! The shape follows the Elm-like loop of helix and yazi:
 //! - [`AppState`] holds everything drawn; draw functions take `&AppState`
 //!   and cannot change it (one file per pane).
-//! - [`update`] turns one [`AppEvent`] into state changes and a list of
+//! - [`update()`] turns one [`AppEvent`] into state changes and a list of
 //!   [`Effect`]s; it never waits on the browser, the model or a file.
 //! - [`event_loop`] owns the single event receiver, drains it, and draws at
 //!   most once per frame; services (browser, agent run, watchers) hold
