@@ -1197,3 +1197,53 @@ fn the_last_reflection_stays_while_the_next_step_thinks() {
     assert!(screen.contains("shipped"), "{screen}");
     assert!(screen.contains("Reflection · step 3"), "{screen}");
 }
+
+#[test]
+fn tab_completes_action_names_and_shows_their_usage() {
+    let mut bench = Bench::on_orders(160, 48);
+    bench.key(KeyCode::Char(':'));
+    bench.type_text("inp");
+    bench.key(KeyCode::Tab);
+    bench.idle();
+    let line = bench
+        .state()
+        .command_line
+        .as_ref()
+        .map(|f| f.lines().join(""));
+    assert_eq!(line.as_deref(), Some("input_text "));
+    let usage = bench
+        .state()
+        .status
+        .notice
+        .clone()
+        .expect("usage shown")
+        .text;
+    assert!(usage.starts_with("input_text <target> <text>"), "{usage}");
+    // Typing goes on after the completion, and the action runs.
+    bench.type_text("4 \"hello\"");
+    bench.key(KeyCode::Enter);
+    bench.idle();
+    match bench.effects.as_slice() {
+        [Effect::RunAction { action, .. }] => assert_eq!(
+            action.to_json(),
+            json!({"input_text": {"index": 4, "text": "hello", "clear": true}})
+        ),
+        other => panic!("expected the action, got {other:?}"),
+    }
+    // Several candidates are listed.
+    bench.key(KeyCode::Char(':'));
+    bench.type_text("s");
+    bench.key(KeyCode::Tab);
+    bench.idle();
+    let listed = bench
+        .state()
+        .status
+        .notice
+        .clone()
+        .expect("candidates")
+        .text;
+    assert!(
+        listed.contains("scroll") && listed.contains("screenshot"),
+        "{listed}"
+    );
+}

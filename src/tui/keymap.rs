@@ -129,6 +129,8 @@ pub enum Command {
     Pick,
     /// Skip this action (the model is told it was denied).
     Skip,
+    /// Complete the action name on the command line.
+    Complete,
 }
 
 /// One key with its modifiers.

@@ -38,6 +38,13 @@ pub const KEYS: &[Binding] = &[
     .hinted(),
     Binding::new(
         KeyContext::CommandLine,
+        KeyBinding::plain(KeyCode::Tab),
+        Command::Complete,
+        "complete the action name and show its parameters",
+    )
+    .hinted(),
+    Binding::new(
+        KeyContext::CommandLine,
         KeyBinding::plain(KeyCode::Esc),
         Command::Cancel,
         "close the command line",

@@ -255,6 +255,7 @@ fn on_key(state: &mut AppState, key: KeyEvent, effects: &mut Vec<Effect>) {
         KeyContext::CommandLine => match command {
             Command::Submit => submit_command_line(state, effects),
             Command::Cancel => state.command_line = None,
+            Command::Complete => complete_command(state),
             _ => {}
         },
         KeyContext::Task => match command {
@@ -491,6 +492,61 @@ fn submit_command_line(state: &mut AppState, effects: &mut Vec<Effect>) {
         }
         // The line stays open so the person can fix it.
         Err(error) => notice(state, true, error.to_string()),
+    }
+}
+
+/// Completes the action name as far as it is unambiguous; a complete
+/// name shows its usage, several candidates are listed.
+fn complete_command(state: &mut AppState) {
+    let Some(field) = state.command_line.as_ref() else {
+        return;
+    };
+    let line = field.lines().join(" ");
+    let word = line.trim_start();
+    if word.contains(char::is_whitespace) {
+        // Past the name: show how the rest is written.
+        let name = word.split_whitespace().next().unwrap_or_default();
+        if let Some(spec) = state.catalog.get(name) {
+            let usage = spec.usage();
+            notice(state, false, usage);
+        }
+        return;
+    }
+    let matches: Vec<String> = state
+        .catalog
+        .names()
+        .into_iter()
+        .filter(|n| n.starts_with(word))
+        .map(str::to_string)
+        .collect();
+    let Some(first) = matches.first() else {
+        notice(state, true, format!("no action starts with `{word}`"));
+        return;
+    };
+    let common = matches.iter().fold(first.clone(), |prefix, name| {
+        prefix
+            .chars()
+            .zip(name.chars())
+            .take_while(|(a, b)| a == b)
+            .map(|(a, _)| a)
+            .collect()
+    });
+    let mut completed = common.clone();
+    if matches.len() == 1 {
+        completed.push(' ');
+    }
+    let mut field = TextArea::new(vec![completed]);
+    set_field_focus(&mut field, true, &state.theme);
+    field.move_cursor(tui_textarea::CursorMove::End);
+    field.set_placeholder_text("action and parameters, e.g. click 12 · Esc closes");
+    state.command_line = Some(field);
+    if matches.len() == 1 {
+        if let Some(spec) = state.catalog.get(&common) {
+            let usage = spec.usage();
+            notice(state, false, usage);
+        }
+    } else {
+        notice(state, false, matches.join("  "));
     }
 }
 
