@@ -1213,3 +1213,30 @@ fn settling_waits_for_a_request_the_click_started() {
         );
     });
 }
+
+#[test]
+fn same_document_navigation_by_fragment_and_history_api() {
+    let html = page(
+        r#"<button onclick="history.pushState({}, '', '/pushed-here')">Push</button>
+        <div style="height:3000px"></div><h2 id="sec">Section</h2>"#,
+    );
+    with_page("/samedoc", &html, |tab, url| async move {
+        let result = act(&tab, json!({"navigate": {"url": "#sec"}})).await;
+        assert_ok(&result);
+        assert_eq!(result.data().expect("data")["navigated"], json!(true));
+        assert!(tab.url().await.expect("url").ends_with("#sec"));
+        assert!(page_js(&tab, "scrollY").await.as_f64().unwrap_or(0.0) > 1000.0);
+        let result = act(&tab, json!({"back": {}})).await;
+        assert_ok(&result);
+        assert_eq!(tab.url().await.expect("url"), url);
+        page_js(&tab, "scrollTo(0, 0)").await;
+        let result = act(&tab, json!({"click": {"selector": "button"}})).await;
+        assert_ok(&result);
+        let data = result.data().expect("data");
+        assert_eq!(data["navigated"], json!(true), "{data}");
+        assert!(
+            data["url"].as_str().unwrap_or("").ends_with("/pushed-here"),
+            "{data}"
+        );
+    });
+}

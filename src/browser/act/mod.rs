@@ -43,7 +43,8 @@ use chromiumoxide::cdp::browser_protocol::input::{
     InsertTextParams, MouseButton,
 };
 use chromiumoxide::cdp::browser_protocol::page::{
-    BringToFrontParams, GetNavigationHistoryParams, NavigateToHistoryEntryParams, ReloadParams,
+    BringToFrontParams, GetNavigationHistoryParams, NavigateParams, NavigateToHistoryEntryParams,
+    ReloadParams,
 };
 use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
 use chromiumoxide::page::ScreenshotParams;
@@ -853,32 +854,73 @@ impl<'a> Executor<'a> {
         self.load(&url).await
     }
 
+    /// Navigates with `Page.navigate` and waits through [`settle`] rather
+    /// than the tab's own load wait, which never ends for a same-document
+    /// navigation (`#section`).
     async fn load(&self, url: &str) -> Result<ActionResult, ActError> {
         let mut watch = settle::NavWatch::start(self.tab).await;
-        if let Err(err) = self
+        let current = self.tab.url().await.unwrap_or_default();
+        if same_document(&current, url) {
+            // chromiumoxide answers Page.navigate only once a new document
+            // loads, which a fragment change never does; let the page's own
+            // location move instead.
+            let target = Value::String(url.to_string());
+            self.tab
+                .eval(&format!("(location.href = {target}, true)"))
+                .await?;
+            let settled = watch.settle(self.tab, &self.options.settle).await;
+            return self.finish_navigation(settled, url).await;
+        }
+        let sent = self
             .tab
-            .navigate(url, self.options.navigation_timeout)
-            .await
-        {
-            let reason = match err {
-                BrowserError::Timeout { .. } => FailureReason::Timeout,
-                BrowserError::Disconnected(_) => FailureReason::Unknown,
-                _ => FailureReason::Navigation,
-            };
-            return Ok(ActionResult::fail(
-                reason,
-                format!("could not load {url}: {err}"),
-            ));
+            .with_timeout(
+                &format!("loading {url}"),
+                self.options.navigation_timeout,
+                self.tab.page().execute(NavigateParams::new(url)),
+            )
+            .await;
+        let answer = match sent {
+            Ok(answer) => answer,
+            Err(err) => {
+                let reason = match err {
+                    BrowserError::Timeout { .. } => FailureReason::Timeout,
+                    BrowserError::Disconnected(_) => FailureReason::Unknown,
+                    _ => FailureReason::Navigation,
+                };
+                return Ok(ActionResult::fail(
+                    reason,
+                    format!("could not load {url}: {err}"),
+                ));
+            }
+        };
+        if let Some(error) = &answer.result.error_text {
+            return Ok(ActionResult::navigation(format!(
+                "could not load {url}: {error}"
+            )));
         }
-        let settled = watch.settle(self.tab, &self.options.settle).await;
-        let mut result = self.finish(&json!({}), json!({}), settled).await?;
-        if let ActionResult::Success {
-            data: Some(Value::Object(map)),
-        } = &mut result
-        {
-            map.insert("navigated".into(), Value::Bool(true));
+        if answer.result.loader_id.is_some() {
+            // A new document is on its way even if its first event has not
+            // arrived yet.
+            watch.expect_navigation();
         }
-        Ok(result)
+        let settled = watch.settle(self.tab, &self.nav_settle()).await;
+        self.finish_navigation(settled, url).await
+    }
+
+    /// Success after a navigation, or `timeout` when the new page did not
+    /// finish loading in time.
+    async fn finish_navigation(
+        &self,
+        settled: Settled,
+        url: &str,
+    ) -> Result<ActionResult, ActError> {
+        if settled.load_timed_out {
+            return Ok(ActionResult::timeout(format!(
+                "{url} did not finish loading within {:.0} s",
+                self.options.navigation_timeout.as_secs_f64()
+            )));
+        }
+        self.finish(&json!({}), json!({}), settled).await
     }
 
     async fn history(&self, delta: i64) -> Result<ActionResult, ActError> {
@@ -914,7 +956,7 @@ impl<'a> Executor<'a> {
             )
             .await?;
         let settled = watch.settle(self.tab, &self.nav_settle()).await;
-        self.finish(&json!({}), json!({}), settled).await
+        self.finish_navigation(settled, &entry.url).await
     }
 
     async fn reload(&self) -> Result<ActionResult, ActError> {
@@ -926,8 +968,10 @@ impl<'a> Executor<'a> {
                 self.tab.page().execute(ReloadParams::default()),
             )
             .await?;
+        watch.expect_navigation();
         let settled = watch.settle(self.tab, &self.nav_settle()).await;
-        self.finish(&json!({}), json!({}), settled).await
+        let url = self.tab.url().await.unwrap_or_default();
+        self.finish_navigation(settled, &url).await
     }
 
     fn nav_settle(&self) -> SettleOptions {
@@ -1099,6 +1143,18 @@ impl<'a> Executor<'a> {
     }
 }
 
+/// Whether going from `current` to `next` only changes the fragment.
+fn same_document(current: &str, next: &str) -> bool {
+    match (url::Url::parse(current), url::Url::parse(next)) {
+        (Ok(mut a), Ok(mut b)) if b.fragment().is_some() => {
+            a.set_fragment(None);
+            b.set_fragment(None);
+            a == b
+        }
+        _ => false,
+    }
+}
+
 /// The helper's view of a target: the observation and index, or a selector.
 fn spec(target: &Target, observation: Option<u64>) -> Result<Value, ActError> {
     match target {
@@ -1184,4 +1240,52 @@ fn unique() -> u128 {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_nanos())
         .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_fragment_change_is_the_same_document() {
+        assert!(same_document(
+            "http://a.test/p?q=1",
+            "http://a.test/p?q=1#s"
+        ));
+        assert!(same_document("http://a.test/p#x", "http://a.test/p#y"));
+        assert!(!same_document("http://a.test/p", "http://a.test/p"));
+        assert!(!same_document("http://a.test/p", "http://a.test/other#s"));
+        assert!(!same_document("about:blank", "not a url"));
+    }
+
+    #[test]
+    fn helper_replies_become_results_with_their_reason() {
+        let refused = reply(
+            json!({"ok": false, "reason": "not_visible", "message": "hidden", "retry": true}),
+        );
+        match refused {
+            Err(ActError::Refused {
+                reason,
+                message,
+                retry,
+            }) => {
+                assert_eq!(reason, FailureReason::NotVisible);
+                assert_eq!(message, "hidden");
+                assert!(retry);
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+        let odd = reply(json!({"ok": false, "reason": "no_such_reason"}));
+        assert_eq!(
+            odd.map_err(|e| e.reason()).err(),
+            Some(FailureReason::Unknown)
+        );
+        assert!(reply(json!("missing")).is_err());
+        let result: ActionResult = ActError::Browser(BrowserError::ElementGone {
+            index: 3,
+            detail: "removed".into(),
+        })
+        .into();
+        assert_eq!(result.reason(), Some(FailureReason::NotFound));
+    }
 }

@@ -175,6 +175,11 @@ impl NavWatch {
         }
     }
 
+    /// Marks a navigation as started (the caller knows it asked for one).
+    pub(crate) fn expect_navigation(&mut self) {
+        self.navigating = true;
+    }
+
     fn is_main(&self, frame: &str) -> bool {
         self.main_frame.as_deref().is_none_or(|m| m == frame)
     }
