@@ -1247,3 +1247,23 @@ fn tab_completes_action_names_and_shows_their_usage() {
         "{listed}"
     );
 }
+
+#[test]
+fn tiny_and_huge_terminals_draw_without_panicking() {
+    for (w, h) in [(1, 1), (20, 6), (40, 10), (1000, 60)] {
+        let mut bench = Bench::on_orders(w, h);
+        feed_step(&bench);
+        let (reply, _rx) = oneshot::channel();
+        bench.send(AppEvent::ApprovalRequested {
+            request: Box::new(approval_request()),
+            reply,
+        });
+        bench.key(KeyCode::Char('e'));
+        bench.idle();
+        bench.key(KeyCode::Esc);
+        bench.key(KeyCode::Char('n'));
+        bench.key(KeyCode::Char('?'));
+        bench.idle();
+        assert!(bench.app.frames() >= 2, "{w}x{h} drew");
+    }
+}

@@ -128,8 +128,12 @@ pub const KEYS: &[Binding] = &[
 /// A rectangle of `percent_x` by `percent_y` of `area`, centred, but never
 /// smaller than `min` (columns, rows) where the area allows.
 pub fn centered(area: Rect, percent_x: u16, percent_y: u16, min: (u16, u16)) -> Rect {
-    let width = (area.width * percent_x / 100).max(min.0).min(area.width);
-    let height = (area.height * percent_y / 100).max(min.1).min(area.height);
+    // u32 so a very wide terminal cannot overflow the percentage.
+    let scale = |length: u16, percent: u16| {
+        u16::try_from(u32::from(length) * u32::from(percent) / 100).unwrap_or(length)
+    };
+    let width = scale(area.width, percent_x).max(min.0).min(area.width);
+    let height = scale(area.height, percent_y).max(min.1).min(area.height);
     Rect {
         x: area.x + (area.width - width) / 2,
         y: area.y + (area.height - height) / 2,
