@@ -1267,3 +1267,20 @@ fn tiny_and_huge_terminals_draw_without_panicking() {
         assert!(bench.app.frames() >= 2, "{w}x{h} drew");
     }
 }
+
+#[test]
+fn a_new_page_starts_at_the_top_of_its_listing() {
+    let mut bench = Bench::new(80, 24);
+    bench.send(AppEvent::Page(Box::new(synthetic_page(300))));
+    bench.key(KeyCode::Char('G'));
+    bench.idle();
+    assert_eq!(bench.state().elements.cursor, 299);
+    // The same page observed again keeps the cursor.
+    bench.send(AppEvent::Page(Box::new(synthetic_page(300))));
+    bench.idle();
+    assert_eq!(bench.state().elements.cursor, 299);
+    bench.send(AppEvent::Page(Box::new(orders_page())));
+    bench.idle();
+    assert_eq!(bench.state().elements.cursor, 0);
+    assert!(bench.screen().contains("1/6"));
+}

@@ -47,6 +47,11 @@ pub fn update(state: &mut AppState, event: AppEvent) -> Vec<Effect> {
             state.status.browser = BrowserStatus::Failed(why);
         }
         AppEvent::Page(page) => {
+            let same_page = state.page.as_ref().is_some_and(|p| p.url == page.url);
+            if !same_page {
+                // A new page starts at the top of its listing.
+                state.elements = ListView::default();
+            }
             state.status.url = page.url.clone();
             state.page = Some(*page);
             let (len, rows) = (state.element_count(), state.visible_rows(Pane::Elements));
