@@ -461,6 +461,7 @@ fn input_text_reaches_a_react_style_controlled_field() {
         )
         .await;
         assert_ok(&result);
+        assert_eq!(result.data().expect("data")["repaired"], json!(false));
         assert_eq!(page_js(&tab, "appState.name").await, json!("Ann Lee"));
         assert_eq!(
             page_js(&tab, "document.getElementById('name').value").await,
@@ -1237,6 +1238,62 @@ fn same_document_navigation_by_fragment_and_history_api() {
         assert!(
             data["url"].as_str().unwrap_or("").ends_with("/pushed-here"),
             "{data}"
+        );
+    });
+}
+
+#[test]
+fn input_text_reaches_fields_in_a_frame_and_a_shadow_root() {
+    let s = shared();
+    s.server.html(
+        "/inner-form",
+        "<!doctype html><body><input id='inner' placeholder='Framed field'></body>",
+    );
+    let html = page(
+        r#"<iframe id="fr" src="/inner-form" style="width:300px;height:80px"></iframe>
+        <div id="host"></div>
+        <script>
+          host.attachShadow({mode: 'open'}).innerHTML = '<input placeholder="Shadow field">';
+        </script>"#,
+    );
+    with_page("/frame-form", &html, |tab, _| async move {
+        let state = observe(&tab).await;
+        let find = |placeholder: &str| {
+            state
+                .elements
+                .iter()
+                .find(|e| e.attribute("placeholder") == Some(placeholder))
+                .map(|e| e.index.0 as u32)
+                .unwrap_or_else(|| panic!("no {placeholder} in\n{}", state.listing))
+        };
+        let (framed, shadowed) = (find("Framed field"), find("Shadow field"));
+        let result = act_on(
+            &tab,
+            &state,
+            json!({"input_text": {"index": framed, "text": "in the frame"}}),
+            options(),
+        )
+        .await;
+        assert_ok(&result);
+        assert_eq!(result.data().expect("data")["repaired"], json!(false));
+        let state = observe(&tab).await;
+        let result = act_on(
+            &tab,
+            &state,
+            json!({"input_text": {"index": shadowed, "text": "in the shadow"}}),
+            options(),
+        )
+        .await;
+        assert_ok(&result);
+        // Typed, not patched in through the value setter afterwards.
+        assert_eq!(result.data().expect("data")["repaired"], json!(false));
+        assert_eq!(
+            page_js(&tab, "fr.contentDocument.getElementById('inner').value").await,
+            json!("in the frame")
+        );
+        assert_eq!(
+            page_js(&tab, "host.shadowRoot.querySelector('input').value").await,
+            json!("in the shadow")
         );
     });
 }

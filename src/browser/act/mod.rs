@@ -7,19 +7,34 @@
 //!
 //! A helper script (`act.js`) lives in the same isolated world as the
 //! observer, so `index` reaches exactly the listed node and the page cannot
-//! tamper with the checks. For a click or a fill, one evaluation checks that
-//! the element is attached, visible, enabled (editable), scrolls it into
-//! view, checks that its box is the same across an animation frame, and
-//! hit-tests the click point (through shadow roots and same-origin frames).
-//! If anything fails and waiting could help (hidden, disabled, covered,
-//! moving, not there yet), the executor retries with backoff until the
-//! action's time limit and then reports the last reason; the click is
-//! dispatched only right after a passing check, never once the time limit
-//! has passed, so a timed-out action cannot land later.
+//! tamper with the checks. A selector takes the first visible match, and the
+//! result's data says how many matched (`matched`, `used`).
 //!
-//! Clicks are real `Input.dispatchMouseEvent` events at the checked point;
-//! text goes in through `Input.insertText` after focusing and selecting the
-//! field, which React's and Vue's value tracking see as typing.
+//! Before a click or hover, one evaluation checks that the element is
+//! attached, visible and enabled, scrolls it into view (and centres it once
+//! more if something such as a sticky header covers it where it is), and
+//! hit-tests sample points through shadow roots and same-origin frames. The
+//! mouse then moves to the chosen point; that move is acknowledged only
+//! after the renderer's next frame, so a second evaluation right after it
+//! compares the box with the first reading (stable across a frame) and
+//! hit-tests the point again (a hover effect may have opened something over
+//! it). Only then are the press and release sent. Fills check attached,
+//! visible, enabled, editable and the hit target, then focus the element
+//! directly, so they skip the frame wait: a field that moves cannot make
+//! the text land elsewhere.
+//!
+//! When a check fails and waiting could help (hidden, disabled, covered,
+//! moving, no match yet), the executor retries with backoff until the
+//! action's time limit and then reports the last reason, naming the
+//! covering element when there is one. Input is dispatched only right after
+//! a passing check and never once the limit has passed, so a timed-out
+//! action cannot land later.
+//!
+//! Clicks are real `Input.dispatchMouseEvent` events in top-level
+//! coordinates; text goes in through `Input.insertText` after focusing and
+//! selecting the field, which React's and Vue's value tracking see as
+//! typing (the native value setter is the fallback when a page swallows
+//! it), followed by a `change` event.
 //!
 //! # Settling
 //!
@@ -637,7 +652,10 @@ impl<'a> Executor<'a> {
             copy_matches(&begun, &mut reply);
         }
         let settled = watch.settle(self.tab, &self.options.settle).await;
-        let extra = json!({"value": reply.get("value").cloned().unwrap_or(Value::Null)});
+        let extra = json!({
+            "value": reply.get("value").cloned().unwrap_or(Value::Null),
+            "repaired": reply.get("repaired").cloned().unwrap_or(Value::Bool(false)),
+        });
         self.finish(&reply, extra, settled).await
     }
 
