@@ -8,9 +8,11 @@ use clap::{Parser, Subcommand};
 
 pub mod actions;
 pub mod bench;
+pub mod config;
 pub mod demo;
 pub mod exec;
 pub mod observe;
+pub mod recipe;
 pub mod run;
 pub mod sitemap;
 pub mod tui;
@@ -46,6 +48,13 @@ pub enum Command {
     Demo(demo::DemoArgs),
     /// Open the terminal workbench.
     Tui(tui::TuiArgs),
+    /// Run or check Rhai recipes.
+    #[command(subcommand)]
+    Recipe(recipe::RecipeCommand),
+    /// Turn a session trace into a recipe that replays without the LLM.
+    Export(recipe::ExportArgs),
+    /// Print the merged configuration, secrets masked.
+    Config(config::ConfigArgs),
     /// Run a benchmark and print its figures.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
@@ -64,6 +73,9 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Run(args) => run::run(args),
         Command::Demo(args) => demo::run(args),
         Command::Tui(args) => tui::run(args),
+        Command::Recipe(command) => recipe::run(command),
+        Command::Export(args) => recipe::export(args),
+        Command::Config(args) => config::run(args),
         Command::Bench(command) => bench::run(command),
     }
 }
