@@ -1297,3 +1297,35 @@ fn input_text_reaches_fields_in_a_frame_and_a_shadow_root() {
         );
     });
 }
+
+#[test]
+fn dialogs_opened_by_an_action_are_answered_and_reported() {
+    let html = page(
+        r#"<button id="del" onclick="seen.push('confirm:' + confirm('Delete the order?'))">Delete</button>
+        <button id="hi" onclick="alert('Saved'); seen.push('after alert')">Save</button>"#,
+    );
+    with_page("/dialogs", &html, |tab, _| async move {
+        let result = act(&tab, json!({"click": {"selector": "#del"}})).await;
+        assert_ok(&result);
+        let dialogs = &result.data().expect("data")["dialogs"];
+        assert_eq!(
+            dialogs,
+            &json!([{"type": "confirm", "message": "Delete the order?", "accepted": false}])
+        );
+        let opts = ExecOptions {
+            accept_dialogs: true,
+            ..options()
+        };
+        assert_ok(&act_with(&tab, json!({"click": {"selector": "#del"}}), opts).await);
+        let result = act(&tab, json!({"click": {"selector": "#hi"}})).await;
+        assert_ok(&result);
+        assert_eq!(
+            result.data().expect("data")["dialogs"][0]["type"],
+            json!("alert")
+        );
+        assert_eq!(
+            seen(&tab).await,
+            vec!["confirm:false", "confirm:true", "after alert"]
+        );
+    });
+}

@@ -58,11 +58,12 @@ use chromiumoxide::cdp::browser_protocol::input::{
     InsertTextParams, MouseButton,
 };
 use chromiumoxide::cdp::browser_protocol::page::{
-    BringToFrontParams, GetNavigationHistoryParams, NavigateParams, NavigateToHistoryEntryParams,
-    ReloadParams,
+    BringToFrontParams, DialogType, EventJavascriptDialogOpening, GetNavigationHistoryParams,
+    HandleJavaScriptDialogParams, NavigateParams, NavigateToHistoryEntryParams, ReloadParams,
 };
 use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
 use chromiumoxide::page::ScreenshotParams;
+use futures_util::StreamExt;
 use serde_json::{json, Map, Value};
 
 pub use settle::{SettleOptions, Settled};
@@ -155,6 +156,9 @@ pub struct ExecOptions {
     pub screenshot_dir: PathBuf,
     /// The most characters `read_page` returns.
     pub read_limit: usize,
+    /// Accept `confirm` and `prompt` dialogs instead of dismissing them
+    /// (alerts and leave-page prompts are always accepted).
+    pub accept_dialogs: bool,
 }
 
 impl Default for ExecOptions {
@@ -166,6 +170,7 @@ impl Default for ExecOptions {
             allow_javascript: false,
             screenshot_dir: PathBuf::from(".webagent/screenshots"),
             read_limit: 20_000,
+            accept_dialogs: false,
         }
     }
 }
@@ -231,7 +236,12 @@ impl<'a> Executor<'a> {
             + self.options.settle.max
             + Duration::from_secs(5);
         let started = Instant::now();
-        let outcome = tokio::time::timeout(guard, self.dispatch(action, state)).await;
+        let mut dialogs = Vec::new();
+        let outcome = tokio::time::timeout(
+            guard,
+            self.answering_dialogs(self.dispatch(action, state), &mut dialogs),
+        )
+        .await;
         let result = match outcome {
             Ok(Ok(result)) => result,
             Ok(Err(err)) => err.into(),
@@ -242,7 +252,62 @@ impl<'a> Executor<'a> {
             )),
         };
         tracing::debug!(action = %action, ms = started.elapsed().as_millis() as u64, ok = result.is_ok(), "executed");
-        result
+        with_dialogs(result, dialogs)
+    }
+
+    /// Drives `work` while answering JavaScript dialogs it causes. A dialog
+    /// blocks the page, and with it every input event and evaluation the
+    /// action is waiting on, so it is answered at once: alerts and
+    /// beforeunload accepted, confirm and prompt dismissed unless
+    /// [`ExecOptions::accept_dialogs`]. Each one is reported in the result.
+    async fn answering_dialogs<T>(
+        &self,
+        work: impl std::future::Future<Output = T>,
+        seen: &mut Vec<Value>,
+    ) -> T {
+        let mut opened = match self
+            .tab
+            .page()
+            .event_listener::<EventJavascriptDialogOpening>()
+            .await
+        {
+            Ok(stream) => Some(stream),
+            Err(err) => {
+                tracing::debug!(%err, "cannot watch for dialogs during this action");
+                None
+            }
+        };
+        tokio::pin!(work);
+        loop {
+            let next_dialog = async {
+                match opened.as_mut() {
+                    Some(stream) => stream.next().await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                out = &mut work => return out,
+                Some(dialog) = next_dialog => {
+                    let kind = dialog.r#type.as_ref().to_string();
+                    let accept = match dialog.r#type {
+                        DialogType::Alert | DialogType::Beforeunload => true,
+                        DialogType::Confirm | DialogType::Prompt => self.options.accept_dialogs,
+                    };
+                    let answered = self
+                        .tab
+                        .with_timeout(
+                            "answering a dialog",
+                            self.tab.call_timeout(),
+                            self.tab.page().execute(HandleJavaScriptDialogParams::new(accept)),
+                        )
+                        .await;
+                    if let Err(err) = answered {
+                        tracing::warn!(%err, "could not answer a {kind} dialog");
+                    }
+                    seen.push(json!({"type": kind, "message": dialog.message, "accepted": accept}));
+                }
+            }
+        }
     }
 
     async fn dispatch(
@@ -1158,6 +1223,41 @@ impl<'a> Executor<'a> {
             data.insert("load_timed_out".into(), Value::Bool(true));
         }
         Ok(ActionResult::ok_with(Value::Object(data)))
+    }
+}
+
+/// Adds the dialogs an action caused to its result: under `dialogs` in a
+/// success's data, as a sentence after a failure's message.
+fn with_dialogs(result: ActionResult, dialogs: Vec<Value>) -> ActionResult {
+    if dialogs.is_empty() {
+        return result;
+    }
+    match result {
+        ActionResult::Success { data } => {
+            let mut map = match data {
+                Some(Value::Object(map)) => map,
+                Some(other) => Map::from_iter([("value".to_string(), other)]),
+                None => Map::new(),
+            };
+            map.insert("dialogs".into(), Value::Array(dialogs));
+            ActionResult::ok_with(Value::Object(map))
+        }
+        ActionResult::Failure { reason, message } => {
+            let list: Vec<String> = dialogs
+                .iter()
+                .map(|d| {
+                    format!(
+                        "{} {}",
+                        d["type"].as_str().unwrap_or("dialog"),
+                        d["message"]
+                    )
+                })
+                .collect();
+            ActionResult::fail(
+                reason,
+                format!("{message} (dialogs answered: {})", list.join("; ")),
+            )
+        }
     }
 }
 
