@@ -60,6 +60,9 @@ pub struct LaunchOptions {
     pub extra_args: Vec<String>,
     /// How long Chromium may take to print its DevTools address.
     pub launch_timeout: Duration,
+    /// Allowed-domain patterns (see [`super::guard`]); empty allows every
+    /// URL. Every tab of the session enforces them.
+    pub allowed_domains: Vec<String>,
 }
 
 impl Default for LaunchOptions {
@@ -71,6 +74,7 @@ impl Default for LaunchOptions {
             window: (1280, 800),
             extra_args: Vec::new(),
             launch_timeout: Duration::from_secs(30),
+            allowed_domains: Vec::new(),
         }
     }
 }

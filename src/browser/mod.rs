@@ -75,6 +75,7 @@
 //! [`Tab::with_timeout`] so they cannot hang).
 
 pub mod act;
+pub mod guard;
 mod launch;
 mod session;
 mod tab;
@@ -82,6 +83,7 @@ mod tab;
 use std::path::PathBuf;
 use std::time::Duration;
 
+pub use guard::{BlockedNavigation, DomainPolicy, GuardError, NavigationGuard, Verdict};
 pub use launch::{find_chrome, LaunchOptions, INSTALL_HINT};
 pub use session::{BrowserSession, SessionStatus};
 pub use tab::{ObserveOptions, Tab};
@@ -166,6 +168,17 @@ pub enum BrowserError {
         /// The browser's complaint.
         detail: String,
     },
+    /// The allowed-domain list refused a navigation.
+    #[error("navigation to {url} blocked: {reason}")]
+    Blocked {
+        /// The refused URL.
+        url: String,
+        /// Which rule refused it.
+        reason: String,
+    },
+    /// An allowed-domain pattern could not be parsed.
+    #[error(transparent)]
+    Policy(#[from] GuardError),
     /// The extractor's output did not have the expected shape.
     #[error("could not read the page observation: {0}")]
     Decode(String),

@@ -1,5 +1,6 @@
 //! One browser and its CDP connection.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use chromiumoxide::cdp::browser_protocol::target::{CreateTargetParams, GetTargetsParams};
@@ -10,6 +11,7 @@ use futures_util::StreamExt;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
+use super::guard::{DomainPolicy, NavigationGuard};
 use super::launch::{LaunchOptions, LaunchedChrome};
 use super::tab::{Tab, TabContext};
 use super::BrowserError;
@@ -32,11 +34,16 @@ pub enum SessionStatus {
 /// an attached browser is left running.
 pub struct BrowserSession {
     options: LaunchOptions,
-    browser: Option<Browser>,
+    browser: Option<Arc<Browser>>,
     handler: Option<JoinHandle<()>>,
     status: watch::Receiver<SessionStatus>,
     chrome: Option<LaunchedChrome>,
     call_timeout: Duration,
+    /// The allowed-domain guard every tab shares; `None` when no list is
+    /// set. It outlives relaunches so its log of refusals stays whole.
+    guard: Option<Arc<NavigationGuard>>,
+    /// Closes popups to refused URLs; restarted with each connection.
+    popup_watch: Option<JoinHandle<()>>,
 }
 
 impl std::fmt::Debug for BrowserSession {
@@ -55,8 +62,19 @@ const CALL_TIMEOUT: Duration = Duration::from_secs(10);
 
 impl BrowserSession {
     /// Launches Chromium (or attaches to `options.connect`) and connects.
+    /// With `options.allowed_domains` set, every tab enforces them (see
+    /// [`super::guard`]); a pattern that cannot be parsed fails here.
     pub async fn start(options: LaunchOptions) -> Result<BrowserSession, BrowserError> {
+        let policy = DomainPolicy::new(&options.allowed_domains)?;
+        let guard = policy
+            .is_active()
+            .then(|| Arc::new(NavigationGuard::new(policy)));
         let (browser, handler, status, chrome) = connect(&options).await?;
+        let browser = Arc::new(browser);
+        let popup_watch = match &guard {
+            Some(guard) => Some(super::guard::watch_popups(browser.clone(), guard.clone()).await),
+            None => None,
+        };
         Ok(BrowserSession {
             options,
             browser: Some(browser),
@@ -64,7 +82,15 @@ impl BrowserSession {
             status,
             chrome,
             call_timeout: CALL_TIMEOUT,
+            guard,
+            popup_watch,
         })
+    }
+
+    /// The allowed-domain guard, when a list is set: its log says which
+    /// navigations were refused.
+    pub fn guard(&self) -> Option<&Arc<NavigationGuard>> {
+        self.guard.as_ref()
     }
 
     /// The current status; cheap, never waits.
@@ -102,7 +128,7 @@ impl BrowserSession {
         self.chrome.as_ref().map(|c| c.profile())
     }
 
-    fn live_browser(&self) -> Result<&Browser, BrowserError> {
+    fn live_browser(&self) -> Result<&Arc<Browser>, BrowserError> {
         if let SessionStatus::Disconnected(reason) = self.status() {
             return Err(BrowserError::Disconnected(reason));
         }
@@ -129,6 +155,7 @@ impl BrowserSession {
             TabContext {
                 status: self.status.clone(),
                 call_timeout: self.call_timeout,
+                guard: self.guard.clone(),
             },
         )
         .await?;
@@ -167,6 +194,11 @@ impl BrowserSession {
     pub async fn relaunch(&mut self) -> Result<(), BrowserError> {
         self.shutdown();
         let (browser, handler, status, chrome) = connect(&self.options).await?;
+        let browser = Arc::new(browser);
+        if let Some(guard) = &self.guard {
+            self.popup_watch =
+                Some(super::guard::watch_popups(browser.clone(), guard.clone()).await);
+        }
         self.browser = Some(browser);
         self.handler = Some(handler);
         self.status = status;
@@ -177,6 +209,9 @@ impl BrowserSession {
     /// Closes the connection and stops a launched browser.
     pub fn shutdown(&mut self) {
         self.browser = None;
+        if let Some(watch) = self.popup_watch.take() {
+            watch.abort();
+        }
         if let Some(handler) = self.handler.take() {
             handler.abort();
         }

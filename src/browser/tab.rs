@@ -1,5 +1,6 @@
 //! One tab: navigation, the isolated world, observations and element calls.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use chromiumoxide::cdp::browser_protocol::dom_snapshot::CaptureSnapshotParams;
@@ -11,7 +12,9 @@ use chromiumoxide::cdp::js_protocol::runtime::{EvaluateParams, ExecutionContextI
 use chromiumoxide::error::CdpError;
 use chromiumoxide::Page;
 use tokio::sync::{watch, Mutex};
+use tokio::task::JoinHandle;
 
+use super::guard::{protect_page, NavigationGuard, Verdict};
 use super::session::{call, SessionStatus};
 use super::BrowserError;
 use crate::dom::{ElementIndex, PageState, RawObservation, TabInfo};
@@ -57,6 +60,8 @@ impl Default for ObserveOptions {
 pub(crate) struct TabContext {
     pub status: watch::Receiver<SessionStatus>,
     pub call_timeout: Duration,
+    /// The session's allowed-domain guard, if a list is set.
+    pub guard: Option<Arc<NavigationGuard>>,
 }
 
 /// One browser tab.
@@ -66,6 +71,16 @@ pub struct Tab {
     ctx: TabContext,
     /// The isolated world of the current document, once created.
     world: Mutex<Option<ExecutionContextId>>,
+    /// Answers this tab's paused document requests (allowed domains).
+    interception: Option<JoinHandle<()>>,
+}
+
+impl Drop for Tab {
+    fn drop(&mut self) {
+        if let Some(task) = self.interception.take() {
+            task.abort();
+        }
+    }
 }
 
 /// The result of one evaluation in the isolated world.
@@ -79,12 +94,23 @@ impl Tab {
     /// Wraps a page and installs the click-listener hook for every document
     /// it loads from now on (and the current one).
     pub(crate) async fn open(page: Page, ctx: TabContext) -> Result<Tab, BrowserError> {
-        let tab = Tab {
+        let mut tab = Tab {
             page,
             ctx,
             world: Mutex::new(None),
+            interception: None,
         };
         let limit = tab.ctx.call_timeout;
+        if let Some(guard) = tab.ctx.guard.clone() {
+            let task = tab
+                .with_timeout(
+                    "intercepting navigations for the allowed domains",
+                    limit,
+                    protect_page(&tab.page, guard),
+                )
+                .await?;
+            tab.interception = Some(task);
+        }
         tab.with_timeout(
             "installing the listener hook",
             limit,
@@ -125,8 +151,28 @@ impl Tab {
         call(what, limit, &self.ctx.status, fut).await
     }
 
-    /// Navigates to `url` and waits for the load event.
+    /// The allowed-domain guard this tab enforces, when a list is set.
+    pub fn guard(&self) -> Option<&Arc<NavigationGuard>> {
+        self.ctx.guard.as_ref()
+    }
+
+    /// Refuses `url` up front when the allowed domains do not cover it.
+    /// Interception catches network navigations anyway; this also covers
+    /// the ones that never reach the network (`data:`, `javascript:`).
+    pub fn check_navigation(&self, url: &str) -> Result<(), BrowserError> {
+        match self.ctx.guard.as_ref().map(|g| g.check(url)) {
+            Some(Verdict::Blocked(reason)) => Err(BrowserError::Blocked {
+                url: url.to_string(),
+                reason,
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    /// Navigates to `url` and waits for the load event; a URL outside the
+    /// allowed domains fails with [`BrowserError::Blocked`].
     pub async fn navigate(&self, url: &str, limit: Duration) -> Result<(), BrowserError> {
+        self.check_navigation(url)?;
         let what = format!("loading {url}");
         self.with_timeout(&what, limit, self.page.goto(NavigateParams::new(url)))
             .await?;
@@ -142,7 +188,7 @@ impl Tab {
             "closing the tab",
             limit,
             &self.ctx.status,
-            self.page.close(),
+            self.page.clone().close(),
         )
         .await
     }

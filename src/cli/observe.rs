@@ -26,6 +26,12 @@ pub struct BrowserOpts {
     /// `http://host:port`) instead of launching one.
     #[arg(long, value_name = "URL")]
     pub connect: Option<String>,
+    /// Allow navigation only to URLs matching PATTERN (repeatable): a host
+    /// glob like `*.example.com` (https, plus http for loopback hosts), or
+    /// with scheme and port like `http://127.0.0.1:*`; `data:`, `blob:`,
+    /// `javascript:`, `file:` must be named to be allowed.
+    #[arg(long = "allow-domain", value_name = "PATTERN")]
+    pub allow_domains: Vec<String>,
 }
 
 impl BrowserOpts {
@@ -35,6 +41,7 @@ impl BrowserOpts {
             chrome: self.chrome.clone(),
             headed: self.headed,
             connect: self.connect.clone(),
+            allowed_domains: self.allow_domains.clone(),
             ..LaunchOptions::default()
         }
     }
