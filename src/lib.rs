@@ -9,6 +9,7 @@ pub mod actions;
 pub mod agent;
 pub mod browser;
 pub mod cli;
+pub mod config;
 pub mod demo;
 pub mod dom;
 pub mod events;

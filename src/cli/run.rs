@@ -18,8 +18,9 @@ use crate::agent::browser_env::BrowserEnvironment;
 use crate::agent::{Agent, AgentConfig, ApprovalMode, HeadlessApprover, Secrets};
 use crate::browser::act::ExecOptions;
 use crate::browser::{BrowserError, BrowserSession};
-use crate::events::{EndReason, Event, TraceWriter, DEFAULT_SESSIONS_DIR};
-use crate::llm::{stop_pair, LlmClient, LlmConfig};
+use crate::config::{Config, Overrides};
+use crate::events::{EndReason, Event, TraceWriter};
+use crate::llm::{stop_pair, LlmClient};
 use crate::sitemap::{Sitemap, SitemapEvent, SitemapSet, SitemapWatcher};
 
 /// Exit code for bad usage or configuration.
@@ -38,13 +39,14 @@ pub struct RunArgs {
     /// step.
     #[arg(long, value_name = "PATH")]
     pub sitemap: Vec<PathBuf>,
-    /// The step limit.
-    #[arg(long, value_name = "N", default_value_t = crate::agent::DEFAULT_MAX_STEPS)]
-    pub max_steps: usize,
+    /// The step limit (default: config `agent.max_steps`, 40).
+    #[arg(long, value_name = "N")]
+    pub max_steps: Option<usize>,
     /// When to ask before an action: never, risky (commit and dangerous
-    /// actions) or always. Headless, asking means refusing unless --yes.
-    #[arg(long, value_name = "MODE", default_value = "risky", value_parser = parse_mode)]
-    pub approve: ApprovalMode,
+    /// actions) or always. Headless, asking means refusing unless --yes
+    /// (default: config `agent.approve`, risky).
+    #[arg(long, value_name = "MODE", value_parser = parse_mode)]
+    pub approve: Option<ApprovalMode>,
     /// Approve every action that would need approval.
     #[arg(long)]
     pub yes: bool,
@@ -59,14 +61,22 @@ pub struct RunArgs {
     /// log.
     #[arg(long)]
     pub json: bool,
-    /// Where trace files go.
-    #[arg(long, value_name = "DIR", default_value = DEFAULT_SESSIONS_DIR)]
-    pub sessions_dir: PathBuf,
+    /// Where trace files go (default: config `paths.sessions`,
+    /// .webagent/sessions).
+    #[arg(long, value_name = "DIR")]
+    pub sessions_dir: Option<PathBuf>,
     /// A secret the model may type but never sees: `NAME` takes the value
     /// of the environment variable NAME (repeatable). The model writes
     /// `<secret>NAME</secret>`.
     #[arg(long, value_name = "NAME")]
     pub secret: Vec<String>,
+    /// A dotenv file (NAME=value lines) whose every entry is a secret
+    /// (default: config `secrets_file`). Config `secrets:` adds more.
+    #[arg(long, value_name = "FILE")]
+    pub secrets_file: Option<PathBuf>,
+    /// Read this config file instead of ./webagent.yaml.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
     /// Let the model run JavaScript in the page (always asks in risky and
     /// always modes).
     #[arg(long)]
@@ -86,7 +96,11 @@ struct UsageError(String);
 
 /// Runs `webagent run`.
 pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
-    let prepared = match prepare(&args) {
+    let loaded = match super::config::load(args.config.as_deref(), &overrides(&args)) {
+        Ok(loaded) => loaded,
+        Err(code) => return Ok(code),
+    };
+    let prepared = match prepare(&args, loaded) {
         Ok(prepared) => prepared,
         Err(UsageError(reason)) => {
             eprintln!("error: {reason}");
@@ -97,20 +111,39 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     runtime.block_on(run_command(args, prepared))
 }
 
+/// The flags that override configuration.
+fn overrides(args: &RunArgs) -> Overrides {
+    Overrides {
+        model: args.model.clone(),
+        base_url: args.base_url.clone(),
+        max_steps: args.max_steps,
+        approve: args.approve,
+        chrome: args.browser.chrome.clone(),
+        headed: args.browser.headed,
+        connect: args.browser.connect.clone(),
+        allow_javascript: args.allow_javascript,
+        sessions_dir: args.sessions_dir.clone(),
+        sitemaps: args.sitemap.clone(),
+        secrets_file: args.secrets_file.clone(),
+        ..Overrides::default()
+    }
+}
+
 /// What is checked before anything starts.
 struct Prepared {
     llm: LlmClient,
     sitemaps: SitemapSet,
     secrets: Secrets,
+    config: Config,
 }
 
-fn prepare(args: &RunArgs) -> Result<Prepared, UsageError> {
+fn prepare(args: &RunArgs, loaded: super::config::Loaded) -> Result<Prepared, UsageError> {
     if args.task.trim().is_empty() {
         return Err(UsageError(
             "the task is empty; say what the agent should do".into(),
         ));
     }
-    if args.max_steps == 0 {
+    if args.max_steps == Some(0) {
         return Err(UsageError("--max-steps must be at least 1".into()));
     }
     let url = url::Url::parse(&args.url).map_err(|e| {
@@ -125,16 +158,11 @@ fn prepare(args: &RunArgs) -> Result<Prepared, UsageError> {
             args.url
         )));
     }
-    let mut config = LlmConfig::from_env();
-    if let Some(model) = &args.model {
-        config.model = model.clone();
-    }
-    if let Some(base_url) = &args.base_url {
-        config.base_url = base_url.clone();
-    }
-    let llm = LlmClient::new(config).map_err(|e| UsageError(e.to_string()))?;
+    let config = loaded.config;
+    let llm =
+        LlmClient::new(config.llm_config(&loaded.env)).map_err(|e| UsageError(e.to_string()))?;
     let mut sitemaps = SitemapSet::new();
-    for path in &args.sitemap {
+    for path in &config.sitemap_paths() {
         if path.is_dir() {
             // The watcher loads directories; only files are checked here.
             continue;
@@ -142,7 +170,9 @@ fn prepare(args: &RunArgs) -> Result<Prepared, UsageError> {
         let sitemap = Sitemap::load(path).map_err(|e| UsageError(format!("--sitemap: {e}")))?;
         sitemaps.insert(sitemap);
     }
-    let mut secrets = Secrets::new();
+    let mut secrets = config
+        .resolve_secrets(&loaded.env)
+        .map_err(|e| UsageError(e.to_string()))?;
     for name in &args.secret {
         let value = std::env::var(name).map_err(|_| {
             UsageError(format!(
@@ -160,13 +190,15 @@ fn prepare(args: &RunArgs) -> Result<Prepared, UsageError> {
         llm,
         sitemaps,
         secrets,
+        config,
     })
 }
 
 async fn run_command(args: RunArgs, prepared: Prepared) -> anyhow::Result<ExitCode> {
     // The browser first: when it cannot start, nothing else (trace file,
     // watcher) has been created.
-    let session = match BrowserSession::start(args.browser.launch_options()).await {
+    let config = &prepared.config;
+    let session = match BrowserSession::start(config.launch_options()).await {
         Ok(session) => session,
         Err(error @ (BrowserError::ChromeNotFound { .. } | BrowserError::ChromeMissingAt(_))) => {
             eprintln!("error: {error}");
@@ -174,7 +206,7 @@ async fn run_command(args: RunArgs, prepared: Prepared) -> anyhow::Result<ExitCo
         }
         Err(error) => return Err(error).context("starting the browser"),
     };
-    let trace = match TraceWriter::create(&args.sessions_dir) {
+    let trace = match TraceWriter::create(&config.paths.sessions) {
         Ok(trace) => trace,
         Err(error) => {
             eprintln!("error: {error}");
@@ -187,11 +219,12 @@ async fn run_command(args: RunArgs, prepared: Prepared) -> anyhow::Result<ExitCo
 
     // Sitemaps: the files were checked above; the watcher keeps them
     // current and reports reloads as events.
-    let (shared, watcher) = if args.sitemap.is_empty() {
+    let sitemap_paths = config.sitemap_paths();
+    let (shared, watcher) = if sitemap_paths.is_empty() {
         (Arc::new(RwLock::new(prepared.sitemaps)), None)
     } else {
         let tx = events_tx.clone();
-        let watcher = SitemapWatcher::start(&args.sitemap, move |event| {
+        let watcher = SitemapWatcher::start(&sitemap_paths, move |event| {
             let event = match event {
                 SitemapEvent::Reloaded { file, .. } => Event::SitemapReloaded {
                     file: file.display().to_string(),
@@ -231,10 +264,11 @@ async fn run_command(args: RunArgs, prepared: Prepared) -> anyhow::Result<ExitCo
         return Ok(ExitCode::from(1));
     }
     let exec = ExecOptions {
-        allow_javascript: args.allow_javascript,
+        allow_javascript: config.allow_javascript,
         ..ExecOptions::default()
     };
-    let environment = BrowserEnvironment::new(tab, exec, shared.clone());
+    let environment = BrowserEnvironment::new(tab, exec, shared.clone())
+        .with_observe_options(config.observe_options());
     let (stop_handle, stop_signal) = stop_pair();
     let mut agent = Agent::new(
         Arc::new(prepared.llm),
@@ -245,8 +279,8 @@ async fn run_command(args: RunArgs, prepared: Prepared) -> anyhow::Result<ExitCo
     .with_sitemaps(shared)
     .with_stop(stop_signal)
     .with_config(AgentConfig {
-        max_steps: args.max_steps,
-        approval: args.approve,
+        max_steps: config.agent.max_steps,
+        approval: config.agent.approve,
         secrets: prepared.secrets,
     });
     // Ctrl-C stops the run cleanly: the step in flight ends, `done` is
