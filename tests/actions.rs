@@ -19,6 +19,9 @@ use webagent::browser::{BrowserSession, LaunchOptions, ObserveOptions, Tab};
 use webagent::dom::PageState;
 use webagent::serve::PageServer;
 
+#[path = "support/llm_server.rs"]
+mod llm_server;
+
 struct Shared {
     runtime: tokio::runtime::Runtime,
     session: BrowserSession,
@@ -1327,5 +1330,44 @@ fn dialogs_opened_by_an_action_are_answered_and_reported() {
             seen(&tab).await,
             vec!["confirm:false", "confirm:true", "after alert"]
         );
+    });
+}
+
+#[test]
+fn extract_asks_the_model_with_the_page_text_and_the_schema() {
+    use llm_server::{tool_call_completion, LlmServer, Reply};
+    use webagent::llm::{LlmClient, LlmConfig};
+    let html = page("<h1>Plans</h1><p>Basic costs 9 dollars. Pro costs 29 dollars.</p>");
+    with_page("/extract", &html, |tab, _| async move {
+        let answer =
+            json!({"plans": [{"name": "Basic", "price": 9}, {"name": "Pro", "price": 29}]});
+        let server = LlmServer::start(vec![Reply::json(
+            200,
+            tool_call_completion("extract_result", &answer),
+        )])
+        .await;
+        let client = LlmClient::new(LlmConfig {
+            base_url: server.base_url(),
+            streaming: false,
+            ..LlmConfig::default()
+        })
+        .expect("a client");
+        let state = observe(&tab).await;
+        let schema = json!({"type": "object", "properties": {"plans": {"type": "array"}}});
+        let action = Catalog::builtin()
+            .parse(
+                &json!({"extract": {"instruction": "list the plans and prices", "schema": schema}}),
+            )
+            .expect("parsing");
+        let result = Executor::new(&tab, options())
+            .with_llm(&client)
+            .execute(&action, Some(&state))
+            .await;
+        assert_eq!(result.data(), Some(&answer), "{result:?}");
+        let sent = server.requests()[0].json();
+        let text = sent.to_string();
+        assert!(text.contains("Pro costs 29 dollars"), "{text}");
+        assert!(text.contains("list the plans and prices"), "{text}");
+        assert_eq!(sent["tools"][0]["function"]["parameters"], schema);
     });
 }

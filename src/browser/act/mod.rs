@@ -74,7 +74,11 @@ use crate::actions::{
     OptionChoice, ScrollDirection, Target, WaitCondition,
 };
 use crate::dom::PageState;
+use crate::llm::{ChatMessage, ChatRequest, FunctionTool, LlmClient};
 use crate::sitemap::SitemapSet;
+
+/// The forced tool `extract` asks the model to call.
+const EXTRACT_TOOL: &str = "extract_result";
 
 /// The helper installed next to the observer in each document's world.
 pub(crate) const ACT_JS: &str = include_str!("act.js");
@@ -196,6 +200,7 @@ pub struct Executor<'a> {
     tab: &'a Tab,
     options: ExecOptions,
     sitemaps: Option<&'a SitemapSet>,
+    llm: Option<&'a LlmClient>,
 }
 
 /// A point in top-level viewport coordinates, plus what the check reported.
@@ -212,7 +217,15 @@ impl<'a> Executor<'a> {
             tab,
             options,
             sitemaps: None,
+            llm: None,
         }
+    }
+
+    /// Lets `extract` ask this model (without one, `extract` fails with
+    /// `unknown` saying an LLM is needed).
+    pub fn with_llm(mut self, llm: &'a LlmClient) -> Self {
+        self.llm = Some(llm);
+        self
     }
 
     /// Lets `goto_page` search these sitemaps.
@@ -231,10 +244,16 @@ impl<'a> Executor<'a> {
     pub async fn execute(&self, action: &Action, state: Option<&PageState>) -> ActionResult {
         // The last-resort guard: every step has its own limit, so this only
         // fires if something unforeseen hangs.
-        let guard = self.options.action_timeout
+        let mut guard = self.options.action_timeout
             + self.options.navigation_timeout
             + self.options.settle.max
             + Duration::from_secs(5);
+        if let (Action::Extract { .. }, Some(llm)) = (action, self.llm) {
+            // The model call has its own limits, retries included.
+            let config = llm.config();
+            guard += config.request_timeout * (config.retry.max_retries + 1)
+                + config.retry.max_delay * config.retry.max_retries;
+        }
         let started = Instant::now();
         let mut dialogs = Vec::new();
         let outcome = tokio::time::timeout(
@@ -375,9 +394,7 @@ impl<'a> Executor<'a> {
                 };
                 self.scroll(*direction, *pages, target.as_ref()).await
             }
-            Action::DragAndDrop { from, to } => {
-                self.drag(&spec(from, seq)?, &spec(to, seq)?).await
-            }
+            Action::DragAndDrop { from, to } => self.drag(&spec(from, seq)?, &spec(to, seq)?).await,
             Action::UploadFile { target, path } => self.upload(&spec(target, seq)?, path).await,
             Action::Highlight {
                 target,
@@ -416,9 +433,10 @@ impl<'a> Executor<'a> {
                 self.overlay(None, json!({"kind": "subtitle", "text": text}))
                     .await
             }
-            Action::Extract { .. } => Ok(ActionResult::unknown(
-                "extract needs an LLM, and none is connected to this executor; read_page returns the page text instead",
-            )),
+            Action::Extract {
+                instruction,
+                schema,
+            } => self.extract(instruction, schema.as_ref()).await,
             Action::ReadPage {} => {
                 let reply = self
                     .helper("readPage", json!({"limit": self.options.read_limit}))
@@ -1153,6 +1171,90 @@ impl<'a> Executor<'a> {
             "bytes": png.len(),
             "full_page": full_page,
         })))
+    }
+
+    /// Asks the model for data from the page's text, through a forced tool
+    /// whose parameters are the wanted schema, so the answer is JSON of that
+    /// shape rather than prose.
+    async fn extract(
+        &self,
+        instruction: &str,
+        schema: Option<&Value>,
+    ) -> Result<ActionResult, ActError> {
+        let Some(llm) = self.llm else {
+            return Ok(ActionResult::unknown(
+                "extract needs an LLM, and none is connected to this executor; read_page returns the page text instead",
+            ));
+        };
+        let page = self
+            .helper("readPage", json!({"limit": self.options.read_limit}))
+            .await?;
+        // Tool parameters must be an object; anything else is wrapped.
+        let wrapped =
+            !matches!(schema.and_then(|s| s.get("type")), Some(Value::String(t)) if t == "object");
+        let parameters = match schema {
+            Some(s) if !wrapped => s.clone(),
+            Some(s) => {
+                json!({"type": "object", "properties": {"result": s}, "required": ["result"]})
+            }
+            None => json!({
+                "type": "object",
+                "properties": {"result": {"description": "the extracted data, as JSON"}},
+                "required": ["result"],
+            }),
+        };
+        let tool = FunctionTool {
+            name: EXTRACT_TOOL.into(),
+            description: "Return the data the instruction asks for, taken only from the page text."
+                .into(),
+            parameters,
+        };
+        let prompt = format!(
+            "Instruction: {instruction}\n\nPage: {} ({})\n\nPage text{}:\n{}",
+            page["title"].as_str().unwrap_or(""),
+            page["url"].as_str().unwrap_or(""),
+            if page["clipped"].as_bool() == Some(true) {
+                " (cut short)"
+            } else {
+                ""
+            },
+            page["text"].as_str().unwrap_or(""),
+        );
+        let request = ChatRequest::new(vec![
+            ChatMessage::system(
+                "You extract data from a web page for an agent. Use only what the page text says; \
+                 leave out what it does not contain rather than guessing. Answer by calling the tool.",
+            ),
+            ChatMessage::user(prompt),
+        ])
+        .with_forced_tool(tool);
+        let answer = match llm.complete(&request).await {
+            Ok(answer) => answer,
+            Err(err) => {
+                return Ok(ActionResult::unknown(format!(
+                    "extract: the model call failed: {err}"
+                )))
+            }
+        };
+        let Some(call) = answer.tool_call(EXTRACT_TOOL) else {
+            return Ok(ActionResult::unknown(
+                "extract: the model answered without the extraction tool call",
+            ));
+        };
+        let arguments: Value = match serde_json::from_str(&call.arguments) {
+            Ok(v) => v,
+            Err(err) => {
+                return Ok(ActionResult::unknown(format!(
+                    "extract: the model's answer is not JSON ({err})"
+                )))
+            }
+        };
+        let data = if wrapped {
+            arguments.get("result").cloned().unwrap_or(Value::Null)
+        } else {
+            arguments
+        };
+        Ok(ActionResult::ok_with(data))
     }
 
     async fn execute_javascript(&self, script: &str) -> Result<ActionResult, ActError> {
