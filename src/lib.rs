@@ -15,6 +15,7 @@ pub mod dom;
 pub mod events;
 pub mod llm;
 pub mod logging;
+pub mod script;
 pub mod serve;
 pub mod sitemap;
 pub mod tui;

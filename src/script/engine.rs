@@ -1,0 +1,639 @@
+//! The sandboxed engine and the host functions scripts may call.
+//!
+//! Host functions (all block only the script thread):
+//! - page: `navigate(url)`, `click(target)`, `fill(target, text)`,
+//!   `select(target, option)`, `wait_for(text_or_selector)` /
+//!   `wait_for(text_or_selector, timeout_ms)`, `press_keys(keys)`,
+//!   `page()` (a map: `url`, `title`, `text`, `elements` as an array of
+//!   maps), `url()`, `title()`, `text()`;
+//! - any action: `act(name, params)` returns the `{ok, …}` map;
+//!   `run_action(name, params)` does the same but ends the script when the
+//!   action fails (built-in or custom);
+//! - `assert(condition, message)`, `ask_user(question)`, `log(message)`,
+//!   `agent(goal)` (hands a sub-goal to the LLM agent);
+//! - at the top level of a file only: `action(name, spec)`,
+//!   `recipe(name, description)`.
+//!
+//! A target is an element index (number), a CSS selector (starts with
+//! `#`, `.` or `[`, or is written `css:…`) or visible text (anything else),
+//! which is matched against the latest observation: an element's text,
+//! `aria-label`, placeholder, `name`, title or value, exact matches first.
+
+use std::cell::{Cell, RefCell};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use rhai::packages::{Package, StandardPackage};
+use rhai::{Dynamic, Engine, EvalAltResult, Map, NativeCallContext, Position};
+use serde_json::{json, Value};
+
+use super::host::HostCall;
+use super::library::{Collected, Snapshot};
+use super::{Located, ScriptError};
+use crate::actions::{ActionResult, Catalog};
+
+/// The sandbox's limits. Every one is set on the engine; `Default` gives
+/// values generous for recipes and small enough that a runaway script
+/// ends in well under a second.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Limits {
+    /// Operations one call may run before it is stopped.
+    pub operations: u64,
+    /// Nested function calls.
+    pub call_depth: usize,
+    /// Nesting of one expression (top level).
+    pub expr_depth: usize,
+    /// Nesting of one expression inside functions.
+    pub fn_expr_depth: usize,
+    /// Bytes in one string.
+    pub string_bytes: usize,
+    /// Items in one array.
+    pub array_items: usize,
+    /// Entries in one map.
+    pub map_entries: usize,
+    /// Variables alive at once.
+    pub variables: usize,
+    /// Functions one file may define.
+    pub functions: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            operations: 5_000_000,
+            call_depth: 48,
+            expr_depth: 64,
+            fn_expr_depth: 32,
+            string_bytes: 1 << 20,
+            array_items: 10_000,
+            map_entries: 10_000,
+            variables: 1_000,
+            functions: 500,
+        }
+    }
+}
+
+/// Where `print`, `debug` and `log` lines go besides the tracing log.
+pub type LogSink = Arc<dyn Fn(&str) + Send + Sync>;
+
+/// The answer channel of one host call.
+pub(crate) type Reply = std::sync::mpsc::Sender<Result<Value, String>>;
+
+/// The script thread's end of the channel to the host.
+pub(crate) type Bridge = tokio::sync::mpsc::UnboundedSender<(HostCall, Reply)>;
+
+thread_local! {
+    /// The cancel flag of the call running on this thread.
+    static CANCEL: RefCell<Option<Arc<AtomicBool>>> = const { RefCell::new(None) };
+    /// The channel to the host while an action or recipe runs.
+    static BRIDGE: RefCell<Option<Bridge>> = const { RefCell::new(None) };
+    /// The files loaded when the call started (for calling custom actions).
+    static LIBRARY: RefCell<Option<Arc<Snapshot>>> = const { RefCell::new(None) };
+    /// Declarations gathered while a file loads.
+    static COLLECT: RefCell<Option<Collected>> = const { RefCell::new(None) };
+    /// How deeply custom actions call each other.
+    static DEPTH: Cell<usize> = const { Cell::new(0) };
+}
+
+/// How deeply custom actions may call each other.
+const MAX_ACTION_NESTING: usize = 8;
+
+/// Sets up this (script) thread for one call.
+pub(crate) fn enter(
+    cancel: Arc<AtomicBool>,
+    bridge: Option<Bridge>,
+    library: Arc<Snapshot>,
+    collect: Option<Collected>,
+) {
+    CANCEL.with(|c| *c.borrow_mut() = Some(cancel));
+    BRIDGE.with(|b| *b.borrow_mut() = bridge);
+    LIBRARY.with(|l| *l.borrow_mut() = Some(library));
+    COLLECT.with(|c| *c.borrow_mut() = collect);
+    DEPTH.with(|d| d.set(0));
+}
+
+/// Takes back the declarations gathered while a file loaded.
+pub(crate) fn take_collected() -> Option<Collected> {
+    COLLECT.with(|c| c.borrow_mut().take())
+}
+
+fn cancelled() -> bool {
+    CANCEL.with(|c| {
+        c.borrow()
+            .as_ref()
+            .is_some_and(|flag| flag.load(Ordering::Relaxed))
+    })
+}
+
+/// Builds the sandboxed engine with the host functions. The caller keeps
+/// it immutable from then on (it is shared behind an `Arc`).
+pub fn build_engine(limits: &Limits, log: Option<LogSink>) -> Engine {
+    let mut engine = Engine::new_raw();
+    // The standard packages: language core, arithmetic, strings, arrays,
+    // maps, time. None of them touches files or the network.
+    engine.register_global_module(StandardPackage::new().as_shared_module());
+    engine.set_max_operations(limits.operations);
+    engine.set_max_call_levels(limits.call_depth);
+    engine.set_max_expr_depths(limits.expr_depth, limits.fn_expr_depth);
+    engine.set_max_string_size(limits.string_bytes);
+    engine.set_max_array_size(limits.array_items);
+    engine.set_max_map_size(limits.map_entries);
+    engine.set_max_variables(limits.variables);
+    engine.set_max_functions(limits.functions);
+    engine.disable_symbol("eval");
+    // Modules could read other files; recipes share code by calling each
+    // other's actions instead.
+    engine.disable_symbol("import");
+    engine.on_progress(|_| {
+        if cancelled() {
+            Some(Dynamic::from("cancelled"))
+        } else {
+            None
+        }
+    });
+    let print_log = log.clone();
+    engine.on_print(move |text| script_log(text, print_log.as_ref()));
+    let debug_log = log.clone();
+    engine.on_debug(move |text, source, pos| {
+        let place = format!(
+            "{}:{}:{}",
+            source.unwrap_or("<script>"),
+            pos.line().unwrap_or(0),
+            pos.position().unwrap_or(0)
+        );
+        script_log(&format!("{place}: {text}"), debug_log.as_ref());
+    });
+    let log_fn = log;
+    engine.register_fn("log", move |text: &str| script_log(text, log_fn.as_ref()));
+    register_host_functions(&mut engine);
+    engine
+}
+
+/// Sends a script's log line to tracing, the caller's sink and the host.
+fn script_log(text: &str, sink: Option<&LogSink>) {
+    tracing::info!(target: "webagent::script", "{text}");
+    if let Some(sink) = sink {
+        sink(text);
+    }
+    let bridge = BRIDGE.with(|b| b.borrow().clone());
+    if let Some(bridge) = bridge {
+        // Fire and forget: a log line needs no answer.
+        let (reply, _) = std::sync::mpsc::channel();
+        let _ = bridge.send((HostCall::Log(text.to_string()), reply));
+    }
+}
+
+type HostResult<T> = Result<T, Box<EvalAltResult>>;
+
+fn runtime(message: impl Into<String>, pos: Position) -> Box<EvalAltResult> {
+    EvalAltResult::ErrorRuntime(Dynamic::from(message.into()), pos).into()
+}
+
+/// Sends one call to the host and waits for its answer.
+fn host_call(call: HostCall, pos: Position) -> HostResult<Value> {
+    let bridge = BRIDGE.with(|b| b.borrow().clone()).ok_or_else(|| {
+        runtime(
+            "page functions only work while an action or recipe runs, not while the file loads",
+            pos,
+        )
+    })?;
+    let (reply_tx, reply_rx) = std::sync::mpsc::channel();
+    if bridge.send((call, reply_tx)).is_err() {
+        return Err(runtime("the host stopped listening to the script", pos));
+    }
+    match reply_rx.recv() {
+        Ok(Ok(value)) => Ok(value),
+        Ok(Err(message)) => Err(runtime(message, pos)),
+        Err(_) if cancelled() => {
+            Err(EvalAltResult::ErrorTerminated(Dynamic::from("cancelled"), pos).into())
+        }
+        Err(_) => Err(runtime("the host went away before answering", pos)),
+    }
+}
+
+fn to_json(value: &Dynamic, pos: Position) -> HostResult<Value> {
+    rhai::serde::from_dynamic::<Value>(value)
+        .map_err(|e| runtime(format!("cannot turn a script value into JSON: {e}"), pos))
+}
+
+fn from_json(value: &Value) -> Dynamic {
+    // ok: every JSON value has a Rhai form.
+    rhai::serde::to_dynamic(value).unwrap_or(Dynamic::UNIT)
+}
+
+/// Whether a string target is a CSS selector rather than visible text.
+fn selector_text(target: &str) -> Option<&str> {
+    if let Some(css) = target.strip_prefix("css:") {
+        return Some(css.trim());
+    }
+    let first = target.trim_start().chars().next()?;
+    matches!(first, '#' | '.' | '[').then_some(target.trim())
+}
+
+/// What a script's target means for one action: `{"index": n}` or
+/// `{"selector": …}`. Visible text is looked up in a fresh observation.
+fn resolve_target(target: &Dynamic, prefer_fields: bool, pos: Position) -> HostResult<Value> {
+    if let Ok(index) = target.as_int() {
+        if index < 0 {
+            return Err(runtime(format!("element index {index} is negative"), pos));
+        }
+        return Ok(json!({ "index": index }));
+    }
+    let Some(text) = target.clone().into_immutable_string().ok() else {
+        return Err(runtime(
+            format!(
+                "a target is an element index, a CSS selector or visible text, not {}",
+                target.type_name()
+            ),
+            pos,
+        ));
+    };
+    if let Some(css) = selector_text(&text) {
+        return Ok(json!({ "selector": css }));
+    }
+    let page = host_call(HostCall::Observe, pos)?;
+    match find_by_text(&page, &text, prefer_fields) {
+        Some(index) => Ok(json!({ "index": index })),
+        None => Err(runtime(
+            format!(
+                "no element on {} shows the text {:?}",
+                page.get("url")
+                    .and_then(Value::as_str)
+                    .unwrap_or("the page"),
+                text.as_str()
+            ),
+            pos,
+        )),
+    }
+}
+
+/// The index of the element whose text, label, placeholder, name, title
+/// or value is `wanted`: exact (ignoring case) before containing, and
+/// form fields first when filling.
+pub(crate) fn find_by_text(page: &Value, wanted: &str, prefer_fields: bool) -> Option<u64> {
+    let wanted = wanted.trim().to_lowercase();
+    let elements = page.get("elements")?.as_array()?;
+    let mut best: Option<(u8, u64)> = None;
+    for element in elements {
+        let Some(index) = element.get("index").and_then(Value::as_u64) else {
+            continue;
+        };
+        let tag = element.get("tag").and_then(Value::as_str).unwrap_or("");
+        let is_field = matches!(tag, "input" | "textarea" | "select");
+        let mut names = vec![element.get("text").and_then(Value::as_str).unwrap_or("")];
+        if let Some(attributes) = element.get("attributes").and_then(Value::as_object) {
+            for key in [
+                "aria-label",
+                "placeholder",
+                "name",
+                "title",
+                "value",
+                "id",
+                "label",
+            ] {
+                if let Some(value) = attributes.get(key).and_then(Value::as_str) {
+                    names.push(value);
+                }
+            }
+        }
+        let mut score = None;
+        for name in names {
+            let name = name.trim().to_lowercase();
+            if name.is_empty() {
+                continue;
+            }
+            let rank = if name == wanted {
+                0
+            } else if name.contains(&wanted) {
+                2
+            } else {
+                continue;
+            };
+            score = Some(score.map_or(rank, |s: u8| s.min(rank)));
+        }
+        let Some(mut score) = score else { continue };
+        if prefer_fields && !is_field {
+            score += 1;
+        }
+        if best.is_none_or(|(s, _)| score < s) {
+            best = Some((score, index));
+        }
+    }
+    best.map(|(_, index)| index)
+}
+
+/// Runs a built-in or custom action; returns its `{ok, …}` result.
+fn run_any(name: &str, params: Value, pos: Position) -> HostResult<Value> {
+    let library = LIBRARY.with(|l| l.borrow().clone());
+    if let Some(def) = library.as_ref().and_then(|l| l.action(name)) {
+        return Ok(call_custom(&def, params, true, pos));
+    }
+    let action = match Catalog::builtin().parse(&json!({ name: params })) {
+        Ok(action) => action,
+        Err(error) => {
+            return Ok(result_json(&ActionResult::invalid_params(
+                error.to_string(),
+            )))
+        }
+    };
+    host_call(HostCall::Act(action), pos)
+}
+
+fn result_json(result: &ActionResult) -> Value {
+    serde_json::to_value(result).unwrap_or(Value::Null)
+}
+
+/// Ends the script unless the `{ok, …}` result is a success.
+fn require_ok(name: &str, result: Value, pos: Position) -> HostResult<Dynamic> {
+    if result.get("ok").and_then(Value::as_bool) == Some(true) {
+        return Ok(from_json(&result));
+    }
+    let reason = result
+        .get("reason")
+        .and_then(Value::as_str)
+        .unwrap_or("unknown");
+    let message = result.get("message").and_then(Value::as_str).unwrap_or("");
+    Err(runtime(format!("{name} failed ({reason}): {message}"), pos))
+}
+
+/// Runs a custom action's handler on this thread. `gated`: ask the host
+/// to approve and record it (a script calling another action); the agent
+/// and the command line gate the call themselves.
+pub(crate) fn call_custom(
+    def: &super::library::ActionDef,
+    params: Value,
+    gated: bool,
+    pos: Position,
+) -> Value {
+    let mut catalog = Catalog::builtin();
+    let action = match catalog
+        .register(def.spec.clone())
+        .and_then(|()| catalog.parse(&json!({ def.spec.name.clone(): params })))
+    {
+        Ok(action) => action,
+        Err(error) => return result_json(&ActionResult::invalid_params(error.to_string())),
+    };
+    if gated {
+        if let Err(error) = host_call(HostCall::Gate(action.clone()), pos) {
+            return result_json(&ActionResult::denied(error_text(&error)));
+        }
+    }
+    let depth = DEPTH.with(|d| d.get());
+    let result = if depth >= MAX_ACTION_NESTING {
+        ActionResult::unknown(format!(
+            "custom actions called each other more than {MAX_ACTION_NESTING} deep"
+        ))
+    } else {
+        DEPTH.with(|d| d.set(depth + 1));
+        let outcome = def.invoke(action.params());
+        DEPTH.with(|d| d.set(depth));
+        outcome
+    };
+    if gated {
+        let _ = host_call(HostCall::Record(action, result.clone()), pos);
+    }
+    result_json(&result)
+}
+
+fn error_text(error: &EvalAltResult) -> String {
+    match error {
+        EvalAltResult::ErrorRuntime(value, _) => value.to_string(),
+        other => other.to_string(),
+    }
+}
+
+fn register_host_functions(engine: &mut Engine) {
+    engine.register_fn(
+        "act",
+        |ctx: NativeCallContext, name: &str, params: Map| -> HostResult<Dynamic> {
+            let pos = ctx.call_position();
+            let params = to_json(&Dynamic::from_map(params), pos)?;
+            Ok(from_json(&run_any(name, params, pos)?))
+        },
+    );
+    engine.register_fn(
+        "run_action",
+        |ctx: NativeCallContext, name: &str, params: Map| -> HostResult<Dynamic> {
+            let pos = ctx.call_position();
+            let params = to_json(&Dynamic::from_map(params), pos)?;
+            let result = run_any(name, params, pos)?;
+            require_ok(name, result, pos)
+        },
+    );
+    engine.register_fn(
+        "navigate",
+        |ctx: NativeCallContext, url: &str| -> HostResult<Dynamic> {
+            let pos = ctx.call_position();
+            let result = run_any("navigate", json!({ "url": url }), pos)?;
+            require_ok("navigate", result, pos)
+        },
+    );
+    engine.register_fn(
+        "click",
+        |ctx: NativeCallContext, target: Dynamic| -> HostResult<Dynamic> {
+            let pos = ctx.call_position();
+            let params = resolve_target(&target, false, pos)?;
+            let result = run_any("click", params, pos)?;
+            require_ok(&format!("click {target}"), result, pos)
+        },
+    );
+    engine.register_fn(
+        "fill",
+        |ctx: NativeCallContext, target: Dynamic, text: &str| -> HostResult<Dynamic> {
+            let pos = ctx.call_position();
+            let mut params = resolve_target(&target, true, pos)?;
+            params["text"] = json!(text);
+            params["clear"] = json!(true);
+            let result = run_any("input_text", params, pos)?;
+            require_ok(&format!("fill {target}"), result, pos)
+        },
+    );
+    engine.register_fn(
+        "select",
+        |ctx: NativeCallContext, target: Dynamic, option: &str| -> HostResult<Dynamic> {
+            let pos = ctx.call_position();
+            let mut params = resolve_target(&target, true, pos)?;
+            params["text"] = json!(option);
+            let result = run_any("select_option", params, pos)?;
+            require_ok(&format!("select {target}"), result, pos)
+        },
+    );
+    engine.register_fn(
+        "press_keys",
+        |ctx: NativeCallContext, keys: &str| -> HostResult<Dynamic> {
+            let pos = ctx.call_position();
+            let result = run_any("press_keys", json!({ "keys": keys }), pos)?;
+            require_ok("press_keys", result, pos)
+        },
+    );
+    fn wait_for(what: &str, timeout_ms: i64, pos: Position) -> HostResult<Dynamic> {
+        let mut params = match selector_text(what) {
+            Some(css) => json!({ "selector": css }),
+            None => json!({ "text": what }),
+        };
+        params["timeout_ms"] = json!(timeout_ms.max(0));
+        let result = run_any("wait_for", params, pos)?;
+        require_ok(&format!("wait_for {what:?}"), result, pos)
+    }
+    engine.register_fn(
+        "wait_for",
+        |ctx: NativeCallContext, what: &str| -> HostResult<Dynamic> {
+            wait_for(what, 10_000, ctx.call_position())
+        },
+    );
+    engine.register_fn(
+        "wait_for",
+        |ctx: NativeCallContext, what: &str, timeout_ms: i64| -> HostResult<Dynamic> {
+            wait_for(what, timeout_ms, ctx.call_position())
+        },
+    );
+    engine.register_fn("page", |ctx: NativeCallContext| -> HostResult<Dynamic> {
+        Ok(from_json(&host_call(
+            HostCall::Observe,
+            ctx.call_position(),
+        )?))
+    });
+    for field in ["url", "title", "text"] {
+        engine.register_fn(
+            field,
+            move |ctx: NativeCallContext| -> HostResult<Dynamic> {
+                let page = host_call(HostCall::Observe, ctx.call_position())?;
+                Ok(from_json(page.get(field).unwrap_or(&Value::Null)))
+            },
+        );
+    }
+    engine.register_fn(
+        "assert",
+        |ctx: NativeCallContext, condition: bool, message: &str| -> HostResult<()> {
+            if condition {
+                Ok(())
+            } else {
+                Err(runtime(
+                    format!("assertion failed: {message}"),
+                    ctx.call_position(),
+                ))
+            }
+        },
+    );
+    engine.register_fn(
+        "ask_user",
+        |ctx: NativeCallContext, question: &str| -> HostResult<Dynamic> {
+            let answer = host_call(HostCall::AskUser(question.to_string()), ctx.call_position())?;
+            Ok(from_json(&answer))
+        },
+    );
+    engine.register_fn(
+        "agent",
+        |ctx: NativeCallContext, goal: &str| -> HostResult<Dynamic> {
+            let outcome = host_call(HostCall::Agent(goal.to_string()), ctx.call_position())?;
+            Ok(from_json(&outcome))
+        },
+    );
+    engine.register_fn(
+        "action",
+        |ctx: NativeCallContext, name: &str, spec: Map| -> HostResult<()> {
+            let pos = ctx.call_position();
+            let spec = to_json(&Dynamic::from_map(spec), pos)?;
+            declare(pos, |c| c.add_action(name, &spec, pos))
+        },
+    );
+    engine.register_fn(
+        "recipe",
+        |ctx: NativeCallContext, name: &str, description: &str| -> HostResult<()> {
+            let pos = ctx.call_position();
+            declare(pos, |c| c.add_recipe(name, description, pos))
+        },
+    );
+}
+
+fn declare(
+    pos: Position,
+    add: impl FnOnce(&mut Collected) -> Result<(), String>,
+) -> HostResult<()> {
+    COLLECT.with(|c| match c.borrow_mut().as_mut() {
+        Some(collected) => add(collected).map_err(|message| runtime(message, pos)),
+        None => Err(runtime(
+            "action(...) and recipe(...) declare things at the top level of a file, not while one runs",
+            pos,
+        )),
+    })
+}
+
+/// Turns an engine error into a located [`ScriptError`], following nested
+/// function calls to where it happened.
+pub(crate) fn script_error(error: &EvalAltResult, file: &str) -> ScriptError {
+    let mut source = file.to_string();
+    let mut current = error;
+    while let EvalAltResult::ErrorInFunctionCall(_, src, inner, _) = current {
+        if !src.is_empty() {
+            source = src.clone();
+        }
+        current = inner;
+    }
+    let pos = current.position();
+    let located = |message: String| Located {
+        file: source.clone(),
+        line: pos.line().unwrap_or(0),
+        column: pos.position().unwrap_or(0),
+        message,
+    };
+    match current {
+        EvalAltResult::ErrorTerminated(..) => ScriptError::Cancelled,
+        EvalAltResult::ErrorTooManyOperations(_) => ScriptError::Limit(located(
+            "script limit: too many operations (an endless loop?)".into(),
+        )),
+        EvalAltResult::ErrorStackOverflow(_) => ScriptError::Limit(located(
+            "script limit: functions nested too deeply (endless recursion?)".into(),
+        )),
+        EvalAltResult::ErrorDataTooLarge(what, _) => {
+            ScriptError::Limit(located(format!("script limit: {what} is too large")))
+        }
+        EvalAltResult::ErrorTooManyVariables(_) => {
+            ScriptError::Limit(located("script limit: too many variables".into()))
+        }
+        EvalAltResult::ErrorRuntime(value, _) => ScriptError::Runtime(located(value.to_string())),
+        other => {
+            let mut text = other.to_string();
+            if let Some(at) = text.rfind(" (line ") {
+                text.truncate(at);
+            }
+            ScriptError::Runtime(located(text))
+        }
+    }
+}
+
+/// Turns a parse error into a located [`ScriptError`].
+pub(crate) fn parse_error(error: &rhai::ParseError, file: &str) -> ScriptError {
+    let pos = error.position();
+    ScriptError::Compile(Located {
+        file: file.to_string(),
+        line: pos.line().unwrap_or(0),
+        column: pos.position().unwrap_or(0),
+        message: error.err_type().to_string(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_targets_prefer_exact_matches_and_fields_when_filling() {
+        let page = json!({"url": "u", "elements": [
+            {"index": 0, "tag": "a", "text": "Sign in help", "attributes": {}},
+            {"index": 1, "tag": "button", "text": "Sign in", "attributes": {}},
+            {"index": 2, "tag": "label", "text": "Email", "attributes": {}},
+            {"index": 3, "tag": "input", "text": "", "attributes": {"name": "email"}},
+        ]});
+        assert_eq!(find_by_text(&page, "sign in", false), Some(1));
+        assert_eq!(find_by_text(&page, "Email", true), Some(3));
+        assert_eq!(find_by_text(&page, "Nothing", false), None);
+    }
+
+    #[test]
+    fn selectors_are_told_from_text() {
+        assert_eq!(selector_text("#email"), Some("#email"));
+        assert_eq!(selector_text("css:button.primary"), Some("button.primary"));
+        assert_eq!(selector_text("Sign in"), None);
+    }
+}

@@ -1,0 +1,707 @@
+//! Loading script files and running their actions and recipes.
+//!
+//! [`Scripts`] is a cheap, cloneable handle on the loaded files: the TUI,
+//! the agent's environment and the watcher share one. A file that fails to
+//! load never replaces the version already loaded.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use rhai::{CallFnOptions, Dynamic, Engine, Position, Scope, AST};
+use serde_json::{json, Map, Value};
+
+use super::engine::{self, build_engine, LogSink};
+use super::host::ScriptHost;
+use super::{Limits, Located, ScriptError};
+use crate::actions::{ActionError, ActionResult, ActionSpec, Catalog, Risk};
+
+/// Cancels a running script: the engine checks it between operations and
+/// a host call in flight is abandoned.
+#[derive(Debug, Clone, Default)]
+pub struct CancelFlag(Arc<AtomicBool>);
+
+impl CancelFlag {
+    /// A flag that is not set.
+    pub fn new() -> Self {
+        CancelFlag::default()
+    }
+
+    /// Asks the script to stop.
+    pub fn cancel(&self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether stopping was asked for.
+    pub fn is_cancelled(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// A custom action a script declared.
+#[derive(Clone)]
+pub struct ActionDef {
+    /// Its catalog entry.
+    pub spec: ActionSpec,
+    /// The file that declared it.
+    pub file: String,
+    handler: String,
+    takes_params: bool,
+    ast: Arc<AST>,
+    engine: Arc<Engine>,
+}
+
+impl std::fmt::Debug for ActionDef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ActionDef")
+            .field("name", &self.spec.name)
+            .field("file", &self.file)
+            .field("handler", &self.handler)
+            .finish()
+    }
+}
+
+impl ActionDef {
+    /// Runs the handler on the current (script) thread. A script error
+    /// becomes `unknown` with the script's file, line and column.
+    pub(crate) fn invoke(&self, params: Value) -> ActionResult {
+        let mut scope = Scope::new();
+        let options = CallFnOptions::new().eval_ast(false).rewind_scope(true);
+        let outcome = if self.takes_params {
+            let arg = rhai::serde::to_dynamic(&params).unwrap_or(Dynamic::UNIT);
+            self.engine.call_fn_with_options::<Dynamic>(
+                options,
+                &mut scope,
+                &self.ast,
+                &self.handler,
+                (arg,),
+            )
+        } else {
+            self.engine.call_fn_with_options::<Dynamic>(
+                options,
+                &mut scope,
+                &self.ast,
+                &self.handler,
+                (),
+            )
+        };
+        match outcome {
+            Ok(value) => handler_result(&value),
+            Err(error) => {
+                ActionResult::unknown(engine::script_error(&error, &self.file).to_string())
+            }
+        }
+    }
+}
+
+/// A handler's return value as an action result: a map with `ok` is taken
+/// as a result, anything else is success data (nothing for `()`).
+fn handler_result(value: &Dynamic) -> ActionResult {
+    if value.is_unit() {
+        return ActionResult::ok();
+    }
+    let json = match rhai::serde::from_dynamic::<Value>(value) {
+        Ok(json) => json,
+        Err(error) => {
+            return ActionResult::unknown(format!(
+                "the action returned a value that is not JSON: {error}"
+            ))
+        }
+    };
+    if json.get("ok").is_some_and(Value::is_boolean) {
+        if let Ok(result) = serde_json::from_value::<ActionResult>(json.clone()) {
+            return result;
+        }
+    }
+    ActionResult::ok_with(json)
+}
+
+/// A recipe a script declared.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecipeDef {
+    /// Its name (and the name of the function that runs it).
+    pub name: String,
+    /// What it does.
+    pub description: String,
+    /// The file that declared it.
+    pub file: String,
+}
+
+/// What one file offers, for `webagent recipe check` and reload reports.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileSummary {
+    /// The file.
+    pub file: String,
+    /// Custom actions it declares.
+    pub actions: Vec<String>,
+    /// Recipes it declares.
+    pub recipes: Vec<String>,
+}
+
+/// One loaded file.
+#[derive(Debug)]
+pub(crate) struct LoadedFile {
+    actions: Vec<ActionDef>,
+    recipes: Vec<RecipeDef>,
+    ast: Arc<AST>,
+    file: String,
+}
+
+/// The files as they were when a call started; hot reloads do not change
+/// a call that is already running.
+#[derive(Debug, Default)]
+pub(crate) struct Snapshot {
+    files: Vec<Arc<LoadedFile>>,
+}
+
+impl Snapshot {
+    /// A custom action by name (the first file that declares it wins).
+    pub(crate) fn action(&self, name: &str) -> Option<ActionDef> {
+        self.files
+            .iter()
+            .flat_map(|f| f.actions.iter())
+            .find(|a| a.spec.name == name)
+            .cloned()
+    }
+}
+
+/// Declarations gathered while a file's top level runs.
+#[derive(Debug)]
+pub(crate) struct Collected {
+    file: String,
+    actions: Vec<(ActionSpec, String, Position)>,
+    recipes: Vec<(RecipeDef, Position)>,
+}
+
+impl Collected {
+    /// `action(name, #{description, params, risk, handler})`.
+    pub(crate) fn add_action(
+        &mut self,
+        name: &str,
+        spec: &Value,
+        _pos: Position,
+    ) -> Result<(), String> {
+        let description = spec
+            .get("description")
+            .and_then(Value::as_str)
+            .ok_or("the action needs a `description` string (the model reads it)")?;
+        let risk = match spec.get("risk") {
+            None => Risk::Interact,
+            Some(value) => serde_json::from_value::<Risk>(value.clone()).map_err(|_| {
+                format!("risk {value} is not one of read, interact, commit, dangerous")
+            })?,
+        };
+        let schema = params_schema(spec.get("params"))?;
+        let handler = match spec.get("handler") {
+            None => name.to_string(),
+            Some(Value::String(handler)) => handler.clone(),
+            Some(other) => return Err(format!("`handler` names a function; got {other}")),
+        };
+        if self.actions.iter().any(|(s, ..)| s.name == name) {
+            return Err(format!("the action `{name}` is declared twice"));
+        }
+        let spec = ActionSpec::custom(name, description, schema, risk, Some(self.file.clone()));
+        // The catalog's checks (snake_case, new name, schema subset) apply
+        // now, so a broken declaration fails the load, not the first call.
+        Catalog::builtin()
+            .register(spec.clone())
+            .map_err(|e| e.to_string())?;
+        self.actions.push((spec, handler, _pos));
+        Ok(())
+    }
+
+    /// `recipe(name, description)`.
+    pub(crate) fn add_recipe(
+        &mut self,
+        name: &str,
+        description: &str,
+        pos: Position,
+    ) -> Result<(), String> {
+        if self.recipes.iter().any(|(r, _)| r.name == name) {
+            return Err(format!("the recipe `{name}` is declared twice"));
+        }
+        self.recipes.push((
+            RecipeDef {
+                name: name.to_string(),
+                description: description.to_string(),
+                file: self.file.clone(),
+            },
+            pos,
+        ));
+        Ok(())
+    }
+}
+
+/// A script's parameter map (`#{ id: #{ type: "integer" }, note: #{ type:
+/// "string", optional: true } }`) as a JSON schema. A field is required
+/// unless it says `optional: true` or has a `default`.
+fn params_schema(params: Option<&Value>) -> Result<Value, String> {
+    let mut properties = Map::new();
+    let mut required = Vec::new();
+    match params {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(fields)) => {
+            for (name, field) in fields {
+                let mut field = match field {
+                    Value::Object(field) => field.clone(),
+                    Value::String(kind) => {
+                        let mut field = Map::new();
+                        field.insert("type".into(), json!(kind));
+                        field
+                    }
+                    other => {
+                        return Err(format!(
+                            "params.{name} must be a map like #{{ type: \"string\" }}, got {other}"
+                        ))
+                    }
+                };
+                let optional = field
+                    .remove("optional")
+                    .and_then(|v| v.as_bool())
+                    .unwrap_or(false);
+                if !optional && !field.contains_key("default") {
+                    required.push(json!(name));
+                }
+                properties.insert(name.clone(), Value::Object(field));
+            }
+        }
+        Some(other) => return Err(format!("`params` must be a map of fields, got {other}")),
+    }
+    Ok(json!({
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": false,
+    }))
+}
+
+/// The loaded scripts and the sandboxed engine they run in.
+#[derive(Clone)]
+pub struct Scripts {
+    engine: Arc<Engine>,
+    files: Arc<RwLock<BTreeMap<PathBuf, Arc<LoadedFile>>>>,
+}
+
+impl std::fmt::Debug for Scripts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Scripts")
+            .field("files", &self.files().len())
+            .finish()
+    }
+}
+
+impl Default for Scripts {
+    fn default() -> Self {
+        Scripts::new(Limits::default(), None)
+    }
+}
+
+impl Scripts {
+    /// No files yet; `log` also receives every `print`, `debug` and `log`
+    /// line (they always go to the tracing log).
+    pub fn new(limits: Limits, log: Option<LogSink>) -> Self {
+        // Built once and never changed again: the frozen engine.
+        let engine = build_engine(&limits, log);
+        Scripts {
+            engine: Arc::new(engine),
+            files: Arc::new(RwLock::new(BTreeMap::new())),
+        }
+    }
+
+    fn files(&self) -> BTreeMap<PathBuf, Arc<LoadedFile>> {
+        match self.files.read() {
+            Ok(files) => files.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    pub(crate) fn snapshot(&self) -> Arc<Snapshot> {
+        Arc::new(Snapshot {
+            files: self.files().into_values().collect(),
+        })
+    }
+
+    /// Compiles `path` and runs its top level, without keeping it.
+    pub fn check_file(&self, path: &Path) -> Result<FileSummary, ScriptError> {
+        let source = read_source(path)?;
+        let loaded = self.compile(&path.display().to_string(), &source)?;
+        Ok(summary(&loaded))
+    }
+
+    /// Loads (or reloads) `path`. On any error the version loaded before
+    /// stays.
+    pub fn load_file(&self, path: &Path) -> Result<FileSummary, ScriptError> {
+        let source = read_source(path)?;
+        self.load_source_as(path, &path.display().to_string(), &source)
+    }
+
+    /// Loads code that has no file (tests, the command line), under `name`.
+    pub fn load_source(&self, name: &str, source: &str) -> Result<FileSummary, ScriptError> {
+        self.load_source_as(Path::new(name), name, source)
+    }
+
+    fn load_source_as(
+        &self,
+        key: &Path,
+        name: &str,
+        source: &str,
+    ) -> Result<FileSummary, ScriptError> {
+        let loaded = self.compile(name, source)?;
+        // Action names must stay unique across files.
+        let others = self.files();
+        for action in &loaded.actions {
+            let clash = others
+                .iter()
+                .filter(|(path, _)| path.as_path() != key)
+                .find(|(_, f)| f.actions.iter().any(|a| a.spec.name == action.spec.name));
+            if let Some((_, other)) = clash {
+                return Err(ScriptError::Definition(Located {
+                    file: name.to_string(),
+                    line: 0,
+                    column: 0,
+                    message: format!(
+                        "the action `{}` is already declared in {}",
+                        action.spec.name, other.file
+                    ),
+                }));
+            }
+        }
+        let summary = summary(&loaded);
+        let mut files = match self.files.write() {
+            Ok(files) => files,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        files.insert(key.to_path_buf(), Arc::new(loaded));
+        Ok(summary)
+    }
+
+    /// Loads every `.rhai` file in `dir`; one result per file.
+    pub fn load_dir(&self, dir: &Path) -> Vec<Result<FileSummary, ScriptError>> {
+        let mut paths: Vec<PathBuf> = match std::fs::read_dir(dir) {
+            Ok(entries) => entries
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|e| e == "rhai"))
+                .collect(),
+            Err(error) => {
+                return vec![Err(ScriptError::Read {
+                    path: dir.to_path_buf(),
+                    message: error.to_string(),
+                })]
+            }
+        };
+        paths.sort();
+        paths.iter().map(|p| self.load_file(p)).collect()
+    }
+
+    /// Forgets a file (it was deleted); returns whether it was loaded.
+    pub fn remove_file(&self, path: &Path) -> bool {
+        let mut files = match self.files.write() {
+            Ok(files) => files,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        files.remove(path).is_some()
+    }
+
+    /// Every custom action's spec, in file order.
+    pub fn action_specs(&self) -> Vec<ActionSpec> {
+        self.snapshot()
+            .files
+            .iter()
+            .flat_map(|f| f.actions.iter().map(|a| a.spec.clone()))
+            .collect()
+    }
+
+    /// The built-in catalog plus every custom action.
+    pub fn catalog(&self) -> Result<Catalog, ActionError> {
+        let mut catalog = Catalog::builtin();
+        catalog.replace_custom(self.action_specs())?;
+        Ok(catalog)
+    }
+
+    /// Every recipe, in file order.
+    pub fn recipes(&self) -> Vec<RecipeDef> {
+        self.snapshot()
+            .files
+            .iter()
+            .flat_map(|f| f.recipes.iter().cloned())
+            .collect()
+    }
+
+    /// Runs a custom action's handler with validated `params`, answering
+    /// its host calls with `host`. The caller has already approved it.
+    pub async fn call_action<H: ScriptHost>(
+        &self,
+        name: &str,
+        params: Value,
+        host: &mut H,
+        cancel: &CancelFlag,
+    ) -> ActionResult {
+        let snapshot = self.snapshot();
+        let Some(def) = snapshot.action(name) else {
+            return ActionResult::invalid_params(format!(
+                "no custom action named `{name}` is loaded"
+            ));
+        };
+        match self
+            .drive(host, cancel, snapshot, move || def.invoke(params))
+            .await
+        {
+            Ok(result) => result,
+            Err(error) => ActionResult::unknown(error.to_string()),
+        }
+    }
+
+    /// Runs a recipe (by name, or the only one loaded when `name` is
+    /// `None`) to its end; returns what its function returned.
+    pub async fn run_recipe<H: ScriptHost>(
+        &self,
+        name: Option<&str>,
+        host: &mut H,
+        cancel: &CancelFlag,
+    ) -> Result<Value, ScriptError> {
+        let snapshot = self.snapshot();
+        let all: Vec<(&RecipeDef, &Arc<LoadedFile>)> = snapshot
+            .files
+            .iter()
+            .flat_map(|f| f.recipes.iter().map(move |r| (r, f)))
+            .collect();
+        let unknown = |name: &str| ScriptError::UnknownEntry {
+            kind: "recipe",
+            name: name.to_string(),
+            available: all.iter().map(|(r, _)| r.name.clone()).collect(),
+        };
+        let (recipe, file) = match name {
+            Some(name) => all
+                .iter()
+                .find(|(r, _)| r.name == name)
+                .ok_or_else(|| unknown(name))?,
+            None if all.len() == 1 => &all[0],
+            None => return Err(unknown("(none given)")),
+        };
+        let ast = file.ast.clone();
+        let engine = self.engine.clone();
+        let function = recipe.name.clone();
+        let source = file.file.clone();
+        self.drive(host, cancel, snapshot.clone(), move || {
+            let mut scope = Scope::new();
+            let options = CallFnOptions::new().eval_ast(false).rewind_scope(true);
+            match engine.call_fn_with_options::<Dynamic>(options, &mut scope, &ast, &function, ()) {
+                Ok(value) => Ok(rhai::serde::from_dynamic::<Value>(&value).unwrap_or(Value::Null)),
+                Err(error) => Err(engine::script_error(&error, &source)),
+            }
+        })
+        .await?
+    }
+
+    /// Runs `job` on a new script thread and answers its host calls until
+    /// it ends.
+    async fn drive<H: ScriptHost, T: Send + 'static>(
+        &self,
+        host: &mut H,
+        cancel: &CancelFlag,
+        snapshot: Arc<Snapshot>,
+        job: impl FnOnce() -> T + Send + 'static,
+    ) -> Result<T, ScriptError> {
+        let (calls_tx, mut calls) = tokio::sync::mpsc::unbounded_channel();
+        let (done_tx, mut done) = tokio::sync::oneshot::channel();
+        let flag = cancel.0.clone();
+        std::thread::Builder::new()
+            .name("webagent-script".into())
+            .spawn(move || {
+                engine::enter(flag, Some(calls_tx), snapshot, None);
+                let out = job();
+                // Dropping the bridge before answering lets the host side
+                // see every call the script made first.
+                engine::enter(Arc::default(), None, Arc::default(), None);
+                let _ = done_tx.send(out);
+            })
+            .map_err(|e| ScriptError::Thread(e.to_string()))?;
+        loop {
+            tokio::select! {
+                biased;
+                Some((call, reply)) = calls.recv() => {
+                    let answer = tokio::select! {
+                        answer = host.handle(call) => Some(answer),
+                        () = cancelled(cancel) => None,
+                    };
+                    // A cancelled call is dropped unanswered: the script
+                    // thread sees the flag and ends.
+                    if let Some(answer) = answer {
+                        let _ = reply.send(answer);
+                    }
+                }
+                out = &mut done => {
+                    return out.map_err(|_| {
+                        ScriptError::Thread("the script thread ended without an answer".into())
+                    });
+                }
+            }
+        }
+    }
+
+    fn compile(&self, name: &str, source: &str) -> Result<LoadedFile, ScriptError> {
+        let mut ast = self
+            .engine
+            .compile(source)
+            .map_err(|e| engine::parse_error(&e, name))?;
+        ast.set_source(name);
+        let ast = Arc::new(ast);
+        let engine = self.engine.clone();
+        let file = name.to_string();
+        let top_ast = ast.clone();
+        // The top level runs on its own thread too, within the limits.
+        let collected = std::thread::scope(|scope| {
+            scope
+                .spawn(move || {
+                    engine::enter(
+                        Arc::default(),
+                        None,
+                        Arc::default(),
+                        Some(Collected {
+                            file: file.clone(),
+                            actions: Vec::new(),
+                            recipes: Vec::new(),
+                        }),
+                    );
+                    let ran = engine.run_ast(&top_ast);
+                    let collected = engine::take_collected();
+                    ran.map_err(|e| engine::script_error(&e, &file))
+                        .map(|()| collected)
+                })
+                .join()
+        })
+        .map_err(|_| ScriptError::Thread("loading the script panicked".into()))??;
+        let Some(collected) = collected else {
+            return Err(ScriptError::Thread("the declarations were lost".into()));
+        };
+        let functions: Vec<(String, usize)> = ast
+            .iter_functions()
+            .map(|f| (f.name.to_string(), f.params.len()))
+            .collect();
+        let place = |pos: Position, message: String| {
+            ScriptError::Definition(Located {
+                file: name.to_string(),
+                line: pos.line().unwrap_or(0),
+                column: pos.position().unwrap_or(0),
+                message,
+            })
+        };
+        let mut actions = Vec::new();
+        for (spec, handler, pos) in collected.actions {
+            let arity: Vec<usize> = functions
+                .iter()
+                .filter(|(n, _)| *n == handler)
+                .map(|(_, a)| *a)
+                .collect();
+            let takes_params = if arity.contains(&1) {
+                true
+            } else if arity.contains(&0) {
+                false
+            } else {
+                return Err(place(
+                    pos,
+                    format!(
+                        "the action `{}` needs a function `fn {handler}(params)` in this file",
+                        spec.name
+                    ),
+                ));
+            };
+            actions.push(ActionDef {
+                spec,
+                file: name.to_string(),
+                handler,
+                takes_params,
+                ast: ast.clone(),
+                engine: self.engine.clone(),
+            });
+        }
+        let mut recipes = Vec::new();
+        for (recipe, pos) in collected.recipes {
+            if !functions.iter().any(|(n, a)| *n == recipe.name && *a == 0) {
+                return Err(place(
+                    pos,
+                    format!(
+                        "the recipe `{}` needs a function `fn {}()` in this file",
+                        recipe.name, recipe.name
+                    ),
+                ));
+            }
+            recipes.push(recipe);
+        }
+        Ok(LoadedFile {
+            actions,
+            recipes,
+            ast,
+            file: name.to_string(),
+        })
+    }
+}
+
+async fn cancelled(cancel: &CancelFlag) {
+    while !cancel.is_cancelled() {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+fn read_source(path: &Path) -> Result<String, ScriptError> {
+    std::fs::read_to_string(path).map_err(|e| ScriptError::Read {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })
+}
+
+fn summary(loaded: &LoadedFile) -> FileSummary {
+    FileSummary {
+        file: loaded.file.clone(),
+        actions: loaded.actions.iter().map(|a| a.spec.name.clone()).collect(),
+        recipes: loaded.recipes.iter().map(|r| r.name.clone()).collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn params_become_a_schema_with_required_fields() {
+        let schema = params_schema(Some(&json!({
+            "id": {"type": "integer"},
+            "note": {"type": "string", "optional": true},
+            "reason": "string",
+        })))
+        .unwrap();
+        assert_eq!(schema["required"], json!(["id", "reason"]));
+        assert_eq!(schema["properties"]["reason"], json!({"type": "string"}));
+        assert!(schema["properties"]["note"].get("optional").is_none());
+    }
+
+    #[test]
+    fn a_broken_reload_keeps_the_last_good_file() {
+        let scripts = Scripts::default();
+        let good = "action(\"greet\", #{ description: \"Says hi\" }); fn greet() { 1 }";
+        scripts.load_source("a.rhai", good).unwrap();
+        let broken = scripts.load_source(
+            "a.rhai",
+            "action(\"greet\", #{ description: \"x\" }); fn greet( {",
+        );
+        let error = broken.unwrap_err().to_string();
+        assert!(error.starts_with("a.rhai:1:"), "{error}");
+        assert_eq!(
+            scripts.catalog().unwrap().get("greet").unwrap().description,
+            "Says hi"
+        );
+    }
+
+    #[test]
+    fn declarations_without_a_handler_are_refused_where_they_are() {
+        let scripts = Scripts::default();
+        let error = scripts
+            .load_source("b.rhai", "\n  recipe(\"smoke\", \"d\");")
+            .unwrap_err();
+        let located = error.located().unwrap();
+        assert_eq!((located.line, located.column), (2, 3));
+        assert!(located.message.contains("fn smoke()"), "{error}");
+    }
+}
