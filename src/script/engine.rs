@@ -9,7 +9,8 @@
 //! - any action: `act(name, params)` returns the `{ok, …}` map;
 //!   `run_action(name, params)` does the same but ends the script when the
 //!   action fails (built-in or custom);
-//! - `assert(condition, message)`, `ask_user(question)`, `log(message)`,
+//! - `url_matches(url, pattern)` (`*` stands for one path segment or part
+//!   of one), `assert(condition, message)`, `ask_user(question)`, `log(message)`,
 //!   `agent(goal)` (hands a sub-goal to the LLM agent);
 //! - at the top level of a file only: `action(name, spec)`,
 //!   `recipe(name, description)`.
@@ -502,6 +503,9 @@ fn register_host_functions(engine: &mut Engine) {
             },
         );
     }
+    engine.register_fn("url_matches", |url: &str, pattern: &str| {
+        super::export::url_matches(url, pattern)
+    });
     engine.register_fn(
         "assert",
         |ctx: NativeCallContext, condition: bool, message: &str| -> HostResult<()> {

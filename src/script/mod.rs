@@ -40,6 +40,7 @@
 //! calls), `watch` (hot reload), `export` (trace → recipe).
 
 pub mod engine;
+pub mod env;
 pub mod export;
 pub mod host;
 pub mod library;
@@ -48,7 +49,8 @@ pub mod watch;
 use std::path::PathBuf;
 
 pub use engine::Limits;
-pub use export::{export_recipe, ExportError};
+pub use env::ScriptEnvironment;
+pub use export::{export_recipe, recipe_from_events, url_matches, url_pattern, ExportError};
 pub use host::{HostCall, RecipeHost, ScriptHost, SubAgent, TabHost};
 pub use library::{ActionDef, CancelFlag, FileSummary, RecipeDef, Scripts};
 pub use watch::{ScriptEvent, ScriptWatcher};
