@@ -240,6 +240,28 @@ fn approval_request() -> ApprovalRequest {
     }
 }
 
+/// A prompt as the agent records it: messages headed by their role, a
+/// long system line that must wrap, and a listing long enough to scroll.
+fn step_prompt() -> String {
+    let mut prompt = String::from(
+        "## system\nYou operate a web browser for a person. Each step you judge the previous \
+         action, note what to remember, state the next goal, and choose exactly one action \
+         from the catalog; never invent an element index the listing does not show.\n\n\
+         ## user\nTask: ship order 1042\nCurrent page: http://127.0.0.1:8080/orders/1042\n\
+         Interactive elements:\n",
+    );
+    for i in 1..=40 {
+        prompt.push_str(&format!(
+            "[{i}]<button>Row {i} of the order table</button>\n"
+        ));
+    }
+    prompt.push_str("Answer by calling agent_step. END OF PROMPT");
+    prompt
+}
+
+/// The server's body as received: one long JSON line.
+const RAW_RESPONSE: &str = r#"{"id":"chatcmpl-7","choices":[{"finish_reason":"tool_calls","message":{"tool_calls":[{"function":{"name":"agent_step","arguments":"{\"evaluation_previous_goal\":\"The order page opened\",\"memory\":\"Order 1042 is paid, not shipped\",\"next_goal\":\"Ship the order\",\"action\":{\"click\":{\"index\":3}}}"}}]}}],"usage":{"prompt_tokens":2400,"completion_tokens":95,"total_tokens":2495}}"#;
+
 fn step_record() -> StepRecord {
     StepRecord {
         index: 2,
@@ -261,19 +283,21 @@ fn step_record() -> StepRecord {
             completion_tokens: 95,
             total_tokens: 2495,
         }),
-        prompt_chars: 9120,
+        prompt_chars: step_prompt().chars().count(),
+        prompt: step_prompt(),
+        raw_response: RAW_RESPONSE.into(),
     }
 }
 
 /// Feeds one whole agent step as the agent emits it.
 fn feed_step(bench: &Bench) {
-    bench.send(AppEvent::Agent(Event::RunStarted {
+    bench.send(AppEvent::agent(Event::RunStarted {
         task: "ship order 1042".into(),
         url: "http://127.0.0.1:8080/orders/1042".into(),
         model: "gpt-4o-mini".into(),
         max_steps: 40,
     }));
-    bench.send(AppEvent::Agent(Event::Observation(ObservationSummary {
+    bench.send(AppEvent::agent(Event::Observation(ObservationSummary {
         step: 2,
         url: "http://127.0.0.1:8080/orders/1042".into(),
         title: "Order 1042".into(),
@@ -281,21 +305,21 @@ fn feed_step(bench: &Bench) {
         new_elements: 2,
         listing_chars: 300,
     })));
-    bench.send(AppEvent::Agent(Event::Text {
+    bench.send(AppEvent::agent(Event::Text {
         content: "evaluation: The order page opened\nmemory: Order 1042".into(),
     }));
-    bench.send(AppEvent::Agent(Event::Text {
+    bench.send(AppEvent::agent(Event::Text {
         content: " is paid, not shipped\nnext goal: Ship the order".into(),
     }));
-    bench.send(AppEvent::Agent(Event::ToolCall {
+    bench.send(AppEvent::agent(Event::ToolCall {
         name: "click".into(),
         parameters: json!({"index": 3}),
     }));
-    bench.send(AppEvent::Agent(Event::ToolResult {
+    bench.send(AppEvent::agent(Event::ToolResult {
         name: "click".into(),
         result: ActionResult::ok(),
     }));
-    bench.send(AppEvent::Agent(Event::Step(step_record())));
+    bench.send(AppEvent::agent(Event::Step(step_record())));
 }
 
 // ---------------------------------------------------------------- renders
@@ -463,9 +487,114 @@ fn render_step_inspector() {
             "{screen}"
         );
         assert!(screen.contains("encoded twice"), "{screen}");
-        assert!(screen.contains("9120 characters"), "{screen}");
+        // The raw answer comes first, wrapped, starting with the body.
+        assert!(screen.contains("raw response, as received:"), "{screen}");
+        assert!(
+            screen.contains(r#"{"id":"chatcmpl-7","choices""#),
+            "{screen}"
+        );
+        // The footer says how to scroll.
+        assert!(screen.contains("PgDn page down"), "{screen}");
+        assert!(screen.contains("End last"), "{screen}");
         assert_snapshot(&format!("inspector_{w}x{h}"), &screen);
     }
+}
+
+/// Opens the inspector on the one logged agent step.
+fn open_inspector(w: u16, h: u16) -> Bench {
+    let mut bench = Bench::on_orders(w, h);
+    feed_step(&bench);
+    bench.idle();
+    for _ in 0..3 {
+        bench.key(KeyCode::Tab);
+    }
+    bench.key(KeyCode::Enter);
+    bench.idle();
+    bench
+}
+
+fn inspector_scroll(bench: &Bench) -> usize {
+    match &bench.state().modal {
+        Some(Modal::Inspector { scroll, .. }) => *scroll,
+        other => panic!("the inspector is not open: {other:?}"),
+    }
+}
+
+#[test]
+fn the_inspector_scrolls_to_the_exact_prompt_and_its_last_line() {
+    for (w, h) in sizes() {
+        let mut bench = open_inspector(w, h);
+        assert!(!bench.screen().contains("END OF PROMPT"));
+
+        // End shows the last page: the prompt's last line on the last
+        // text row, even though long lines above it wrap.
+        bench.key(KeyCode::End);
+        bench.idle();
+        let screen = bench.screen();
+        assert!(screen.contains("END OF PROMPT"), "{screen}");
+        assert!(screen.contains("[40]<button>Row 40"), "{screen}");
+        let rows: Vec<&str> = screen.lines().collect();
+        let last_text_row = rows
+            .iter()
+            .rposition(|r| r.contains("END OF PROMPT"))
+            .expect("shown");
+        assert!(
+            rows[last_text_row + 1].contains("close") || rows[last_text_row + 1].contains("Esc"),
+            "the prompt ends right above the footer:\n{screen}"
+        );
+        assert_snapshot(&format!("inspector_end_{w}x{h}"), &screen);
+        let end = inspector_scroll(&bench);
+        // Down at the end stays at the end.
+        bench.key(KeyCode::Down);
+        bench.idle();
+        assert_eq!(inspector_scroll(&bench), end);
+
+        // Home goes back to the top; PageDown moves a whole text page.
+        bench.key(KeyCode::Home);
+        bench.idle();
+        assert_eq!(inspector_scroll(&bench), 0);
+        assert!(
+            bench.screen().contains("Step 2 · rows 1–"),
+            "{}",
+            bench.screen()
+        );
+        bench.key(KeyCode::PageDown);
+        bench.idle();
+        let page = inspector_scroll(&bench);
+        let (_, body, _) = webagent::tui::modals::inspector_layout((w, h));
+        // A page is the text rows shown, but never past the last page.
+        assert_eq!(page, usize::from(body.height).min(end));
+        bench.key(KeyCode::PageUp);
+        bench.key(KeyCode::Down);
+        bench.idle();
+        assert_eq!(inspector_scroll(&bench), 1);
+    }
+}
+
+#[test]
+fn the_inspector_shows_every_prompt_message_by_role() {
+    let mut bench = open_inspector(160, 48);
+    let mut seen = String::new();
+    // Page through and gather every row the person can read.
+    for _ in 0..20 {
+        seen.push_str(&bench.screen());
+        bench.key(KeyCode::PageDown);
+        bench.idle();
+    }
+    let record = step_record();
+    assert!(
+        seen.contains(&format!(
+            "prompt, as sent ({} characters):",
+            record.prompt_chars
+        )),
+        "{seen}"
+    );
+    assert!(seen.contains("## system"), "{seen}");
+    assert!(seen.contains("## user"), "{seen}");
+    assert!(seen.contains("Task: ship order 1042"), "{seen}");
+    // The long system line wraps onto further rows; its last words show.
+    assert!(seen.contains("does not show."), "{seen}");
+    assert!(seen.contains(r#""usage":{"prompt_tokens":2400"#), "{seen}");
 }
 
 #[test]
@@ -790,7 +919,7 @@ fn a_typed_task_starts_a_run_and_the_mode_cycles() {
 fn agent_events_fill_reflection_log_tokens_and_status() {
     let mut bench = Bench::on_orders(80, 24);
     feed_step(&bench);
-    bench.send(AppEvent::Agent(Event::Done {
+    bench.send(AppEvent::agent(Event::Done {
         success: true,
         text: "order 1042 shipped".into(),
         reason: webagent::events::EndReason::Done,
@@ -822,7 +951,7 @@ fn agent_events_fill_reflection_log_tokens_and_status() {
 #[test]
 fn the_reflection_fills_while_it_streams() {
     let mut bench = Bench::on_orders(80, 24);
-    bench.send(AppEvent::Agent(Event::Observation(ObservationSummary {
+    bench.send(AppEvent::agent(Event::Observation(ObservationSummary {
         step: 1,
         url: "http://127.0.0.1:8080/orders/1042".into(),
         title: "Order".into(),
@@ -830,7 +959,7 @@ fn the_reflection_fills_while_it_streams() {
         new_elements: 0,
         listing_chars: 10,
     })));
-    bench.send(AppEvent::Agent(Event::Text {
+    bench.send(AppEvent::agent(Event::Text {
         content: "evaluation: Start\nmemory: nothing ye".into(),
     }));
     bench.idle();
@@ -1172,7 +1301,7 @@ fn a_second_run_logs_its_steps_apart_from_the_first() {
 fn the_last_reflection_stays_while_the_next_step_thinks() {
     let mut bench = Bench::on_orders(160, 48);
     feed_step(&bench);
-    bench.send(AppEvent::Agent(Event::Observation(ObservationSummary {
+    bench.send(AppEvent::agent(Event::Observation(ObservationSummary {
         step: 3,
         url: "http://127.0.0.1:8080/orders/1042".into(),
         title: "Order".into(),
@@ -1188,7 +1317,7 @@ fn the_last_reflection_stays_while_the_next_step_thinks() {
     );
     assert!(screen.contains("Ship the order"), "{screen}");
     // The first streamed text of step 3 replaces it.
-    bench.send(AppEvent::Agent(Event::Text {
+    bench.send(AppEvent::agent(Event::Text {
         content: "evaluation: shipped".into(),
     }));
     bench.idle();

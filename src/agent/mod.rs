@@ -208,6 +208,10 @@ struct StepDraft {
     timings: StepTimings,
     usage: Option<TokenUsage>,
     prompt_chars: usize,
+    /// The messages as sent, each headed by its role.
+    prompt: String,
+    /// The model's answer as received.
+    raw_response: String,
 }
 
 impl StepDraft {
@@ -222,6 +226,8 @@ impl StepDraft {
             timings: StepTimings::default(),
             usage: None,
             prompt_chars: 0,
+            prompt: String::new(),
+            raw_response: String::new(),
         }
     }
 }
@@ -401,6 +407,7 @@ impl<E: Environment> Agent<E> {
             .iter()
             .map(|m| m.content.chars().count())
             .sum();
+        draft.prompt = prompt_text(&request);
         let started = Instant::now();
         let answer = call_model(
             &self.llm,
@@ -431,6 +438,7 @@ impl<E: Environment> Agent<E> {
                 ));
             }
         };
+        draft.raw_response = response.raw.clone();
         draft.usage = response.usage.map(|u| TokenUsage {
             prompt_tokens: u.prompt_tokens,
             completion_tokens: u.completion_tokens,
@@ -713,6 +721,8 @@ impl<E: Environment> Agent<E> {
             timings: draft.timings,
             usage: draft.usage,
             prompt_chars: draft.prompt_chars,
+            prompt: draft.prompt,
+            raw_response: draft.raw_response,
         }));
     }
 
@@ -800,6 +810,29 @@ pub fn agent_tool(catalog: &Catalog) -> FunctionTool {
     }
 }
 
+/// The request's messages as a person reads them: each headed by its
+/// role, in the order sent. Tool calls replayed as history are shown as
+/// JSON so nothing the model saw is left out.
+fn prompt_text(request: &ChatRequest) -> String {
+    let mut text = String::new();
+    for message in &request.messages {
+        if !text.is_empty() {
+            text.push_str("\n\n");
+        }
+        text.push_str("## ");
+        text.push_str(message.role.as_str());
+        if let Some(id) = &message.tool_call_id {
+            text.push_str(&format!(" (answers {id})"));
+        }
+        text.push('\n');
+        text.push_str(&message.content);
+        for call in &message.tool_calls {
+            text.push_str(&format!("\n[tool call {}: {}]", call.name, call.arguments));
+        }
+    }
+    text
+}
+
 /// Masks secret values anywhere in an event.
 fn mask_event(secrets: &Secrets, event: Event) -> Event {
     if secrets.is_empty() {
@@ -870,4 +903,58 @@ fn limit_summary(max_steps: usize, state: &RunState) -> String {
 
 fn ms_since(started: Instant) -> u64 {
     started.elapsed().as_millis() as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_recorded_prompt_heads_each_message_with_its_role() {
+        let request = ChatRequest::new(vec![
+            ChatMessage::system("You drive a browser."),
+            ChatMessage::user("Task: sign in\n[1]<button>Go</button>"),
+        ]);
+        assert_eq!(
+            prompt_text(&request),
+            "## system\nYou drive a browser.\n\n## user\nTask: sign in\n[1]<button>Go</button>"
+        );
+    }
+
+    #[test]
+    fn a_step_records_prompt_and_answer_with_secrets_masked() {
+        let mut secrets = Secrets::new();
+        secrets.insert("password", "hunter2");
+        let mut draft = StepDraft::new(1);
+        draft.prompt = "## user\nthe field shows hunter2".into();
+        draft.raw_response = r#"{"arguments":"{\"text\":\"hunter2\"}"}"#.into();
+        let event = mask_event(
+            &secrets,
+            Event::Step(StepRecord {
+                index: draft.index,
+                reflection: draft.reflection,
+                action: draft.action,
+                result: ActionResult::ok(),
+                repairs: draft.repairs,
+                timings: draft.timings,
+                usage: draft.usage,
+                prompt_chars: draft.prompt_chars,
+                prompt: draft.prompt,
+                raw_response: draft.raw_response,
+            }),
+        );
+        let Event::Step(record) = event else {
+            panic!("not a step: {event:?}");
+        };
+        assert_eq!(
+            record.prompt,
+            "## user\nthe field shows <secret>password</secret>"
+        );
+        assert!(
+            !record.raw_response.contains("hunter2"),
+            "{}",
+            record.raw_response
+        );
+        assert!(record.raw_response.contains("<secret>password</secret>"));
+    }
 }

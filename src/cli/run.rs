@@ -480,6 +480,8 @@ mod tests {
             },
             usage: None,
             prompt_chars: 3000,
+            prompt: String::new(),
+            raw_response: String::new(),
         });
         let text = step_log_line(&step).unwrap();
         assert_eq!(

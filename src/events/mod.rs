@@ -238,6 +238,15 @@ pub struct StepRecord {
     pub usage: Option<TokenUsage>,
     /// Characters of the prompt sent (system and user message together).
     pub prompt_chars: usize,
+    /// The messages exactly as sent, each headed by its role (`## system`,
+    /// `## user`), so a step can be inspected after the run; empty in
+    /// traces written before it was recorded.
+    #[serde(default)]
+    pub prompt: String,
+    /// The model's answer as received (the whole SSE text when it
+    /// streamed), for judging what the normalizer repaired.
+    #[serde(default)]
+    pub raw_response: String,
 }
 
 /// What one observation found, in numbers.
@@ -329,15 +338,31 @@ mod tests {
             },
             usage: None,
             prompt_chars: 900,
+            prompt: "## system\nrules\n\n## user\ntask".into(),
+            raw_response: "data: {}".into(),
         });
         let value = serde_json::to_value(&step).unwrap();
         assert_eq!(value["type"], "step");
         assert_eq!(value["reflection"]["next_goal"], "sign in");
         assert_eq!(value["timings"]["llm_ms"], 2);
         assert!(value.get("usage").is_none());
-        let back: Event = serde_json::from_value(value).unwrap();
+        assert_eq!(value["prompt"], "## system\nrules\n\n## user\ntask");
+        assert_eq!(value["raw_response"], "data: {}");
+        let back: Event = serde_json::from_value(value.clone()).unwrap();
         assert_eq!(back, step);
         assert_eq!(back.kind(), "step");
+
+        // A trace written before the prompt and answer were recorded
+        // still reads, with both empty.
+        let mut old = value;
+        let fields = old.as_object_mut().unwrap();
+        fields.remove("prompt");
+        fields.remove("raw_response");
+        let Event::Step(back) = serde_json::from_value(old).unwrap() else {
+            panic!("not a step");
+        };
+        assert_eq!(back.prompt, "");
+        assert_eq!(back.raw_response, "");
     }
 
     #[test]

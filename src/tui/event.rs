@@ -40,8 +40,9 @@ pub enum AppEvent {
         /// How long it took.
         ms: u64,
     },
-    /// Something the agent run emitted.
-    Agent(Event),
+    /// Something the agent run emitted (boxed: a step record carries the
+    /// whole prompt and answer, and every key event would pay its size).
+    Agent(Box<Event>),
     /// The agent asks whether an action may run; the answer goes back on
     /// `reply`.
     ApprovalRequested {
@@ -80,6 +81,13 @@ pub enum AppEvent {
         /// The text.
         text: String,
     },
+}
+
+impl AppEvent {
+    /// An agent event, boxed.
+    pub fn agent(event: Event) -> Self {
+        AppEvent::Agent(Box::new(event))
+    }
 }
 
 /// Work the update asks for; the loop hands each to the services without

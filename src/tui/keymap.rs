@@ -371,7 +371,7 @@ impl Default for Keymap {
         bindings.extend_from_slice(&list_keys(KeyContext::Sitemap));
         bindings.extend_from_slice(super::task::KEYS);
         bindings.extend_from_slice(super::modals::KEYS);
-        bindings.extend_from_slice(&list_keys(KeyContext::Inspector));
+        bindings.extend(super::modals::scroll_keys(KeyContext::Inspector));
         bindings.extend_from_slice(&list_keys(KeyContext::Help));
         Keymap { bindings }
     }

@@ -3,7 +3,7 @@
 //! help are generated from the keymap.
 
 use crossterm::event::KeyCode;
-use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::layout::{Constraint, Layout, Margin, Rect};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Clear, Paragraph, Wrap};
@@ -13,7 +13,7 @@ use crate::actions::ActionResult;
 
 use super::app::{AppState, ApprovalModal, AskModal, LogEntry, Modal};
 use super::draw::titled_block;
-use super::keymap::{Binding, Command, KeyBinding, KeyContext};
+use super::keymap::{list_keys, Binding, Command, KeyBinding, KeyContext};
 use super::theme::Theme;
 
 /// The keys of every modal.
@@ -299,8 +299,82 @@ fn draw_ask(frame: &mut Frame, state: &AppState, modal: &AskModal) {
     frame.render_widget(Paragraph::new(footer(state, KeyContext::AskUser)), foot);
 }
 
-/// The inspector's text for one log entry.
-pub fn inspector_lines(entry: &LogEntry, theme: &Theme) -> Vec<Line<'static>> {
+/// The scroll keys of a scrollable modal: the list keys, with the
+/// non-letter ones shown in the modal's footer so a person sees how to
+/// move through a long text without opening help.
+pub fn scroll_keys(context: KeyContext) -> Vec<Binding> {
+    list_keys(context)
+        .into_iter()
+        .map(|b| {
+            if matches!(b.key.code, KeyCode::Char(_)) {
+                b
+            } else {
+                b.hinted()
+            }
+        })
+        .collect()
+}
+
+/// Footer rows of the inspector: its keys wrap onto a second row at 80
+/// columns.
+const INSPECTOR_FOOTER_ROWS: u16 = 2;
+
+/// Where the inspector sits on a `size` terminal: (the whole dialog, its
+/// text, its footer). Shared by drawing and scrolling so a page is exactly
+/// what is shown.
+pub fn inspector_layout(size: (u16, u16)) -> (Rect, Rect, Rect) {
+    let area = centered(Rect::new(0, 0, size.0, size.1), 90, 85, (70, 20));
+    let inner = area.inner(Margin::new(1, 1));
+    let [body, foot] = Layout::vertical([
+        Constraint::Min(1),
+        Constraint::Length(INSPECTOR_FOOTER_ROWS),
+    ])
+    .areas(inner);
+    (area, body, foot)
+}
+
+/// How far the inspector can scroll: the last page shows the last row.
+pub fn inspector_max_scroll(rows: usize, size: (u16, u16)) -> usize {
+    let (_, body, _) = inspector_layout(size);
+    rows.saturating_sub(usize::from(body.height))
+}
+
+/// The inspector's rows for one log entry, already wrapped to `width`
+/// columns: scrolling counts rows, and a prompt's long lines must not make
+/// the last ones unreachable.
+pub fn inspector_lines(entry: &LogEntry, theme: &Theme, width: u16) -> Vec<Line<'static>> {
+    let width = usize::from(width);
+    inspector_text(entry, theme)
+        .into_iter()
+        .flat_map(|line| wrap_line(line, width))
+        .collect()
+}
+
+fn heading(text: String, theme: &Theme) -> Line<'static> {
+    Line::from(Span::styled(
+        text,
+        Style::default()
+            .fg(theme.palette.muted)
+            .add_modifier(Modifier::BOLD),
+    ))
+}
+
+/// Tabs as spaces and other control characters dropped: the terminal would
+/// otherwise move the cursor instead of showing them.
+fn printable(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    for c in line.chars() {
+        match c {
+            '\t' => out.push_str("    "),
+            c if c.is_control() => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// The inspector's text, one entry per logical line (not yet wrapped).
+fn inspector_text(entry: &LogEntry, theme: &Theme) -> Vec<Line<'static>> {
     let text = theme.fg(theme.palette.text);
     let mut lines = vec![label_line(
         "action",
@@ -360,15 +434,6 @@ pub fn inspector_lines(entry: &LogEntry, theme: &Theme) -> Vec<Line<'static>> {
         theme,
         text,
     ));
-    lines.push(label_line(
-        "prompt",
-        format!(
-            "{} characters (system + user message; the run events carry its size, not its text)",
-            record.prompt_chars
-        ),
-        theme,
-        text,
-    ));
     let r = &record.reflection;
     lines.push(label_line(
         "eval",
@@ -390,41 +455,142 @@ pub fn inspector_lines(entry: &LogEntry, theme: &Theme) -> Vec<Line<'static>> {
             ));
         }
     }
-    lines.push(Line::from(Span::styled(
-        "raw response:",
-        Style::default()
-            .fg(theme.palette.muted)
-            .add_modifier(Modifier::BOLD),
-    )));
-    if entry.raw_response.is_empty() {
+
+    // The answer first: it is short and what a person usually checks;
+    // the prompt below can run to hundreds of rows.
+    lines.push(Line::default());
+    if !record.raw_response.is_empty() {
+        lines.push(heading("raw response, as received:".into(), theme));
+        lines.extend(
+            record
+                .raw_response
+                .lines()
+                .map(|l| Line::from(Span::styled(printable(l), text))),
+        );
+    } else if !entry.raw_response.is_empty() {
+        // A record from before the raw answer was kept: the streamed text
+        // is the closest there is.
+        lines.push(heading("response, as streamed:".into(), theme));
+        lines.extend(
+            entry
+                .raw_response
+                .lines()
+                .map(|l| Line::from(Span::styled(printable(l), text))),
+        );
+    } else {
+        lines.push(heading("raw response:".into(), theme));
         lines.push(Line::from(Span::styled(
-            "(no text streamed: the answer came as a tool call)",
+            "(not in this step's record)",
             theme.muted(),
         )));
-    } else {
-        for line in entry.raw_response.lines() {
-            lines.push(Line::from(Span::styled(line.to_string(), text)));
-        }
+    }
+
+    lines.push(Line::default());
+    lines.push(heading(
+        format!("prompt, as sent ({} characters):", record.prompt_chars),
+        theme,
+    ));
+    if record.prompt.is_empty() {
+        lines.push(Line::from(Span::styled(
+            "(not in this step's record)",
+            theme.muted(),
+        )));
+    }
+    let role = theme.fg(theme.palette.accent).add_modifier(Modifier::BOLD);
+    for line in record.prompt.lines() {
+        // The agent heads each message with `## role`.
+        let style = if line.starts_with("## ") { role } else { text };
+        lines.push(Line::from(Span::styled(printable(line), style)));
     }
     lines
 }
 
+fn char_width(c: char) -> usize {
+    let mut buffer = [0u8; 4];
+    Span::raw(&*c.encode_utf8(&mut buffer)).width()
+}
+
+/// Splits a styled line into rows of at most `width` columns, breaking
+/// after the last space of a row when there is one, else mid-word.
+fn wrap_line(line: Line<'static>, width: usize) -> Vec<Line<'static>> {
+    if width == 0 || line.width() <= width {
+        return vec![line];
+    }
+    let mut rows = Vec::new();
+    let mut row: Vec<(char, Style)> = Vec::new();
+    let mut row_width = 0;
+    for span in &line.spans {
+        let style = line.style.patch(span.style);
+        for c in span.content.chars() {
+            let w = char_width(c);
+            if row_width + w > width && !row.is_empty() {
+                let rest = match row.iter().rposition(|(c, _)| *c == ' ') {
+                    Some(space) => row.split_off(space + 1),
+                    None => Vec::new(),
+                };
+                rows.push(styled_row(&row));
+                row = rest;
+                row_width = row.iter().map(|(c, _)| char_width(*c)).sum();
+            }
+            row.push((c, style));
+            row_width += w;
+        }
+    }
+    if !row.is_empty() {
+        rows.push(styled_row(&row));
+    }
+    rows
+}
+
+/// One row of styled characters as spans, one span per run of a style.
+fn styled_row(row: &[(char, Style)]) -> Line<'static> {
+    let mut spans: Vec<Span<'static>> = Vec::new();
+    let mut run = String::new();
+    let mut run_style = None;
+    for &(c, style) in row {
+        if run_style.is_some_and(|s| s != style) {
+            spans.push(Span::styled(
+                std::mem::take(&mut run),
+                run_style.unwrap_or(style),
+            ));
+        }
+        run_style = Some(style);
+        run.push(c);
+    }
+    if let Some(style) = run_style {
+        spans.push(Span::styled(run, style));
+    }
+    Line::from(spans)
+}
+
 fn draw_inspector(frame: &mut Frame, state: &AppState, entry: &LogEntry, scroll: usize) {
     let theme = &state.theme;
-    let area = centered(frame.area(), 90, 85, (70, 20));
-    let title = match entry.step {
+    let size = (frame.area().width, frame.area().height);
+    let (area, body, foot) = inspector_layout(size);
+    let lines = inspector_lines(entry, theme, body.width);
+    // A resize can leave the offset past the end: show the last page.
+    let first = scroll.min(inspector_max_scroll(lines.len(), size));
+    let last = (first + usize::from(body.height)).min(lines.len());
+    let step = match entry.step {
         Some(n) => format!("Step {n}"),
         None => "Action run by hand".into(),
     };
-    let inner = open_modal(frame, area, title, theme);
-    let [body, foot] = Layout::vertical([Constraint::Min(1), Constraint::Length(1)]).areas(inner);
+    let title = if lines.len() > usize::from(body.height) {
+        format!("{step} · rows {}–{last} of {}", first + 1, lines.len())
+    } else {
+        step
+    };
+    open_modal(frame, area, title, theme);
+    let shown: Vec<Line<'static>> = lines
+        .into_iter()
+        .skip(first)
+        .take(usize::from(body.height))
+        .collect();
+    frame.render_widget(Paragraph::new(shown), body);
     frame.render_widget(
-        Paragraph::new(inspector_lines(entry, theme))
-            .wrap(Wrap { trim: false })
-            .scroll((u16::try_from(scroll).unwrap_or(u16::MAX), 0)),
-        body,
+        Paragraph::new(footer(state, KeyContext::Inspector)).wrap(Wrap { trim: false }),
+        foot,
     );
-    frame.render_widget(Paragraph::new(footer(state, KeyContext::Inspector)), foot);
 }
 
 /// Every key, by context, from the keymap.

@@ -745,7 +745,7 @@ async fn run_agent(
                         trace = None;
                     }
                 }
-                if tx.send(AppEvent::Agent(event)).is_err() {
+                if tx.send(AppEvent::agent(event)).is_err() {
                     break;
                 }
             }

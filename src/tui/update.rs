@@ -66,7 +66,7 @@ pub fn update(state: &mut AppState, event: AppEvent) -> Vec<Effect> {
                 notice(state, true, format!("{reason}: {message}"));
             }
         }
-        AppEvent::Agent(event) => on_agent_event(state, event),
+        AppEvent::Agent(event) => on_agent_event(state, *event),
         AppEvent::ApprovalRequested { request, reply } => {
             notice(
                 state,
@@ -294,14 +294,22 @@ fn on_key(state: &mut AppState, key: KeyEvent, effects: &mut Vec<Effect>) {
             _ => {}
         },
         KeyContext::Inspector | KeyContext::Help => {
-            let lines = match &state.modal {
-                Some(Modal::Inspector { entry, .. }) => state
-                    .log
-                    .get(*entry)
-                    .map_or(0, |e| modals::inspector_lines(e, &state.theme).len()),
-                _ => modals::help_lines(state).len(),
+            let (lines, rows) = match &state.modal {
+                Some(Modal::Inspector { entry, .. }) => {
+                    let (_, body, _) = modals::inspector_layout(state.size);
+                    let total = state.log.get(*entry).map_or(0, |e| {
+                        modals::inspector_lines(e, &state.theme, body.width).len()
+                    });
+                    // Offsets run to the one that shows the last page, so
+                    // End lands on the end of the prompt, not past it.
+                    let max = modals::inspector_max_scroll(total, state.size);
+                    (max + 1, usize::from(body.height).max(1))
+                }
+                _ => (
+                    modals::help_lines(state).len(),
+                    usize::from(state.size.1 / 2).max(1),
+                ),
             };
-            let rows = usize::from(state.size.1 / 2).max(1);
             match (command, state.modal.as_mut()) {
                 (Command::Cancel, _) => state.modal = None,
                 (_, Some(Modal::Inspector { scroll, .. }) | Some(Modal::Help { scroll })) => {
