@@ -1192,10 +1192,20 @@ async fn end_to_end_demo_in_tmux_with_a_scripted_model() {
             .map(|o| o.status.success())
             .unwrap_or(false)
     };
-    if !have("tmux") || webagent::browser::find_chrome(None).is_err() {
-        eprintln!("skipped: the end-to-end test needs tmux and Chromium");
-        return;
+    // Browser tests never skip: a missing tool is a failure that says how
+    // to install it.
+    let mut missing = Vec::new();
+    if !have("tmux") {
+        missing.push("tmux".to_string());
     }
+    if let Err(error) = webagent::browser::find_chrome(None) {
+        missing.push(format!("Chromium ({error})"));
+    }
+    assert!(
+        missing.is_empty(),
+        "the end-to-end test needs {}: run `bash .ci/install-deps`, or `apt-get install -y chromium tmux`",
+        missing.join(" and ")
+    );
     let step = |goal: &str, action: serde_json::Value| {
         Reply::json(
             200,
