@@ -36,7 +36,11 @@ pub fn init(path: Option<&Path>) -> anyhow::Result<()> {
         .and_then(|v| v.parse::<Level>().ok())
         .unwrap_or(Level::INFO);
     tracing_subscriber::fmt()
-        .with_writer(Mutex::new(file))
+        // Secrets registered by a run are masked in every line, whichever
+        // library logged it.
+        .with_writer(Mutex::new(crate::config::redact::RedactingWriter::new(
+            file,
+        )))
         .with_ansi(false)
         .with_max_level(level)
         .try_init()

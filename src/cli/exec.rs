@@ -12,7 +12,8 @@ use serde_json::{json, Value};
 use super::observe::{observation_json, BrowserOpts};
 use crate::actions::{Action, ActionResult, Catalog};
 use crate::browser::act::{ExecOptions, Executor};
-use crate::browser::{BrowserSession, ObserveOptions, Tab};
+use crate::browser::{BrowserSession, LaunchOptions, ObserveOptions, Tab};
+use crate::config::Overrides;
 use crate::dom::PageState;
 use crate::serve::PageServer;
 
@@ -45,9 +46,18 @@ pub struct ExecArgs {
 }
 
 /// Runs `webagent exec`; exits 0 when every action succeeded, 1 otherwise.
-pub fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
+pub fn run(mut args: ExecArgs) -> anyhow::Result<ExitCode> {
+    let flags = Overrides {
+        allow_javascript: args.allow_javascript,
+        ..super::config::browser_overrides(&args.browser)
+    };
+    let config = match super::config::load(None, &flags) {
+        Ok(loaded) => loaded.config,
+        Err(code) => return Ok(code),
+    };
+    args.allow_javascript = config.allow_javascript;
     let runtime = super::runtime()?;
-    runtime.block_on(exec_command(args))
+    runtime.block_on(exec_command(args, config.launch_options()))
 }
 
 /// Reads one ACTION argument: JSON when it looks like JSON, the one-line
@@ -81,9 +91,9 @@ async fn observe_now(tab: &Tab) -> Option<PageState> {
     None
 }
 
-async fn exec_command(args: ExecArgs) -> anyhow::Result<ExitCode> {
+async fn exec_command(args: ExecArgs, launch: LaunchOptions) -> anyhow::Result<ExitCode> {
     let catalog = Catalog::builtin();
-    let session = BrowserSession::start(args.browser.launch_options()).await?;
+    let session = BrowserSession::start(launch).await?;
     let tab = session.new_tab("about:blank").await?;
     tab.navigate(&args.url, Duration::from_secs(60))
         .await

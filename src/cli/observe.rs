@@ -70,9 +70,14 @@ pub struct ObserveArgs {
 }
 
 /// Runs `webagent observe`.
-pub fn run(args: ObserveArgs) -> anyhow::Result<ExitCode> {
+pub fn run(mut args: ObserveArgs) -> anyhow::Result<ExitCode> {
+    let config = match super::config::load(None, &super::config::browser_overrides(&args.browser)) {
+        Ok(loaded) => loaded.config,
+        Err(code) => return Ok(code),
+    };
+    args.full_page |= config.agent.listing == crate::config::ListingMode::FullPage;
     let runtime = super::runtime()?;
-    runtime.block_on(observe_command(args))
+    runtime.block_on(observe_command(args, config.launch_options()))
 }
 
 fn observe_options(args: &ObserveArgs) -> ObserveOptions {
@@ -83,8 +88,8 @@ fn observe_options(args: &ObserveArgs) -> ObserveOptions {
     }
 }
 
-async fn observe_command(args: ObserveArgs) -> anyhow::Result<ExitCode> {
-    let session = BrowserSession::start(args.browser.launch_options()).await?;
+async fn observe_command(args: ObserveArgs, launch: LaunchOptions) -> anyhow::Result<ExitCode> {
+    let session = BrowserSession::start(launch).await?;
     let tab = session.new_tab("about:blank").await?;
     tab.navigate(&args.url, Duration::from_secs(60))
         .await

@@ -186,6 +186,7 @@ fn prepare(args: &RunArgs, loaded: super::config::Loaded) -> Result<Prepared, Us
         }
         secrets.insert(name.clone(), value);
     }
+    crate::config::redact::mask_in_logs(&secrets);
     Ok(Prepared {
         llm,
         sitemaps,

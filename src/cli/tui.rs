@@ -1,10 +1,11 @@
 //! `webagent tui` (and plain `webagent`): the terminal workbench.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use super::observe::BrowserOpts;
 use crate::agent::ApprovalMode;
+use crate::config::Overrides;
 use crate::llm::DEFAULT_BASE_URL;
 use crate::tui::services::{self, WorkbenchOptions};
 
@@ -28,9 +29,10 @@ pub struct TuiArgs {
     #[arg(long, value_name = "NAME|FILE")]
     pub theme: Option<String>,
     /// When to ask before an action: never, risky (commit and dangerous
-    /// actions) or always. `a` cycles it while running.
-    #[arg(long, value_name = "MODE", default_value = "risky", value_parser = parse_mode)]
-    pub approve: ApprovalMode,
+    /// actions) or always. `a` cycles it while running (default: config
+    /// `agent.approve`, risky).
+    #[arg(long, value_name = "MODE", value_parser = parse_mode)]
+    pub approve: Option<ApprovalMode>,
     /// The model (default: WEBAGENT_MODEL, then gpt-4o-mini).
     #[arg(long)]
     pub model: Option<String>,
@@ -38,9 +40,9 @@ pub struct TuiArgs {
     /// OPENAI_BASE_URL, then the OpenAI API).
     #[arg(long, value_name = "URL")]
     pub base_url: Option<String>,
-    /// The step limit of a run.
-    #[arg(long, value_name = "N", default_value_t = crate::agent::DEFAULT_MAX_STEPS)]
-    pub max_steps: usize,
+    /// The step limit of a run (default: config `agent.max_steps`, 40).
+    #[arg(long, value_name = "N")]
+    pub max_steps: Option<usize>,
     /// A task to start as soon as the page is open.
     #[arg(long)]
     pub task: Option<String>,
@@ -56,10 +58,10 @@ impl Default for TuiArgs {
             sitemap: Vec::new(),
             recipes: None,
             theme: None,
-            approve: ApprovalMode::default(),
+            approve: None,
             model: None,
             base_url: None,
-            max_steps: crate::agent::DEFAULT_MAX_STEPS,
+            max_steps: None,
             task: None,
             browser: BrowserOpts::default(),
         }
@@ -70,38 +72,49 @@ fn parse_mode(text: &str) -> Result<ApprovalMode, String> {
     text.parse()
 }
 
-/// The options these flags describe.
-pub fn options(args: TuiArgs) -> WorkbenchOptions {
+/// The flags that override configuration.
+fn overrides(args: &TuiArgs) -> Overrides {
+    Overrides {
+        model: args.model.clone(),
+        base_url: args.base_url.clone(),
+        max_steps: args.max_steps.map(|n| n.max(1)),
+        approve: args.approve,
+        sitemaps: args.sitemap.clone(),
+        ..super::config::browser_overrides(&args.browser)
+    }
+}
+
+/// The options these flags describe over the configuration (flags already
+/// applied to `loaded`).
+pub fn options(args: TuiArgs, loaded: &super::config::Loaded) -> WorkbenchOptions {
+    let config = &loaded.config;
     let mut options = WorkbenchOptions::new(args.url.unwrap_or_else(|| "about:blank".into()));
-    options.sitemaps = if args.sitemap.is_empty() && Path::new("sitemaps").is_dir() {
-        vec![PathBuf::from("sitemaps")]
-    } else {
-        args.sitemap
-    };
+    options.sitemaps = config.sitemap_paths();
     options.recipes = args.recipes.or_else(|| {
-        Path::new("recipes")
+        config
+            .paths
+            .recipes
             .is_dir()
-            .then(|| PathBuf::from("recipes"))
+            .then(|| config.paths.recipes.clone())
     });
     options.theme = args.theme;
-    options.approval = args.approve;
-    options.launch = args.browser.launch_options();
-    if let Some(model) = args.model {
-        options.llm.model = model;
-    }
-    if let Some(base_url) = args.base_url {
-        options.llm.base_url = base_url;
-    }
+    options.approval = config.agent.approve;
+    options.launch = config.launch_options();
+    options.llm = config.llm_config(&loaded.env);
     options.llm_configured =
         options.llm.api_key.is_some() || options.llm.base_url != DEFAULT_BASE_URL;
-    options.max_steps = args.max_steps.max(1);
+    options.max_steps = config.agent.max_steps;
     options.task = args.task.filter(|t| !t.trim().is_empty());
     options
 }
 
 /// Runs `webagent tui`.
 pub fn run(args: TuiArgs) -> anyhow::Result<ExitCode> {
-    services::run(options(args))?;
+    let loaded = match super::config::load(None, &overrides(&args)) {
+        Ok(loaded) => loaded,
+        Err(code) => return Ok(code),
+    };
+    services::run(options(args, &loaded))?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -20,6 +20,7 @@
 //! a config cannot leak one.
 
 mod dotenv;
+pub mod redact;
 
 use std::collections::BTreeMap;
 use std::fmt;

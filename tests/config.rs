@@ -1,0 +1,407 @@
+//! Configuration through the `webagent` binary: the merge order of its
+//! layers, errors that point into the file, masked output, and secrets from
+//! config kept out of every place text leaves the program while a real run
+//! types one into a served form.
+//!
+//! Each test gives the binary its own user config dir (`XDG_CONFIG_HOME`),
+//! home and working directory, and a scrubbed environment, so the machine's
+//! own settings never leak in. The end-to-end test needs Chromium; without
+//! it it fails with the reason.
+
+#[path = "support/llm_server.rs"]
+mod llm_server;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+
+use serde_json::{json, Value};
+
+use llm_server::{tool_call_completion, LlmServer, Reply};
+use webagent::agent::AGENT_TOOL_NAME;
+use webagent::serve::{PageServer, Response};
+
+/// A scratch layout: `home/`, `xdg/webagent/`, `work/` (the working dir).
+struct Sandbox {
+    root: PathBuf,
+}
+
+impl Sandbox {
+    fn new(name: &str) -> Sandbox {
+        let root =
+            std::env::temp_dir().join(format!("webagent-config-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        for dir in ["home", "xdg/webagent", "work"] {
+            std::fs::create_dir_all(root.join(dir)).expect("create the sandbox");
+        }
+        Sandbox { root }
+    }
+
+    fn user_file(&self) -> PathBuf {
+        self.root.join("xdg/webagent/config.yaml")
+    }
+
+    fn work(&self) -> PathBuf {
+        self.root.join("work")
+    }
+
+    fn write(&self, path: &Path, text: &str) {
+        std::fs::write(path, text).expect("write a sandbox file");
+    }
+
+    /// The binary with only PATH kept from this process's environment.
+    fn webagent(&self) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_webagent"));
+        command
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", self.root.join("home"))
+            .env("XDG_CONFIG_HOME", self.root.join("xdg"))
+            .current_dir(self.work())
+            .arg("--log-file")
+            .arg(self.root.join("webagent.log"));
+        command
+    }
+}
+
+impl Drop for Sandbox {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.root);
+    }
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Runs `webagent config ARGS` and parses its YAML.
+fn printed_config(command: &mut Command) -> (serde_yaml::Value, String) {
+    let output = command.output().expect("webagent runs");
+    let stdout = text(&output.stdout);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        text(&output.stderr)
+    );
+    let value = serde_yaml::from_str(&stdout).expect("webagent config prints YAML");
+    (value, stdout)
+}
+
+#[test]
+fn later_layers_win_defaults_user_project_environment_flags() {
+    let sandbox = Sandbox::new("merge");
+    sandbox.write(
+        &sandbox.user_file(),
+        "llm:\n  model: user-model\n  base_url: http://user.test/v1\n  temperature: 0.3\nagent:\n  max_steps: 11\n  approve: never\n",
+    );
+    sandbox.write(
+        &sandbox.work().join("webagent.yaml"),
+        "llm:\n  model: project-model\n  base_url: http://project.test/v1\nagent:\n  max_steps: 12\n",
+    );
+
+    // Files only: the project file wins where both speak, the user file
+    // keeps what only it sets, the rest is built in.
+    let (config, _) = printed_config(sandbox.webagent().arg("config"));
+    assert_eq!(config["llm"]["model"], "project-model");
+    assert_eq!(config["llm"]["base_url"], "http://project.test/v1");
+    assert_eq!(config["llm"]["temperature"], 0.3);
+    assert_eq!(config["agent"]["max_steps"], 12);
+    assert_eq!(config["agent"]["approve"], "never");
+    assert_eq!(config["agent"]["listing"], "viewport");
+    assert_eq!(config["llm"]["max_retries"], 3);
+
+    // The environment beats both files.
+    let (config, _) = printed_config(
+        sandbox
+            .webagent()
+            .arg("config")
+            .env("WEBAGENT_MODEL", "env-model")
+            .env("OPENAI_BASE_URL", "http://env.test/v1"),
+    );
+    assert_eq!(config["llm"]["model"], "env-model");
+    assert_eq!(config["llm"]["base_url"], "http://env.test/v1");
+
+    // Flags beat the environment, and the output says where each came
+    // from.
+    let (config, printed) = printed_config(
+        sandbox
+            .webagent()
+            .args(["config", "--model", "flag-model", "--max-steps", "7"])
+            .env("WEBAGENT_MODEL", "env-model")
+            .env("OPENAI_BASE_URL", "http://env.test/v1"),
+    );
+    assert_eq!(config["llm"]["model"], "flag-model");
+    assert_eq!(config["llm"]["base_url"], "http://env.test/v1");
+    assert_eq!(config["agent"]["max_steps"], 7);
+    assert!(
+        printed.contains("#   llm.model: flag --model\n"),
+        "{printed}"
+    );
+    assert!(
+        printed.contains("#   llm.base_url: environment OPENAI_BASE_URL\n"),
+        "{printed}"
+    );
+    assert!(
+        printed.contains(&format!(
+            "#   agent.approve: user file {}\n",
+            sandbox.user_file().display()
+        )),
+        "{printed}"
+    );
+
+    // `--config FILE` replaces the project file.
+    let other = sandbox.root.join("other.yaml");
+    sandbox.write(&other, "llm:\n  model: other-model\n");
+    let (config, _) = printed_config(sandbox.webagent().arg("config").arg("--config").arg(&other));
+    assert_eq!(config["llm"]["model"], "other-model");
+    assert_eq!(config["agent"]["max_steps"], 11);
+}
+
+#[test]
+fn unknown_keys_and_wrong_types_name_the_file_line_and_column() {
+    let sandbox = Sandbox::new("errors");
+    let user = sandbox.user_file();
+    sandbox.write(&user, "llm:\n  model: m\n  modle: typo\n");
+    let output = sandbox.webagent().arg("config").output().expect("runs");
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.contains(&format!("{}:3:3: ", user.display())),
+        "{stderr}"
+    );
+    assert!(stderr.contains("unknown field `modle`"), "{stderr}");
+    assert!(stderr.contains("expected one of"), "{stderr}");
+
+    std::fs::remove_file(&user).expect("remove the user file");
+    sandbox.write(
+        &sandbox.work().join("webagent.yaml"),
+        "# project\nagent:\n  max_steps: lots\n",
+    );
+    // `run` refuses to start with the same reason, before any browser.
+    let output = sandbox
+        .webagent()
+        .args(["run", "do it", "--url", "http://127.0.0.1:9/"])
+        .output()
+        .expect("runs");
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = text(&output.stderr);
+    assert!(stderr.contains("webagent.yaml:3:14: "), "{stderr}");
+    assert!(
+        stderr.contains("agent.max_steps: invalid type: string \"lots\""),
+        "{stderr}"
+    );
+
+    // A secret written as its value is refused where it is written.
+    sandbox.write(
+        &sandbox.work().join("webagent.yaml"),
+        "secrets:\n  pw: hunter2\n",
+    );
+    let output = sandbox.webagent().arg("config").output().expect("runs");
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = text(&output.stderr);
+    assert!(stderr.contains("webagent.yaml:2:"), "{stderr}");
+    assert!(stderr.contains("env:VARIABLE or file:PATH"), "{stderr}");
+    assert!(!stderr.contains("hunter2"), "{stderr}");
+}
+
+#[test]
+fn the_printed_config_shows_no_secret_or_key() {
+    let sandbox = Sandbox::new("masked");
+    sandbox.write(&sandbox.work().join("token.txt"), "tok-9f8e7d6c\n");
+    sandbox.write(
+        &sandbox.work().join("creds.env"),
+        "# dotenv\nexport PIN=\"pin-4417-2290\"\n",
+    );
+    sandbox.write(
+        &sandbox.work().join("webagent.yaml"),
+        "secrets:\n  password: env:SITE_PASSWORD\n  token: file:token.txt\nsecrets_file: creds.env\n",
+    );
+    let values = [
+        "pw-Kq93-zz81",
+        "tok-9f8e7d6c",
+        "pin-4417-2290",
+        "sk-live-abc123xyz",
+    ];
+    let output = sandbox
+        .webagent()
+        .args(["config", "--check-secrets"])
+        .env("SITE_PASSWORD", values[0])
+        .env("OPENAI_API_KEY", values[3])
+        .output()
+        .expect("runs");
+    let (stdout, stderr) = (text(&output.stdout), text(&output.stderr));
+    assert_eq!(output.status.code(), Some(0), "{stdout}\n{stderr}");
+    for value in values {
+        assert!(!stdout.contains(value), "{value} printed:\n{stdout}");
+        assert!(!stderr.contains(value), "{value} printed:\n{stderr}");
+    }
+    assert!(stdout.contains("password: env:SITE_PASSWORD"), "{stdout}");
+    assert!(
+        stdout.contains("# API key: OPENAI_API_KEY is set (value hidden)"),
+        "{stdout}"
+    );
+    // Every secret could be read, named without its value.
+    assert!(
+        stderr.contains("secrets readable: PIN, password, token"),
+        "{stderr}"
+    );
+
+    // A secret whose variable is missing is named, exit 2.
+    let output = sandbox
+        .webagent()
+        .args(["config", "--check-secrets"])
+        .output()
+        .expect("runs");
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        text(&output.stderr)
+            .contains("secret password: the environment variable SITE_PASSWORD is not set"),
+        "{}",
+        text(&output.stderr)
+    );
+}
+
+fn page(title: &str, body: &str) -> String {
+    format!("<!doctype html><html><head><title>{title}</title></head><body>{body}</body></html>")
+}
+
+fn step(goal: &str, action: Value) -> Reply {
+    let arguments = json!({
+        "evaluation_previous_goal": "Unknown",
+        "memory": "",
+        "next_goal": goal,
+        "action": action,
+    });
+    Reply::json(200, tool_call_completion(AGENT_TOOL_NAME, &arguments))
+}
+
+#[test]
+fn a_config_secret_typed_and_shown_back_by_the_page_never_leaves_masked() {
+    // Two secrets: one from the environment, one from a dotenv file; the
+    // page shows both back as text and as an input's value.
+    const PASSWORD: &str = "Vx7-pass-Qm2941";
+    const CODE: &str = "otp-558120-kk";
+    let sandbox = Sandbox::new("e2e");
+    sandbox.write(&sandbox.work().join("more.env"), &format!("CODE={CODE}\n"));
+    sandbox.write(
+        &sandbox.work().join("webagent.yaml"),
+        "secrets:\n  password: env:SITE_PASSWORD\nsecrets_file: more.env\nagent:\n  approve: never\n",
+    );
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let received = Arc::new(Mutex::new(Vec::<String>::new()));
+    let (output, requests, url) = runtime.block_on(async {
+        let server = PageServer::start().await.expect("serve pages");
+        server.html(
+            "/login",
+            page(
+                "Sign in",
+                "<form method=post action=/welcome><input id=pw name=pw><input id=code name=code><button id=go>Sign in</button></form>",
+            ),
+        );
+        let seen = received.clone();
+        server.handle("/welcome", move |req| {
+            let body = String::from_utf8_lossy(&req.body).into_owned();
+            seen.lock().unwrap().push(body.clone());
+            let mut pw = String::new();
+            let mut code = String::new();
+            for pair in body.split('&') {
+                match pair.split_once('=') {
+                    Some(("pw", v)) => pw = v.to_string(),
+                    Some(("code", v)) => code = v.to_string(),
+                    _ => {}
+                }
+            }
+            Response::html(page(
+                "Welcome",
+                &format!("<h1>Welcome</h1><p>Your password is {pw} and your code {code}.</p><input id=echo value=\"{pw}\">"),
+            ))
+        });
+        let llm = LlmServer::start(vec![
+            step(
+                "type the password",
+                json!({"input_text": {"selector": "#pw", "text": "<secret>password</secret>"}}),
+            ),
+            step(
+                "type the code",
+                json!({"input_text": {"selector": "#code", "text": "<secret>CODE</secret>"}}),
+            ),
+            step("sign in", json!({"click": {"selector": "#go"}})),
+            step(
+                "finish",
+                json!({"done": {"text": "Signed in; the page shows <secret>password</secret>", "success": true}}),
+            ),
+        ])
+        .await;
+        let url = server.url("/login");
+        let mut command = sandbox.webagent();
+        command
+            .args(["run", "Sign in with the password", "--json", "--model", "m"])
+            .args(["--url", &url])
+            .args(["--base-url", &llm.base_url()])
+            .env("SITE_PASSWORD", PASSWORD)
+            .env("WEBAGENT_LOG", "trace");
+        let output = tokio::task::spawn_blocking(move || command.output())
+            .await
+            .expect("joined")
+            .expect("webagent runs");
+        (output, llm.requests(), url)
+    });
+    let (stdout, stderr) = (text(&output.stdout), text(&output.stderr));
+    assert_eq!(output.status.code(), Some(0), "{stdout}\n{stderr}");
+
+    // The values really reached the site...
+    assert_eq!(
+        received.lock().unwrap().as_slice(),
+        [format!("pw={PASSWORD}&code={CODE}")],
+        "the form was not sent with the secret values"
+    );
+    // ...and the model read the page that shows them, as placeholders.
+    assert_eq!(requests.len(), 4);
+    let last_prompt = requests[3].body.as_str();
+    assert!(
+        last_prompt.contains(
+            "Your password is <secret>password</secret> and your code <secret>CODE</secret>"
+        ),
+        "{last_prompt}"
+    );
+    // The typed field's value as the second step saw it.
+    assert!(
+        requests[1].body.contains("<secret>password</secret>"),
+        "{}",
+        requests[1].body
+    );
+    assert!(
+        requests[0].body.contains("password") && requests[0].body.contains("CODE"),
+        "the model is told the secret names"
+    );
+    assert!(url.starts_with("http://127.0.0.1:"));
+
+    // Nowhere a value: model requests, printed events, the trace, the log.
+    let sessions = sandbox.work().join(".webagent/sessions");
+    let traces: Vec<PathBuf> = std::fs::read_dir(&sessions)
+        .expect("the run wrote a trace under paths.sessions")
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert_eq!(traces.len(), 1, "{traces:?}");
+    let trace = std::fs::read_to_string(&traces[0]).expect("read the trace");
+    let log = std::fs::read_to_string(sandbox.root.join("webagent.log")).expect("read the log");
+    assert!(!log.is_empty(), "the trace-level log is empty");
+    for value in [PASSWORD, CODE] {
+        for (i, request) in requests.iter().enumerate() {
+            assert!(!request.body.contains(value), "request {i} carries {value}");
+        }
+        assert!(!stdout.contains(value), "an event carries {value}");
+        assert!(!stderr.contains(value), "stderr carries {value}");
+        assert!(!trace.contains(value), "the trace carries {value}");
+        if let Some(line) = log.lines().find(|l| l.contains(value)) {
+            panic!("the log carries {value}: {line}");
+        }
+    }
+    assert!(trace.contains("<secret>password</secret>"));
+}
