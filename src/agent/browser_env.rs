@@ -1,6 +1,13 @@
 //! The agent's [`Environment`] on a real browser tab: observations from
 //! [`Tab::observe`], actions through the browser executor, and risk facts
 //! read from the page itself.
+//!
+//! It also keeps a run going through browser faults: when the browser
+//! process dies, the next observation starts a new one with the same
+//! launch options and reopens the last URL (a non-fatal error the agent
+//! reports as such), up to [`MAX_RELAUNCHES`] times; a crashed renderer
+//! is reloaded once. Navigations the allowed domains refused during an
+//! action turn its result into `blocked`, naming the URL.
 
 use std::sync::{Arc, RwLock};
 
@@ -8,8 +15,11 @@ use serde_json::json;
 
 use crate::actions::{Action, ActionResult, RiskFacts, Target, TargetFacts};
 use crate::browser::act::{ExecOptions, Executor};
-use crate::browser::{BrowserError, ObserveOptions, Tab};
+use tokio::sync::mpsc::UnboundedSender;
+
+use crate::browser::{BlockedNavigation, BrowserError, BrowserSession, ObserveOptions, Tab};
 use crate::dom::{ElementIndex, PageState};
+use crate::events::Event;
 use crate::sitemap::SitemapSet;
 
 use super::{listing_risk_facts, Environment, EnvironmentError};
@@ -34,19 +44,46 @@ pub struct BrowserEnvironment {
     observe: ObserveOptions,
     sitemaps: Arc<RwLock<SitemapSet>>,
     last: Option<PageState>,
+    /// The last URL observed, reopened after a relaunch or a crash.
+    last_url: Option<String>,
+    /// A browser started here after the original one died; it lives as long
+    /// as the environment.
+    replacement: Option<BrowserSession>,
+    /// How many times the browser was relaunched in this run.
+    relaunches: usize,
+    /// Refusals of the allowed domains already reported (a guard mark).
+    reported: u64,
+    /// Where refusals the page caused on its own are reported.
+    events: Option<UnboundedSender<Event>>,
 }
+
+/// How many times a run relaunches a dead browser before it gives up.
+pub const MAX_RELAUNCHES: usize = 3;
 
 impl BrowserEnvironment {
     /// Drives `tab`; `goto_page` searches `sitemaps` as they are at each
     /// step (a watcher may replace them in between).
     pub fn new(tab: Tab, exec: ExecOptions, sitemaps: Arc<RwLock<SitemapSet>>) -> Self {
+        let reported = tab.guard().map_or(0, |g| g.mark());
         BrowserEnvironment {
             tab,
             exec,
             observe: ObserveOptions::default(),
             sitemaps,
             last: None,
+            last_url: None,
+            replacement: None,
+            relaunches: 0,
+            reported,
+            events: None,
         }
+    }
+
+    /// Reports navigations the allowed domains refused outside any action
+    /// (a page's own timer or script) as non-fatal `error` events here.
+    pub fn with_events(mut self, events: UnboundedSender<Event>) -> Self {
+        self.events = Some(events);
+        self
     }
 
     /// Uses these observation settings.
@@ -73,6 +110,123 @@ impl BrowserEnvironment {
     }
 }
 
+impl BrowserEnvironment {
+    /// Refusals since the last report, marked as reported.
+    fn take_blocked(&mut self) -> Vec<BlockedNavigation> {
+        let Some(guard) = self.tab.guard() else {
+            return Vec::new();
+        };
+        let all = guard.blocked_since(self.reported);
+        if let Some(last) = all.last() {
+            self.reported = last.seq;
+        }
+        // Other tabs of the same browser have their own drivers.
+        let me = self.tab.target_id();
+        all.into_iter().filter(|b| b.concerns(me)).collect()
+    }
+
+    fn report_blocked(&self, blocked: &[BlockedNavigation]) {
+        let Some(events) = &self.events else { return };
+        for b in blocked {
+            let event = Event::Error {
+                error: format!("blocked a navigation to {}: {}", b.url, b.reason),
+                fatal: false,
+            };
+            if events.send(event).is_err() {
+                tracing::debug!("no one is listening to environment events any more");
+            }
+        }
+    }
+
+    /// The browser is gone: start another with the same options and reopen
+    /// the last page. The error says what happened; it is fatal only when
+    /// no browser could be had.
+    async fn relaunch(&mut self, reason: String) -> EnvironmentError {
+        if self.relaunches >= MAX_RELAUNCHES {
+            return EnvironmentError {
+                message: format!(
+                    "the browser is gone ({reason}) and was already relaunched {MAX_RELAUNCHES} times; giving up"
+                ),
+                fatal: true,
+            };
+        }
+        self.relaunches += 1;
+        tracing::warn!(%reason, attempt = self.relaunches, "the browser is gone; relaunching");
+        let options = self.tab.launch_options().clone();
+        let session = match BrowserSession::start(options).await {
+            Ok(session) => session,
+            Err(error) => {
+                return EnvironmentError {
+                    message: format!(
+                        "the browser is gone ({reason}) and could not be relaunched: {error}"
+                    ),
+                    fatal: true,
+                }
+            }
+        };
+        let tab = match session.new_tab("about:blank").await {
+            Ok(tab) => tab,
+            Err(error) => {
+                return EnvironmentError {
+                    message: format!(
+                        "the browser is gone ({reason}); a new one started but could not open a tab: {error}"
+                    ),
+                    fatal: true,
+                }
+            }
+        };
+        let url = self
+            .last_url
+            .clone()
+            .unwrap_or_else(|| "about:blank".into());
+        let reopened = match tab.navigate(&url, self.exec.navigation_timeout).await {
+            Ok(()) => format!("reopened {url}"),
+            Err(error) => format!("could not reopen {url}: {error}"),
+        };
+        self.reported = tab.guard().map_or(0, |g| g.mark());
+        self.tab = tab;
+        self.replacement = Some(session);
+        self.last = None;
+        EnvironmentError {
+            message: format!(
+                "the browser was gone ({reason}); started a new one (relaunch {} of at most {MAX_RELAUNCHES}) and {reopened}",
+                self.relaunches
+            ),
+            fatal: false,
+        }
+    }
+
+    /// A renderer that crashed answers nothing; loading the page again
+    /// gives the tab a new one.
+    async fn reload_after_crash(&mut self, error: BrowserError) -> EnvironmentError {
+        let url = self
+            .last_url
+            .clone()
+            .unwrap_or_else(|| "about:blank".into());
+        let reloaded = match self.tab.navigate(&url, self.exec.navigation_timeout).await {
+            Ok(()) => format!("reloaded {url}"),
+            Err(again) => format!("reloading {url} failed too: {again}"),
+        };
+        self.last = None;
+        EnvironmentError {
+            message: format!("the page could not be observed ({error}); {reloaded}"),
+            fatal: false,
+        }
+    }
+
+    /// The URL a `navigate` action would load, when it can be known here.
+    fn navigate_target(&self, action: &Action) -> Option<String> {
+        let Action::Navigate { url } = action else {
+            return None;
+        };
+        if let Ok(parsed) = url::Url::parse(url) {
+            return Some(parsed.to_string());
+        }
+        let base = url::Url::parse(self.last_url.as_deref()?).ok()?;
+        base.join(url).ok().map(|u| u.to_string())
+    }
+}
+
 fn environment_error(error: BrowserError) -> EnvironmentError {
     let fatal = matches!(error, BrowserError::Disconnected(_));
     EnvironmentError {
@@ -83,21 +237,60 @@ fn environment_error(error: BrowserError) -> EnvironmentError {
 
 impl Environment for BrowserEnvironment {
     async fn observe(&mut self) -> Result<PageState, EnvironmentError> {
-        let state = self
-            .tab
-            .observe(&self.observe)
-            .await
-            .map_err(environment_error)?;
+        let observed = self.tab.observe(&self.observe).await;
+        let blocked = self.take_blocked();
+        self.report_blocked(&blocked);
+        let state = match observed {
+            Ok(state) => state,
+            Err(BrowserError::Disconnected(reason)) => return Err(self.relaunch(reason).await),
+            Err(error) => {
+                // The connection may have died during the call.
+                if let crate::browser::SessionStatus::Disconnected(reason) = self.tab.status() {
+                    return Err(self.relaunch(reason).await);
+                }
+                if matches!(error, BrowserError::Timeout { .. })
+                    || error.to_string().to_ascii_lowercase().contains("crash")
+                {
+                    return Err(self.reload_after_crash(error).await);
+                }
+                return Err(environment_error(error));
+            }
+        };
+        self.last_url = Some(state.url.clone());
         self.last = Some(state.clone());
         Ok(state)
     }
 
     async fn execute(&mut self, action: &Action) -> ActionResult {
+        // `data:` and `javascript:` never reach the network, so the
+        // interception would not see them: refuse them before sending.
+        if let Some(url) = self.navigate_target(action) {
+            if let Err(BrowserError::Blocked { url, reason }) = self.tab.check_navigation(&url) {
+                let _ = self.take_blocked();
+                return ActionResult::blocked(format!("navigation to {url} blocked: {reason}"));
+            }
+        }
+        // Refusals before the action were the page's own doing.
+        let earlier = self.take_blocked();
+        self.report_blocked(&earlier);
         let sitemaps = self.sitemap_snapshot();
-        Executor::new(&self.tab, self.exec.clone())
+        let result = Executor::new(&self.tab, self.exec.clone())
             .with_sitemaps(&sitemaps)
             .execute(action, self.last.as_ref())
-            .await
+            .await;
+        let blocked = self.take_blocked();
+        if blocked.is_empty() {
+            return result;
+        }
+        self.report_blocked(&blocked);
+        let list: Vec<String> = blocked
+            .iter()
+            .map(|b| format!("{} ({})", b.url, b.reason))
+            .collect();
+        ActionResult::blocked(format!(
+            "the page tried to load a URL outside the allowed domains and was stopped: {}",
+            list.join("; ")
+        ))
     }
 
     async fn current_url(&mut self) -> Option<String> {

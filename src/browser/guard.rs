@@ -347,6 +347,17 @@ pub struct BlockedNavigation {
     /// A number that grows with each refusal, so a caller can ask for
     /// those after a point ([`NavigationGuard::blocked_since`]).
     pub seq: u64,
+    /// The target id of the tab it happened in, when known.
+    pub tab: Option<String>,
+    /// For a popup, the target id of the tab that opened it.
+    pub opener: Option<String>,
+}
+
+impl BlockedNavigation {
+    /// Whether it happened in tab `tab` or in a popup that tab opened.
+    pub fn concerns(&self, tab: &str) -> bool {
+        self.tab.as_deref() == Some(tab) || self.opener.as_deref() == Some(tab)
+    }
 }
 
 /// The policy plus the log of what it refused; shared by a session's tabs.
@@ -376,21 +387,29 @@ impl NavigationGuard {
 
     /// Checks a URL, and logs it when refused.
     pub fn check(&self, url: &str) -> Verdict {
+        self.check_in(url, None, None)
+    }
+
+    /// Checks a URL loading in tab `tab` (a popup of `opener`), and logs it
+    /// with them when refused.
+    pub fn check_in(&self, url: &str, tab: Option<&str>, opener: Option<&str>) -> Verdict {
         let verdict = self.policy.check(url);
         if let Verdict::Blocked(reason) = &verdict {
-            self.record(url, reason);
+            self.record(url, reason, tab, opener);
         }
         verdict
     }
 
-    fn record(&self, url: &str, reason: &str) {
-        tracing::warn!(%url, %reason, "blocked a navigation");
+    fn record(&self, url: &str, reason: &str, tab: Option<&str>, opener: Option<&str>) {
+        tracing::warn!(%url, %reason, ?tab, "blocked a navigation");
         let mut log = self.blocked.lock().unwrap_or_else(|e| e.into_inner());
         let seq = log.last().map_or(1, |b| b.seq + 1);
         log.push(BlockedNavigation {
             url: url.to_string(),
             reason: reason.to_string(),
             seq,
+            tab: tab.map(str::to_string),
+            opener: opener.map(str::to_string),
         });
         if log.len() > LOG_LIMIT {
             let excess = log.len() - LOG_LIMIT;
@@ -413,10 +432,13 @@ impl NavigationGuard {
 
 /// Starts intercepting `page`'s document requests. The returned task runs
 /// until the page's event stream ends; abort it when the tab is dropped.
+/// `opener` is the tab that opened it, for a popup.
 pub(crate) async fn protect_page(
     page: &Page,
     guard: Arc<NavigationGuard>,
+    opener: Option<String>,
 ) -> Result<JoinHandle<()>, chromiumoxide::error::CdpError> {
+    let tab = page.target_id().inner().clone();
     // Listen before enabling, so the first paused request is not missed.
     let mut paused = page.event_listener::<EventRequestPaused>().await?;
     let pattern = RequestPattern {
@@ -433,7 +455,7 @@ pub(crate) async fn protect_page(
     Ok(tokio::spawn(async move {
         while let Some(event) = paused.next().await {
             let url = event.request.url.clone();
-            let sent = match guard.check(&url) {
+            let sent = match guard.check_in(&url, Some(&tab), opener.as_deref()) {
                 Verdict::Allowed => page
                     .execute(ContinueRequestParams::new(event.request_id.clone()))
                     .await
@@ -481,14 +503,21 @@ pub(crate) async fn watch_popups(
             {
                 continue;
             }
+            let opener = info.opener_id.as_ref().map(|o| o.inner().clone());
             if is_new {
                 tokio::spawn(protect_popup(
                     browser.clone(),
                     guard.clone(),
                     info.target_id.clone(),
+                    opener.clone(),
                 ));
             }
-            if info.url.is_empty() || !guard.check(&info.url).is_blocked() {
+            let popup = info.target_id.inner().as_str();
+            if info.url.is_empty()
+                || !guard
+                    .check_in(&info.url, Some(popup), opener.as_deref())
+                    .is_blocked()
+            {
                 continue;
             }
             closed.push(info.target_id.clone());
@@ -501,11 +530,16 @@ pub(crate) async fn watch_popups(
 }
 
 /// Puts a popup under interception once chromiumoxide has attached to it.
-async fn protect_popup(browser: Arc<Browser>, guard: Arc<NavigationGuard>, target: TargetId) {
+async fn protect_popup(
+    browser: Arc<Browser>,
+    guard: Arc<NavigationGuard>,
+    target: TargetId,
+    opener: Option<String>,
+) {
     // Attaching happens in the handler task; give it a moment.
     for _attempt in 0..20 {
         if let Ok(page) = browser.get_page(target.clone()).await {
-            match protect_page(&page, guard).await {
+            match protect_page(&page, guard, opener).await {
                 Ok(task) => drop(task),
                 Err(error) => tracing::debug!(%error, "protecting a popup"),
             }

@@ -156,6 +156,7 @@ impl BrowserSession {
                 status: self.status.clone(),
                 call_timeout: self.call_timeout,
                 guard: self.guard.clone(),
+                launch: self.options.clone(),
             },
         )
         .await?;

@@ -15,6 +15,7 @@ use tokio::sync::{watch, Mutex};
 use tokio::task::JoinHandle;
 
 use super::guard::{protect_page, NavigationGuard, Verdict};
+use super::launch::LaunchOptions;
 use super::session::{call, SessionStatus};
 use super::BrowserError;
 use crate::dom::{ElementIndex, PageState, RawObservation, TabInfo};
@@ -62,6 +63,9 @@ pub(crate) struct TabContext {
     pub call_timeout: Duration,
     /// The session's allowed-domain guard, if a list is set.
     pub guard: Option<Arc<NavigationGuard>>,
+    /// How the session was started, so a caller holding only the tab can
+    /// start a replacement browser when this one dies.
+    pub launch: LaunchOptions,
 }
 
 /// One browser tab.
@@ -106,7 +110,7 @@ impl Tab {
                 .with_timeout(
                     "intercepting navigations for the allowed domains",
                     limit,
-                    protect_page(&tab.page, guard),
+                    protect_page(&tab.page, guard, None),
                 )
                 .await?;
             tab.interception = Some(task);
@@ -151,6 +155,23 @@ impl Tab {
         call(what, limit, &self.ctx.status, fut).await
     }
 
+    /// Whether the browser behind this tab is still connected; the text
+    /// says why not.
+    pub fn status(&self) -> SessionStatus {
+        self.ctx.status.borrow().clone()
+    }
+
+    /// The options the tab's session was started with (to start a
+    /// replacement browser after a crash).
+    pub fn launch_options(&self) -> &LaunchOptions {
+        &self.ctx.launch
+    }
+
+    /// The browser's id for this tab (its CDP target id).
+    pub fn target_id(&self) -> &str {
+        self.page.target_id().inner().as_str()
+    }
+
     /// The allowed-domain guard this tab enforces, when a list is set.
     pub fn guard(&self) -> Option<&Arc<NavigationGuard>> {
         self.ctx.guard.as_ref()
@@ -160,7 +181,13 @@ impl Tab {
     /// Interception catches network navigations anyway; this also covers
     /// the ones that never reach the network (`data:`, `javascript:`).
     pub fn check_navigation(&self, url: &str) -> Result<(), BrowserError> {
-        match self.ctx.guard.as_ref().map(|g| g.check(url)) {
+        let me = self.page.target_id().inner().as_str();
+        match self
+            .ctx
+            .guard
+            .as_ref()
+            .map(|g| g.check_in(url, Some(me), None))
+        {
             Some(Verdict::Blocked(reason)) => Err(BrowserError::Blocked {
                 url: url.to_string(),
                 reason,

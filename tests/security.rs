@@ -1,0 +1,624 @@
+//! Allowed domains and staying up, against a real Chromium and pages this
+//! test serves on 127.0.0.1.
+//!
+//! Two page servers play the two sides: `home` (allowed by its exact
+//! origin) and `away` (another port on 127.0.0.1, so refused). `away`
+//! counts every request it gets, so "did not load" means the blocked host
+//! never saw the request, not just that the page looks unchanged. One
+//! shared browser for the binary; the killed-Chromium test runs
+//! `webagent run`, which starts its own.
+
+#[path = "support/llm_server.rs"]
+mod llm_server;
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::process::Command;
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use tokio::io::AsyncReadExt;
+
+use llm_server::{tool_call_completion, LlmServer, Reply};
+use webagent::actions::{Action, ActionResult, Catalog, FailureReason};
+use webagent::agent::browser_env::BrowserEnvironment;
+use webagent::agent::{Environment, AGENT_TOOL_NAME};
+use webagent::browser::act::ExecOptions;
+use webagent::browser::{BrowserSession, LaunchOptions};
+use webagent::serve::{PageServer, Response};
+use webagent::sitemap::SitemapSet;
+
+struct Shared {
+    runtime: tokio::runtime::Runtime,
+    session: BrowserSession,
+    home: PageServer,
+    away: PageServer,
+    /// Requests `away` received, by path.
+    away_hits: Arc<Mutex<HashMap<String, usize>>>,
+    /// A port on which connections are accepted and never answered.
+    hanging_port: u16,
+}
+
+static SHARED: OnceLock<Result<Shared, String>> = OnceLock::new();
+
+fn shared() -> &'static Shared {
+    let shared = SHARED.get_or_init(|| {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .map_err(|e| e.to_string())?;
+        runtime
+            .block_on(async {
+                let home = PageServer::start().await.map_err(|e| e.to_string())?;
+                let away = PageServer::start().await.map_err(|e| e.to_string())?;
+                let hanging_port = start_hanging_server().await?;
+                let options = LaunchOptions {
+                    // `home` by its exact origin; `localhost` (any port) for the
+                    // hanging server; `away` matches neither.
+                    allowed_domains: vec![home.origin(), "http://localhost:*".into()],
+                    extra_args: vec![
+                        "--disable-background-timer-throttling".into(),
+                        "--disable-renderer-backgrounding".into(),
+                        "--disable-backgrounding-occluded-windows".into(),
+                    ],
+                    ..LaunchOptions::default()
+                };
+                let session = BrowserSession::start(options)
+                    .await
+                    .map_err(|e| e.to_string())?;
+                Ok::<_, String>((home, away, hanging_port, session))
+            })
+            .map(|(home, away, hanging_port, session)| Shared {
+                runtime,
+                session,
+                home,
+                away,
+                away_hits: Arc::default(),
+                hanging_port,
+            })
+    });
+    match shared {
+        Ok(s) => s,
+        Err(e) => panic!("the security tests need Chromium: {e}"),
+    }
+}
+
+/// Accepts connections, reads the request, and never answers.
+async fn start_hanging_server() -> Result<u16, String> {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .map_err(|e| e.to_string())?;
+    let port = listener.local_addr().map_err(|e| e.to_string())?.port();
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut buf = [0u8; 4096];
+                // Hold the socket open until the browser gives up.
+                while matches!(socket.read(&mut buf).await, Ok(n) if n > 0) {}
+            });
+        }
+    });
+    Ok(port)
+}
+
+fn page(title: &str, body: &str) -> String {
+    format!("<!doctype html><html><head><title>{title}</title></head><body>{body}</body></html>")
+}
+
+/// Serves a page on `away` that counts its requests.
+fn away_page(path: &str) -> String {
+    let s = shared();
+    let hits = s.away_hits.clone();
+    let key = path.to_string();
+    s.away.handle(path, move |_| {
+        *hits
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(key.clone())
+            .or_default() += 1;
+        Response::html(page("Away", "<h1>You reached the blocked host</h1>"))
+    });
+    s.away.url(path)
+}
+
+fn away_hits(path: &str) -> usize {
+    let hits = shared().away_hits.lock().unwrap_or_else(|e| e.into_inner());
+    hits.get(path).copied().unwrap_or(0)
+}
+
+/// Opens `path` on `home` in a fresh tab and runs `body` with an agent
+/// environment on it.
+fn with_env<F, Fut>(path: &str, html: &str, body: F)
+where
+    F: FnOnce(BrowserEnvironment) -> Fut,
+    Fut: Future<Output = ()>,
+{
+    with_env_options(path, html, ExecOptions::default(), body)
+}
+
+fn with_env_options<F, Fut>(path: &str, html: &str, exec: ExecOptions, body: F)
+where
+    F: FnOnce(BrowserEnvironment) -> Fut,
+    Fut: Future<Output = ()>,
+{
+    let s = shared();
+    s.home.html(path, html.to_string());
+    let url = s.home.url(path);
+    s.runtime.block_on(async {
+        let tab = s
+            .session
+            .new_tab(&url)
+            .await
+            .expect("opening the test page");
+        let env = BrowserEnvironment::new(tab, exec, Arc::new(RwLock::new(SitemapSet::new())));
+        body(env).await;
+    });
+}
+
+fn action(value: Value) -> Action {
+    Catalog::builtin().parse(&value).expect("a valid action")
+}
+
+fn assert_blocked(result: &ActionResult, url: &str) {
+    match result {
+        ActionResult::Failure { reason, message } => {
+            assert_eq!(*reason, FailureReason::Blocked, "{message}");
+            assert!(message.contains(url), "the message names {url}: {message}");
+        }
+        other => panic!("expected blocked for {url}, got {other:?}"),
+    }
+}
+
+/// Clicks the first listed element whose text contains `text`.
+async fn click_text(env: &mut BrowserEnvironment, text: &str) -> ActionResult {
+    let state = env.observe().await.expect("observing");
+    let element = state
+        .elements
+        .iter()
+        .find(|e| e.text.contains(text))
+        .unwrap_or_else(|| panic!("no element with {text:?} in\n{}", state.listing));
+    env.execute(&action(json!({"click": {"index": element.index.0}})))
+        .await
+}
+
+/// Waits (bounded) until `check` holds; the deadline only bounds a
+/// failing test, it is not what the test asserts.
+async fn eventually(mut check: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline {
+        if check() {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    check()
+}
+
+#[test]
+fn the_agents_navigate_to_a_blocked_host_is_refused() {
+    let target = away_page("/direct");
+    with_env(
+        "/direct-start",
+        &page("Start", "<p>start</p>"),
+        |mut env| async move {
+            env.observe().await.expect("observing");
+            let result = env
+                .execute(&action(json!({"navigate": {"url": target}})))
+                .await;
+            assert_blocked(&result, &target);
+            let state = env.observe().await.expect("observing after");
+            assert!(
+                state.url.ends_with("/direct-start"),
+                "stayed: {}",
+                state.url
+            );
+            // A navigation inside the allowed origin still works.
+            let home = shared().home.url("/direct-start");
+            let again = env
+                .execute(&action(json!({"navigate": {"url": home}})))
+                .await;
+            assert!(again.is_ok(), "{again:?}");
+        },
+    );
+    assert_eq!(away_hits("/direct"), 0, "the blocked host saw no request");
+}
+
+#[test]
+fn a_redirect_chain_ending_on_a_blocked_host_does_not_load() {
+    let s = shared();
+    let target = away_page("/landing");
+    let hop2 = s.home.url("/hop2");
+    let to_away = target.clone();
+    s.home.handle("/hop1", move |_| {
+        Response::html("")
+            .with_status(302)
+            .with_header("Location", &hop2)
+    });
+    s.home.handle("/hop2", move |_| {
+        Response::html("")
+            .with_status(302)
+            .with_header("Location", &to_away)
+    });
+    let hop1 = s.home.url("/hop1");
+    with_env(
+        "/redirect-start",
+        &page("Start", "<p>start</p>"),
+        |mut env| async move {
+            env.observe().await.expect("observing");
+            let result = env
+                .execute(&action(json!({"navigate": {"url": hop1}})))
+                .await;
+            assert_blocked(&result, &target);
+        },
+    );
+    assert_eq!(
+        away_hits("/landing"),
+        0,
+        "the last hop never reached its host"
+    );
+}
+
+#[test]
+fn a_meta_refresh_to_a_blocked_host_does_not_load() {
+    let target = away_page("/refreshed");
+    let html = page(
+        "Refresh",
+        &format!("<meta http-equiv=\"refresh\" content=\"0;url={target}\"><p>refreshing</p>"),
+    );
+    let guard_target = target.clone();
+    with_env("/refresh", &html, |mut env| async move {
+        let guard = shared().session.guard().expect("a list is set").clone();
+        let seen =
+            eventually(|| guard.blocked_since(0).iter().any(|b| b.url == guard_target)).await;
+        assert!(seen, "the refresh was refused and logged");
+        let state = env.observe().await.expect("observing");
+        assert!(
+            !state.page_text.text.contains("blocked host"),
+            "{}",
+            state.page_text.text
+        );
+    });
+    assert_eq!(away_hits("/refreshed"), 0);
+}
+
+#[test]
+fn location_assignment_by_script_is_stopped_and_the_click_is_blocked() {
+    let target = away_page("/scripted");
+    let html = page(
+        "Script",
+        &format!("<button onclick=\"location = '{target}'\">Leave</button>"),
+    );
+    with_env("/script", &html, |mut env| async move {
+        let result = click_text(&mut env, "Leave").await;
+        assert_blocked(&result, &target);
+        let state = env.observe().await.expect("observing");
+        assert!(
+            !state.page_text.text.contains("blocked host"),
+            "{}",
+            state.page_text.text
+        );
+    });
+    assert_eq!(away_hits("/scripted"), 0);
+}
+
+#[test]
+fn window_open_to_a_blocked_host_leaves_no_tab_on_it() {
+    let target = away_page("/popup");
+    let html = page(
+        "Opener",
+        &format!("<button onclick=\"window.open('{target}')\">Open</button>"),
+    );
+    let popup_url = target.clone();
+    with_env("/opener", &html, |mut env| async move {
+        let _ = click_text(&mut env, "Open").await;
+        let s = shared();
+        let guard = s.session.guard().expect("a list is set").clone();
+        let refused =
+            eventually(|| guard.blocked_since(0).iter().any(|b| b.url == popup_url)).await;
+        assert!(refused, "the popup's URL was refused");
+        let mut on_away = true;
+        for _ in 0..100 {
+            let tabs = s.session.tabs().await.expect("listing tabs");
+            on_away = tabs.iter().any(|t| t.url.starts_with(&popup_url));
+            if !on_away {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert!(!on_away, "no tab stays on the blocked URL");
+    });
+    assert_eq!(away_hits("/popup"), 0, "the popup's request never left");
+}
+
+#[test]
+fn data_urls_are_refused_as_links_and_as_navigation() {
+    let html = page(
+        "Data",
+        "<a href=\"data:text/html,<title>pwned</title><h1>pwned</h1>\">Open data</a>",
+    );
+    with_env("/data", &html, |mut env| async move {
+        let _ = click_text(&mut env, "Open data").await;
+        let state = env.observe().await.expect("observing");
+        assert!(state.url.ends_with("/data"), "stayed: {}", state.url);
+        assert!(
+            !state.page_text.text.contains("pwned"),
+            "{}",
+            state.page_text.text
+        );
+        let result = env
+            .execute(&action(
+                json!({"navigate": {"url": "data:text/html,<h1>pwned</h1>"}}),
+            ))
+            .await;
+        assert_blocked(&result, "data:text/html");
+        let result = env
+            .execute(&action(json!({"navigate": {"url": "javascript:alert(1)"}})))
+            .await;
+        assert_eq!(result.reason(), Some(FailureReason::Blocked), "{result:?}");
+    });
+}
+
+#[test]
+fn a_page_that_never_answers_ends_with_timeout_and_the_run_goes_on() {
+    let s = shared();
+    let hanging = format!("http://localhost:{}/never", s.hanging_port);
+    let exec = ExecOptions {
+        navigation_timeout: Duration::from_secs(3),
+        ..ExecOptions::default()
+    };
+    let next = s.home.url("/after-hang");
+    s.home
+        .html("/after-hang", page("After", "<p>still here</p>"));
+    with_env_options(
+        "/hang-start",
+        &page("Start", "<p>start</p>"),
+        exec,
+        |mut env| async move {
+            env.observe().await.expect("observing");
+            let result = env
+                .execute(&action(json!({"navigate": {"url": hanging}})))
+                .await;
+            assert_eq!(result.reason(), Some(FailureReason::Timeout), "{result:?}");
+            let result = env
+                .execute(&action(json!({"navigate": {"url": next}})))
+                .await;
+            assert!(result.is_ok(), "the next action works: {result:?}");
+            let state = env.observe().await.expect("observing after");
+            assert!(
+                state.page_text.text.contains("still here"),
+                "{}",
+                state.page_text.text
+            );
+        },
+    );
+}
+
+#[test]
+fn a_renderer_crash_is_reported_and_the_page_comes_back() {
+    use chromiumoxide::cdp::browser_protocol::page::CrashParams;
+    with_env(
+        "/crash",
+        &page("Crash", "<button>Survivor</button>"),
+        |mut env| async move {
+            env.observe().await.expect("observing");
+            // Page.crash never answers: the renderer it would answer from dies.
+            let crash = env.tab().page().execute(CrashParams::default());
+            let _ = tokio::time::timeout(Duration::from_secs(2), crash).await;
+            let first = env.observe().await;
+            let error = first.expect_err("a crashed page cannot be observed");
+            assert!(
+                !error.fatal,
+                "a crash is not the end of the run: {}",
+                error.message
+            );
+            let state = env.observe().await.expect("observing after the reload");
+            assert!(state.listing.contains("Survivor"), "{}", state.listing);
+        },
+    );
+}
+
+// ---------------------------------------------------------------------
+// `webagent run` end to end: a killed browser and a dead model endpoint.
+
+fn webagent() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_webagent"));
+    for name in ["OPENAI_API_KEY", "OPENAI_BASE_URL", "WEBAGENT_MODEL"] {
+        command.env_remove(name);
+    }
+    command
+}
+
+fn temp_dir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("webagent-security-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
+}
+
+fn reply(goal: &str, action: Value) -> Reply {
+    let args = json!({
+        "evaluation_previous_goal": "fine so far",
+        "memory": "",
+        "next_goal": goal,
+        "action": action,
+    });
+    Reply::json(200, tool_call_completion(AGENT_TOOL_NAME, &args))
+}
+
+/// The parent pid of a process, from /proc.
+fn parent_of(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name is in parentheses and may hold spaces.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    rest.split_whitespace().nth(1)?.parse().ok()
+}
+
+fn command_name(pid: u32) -> String {
+    std::fs::read_to_string(format!("/proc/{pid}/comm"))
+        .unwrap_or_default()
+        .trim()
+        .to_string()
+}
+
+/// The main Chromium process started (through its guardian) by `root`.
+fn browser_process_of(root: u32) -> Option<u32> {
+    let pids: Vec<u32> = std::fs::read_dir("/proc")
+        .ok()?
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse().ok())
+        .collect();
+    pids.into_iter().find(|&pid| {
+        let name = command_name(pid);
+        if !name.starts_with("chromium") && !name.starts_with("chrome") {
+            return false;
+        }
+        // The browser process, not a renderer: its parent is not Chromium.
+        let Some(parent) = parent_of(pid) else {
+            return false;
+        };
+        if command_name(parent).starts_with("chrom") {
+            return false;
+        }
+        let mut at = parent;
+        for _ in 0..10 {
+            if at == root {
+                return true;
+            }
+            match parent_of(at) {
+                Some(up) if up > 1 => at = up,
+                _ => return false,
+            }
+        }
+        false
+    })
+}
+
+/// Reads a trace file and checks that every line is one JSON event.
+fn trace_events(dir: &std::path::Path) -> Vec<Value> {
+    let traces: Vec<_> = std::fs::read_dir(dir)
+        .expect("sessions dir")
+        .flatten()
+        .collect();
+    assert_eq!(traces.len(), 1, "one trace file");
+    let text = std::fs::read_to_string(traces[0].path()).expect("trace readable");
+    text.lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect()
+}
+
+#[test]
+fn a_killed_browser_is_relaunched_and_the_trace_stays_whole() {
+    let s = shared();
+    s.home.html(
+        "/kill",
+        page("Kill", "<p>before the crash</p><button>Go</button>"),
+    );
+    let url = s.home.url("/kill");
+    let sessions = temp_dir("kill");
+    let (output, killed) = s.runtime.block_on(async {
+        let llm = LlmServer::start(vec![
+            reply(
+                "wait while the browser dies",
+                json!({"wait": {"seconds": 4}}),
+            ),
+            reply(
+                "finish",
+                json!({"done": {"text": "survived", "success": true}}),
+            ),
+        ])
+        .await;
+        let mut command = webagent();
+        command
+            .args(["run", "Survive a crash", "--json", "--model", "m"])
+            .args(["--url", &url])
+            .args(["--base-url", &llm.base_url()])
+            .arg("--sessions-dir")
+            .arg(&sessions)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let child = command.spawn().expect("webagent runs");
+        let root = child.id();
+        // The first answer (a 4 s wait) is being acted on: kill the browser.
+        llm.wait_for_requests(1).await;
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let killed = match browser_process_of(root) {
+            Some(pid) => Command::new("kill")
+                .args(["-9", &pid.to_string()])
+                .status()
+                .map(|s| s.success())
+                .unwrap_or(false),
+            None => false,
+        };
+        let output = tokio::task::spawn_blocking(move || child.wait_with_output())
+            .await
+            .expect("joined")
+            .expect("waited");
+        (output, killed)
+    });
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(killed, "found and killed the run's Chromium");
+    let events = trace_events(&sessions);
+    let errors: Vec<&Value> = events.iter().filter(|e| e["type"] == "error").collect();
+    assert!(
+        errors.iter().any(|e| e["fatal"] == false
+            && e["error"]
+                .as_str()
+                .unwrap_or("")
+                .contains("started a new one")),
+        "a non-fatal error says the browser was relaunched: {errors:?}\n{stderr}"
+    );
+    let last = events.last().expect("events");
+    assert_eq!(last["type"], "done", "{stdout}");
+    assert_eq!(last["success"], true, "{stdout}\n{stderr}");
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(events.iter().filter(|e| e["type"] == "step").count() >= 2);
+    let _ = std::fs::remove_dir_all(&sessions);
+}
+
+#[test]
+fn a_dead_model_endpoint_ends_the_run_with_a_fatal_error_and_keeps_the_steps() {
+    let s = shared();
+    s.home.html("/llm-down", page("Down", "<p>some text</p>"));
+    let url = s.home.url("/llm-down");
+    let sessions = temp_dir("llm-down");
+    let output = s.runtime.block_on(async {
+        // One good answer; every later request gets a 500 (the script ran
+        // out), which the client retries and then gives up on.
+        let llm = LlmServer::start(vec![reply("read", json!({"read_page": {}}))]).await;
+        let mut command = webagent();
+        command
+            .args(["run", "Read then fail", "--json", "--model", "m"])
+            .args(["--url", &url])
+            .args(["--base-url", &llm.base_url()])
+            .arg("--sessions-dir")
+            .arg(&sessions);
+        let output = tokio::task::spawn_blocking(move || command.output())
+            .await
+            .expect("joined")
+            .expect("runs");
+        assert!(llm.request_count() > 2, "the failed call was retried");
+        output
+    });
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    let events = trace_events(&sessions);
+    let fatal: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "error" && e["fatal"] == true)
+        .collect();
+    assert_eq!(fatal.len(), 1, "{fatal:?}");
+    assert!(
+        fatal[0]["error"]
+            .as_str()
+            .unwrap_or("")
+            .contains("model call failed"),
+        "{fatal:?}"
+    );
+    let steps: Vec<&Value> = events.iter().filter(|e| e["type"] == "step").collect();
+    assert_eq!(steps.len(), 1, "the step done before the failure is kept");
+    assert_eq!(events.last().expect("events")["type"], "done");
+    let _ = std::fs::remove_dir_all(&sessions);
+}
