@@ -1371,3 +1371,41 @@ fn extract_asks_the_model_with_the_page_text_and_the_schema() {
         assert_eq!(sent["tools"][0]["function"]["parameters"], schema);
     });
 }
+
+#[test]
+fn navigations_the_allowed_domains_refuse_are_blocked() {
+    let s = shared();
+    let origin = s.server.origin();
+    let port = s.server.addr().port();
+    s.server.html(
+        "/guarded",
+        page(&format!(
+            r#"<a href="http://localhost:{port}/elsewhere">Elsewhere</a>"#
+        )),
+    );
+    let url = s.server.url("/guarded");
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    s.runtime.block_on(async {
+        // A browser of its own: the allowed list is fixed at launch.
+        let mut session = BrowserSession::start(LaunchOptions {
+            allowed_domains: vec![origin.clone()],
+            ..LaunchOptions::default()
+        })
+        .await
+        .expect("a guarded browser");
+        let tab = session.new_tab(&url).await.expect("opening the page");
+        let (reason, message) =
+            failure(&act(&tab, json!({"navigate": {"url": "http://example.com/"}})).await);
+        assert_eq!(reason, FailureReason::Blocked, "{message}");
+        let state = observe(&tab).await;
+        let link = index_of(&state, "Elsewhere");
+        let result = act_on(&tab, &state, json!({"click": {"index": link}}), options()).await;
+        let (reason, message) = failure(&result);
+        assert_eq!(reason, FailureReason::Blocked, "{message}");
+        assert!(message.contains("localhost"), "{message}");
+        // The refused load shows Chromium's error page, never the other site.
+        let now = tab.url().await.expect("url");
+        assert!(!now.contains("localhost"), "the tab reached {now}");
+        session.shutdown();
+    });
+}

@@ -131,6 +131,7 @@ impl ActError {
                 | BrowserError::UnknownIndex { .. } => FailureReason::NotFound,
                 BrowserError::Timeout { .. } => FailureReason::Timeout,
                 BrowserError::Selector { .. } => FailureReason::InvalidParams,
+                BrowserError::Blocked { .. } => FailureReason::Blocked,
                 _ => FailureReason::Unknown,
             },
             ActError::File { .. } => FailureReason::Unknown,
@@ -255,6 +256,7 @@ impl<'a> Executor<'a> {
                 + config.retry.max_delay * config.retry.max_retries;
         }
         let started = Instant::now();
+        let guard_mark = self.tab.guard().map(|g| g.mark());
         let mut dialogs = Vec::new();
         let outcome = tokio::time::timeout(
             guard,
@@ -271,7 +273,25 @@ impl<'a> Executor<'a> {
             )),
         };
         tracing::debug!(action = %action, ms = started.elapsed().as_millis() as u64, ok = result.is_ok(), "executed");
-        with_dialogs(result, dialogs)
+        let result = with_dialogs(result, dialogs);
+        // Navigations the allowed-domain list refused while the action ran
+        // (a clicked link, a form post, a redirect) fail the action: the
+        // model must learn it did not get where the action leads.
+        let refused = match (self.tab.guard(), guard_mark) {
+            (Some(guard), Some(mark)) => guard.blocked_since(mark),
+            _ => Vec::new(),
+        };
+        match refused.first() {
+            Some(first) if result.reason() != Some(FailureReason::Blocked) => {
+                ActionResult::blocked(format!(
+                    "{} ran, but the navigation it started to {} was blocked: {}",
+                    action.name(),
+                    first.url,
+                    first.reason
+                ))
+            }
+            _ => result,
+        }
     }
 
     /// Drives `work` while answering JavaScript dialogs it causes. A dialog
@@ -959,6 +979,11 @@ impl<'a> Executor<'a> {
     /// than the tab's own load wait, which never ends for a same-document
     /// navigation (`#section`).
     async fn load(&self, url: &str) -> Result<ActionResult, ActError> {
+        // Checked before sending: URLs that never reach the network
+        // (`data:`, `javascript:`) are not seen by the interception.
+        if let Err(err) = self.tab.check_navigation(url) {
+            return Ok(ActionResult::blocked(err.to_string()));
+        }
         let mut watch = settle::NavWatch::start(self.tab).await;
         let current = self.tab.url().await.unwrap_or_default();
         if same_document(&current, url) {
