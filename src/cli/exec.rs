@@ -37,6 +37,9 @@ pub struct ExecArgs {
     /// Let `execute_javascript` run (it is refused as `blocked` otherwise).
     #[arg(long)]
     pub allow_javascript: bool,
+    /// Accept confirm() and prompt() dialogs instead of dismissing them.
+    #[arg(long)]
+    pub accept_dialogs: bool,
     /// How long a click or fill keeps waiting for its element to be ready.
     #[arg(long, value_name = "MS", default_value_t = 5000)]
     pub timeout_ms: u64,
@@ -101,6 +104,7 @@ async fn exec_command(args: ExecArgs, launch: LaunchOptions) -> anyhow::Result<E
     let options = ExecOptions {
         action_timeout: Duration::from_millis(args.timeout_ms),
         allow_javascript: args.allow_javascript,
+        accept_dialogs: args.accept_dialogs,
         ..ExecOptions::default()
     };
     let executor = Executor::new(&tab, options);
