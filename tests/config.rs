@@ -156,6 +156,62 @@ fn later_layers_win_defaults_user_project_environment_flags() {
     let (config, _) = printed_config(sandbox.webagent().arg("config").arg("--config").arg(&other));
     assert_eq!(config["llm"]["model"], "other-model");
     assert_eq!(config["agent"]["max_steps"], 11);
+
+    // The documented example is a valid config.
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("webagent.example.yaml");
+    let (config, _) = printed_config(
+        sandbox
+            .webagent()
+            .arg("config")
+            .arg("--config")
+            .arg(&example),
+    );
+    assert_eq!(config["llm"]["model"], "qwen2.5:14b");
+    assert_eq!(config["secrets"]["acme_password"], "env:ACME_PASSWORD");
+}
+
+#[test]
+fn configured_allowed_domains_reach_the_browser_and_the_flag_replaces_them() {
+    let sandbox = Sandbox::new("domains");
+    sandbox.write(
+        &sandbox.work().join("webagent.yaml"),
+        "allowed_domains: [\"*.example.test\"]\n",
+    );
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let (blocked, allowed) = runtime.block_on(async {
+        let server = PageServer::start().await.expect("serve pages");
+        server.html("/hello", page("Hello page", "<p>hello</p>"));
+        let url = server.url("/hello");
+        let mut blocked = sandbox.webagent();
+        blocked.args(["observe", &url]);
+        let mut allowed = sandbox.webagent();
+        allowed.args(["observe", &url, "--allow-domain", "127.0.0.1"]);
+        let run = |mut command: Command| async move {
+            tokio::task::spawn_blocking(move || command.output())
+                .await
+                .expect("joined")
+                .expect("webagent runs")
+        };
+        (run(blocked).await, run(allowed).await)
+    });
+    let stderr = text(&blocked.stderr);
+    assert_ne!(blocked.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("not in the allowed domains (*.example.test)"),
+        "{stderr}"
+    );
+    let stdout = text(&allowed.stdout);
+    assert_eq!(
+        allowed.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        text(&allowed.stderr)
+    );
+    assert!(stdout.contains("Hello page"), "{stdout}");
 }
 
 #[test]

@@ -28,6 +28,9 @@ pub struct ConfigArgs {
     /// Flags that override the files, as other commands take them.
     #[command(flatten)]
     pub overrides: OverrideFlags,
+    /// The browser flags other commands take.
+    #[command(flatten)]
+    pub browser: super::observe::BrowserOpts,
 }
 
 /// The flags every command shares with `webagent config`, so the printed
@@ -53,20 +56,6 @@ pub struct OverrideFlags {
 
 fn parse_mode(text: &str) -> Result<ApprovalMode, String> {
     text.parse()
-}
-
-impl OverrideFlags {
-    /// As config overrides.
-    pub fn to_overrides(&self) -> Overrides {
-        Overrides {
-            model: self.model.clone(),
-            base_url: self.base_url.clone(),
-            max_steps: self.max_steps,
-            approve: self.approve,
-            secrets_file: self.secrets_file.clone(),
-            ..Overrides::default()
-        }
-    }
 }
 
 /// A loaded configuration with the environment it was read from (secrets
@@ -101,7 +90,15 @@ pub fn load(explicit: Option<&Path>, flags: &Overrides) -> Result<Loaded, ExitCo
 
 /// Runs `webagent config`.
 pub fn run(args: ConfigArgs) -> anyhow::Result<ExitCode> {
-    let loaded = match load(args.config.as_deref(), &args.overrides.to_overrides()) {
+    let flags = Overrides {
+        model: args.overrides.model.clone(),
+        base_url: args.overrides.base_url.clone(),
+        max_steps: args.overrides.max_steps,
+        approve: args.overrides.approve,
+        secrets_file: args.overrides.secrets_file.clone(),
+        ..browser_overrides(&args.browser)
+    };
+    let loaded = match load(args.config.as_deref(), &flags) {
         Ok(loaded) => loaded,
         Err(code) => return Ok(code),
     };
@@ -125,6 +122,7 @@ pub fn browser_overrides(browser: &super::observe::BrowserOpts) -> Overrides {
         chrome: browser.chrome.clone(),
         headed: browser.headed,
         connect: browser.connect.clone(),
+        allowed_domains: browser.allow_domains.clone(),
         ..Overrides::default()
     }
 }

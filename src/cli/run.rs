@@ -118,14 +118,11 @@ fn overrides(args: &RunArgs) -> Overrides {
         base_url: args.base_url.clone(),
         max_steps: args.max_steps,
         approve: args.approve,
-        chrome: args.browser.chrome.clone(),
-        headed: args.browser.headed,
-        connect: args.browser.connect.clone(),
         allow_javascript: args.allow_javascript,
         sessions_dir: args.sessions_dir.clone(),
         sitemaps: args.sitemap.clone(),
         secrets_file: args.secrets_file.clone(),
-        ..Overrides::default()
+        ..super::config::browser_overrides(&args.browser)
     }
 }
 

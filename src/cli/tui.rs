@@ -10,7 +10,7 @@ use crate::llm::DEFAULT_BASE_URL;
 use crate::tui::services::{self, WorkbenchOptions};
 
 /// Flags of `webagent tui`.
-#[derive(Debug, clap::Args)]
+#[derive(Debug, Default, clap::Args)]
 pub struct TuiArgs {
     /// The page to open (default: about:blank; `:navigate URL` goes
     /// elsewhere later).
@@ -49,23 +49,6 @@ pub struct TuiArgs {
     /// The browser to use.
     #[command(flatten)]
     pub browser: BrowserOpts,
-}
-
-impl Default for TuiArgs {
-    fn default() -> Self {
-        TuiArgs {
-            url: None,
-            sitemap: Vec::new(),
-            recipes: None,
-            theme: None,
-            approve: None,
-            model: None,
-            base_url: None,
-            max_steps: None,
-            task: None,
-            browser: BrowserOpts::default(),
-        }
-    }
 }
 
 fn parse_mode(text: &str) -> Result<ApprovalMode, String> {

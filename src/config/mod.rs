@@ -581,6 +581,11 @@ impl Config {
         if self.llm.model.trim().is_empty() {
             return Err(bad("llm.model", "the model name is empty"));
         }
+        // A bad pattern stops the command here, naming where it was set,
+        // rather than when the browser starts.
+        if let Err(error) = crate::browser::DomainPolicy::new(&self.allowed_domains) {
+            return Err(bad("allowed_domains", &error.to_string()));
+        }
         if let Some(t) = self.llm.temperature {
             if !(0.0..=2.0).contains(&t) {
                 return Err(bad("llm.temperature", "temperature is between 0 and 2"));
@@ -623,6 +628,7 @@ impl Config {
             connect: self.browser.connect.clone(),
             window: (self.browser.window.width, self.browser.window.height),
             extra_args: self.browser.extra_args.clone(),
+            allowed_domains: self.allowed_domains.clone(),
             ..LaunchOptions::default()
         }
     }
