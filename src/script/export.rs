@@ -71,26 +71,35 @@ pub fn export_recipe(path: &Path) -> Result<String, ExportError> {
 /// The recipe for these events, or `None` when no step can be replayed.
 pub fn recipe_from_events(events: &[Event], origin: &str) -> Option<String> {
     let mut task = String::new();
-    let mut page_url = String::new();
     let mut checked_pattern = String::new();
     let mut body = Vec::new();
     let mut replayed = 0;
+    let builtin = crate::actions::Catalog::builtin();
+    let mut observed: std::collections::HashMap<usize, String> = Default::default();
+    let mut last_index = 0;
     for event in events {
         match event {
-            Event::RunStarted { task: t, url, .. } => {
+            Event::RunStarted { task: t, .. } => {
                 if task.is_empty() {
                     task = t.clone();
                 }
-                if page_url.is_empty() {
-                    page_url = url.clone();
-                }
             }
-            Event::Observation(summary) => page_url = summary.url.clone(),
+            Event::Observation(summary) => {
+                observed.insert(summary.step, summary.url.clone());
+            }
             Event::Step(step) => {
                 let Some((name, params)) = step.action.as_object().and_then(|o| o.iter().next())
                 else {
                     continue;
                 };
+                // A recipe records a custom action after the steps it ran
+                // (under its earlier number): those steps are replayed, so
+                // the call itself is not.
+                let wrapper = builtin.get(name).is_none() && step.index < last_index;
+                last_index = last_index.max(step.index);
+                if wrapper {
+                    continue;
+                }
                 if !step.result.is_ok() {
                     body.push(format!(
                         "    // step {}: {name} failed when recorded; left out",
@@ -100,11 +109,14 @@ pub fn recipe_from_events(events: &[Event], origin: &str) -> Option<String> {
                 }
                 let data = serde_json::to_value(&step.result).unwrap_or(Value::Null);
                 let locator = data.get("data").and_then(|d| d.get("locator"));
+                // Only a URL seen at this step is checked: one carried over
+                // from an earlier step may be stale.
                 let url = locator
                     .and_then(|l| l.get("url"))
                     .and_then(Value::as_str)
                     .map(str::to_string)
-                    .unwrap_or_else(|| page_url.clone());
+                    .or_else(|| observed.get(&step.index).cloned())
+                    .unwrap_or_default();
                 let Some(line) = step_line(name, params, locator) else {
                     body.push(format!(
                         "    // step {}: {name} does not change the page; left out",

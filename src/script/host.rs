@@ -226,6 +226,9 @@ pub struct RecipeHost<E> {
     sub_agent: Option<Box<dyn SubAgent<E>>>,
     last: Option<PageState>,
     steps: usize,
+    /// Step numbers of custom actions still running, so each is recorded
+    /// under the number it was approved with.
+    open_actions: Vec<usize>,
     stopped: bool,
 }
 
@@ -246,6 +249,7 @@ impl<E: Environment> RecipeHost<E> {
             sub_agent: None,
             last: None,
             steps: 0,
+            open_actions: Vec::new(),
             stopped: false,
         }
     }
@@ -345,7 +349,7 @@ impl<E: Environment> RecipeHost<E> {
         }
     }
 
-    fn record(&mut self, action: &Action, result: &ActionResult, act_ms: u64) {
+    fn record(&mut self, index: usize, action: &Action, result: &ActionResult, act_ms: u64) {
         self.emit(Event::ToolResult {
             name: action.name().to_string(),
             result: result.clone(),
@@ -353,7 +357,7 @@ impl<E: Environment> RecipeHost<E> {
         // Built from JSON so fields the step record gains later take their
         // defaults.
         let record = serde_json::from_value::<StepRecord>(json!({
-            "index": self.steps,
+            "index": index,
             "reflection": {
                 "evaluation_previous_goal": "",
                 "memory": "",
@@ -405,7 +409,12 @@ impl<E: Environment> ScriptHost for RecipeHost<E> {
                     }
                     Err(refused) => refused,
                 };
-                self.record(&action, &result, started.elapsed().as_millis() as u64);
+                self.record(
+                    self.steps,
+                    &action,
+                    &result,
+                    started.elapsed().as_millis() as u64,
+                );
                 if self.stopped {
                     return Err("the person stopped the recipe".into());
                 }
@@ -414,7 +423,10 @@ impl<E: Environment> ScriptHost for RecipeHost<E> {
             HostCall::Gate(action) => {
                 self.steps += 1;
                 match self.gate(action).await {
-                    Ok(_) => Ok(Value::Null),
+                    Ok(_) => {
+                        self.open_actions.push(self.steps);
+                        Ok(Value::Null)
+                    }
                     Err(refused) => Err(match refused {
                         ActionResult::Failure { message, .. } => message,
                         ActionResult::Success { .. } => "refused".into(),
@@ -423,7 +435,8 @@ impl<E: Environment> ScriptHost for RecipeHost<E> {
             }
             HostCall::Record(action, result) => {
                 self.last = None;
-                self.record(&action, &result, 0);
+                let index = self.open_actions.pop().unwrap_or(self.steps);
+                self.record(index, &action, &result, 0);
                 Ok(Value::Null)
             }
             HostCall::AskUser(question) => {
