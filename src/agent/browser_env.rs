@@ -13,7 +13,7 @@ use std::sync::{Arc, RwLock};
 
 use serde_json::json;
 
-use crate::actions::{Action, ActionResult, RiskFacts, Target, TargetFacts};
+use crate::actions::{Action, ActionResult, FailureReason, RiskFacts, Target, TargetFacts};
 use crate::browser::act::{ExecOptions, Executor};
 use tokio::sync::mpsc::UnboundedSender;
 
@@ -214,6 +214,33 @@ impl BrowserEnvironment {
         }
     }
 
+    /// A navigation that never finishes leaves the tab unable to start
+    /// another (the CDP client waits for the first one for a minute):
+    /// swap in a fresh tab on the last page seen, and close the stuck one.
+    async fn replace_stuck_tab(&mut self) -> String {
+        let url = self
+            .last_url
+            .clone()
+            .unwrap_or_else(|| "about:blank".into());
+        let fresh = match self.tab.open_sibling("about:blank").await {
+            Ok(tab) => tab,
+            Err(error) => {
+                return format!("the tab is still loading and no new one could be opened: {error}")
+            }
+        };
+        let reopened = match fresh.navigate(&url, self.exec.navigation_timeout).await {
+            Ok(()) => format!("a new tab took over on {url}"),
+            Err(error) => format!("a new tab took over, but {url} did not load: {error}"),
+        };
+        let stuck = std::mem::replace(&mut self.tab, fresh);
+        self.reported = self.tab.guard().map_or(0, |g| g.mark());
+        self.last = None;
+        if let Err(error) = stuck.close().await {
+            tracing::debug!(%error, "closing the stuck tab");
+        }
+        reopened
+    }
+
     /// The URL a `navigate` action would load, when it can be known here.
     fn navigate_target(&self, action: &Action) -> Option<String> {
         let Action::Navigate { url } = action else {
@@ -225,6 +252,18 @@ impl BrowserEnvironment {
         let base = url::Url::parse(self.last_url.as_deref()?).ok()?;
         base.join(url).ok().map(|u| u.to_string())
     }
+}
+
+/// Actions whose whole point is loading a document.
+fn is_navigation(action: &Action) -> bool {
+    matches!(
+        action,
+        Action::Navigate { .. }
+            | Action::GotoPage { .. }
+            | Action::Back {}
+            | Action::Forward {}
+            | Action::Reload {}
+    )
 }
 
 fn environment_error(error: BrowserError) -> EnvironmentError {
@@ -278,8 +317,19 @@ impl Environment for BrowserEnvironment {
             .with_sitemaps(&sitemaps)
             .execute(action, self.last.as_ref())
             .await;
+        let result = match result {
+            ActionResult::Failure {
+                reason: FailureReason::Timeout,
+                message,
+            } if is_navigation(action) || message.contains("loading") => {
+                let replaced = self.replace_stuck_tab().await;
+                ActionResult::timeout(format!("{message}; {replaced}"))
+            }
+            other => other,
+        };
         let blocked = self.take_blocked();
-        if blocked.is_empty() {
+        // The executor may already have said so in its own words.
+        if blocked.is_empty() || result.reason() == Some(FailureReason::Blocked) {
             return result;
         }
         self.report_blocked(&blocked);

@@ -39,7 +39,8 @@
 //! fetch, WebSocket) are not checked: the policy is about where the agent
 //! goes, not what a page it may visit loads.
 
-use std::sync::{Arc, Mutex};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, Weak};
 
 use chromiumoxide::cdp::browser_protocol::fetch::{
     ContinueRequestParams, EnableParams, EventRequestPaused, FailRequestParams, RequestPattern,
@@ -430,6 +431,52 @@ impl NavigationGuard {
     }
 }
 
+/// The session's side of the guard: the policy, and one
+/// [`NavigationGuard`] per tab (a popup logs into its opener's), so that
+/// what one tab's page did is never blamed on an action in another.
+#[derive(Debug)]
+pub(crate) struct GuardRegistry {
+    policy: DomainPolicy,
+    tabs: Mutex<HashMap<String, Weak<NavigationGuard>>>,
+    /// For popups whose opener webagent does not drive.
+    fallback: Arc<NavigationGuard>,
+}
+
+impl GuardRegistry {
+    pub(crate) fn new(policy: DomainPolicy) -> GuardRegistry {
+        GuardRegistry {
+            fallback: Arc::new(NavigationGuard::new(policy.clone())),
+            policy,
+            tabs: Mutex::new(HashMap::new()),
+        }
+    }
+
+    pub(crate) fn policy(&self) -> &DomainPolicy {
+        &self.policy
+    }
+
+    /// A new guard for the tab with this target id.
+    pub(crate) fn for_tab(&self, target: &str) -> Arc<NavigationGuard> {
+        let guard = Arc::new(NavigationGuard::new(self.policy.clone()));
+        self.register(target, &guard);
+        guard
+    }
+
+    fn register(&self, target: &str, guard: &Arc<NavigationGuard>) {
+        let mut tabs = self.tabs.lock().unwrap_or_else(|e| e.into_inner());
+        tabs.retain(|_, g| g.strong_count() > 0);
+        tabs.insert(target.to_string(), Arc::downgrade(guard));
+    }
+
+    /// The guard of the tab with this target id, or the fallback.
+    fn of(&self, target: &str) -> Arc<NavigationGuard> {
+        let tabs = self.tabs.lock().unwrap_or_else(|e| e.into_inner());
+        tabs.get(target)
+            .and_then(Weak::upgrade)
+            .unwrap_or_else(|| self.fallback.clone())
+    }
+}
+
 /// Starts intercepting `page`'s document requests. The returned task runs
 /// until the page's event stream ends; abort it when the tab is dropped.
 /// `opener` is the tab that opened it, for a popup.
@@ -482,7 +529,7 @@ pub(crate) async fn protect_page(
 /// place, so closing is the backstop, not the first line.
 pub(crate) async fn watch_popups(
     browser: Arc<Browser>,
-    guard: Arc<NavigationGuard>,
+    registry: Arc<GuardRegistry>,
 ) -> JoinHandle<()> {
     let created = browser.event_listener::<EventTargetCreated>().await;
     let changed = browser.event_listener::<EventTargetInfoChanged>().await;
@@ -504,7 +551,10 @@ pub(crate) async fn watch_popups(
                 continue;
             }
             let opener = info.opener_id.as_ref().map(|o| o.inner().clone());
+            let guard = registry.of(opener.as_deref().unwrap_or_default());
             if is_new {
+                // Popups of this popup log into the same tab's guard.
+                registry.register(info.target_id.inner(), &guard);
                 tokio::spawn(protect_popup(
                     browser.clone(),
                     guard.clone(),

@@ -11,7 +11,7 @@ use futures_util::StreamExt;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use super::guard::{DomainPolicy, NavigationGuard};
+use super::guard::{DomainPolicy, GuardRegistry};
 use super::launch::{LaunchOptions, LaunchedChrome};
 use super::tab::{Tab, TabContext};
 use super::BrowserError;
@@ -41,7 +41,7 @@ pub struct BrowserSession {
     call_timeout: Duration,
     /// The allowed-domain guard every tab shares; `None` when no list is
     /// set. It outlives relaunches so its log of refusals stays whole.
-    guard: Option<Arc<NavigationGuard>>,
+    guard: Option<Arc<GuardRegistry>>,
     /// Closes popups to refused URLs; restarted with each connection.
     popup_watch: Option<JoinHandle<()>>,
 }
@@ -68,7 +68,7 @@ impl BrowserSession {
         let policy = DomainPolicy::new(&options.allowed_domains)?;
         let guard = policy
             .is_active()
-            .then(|| Arc::new(NavigationGuard::new(policy)));
+            .then(|| Arc::new(GuardRegistry::new(policy)));
         let (browser, handler, status, chrome) = connect(&options).await?;
         let browser = Arc::new(browser);
         let popup_watch = match &guard {
@@ -87,10 +87,10 @@ impl BrowserSession {
         })
     }
 
-    /// The allowed-domain guard, when a list is set: its log says which
-    /// navigations were refused.
-    pub fn guard(&self) -> Option<&Arc<NavigationGuard>> {
-        self.guard.as_ref()
+    /// The allowed domains every tab enforces, when a list is set (each
+    /// tab's log of refusals is [`Tab::guard`]).
+    pub fn domain_policy(&self) -> Option<&DomainPolicy> {
+        self.guard.as_ref().map(|g| g.policy())
     }
 
     /// The current status; cheap, never waits.
@@ -140,30 +140,15 @@ impl BrowserSession {
     /// Opens a new tab at `url` and waits for it to load.
     pub async fn new_tab(&self, url: &str) -> Result<Tab, BrowserError> {
         let browser = self.live_browser()?;
-        let what = format!("opening a tab at {url}");
-        // The tab starts blank so the listener hook is in place before the
-        // page's own scripts run.
-        let page = call(
-            &what,
-            Duration::from_secs(30),
-            &self.status,
-            browser.new_page(CreateTargetParams::new("about:blank")),
-        )
-        .await?;
-        let tab = Tab::open(
-            page,
-            TabContext {
-                status: self.status.clone(),
-                call_timeout: self.call_timeout,
-                guard: self.guard.clone(),
-                launch: self.options.clone(),
-            },
-        )
-        .await?;
-        if url != "about:blank" {
-            tab.navigate(url, Duration::from_secs(30)).await?;
-        }
-        Ok(tab)
+        let ctx = TabContext {
+            status: self.status.clone(),
+            call_timeout: self.call_timeout,
+            guard: None,
+            registry: self.guard.clone(),
+            browser: Arc::downgrade(browser),
+            launch: self.options.clone(),
+        };
+        open_tab(browser, ctx, url).await
     }
 
     /// The open tabs (page targets), in the browser's order.
@@ -298,6 +283,33 @@ async fn drive_handler(mut handler: Handler, status: watch::Sender<SessionStatus
     tracing::warn!(%reason, "browser disconnected");
     // Nobody listening is fine: the session was dropped first.
     let _ = status.send(SessionStatus::Disconnected(reason));
+}
+
+/// Opens a tab at `url` in `browser`, with its own allowed-domain guard.
+pub(crate) async fn open_tab(
+    browser: &Browser,
+    mut ctx: TabContext,
+    url: &str,
+) -> Result<Tab, BrowserError> {
+    let what = format!("opening a tab at {url}");
+    // The tab starts blank so the listener hook is in place before the
+    // page's own scripts run.
+    let page = call(
+        &what,
+        Duration::from_secs(30),
+        &ctx.status,
+        browser.new_page(CreateTargetParams::new("about:blank")),
+    )
+    .await?;
+    ctx.guard = ctx
+        .registry
+        .as_ref()
+        .map(|g| g.for_tab(page.target_id().inner()));
+    let tab = Tab::open(page, ctx).await?;
+    if url != "about:blank" {
+        tab.navigate(url, Duration::from_secs(30)).await?;
+    }
+    Ok(tab)
 }
 
 /// Runs one CDP future with a time limit, turning a dead connection into

@@ -1,6 +1,6 @@
 //! One tab: navigation, the isolated world, observations and element calls.
 
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
 use chromiumoxide::cdp::browser_protocol::dom_snapshot::CaptureSnapshotParams;
@@ -10,13 +10,13 @@ use chromiumoxide::cdp::browser_protocol::page::{
 use chromiumoxide::cdp::browser_protocol::target::GetTargetsParams;
 use chromiumoxide::cdp::js_protocol::runtime::{EvaluateParams, ExecutionContextId};
 use chromiumoxide::error::CdpError;
-use chromiumoxide::Page;
+use chromiumoxide::{Browser, Page};
 use tokio::sync::{watch, Mutex};
 use tokio::task::JoinHandle;
 
-use super::guard::{protect_page, NavigationGuard, Verdict};
+use super::guard::{protect_page, GuardRegistry, NavigationGuard, Verdict};
 use super::launch::LaunchOptions;
-use super::session::{call, SessionStatus};
+use super::session::{call, open_tab, SessionStatus};
 use super::BrowserError;
 use crate::dom::{ElementIndex, PageState, RawObservation, TabInfo};
 
@@ -66,6 +66,10 @@ pub(crate) struct TabContext {
     /// How the session was started, so a caller holding only the tab can
     /// start a replacement browser when this one dies.
     pub launch: LaunchOptions,
+    /// The session's guards, to give a sibling tab its own.
+    pub registry: Option<Arc<GuardRegistry>>,
+    /// The browser, to open a sibling tab (weak: the session owns it).
+    pub browser: Weak<Browser>,
 }
 
 /// One browser tab.
@@ -165,6 +169,17 @@ impl Tab {
     /// replacement browser after a crash).
     pub fn launch_options(&self) -> &LaunchOptions {
         &self.ctx.launch
+    }
+
+    /// Opens another tab at `url` in the same browser, with the same
+    /// allowed domains (to replace a tab that is stuck).
+    pub async fn open_sibling(&self, url: &str) -> Result<Tab, BrowserError> {
+        let browser = self
+            .ctx
+            .browser
+            .upgrade()
+            .ok_or_else(|| BrowserError::Disconnected("the session was closed".into()))?;
+        open_tab(&browser, self.ctx.clone(), url).await
     }
 
     /// The browser's id for this tab (its CDP target id).
