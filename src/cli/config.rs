@@ -72,11 +72,7 @@ pub struct Loaded {
 /// printed and the exit code to return is given.
 pub fn load(explicit: Option<&Path>, flags: &Overrides) -> Result<Loaded, ExitCode> {
     let sources = ConfigSources::standard(explicit);
-    let loaded = Config::load(&sources).and_then(|mut config| {
-        config.apply(flags)?;
-        Ok(config)
-    });
-    match loaded {
+    match Config::load(&sources, flags) {
         Ok(config) => Ok(Loaded {
             config,
             env: sources.env,

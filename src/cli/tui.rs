@@ -97,7 +97,18 @@ pub fn run(args: TuiArgs) -> anyhow::Result<ExitCode> {
         Ok(loaded) => loaded,
         Err(code) => return Ok(code),
     };
-    services::run(options(args, &loaded))?;
+    let secrets = match loaded.config.resolve_secrets(&loaded.env) {
+        Ok(secrets) => secrets,
+        Err(error) => {
+            eprintln!("error: {error}");
+            return Ok(ExitCode::from(super::config::EXIT_BAD_CONFIG));
+        }
+    };
+    crate::config::redact::mask_in_logs(&secrets);
+    let mut options = options(args, &loaded);
+    options.secrets = secrets;
+    options.allow_javascript = loaded.config.allow_javascript;
+    services::run(options)?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -75,10 +75,11 @@ pub enum ConfigError {
     },
     /// The merged configuration is not valid (a flag or an environment
     /// variable set a bad value).
-    #[error("configuration ({origin}): {message}")]
+    #[error("{setting} {message}")]
     Merged {
-        /// Where the bad value came from.
-        origin: String,
+        /// The setting and where its value came from: the flag itself
+        /// (`--max-steps`), or `agent.max_steps (from project file …)`.
+        setting: String,
         /// What is wrong.
         message: String,
     },
@@ -410,8 +411,9 @@ impl Config {
         serde_yaml::from_str(DEFAULTS_YAML).expect("the built-in defaults.yaml is valid")
     }
 
-    /// Loads the usual layers (see the module docs) without flags.
-    pub fn load(sources: &ConfigSources) -> Result<Config, ConfigError> {
+    /// Loads every layer (see the module docs), `flags` last, and checks
+    /// the result once, so a flag can correct a file's bad value.
+    pub fn load(sources: &ConfigSources, flags: &Overrides) -> Result<Config, ConfigError> {
         let defaults: Value =
             serde_yaml::from_str(DEFAULTS_YAML).map_err(|e| ConfigError::InvalidFile {
                 file: PathBuf::from("<built-in defaults>"),
@@ -466,11 +468,12 @@ impl Config {
         }
         let mut config: Config =
             serde_yaml::from_value(merged).map_err(|e| ConfigError::Merged {
-                origin: "the environment".into(),
+                setting: "the environment (OPENAI_BASE_URL, WEBAGENT_MODEL, WEBAGENT_CHROME):"
+                    .into(),
                 message: e.to_string(),
             })?;
         config.origins = origins;
-        config.check()?;
+        config.apply(flags)?;
         Ok(config)
     }
 
@@ -569,26 +572,32 @@ impl Config {
     /// Checks values serde cannot: limits that must be positive.
     fn check(&self) -> Result<(), ConfigError> {
         let bad = |key: &str, message: &str| ConfigError::Merged {
-            origin: format!("{key} from {}", self.origin(key)),
+            setting: match self.origin(key) {
+                Source::Flag(flag) => flag,
+                origin => format!("{key} (from {origin})"),
+            },
             message: message.to_string(),
         };
         if self.agent.max_steps == 0 {
-            return Err(bad("agent.max_steps", "max_steps must be at least 1"));
+            return Err(bad("agent.max_steps", "must be at least 1"));
         }
         if self.browser.window.width == 0 || self.browser.window.height == 0 {
-            return Err(bad("browser.window", "the window needs a width and height"));
+            return Err(bad("browser.window", "needs a width and a height above 0"));
         }
         if self.llm.model.trim().is_empty() {
-            return Err(bad("llm.model", "the model name is empty"));
+            return Err(bad("llm.model", "is empty; name the model"));
         }
         // A bad pattern stops the command here, naming where it was set,
         // rather than when the browser starts.
         if let Err(error) = crate::browser::DomainPolicy::new(&self.allowed_domains) {
-            return Err(bad("allowed_domains", &error.to_string()));
+            return Err(bad(
+                "allowed_domains",
+                &format!("has a pattern that does not work: {error}"),
+            ));
         }
         if let Some(t) = self.llm.temperature {
             if !(0.0..=2.0).contains(&t) {
-                return Err(bad("llm.temperature", "temperature is between 0 and 2"));
+                return Err(bad("llm.temperature", "must be between 0 and 2"));
             }
         }
         Ok(())
@@ -1005,7 +1014,7 @@ mod tests {
             project_required: false,
             env,
         };
-        let mut config = Config::load(&sources).unwrap();
+        let mut config = Config::load(&sources, &Overrides::default()).unwrap();
         assert_eq!(config.llm.model, "from-project");
         assert_eq!(config.llm.temperature, Some(0.5));
         assert_eq!(config.secrets["a"], SecretSource::Env("A".into()));

@@ -62,6 +62,11 @@ pub struct WorkbenchOptions {
     pub max_steps: usize,
     /// A task to start as soon as the browser is up.
     pub task: Option<String>,
+    /// Secrets the agent may type: filled into its actions, masked in every
+    /// page and event the workbench shows.
+    pub secrets: Secrets,
+    /// Let `execute_javascript` run.
+    pub allow_javascript: bool,
 }
 
 impl WorkbenchOptions {
@@ -80,6 +85,8 @@ impl WorkbenchOptions {
             llm_configured,
             max_steps: crate::agent::DEFAULT_MAX_STEPS,
             task: None,
+            secrets: Secrets::new(),
+            allow_javascript: false,
         }
     }
 }
@@ -198,14 +205,21 @@ impl Services {
         let (closing, closing_rx) = watch::channel(false);
         {
             let handle = runtime.handle().clone();
-            let launch = options.launch.clone();
+            let setup = BrowserSetup {
+                launch: options.launch.clone(),
+                secrets: options.secrets.clone(),
+                exec: ExecOptions {
+                    allow_javascript: options.allow_javascript,
+                    ..ExecOptions::default()
+                },
+            };
             let url = options.url.clone();
             let tx = tx.clone();
             std::thread::Builder::new()
                 .name("tui-browser".into())
                 .spawn(move || {
                     handle.block_on(browser_task(
-                        launch,
+                        setup,
                         url,
                         tx,
                         commands,
@@ -498,6 +512,7 @@ struct WorkbenchEnvironment {
     tx: Sender<AppEvent>,
     paused: watch::Receiver<bool>,
     stop: StopSignal,
+    secrets: Secrets,
 }
 
 fn gone() -> EnvironmentError {
@@ -526,7 +541,9 @@ impl Environment for WorkbenchEnvironment {
     async fn observe(&mut self) -> Result<PageState, EnvironmentError> {
         self.wait_while_paused().await;
         let page = self.inner.as_mut().ok_or_else(gone)?.observe().await?;
-        let _ = self.tx.send(AppEvent::Page(Box::new(page.clone())));
+        let _ = self
+            .tx
+            .send(AppEvent::Page(Box::new(masked_page(&self.secrets, &page))));
         Ok(page)
     }
 
@@ -549,10 +566,41 @@ impl Environment for WorkbenchEnvironment {
     }
 }
 
-async fn observe_and_send(env: &mut BrowserEnvironment, tx: &Sender<AppEvent>) {
+/// A hand-typed action with `<secret>name</secret>` filled in, so the
+/// person can type a secret without showing it on screen.
+fn with_secrets(catalog: &Catalog, secrets: &Secrets, action: Action) -> Action {
+    if secrets.is_empty() {
+        return action;
+    }
+    let mut filled = action.to_json();
+    secrets.fill_json(&mut filled);
+    catalog.parse(&filled).unwrap_or(action)
+}
+
+/// What the browser task needs besides its channels.
+struct BrowserSetup {
+    launch: LaunchOptions,
+    secrets: Secrets,
+    exec: ExecOptions,
+}
+
+/// The page with secret values masked, for the panes: a typed password
+/// shows as `value=<secret>name</secret>` like the model sees it.
+fn masked_page(secrets: &Secrets, page: &PageState) -> PageState {
+    if secrets.is_empty() {
+        return page.clone();
+    }
+    let Ok(mut value) = serde_json::to_value(page) else {
+        return page.clone();
+    };
+    secrets.mask_json(&mut value);
+    serde_json::from_value(value).unwrap_or_else(|_| page.clone())
+}
+
+async fn observe_and_send(env: &mut BrowserEnvironment, tx: &Sender<AppEvent>, secrets: &Secrets) {
     match env.observe().await {
         Ok(page) => {
-            let _ = tx.send(AppEvent::Page(Box::new(page)));
+            let _ = tx.send(AppEvent::Page(Box::new(masked_page(secrets, &page))));
         }
         Err(error) => {
             let _ = tx.send(AppEvent::Notice {
@@ -580,7 +628,7 @@ async fn highlight(env: &mut BrowserEnvironment, catalog: &Catalog, index: u32) 
 /// Owns the browser: launches it, opens the page, then serves commands
 /// until shut down.
 async fn browser_task(
-    launch: LaunchOptions,
+    setup: BrowserSetup,
     url: String,
     tx: Sender<AppEvent>,
     mut commands: mpsc::UnboundedReceiver<BrowserCommand>,
@@ -591,7 +639,7 @@ async fn browser_task(
     // Quitting while Chromium starts or the first page loads must not wait
     // for either: dropping the half-started session closes the browser.
     let opened = tokio::select! {
-        opened = open_page(launch, &url) => opened,
+        opened = open_page(setup.launch, &url) => opened,
         _ = closing.wait_for(|closing| *closing) => return,
     };
     let (session, tab) = match opened {
@@ -611,8 +659,9 @@ async fn browser_task(
         }
     };
     let _ = tx.send(AppEvent::BrowserReady { url });
-    let mut env = BrowserEnvironment::new(tab, ExecOptions::default(), Arc::clone(&sitemaps));
-    observe_and_send(&mut env, &tx).await;
+    let secrets = setup.secrets;
+    let mut env = BrowserEnvironment::new(tab, setup.exec, Arc::clone(&sitemaps));
+    observe_and_send(&mut env, &tx, &secrets).await;
     let catalog = Catalog::builtin();
     let disconnected = session.disconnected();
     tokio::pin!(disconnected);
@@ -635,14 +684,15 @@ async fn browser_task(
             command = commands.recv() => match command {
                 None | Some(BrowserCommand::Shutdown) => break,
                 Some(BrowserCommand::Act { id, action }) => {
+                    let action = with_secrets(&catalog, &secrets, action);
                     let started = Instant::now();
                     let result = env.execute(&action).await;
                     let ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
                     let _ = tx.send(AppEvent::ActionFinished { id, result, ms });
-                    observe_and_send(&mut env, &tx).await;
+                    observe_and_send(&mut env, &tx, &secrets).await;
                 }
                 Some(BrowserCommand::Run { task, llm, stop, paused, max_steps, approval }) => {
-                    let run = AgentRun { task, llm, stop, paused, max_steps, approval };
+                    let run = AgentRun { task, llm, stop, paused, max_steps, approval, secrets: secrets.clone() };
                     let (back, shutting_down) = run_agent(env, run, &sitemaps, &tx, &mut commands)
                     .await;
                     match back {
@@ -652,7 +702,7 @@ async fn browser_task(
                     if shutting_down {
                         break;
                     }
-                    observe_and_send(&mut env, &tx).await;
+                    observe_and_send(&mut env, &tx, &secrets).await;
                 }
             },
         }
@@ -715,6 +765,7 @@ struct AgentRun {
     paused: watch::Receiver<bool>,
     max_steps: usize,
     approval: Arc<AtomicU8>,
+    secrets: Secrets,
 }
 
 /// Runs the agent on the tab; returns the tab's environment (unless the
@@ -758,12 +809,14 @@ async fn run_agent(
         paused,
         max_steps,
         approval,
+        secrets,
     } = run_settings;
     let environment = WorkbenchEnvironment {
         inner: Some(env),
         tx: tx.clone(),
         paused,
         stop: stop.clone(),
+        secrets: secrets.clone(),
     };
     // The agent asks about every action; the approver applies the mode
     // the person has chosen at that moment.
@@ -782,7 +835,7 @@ async fn run_agent(
         .with_config(AgentConfig {
             max_steps,
             approval: ApprovalMode::Always,
-            secrets: Secrets::new(),
+            secrets,
         });
     let mut shutting_down = false;
     let outcome = {
@@ -817,4 +870,44 @@ async fn run_agent(
         error: outcome.err().map(|e| e.to_string()),
     });
     (back, shutting_down)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dom::{LeftOut, PageText, ScrollPosition};
+
+    #[test]
+    fn the_panes_get_pages_with_secrets_masked_and_typed_placeholders_are_filled() {
+        let mut secrets = Secrets::new();
+        secrets.insert("pw", "Tq8-secret-5521");
+        let page = PageState {
+            observation: 1,
+            url: "http://127.0.0.1/welcome".into(),
+            title: "Welcome Tq8-secret-5521".into(),
+            tabs: Vec::new(),
+            scroll: ScrollPosition::default(),
+            elements: Vec::new(),
+            left_out: LeftOut::default(),
+            full_page: false,
+            listing: "[0]<input value=Tq8-secret-5521 />\n".into(),
+            page_text: PageText {
+                text: "Your password is Tq8-secret-5521".into(),
+                ..PageText::default()
+            },
+            extract_ms: 0.0,
+        };
+        let shown = masked_page(&secrets, &page);
+        let text = serde_json::to_string(&shown).unwrap_or_default();
+        assert!(!text.contains("Tq8-secret-5521"), "{text}");
+        assert_eq!(shown.listing, "[0]<input value=<secret>pw</secret> />\n");
+        assert_eq!(shown.page_text.text, "Your password is <secret>pw</secret>");
+
+        let catalog = Catalog::builtin();
+        let typed = catalog
+            .parse_command("input_text 0 <secret>pw</secret>")
+            .expect("the command parses");
+        let filled = with_secrets(&catalog, &secrets, typed).to_json();
+        assert_eq!(filled["input_text"]["text"], "Tq8-secret-5521", "{filled}");
+    }
 }
