@@ -1017,16 +1017,17 @@ fn a_huge_listing_scrolls_to_the_end_and_draws_fast() {
     bench.key(KeyCode::PageUp);
     bench.idle();
     assert!(bench.state().elements.cursor < 19_999);
-    let figures = bench_draw(20_000, 200, 160, 48);
-    println!(
-        "frame draw, 20,000 elements at 160x48: mean {:?}, max {:?} over {} frames",
-        figures.mean, figures.max, figures.frames
-    );
-    let figures = bench_draw(20_000, 200, 80, 24);
-    println!(
-        "frame draw, 20,000 elements at 80x24: mean {:?}, max {:?} over {} frames",
-        figures.mean, figures.max, figures.frames
-    );
+    for (w, h) in sizes() {
+        let figures = bench_draw(20_000, 200, w, h);
+        // Every frame is counted and the order statistics are consistent;
+        // the times themselves are printed, not asserted.
+        assert_eq!(figures.frames, 200);
+        assert!(figures.median <= figures.p95 && figures.p95 <= figures.max);
+        println!(
+            "frame draw, 20,000 elements at {w}x{h}: mean {:?}, median {:?}, p95 {:?}, max {:?} over {} frames",
+            figures.mean, figures.median, figures.p95, figures.max, figures.frames
+        );
+    }
 }
 
 #[test]

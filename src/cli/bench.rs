@@ -16,6 +16,9 @@ pub enum BenchCommand {
     /// The non-LLM part of a step (act, settle, observe) against a bare
     /// `Runtime.evaluate` round trip.
     Step(super::exec::BenchArgs),
+    /// Workbench frame draw time over a 20,000-element listing against the
+    /// same frame drawn without windowing.
+    Tui(super::tui::BenchArgs),
 }
 
 /// Runs one benchmark.
@@ -24,5 +27,6 @@ pub fn run(command: BenchCommand) -> anyhow::Result<ExitCode> {
         BenchCommand::Sitemap(args) => super::sitemap::bench(args),
         BenchCommand::Observe(args) => super::observe::bench(args),
         BenchCommand::Step(args) => super::exec::bench(args),
+        BenchCommand::Tui(args) => super::tui::bench(args),
     }
 }
