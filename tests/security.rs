@@ -269,7 +269,7 @@ fn a_meta_refresh_to_a_blocked_host_does_not_load() {
     );
     let guard_target = target.clone();
     with_env("/refresh", &html, |mut env| async move {
-        let guard = shared().session.guard().expect("a list is set").clone();
+        let guard = env.tab().guard().expect("a list is set").clone();
         let seen =
             eventually(|| guard.blocked_since(0).iter().any(|b| b.url == guard_target)).await;
         assert!(seen, "the refresh was refused and logged");
@@ -314,7 +314,7 @@ fn window_open_to_a_blocked_host_leaves_no_tab_on_it() {
     with_env("/opener", &html, |mut env| async move {
         let _ = click_text(&mut env, "Open").await;
         let s = shared();
-        let guard = s.session.guard().expect("a list is set").clone();
+        let guard = env.tab().guard().expect("a list is set").clone();
         let refused =
             eventually(|| guard.blocked_since(0).iter().any(|b| b.url == popup_url)).await;
         assert!(refused, "the popup's URL was refused");

@@ -23,13 +23,16 @@
 //!
 //! # Enforcement
 //!
-//! Each tab webagent opens (and each popup one of them opens) gets
-//! `Fetch.enable` for Document requests at the request stage: every
-//! main-frame or frame navigation that goes to the network — including each
-//! hop of a redirect chain, a meta refresh, `location = …`, form posts —
+//! `Fetch.enable` for Document requests at the request stage, on the
+//! browser target (which sees every target's requests, including a popup's
+//! first one, sent before anything can attach to the popup) and on each tab
+//! webagent opens (and each popup one of them opens). Every main-frame or
+//! frame navigation that goes to the network — each hop of a redirect
+//! chain, a meta refresh, `location = …`, a form post, `window.open` —
 //! pauses, is checked, and is failed with `BlockedByClient` when the policy
-//! refuses it. Blocked navigations are kept in the [`NavigationGuard`]'s
-//! log for the caller to report.
+//! refuses it; a popup left on a refused URL is closed. Each tab's
+//! [`NavigationGuard`] logs what was refused in it (a popup's refusals go to
+//! its opener's), for the caller to report.
 //!
 //! What it does not cover: URLs that never reach the network stack do not
 //! pause (`data:`, `blob:`, `javascript:`, `about:`); Chromium itself
@@ -468,6 +471,12 @@ impl GuardRegistry {
         tabs.insert(target.to_string(), Arc::downgrade(guard));
     }
 
+    /// Whether a tab with its own interception has this target id.
+    fn is_tab(&self, target: &str) -> bool {
+        let tabs = self.tabs.lock().unwrap_or_else(|e| e.into_inner());
+        tabs.get(target).is_some_and(|g| g.strong_count() > 0)
+    }
+
     /// The guard of the tab with this target id, or the fallback.
     fn of(&self, target: &str) -> Arc<NavigationGuard> {
         let tabs = self.tabs.lock().unwrap_or_else(|e| e.into_inner());
@@ -540,7 +549,10 @@ pub(crate) async fn watch_popups(
             return tokio::spawn(async {});
         }
     };
+    let browser_wide = intercept_browser_wide(&browser, &registry).await;
     tokio::spawn(async move {
+        // Lives as long as the watcher.
+        let _browser_wide = AbortOnDrop(browser_wide);
         let created = created.map(|e| (true, e.target_info.clone()));
         let changed = changed.map(|e| (false, e.target_info.clone()));
         let mut targets = futures_util::stream::select(created, changed);
@@ -577,6 +589,81 @@ pub(crate) async fn watch_popups(
             }
         }
     })
+}
+
+/// Aborts a task when dropped.
+struct AbortOnDrop(Option<JoinHandle<()>>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        if let Some(task) = self.0.take() {
+            task.abort();
+        }
+    }
+}
+
+/// Interception on the browser target itself: it also sees a popup's first
+/// request, which leaves before the popup can be attached to. A tab's own
+/// interception logs what it refuses; this one logs only for frames that
+/// are not a known tab (a new popup's main frame has its target's id).
+async fn intercept_browser_wide(
+    browser: &Arc<Browser>,
+    registry: &Arc<GuardRegistry>,
+) -> Option<JoinHandle<()>> {
+    let mut paused = match browser.event_listener::<EventRequestPaused>().await {
+        Ok(paused) => paused,
+        Err(error) => {
+            tracing::warn!(%error, "no browser-wide interception");
+            return None;
+        }
+    };
+    let pattern = RequestPattern {
+        url_pattern: Some("*".to_string()),
+        resource_type: Some(ResourceType::Document),
+        request_stage: Some(RequestStage::Request),
+    };
+    let enabled = browser
+        .execute(EnableParams {
+            patterns: Some(vec![pattern]),
+            handle_auth_requests: None,
+        })
+        .await;
+    if let Err(error) = enabled {
+        tracing::warn!(%error, "the browser refused browser-wide interception; popups are checked after they open");
+        return None;
+    }
+    let browser = browser.clone();
+    let registry = registry.clone();
+    Some(tokio::spawn(async move {
+        while let Some(event) = paused.next().await {
+            let url = event.request.url.clone();
+            let frame = event.frame_id.inner().clone();
+            let verdict = registry.policy.check(&url);
+            let sent = match verdict {
+                Verdict::Allowed => browser
+                    .execute(ContinueRequestParams::new(event.request_id.clone()))
+                    .await
+                    .map(drop),
+                Verdict::Blocked(reason) => {
+                    if !registry.is_tab(&frame) {
+                        registry
+                            .of(&frame)
+                            .record(&url, &reason, Some(&frame), None);
+                    }
+                    browser
+                        .execute(FailRequestParams::new(
+                            event.request_id.clone(),
+                            ErrorReason::BlockedByClient,
+                        ))
+                        .await
+                        .map(drop)
+                }
+            };
+            if let Err(error) = sent {
+                tracing::debug!(%error, %url, "answering a paused request (browser-wide)");
+            }
+        }
+    }))
 }
 
 /// Puts a popup under interception once chromiumoxide has attached to it.
