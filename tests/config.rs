@@ -334,9 +334,11 @@ fn step(goal: &str, action: Value) -> Reply {
 
 #[test]
 fn a_config_secret_typed_and_shown_back_by_the_page_never_leaves_masked() {
-    // Two secrets: one from the environment, one from a dotenv file; the
-    // page shows both back as text and as an input's value.
-    const PASSWORD: &str = "Vx7-pass-Qm2941";
+    // Two secrets: one from the environment, one from a dotenv file. The
+    // form is sent with GET, so the values are also in the next page's
+    // URL (encoded); the page shows both back as text and as an input's
+    // value. The password has characters that every encoding changes.
+    const PASSWORD: &str = "Vx7 p@ss&Q=m/29\"41";
     const CODE: &str = "otp-558120-kk";
     let sandbox = Sandbox::new("e2e");
     sandbox.write(&sandbox.work().join("more.env"), &format!("CODE={CODE}\n"));
@@ -349,29 +351,29 @@ fn a_config_secret_typed_and_shown_back_by_the_page_never_leaves_masked() {
         .enable_all()
         .build()
         .expect("a runtime");
-    let received = Arc::new(Mutex::new(Vec::<String>::new()));
+    let received = Arc::new(Mutex::new(Vec::<(String, String)>::new()));
     let (output, requests, url) = runtime.block_on(async {
         let server = PageServer::start().await.expect("serve pages");
         server.html(
             "/login",
             page(
                 "Sign in",
-                "<form method=post action=/welcome><input id=pw name=pw><input id=code name=code><button id=go>Sign in</button></form>",
+                "<form method=get action=/welcome><input id=pw name=pw><input id=code name=code><button id=go>Sign in</button></form>",
             ),
         );
         let seen = received.clone();
         server.handle("/welcome", move |req| {
-            let body = String::from_utf8_lossy(&req.body).into_owned();
-            seen.lock().unwrap().push(body.clone());
             let mut pw = String::new();
             let mut code = String::new();
-            for pair in body.split('&') {
-                match pair.split_once('=') {
-                    Some(("pw", v)) => pw = v.to_string(),
-                    Some(("code", v)) => code = v.to_string(),
+            for (name, value) in url::form_urlencoded::parse(req.query.as_bytes()) {
+                match name.as_ref() {
+                    "pw" => pw = value.into_owned(),
+                    "code" => code = value.into_owned(),
                     _ => {}
                 }
             }
+            seen.lock().unwrap().push((pw.clone(), code.clone()));
+            let (pw, code) = (html_escape(&pw), html_escape(&code));
             Response::html(page(
                 "Welcome",
                 &format!("<h1>Welcome</h1><p>Your password is {pw} and your code {code}.</p><input id=echo value=\"{pw}\">"),
@@ -413,7 +415,7 @@ fn a_config_secret_typed_and_shown_back_by_the_page_never_leaves_masked() {
     // The values really reached the site...
     assert_eq!(
         received.lock().unwrap().as_slice(),
-        [format!("pw={PASSWORD}&code={CODE}")],
+        [(PASSWORD.to_string(), CODE.to_string())],
         "the form was not sent with the secret values"
     );
     // ...and the model read the page that shows them, as placeholders.
@@ -448,16 +450,38 @@ fn a_config_secret_typed_and_shown_back_by_the_page_never_leaves_masked() {
     let trace = std::fs::read_to_string(&traces[0]).expect("read the trace");
     let log = std::fs::read_to_string(sandbox.root.join("webagent.log")).expect("read the log");
     assert!(!log.is_empty(), "the trace-level log is empty");
-    for value in [PASSWORD, CODE] {
-        for (i, request) in requests.iter().enumerate() {
-            assert!(!request.body.contains(value), "request {i} carries {value}");
-        }
-        assert!(!stdout.contains(value), "an event carries {value}");
-        assert!(!stderr.contains(value), "stderr carries {value}");
-        assert!(!trace.contains(value), "the trace carries {value}");
-        if let Some(line) = log.lines().find(|l| l.contains(value)) {
-            panic!("the log carries {value}: {line}");
+    // The page's URL after the GET form names the values: it is in the
+    // prompt and the events, masked.
+    assert!(
+        last_prompt.contains("/welcome?pw=<secret>password</secret>&code=<secret>CODE</secret>"),
+        "{last_prompt}"
+    );
+    for secret in [PASSWORD, CODE] {
+        // As written, and the forms JSON, URLs and forms give it.
+        let json = serde_json::to_string(secret).expect("a string");
+        let forms = [
+            secret.to_string(),
+            json[1..json.len() - 1].to_string(),
+            url::form_urlencoded::byte_serialize(secret.as_bytes()).collect::<String>(),
+        ];
+        for value in &forms {
+            for (i, request) in requests.iter().enumerate() {
+                assert!(!request.body.contains(value), "request {i} carries {value}");
+            }
+            assert!(!stdout.contains(value), "an event carries {value}");
+            assert!(!stderr.contains(value), "stderr carries {value}");
+            assert!(!trace.contains(value), "the trace carries {value}");
+            if let Some(line) = log.lines().find(|l| l.contains(value)) {
+                panic!("the log carries {value}: {line}");
+            }
         }
     }
     assert!(trace.contains("<secret>password</secret>"));
+}
+
+fn html_escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
 }

@@ -2,6 +2,13 @@
 //! the value is filled in only when the action runs; anywhere text leaves
 //! the agent (prompts, events, traces) the value is replaced by the
 //! placeholder.
+//!
+//! A value rarely comes back as written: results are JSON (quotes and
+//! backslashes escaped), a GET form puts it in the next page's URL
+//! (percent-encoded), and the element listing squeezes whitespace, turns
+//! `"` into `'` and clips long attribute values. Masking covers each of
+//! these forms (see [`encoded_forms`]); a page that transforms the value
+//! some other way (upper-casing it, showing a part of it) is not covered.
 
 use serde_json::Value;
 
@@ -9,6 +16,8 @@ use serde_json::Value;
 #[derive(Clone, Default, PartialEq, Eq)]
 pub struct Secrets {
     entries: Vec<(String, String)>,
+    /// (a form the value may take, its secret's name), longest first.
+    forms: Vec<(String, String)>,
 }
 
 // Values must not reach a log through `{:?}`.
@@ -34,11 +43,17 @@ impl Secrets {
             return;
         }
         self.entries.retain(|(n, _)| *n != name);
+        self.forms.retain(|(_, n)| *n != name);
+        for form in encoded_forms(&value) {
+            self.forms.push((form, name.clone()));
+        }
         self.entries.push((name, value));
         // Longest values first, so a secret containing another is masked
         // whole.
         self.entries
             .sort_by_key(|entry| std::cmp::Reverse(entry.1.len()));
+        self.forms
+            .sort_by_key(|form| std::cmp::Reverse(form.0.len()));
     }
 
     /// The names, for the system prompt.
@@ -56,9 +71,9 @@ impl Secrets {
     /// `text` with every secret value replaced by its placeholder.
     pub fn mask(&self, text: &str) -> String {
         let mut out = text.to_string();
-        for (name, value) in &self.entries {
-            if out.contains(value.as_str()) {
-                out = out.replace(value.as_str(), &placeholder(name));
+        for (form, name) in &self.forms {
+            if out.contains(form.as_str()) {
+                out = out.replace(form.as_str(), &placeholder(name));
             }
         }
         out
@@ -96,6 +111,56 @@ impl Secrets {
     }
 }
 
+/// The forms a value takes on its way back from a page: as written,
+/// JSON-escaped, percent-encoded (by forms, by `encodeURIComponent`, and
+/// fully), and as the element listing shows attributes (whitespace
+/// squeezed, `"` as `'`, clipped to 60 or 80 characters with `…`).
+/// Forms shorter than four characters are left out: masking them would
+/// mangle ordinary text.
+pub fn encoded_forms(value: &str) -> Vec<String> {
+    let json = serde_json::to_string(value).unwrap_or_else(|_| format!("\"{value}\""));
+    let squeezed = value.split_whitespace().collect::<Vec<_>>().join(" ");
+    let listed = squeezed.replace('"', "'");
+    let mut forms = vec![
+        value.to_string(),
+        json[1..json.len() - 1].to_string(),
+        url::form_urlencoded::byte_serialize(value.as_bytes()).collect(),
+        percent_encode(value, |b| {
+            b.is_ascii_alphanumeric() || b"-_.!~*'()".contains(&b)
+        }),
+        percent_encode(value, |b| b.is_ascii_alphanumeric()),
+        squeezed.clone(),
+        listed.clone(),
+    ];
+    // The listing clips attribute values (hrefs at 80 characters, others
+    // at 60) to their first n - 1 characters plus an ellipsis.
+    for limit in [60, 80] {
+        for shown in [&squeezed, &listed] {
+            if shown.chars().count() > limit {
+                let head: String = shown.chars().take(limit - 1).collect();
+                forms.push(format!("{head}…"));
+            }
+        }
+    }
+    forms.retain(|form| form.chars().count() >= 4);
+    forms.sort();
+    forms.dedup();
+    forms
+}
+
+/// `%XX` for every byte `keep` refuses.
+fn percent_encode(value: &str, keep: impl Fn(u8) -> bool) -> String {
+    let mut out = String::with_capacity(value.len());
+    for byte in value.bytes() {
+        if keep(byte) {
+            out.push(char::from(byte));
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    out
+}
+
 /// How the model writes a secret.
 pub fn placeholder(name: &str) -> String {
     format!("<secret>{name}</secret>")
@@ -123,5 +188,31 @@ mod tests {
         secrets.mask_json(&mut value);
         assert_eq!(value["input_text"]["text"], "<secret>password</secret>");
         assert!(!format!("{secrets:?}").contains("hunter2"));
+    }
+
+    #[test]
+    fn encoded_and_listed_forms_are_masked_too() {
+        let mut secrets = Secrets::new();
+        let value = "Vx7 p@ss&Q=m/29\"41";
+        secrets.insert("pw", value);
+        let json = serde_json::to_string(value).unwrap();
+        let page = format!(
+            "result {{\"value\":{json}}} url /w?pw=Vx7+p%40ss%26Q%3Dm%2F29%2241&x=1 \
+             js Vx7%20p%40ss%26Q%3Dm%2F29%2241 listed value=\"Vx7 p@ss&Q=m/29'41\""
+        );
+        let masked = secrets.mask(&page);
+        assert_eq!(
+            masked,
+            "result {\"value\":\"<secret>pw</secret>\"} url /w?pw=<secret>pw</secret>&x=1 \
+             js <secret>pw</secret> listed value=\"<secret>pw</secret>\""
+        );
+        // A long value the listing clipped.
+        let long = format!("{} {}", "a".repeat(30), "b".repeat(40));
+        secrets.insert("long", long.as_str());
+        let clipped: String = long.chars().take(59).collect::<String>() + "…";
+        assert_eq!(
+            secrets.mask(&format!("[3]<input value=\"{clipped}\" />")),
+            "[3]<input value=\"<secret>long</secret>\" />"
+        );
     }
 }

@@ -12,7 +12,7 @@ use std::borrow::Cow;
 use std::io::Write;
 use std::sync::RwLock;
 
-use crate::agent::secrets::placeholder;
+use crate::agent::secrets::{encoded_forms, placeholder};
 use crate::agent::Secrets;
 
 /// (form of a value as it may appear in a log line, its placeholder),
@@ -41,23 +41,25 @@ pub fn mask_in_logs(secrets: &Secrets) {
     masks.dedup();
 }
 
-/// The value and the escaped forms serializers and `Debug` give it.
+/// The forms the agent masks (see [`encoded_forms`]), each also as `{:?}`
+/// and JSON escape it once more: a logged CDP message is JSON printed with
+/// `{:?}`.
 fn escaped_forms(value: &str) -> Vec<String> {
     let json = |s: &str| {
-        let quoted = serde_json::to_string(s).unwrap_or_else(|_| s.to_string());
-        quoted[1..quoted.len().saturating_sub(1).max(1)].to_string()
+        let quoted = serde_json::to_string(s).unwrap_or_else(|_| format!("\"{s}\""));
+        quoted[1..quoted.len() - 1].to_string()
     };
     let debug = |s: &str| {
         let quoted = format!("{s:?}");
-        quoted[1..quoted.len().saturating_sub(1).max(1)].to_string()
+        quoted[1..quoted.len() - 1].to_string()
     };
-    let mut forms = vec![
-        value.to_string(),
-        json(value),
-        debug(value),
-        debug(&json(value)),
-        json(&json(value)),
-    ];
+    let mut forms = Vec::new();
+    for form in encoded_forms(value) {
+        forms.push(debug(&form));
+        forms.push(json(&form));
+        forms.push(debug(&json(&form)));
+        forms.push(form);
+    }
     forms.sort();
     forms.dedup();
     forms
