@@ -1278,6 +1278,31 @@ async fn end_to_end_demo_in_tmux_with_a_scripted_model() {
         screen.contains("/dashboard"),
         "the click signed in:\n{screen}"
     );
+    // The inspector of step 1 shows what the model was sent and answered.
+    for _ in 0..3 {
+        tmux_keys(&session.0, &["Tab"]);
+    }
+    tmux_keys(&session.0, &["Home", "Down", "Down", "Enter"]);
+    let screen = wait_for_screen(&session.0, "Step 1 · rows 1–").await;
+    assert!(
+        screen.contains("raw response, as received:"),
+        "the raw answer is shown:\n{screen}"
+    );
+    assert!(
+        screen.contains("submit the sign-in form"),
+        "the raw answer is the scripted one:\n{screen}"
+    );
+    wait_for_screen(&session.0, "## system").await;
+    // Page on through the system message to the user message.
+    let mut pages = 0;
+    while !capture(&session.0).contains("## user") {
+        assert!(pages < 20, "no user message:\n{}", capture(&session.0));
+        tmux_keys(&session.0, &["PageDown"]);
+        pages += 1;
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    }
+    tmux_keys(&session.0, &["Escape"]);
+    wait_for_screen(&session.0, "Action log").await;
     // Quitting leaves the terminal clean: the workbench screen is gone.
     tmux_keys(&session.0, &["q"]);
     for _ in 0..300 {
