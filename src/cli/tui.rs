@@ -82,7 +82,7 @@ pub fn options(args: TuiArgs, loaded: &super::config::Loaded) -> WorkbenchOption
             .is_dir()
             .then(|| config.paths.recipes.clone())
     });
-    options.theme = args.theme;
+    options.theme = args.theme.map(|spec| theme_in(&config.paths.themes, spec));
     options.approval = config.agent.approve;
     options.launch = config.launch_options();
     options.llm = config.llm_config(&loaded.env);
@@ -91,6 +91,18 @@ pub fn options(args: TuiArgs, loaded: &super::config::Loaded) -> WorkbenchOption
     options.max_steps = config.agent.max_steps;
     options.task = args.task.filter(|t| !t.trim().is_empty());
     options
+}
+
+/// A bare theme name found as NAME.yaml in the configured themes
+/// directory becomes that file; anything else is passed on as given.
+fn theme_in(dir: &std::path::Path, spec: String) -> String {
+    let bare = !spec.contains(['/', '\\']) && !spec.ends_with(".yaml");
+    let file = dir.join(format!("{spec}.yaml"));
+    if bare && !matches!(spec.as_str(), "dark" | "light") && file.is_file() {
+        file.display().to_string()
+    } else {
+        spec
+    }
 }
 
 /// Runs `webagent tui`.
@@ -110,6 +122,7 @@ pub fn run(args: TuiArgs) -> anyhow::Result<ExitCode> {
     let mut options = options(args, &loaded);
     options.secrets = secrets;
     options.allow_javascript = loaded.config.allow_javascript;
+    options.sessions_dir = loaded.config.paths.sessions.clone();
     services::run(options)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -67,6 +67,8 @@ pub struct WorkbenchOptions {
     pub secrets: Secrets,
     /// Let `execute_javascript` run.
     pub allow_javascript: bool,
+    /// Where each run's trace file goes.
+    pub sessions_dir: PathBuf,
 }
 
 impl WorkbenchOptions {
@@ -87,6 +89,7 @@ impl WorkbenchOptions {
             task: None,
             secrets: Secrets::new(),
             allow_javascript: false,
+            sessions_dir: PathBuf::from(DEFAULT_SESSIONS_DIR),
         }
     }
 }
@@ -208,6 +211,7 @@ impl Services {
             let setup = BrowserSetup {
                 launch: options.launch.clone(),
                 secrets: options.secrets.clone(),
+                sessions_dir: options.sessions_dir.clone(),
                 exec: ExecOptions {
                     allow_javascript: options.allow_javascript,
                     ..ExecOptions::default()
@@ -581,6 +585,7 @@ fn with_secrets(catalog: &Catalog, secrets: &Secrets, action: Action) -> Action 
 struct BrowserSetup {
     launch: LaunchOptions,
     secrets: Secrets,
+    sessions_dir: PathBuf,
     exec: ExecOptions,
 }
 
@@ -660,6 +665,7 @@ async fn browser_task(
     };
     let _ = tx.send(AppEvent::BrowserReady { url });
     let secrets = setup.secrets;
+    let sessions_dir = setup.sessions_dir;
     let mut env = BrowserEnvironment::new(tab, setup.exec, Arc::clone(&sitemaps));
     observe_and_send(&mut env, &tx, &secrets).await;
     let catalog = Catalog::builtin();
@@ -692,7 +698,7 @@ async fn browser_task(
                     observe_and_send(&mut env, &tx, &secrets).await;
                 }
                 Some(BrowserCommand::Run { task, llm, stop, paused, max_steps, approval }) => {
-                    let run = AgentRun { task, llm, stop, paused, max_steps, approval, secrets: secrets.clone() };
+                    let run = AgentRun { task, llm, stop, paused, max_steps, approval, secrets: secrets.clone(), sessions_dir: sessions_dir.clone() };
                     let (back, shutting_down) = run_agent(env, run, &sitemaps, &tx, &mut commands)
                     .await;
                     match back {
@@ -766,6 +772,7 @@ struct AgentRun {
     max_steps: usize,
     approval: Arc<AtomicU8>,
     secrets: Secrets,
+    sessions_dir: PathBuf,
 }
 
 /// Runs the agent on the tab; returns the tab's environment (unless the
@@ -781,8 +788,9 @@ async fn run_agent(
     // Every event goes to the panes and to the session's trace file.
     let forward = {
         let tx = tx.clone();
+        let sessions_dir = run_settings.sessions_dir.clone();
         tokio::spawn(async move {
-            let mut trace = match TraceWriter::create(std::path::Path::new(DEFAULT_SESSIONS_DIR)) {
+            let mut trace = match TraceWriter::create(&sessions_dir) {
                 Ok(trace) => Some(trace),
                 Err(error) => {
                     tracing::warn!(%error, "no trace file for this run");
@@ -810,6 +818,7 @@ async fn run_agent(
         max_steps,
         approval,
         secrets,
+        sessions_dir: _,
     } = run_settings;
     let environment = WorkbenchEnvironment {
         inner: Some(env),
