@@ -294,6 +294,9 @@ fn location_assignment_by_script_is_stopped_and_the_click_is_blocked() {
         let result = click_text(&mut env, "Leave").await;
         assert_blocked(&result, &target);
         let state = env.observe().await.expect("observing");
+        // Not Chromium's error page: the agent keeps its place.
+        assert!(state.url.ends_with("/script"), "{}", state.url);
+        assert!(state.listing.contains("Leave"), "{}", state.listing);
         assert!(
             !state.page_text.text.contains("blocked host"),
             "{}",
@@ -417,6 +420,58 @@ fn a_renderer_crash_is_reported_and_the_page_comes_back() {
             assert!(state.listing.contains("Survivor"), "{}", state.listing);
         },
     );
+}
+
+#[test]
+fn a_tab_closed_during_an_action_ends_it_and_the_next_step_gets_a_tab() {
+    let html = page("Closing", "<p>waiting for nothing</p>");
+    with_env("/closing", &html, |mut env| async move {
+        env.observe().await.expect("observing");
+        let page = env.tab().page().clone();
+        let closer = tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            page.close().await
+        });
+        let waiting = action(json!({"wait_for": {"text": "never shows up", "timeout_ms": 8000}}));
+        let result = env.execute(&waiting).await;
+        assert!(!result.is_ok(), "the action cannot succeed on a closed tab");
+        let _ = closer.await;
+        // The next observation reports the loss (or recovers at once);
+        // the one after sees the page again, in a new tab.
+        let state = match env.observe().await {
+            Ok(state) => state,
+            Err(error) => {
+                assert!(!error.fatal, "{}", error.message);
+                env.observe().await.expect("observing in the new tab")
+            }
+        };
+        assert!(state.url.ends_with("/closing"), "{}", state.url);
+        assert!(state.page_text.text.contains("waiting for nothing"));
+    });
+}
+
+#[test]
+fn an_iframe_cannot_take_the_top_page_to_a_blocked_host() {
+    let s = shared();
+    let target = away_page("/framed");
+    s.home.html(
+        "/frame-inner",
+        page(
+            "Inner",
+            &format!("<button onclick=\"top.location = '{target}'\">Escape</button>"),
+        ),
+    );
+    let outer = page(
+        "Outer",
+        "<iframe src=\"/frame-inner\" width=400 height=200></iframe>",
+    );
+    with_env("/frame-outer", &outer, |mut env| async move {
+        let result = click_text(&mut env, "Escape").await;
+        assert_blocked(&result, &target);
+        let state = env.observe().await.expect("observing");
+        assert!(state.url.ends_with("/frame-outer"), "{}", state.url);
+    });
+    assert_eq!(away_hits("/framed"), 0);
 }
 
 // ---------------------------------------------------------------------

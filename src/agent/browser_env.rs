@@ -197,7 +197,8 @@ impl BrowserEnvironment {
     }
 
     /// A renderer that crashed answers nothing; loading the page again
-    /// gives the tab a new one.
+    /// gives the tab a new one. A tab that cannot load (closed under us)
+    /// is replaced.
     async fn reload_after_crash(&mut self, error: BrowserError) -> EnvironmentError {
         let url = self
             .last_url
@@ -205,7 +206,11 @@ impl BrowserEnvironment {
             .unwrap_or_else(|| "about:blank".into());
         let reloaded = match self.tab.navigate(&url, self.exec.navigation_timeout).await {
             Ok(()) => format!("reloaded {url}"),
-            Err(again) => format!("reloading {url} failed too: {again}"),
+            // The tab itself is gone (closed) or wedged: take a new one.
+            Err(again) => format!(
+                "reloading {url} failed too ({again}); {}",
+                self.replace_stuck_tab().await
+            ),
         };
         self.last = None;
         EnvironmentError {
@@ -241,6 +246,29 @@ impl BrowserEnvironment {
         reopened
     }
 
+    /// A refused navigation the page started leaves Chromium's error page
+    /// in the tab; load the page last seen again so the agent keeps its
+    /// place. Says what it did, or `None` when the page was not lost.
+    async fn restore_after_block(&mut self) -> Option<String> {
+        let now = match self.tab.eval("location.href").await {
+            Ok(value) => value.as_str().map(str::to_owned).unwrap_or_default(),
+            Err(_) => self.tab.url().await.ok()?,
+        };
+        if !is_error_page(&now) {
+            return None;
+        }
+        let url = self.last_url.clone().filter(|u| !is_error_page(u))?;
+        Some(
+            match self.tab.navigate(&url, self.exec.navigation_timeout).await {
+                Ok(()) => {
+                    self.last = None;
+                    format!("the tab was put back on {url}")
+                }
+                Err(error) => format!("putting the tab back on {url} failed: {error}"),
+            },
+        )
+    }
+
     /// The URL a `navigate` action would load, when it can be known here.
     fn navigate_target(&self, action: &Action) -> Option<String> {
         let Action::Navigate { url } = action else {
@@ -252,6 +280,11 @@ impl BrowserEnvironment {
         let base = url::Url::parse(self.last_url.as_deref()?).ok()?;
         base.join(url).ok().map(|u| u.to_string())
     }
+}
+
+/// Chromium's page for a navigation that failed (or was refused).
+fn is_error_page(url: &str) -> bool {
+    url.starts_with("chrome-error://")
 }
 
 /// Actions whose whole point is loading a document.
@@ -279,6 +312,20 @@ impl Environment for BrowserEnvironment {
         let observed = self.tab.observe(&self.observe).await;
         let blocked = self.take_blocked();
         self.report_blocked(&blocked);
+        let observed = match observed {
+            // The page's own navigation was refused while the model
+            // thought, leaving Chromium's error page: put the page back.
+            Ok(state) if !blocked.is_empty() && is_error_page(&state.url) => {
+                match self.restore_after_block().await {
+                    Some(restored) => {
+                        tracing::info!(%restored, "after a refused navigation");
+                        self.tab.observe(&self.observe).await
+                    }
+                    None => Ok(state),
+                }
+            }
+            other => other,
+        };
         let state = match observed {
             Ok(state) => state,
             Err(BrowserError::Disconnected(reason)) => return Err(self.relaunch(reason).await),
@@ -328,19 +375,31 @@ impl Environment for BrowserEnvironment {
             other => other,
         };
         let blocked = self.take_blocked();
-        // The executor may already have said so in its own words.
-        if blocked.is_empty() || result.reason() == Some(FailureReason::Blocked) {
+        if blocked.is_empty() {
             return result;
         }
-        self.report_blocked(&blocked);
-        let list: Vec<String> = blocked
-            .iter()
-            .map(|b| format!("{} ({})", b.url, b.reason))
-            .collect();
-        ActionResult::blocked(format!(
-            "the page tried to load a URL outside the allowed domains and was stopped: {}",
-            list.join("; ")
-        ))
+        let message = match result {
+            // The executor may already have said so in its own words.
+            ActionResult::Failure {
+                reason: FailureReason::Blocked,
+                message,
+            } => message,
+            _ => {
+                self.report_blocked(&blocked);
+                let list: Vec<String> = blocked
+                    .iter()
+                    .map(|b| format!("{} ({})", b.url, b.reason))
+                    .collect();
+                format!(
+                    "the page tried to load a URL outside the allowed domains and was stopped: {}",
+                    list.join("; ")
+                )
+            }
+        };
+        match self.restore_after_block().await {
+            Some(restored) => ActionResult::blocked(format!("{message}; {restored}")),
+            None => ActionResult::blocked(message),
+        }
     }
 
     async fn current_url(&mut self) -> Option<String> {
