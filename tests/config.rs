@@ -485,3 +485,77 @@ fn html_escape(text: &str) -> String {
         .replace('>', "&gt;")
         .replace('"', "&quot;")
 }
+
+#[test]
+fn exec_fills_config_secrets_and_prints_them_masked() {
+    const PIN: &str = "pin 77&31/xq";
+    let sandbox = Sandbox::new("exec");
+    sandbox.write(
+        &sandbox.work().join("webagent.yaml"),
+        "secrets:\n  pin: env:SITE_PIN\n",
+    );
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let received = Arc::new(Mutex::new(Vec::<String>::new()));
+    let output = runtime.block_on(async {
+        let server = PageServer::start().await.expect("serve pages");
+        server.html(
+            "/pin",
+            page(
+                "PIN",
+                "<form method=get action=/got><input id=pin name=pin><button id=go>Go</button></form>",
+            ),
+        );
+        let seen = received.clone();
+        server.handle("/got", move |req| {
+            let pin = url::form_urlencoded::parse(req.query.as_bytes())
+                .find(|(name, _)| name == "pin")
+                .map(|(_, value)| value.into_owned())
+                .unwrap_or_default();
+            seen.lock().unwrap().push(pin.clone());
+            Response::html(page(
+                "Got",
+                &format!(
+                    "<p>You sent {}</p><input id=again value=\"{}\">",
+                    html_escape(&pin),
+                    html_escape(&pin)
+                ),
+            ))
+        });
+        let mut command = sandbox.webagent();
+        command
+            .args(["exec", &server.url("/pin"), "--json", "--observe"])
+            .arg(r##"{"input_text":{"selector":"#pin","text":"<secret>pin</secret>"}}"##)
+            .arg(r##"{"click":{"selector":"#go"}}"##)
+            .env("SITE_PIN", PIN);
+        tokio::task::spawn_blocking(move || command.output())
+            .await
+            .expect("joined")
+            .expect("webagent runs")
+    });
+    let (stdout, stderr) = (text(&output.stdout), text(&output.stderr));
+    assert_eq!(output.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert_eq!(received.lock().unwrap().as_slice(), [PIN.to_string()]);
+    let encoded: String = url::form_urlencoded::byte_serialize(PIN.as_bytes()).collect();
+    for value in [PIN, encoded.as_str()] {
+        assert!(!stdout.contains(value), "printed {value}:\n{stdout}");
+    }
+    let lines: Vec<Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("JSON lines"))
+        .collect();
+    assert_eq!(lines.len(), 3, "{stdout}");
+    assert_eq!(lines[0]["params"]["text"], "<secret>pin</secret>");
+    let observed = lines[2].to_string();
+    assert!(
+        observed.contains("You sent <secret>pin</secret>"),
+        "{observed}"
+    );
+    assert!(
+        observed.contains("/got?pin=<secret>pin</secret>"),
+        "{observed}"
+    );
+}

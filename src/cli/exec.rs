@@ -11,6 +11,7 @@ use serde_json::{json, Value};
 
 use super::observe::{observation_json, BrowserOpts};
 use crate::actions::{Action, ActionResult, Catalog};
+use crate::agent::Secrets;
 use crate::browser::act::{ExecOptions, Executor};
 use crate::browser::{BrowserSession, LaunchOptions, ObserveOptions, Tab};
 use crate::config::Overrides;
@@ -54,13 +55,46 @@ pub fn run(mut args: ExecArgs) -> anyhow::Result<ExitCode> {
         allow_javascript: args.allow_javascript,
         ..super::config::browser_overrides(&args.browser)
     };
-    let config = match super::config::load(None, &flags) {
-        Ok(loaded) => loaded.config,
+    let loaded = match super::config::load(None, &flags) {
+        Ok(loaded) => loaded,
         Err(code) => return Ok(code),
     };
-    args.allow_javascript = config.allow_javascript;
+    // Config secrets work here as in a run: `<secret>name</secret>` in an
+    // action is filled in, and the value is masked in everything printed.
+    let secrets = match loaded.config.resolve_secrets(&loaded.env) {
+        Ok(secrets) => secrets,
+        Err(error) => {
+            eprintln!("error: {error}");
+            return Ok(ExitCode::from(super::config::EXIT_BAD_CONFIG));
+        }
+    };
+    crate::config::redact::mask_in_logs(&secrets);
+    args.allow_javascript = loaded.config.allow_javascript;
     let runtime = super::runtime()?;
-    runtime.block_on(exec_command(args, config.launch_options()))
+    runtime.block_on(exec_command(args, loaded.config.launch_options(), secrets))
+}
+
+/// The action with secret placeholders filled in (as typed when filling
+/// breaks a limit, so the failure shows the placeholder, not the value).
+fn with_secrets(catalog: &Catalog, secrets: &Secrets, action: &Action) -> Action {
+    if secrets.is_empty() {
+        return action.clone();
+    }
+    let mut filled = action.to_json();
+    secrets.fill_json(&mut filled);
+    catalog.parse(&filled).unwrap_or_else(|_| action.clone())
+}
+
+/// The result with secret values masked, for printing.
+fn masked(secrets: &Secrets, result: ActionResult) -> ActionResult {
+    if secrets.is_empty() {
+        return result;
+    }
+    let Ok(mut value) = serde_json::to_value(&result) else {
+        return result;
+    };
+    secrets.mask_json(&mut value);
+    serde_json::from_value(value).unwrap_or(result)
 }
 
 /// Reads one ACTION argument: JSON when it looks like JSON, the one-line
@@ -94,7 +128,11 @@ async fn observe_now(tab: &Tab) -> Option<PageState> {
     None
 }
 
-async fn exec_command(args: ExecArgs, launch: LaunchOptions) -> anyhow::Result<ExitCode> {
+async fn exec_command(
+    args: ExecArgs,
+    launch: LaunchOptions,
+    secrets: Secrets,
+) -> anyhow::Result<ExitCode> {
     let catalog = Catalog::builtin();
     let session = BrowserSession::start(launch).await?;
     let tab = session.new_tab("about:blank").await?;
@@ -114,8 +152,13 @@ async fn exec_command(args: ExecArgs, launch: LaunchOptions) -> anyhow::Result<E
         let started = Instant::now();
         let (name, params, result) = match parse_action(&catalog, text) {
             Ok(action) => {
-                let result = executor.execute(&action, state.as_ref()).await;
-                (action.name().to_string(), action.params(), result)
+                let runnable = with_secrets(&catalog, &secrets, &action);
+                let result = executor.execute(&runnable, state.as_ref()).await;
+                (
+                    action.name().to_string(),
+                    action.params(),
+                    masked(&secrets, result),
+                )
             }
             Err(result) => (text.clone(), Value::Null, result),
         };
@@ -124,10 +167,10 @@ async fn exec_command(args: ExecArgs, launch: LaunchOptions) -> anyhow::Result<E
         // Observe after every action so the next one's indices refer to
         // the latest listing.
         state = observe_now(&tab).await;
-        let url = match &state {
+        let url = secrets.mask(&match &state {
             Some(s) => s.url.clone(),
             None => tab.url().await.unwrap_or_default(),
-        };
+        });
         if args.json {
             let line = json!({
                 "action": name,
@@ -145,16 +188,17 @@ async fn exec_command(args: ExecArgs, launch: LaunchOptions) -> anyhow::Result<E
         match &state {
             Some(s) if args.json => {
                 let mut line = json!({"type": "observation"});
-                if let (Value::Object(line), Value::Object(obs)) = (&mut line, observation_json(s))
-                {
+                let mut observed = observation_json(s);
+                secrets.mask_json(&mut observed);
+                if let (Value::Object(line), Value::Object(obs)) = (&mut line, observed) {
                     line.extend(obs);
                 }
                 println!("{line}");
             }
             Some(s) => {
-                println!("{}", s.url);
-                println!("{}", s.title);
-                print!("{}", s.listing);
+                println!("{}", secrets.mask(&s.url));
+                println!("{}", secrets.mask(&s.title));
+                print!("{}", secrets.mask(&s.listing));
             }
             None => anyhow::bail!("the page could not be observed after the actions"),
         }
