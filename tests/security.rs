@@ -677,3 +677,114 @@ fn a_dead_model_endpoint_ends_the_run_with_a_fatal_error_and_keeps_the_steps() {
     assert_eq!(events.last().expect("events")["type"], "done");
     let _ = std::fs::remove_dir_all(&sessions);
 }
+
+/// Runs `webagent run` with `replies` from the model server and a config
+/// file (`config_yaml`); returns the exit code, stderr and trace events.
+fn run_with_model(
+    name: &str,
+    replies: Vec<Reply>,
+    config_yaml: &str,
+) -> (Option<i32>, String, Vec<Value>) {
+    let s = shared();
+    let path = format!("/{name}");
+    s.home.html(&path, page(name, "<p>some text</p>"));
+    let url = s.home.url(&path);
+    let dir = temp_dir(name);
+    let sessions = dir.join("sessions");
+    let config = dir.join("webagent.yaml");
+    std::fs::write(&config, config_yaml).expect("config written");
+    let output = s.runtime.block_on(async {
+        let llm = LlmServer::start(replies).await;
+        let mut command = webagent();
+        command
+            .args(["run", "Read then fail", "--json", "--model", "m"])
+            .args(["--url", &url])
+            .args(["--base-url", &llm.base_url()])
+            .arg("--config")
+            .arg(&config)
+            .arg("--sessions-dir")
+            .arg(&sessions);
+        tokio::task::spawn_blocking(move || command.output())
+            .await
+            .expect("joined")
+            .expect("runs")
+    });
+    let events = trace_events(&sessions);
+    let _ = std::fs::remove_dir_all(&dir);
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+        events,
+    )
+}
+
+/// The run ended with one fatal `model call failed` error containing
+/// `says`, after retrying when `retried`, and kept the step done before.
+fn assert_ended_on_the_model(
+    code: Option<i32>,
+    stderr: &str,
+    events: &[Value],
+    says: &str,
+    retried: bool,
+) {
+    assert_eq!(code, Some(1), "{stderr}");
+    let fatal: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "error" && e["fatal"] == true)
+        .collect();
+    assert_eq!(fatal.len(), 1, "{fatal:?}");
+    assert!(
+        fatal[0]["error"]
+            .as_str()
+            .unwrap_or("")
+            .contains("model call failed"),
+        "{fatal:?}"
+    );
+    assert!(
+        fatal[0]["error"].as_str().unwrap_or("").contains(says),
+        "{fatal:?}"
+    );
+    let retries = events.iter().any(|e| {
+        e["type"] == "error"
+            && e["fatal"] == false
+            && e["error"].as_str().unwrap_or("").contains("retry")
+    });
+    assert_eq!(retries, retried, "retried or not as specified: {events:?}");
+    assert_eq!(events.iter().filter(|e| e["type"] == "step").count(), 1);
+    assert_eq!(events.last().expect("events")["type"], "done");
+}
+
+#[test]
+fn a_model_that_never_answers_is_retried_then_ends_the_run() {
+    let replies = vec![
+        reply("read", json!({"read_page": {}})),
+        Reply::Hang,
+        Reply::Hang,
+        Reply::Hang,
+    ];
+    let config = "llm:\n  max_retries: 1\n  streaming: false\n  timeouts:\n    request: 2\n";
+    let (code, stderr, events) = run_with_model("llm-slow", replies, config);
+    assert_ended_on_the_model(code, &stderr, &events, "", true);
+}
+
+#[test]
+fn a_model_answering_garbage_ends_the_run_with_a_clear_error() {
+    let garbage = || Reply::text(200, "application/json", "{\"choices\": [oops");
+    let replies = vec![
+        reply("read", json!({"read_page": {}})),
+        garbage(),
+        garbage(),
+        garbage(),
+    ];
+    let config = "llm:\n  max_retries: 1\n  streaming: false\n";
+    let (code, stderr, events) = run_with_model("llm-garbage", replies, config);
+    // A 200 that is not JSON is not one of the retried failures (those are
+    // connection errors, timeouts, 408/409/429 and 5xx): it ends at once.
+    assert_ended_on_the_model(
+        code,
+        &stderr,
+        &events,
+        "not valid chat-completions JSON",
+        false,
+    );
+}
