@@ -156,6 +156,27 @@ fn later_layers_win_defaults_user_project_environment_flags() {
     let (config, _) = printed_config(sandbox.webagent().arg("config").arg("--config").arg(&other));
     assert_eq!(config["llm"]["model"], "other-model");
     assert_eq!(config["agent"]["max_steps"], 11);
+    // So does WEBAGENT_CONFIG, for commands without the flag; a missing
+    // named file is an error, not silently skipped.
+    let (config, _) = printed_config(
+        sandbox
+            .webagent()
+            .arg("config")
+            .env("WEBAGENT_CONFIG", &other),
+    );
+    assert_eq!(config["llm"]["model"], "other-model");
+    let output = sandbox
+        .webagent()
+        .arg("config")
+        .env("WEBAGENT_CONFIG", sandbox.root.join("missing.yaml"))
+        .output()
+        .expect("runs");
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        text(&output.stderr).contains("missing.yaml"),
+        "{}",
+        text(&output.stderr)
+    );
 
     // The documented example is a valid config.
     let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("webagent.example.yaml");

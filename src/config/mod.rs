@@ -4,7 +4,7 @@
 //! (`defaults.yaml`, compiled in), the user file
 //! (`$XDG_CONFIG_HOME/webagent/config.yaml`, else
 //! `~/.config/webagent/config.yaml`), the project file (`./webagent.yaml`, or
-//! the file given with `--config`), the environment (`OPENAI_BASE_URL`,
+//! the file given with `--config` or `WEBAGENT_CONFIG`), the environment (`OPENAI_BASE_URL`,
 //! `WEBAGENT_MODEL`, `WEBAGENT_CHROME`; the API key is read from the variable
 //! `llm.api_key_env` names, `OPENAI_API_KEY` by default), then command-line
 //! flags ([`Overrides`]).
@@ -350,8 +350,9 @@ pub struct ConfigSources {
 
 impl ConfigSources {
     /// The usual places: the user file under `$XDG_CONFIG_HOME` (or
-    /// `~/.config`), `explicit` or else `./webagent.yaml`, and the process
-    /// environment.
+    /// `~/.config`), `explicit` (`--config`), else `WEBAGENT_CONFIG`, else
+    /// `./webagent.yaml`, and the process environment. A file named
+    /// explicitly must exist.
     pub fn standard(explicit: Option<&Path>) -> Self {
         let env: BTreeMap<String, String> = std::env::vars_os()
             .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
@@ -360,14 +361,15 @@ impl ConfigSources {
         let user_dir = non_empty("XDG_CONFIG_HOME")
             .map(PathBuf::from)
             .or_else(|| non_empty("HOME").map(|home| Path::new(&home).join(".config")));
+        // Every command honours the variable, including those without a
+        // --config flag.
+        let explicit = explicit
+            .map(Path::to_path_buf)
+            .or_else(|| non_empty("WEBAGENT_CONFIG").map(PathBuf::from));
         ConfigSources {
             user_file: user_dir.map(|dir| dir.join("webagent").join("config.yaml")),
-            project_file: Some(
-                explicit
-                    .map(Path::to_path_buf)
-                    .unwrap_or_else(|| PathBuf::from(PROJECT_FILE)),
-            ),
             project_required: explicit.is_some(),
+            project_file: Some(explicit.unwrap_or_else(|| PathBuf::from(PROJECT_FILE))),
             env,
         }
     }

@@ -581,6 +581,19 @@ fn with_secrets(catalog: &Catalog, secrets: &Secrets, action: Action) -> Action 
     catalog.parse(&filled).unwrap_or(action)
 }
 
+/// A hand-run action's result with secret values masked: a fill echoes
+/// the value it typed, and the log pane shows results.
+fn masked_result(secrets: &Secrets, result: ActionResult) -> ActionResult {
+    if secrets.is_empty() {
+        return result;
+    }
+    let Ok(mut value) = serde_json::to_value(&result) else {
+        return result;
+    };
+    secrets.mask_json(&mut value);
+    serde_json::from_value(value).unwrap_or(result)
+}
+
 /// What the browser task needs besides its channels.
 struct BrowserSetup {
     launch: LaunchOptions,
@@ -692,7 +705,7 @@ async fn browser_task(
                 Some(BrowserCommand::Act { id, action }) => {
                     let action = with_secrets(&catalog, &secrets, action);
                     let started = Instant::now();
-                    let result = env.execute(&action).await;
+                    let result = masked_result(&secrets, env.execute(&action).await);
                     let ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
                     let _ = tx.send(AppEvent::ActionFinished { id, result, ms });
                     observe_and_send(&mut env, &tx, &secrets).await;
@@ -918,5 +931,9 @@ mod tests {
             .expect("the command parses");
         let filled = with_secrets(&catalog, &secrets, typed).to_json();
         assert_eq!(filled["input_text"]["text"], "Tq8-secret-5521", "{filled}");
+        let echoed = ActionResult::ok_with(json!({"value": "Tq8-secret-5521"}));
+        let shown = serde_json::to_string(&masked_result(&secrets, echoed)).unwrap_or_default();
+        assert!(shown.contains("<secret>pw</secret>"), "{shown}");
+        assert!(!shown.contains("Tq8-secret-5521"), "{shown}");
     }
 }
