@@ -474,6 +474,29 @@ fn an_iframe_cannot_take_the_top_page_to_a_blocked_host() {
     assert_eq!(away_hits("/framed"), 0);
 }
 
+#[test]
+fn a_blob_document_the_page_makes_is_left_at_once() {
+    let html = page(
+        "Blob",
+        "<button onclick=\"location = window.URL.createObjectURL(new Blob(['<title>pwned</title><h1>pwned</h1>'], {type: 'text/html'}))\">Blob</button>",
+    );
+    with_env("/blob", &html, |mut env| async move {
+        // A blob: document never reaches the network, so interception
+        // cannot stop it; the environment notices it after the action and
+        // puts the page back.
+        let result = click_text(&mut env, "Blob").await;
+        assert_blocked(&result, "blob:");
+        let state = env.observe().await.expect("observing");
+        assert!(
+            !state.page_text.text.contains("pwned"),
+            "{} {}",
+            state.url,
+            state.page_text.text
+        );
+        assert!(state.url.ends_with("/blob"), "{}", state.url);
+    });
+}
+
 // ---------------------------------------------------------------------
 // `webagent run` end to end: a killed browser and a dead model endpoint.
 

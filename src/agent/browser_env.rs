@@ -246,6 +246,41 @@ impl BrowserEnvironment {
         reopened
     }
 
+    /// Whether the allowed domains refuse `url` (without logging it).
+    fn refused(&self, url: &str) -> bool {
+        !is_error_page(url)
+            && self
+                .tab
+                .guard()
+                .is_some_and(|g| g.policy().check(url).is_blocked())
+    }
+
+    /// Documents that never touch the network (a `blob:` the page built)
+    /// get past the interception; when the tab shows one the allowed
+    /// domains refuse, log it and load the page last seen again.
+    async fn leave_refused_document(&mut self) -> Option<String> {
+        self.tab.guard()?;
+        let now = self.tab.eval("location.href").await.ok()?;
+        let now = now.as_str()?.to_string();
+        if !self.refused(&now) {
+            return None;
+        }
+        // Logs the refusal in the tab's guard, like the interception would.
+        let _ = self.tab.check_navigation(&now);
+        let url = self.last_url.clone().filter(|u| !self.refused(u))?;
+        Some(
+            match self.tab.navigate(&url, self.exec.navigation_timeout).await {
+                Ok(()) => {
+                    self.last = None;
+                    format!("{now} had loaded without reaching the network; the tab was put back on {url}")
+                }
+                Err(error) => {
+                    format!("{now} had loaded; putting the tab back on {url} failed: {error}")
+                }
+            },
+        )
+    }
+
     /// A refused navigation the page started leaves Chromium's error page
     /// in the tab; load the page last seen again so the agent keeps its
     /// place. Says what it did, or `None` when the page was not lost.
@@ -310,6 +345,15 @@ fn environment_error(error: BrowserError) -> EnvironmentError {
 impl Environment for BrowserEnvironment {
     async fn observe(&mut self) -> Result<PageState, EnvironmentError> {
         let observed = self.tab.observe(&self.observe).await;
+        let observed = match observed {
+            Ok(state) if self.tab.guard().is_some() && self.refused(&state.url) => {
+                match self.leave_refused_document().await {
+                    Some(_) => self.tab.observe(&self.observe).await,
+                    None => Ok(state),
+                }
+            }
+            other => other,
+        };
         let blocked = self.take_blocked();
         self.report_blocked(&blocked);
         let observed = match observed {
@@ -374,6 +418,7 @@ impl Environment for BrowserEnvironment {
             }
             other => other,
         };
+        let left = self.leave_refused_document().await;
         let blocked = self.take_blocked();
         if blocked.is_empty() {
             return result;
@@ -396,7 +441,7 @@ impl Environment for BrowserEnvironment {
                 )
             }
         };
-        match self.restore_after_block().await {
+        match left.or(self.restore_after_block().await) {
             Some(restored) => ActionResult::blocked(format!("{message}; {restored}")),
             None => ActionResult::blocked(message),
         }
