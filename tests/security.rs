@@ -811,3 +811,49 @@ fn a_model_answering_garbage_ends_the_run_with_a_clear_error() {
         false,
     );
 }
+
+#[test]
+fn webagent_run_with_allow_domain_reports_the_refusal_in_the_trace() {
+    let s = shared();
+    s.home
+        .html("/cli-guard", page("Guarded", "<p>home page</p>"));
+    let url = s.home.url("/cli-guard");
+    let target = away_page("/cli-away");
+    let sessions = temp_dir("cli-guard");
+    let output = s.runtime.block_on(async {
+        let llm = LlmServer::start(vec![
+            reply("leave", json!({"navigate": {"url": target}})),
+            reply(
+                "finish",
+                json!({"done": {"text": "could not leave", "success": false}}),
+            ),
+        ])
+        .await;
+        let mut command = webagent();
+        command
+            .args(["run", "Go elsewhere", "--json", "--model", "m"])
+            .args(["--url", &url])
+            .args(["--base-url", &llm.base_url()])
+            .args(["--allow-domain", &s.home.origin()])
+            // Leaving the site needs approval; grant it so the allowed
+            // domains are what stops the navigation.
+            .arg("--yes")
+            .arg("--sessions-dir")
+            .arg(&sessions);
+        tokio::task::spawn_blocking(move || command.output())
+            .await
+            .expect("joined")
+            .expect("runs")
+    });
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let events = trace_events(&sessions);
+    let step = events
+        .iter()
+        .find(|e| e["type"] == "step" && e["index"] == 1)
+        .unwrap_or_else(|| panic!("step 1 in the trace: {stderr}"));
+    assert_eq!(step["result"]["reason"], "blocked", "{step}");
+    let message = step["result"]["message"].as_str().unwrap_or("");
+    assert!(message.contains(&target), "{message}");
+    assert_eq!(away_hits("/cli-away"), 0);
+    let _ = std::fs::remove_dir_all(&sessions);
+}
