@@ -771,6 +771,8 @@ fn parse_file(path: &Path, text: &str) -> Result<Value, ConfigError> {
 }
 
 /// The schema with every field optional, used only to check a file.
+/// Absent keys keep the value below; a null is accepted only where the
+/// setting itself may be empty (`temperature`, `executable`, …).
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 #[allow(dead_code)] // read by serde only
@@ -784,13 +786,29 @@ struct PatchCheck {
     #[serde(default)]
     paths: Option<PathSettingsCheck>,
     #[serde(default)]
-    allowed_domains: Option<Vec<String>>,
+    allowed_domains: Given<Vec<String>>,
     #[serde(default)]
     secrets: Option<BTreeMap<String, SecretSource>>,
     #[serde(default)]
     secrets_file: Option<PathBuf>,
     #[serde(default)]
-    allow_javascript: Option<bool>,
+    allow_javascript: Given<bool>,
+}
+
+/// A key that may be left out but, when written, needs a value: unlike
+/// `Option`, a null is a type error at its position.
+#[derive(Default)]
+#[allow(dead_code)] // read by serde only
+enum Given<T> {
+    #[default]
+    Absent,
+    Present(T),
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Given<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        T::deserialize(d).map(Given::Present)
+    }
 }
 
 macro_rules! check_struct {
@@ -799,47 +817,47 @@ macro_rules! check_struct {
         #[serde(deny_unknown_fields)]
         #[allow(dead_code)] // read by serde only
         struct $name {
-            $(#[serde(default)] $field: Option<$ty>,)*
+            $(#[serde(default)] $field: $ty,)*
         }
     };
 }
 
 check_struct!(LlmSettingsCheck {
-    base_url: String,
-    api_key_env: String,
-    model: String,
-    temperature: f32,
-    timeouts: TimeoutsCheck,
-    max_retries: u32,
-    streaming: bool,
+    base_url: Given<String>,
+    api_key_env: Given<String>,
+    model: Given<String>,
+    temperature: Option<f32>,
+    timeouts: Option<TimeoutsCheck>,
+    max_retries: Given<u32>,
+    streaming: Given<bool>,
 });
 check_struct!(TimeoutsCheck {
-    connect: u64,
-    request: u64,
-    idle: u64,
+    connect: Given<u64>,
+    request: Given<u64>,
+    idle: Given<u64>,
 });
 check_struct!(BrowserSettingsCheck {
-    executable: PathBuf,
-    headless: bool,
-    connect: String,
-    window: WindowCheck,
-    extra_args: Vec<String>,
+    executable: Option<PathBuf>,
+    headless: Given<bool>,
+    connect: Option<String>,
+    window: Option<WindowCheck>,
+    extra_args: Given<Vec<String>>,
 });
 check_struct!(WindowCheck {
-    width: u32,
-    height: u32,
+    width: Given<u32>,
+    height: Given<u32>,
 });
 check_struct!(AgentSettingsCheck {
-    max_steps: usize,
-    approve: ApprovalCheck,
-    language: String,
-    listing: ListingMode,
+    max_steps: Given<usize>,
+    approve: Given<ApprovalCheck>,
+    language: Given<String>,
+    listing: Given<ListingMode>,
 });
 check_struct!(PathSettingsCheck {
-    sitemaps: Vec<PathBuf>,
-    recipes: PathBuf,
-    themes: PathBuf,
-    sessions: PathBuf,
+    sitemaps: Given<Vec<PathBuf>>,
+    recipes: Given<PathBuf>,
+    themes: Given<PathBuf>,
+    sessions: Given<PathBuf>,
 });
 
 /// An approval mode word, checked where it is written.
@@ -1050,6 +1068,30 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("unknown field `modle`"), "{text}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_null_for_a_required_value_names_the_file() {
+        let dir = temp("null");
+        let project = write(
+            &dir,
+            "p.yaml",
+            "allowed_domains: ~\nagent:\n  max_steps: ~\n",
+        );
+        let sources = ConfigSources {
+            project_file: Some(project.clone()),
+            ..ConfigSources::default()
+        };
+        let err = Config::load(&sources, &Overrides::default()).unwrap_err();
+        let text = err.to_string();
+        assert_eq!(
+            text,
+            format!(
+                "{}:1:18: allowed_domains: invalid type: unit value, expected a sequence",
+                project.display()
+            )
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 
