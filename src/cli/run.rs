@@ -50,11 +50,12 @@ pub struct RunArgs {
     /// Approve every action that would need approval.
     #[arg(long)]
     pub yes: bool,
-    /// The model (default: WEBAGENT_MODEL, then gpt-4o-mini).
+    /// The model (default: WEBAGENT_MODEL, then config `llm.model`,
+    /// gpt-4o-mini).
     #[arg(long)]
     pub model: Option<String>,
     /// The API root of an OpenAI-compatible server (default:
-    /// OPENAI_BASE_URL, then the OpenAI API).
+    /// OPENAI_BASE_URL, then config `llm.base_url`, the OpenAI API).
     #[arg(long, value_name = "URL")]
     pub base_url: Option<String>,
     /// Print every event as one JSON object per line instead of the step
