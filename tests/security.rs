@@ -657,6 +657,87 @@ fn a_killed_browser_is_relaunched_and_the_trace_stays_whole() {
 }
 
 #[test]
+fn a_killed_browser_that_cannot_be_relaunched_ends_the_run_with_a_clear_error() {
+    let s = shared();
+    s.home
+        .html("/kill-once", page("Kill", "<p>only one browser</p>"));
+    let url = s.home.url("/kill-once");
+    let dir = temp_dir("kill-once");
+    let sessions = dir.join("sessions");
+    // A Chromium that starts once: the relaunch finds it broken.
+    let wrapper = dir.join("chromium-once");
+    let marker = dir.join("started");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\nif [ -e '{m}' ]; then echo 'this Chromium starts only once' >&2; exit 1; fi\ntouch '{m}'\nexec /usr/bin/chromium \"$@\"\n",
+            m = marker.display()
+        ),
+    )
+    .expect("wrapper written");
+    let made_executable = Command::new("chmod")
+        .arg("+x")
+        .arg(&wrapper)
+        .status()
+        .map(|s| s.success());
+    assert_eq!(made_executable.ok(), Some(true));
+    let (output, killed) = s.runtime.block_on(async {
+        let llm = LlmServer::start(vec![
+            reply(
+                "wait while the browser dies",
+                json!({"wait": {"seconds": 4}}),
+            ),
+            reply("never reached", json!({"read_page": {}})),
+        ])
+        .await;
+        let mut command = webagent();
+        command
+            .args(["run", "Lose the browser", "--json", "--model", "m"])
+            .args(["--url", &url])
+            .args(["--base-url", &llm.base_url()])
+            .arg("--chrome")
+            .arg(&wrapper)
+            .arg("--sessions-dir")
+            .arg(&sessions)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let child = command.spawn().expect("webagent runs");
+        let root = child.id();
+        llm.wait_for_requests(1).await;
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let killed = match browser_process_of(root) {
+            Some(pid) => Command::new("kill")
+                .args(["-9", &pid.to_string()])
+                .status()
+                .map(|s| s.success())
+                .unwrap_or(false),
+            None => false,
+        };
+        let output = tokio::task::spawn_blocking(move || child.wait_with_output())
+            .await
+            .expect("joined")
+            .expect("waited");
+        (output, killed)
+    });
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(killed, "found and killed the run's Chromium");
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    let events = trace_events(&sessions);
+    let fatal: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "error" && e["fatal"] == true)
+        .collect();
+    assert_eq!(fatal.len(), 1, "{fatal:?}");
+    let text = fatal[0]["error"].as_str().unwrap_or("");
+    assert!(text.contains("could not be relaunched"), "{text}");
+    let last = events.last().expect("events");
+    assert_eq!(last["type"], "done");
+    assert_eq!(last["success"], false);
+    assert_eq!(events.iter().filter(|e| e["type"] == "step").count(), 1);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn a_dead_model_endpoint_ends_the_run_with_a_fatal_error_and_keeps_the_steps() {
     let s = shared();
     s.home.html("/llm-down", page("Down", "<p>some text</p>"));

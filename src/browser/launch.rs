@@ -186,10 +186,13 @@ impl LaunchedChrome {
         args.extend(options.extra_args.iter().cloned());
         args.push("about:blank".into());
 
-        // $1 is the profile, the rest is the Chromium command line. The
-        // guardian waits for its stdin to close, then stops Chromium, waits
-        // for it and removes the profile it no longer uses.
-        let script = r#"p="$1"; shift; "$@" </dev/null >/dev/null & c=$!; read _ignored; kill $c 2>/dev/null; wait $c; rm -rf "$p"; if [ -d "$p" ]; then sleep 1; rm -rf "$p"; fi"#;
+        // $1 is the profile, the rest is the Chromium command line. A reader
+        // in the background stops Chromium when the guardian's stdin closes
+        // (fd 3: a background list's own stdin is /dev/null); the guardian
+        // waits for Chromium, so it also ends, closing stderr, when Chromium
+        // exits or is killed on its own (a failed start is reported at once
+        // rather than after the launch timeout), and removes the profile.
+        let script = r#"p="$1"; shift; exec 3<&0; "$@" </dev/null >/dev/null 3<&- & c=$!; (read _ignored <&3; kill $c 2>/dev/null) & r=$!; exec 3<&-; wait $c; kill $r 2>/dev/null; rm -rf "$p"; if [ -d "$p" ]; then sleep 1; rm -rf "$p"; fi"#;
         let mut guardian = Command::new("sh")
             .arg("-c")
             .arg(script)
