@@ -820,6 +820,40 @@ mod tests {
     }
 
     #[test]
+    fn each_tab_has_its_own_log_and_popups_log_into_their_opener() {
+        let registry = GuardRegistry::new(policy(&["example.com"]));
+        let first = registry.for_tab("tab-1");
+        let second = registry.for_tab("tab-2");
+        first.check_in("https://evil.test/a", Some("tab-1"), None);
+        assert_eq!(first.blocked_since(0).len(), 1);
+        assert!(second.blocked_since(0).is_empty(), "tab 2 saw nothing");
+        // A popup opened by tab 1 is looked up through its opener.
+        registry.register("popup-1", &first);
+        registry
+            .of("popup-1")
+            .check_in("https://evil.test/b", Some("popup-1"), Some("tab-1"));
+        let logged = first.blocked_since(0);
+        assert_eq!(logged.len(), 2);
+        assert!(logged[1].concerns("tab-1"), "the opener is concerned");
+        assert!(!logged[1].concerns("tab-2"));
+        assert!(registry.is_tab("tab-2"));
+        drop(second);
+        assert!(!registry.is_tab("tab-2"), "a dropped tab is forgotten");
+    }
+
+    #[test]
+    fn the_log_keeps_the_latest_refusals_only() {
+        let guard = NavigationGuard::new(policy(&["example.com"]));
+        for n in 0..(LOG_LIMIT + 5) {
+            guard.check(&format!("https://evil.test/{n}"));
+        }
+        let all = guard.blocked_since(0);
+        assert_eq!(all.len(), LOG_LIMIT);
+        assert_eq!(all[0].url, "https://evil.test/5");
+        assert_eq!(guard.mark(), (LOG_LIMIT + 5) as u64);
+    }
+
+    #[test]
     fn globs_backtrack() {
         assert!(glob_match("a*b*c", "axxbyyc"));
         assert!(glob_match("*", ""));

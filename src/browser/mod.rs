@@ -11,6 +11,9 @@
 //!   [`BrowserSession::disconnected`] resolves), every later call fails with
 //!   [`BrowserError::Disconnected`] instead of hanging, and
 //!   [`BrowserSession::relaunch`] starts over.
+//! - [`guard`] enforces allowed domains ([`LaunchOptions::allowed_domains`]):
+//!   document requests of every tab and popup are intercepted and refused
+//!   ones fail; each [`Tab::guard`] logs what it refused.
 //! - [`Tab`] is one page. [`Tab::observe`] returns a [`crate::dom::PageState`]:
 //!   URL, title, tabs, scroll position, the element listing and page text.
 //!
