@@ -399,6 +399,36 @@ fn a_page_that_never_answers_ends_with_timeout_and_the_run_goes_on() {
 }
 
 #[test]
+fn a_click_into_a_page_that_never_answers_does_not_wedge_the_tab() {
+    let s = shared();
+    let hanging = format!("http://localhost:{}/never-click", s.hanging_port);
+    let exec = ExecOptions {
+        navigation_timeout: Duration::from_secs(3),
+        ..ExecOptions::default()
+    };
+    let next = s.home.url("/after-click-hang");
+    s.home.html(
+        "/after-click-hang",
+        page("After", "<p>back in business</p>"),
+    );
+    let html = page("Start", &format!("<a href=\"{hanging}\">Stuck link</a>"));
+    with_env_options("/click-hang", &html, exec, |mut env| async move {
+        let result = click_text(&mut env, "Stuck link").await;
+        assert_eq!(result.reason(), Some(FailureReason::Timeout), "{result:?}");
+        let result = env
+            .execute(&action(json!({"navigate": {"url": next}})))
+            .await;
+        assert!(result.is_ok(), "the next navigation works: {result:?}");
+        let state = env.observe().await.expect("observing after");
+        assert!(
+            state.page_text.text.contains("back in business"),
+            "{}",
+            state.page_text.text
+        );
+    });
+}
+
+#[test]
 fn a_renderer_crash_is_reported_and_the_page_comes_back() {
     use chromiumoxide::cdp::browser_protocol::page::CrashParams;
     with_env(
