@@ -336,6 +336,42 @@ fn window_open_to_a_blocked_host_leaves_no_tab_on_it() {
 }
 
 #[test]
+fn popups_inside_the_allowed_domains_open_and_blank_targets_outside_do_not() {
+    let s = shared();
+    s.home
+        .html("/popup-ok", page("Popup fine", "<p>allowed popup</p>"));
+    let allowed = s.home.url("/popup-ok");
+    let target = away_page("/blank-target");
+    let html = page(
+        "Opener",
+        &format!(
+            "<button onclick=\"window.open('{allowed}')\">Open allowed</button>\
+             <a href=\"{target}\" target=\"_blank\">New window away</a>"
+        ),
+    );
+    let (allowed_url, away_url) = (allowed.clone(), target.clone());
+    with_env("/opener-mixed", &html, |mut env| async move {
+        let result = click_text(&mut env, "Open allowed").await;
+        assert!(result.is_ok(), "{result:?}");
+        let _ = click_text(&mut env, "New window away").await;
+        let guard = env.tab().guard().expect("a list is set").clone();
+        let refused = eventually(|| guard.blocked_since(0).iter().any(|b| b.url == away_url)).await;
+        assert!(refused, "the _blank link's URL was refused");
+        let mut allowed_open = false;
+        for _ in 0..100 {
+            let tabs = s.session.tabs().await.expect("listing tabs");
+            allowed_open = tabs.iter().any(|t| t.url == allowed_url);
+            if allowed_open {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert!(allowed_open, "the allowed popup stays open");
+    });
+    assert_eq!(away_hits("/blank-target"), 0);
+}
+
+#[test]
 fn data_urls_are_refused_as_links_and_as_navigation() {
     let html = page(
         "Data",
