@@ -361,6 +361,8 @@ fn a_config_secret_typed_and_shown_back_by_the_page_never_leaves_masked() {
     // value. The password has characters that every encoding changes.
     const PASSWORD: &str = "Vx7 p@ss&Q=m/29\"41";
     const CODE: &str = "otp-558120-kk";
+    // The API key is no secret the model uses, but it must not leak either.
+    const API_KEY: &str = "sk-test-Lw93kd02nq";
     let sandbox = Sandbox::new("e2e");
     sandbox.write(&sandbox.work().join("more.env"), &format!("CODE={CODE}\n"));
     sandbox.write(
@@ -423,6 +425,7 @@ fn a_config_secret_typed_and_shown_back_by_the_page_never_leaves_masked() {
             .args(["--url", &url])
             .args(["--base-url", &llm.base_url()])
             .env("SITE_PASSWORD", PASSWORD)
+            .env("OPENAI_API_KEY", API_KEY)
             .env("WEBAGENT_LOG", "trace");
         let output = tokio::task::spawn_blocking(move || command.output())
             .await
@@ -477,7 +480,12 @@ fn a_config_secret_typed_and_shown_back_by_the_page_never_leaves_masked() {
         last_prompt.contains("/welcome?pw=<secret>password</secret>&code=<secret>CODE</secret>"),
         "{last_prompt}"
     );
-    for secret in [PASSWORD, CODE] {
+    assert_eq!(
+        requests[0].header("authorization"),
+        Some(format!("Bearer {API_KEY}").as_str()),
+        "the key from the environment is used"
+    );
+    for secret in [PASSWORD, CODE, API_KEY] {
         // As written, and the forms JSON, URLs and forms give it.
         let json = serde_json::to_string(secret).expect("a string");
         let forms = [

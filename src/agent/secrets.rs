@@ -115,8 +115,8 @@ impl Secrets {
 /// JSON-escaped, percent-encoded (by forms, by `encodeURIComponent`, and
 /// fully), and as the element listing shows attributes (whitespace
 /// squeezed, `"` as `'`, clipped to 60 or 80 characters with `…`).
-/// Forms shorter than four characters are left out: masking them would
-/// mangle ordinary text.
+/// Derived forms shorter than four characters are left out (masking them
+/// would mangle ordinary text); the value itself is always kept.
 pub fn encoded_forms(value: &str) -> Vec<String> {
     let json = serde_json::to_string(value).unwrap_or_else(|_| format!("\"{value}\""));
     let squeezed = value.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -142,7 +142,7 @@ pub fn encoded_forms(value: &str) -> Vec<String> {
             }
         }
     }
-    forms.retain(|form| form.chars().count() >= 4);
+    forms.retain(|form| form == value || form.chars().count() >= 4);
     forms.sort();
     forms.dedup();
     forms
@@ -188,6 +188,16 @@ mod tests {
         secrets.mask_json(&mut value);
         assert_eq!(value["input_text"]["text"], "<secret>password</secret>");
         assert!(!format!("{secrets:?}").contains("hunter2"));
+    }
+
+    #[test]
+    fn a_short_value_is_still_masked_as_written() {
+        let mut secrets = Secrets::new();
+        secrets.insert("pin", "4&2");
+        assert_eq!(
+            secrets.mask("pin 4&2 sent"),
+            "pin <secret>pin</secret> sent"
+        );
     }
 
     #[test]
