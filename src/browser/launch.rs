@@ -27,8 +27,11 @@ const PATH_NAMES: [&str; 4] = [
 ];
 
 /// Flags every launch gets: no background traffic, no first-run UI, no sync,
-/// no component downloads (the machine may have no internet).
-const BASE_FLAGS: [&str; 12] = [
+/// no component downloads (the machine may have no internet). The agent's
+/// tab is often not the front one (the TUI, popups, parallel runs), and a
+/// backgrounded tab has its timers and frames throttled, which would make
+/// settling and page scripts crawl; so backgrounding is off.
+const BASE_FLAGS: [&str; 15] = [
     "--disable-background-networking",
     "--disable-component-update",
     "--disable-sync",
@@ -41,6 +44,9 @@ const BASE_FLAGS: [&str; 12] = [
     "--disable-features=Translate,MediaRouter,OptimizationHints",
     "--metrics-recording-only",
     "--password-store=basic",
+    "--disable-background-timer-throttling",
+    "--disable-renderer-backgrounding",
+    "--disable-backgrounding-occluded-windows",
 ];
 
 /// How to get a browser: which executable, headed or not, window size.
