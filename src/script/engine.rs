@@ -255,6 +255,11 @@ fn resolve_target(target: &Dynamic, prefer_fields: bool, pos: Position) -> HostR
     let page = host_call(HostCall::Observe, pos)?;
     match find_by_text(&page, &text, prefer_fields) {
         Some(index) => Ok(json!({ "index": index })),
+        // A bare tag name (`select`, `button.primary`) is a selector too
+        // when no element shows it as text.
+        None if crate::actions::Selector::parse(&text).is_ok() => {
+            Ok(json!({ "selector": text.trim() }))
+        }
         None => Err(runtime(
             format!(
                 "no element on {} shows the text {:?}",
@@ -568,13 +573,22 @@ fn declare(
 pub(crate) fn script_error(error: &EvalAltResult, file: &str) -> ScriptError {
     let mut source = file.to_string();
     let mut current = error;
-    while let EvalAltResult::ErrorInFunctionCall(_, src, inner, _) = current {
+    // Where the nearest enclosing call was made: some errors (an operation
+    // limit hit between statements) carry no position of their own.
+    let mut outer = (source.clone(), Position::NONE);
+    while let EvalAltResult::ErrorInFunctionCall(_, src, inner, pos) = current {
+        if !pos.is_none() {
+            outer = (source.clone(), *pos);
+        }
         if !src.is_empty() {
             source = src.clone();
         }
         current = inner;
     }
-    let pos = current.position();
+    let mut pos = current.position();
+    if pos.is_none() && !outer.1.is_none() {
+        (source, pos) = outer;
+    }
     let located = |message: String| Located {
         file: source.clone(),
         line: pos.line().unwrap_or(0),

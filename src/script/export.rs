@@ -155,7 +155,7 @@ pub fn recipe_from_events(events: &[Event], origin: &str) -> Option<String> {
     };
     let mut out = String::new();
     out.push_str(&format!(
-        "// Exported by `webagent export` from {origin}.\n// Replays {replayed} step(s) without the model; elements are found by\n// id, data-testid, name, aria-label, placeholder or text, not by index.\n\n"
+        "// Exported by `webagent export` from {origin}.\n// Replays {replayed} step(s) without the model; elements are found by\n// id, data-testid, name, aria-label, placeholder or text, not by listing number.\n\n"
     ));
     out.push_str(&format!(
         "recipe(\"replay\", {});\n\nfn replay() {{\n",
