@@ -585,10 +585,11 @@ fn hot_reload_good_then_broken_then_good() {
     std::fs::write(&file, version_source("one")).unwrap();
     let scripts = Scripts::default();
     let (tx, rx) = std::sync::mpsc::channel();
-    let _watcher = ScriptWatcher::start(scripts.clone(), &[dir.clone()], move |event| {
-        let _ = tx.send(event);
-    })
-    .expect("the watcher starts");
+    let _watcher =
+        ScriptWatcher::start(scripts.clone(), std::slice::from_ref(&dir), move |event| {
+            let _ = tx.send(event);
+        })
+        .expect("the watcher starts");
     wait_for_event(&rx, |e| matches!(e, ScriptEvent::Loaded { .. }));
     assert_eq!(call_version(&scripts), json!({"ok": true, "data": "one"}));
 

@@ -37,7 +37,7 @@ const EXIT_USAGE: u8 = 2;
 #[derive(Debug, clap::Subcommand)]
 pub enum RecipeCommand {
     /// Run a recipe headless, like `webagent run` without the model.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Compile script files and list the actions and recipes they declare.
     Check(CheckArgs),
 }
@@ -99,7 +99,7 @@ pub fn run(command: RecipeCommand) -> anyhow::Result<ExitCode> {
         RecipeCommand::Check(args) => Ok(check(&args)),
         RecipeCommand::Run(args) => {
             let runtime = super::runtime()?;
-            runtime.block_on(run_recipe(args))
+            runtime.block_on(run_recipe(*args))
         }
     }
 }

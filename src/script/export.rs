@@ -79,11 +79,7 @@ pub fn recipe_from_events(events: &[Event], origin: &str) -> Option<String> {
     let mut last_index = 0;
     for event in events {
         match event {
-            Event::RunStarted { task: t, .. } => {
-                if task.is_empty() {
-                    task = t.clone();
-                }
-            }
+            Event::RunStarted { task: t, .. } if task.is_empty() => task = t.clone(),
             Event::Observation(summary) => {
                 observed.insert(summary.step, summary.url.clone());
             }
