@@ -19,6 +19,9 @@ pub enum BenchCommand {
     /// Workbench frame draw time over a 20,000-element listing against the
     /// same frame drawn without windowing.
     Tui(super::tui::BenchArgs),
+    /// A custom action's call through the Rhai sandbox (thread, engine,
+    /// host round trip) against the same work as a plain Rust call.
+    Script(super::recipe::BenchArgs),
 }
 
 /// Runs one benchmark.
@@ -28,5 +31,6 @@ pub fn run(command: BenchCommand) -> anyhow::Result<ExitCode> {
         BenchCommand::Observe(args) => super::observe::bench(args),
         BenchCommand::Step(args) => super::exec::bench(args),
         BenchCommand::Tui(args) => super::tui::bench(args),
+        BenchCommand::Script(args) => super::recipe::bench(args),
     }
 }
