@@ -39,6 +39,10 @@ pub struct RunArgs {
     /// step.
     #[arg(long, value_name = "PATH")]
     pub sitemap: Vec<PathBuf>,
+    /// A Rhai script file or directory (repeatable) whose custom actions
+    /// the model may call; edits apply to the next call.
+    #[arg(long, value_name = "PATH")]
+    pub recipes: Vec<PathBuf>,
     /// The step limit (default: config `agent.max_steps`, 40).
     #[arg(long, value_name = "N")]
     pub max_steps: Option<usize>,
@@ -266,8 +270,46 @@ async fn run_command(args: RunArgs, prepared: Prepared) -> anyhow::Result<ExitCo
         allow_javascript: config.allow_javascript,
         ..ExecOptions::default()
     };
-    let environment = BrowserEnvironment::new(tab, exec, shared.clone())
-        .with_observe_options(config.observe_options());
+    let scripts = crate::script::Scripts::default();
+    let script_watcher = if args.recipes.is_empty() {
+        None
+    } else {
+        let tx = events_tx.clone();
+        let started =
+            crate::script::ScriptWatcher::start(scripts.clone(), &args.recipes, move |event| {
+                for event in event.to_events() {
+                    let _ = tx.send(event);
+                }
+            });
+        match started {
+            Ok(watcher) => Some(watcher),
+            Err(error) => {
+                let _ = events_tx.send(Event::Error {
+                    error: format!("--recipes: {error}"),
+                    fatal: false,
+                });
+                None
+            }
+        }
+    };
+    let catalog = match scripts.catalog() {
+        Ok(catalog) => catalog,
+        Err(error) => {
+            let _ = events_tx.send(Event::Error {
+                error: format!("--recipes: {error}; running with the built-in actions only"),
+                fatal: false,
+            });
+            crate::actions::Catalog::builtin()
+        }
+    };
+    // Wrapped so custom actions run and every targeted result records a
+    // locator, which makes the trace exportable as a recipe.
+    let environment = crate::script::ScriptEnvironment::new(
+        BrowserEnvironment::new(tab, exec.clone(), shared.clone())
+            .with_observe_options(config.observe_options()),
+        scripts,
+        exec,
+    );
     let (stop_handle, stop_signal) = stop_pair();
     let mut agent = Agent::new(
         Arc::new(prepared.llm),
@@ -275,6 +317,7 @@ async fn run_command(args: RunArgs, prepared: Prepared) -> anyhow::Result<ExitCo
         Box::new(HeadlessApprover { yes: args.yes }),
         events_tx,
     )
+    .with_catalog(catalog)
     .with_sitemaps(shared)
     .with_stop(stop_signal)
     .with_config(AgentConfig {
@@ -293,6 +336,7 @@ async fn run_command(args: RunArgs, prepared: Prepared) -> anyhow::Result<ExitCo
     ctrl_c.abort();
     drop(agent);
     drop(watcher);
+    drop(script_watcher);
     let printed = printer.await;
     if !args.json {
         eprintln!("trace: {}", trace_path.display());
