@@ -770,3 +770,67 @@ fn the_shipped_acme_recipes_check_clean() {
     assert_eq!(summary.actions, ["sign_in", "refund_order", "create_order"]);
     assert!(summary.recipes.contains(&"new_order_refunded".to_string()));
 }
+
+#[test]
+fn the_acme_recipes_sign_in_create_and_refund_on_the_demo() {
+    let s = shared();
+    s.runtime.block_on(async {
+        let site = webagent::demo::DemoSite::start()
+            .await
+            .expect("the demo starts");
+        let scripts = Scripts::default();
+        scripts
+            .load_file(&Path::new(env!("CARGO_MANIFEST_DIR")).join("recipes/acme.rhai"))
+            .expect("recipes/acme.rhai loads");
+        let tab = s
+            .session
+            .new_tab(&site.url("/"))
+            .await
+            .expect("opening the demo");
+        let (tx, rx) = mpsc::unbounded_channel();
+        let mut host = RecipeHost::new(
+            environment(tab, &scripts),
+            Box::new(HeadlessApprover { yes: true }),
+            ApprovalMode::Risky,
+            tx,
+        );
+        let outcome = scripts
+            .run_recipe(Some("new_order_refunded"), &mut host, &CancelFlag::new())
+            .await
+            .unwrap_or_else(|e| panic!("the recipe succeeds: {e}"));
+        let text = outcome.as_str().unwrap_or_default().to_string();
+        assert!(text.ends_with("created and refunded"), "{text}");
+        let events = drain(rx);
+        // Each custom action is recorded as one step after the steps it ran,
+        // and commit steps were approved (here by --yes).
+        let custom: Vec<String> = events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Step(step) => step
+                    .action
+                    .as_object()?
+                    .keys()
+                    .find(|k| ["sign_in", "create_order", "refund_order"].contains(&k.as_str()))
+                    .cloned(),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(custom, ["sign_in", "create_order", "refund_order"]);
+        assert!(events
+            .iter()
+            .any(|e| matches!(e, Event::Approval(a) if a.decision == "approved")));
+        let env = host.into_environment();
+        let page = env
+            .inner()
+            .tab()
+            .observe(&ObserveOptions::default())
+            .await
+            .unwrap();
+        assert!(page.url.contains("/orders/"), "{}", page.url);
+        assert!(
+            page.page_text.text.contains("Refunded"),
+            "{}",
+            page.page_text.text
+        );
+    });
+}
