@@ -44,6 +44,10 @@ pub struct ExecArgs {
     /// How long a click or fill keeps waiting for its element to be ready.
     #[arg(long, value_name = "MS", default_value_t = 5000)]
     pub timeout_ms: u64,
+    /// A Rhai script file or directory (repeatable) whose custom actions
+    /// may be run by name like built-ins.
+    #[arg(long, value_name = "PATH")]
+    pub recipes: Vec<std::path::PathBuf>,
     /// The browser to use.
     #[command(flatten)]
     pub browser: BrowserOpts,
@@ -133,7 +137,25 @@ async fn exec_command(
     launch: LaunchOptions,
     secrets: Secrets,
 ) -> anyhow::Result<ExitCode> {
-    let catalog = Catalog::builtin();
+    let scripts = crate::script::Scripts::default();
+    for path in &args.recipes {
+        let failed = if path.is_dir() {
+            scripts.load_dir(path).into_iter().find_map(Result::err)
+        } else {
+            scripts.load_file(path).err()
+        };
+        if let Some(error) = failed {
+            eprintln!("error: --recipes: {error}");
+            return Ok(ExitCode::from(2));
+        }
+    }
+    let catalog = match scripts.catalog() {
+        Ok(catalog) => catalog,
+        Err(error) => {
+            eprintln!("error: --recipes: {error}");
+            return Ok(ExitCode::from(2));
+        }
+    };
     let session = BrowserSession::start(launch).await?;
     let tab = session.new_tab("about:blank").await?;
     tab.navigate(&args.url, Duration::from_secs(60))
@@ -153,7 +175,25 @@ async fn exec_command(
         let (name, params, result) = match parse_action(&catalog, text) {
             Ok(action) => {
                 let runnable = with_secrets(&catalog, &secrets, &action);
-                let result = executor.execute(&runnable, state.as_ref()).await;
+                let result = match &runnable {
+                    // A custom action's handler drives the tab itself.
+                    Action::Custom(custom) => {
+                        let mut host = crate::script::TabHost::new(
+                            &tab,
+                            executor.options().clone(),
+                            crate::sitemap::SitemapSet::new(),
+                        );
+                        scripts
+                            .call_action(
+                                &custom.name,
+                                custom.params.clone(),
+                                &mut host,
+                                &crate::script::CancelFlag::new(),
+                            )
+                            .await
+                    }
+                    _ => executor.execute(&runnable, state.as_ref()).await,
+                };
                 (
                     action.name().to_string(),
                     action.params(),
