@@ -161,7 +161,7 @@ pub fn recipe_from_events(events: &[Event], origin: &str) -> Option<String> {
         out.push_str(&line);
         out.push('\n');
     }
-    out.push_str("}\n");
+    out.push_str(&format!("    \"replayed {replayed} step(s)\"\n}}\n"));
     Some(out)
 }
 
