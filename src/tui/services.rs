@@ -23,6 +23,7 @@ use crate::browser::{BrowserSession, LaunchOptions};
 use crate::dom::PageState;
 use crate::events::{Event, TraceWriter, DEFAULT_SESSIONS_DIR};
 use crate::llm::{stop_pair, LlmClient, LlmConfig, StopHandle, StopSignal, DEFAULT_BASE_URL};
+use crate::script::{CancelFlag, ScriptWatcher, Scripts, TabHost};
 use crate::sitemap::{SitemapEvent, SitemapSet, SitemapWatcher};
 
 use super::app::AppState;
@@ -164,6 +165,7 @@ pub struct Services {
     llm: Result<Arc<LlmClient>, String>,
     max_steps: usize,
     _sitemap_watcher: Option<SitemapWatcher>,
+    _script_watcher: Option<ScriptWatcher>,
     theme_watcher: Option<ThemeWatcher>,
 }
 
@@ -198,6 +200,25 @@ impl Services {
             .enable_all()
             .build()?;
         let (sitemaps, sitemap_watcher) = start_sitemaps(&options.sitemaps, &tx);
+        // Custom actions from the recipes directory join agent runs; edits
+        // reload and show as `script_reloaded` events.
+        let scripts = Scripts::default();
+        let script_watcher = options.recipes.as_ref().and_then(|dir| {
+            let tx = tx.clone();
+            let started =
+                ScriptWatcher::start(scripts.clone(), std::slice::from_ref(dir), move |event| {
+                    for event in event.to_events() {
+                        let _ = tx.send(AppEvent::agent(event));
+                    }
+                });
+            match started {
+                Ok(watcher) => Some(watcher),
+                Err(error) => {
+                    tracing::warn!(%error, "the recipes directory is not watched");
+                    None
+                }
+            }
+        });
         let (browser, commands) = mpsc::unbounded_channel();
         let (highlight, highlight_rx) = watch::channel(None);
         // The agent's run future is not Send (it holds the approver across
@@ -209,6 +230,7 @@ impl Services {
         {
             let handle = runtime.handle().clone();
             let setup = BrowserSetup {
+                scripts: scripts.clone(),
                 launch: options.launch.clone(),
                 secrets: options.secrets.clone(),
                 sessions_dir: options.sessions_dir.clone(),
@@ -259,13 +281,11 @@ impl Services {
             llm,
             max_steps: options.max_steps,
             _sitemap_watcher: sitemap_watcher,
+            _script_watcher: script_watcher,
             theme_watcher: None,
         };
         if let Some(theme) = &options.theme {
             services.load_theme(theme);
-        }
-        if let Some(dir) = &options.recipes {
-            tracing::info!(dir = %dir.display(), "recipes are not run yet: the script module is not part of this build");
         }
         Ok(services)
     }
@@ -512,6 +532,8 @@ impl Approver for WorkbenchApprover {
 /// every observation goes to the listing, and a pause holds the run
 /// before its next observation.
 struct WorkbenchEnvironment {
+    /// Runs the handlers of custom actions the model calls.
+    scripts: Scripts,
     inner: Option<BrowserEnvironment>,
     tx: Sender<AppEvent>,
     paused: watch::Receiver<bool>,
@@ -552,9 +574,21 @@ impl Environment for WorkbenchEnvironment {
     }
 
     async fn execute(&mut self, action: &Action) -> ActionResult {
-        match self.inner.as_mut() {
-            Some(inner) => inner.execute(action).await,
-            None => ActionResult::unknown("the browser tab is no longer available"),
+        match (self.inner.as_mut(), action) {
+            // A custom action's handler drives the same tab.
+            (Some(inner), Action::Custom(custom)) => {
+                let mut host = TabHost::new(inner.tab(), ExecOptions::default(), SitemapSet::new());
+                self.scripts
+                    .call_action(
+                        &custom.name,
+                        custom.params.clone(),
+                        &mut host,
+                        &CancelFlag::new(),
+                    )
+                    .await
+            }
+            (Some(inner), _) => inner.execute(action).await,
+            (None, _) => ActionResult::unknown("the browser tab is no longer available"),
         }
     }
 
@@ -596,6 +630,7 @@ fn masked_result(secrets: &Secrets, result: ActionResult) -> ActionResult {
 
 /// What the browser task needs besides its channels.
 struct BrowserSetup {
+    scripts: Scripts,
     launch: LaunchOptions,
     secrets: Secrets,
     sessions_dir: PathBuf,
@@ -679,6 +714,7 @@ async fn browser_task(
     let _ = tx.send(AppEvent::BrowserReady { url });
     let secrets = setup.secrets;
     let sessions_dir = setup.sessions_dir;
+    let scripts = setup.scripts;
     let mut env = BrowserEnvironment::new(tab, setup.exec, Arc::clone(&sitemaps));
     observe_and_send(&mut env, &tx, &secrets).await;
     let catalog = Catalog::builtin();
@@ -711,7 +747,7 @@ async fn browser_task(
                     observe_and_send(&mut env, &tx, &secrets).await;
                 }
                 Some(BrowserCommand::Run { task, llm, stop, paused, max_steps, approval }) => {
-                    let run = AgentRun { task, llm, stop, paused, max_steps, approval, secrets: secrets.clone(), sessions_dir: sessions_dir.clone() };
+                    let run = AgentRun { task, llm, stop, paused, max_steps, approval, secrets: secrets.clone(), sessions_dir: sessions_dir.clone(), scripts: scripts.clone() };
                     let (back, shutting_down) = run_agent(env, run, &sitemaps, &tx, &mut commands)
                     .await;
                     match back {
@@ -786,6 +822,7 @@ struct AgentRun {
     approval: Arc<AtomicU8>,
     secrets: Secrets,
     sessions_dir: PathBuf,
+    scripts: Scripts,
 }
 
 /// Runs the agent on the tab; returns the tab's environment (unless the
@@ -832,8 +869,11 @@ async fn run_agent(
         approval,
         secrets,
         sessions_dir: _,
+        scripts,
     } = run_settings;
+    let catalog = scripts.catalog().unwrap_or_default();
     let environment = WorkbenchEnvironment {
+        scripts,
         inner: Some(env),
         tx: tx.clone(),
         paused,
@@ -852,6 +892,7 @@ async fn run_agent(
         events_tx,
     );
     agent = agent
+        .with_catalog(catalog)
         .with_sitemaps(Arc::clone(sitemaps))
         .with_stop(stop)
         .with_config(AgentConfig {
