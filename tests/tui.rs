@@ -1449,3 +1449,293 @@ fn a_new_page_starts_at_the_top_of_its_listing() {
     assert_eq!(bench.state().elements.cursor, 0);
     assert!(bench.screen().contains("1/6"));
 }
+
+/// The scripts of the Acme demo, loaded as `webagent demo` loads them.
+fn acme_scripts() -> webagent::script::Scripts {
+    let scripts = webagent::script::Scripts::default();
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("recipes");
+    for loaded in scripts.load_dir(&dir) {
+        loaded.expect("the shipped recipes compile");
+    }
+    scripts
+}
+
+/// A workbench that has been told the Acme scripts are loaded.
+fn with_acme_scripts(bench: &mut Bench) {
+    let scripts = acme_scripts();
+    bench.send(AppEvent::ScriptsLoaded {
+        catalog: Box::new(
+            scripts
+                .catalog()
+                .expect("the custom actions fit the catalog"),
+        ),
+        recipes: scripts.recipes(),
+    });
+    bench.idle();
+}
+
+fn command_line_text(bench: &Bench) -> Option<String> {
+    bench
+        .state()
+        .command_line
+        .as_ref()
+        .map(|f| f.lines().join(""))
+}
+
+#[test]
+fn custom_actions_from_the_scripts_run_and_complete_on_the_command_line() {
+    let mut bench = Bench::on_orders(160, 48);
+    // Before the scripts load, the name is unknown and the line says so.
+    bench.key(KeyCode::Char(':'));
+    bench.type_text("refund_order 1003");
+    bench.key(KeyCode::Enter);
+    bench.idle();
+    assert!(bench.effects.is_empty(), "{:?}", bench.effects);
+    bench.key(KeyCode::Esc);
+    with_acme_scripts(&mut bench);
+
+    bench.key(KeyCode::Char(':'));
+    bench.type_text("refu");
+    bench.key(KeyCode::Tab);
+    bench.idle();
+    assert_eq!(command_line_text(&bench).as_deref(), Some("refund_order "));
+    let usage = bench.state().status.notice.clone().expect("usage").text;
+    assert!(usage.starts_with("refund_order"), "{usage}");
+    bench.type_text("1003");
+    bench.key(KeyCode::Enter);
+    bench.idle();
+    match bench.effects.as_slice() {
+        [Effect::RunAction { action, .. }] => {
+            assert_eq!(action.to_json(), json!({"refund_order": {"id": 1003}}))
+        }
+        other => panic!("expected the custom action, got {other:?}"),
+    }
+    assert_eq!(bench.state().log[0].action, "refund_order");
+
+    // A script running for a hand-typed action is cancelled by the stop key.
+    bench.effects.clear();
+    bench.key(KeyCode::Char('s'));
+    bench.idle();
+    assert!(
+        matches!(bench.effects.as_slice(), [Effect::CancelScript]),
+        "{:?}",
+        bench.effects
+    );
+
+    // A reload that drops the file takes its actions off the line again.
+    bench.effects.clear();
+    bench.send(AppEvent::ScriptsLoaded {
+        catalog: Box::new(Catalog::builtin()),
+        recipes: Vec::new(),
+    });
+    bench.key(KeyCode::Char(':'));
+    bench.type_text("sign_in");
+    bench.key(KeyCode::Enter);
+    bench.idle();
+    assert!(bench.effects.is_empty(), "{:?}", bench.effects);
+    let notice = bench.state().status.notice.clone().expect("refused");
+    assert!(
+        notice.error && notice.text.contains("sign_in"),
+        "{notice:?}"
+    );
+}
+
+#[test]
+fn a_recipe_runs_from_the_command_line_with_its_steps_in_the_log() {
+    let mut bench = Bench::on_orders(160, 48);
+    with_acme_scripts(&mut bench);
+    // R opens the line on `recipe ` and lists what is loaded.
+    bench.key(KeyCode::Char('R'));
+    bench.idle();
+    assert_eq!(command_line_text(&bench).as_deref(), Some("recipe "));
+    let listed = bench.state().status.notice.clone().expect("listed").text;
+    assert!(
+        listed.contains("new_order_refunded") && listed.contains("orders_overview"),
+        "{listed}"
+    );
+    // An unknown name is refused with what exists; Tab completes.
+    bench.type_text("nosuch");
+    bench.key(KeyCode::Enter);
+    bench.idle();
+    assert!(bench.effects.is_empty(), "{:?}", bench.effects);
+    let refused = bench.state().status.notice.clone().expect("refused");
+    assert!(
+        refused.error && refused.text.contains("orders_overview"),
+        "{refused:?}"
+    );
+    bench.key(KeyCode::Esc);
+    bench.key(KeyCode::Char(':'));
+    bench.type_text("recipe orders_o");
+    bench.key(KeyCode::Tab);
+    bench.idle();
+    assert_eq!(
+        command_line_text(&bench).as_deref(),
+        Some("recipe orders_overview")
+    );
+    bench.key(KeyCode::Enter);
+    bench.idle();
+    match bench.effects.as_slice() {
+        [Effect::RunRecipe { name, approval }] => {
+            assert_eq!(name, "orders_overview");
+            assert_eq!(*approval, ApprovalMode::Risky);
+        }
+        other => panic!("expected the recipe to start, got {other:?}"),
+    }
+    assert_eq!(bench.state().status.run, RunStatus::Running);
+    assert!(bench.state().command_line.is_none());
+
+    // Its steps arrive as agent-like events without observations.
+    bench.send(AppEvent::agent(Event::RunStarted {
+        task: "recipe orders_overview".into(),
+        url: "http://127.0.0.1:8080/".into(),
+        model: "none (recipe)".into(),
+        max_steps: 0,
+    }));
+    bench.send(AppEvent::agent(Event::ToolCall {
+        name: "navigate".into(),
+        parameters: json!({"url": "/orders"}),
+    }));
+    bench.send(AppEvent::agent(Event::ToolResult {
+        name: "navigate".into(),
+        result: ActionResult::ok(),
+    }));
+    bench.send(AppEvent::agent(Event::ToolCall {
+        name: "click".into(),
+        parameters: json!({"selector": "#filter"}),
+    }));
+    bench.idle();
+    let steps: Vec<(Option<usize>, String)> = bench
+        .state()
+        .log
+        .iter()
+        .map(|e| (e.step, e.action.clone()))
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            (Some(1), "navigate".to_string()),
+            (Some(2), "click".to_string())
+        ]
+    );
+    assert_eq!(bench.state().log[0].outcome, Outcome::Ok);
+    assert_eq!(bench.state().log[1].target, "#filter");
+
+    // The stop key stops the recipe like a run.
+    bench.effects.clear();
+    bench.key(KeyCode::Char('s'));
+    bench.idle();
+    assert!(
+        matches!(bench.effects.as_slice(), [Effect::StopRun]),
+        "{:?}",
+        bench.effects
+    );
+    bench.send(AppEvent::agent(Event::Done {
+        success: false,
+        text: "stopped by the person".into(),
+        reason: webagent::events::EndReason::Stopped,
+        steps: 2,
+        usage: TokenUsage::default(),
+    }));
+    bench.send(AppEvent::RunEnded { error: None });
+    bench.idle();
+    assert_eq!(
+        bench.state().status.run,
+        RunStatus::Finished { success: false }
+    );
+    assert!(bench.state().recipe.is_none());
+    assert!(bench.screen().contains("stopped by the person"));
+}
+
+#[test]
+fn the_export_key_reports_the_file_or_why_not() {
+    let mut bench = Bench::on_orders(80, 24);
+    bench.key(KeyCode::Char('E'));
+    bench.idle();
+    assert!(
+        matches!(bench.effects.as_slice(), [Effect::ExportSession]),
+        "{:?}",
+        bench.effects
+    );
+    bench.send(AppEvent::Exported(Ok(PathBuf::from(
+        "recipes/session-1763771000.rhai",
+    ))));
+    bench.idle();
+    assert!(
+        bench.screen().contains("recipes/session-1763771000.rhai"),
+        "{}",
+        bench.screen()
+    );
+    bench.send(AppEvent::Exported(Err("nothing to replay yet".into())));
+    bench.idle();
+    let notice = bench.state().status.notice.clone().expect("failure shown");
+    assert!(notice.error, "{notice:?}");
+    assert!(notice.text.contains("nothing to replay yet"), "{notice:?}");
+}
+
+#[test]
+fn a_session_exports_as_a_recipe_that_compiles() {
+    use webagent::tui::services::{export_session, SessionRecord};
+    let dir = scratch_dir("export");
+    // Nothing done yet: a clear refusal, no file.
+    let empty = export_session(&[], &dir);
+    assert!(
+        empty
+            .as_ref()
+            .is_err_and(|why| why.contains("nothing to replay")),
+        "{empty:?}"
+    );
+    let catalog = Catalog::builtin();
+    let mut record = SessionRecord::default();
+    let navigate = catalog
+        .parse_command("navigate http://127.0.0.1:8080/login")
+        .expect("navigate parses");
+    record.record_manual(&navigate, &ActionResult::ok(), 40);
+    let fill = catalog
+        .parse_command("input_text 0 \"admin@acme.test\"")
+        .expect("input_text parses");
+    let located = ActionResult::ok_with(json!({"locator": {
+        "id": "email", "tag": "input", "url": "http://127.0.0.1:8080/login"
+    }}));
+    record.record_manual(&fill, &located, 12);
+    // A later run's steps follow on instead of restarting at 1.
+    let base = record.base();
+    let mut step = step_record();
+    step.index = 1;
+    step.result = ActionResult::Failure {
+        reason: webagent::actions::FailureReason::NotFound,
+        message: "gone".into(),
+    };
+    record.record(base, &Event::Step(step));
+    let numbers: Vec<usize> = record
+        .events()
+        .iter()
+        .filter_map(|e| match e {
+            Event::Step(s) => Some(s.index),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(numbers, [1, 2, 3]);
+
+    let path = export_session(record.events(), &dir).expect("exported");
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default();
+    assert!(
+        name.starts_with("session-") && name.ends_with(".rhai"),
+        "{name}"
+    );
+    let source = std::fs::read_to_string(&path).expect("the file was written");
+    assert!(
+        source.contains("navigate(\"http://127.0.0.1:8080/login\")"),
+        "{source}"
+    );
+    assert!(source.contains("admin@acme.test"), "{source}");
+    assert!(source.contains("#email"), "by id, not index:\n{source}");
+    assert!(source.contains("step 3"), "{source}");
+    // The file is a recipe the script engine accepts.
+    let scripts = webagent::script::Scripts::default();
+    let summary = scripts.load_file(&path).expect("the export compiles");
+    assert_eq!(summary.recipes, ["replay"]);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -22,8 +22,10 @@ pub struct TuiArgs {
     /// ./sitemaps when it exists).
     #[arg(long, value_name = "PATH")]
     pub sitemap: Vec<PathBuf>,
-    /// The recipes directory (default: ./recipes when it exists); shown in
-    /// the status line, run once the script engine is part of the build.
+    /// The recipes directory (default: ./recipes when it exists): its
+    /// custom actions join the `:` line and the model's tools, `:recipe
+    /// NAME` (or R) runs a recipe, E exports the session there; edits
+    /// reload live.
     #[arg(long, value_name = "DIR")]
     pub recipes: Option<PathBuf>,
     /// A theme: dark, light, a name in ./themes, or a YAML file (reloaded

@@ -9,6 +9,7 @@ use crate::actions::Catalog;
 use crate::agent::{ApprovalDecision, ApprovalMode, ApprovalRequest};
 use crate::dom::PageState;
 use crate::events::{StepRecord, TokenUsage};
+use crate::script::RecipeDef;
 use crate::sitemap::SitemapSet;
 
 use super::draw::areas;
@@ -324,6 +325,11 @@ pub struct AppState {
     pub command_line: Option<TextArea<'static>>,
     /// The action catalog for the command line and edited parameters.
     pub catalog: Catalog,
+    /// The recipes the loaded scripts offer (`:recipe NAME`).
+    pub recipes: Vec<RecipeDef>,
+    /// The recipe running now, if the run is a recipe (its steps are
+    /// numbered as they are proposed, there being no observation events).
+    pub recipe: Option<String>,
     /// The colours.
     pub theme: Theme,
     /// The keys.
@@ -358,6 +364,8 @@ impl AppState {
             task,
             command_line: None,
             catalog: Catalog::builtin(),
+            recipes: Vec::new(),
+            recipe: None,
             theme: Theme::builtin(),
             keymap: Keymap::default(),
             quit: false,

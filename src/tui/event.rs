@@ -4,10 +4,11 @@
 use crossterm::event::KeyEvent;
 use tokio::sync::oneshot;
 
-use crate::actions::{Action, ActionResult};
+use crate::actions::{Action, ActionResult, Catalog};
 use crate::agent::{ApprovalDecision, ApprovalMode, ApprovalRequest};
 use crate::dom::PageState;
 use crate::events::Event;
+use crate::script::RecipeDef;
 use crate::sitemap::SitemapSet;
 
 use super::theme::Theme;
@@ -74,6 +75,16 @@ pub enum AppEvent {
     },
     /// The theme file was reloaded, or failed to (the message says where).
     ThemeReloaded(Result<Theme, String>),
+    /// The scripts were (re)loaded: the command line now parses with this
+    /// catalog (custom actions included) and offers these recipes.
+    ScriptsLoaded {
+        /// The built-in actions plus every loaded custom action.
+        catalog: Box<Catalog>,
+        /// Every loaded recipe.
+        recipes: Vec<RecipeDef>,
+    },
+    /// The session was exported as a recipe to this file, or why not.
+    Exported(Result<std::path::PathBuf, String>),
     /// A notice for the status line from a service.
     Notice {
         /// Whether it is an error.
@@ -132,6 +143,19 @@ pub enum Effect {
         /// The answer, or `None` when the person declined.
         answer: Option<String>,
     },
+    /// Run a loaded recipe through the approval gate, its steps in the
+    /// log like agent steps.
+    RunRecipe {
+        /// The recipe's name.
+        name: String,
+        /// The approval mode at the start (it can change while it runs).
+        approval: ApprovalMode,
+    },
+    /// Cancel the script running for a hand-typed custom action (a run or
+    /// recipe stops through [`Effect::StopRun`]).
+    CancelScript,
+    /// Write the session so far as a recipe and report the file.
+    ExportSession,
     /// Switch to this theme (by name or path) and watch its file.
     LoadTheme(String),
     /// Leave the workbench.

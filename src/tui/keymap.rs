@@ -102,6 +102,10 @@ pub enum Command {
     PauseResume,
     /// Switch between the shipped themes.
     NextTheme,
+    /// Open the command line on `recipe ` with the loaded recipes listed.
+    PickRecipe,
+    /// Write the session so far as a recipe file.
+    ExportSession,
     /// Move the cursor up one row.
     Up,
     /// Move the cursor down one row.
@@ -344,7 +348,19 @@ pub const GLOBAL_KEYS: &[Binding] = &[
         KeyContext::Global,
         KeyBinding::char('s'),
         Command::StopRun,
-        "stop the run",
+        "stop the run, recipe or script",
+    ),
+    Binding::new(
+        KeyContext::Global,
+        KeyBinding::char('R'),
+        Command::PickRecipe,
+        "run a recipe (:recipe NAME)",
+    ),
+    Binding::new(
+        KeyContext::Global,
+        KeyBinding::char('E'),
+        Command::ExportSession,
+        "export the session as a recipe",
     ),
     Binding::new(
         KeyContext::Global,

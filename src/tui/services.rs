@@ -21,9 +21,16 @@ use crate::agent::{
 use crate::browser::act::ExecOptions;
 use crate::browser::{BrowserSession, LaunchOptions};
 use crate::dom::PageState;
-use crate::events::{Event, TraceWriter, DEFAULT_SESSIONS_DIR};
+use crate::events::{
+    EndReason, Event, Reflection, StepRecord, StepTimings, TokenUsage, TraceWriter,
+    DEFAULT_SESSIONS_DIR,
+};
 use crate::llm::{stop_pair, LlmClient, LlmConfig, StopHandle, StopSignal, DEFAULT_BASE_URL};
-use crate::script::{CancelFlag, ScriptWatcher, Scripts, TabHost};
+use crate::script::host::LlmSubAgent;
+use crate::script::{
+    recipe_from_events, CancelFlag, RecipeHost, ScriptEnvironment, ScriptError, ScriptWatcher,
+    Scripts,
+};
 use crate::sitemap::{SitemapEvent, SitemapSet, SitemapWatcher};
 
 use super::app::AppState;
@@ -45,8 +52,8 @@ pub struct WorkbenchOptions {
     pub url: String,
     /// Sitemap files or directories to load and watch.
     pub sitemaps: Vec<PathBuf>,
-    /// The recipes directory (shown in the status line; recipes run once
-    /// the script module exists).
+    /// The recipes directory: its custom actions join the catalog, its
+    /// recipes run with `:recipe NAME`, and exports are written there.
     pub recipes: Option<PathBuf>,
     /// A theme name (`dark`, `light`) or file.
     pub theme: Option<String>,
@@ -134,10 +141,125 @@ pub fn run(options: WorkbenchOptions) -> Result<(), TuiError> {
     result
 }
 
+/// Tells the loop which custom actions and recipes are loaded.
+fn send_scripts(scripts: &Scripts, tx: &Sender<AppEvent>) {
+    match scripts.catalog() {
+        Ok(catalog) => {
+            let _ = tx.send(AppEvent::ScriptsLoaded {
+                catalog: Box::new(catalog),
+                recipes: scripts.recipes(),
+            });
+        }
+        Err(error) => {
+            let _ = tx.send(AppEvent::Notice {
+                error: true,
+                text: format!("the scripts' actions do not fit the catalog: {error}"),
+            });
+        }
+    }
+}
+
+/// The session's events so far, for exporting it as a recipe. Step
+/// numbers restart with every run, so they are renumbered to follow on
+/// from what is already recorded.
+#[derive(Debug, Default)]
+pub struct SessionRecord {
+    events: Vec<Event>,
+    last_step: usize,
+}
+
+impl SessionRecord {
+    /// Where the next run's step numbers start (its step 1 is this + 1).
+    pub fn base(&self) -> usize {
+        self.last_step
+    }
+
+    /// Records a run's event, its step numbers shifted by `base`.
+    pub fn record(&mut self, base: usize, event: &Event) {
+        let mut event = event.clone();
+        match &mut event {
+            Event::Step(step) => {
+                step.index += base;
+                self.last_step = self.last_step.max(step.index);
+            }
+            Event::Observation(summary) => summary.step += base,
+            _ => {}
+        }
+        self.events.push(event);
+    }
+
+    /// Records an action typed by hand as a step of its own.
+    pub fn record_manual(&mut self, action: &Action, result: &ActionResult, ms: u64) {
+        self.last_step += 1;
+        let step = StepRecord {
+            index: self.last_step,
+            reflection: Reflection::default(),
+            action: action.to_json(),
+            result: result.clone(),
+            repairs: Vec::new(),
+            timings: StepTimings {
+                act_ms: ms,
+                ..StepTimings::default()
+            },
+            usage: None,
+            prompt_chars: 0,
+            prompt: String::new(),
+            raw_response: String::new(),
+        };
+        self.events.push(Event::Step(step));
+    }
+
+    /// Every event recorded.
+    pub fn events(&self) -> &[Event] {
+        &self.events
+    }
+}
+
+/// Writes `events` as a recipe `session-<unix seconds>.rhai` in `dir`
+/// and returns its path, or says why there is nothing to write or the
+/// file could not be written.
+pub fn export_session(events: &[Event], dir: &std::path::Path) -> Result<PathBuf, String> {
+    let Some(source) = recipe_from_events(events, "a webagent workbench session") else {
+        return Err(
+            "nothing to replay yet: run actions (`:`), a task or a recipe first; only \
+             successful page actions are exported"
+                .into(),
+        );
+    };
+    std::fs::create_dir_all(dir).map_err(|e| format!("could not create {}: {e}", dir.display()))?;
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let mut path = dir.join(format!("session-{stamp}.rhai"));
+    let mut n = 1;
+    while path.exists() {
+        n += 1;
+        path = dir.join(format!("session-{stamp}-{n}.rhai"));
+    }
+    std::fs::write(&path, source)
+        .map_err(|e| format!("could not write {}: {e}", path.display()))?;
+    Ok(path)
+}
+
 /// Work for the browser task.
 enum BrowserCommand {
     /// Run an action typed by hand, then observe.
-    Act { id: u64, action: Action },
+    Act {
+        id: u64,
+        action: Action,
+        cancel: CancelFlag,
+    },
+    /// Run a loaded recipe.
+    Recipe {
+        name: String,
+        llm: Option<Arc<LlmClient>>,
+        stop: StopSignal,
+        cancel: CancelFlag,
+        paused: watch::Receiver<bool>,
+        max_steps: usize,
+        approval: Arc<AtomicU8>,
+    },
     /// Run the agent on a task.
     Run {
         task: String,
@@ -146,6 +268,7 @@ enum BrowserCommand {
         paused: watch::Receiver<bool>,
         max_steps: usize,
         approval: Arc<AtomicU8>,
+        cancel: CancelFlag,
     },
     /// Close the browser.
     Shutdown,
@@ -160,6 +283,9 @@ pub struct Services {
     approval: Arc<AtomicU8>,
     paused: watch::Sender<bool>,
     stop: Option<StopHandle>,
+    cancel: CancelFlag,
+    session: Arc<Mutex<SessionRecord>>,
+    export_dir: PathBuf,
     browser_done: std::sync::mpsc::Receiver<()>,
     closing: watch::Sender<bool>,
     llm: Result<Arc<LlmClient>, String>,
@@ -205,11 +331,14 @@ impl Services {
         let scripts = Scripts::default();
         let script_watcher = options.recipes.as_ref().and_then(|dir| {
             let tx = tx.clone();
+            let loaded = scripts.clone();
             let started =
                 ScriptWatcher::start(scripts.clone(), std::slice::from_ref(dir), move |event| {
                     for event in event.to_events() {
                         let _ = tx.send(AppEvent::agent(event));
                     }
+                    // The command line parses with what is loaded now.
+                    send_scripts(&loaded, &tx);
                 });
             match started {
                 Ok(watcher) => Some(watcher),
@@ -219,6 +348,8 @@ impl Services {
                 }
             }
         });
+        send_scripts(&scripts, &tx);
+        let session = Arc::new(Mutex::new(SessionRecord::default()));
         let (browser, commands) = mpsc::unbounded_channel();
         let (highlight, highlight_rx) = watch::channel(None);
         // The agent's run future is not Send (it holds the approver across
@@ -231,6 +362,7 @@ impl Services {
             let handle = runtime.handle().clone();
             let setup = BrowserSetup {
                 scripts: scripts.clone(),
+                session: Arc::clone(&session),
                 launch: options.launch.clone(),
                 secrets: options.secrets.clone(),
                 sessions_dir: options.sessions_dir.clone(),
@@ -276,6 +408,12 @@ impl Services {
             approval: Arc::new(AtomicU8::new(mode_code(options.approval))),
             paused,
             stop: None,
+            cancel: CancelFlag::new(),
+            session,
+            export_dir: options
+                .recipes
+                .clone()
+                .unwrap_or_else(|| options.sessions_dir.clone()),
             browser_done,
             closing,
             llm,
@@ -320,6 +458,7 @@ impl Services {
 
     /// Stops the run, closes the browser and the runtime.
     pub fn shutdown(&mut self) {
+        self.cancel.cancel();
         if let Some(stop) = self.stop.take() {
             stop.stop();
         }
@@ -349,9 +488,11 @@ impl EffectHandler for Services {
                 self.highlight.send_replace(Some(index));
             }
             Effect::RunAction { id, action } => {
+                self.cancel = CancelFlag::new();
+                let cancel = self.cancel.clone();
                 if self
                     .browser
-                    .send(BrowserCommand::Act { id, action })
+                    .send(BrowserCommand::Act { id, action, cancel })
                     .is_err()
                 {
                     let _ = self.tx.send(AppEvent::ActionFinished {
@@ -374,6 +515,7 @@ impl EffectHandler for Services {
                 };
                 let (handle, signal) = stop_pair();
                 self.stop = Some(handle);
+                self.cancel = CancelFlag::new();
                 self.paused.send_replace(false);
                 let command = BrowserCommand::Run {
                     task,
@@ -382,6 +524,7 @@ impl EffectHandler for Services {
                     paused: self.paused.subscribe(),
                     max_steps: self.max_steps,
                     approval: Arc::clone(&self.approval),
+                    cancel: self.cancel.clone(),
                 };
                 if self.browser.send(command).is_err() {
                     let _ = self.tx.send(AppEvent::RunEnded {
@@ -392,7 +535,45 @@ impl EffectHandler for Services {
             Effect::SetApprovalMode(mode) => {
                 self.approval.store(mode_code(mode), Ordering::Relaxed)
             }
+            Effect::RunRecipe { name, approval } => {
+                self.approval.store(mode_code(approval), Ordering::Relaxed);
+                let (handle, signal) = stop_pair();
+                self.stop = Some(handle);
+                self.cancel = CancelFlag::new();
+                self.paused.send_replace(false);
+                let command = BrowserCommand::Recipe {
+                    name,
+                    // Without a model, `agent("…")` fails with its reason.
+                    llm: self.llm.as_ref().ok().cloned(),
+                    stop: signal,
+                    cancel: self.cancel.clone(),
+                    paused: self.paused.subscribe(),
+                    max_steps: self.max_steps,
+                    approval: Arc::clone(&self.approval),
+                };
+                if self.browser.send(command).is_err() {
+                    let _ = self.tx.send(AppEvent::RunEnded {
+                        error: Some("the browser is not running".into()),
+                    });
+                }
+            }
+            Effect::CancelScript => self.cancel.cancel(),
+            Effect::ExportSession => {
+                let events = self
+                    .session
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .events()
+                    .to_vec();
+                let _ = self.tx.send(AppEvent::Exported(export_session(
+                    &events,
+                    &self.export_dir,
+                )));
+            }
             Effect::StopRun => {
+                // A script in a loop stops at once; the run at its next
+                // check.
+                self.cancel.cancel();
                 if let Some(stop) = &self.stop {
                     stop.stop();
                 }
@@ -410,6 +591,7 @@ impl EffectHandler for Services {
             }
             Effect::LoadTheme(spec) => self.load_theme(&spec),
             Effect::Quit => {
+                self.cancel.cancel();
                 if let Some(stop) = &self.stop {
                     stop.stop();
                 }
@@ -532,9 +714,9 @@ impl Approver for WorkbenchApprover {
 /// every observation goes to the listing, and a pause holds the run
 /// before its next observation.
 struct WorkbenchEnvironment {
-    /// Runs the handlers of custom actions the model calls.
-    scripts: Scripts,
-    inner: Option<BrowserEnvironment>,
+    /// Runs custom actions' handlers on the same tab and records locators
+    /// so the session exports as a recipe.
+    inner: Option<ScriptEnvironment>,
     tx: Sender<AppEvent>,
     paused: watch::Receiver<bool>,
     stop: StopSignal,
@@ -574,21 +756,9 @@ impl Environment for WorkbenchEnvironment {
     }
 
     async fn execute(&mut self, action: &Action) -> ActionResult {
-        match (self.inner.as_mut(), action) {
-            // A custom action's handler drives the same tab.
-            (Some(inner), Action::Custom(custom)) => {
-                let mut host = TabHost::new(inner.tab(), ExecOptions::default(), SitemapSet::new());
-                self.scripts
-                    .call_action(
-                        &custom.name,
-                        custom.params.clone(),
-                        &mut host,
-                        &CancelFlag::new(),
-                    )
-                    .await
-            }
-            (Some(inner), _) => inner.execute(action).await,
-            (None, _) => ActionResult::unknown("the browser tab is no longer available"),
+        match self.inner.as_mut() {
+            Some(inner) => inner.execute(action).await,
+            None => ActionResult::unknown("the browser tab is no longer available"),
         }
     }
 
@@ -615,6 +785,16 @@ fn with_secrets(catalog: &Catalog, secrets: &Secrets, action: Action) -> Action 
     catalog.parse(&filled).unwrap_or(action)
 }
 
+/// A hand-typed action as recorded: secret values back to placeholders.
+fn masked_action(catalog: &Catalog, secrets: &Secrets, action: &Action) -> Action {
+    if secrets.is_empty() {
+        return action.clone();
+    }
+    let mut shown = action.to_json();
+    secrets.mask_json(&mut shown);
+    catalog.parse(&shown).unwrap_or_else(|_| action.clone())
+}
+
 /// A hand-run action's result with secret values masked: a fill echoes
 /// the value it typed, and the log pane shows results.
 fn masked_result(secrets: &Secrets, result: ActionResult) -> ActionResult {
@@ -631,6 +811,7 @@ fn masked_result(secrets: &Secrets, result: ActionResult) -> ActionResult {
 /// What the browser task needs besides its channels.
 struct BrowserSetup {
     scripts: Scripts,
+    session: Arc<Mutex<SessionRecord>>,
     launch: LaunchOptions,
     secrets: Secrets,
     sessions_dir: PathBuf,
@@ -650,7 +831,7 @@ fn masked_page(secrets: &Secrets, page: &PageState) -> PageState {
     serde_json::from_value(value).unwrap_or_else(|_| page.clone())
 }
 
-async fn observe_and_send(env: &mut BrowserEnvironment, tx: &Sender<AppEvent>, secrets: &Secrets) {
+async fn observe_and_send(env: &mut ScriptEnvironment, tx: &Sender<AppEvent>, secrets: &Secrets) {
     match env.observe().await {
         Ok(page) => {
             let _ = tx.send(AppEvent::Page(Box::new(masked_page(secrets, &page))));
@@ -665,7 +846,7 @@ async fn observe_and_send(env: &mut BrowserEnvironment, tx: &Sender<AppEvent>, s
 }
 
 /// Outlines one listed element in the page, replacing the last outline.
-async fn highlight(env: &mut BrowserEnvironment, catalog: &Catalog, index: u32) {
+async fn highlight(env: &mut ScriptEnvironment, catalog: &Catalog, index: u32) {
     let Ok(action) = catalog.parse(&json!({"highlight": {"index": index}})) else {
         return;
     };
@@ -715,7 +896,23 @@ async fn browser_task(
     let secrets = setup.secrets;
     let sessions_dir = setup.sessions_dir;
     let scripts = setup.scripts;
-    let mut env = BrowserEnvironment::new(tab, setup.exec, Arc::clone(&sitemaps));
+    let session_record = setup.session;
+    // Navigations the page starts by itself that the allowed-domains guard
+    // refuses are reported here, between runs as well as during them.
+    let (guard_tx, mut guard_rx) = mpsc::unbounded_channel::<Event>();
+    {
+        let tx = tx.clone();
+        tokio::spawn(async move {
+            while let Some(event) = guard_rx.recv().await {
+                if tx.send(AppEvent::agent(event)).is_err() {
+                    break;
+                }
+            }
+        });
+    }
+    let browser_env = BrowserEnvironment::new(tab, setup.exec.clone(), Arc::clone(&sitemaps))
+        .with_events(guard_tx);
+    let mut env = ScriptEnvironment::new(browser_env, scripts.clone(), setup.exec);
     observe_and_send(&mut env, &tx, &secrets).await;
     let catalog = Catalog::builtin();
     let disconnected = session.disconnected();
@@ -738,17 +935,37 @@ async fn browser_task(
             }
             command = commands.recv() => match command {
                 None | Some(BrowserCommand::Shutdown) => break,
-                Some(BrowserCommand::Act { id, action }) => {
+                Some(BrowserCommand::Act { id, action, cancel }) => {
                     let action = with_secrets(&catalog, &secrets, action);
+                    env = env.with_cancel(cancel);
                     let started = Instant::now();
                     let result = masked_result(&secrets, env.execute(&action).await);
                     let ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+                    // Recorded with the placeholder, never the secret.
+                    let shown = masked_action(&catalog, &secrets, &action);
+                    session_record
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .record_manual(&shown, &result, ms);
                     let _ = tx.send(AppEvent::ActionFinished { id, result, ms });
                     observe_and_send(&mut env, &tx, &secrets).await;
                 }
-                Some(BrowserCommand::Run { task, llm, stop, paused, max_steps, approval }) => {
-                    let run = AgentRun { task, llm, stop, paused, max_steps, approval, secrets: secrets.clone(), sessions_dir: sessions_dir.clone(), scripts: scripts.clone() };
-                    let (back, shutting_down) = run_agent(env, run, &sitemaps, &tx, &mut commands)
+                Some(BrowserCommand::Run { task, llm, stop, paused, max_steps, approval, cancel }) => {
+                    let run = AgentRun { task, llm, stop, paused, max_steps, approval, secrets: secrets.clone(), sessions_dir: sessions_dir.clone(), scripts: scripts.clone(), session: Arc::clone(&session_record) };
+                    let (back, shutting_down) = run_agent(env.with_cancel(cancel), run, &sitemaps, &tx, &mut commands)
+                    .await;
+                    match back {
+                        Some(returned) => env = returned,
+                        None => return,
+                    }
+                    if shutting_down {
+                        break;
+                    }
+                    observe_and_send(&mut env, &tx, &secrets).await;
+                }
+                Some(BrowserCommand::Recipe { name, llm, stop, cancel, paused, max_steps, approval }) => {
+                    let run = RecipeRun { name, llm, stop, cancel: cancel.clone(), paused, max_steps, approval, secrets: secrets.clone(), sessions_dir: sessions_dir.clone(), scripts: scripts.clone(), session: Arc::clone(&session_record) };
+                    let (back, shutting_down) = run_recipe(env.with_cancel(cancel), run, &tx, &mut commands)
                     .await;
                     match back {
                         Some(returned) => env = returned,
@@ -802,7 +1019,7 @@ async fn refuse_all(
                     ms: 0,
                 });
             }
-            BrowserCommand::Run { .. } => {
+            BrowserCommand::Run { .. } | BrowserCommand::Recipe { .. } => {
                 let _ = tx.send(AppEvent::RunEnded {
                     error: Some(why.to_string()),
                 });
@@ -823,43 +1040,208 @@ struct AgentRun {
     secrets: Secrets,
     sessions_dir: PathBuf,
     scripts: Scripts,
+    session: Arc<Mutex<SessionRecord>>,
+}
+
+/// One recipe run's settings, as the loop asked for them.
+struct RecipeRun {
+    name: String,
+    llm: Option<Arc<LlmClient>>,
+    stop: StopSignal,
+    cancel: CancelFlag,
+    paused: watch::Receiver<bool>,
+    max_steps: usize,
+    approval: Arc<AtomicU8>,
+    secrets: Secrets,
+    sessions_dir: PathBuf,
+    scripts: Scripts,
+    session: Arc<Mutex<SessionRecord>>,
+}
+
+/// Sends a run's events to the panes, its trace file and the session
+/// record, until the run drops its sender.
+fn forward_events(
+    tx: &Sender<AppEvent>,
+    sessions_dir: PathBuf,
+    session: Arc<Mutex<SessionRecord>>,
+    mut events_rx: mpsc::UnboundedReceiver<Event>,
+) -> tokio::task::JoinHandle<()> {
+    let tx = tx.clone();
+    tokio::spawn(async move {
+        let mut trace = match TraceWriter::create(&sessions_dir) {
+            Ok(trace) => Some(trace),
+            Err(error) => {
+                tracing::warn!(%error, "no trace file for this run");
+                None
+            }
+        };
+        let base = session
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .base();
+        while let Some(event) = events_rx.recv().await {
+            if let Some(writer) = trace.as_mut() {
+                if let Err(error) = writer.write(&event) {
+                    tracing::warn!(%error, "the trace stops here");
+                    trace = None;
+                }
+            }
+            session
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .record(base, &event);
+            if tx.send(AppEvent::agent(event)).is_err() {
+                break;
+            }
+        }
+    })
+}
+
+/// Runs a recipe on the tab, its steps through the person's approval
+/// gate; returns the tab's environment and whether a shutdown came in.
+async fn run_recipe(
+    env: ScriptEnvironment,
+    run: RecipeRun,
+    tx: &Sender<AppEvent>,
+    commands: &mut mpsc::UnboundedReceiver<BrowserCommand>,
+) -> (Option<ScriptEnvironment>, bool) {
+    let RecipeRun {
+        name,
+        llm,
+        stop,
+        cancel,
+        paused,
+        max_steps,
+        approval,
+        secrets,
+        sessions_dir,
+        scripts,
+        session,
+    } = run;
+    let (events_tx, events_rx) = mpsc::unbounded_channel::<Event>();
+    let forward = forward_events(tx, sessions_dir, session, events_rx);
+    let mut environment = WorkbenchEnvironment {
+        inner: Some(env),
+        tx: tx.clone(),
+        paused,
+        stop,
+        secrets: secrets.clone(),
+    };
+    let url = environment.current_url().await.unwrap_or_default();
+    let mode = mode_from(approval.load(Ordering::Relaxed));
+    // The approver applies the mode chosen at each step, so the host asks
+    // it about every step.
+    let mut host = RecipeHost::new(
+        environment,
+        Box::new(WorkbenchApprover {
+            tx: tx.clone(),
+            mode: approval,
+        }),
+        ApprovalMode::Always,
+        events_tx.clone(),
+    );
+    if let (Some(llm), Ok(catalog)) = (llm, scripts.catalog()) {
+        // Sub-goals run headless at the mode the recipe started with: an
+        // action that needs approval there is refused, not asked about.
+        host = host.with_sub_agent(Box::new(LlmSubAgent {
+            llm,
+            catalog,
+            config: AgentConfig {
+                max_steps,
+                approval: mode,
+                secrets,
+            },
+            yes: false,
+        }));
+    }
+    let _ = events_tx.send(Event::RunStarted {
+        task: format!("recipe {name}"),
+        url,
+        model: "none (recipe)".into(),
+        max_steps: 0,
+    });
+    let mut shutting_down = false;
+    let outcome = {
+        let running = scripts.run_recipe(Some(&name), &mut host, &cancel);
+        tokio::pin!(running);
+        loop {
+            tokio::select! {
+                outcome = &mut running => break outcome,
+                command = commands.recv(), if !shutting_down => match command {
+                    Some(BrowserCommand::Act { id, .. }) => {
+                        let _ = tx.send(AppEvent::ActionFinished {
+                            id,
+                            result: ActionResult::blocked("a recipe is running; stop it before acting by hand"),
+                            ms: 0,
+                        });
+                    }
+                    Some(BrowserCommand::Run { .. } | BrowserCommand::Recipe { .. }) => {
+                        let _ = tx.send(AppEvent::Notice {
+                            error: true,
+                            text: "a run is already in progress".into(),
+                        });
+                    }
+                    Some(BrowserCommand::Shutdown) | None => {
+                        shutting_down = true;
+                        cancel.cancel();
+                    }
+                },
+            }
+        }
+    };
+    let steps = host.steps();
+    let (success, text, reason) = match outcome {
+        Ok(value) => (
+            true,
+            match value {
+                serde_json::Value::Null => format!("recipe {name} finished"),
+                serde_json::Value::String(text) => text,
+                other => other.to_string(),
+            },
+            EndReason::Done,
+        ),
+        Err(ScriptError::Cancelled) => (false, "stopped by the person".into(), EndReason::Stopped),
+        Err(error) => {
+            let reason = if host.stopped() {
+                EndReason::Stopped
+            } else {
+                EndReason::Fatal
+            };
+            (false, error.to_string(), reason)
+        }
+    };
+    let _ = events_tx.send(Event::Done {
+        success,
+        text,
+        reason,
+        steps,
+        usage: TokenUsage::default(),
+    });
+    drop(events_tx);
+    let back = host.into_environment().inner.take();
+    let _ = forward.await;
+    let _ = tx.send(AppEvent::RunEnded { error: None });
+    (back, shutting_down)
 }
 
 /// Runs the agent on the tab; returns the tab's environment (unless the
 /// run lost it) and whether a shutdown came in meanwhile.
 async fn run_agent(
-    env: BrowserEnvironment,
+    env: ScriptEnvironment,
     run_settings: AgentRun,
     sitemaps: &Arc<RwLock<SitemapSet>>,
     tx: &Sender<AppEvent>,
     commands: &mut mpsc::UnboundedReceiver<BrowserCommand>,
-) -> (Option<BrowserEnvironment>, bool) {
-    let (events_tx, mut events_rx) = mpsc::unbounded_channel::<Event>();
-    // Every event goes to the panes and to the session's trace file.
-    let forward = {
-        let tx = tx.clone();
-        let sessions_dir = run_settings.sessions_dir.clone();
-        tokio::spawn(async move {
-            let mut trace = match TraceWriter::create(&sessions_dir) {
-                Ok(trace) => Some(trace),
-                Err(error) => {
-                    tracing::warn!(%error, "no trace file for this run");
-                    None
-                }
-            };
-            while let Some(event) = events_rx.recv().await {
-                if let Some(writer) = trace.as_mut() {
-                    if let Err(error) = writer.write(&event) {
-                        tracing::warn!(%error, "the trace stops here");
-                        trace = None;
-                    }
-                }
-                if tx.send(AppEvent::agent(event)).is_err() {
-                    break;
-                }
-            }
-        })
-    };
+) -> (Option<ScriptEnvironment>, bool) {
+    let (events_tx, events_rx) = mpsc::unbounded_channel::<Event>();
+    // Every event goes to the panes, the run's trace file and the session
+    // record.
+    let forward = forward_events(
+        tx,
+        run_settings.sessions_dir.clone(),
+        Arc::clone(&run_settings.session),
+        events_rx,
+    );
     let AgentRun {
         task,
         llm,
@@ -870,10 +1252,10 @@ async fn run_agent(
         secrets,
         sessions_dir: _,
         scripts,
+        session: _,
     } = run_settings;
     let catalog = scripts.catalog().unwrap_or_default();
     let environment = WorkbenchEnvironment {
-        scripts,
         inner: Some(env),
         tx: tx.clone(),
         paused,
@@ -915,7 +1297,7 @@ async fn run_agent(
                             ms: 0,
                         });
                     }
-                    Some(BrowserCommand::Run { .. }) => {
+                    Some(BrowserCommand::Run { .. } | BrowserCommand::Recipe { .. }) => {
                         let _ = tx.send(AppEvent::Notice {
                             error: true,
                             text: "a run is already in progress".into(),

@@ -104,6 +104,7 @@ pub fn update(state: &mut AppState, event: AppEvent) -> Vec<Effect> {
                 notice(state, true, error);
             }
             state.reflection.streaming = false;
+            state.recipe = None;
         }
         AppEvent::Sitemaps { sitemaps, error } => {
             state.status.sitemaps = match error {
@@ -124,6 +125,16 @@ pub fn update(state: &mut AppState, event: AppEvent) -> Vec<Effect> {
         AppEvent::ThemeReloaded(Err(error)) => {
             state.status.theme_error = Some(format!("{error} (keeping the last good theme)"));
         }
+        AppEvent::ScriptsLoaded { catalog, recipes } => {
+            state.catalog = *catalog;
+            state.recipes = recipes;
+        }
+        AppEvent::Exported(Ok(path)) => notice(
+            state,
+            false,
+            format!("session exported as a recipe: {}", path.display()),
+        ),
+        AppEvent::Exported(Err(why)) => notice(state, true, format!("export failed: {why}")),
         AppEvent::Notice { error, text } => notice(state, error, text),
     }
     effects
@@ -377,9 +388,29 @@ fn on_pane_key(state: &mut AppState, command: Command, effects: &mut Vec<Effect>
             if run_active(state) {
                 state.status.run = RunStatus::Stopping;
                 effects.push(Effect::StopRun);
+            } else if state
+                .log
+                .iter()
+                .any(|e| e.manual_id.is_some() && e.outcome == Outcome::Pending)
+            {
+                // A hand-typed custom action may be a script in a loop.
+                notice(state, false, "cancelling the running script".into());
+                effects.push(Effect::CancelScript);
             } else {
-                notice(state, true, "no run to stop".into());
+                notice(state, true, "no run, recipe or script to stop".into());
             }
+        }
+        Command::PickRecipe => {
+            let mut field = TextArea::new(vec!["recipe ".to_string()]);
+            set_field_focus(&mut field, true, &state.theme);
+            field.move_cursor(tui_textarea::CursorMove::End);
+            state.command_line = Some(field);
+            let listed = recipe_list(state);
+            notice(state, state.recipes.is_empty(), listed);
+        }
+        Command::ExportSession => {
+            notice(state, false, "exporting the session as a recipe…".into());
+            effects.push(Effect::ExportSession);
         }
         Command::PauseResume => match state.status.run {
             RunStatus::Running => {
@@ -483,6 +514,10 @@ fn submit_command_line(state: &mut AppState, effects: &mut Vec<Effect>) {
         );
         return;
     }
+    if line == "recipe" || line.starts_with("recipe ") {
+        start_recipe(state, line["recipe".len()..].trim(), effects);
+        return;
+    }
     match state.catalog.parse_command(&line) {
         Ok(action) => {
             state.command_line = None;
@@ -508,6 +543,83 @@ fn submit_command_line(state: &mut AppState, effects: &mut Vec<Effect>) {
     }
 }
 
+/// The loaded recipes with their descriptions, for the status line.
+fn recipe_list(state: &AppState) -> String {
+    if state.recipes.is_empty() {
+        return "no recipes are loaded: put .rhai files in the recipes directory (--recipes)"
+            .into();
+    }
+    let names: Vec<String> = state
+        .recipes
+        .iter()
+        .map(|r| format!("{}: {}", r.name, r.description))
+        .collect();
+    format!("recipes · {}", names.join(" · "))
+}
+
+/// `:recipe NAME`: runs a loaded recipe like an agent run.
+fn start_recipe(state: &mut AppState, name: &str, effects: &mut Vec<Effect>) {
+    if name.is_empty() {
+        let listed = recipe_list(state);
+        notice(state, true, format!("which recipe? {listed}"));
+        return;
+    }
+    if !state.recipes.iter().any(|r| r.name == name) {
+        let available: Vec<&str> = state.recipes.iter().map(|r| r.name.as_str()).collect();
+        let available = if available.is_empty() {
+            "none".to_string()
+        } else {
+            available.join(", ")
+        };
+        notice(
+            state,
+            true,
+            format!("no recipe named `{name}` is loaded; available: {available}"),
+        );
+        return;
+    }
+    state.command_line = None;
+    state.status.run = RunStatus::Running;
+    state.status.step = 0;
+    state.status.max_steps = 0;
+    state.recipe = Some(name.to_string());
+    state.reflection = ReflectionView::default();
+    state.reflection_view = ListView::default();
+    notice(state, false, format!("running recipe {name} (s stops it)"));
+    effects.push(Effect::RunRecipe {
+        name: name.to_string(),
+        approval: state.status.approval,
+    });
+}
+
+/// Completes a recipe name after `recipe `.
+fn complete_recipe(state: &mut AppState, prefix: &str) {
+    let matches: Vec<String> = state
+        .recipes
+        .iter()
+        .map(|r| r.name.clone())
+        .filter(|n| n.starts_with(prefix))
+        .collect();
+    match matches.as_slice() {
+        [] => {
+            let listed = recipe_list(state);
+            notice(
+                state,
+                true,
+                format!("no recipe starts with `{prefix}`; {listed}"),
+            );
+        }
+        [only] => {
+            let mut field = TextArea::new(vec![format!("recipe {only}")]);
+            set_field_focus(&mut field, true, &state.theme);
+            field.move_cursor(tui_textarea::CursorMove::End);
+            state.command_line = Some(field);
+            notice(state, false, "Enter runs it".into());
+        }
+        several => notice(state, false, several.join("  ")),
+    }
+}
+
 /// Completes the action name as far as it is unambiguous; a complete
 /// name shows its usage, several candidates are listed.
 fn complete_command(state: &mut AppState) {
@@ -516,6 +628,11 @@ fn complete_command(state: &mut AppState) {
     };
     let line = field.lines().join(" ");
     let word = line.trim_start();
+    if let Some(prefix) = word.strip_prefix("recipe ") {
+        let prefix = prefix.trim().to_string();
+        complete_recipe(state, &prefix);
+        return;
+    }
     if word.contains(char::is_whitespace) {
         // Past the name: show how the rest is written.
         let name = word.split_whitespace().next().unwrap_or_default();
@@ -529,6 +646,7 @@ fn complete_command(state: &mut AppState) {
         .catalog
         .names()
         .into_iter()
+        .chain(std::iter::once("recipe"))
         .filter(|n| n.starts_with(word))
         .map(str::to_string)
         .collect();
@@ -817,6 +935,11 @@ fn on_agent_event(state: &mut AppState, event: Event) {
                     ..ReflectionView::default()
                 };
             }
+            if state.recipe.is_some() {
+                // A recipe proposes its steps in order without observing
+                // first, so each call opens the next step.
+                state.status.step += 1;
+            }
             state.reflection.streaming = false;
             state.reflection.action = Some(format!("{name} {parameters}"));
             let target = match parameters.get("index").and_then(Value::as_u64) {
@@ -867,6 +990,7 @@ fn on_agent_event(state: &mut AppState, event: Event) {
         }
         Event::Done { success, text, .. } => {
             state.status.run = RunStatus::Finished { success };
+            state.recipe = None;
             state.reflection.streaming = false;
             notice(
                 state,
