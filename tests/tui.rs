@@ -1583,6 +1583,7 @@ fn a_recipe_runs_from_the_command_line_with_its_steps_in_the_log() {
     }
     assert_eq!(bench.state().status.run, RunStatus::Running);
     assert!(bench.state().command_line.is_none());
+    let model = bench.state().status.model.clone();
 
     // Its steps arrive as agent-like events without observations.
     bench.send(AppEvent::agent(Event::RunStarted {
@@ -1619,6 +1620,11 @@ fn a_recipe_runs_from_the_command_line_with_its_steps_in_the_log() {
     );
     assert_eq!(bench.state().log[0].outcome, Outcome::Ok);
     assert_eq!(bench.state().log[1].target, "#filter");
+    assert_eq!(
+        bench.state().status.model,
+        model,
+        "the configured model stays"
+    );
 
     // The stop key stops the recipe like a run.
     bench.effects.clear();
@@ -1664,6 +1670,11 @@ fn the_export_key_reports_the_file_or_why_not() {
         bench.screen().contains("recipes/session-1763771000.rhai"),
         "{}",
         bench.screen()
+    );
+    let row = &bench.state().log[0];
+    assert_eq!(
+        (row.action.as_str(), row.target.as_str()),
+        ("export", "recipes/session-1763771000.rhai")
     );
     bench.send(AppEvent::Exported(Err("nothing to replay yet".into())));
     bench.idle();

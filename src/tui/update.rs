@@ -129,11 +129,29 @@ pub fn update(state: &mut AppState, event: AppEvent) -> Vec<Effect> {
             state.catalog = *catalog;
             state.recipes = recipes;
         }
-        AppEvent::Exported(Ok(path)) => notice(
-            state,
-            false,
-            format!("session exported as a recipe: {}", path.display()),
-        ),
+        AppEvent::Exported(Ok(path)) => {
+            // Also a log row: the watcher's reload notice for the new file
+            // follows at once and would hide the status line's message.
+            push_log(
+                state,
+                LogEntry {
+                    step: None,
+                    manual_id: None,
+                    action: "export".into(),
+                    params: String::new(),
+                    target: path.display().to_string(),
+                    outcome: Outcome::Ok,
+                    ms: None,
+                    record: None,
+                    raw_response: String::new(),
+                },
+            );
+            notice(
+                state,
+                false,
+                format!("session exported as a recipe: {}", path.display()),
+            );
+        }
         AppEvent::Exported(Err(why)) => notice(state, true, format!("export failed: {why}")),
         AppEvent::Notice { error, text } => notice(state, error, text),
     }
@@ -886,7 +904,11 @@ fn on_agent_event(state: &mut AppState, event: Event) {
         } => {
             state.status.run = RunStatus::Running;
             state.status.url = url;
-            state.status.model = model;
+            if state.recipe.is_none() {
+                // A recipe's "model" is a label; the configured model
+                // stays, as it decides whether a task can start.
+                state.status.model = model;
+            }
             state.status.max_steps = max_steps;
             state.status.step = 0;
             state.run_log_start = state.log.len();
