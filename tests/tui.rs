@@ -1750,3 +1750,108 @@ fn a_session_exports_as_a_recipe_that_compiles() {
     assert_eq!(summary.recipes, ["replay"]);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Waits (bounded, not timed) for the services' event `pick` accepts,
+/// keeping every other event seen on the way in `seen`.
+fn wait_for_event<T>(
+    rx: &std::sync::mpsc::Receiver<AppEvent>,
+    seen: &mut Vec<String>,
+    mut pick: impl FnMut(&AppEvent) -> Option<T>,
+) -> T {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(90);
+    loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(event) => {
+                if let Some(found) = pick(&event) {
+                    return found;
+                }
+                seen.push(format!("{event:?}").chars().take(200).collect());
+            }
+            Err(error) => panic!("no such event ({error}); seen:\n{}", seen.join("\n")),
+        }
+    }
+}
+
+#[test]
+fn the_real_services_cancel_a_looping_script_and_report_refused_navigations() {
+    use webagent::serve::PageServer;
+    use webagent::tui::services::{Services, WorkbenchOptions};
+    use webagent::tui::EffectHandler;
+
+    let runtime = tokio::runtime::Runtime::new().expect("a runtime for the page server");
+    let server = runtime
+        .block_on(PageServer::start())
+        .expect("the page server starts");
+    // The page sends itself off-site: the allowed-domains guard refuses.
+    server.html(
+        "/",
+        "<html><body><button id=stay>Stay</button><script>\
+         setTimeout(() => { location.href = 'http://blocked.invalid/away'; }, 20);\
+         </script></body></html>",
+    );
+    let dir = scratch_dir("services");
+    std::fs::write(
+        dir.join("spin.rhai"),
+        "action(\"spin\", #{ description: \"Spins until cancelled\", params: #{}, risk: \"read\" });\n\
+         fn spin(p) { let n = 0; loop { n += 1; } }\n",
+    )
+    .expect("writing the script");
+    let mut options = WorkbenchOptions::new(server.url("/"));
+    options.recipes = Some(dir.clone());
+    options.sessions_dir = dir.join("sessions");
+    options.launch.allowed_domains = vec!["127.0.0.1".into()];
+    options.llm_configured = false;
+    let (tx, rx) = channel();
+    let mut services = Services::start(&options, tx).expect("the services start");
+    let mut seen = Vec::new();
+
+    // The custom action reaches the loop's catalog.
+    let catalog = wait_for_event(&rx, &mut seen, |event| match event {
+        AppEvent::ScriptsLoaded { catalog, .. } if catalog.get("spin").is_some() => {
+            Some(catalog.clone())
+        }
+        _ => None,
+    });
+    wait_for_event(&rx, &mut seen, |event| {
+        matches!(event, AppEvent::BrowserReady { .. }).then_some(())
+    });
+    let spin = catalog.parse_command("spin").expect("`spin` parses");
+    services.handle(Effect::RunAction {
+        id: 7,
+        action: spin,
+    });
+    // Give the script time to be inside its loop (this is not measured).
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    services.handle(Effect::CancelScript);
+    let mut blocked = false;
+    let result = wait_for_event(&rx, &mut seen, |event| match event {
+        AppEvent::ActionFinished { id: 7, result, .. } => Some(result.clone()),
+        AppEvent::Agent(e) => {
+            if let Event::Error { error, .. } = e.as_ref() {
+                blocked |= error.contains("blocked a navigation to http://blocked.invalid/away");
+            }
+            None
+        }
+        _ => None,
+    });
+    match &result {
+        ActionResult::Failure { message, .. } => {
+            assert!(message.contains("cancelled"), "{message}")
+        }
+        other => panic!("the loop was not cancelled: {other:?}"),
+    }
+    // The refusal reaches the UI (reported at the latest by the next
+    // observation, which follows every hand-run action).
+    if !blocked {
+        wait_for_event(&rx, &mut seen, |event| match event {
+            AppEvent::Agent(e) => match e.as_ref() {
+                Event::Error { error, .. } if error.contains("blocked.invalid") => Some(()),
+                _ => None,
+            },
+            _ => None,
+        });
+    }
+    services.shutdown();
+    let _ = std::fs::remove_dir_all(&dir);
+}
