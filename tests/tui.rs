@@ -1756,17 +1756,17 @@ fn a_session_exports_as_a_recipe_that_compiles() {
 fn wait_for_event<T>(
     rx: &std::sync::mpsc::Receiver<AppEvent>,
     seen: &mut Vec<String>,
-    mut pick: impl FnMut(&AppEvent) -> Option<T>,
+    mut pick: impl FnMut(AppEvent) -> Option<T>,
 ) -> T {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(90);
     loop {
         let left = deadline.saturating_duration_since(std::time::Instant::now());
         match rx.recv_timeout(left) {
             Ok(event) => {
-                if let Some(found) = pick(&event) {
+                seen.push(format!("{event:?}").chars().take(200).collect());
+                if let Some(found) = pick(event) {
                     return found;
                 }
-                seen.push(format!("{event:?}").chars().take(200).collect());
             }
             Err(error) => panic!("no such event ({error}); seen:\n{}", seen.join("\n")),
         }
@@ -1791,12 +1791,18 @@ fn the_real_services_cancel_a_looping_script_and_report_refused_navigations() {
          </script></body></html>",
     );
     let dir = scratch_dir("services");
-    std::fs::write(
-        dir.join("spin.rhai"),
-        "action(\"spin\", #{ description: \"Spins until cancelled\", params: #{}, risk: \"read\" });\n\
-         fn spin(p) { let n = 0; loop { n += 1; } }\n",
-    )
-    .expect("writing the script");
+    server.html(
+        "/calm",
+        "<html><body><button id=stay>Stay</button></body></html>",
+    );
+    let script = r##"
+action("spin", #{ description: "Spins until cancelled", params: #{}, risk: "read" });
+fn spin(p) { let n = 0; loop { n += 1; } }
+recipe("tap", "Clicks Stay on a calm page");
+fn tap() { navigate("CALM"); click("#stay"); "tapped" }
+"##
+    .replace("CALM", &server.url("/calm"));
+    std::fs::write(dir.join("spin.rhai"), script).expect("writing the script");
     let mut options = WorkbenchOptions::new(server.url("/"));
     options.recipes = Some(dir.clone());
     options.sessions_dir = dir.join("sessions");
@@ -1852,6 +1858,61 @@ fn the_real_services_cancel_a_looping_script_and_report_refused_navigations() {
             _ => None,
         });
     }
+    // A recipe's step waits at the approval gate, then runs and is logged.
+    services.handle(Effect::RunRecipe {
+        name: "tap".into(),
+        approval: ApprovalMode::Always,
+    });
+    let mut asked = Vec::new();
+    let mut logged = Vec::new();
+    let done = wait_for_event(&rx, &mut seen, |event| match event {
+        AppEvent::ApprovalRequested { request, reply } => {
+            asked.push(request.action.name().to_string());
+            services.handle(Effect::Decide {
+                reply,
+                decision: ApprovalDecision::Approve { note: None },
+            });
+            None
+        }
+        AppEvent::Agent(e) => match *e {
+            Event::Step(step) => {
+                logged.push((step.index, step.action.clone(), step.result.is_ok()));
+                None
+            }
+            Event::Done { success, text, .. } => Some((success, text)),
+            _ => None,
+        },
+        _ => None,
+    });
+    assert_eq!(
+        done,
+        (true, "tapped".to_string()),
+        "seen:\n{}",
+        seen.join("\n")
+    );
+    assert_eq!(asked, ["navigate", "click"], "every step was asked about");
+    let numbers: Vec<usize> = logged.iter().map(|l| l.0).collect();
+    // The panes number the recipe's own steps (the export record follows
+    // on from the hand-run action).
+    assert_eq!(numbers, [1, 2], "{logged:?}");
+    assert!(logged.iter().all(|l| l.2), "{logged:?}");
+    wait_for_event(&rx, &mut seen, |event| {
+        matches!(event, AppEvent::RunEnded { error: None }).then_some(())
+    });
+    // The session (hand-run action and recipe) exports; the cancelled
+    // action is not a step to replay, the click is.
+    services.handle(Effect::ExportSession);
+    let exported = wait_for_event(&rx, &mut seen, |event| match event {
+        AppEvent::Exported(result) => Some(result),
+        _ => None,
+    });
+    let path = exported.expect("the session exports");
+    assert!(
+        path.starts_with(&dir),
+        "written to the recipes directory: {path:?}"
+    );
+    let source = std::fs::read_to_string(&path).expect("the export is readable");
+    assert!(source.contains("#stay"), "{source}");
     services.shutdown();
     let _ = std::fs::remove_dir_all(&dir);
 }
