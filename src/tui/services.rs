@@ -936,6 +936,8 @@ async fn browser_task(
             command = commands.recv() => match command {
                 None | Some(BrowserCommand::Shutdown) => break,
                 Some(BrowserCommand::Act { id, action, cancel }) => {
+                    // Custom actions re-parse only with the scripts' catalog.
+                    let catalog = scripts.catalog().unwrap_or_else(|_| catalog.clone());
                     let action = with_secrets(&catalog, &secrets, action);
                     env = env.with_cancel(cancel);
                     let started = Instant::now();
@@ -1358,5 +1360,35 @@ mod tests {
         let shown = serde_json::to_string(&masked_result(&secrets, echoed)).unwrap_or_default();
         assert!(shown.contains("<secret>pw</secret>"), "{shown}");
         assert!(!shown.contains("Tq8-secret-5521"), "{shown}");
+    }
+
+    #[test]
+    fn a_custom_actions_secret_placeholder_is_filled_with_the_scripts_catalog() {
+        let scripts = Scripts::default();
+        scripts
+            .load_source(
+                "login.rhai",
+                "action(\"log_in\", #{ description: \"Signs in\", \
+                 params: #{ password: #{ type: \"string\" } }, risk: \"commit\" });\n\
+                 fn log_in(p) { p.password }\n",
+            )
+            .expect("the script loads");
+        let catalog = scripts.catalog().expect("the action fits the catalog");
+        let mut secrets = Secrets::new();
+        secrets.insert("pw", "Zx9-hidden-0042");
+        let typed = catalog
+            .parse_command("log_in <secret>pw</secret>")
+            .expect("the custom action parses");
+        let filled = with_secrets(&catalog, &secrets, typed.clone()).to_json();
+        assert_eq!(filled["log_in"]["password"], "Zx9-hidden-0042", "{filled}");
+        // The built-in catalog cannot re-parse it: the placeholder stays.
+        let unfilled = with_secrets(&Catalog::builtin(), &secrets, typed).to_json();
+        assert_eq!(unfilled["log_in"]["password"], "<secret>pw</secret>");
+        // What the session records shows the placeholder again.
+        let recorded = masked_action(&catalog, &secrets, &catalog.parse(&filled).expect("parses"));
+        assert_eq!(
+            recorded.to_json()["log_in"]["password"],
+            "<secret>pw</secret>"
+        );
     }
 }
