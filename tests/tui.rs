@@ -1916,3 +1916,83 @@ fn tap() { navigate("CALM"); click("#stay"); "tapped" }
     services.shutdown();
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_recipes_sub_goal_gets_its_own_rows_and_the_recipe_goes_on() {
+    let mut bench = Bench::on_orders(160, 48);
+    with_acme_scripts(&mut bench);
+    bench.key(KeyCode::Char(':'));
+    bench.type_text("recipe orders_overview");
+    bench.key(KeyCode::Enter);
+    let call = |name: &str, parameters: serde_json::Value| {
+        AppEvent::agent(Event::ToolCall {
+            name: name.into(),
+            parameters,
+        })
+    };
+    let done = |success: bool, text: &str| {
+        AppEvent::agent(Event::Done {
+            success,
+            text: text.into(),
+            reason: webagent::events::EndReason::Done,
+            steps: 1,
+            usage: TokenUsage::default(),
+        })
+    };
+    bench.send(AppEvent::agent(Event::RunStarted {
+        task: "recipe orders_overview".into(),
+        url: "http://127.0.0.1:8080/".into(),
+        model: "none (recipe)".into(),
+        max_steps: 0,
+    }));
+    bench.send(call("navigate", json!({"url": "/orders"})));
+    // agent("…") hands a sub-goal to the model.
+    bench.send(AppEvent::agent(Event::RunStarted {
+        task: "count the shipped orders".into(),
+        url: "http://127.0.0.1:8080/orders".into(),
+        model: "gpt-4o-mini".into(),
+        max_steps: 5,
+    }));
+    bench.send(AppEvent::agent(Event::Observation(ObservationSummary {
+        step: 1,
+        url: "http://127.0.0.1:8080/orders".into(),
+        title: "Orders".into(),
+        elements: 6,
+        new_elements: 0,
+        listing_chars: 10,
+    })));
+    bench.send(call("extract", json!({"query": "shipped"})));
+    bench.send(done(true, "4 shipped"));
+    bench.idle();
+    assert_eq!(bench.state().status.run, RunStatus::Running);
+    let notice = bench
+        .state()
+        .status
+        .notice
+        .clone()
+        .expect("sub-goal result");
+    assert!(notice.text.contains("4 shipped"), "{notice:?}");
+    // The recipe's next step follows its own count.
+    bench.send(call("click", json!({"selector": "#next"})));
+    bench.send(done(true, "recipe finished"));
+    bench.idle();
+    let rows: Vec<(Option<usize>, String)> = bench
+        .state()
+        .log
+        .iter()
+        .map(|e| (e.step, e.action.clone()))
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            (Some(1), "navigate".to_string()),
+            (Some(1), "extract".to_string()),
+            (Some(2), "click".to_string()),
+        ]
+    );
+    assert_eq!(
+        bench.state().status.run,
+        RunStatus::Finished { success: true }
+    );
+    assert_eq!(bench.state().status.model, "gpt-4o-mini");
+}

@@ -330,6 +330,12 @@ pub struct AppState {
     /// The recipe running now, if the run is a recipe (its steps are
     /// numbered as they are proposed, there being no observation events).
     pub recipe: Option<String>,
+    /// The running recipe's own `run_started` has arrived (a later one is
+    /// an `agent("…")` sub-goal).
+    pub recipe_began: bool,
+    /// The recipe's step number at each sub-goal in progress, restored
+    /// when the sub-goal is done.
+    pub recipe_subgoals: Vec<usize>,
     /// The colours.
     pub theme: Theme,
     /// The keys.
@@ -366,6 +372,8 @@ impl AppState {
             catalog: Catalog::builtin(),
             recipes: Vec::new(),
             recipe: None,
+            recipe_began: false,
+            recipe_subgoals: Vec::new(),
             theme: Theme::builtin(),
             keymap: Keymap::default(),
             quit: false,

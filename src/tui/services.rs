@@ -26,7 +26,7 @@ use crate::events::{
     DEFAULT_SESSIONS_DIR,
 };
 use crate::llm::{stop_pair, LlmClient, LlmConfig, StopHandle, StopSignal, DEFAULT_BASE_URL};
-use crate::script::host::LlmSubAgent;
+use crate::script::host::SubAgent;
 use crate::script::{
     recipe_from_events, CancelFlag, RecipeHost, ScriptEnvironment, ScriptError, ScriptWatcher,
     Scripts,
@@ -967,7 +967,7 @@ async fn browser_task(
                 }
                 Some(BrowserCommand::Recipe { name, llm, stop, cancel, paused, max_steps, approval }) => {
                     let run = RecipeRun { name, llm, stop, cancel: cancel.clone(), paused, max_steps, approval, secrets: secrets.clone(), sessions_dir: sessions_dir.clone(), scripts: scripts.clone(), session: Arc::clone(&session_record) };
-                    let (back, shutting_down) = run_recipe(env.with_cancel(cancel), run, &tx, &mut commands)
+                    let (back, shutting_down) = run_recipe(env.with_cancel(cancel), run, &sitemaps, &tx, &mut commands)
                     .await;
                     match back {
                         Some(returned) => env = returned,
@@ -1099,11 +1099,78 @@ fn forward_events(
     })
 }
 
+/// `agent("…")` in a recipe run from the workbench: the model works on
+/// the same tab, in the panes, and the person approves its actions as in
+/// any run (at the mode chosen at that moment).
+struct WorkbenchSubAgent {
+    llm: Arc<LlmClient>,
+    catalog: Catalog,
+    config: AgentConfig,
+    tx: Sender<AppEvent>,
+    mode: Arc<AtomicU8>,
+    stop: StopSignal,
+    sitemaps: Arc<RwLock<SitemapSet>>,
+}
+
+impl SubAgent<WorkbenchEnvironment> for WorkbenchSubAgent {
+    fn run<'a>(
+        &'a mut self,
+        goal: &'a str,
+        environment: &'a mut WorkbenchEnvironment,
+        events: mpsc::UnboundedSender<Event>,
+    ) -> BoxFuture<'a, Result<serde_json::Value, String>> {
+        Box::pin(async move {
+            let approver = WorkbenchApprover {
+                tx: self.tx.clone(),
+                mode: Arc::clone(&self.mode),
+            };
+            let mut agent = Agent::new(
+                Arc::clone(&self.llm),
+                Lent(environment),
+                Box::new(approver),
+                events,
+            )
+            .with_catalog(self.catalog.clone())
+            .with_sitemaps(Arc::clone(&self.sitemaps))
+            .with_stop(self.stop.clone())
+            .with_config(self.config.clone());
+            let outcome = agent.run(goal).await.map_err(|e| e.to_string())?;
+            Ok(json!({
+                "success": outcome.success,
+                "text": outcome.text,
+                "steps": outcome.steps,
+            }))
+        })
+    }
+}
+
+/// The recipe's environment lent to a sub-agent for one goal.
+struct Lent<'a>(&'a mut WorkbenchEnvironment);
+
+impl Environment for Lent<'_> {
+    async fn observe(&mut self) -> Result<PageState, EnvironmentError> {
+        self.0.observe().await
+    }
+
+    async fn execute(&mut self, action: &Action) -> ActionResult {
+        self.0.execute(action).await
+    }
+
+    async fn current_url(&mut self) -> Option<String> {
+        self.0.current_url().await
+    }
+
+    async fn risk_facts(&mut self, action: &Action, page: &PageState) -> RiskFacts {
+        self.0.risk_facts(action, page).await
+    }
+}
+
 /// Runs a recipe on the tab, its steps through the person's approval
 /// gate; returns the tab's environment and whether a shutdown came in.
 async fn run_recipe(
     env: ScriptEnvironment,
     run: RecipeRun,
+    sitemaps: &Arc<RwLock<SitemapSet>>,
     tx: &Sender<AppEvent>,
     commands: &mut mpsc::UnboundedReceiver<BrowserCommand>,
 ) -> (Option<ScriptEnvironment>, bool) {
@@ -1126,11 +1193,11 @@ async fn run_recipe(
         inner: Some(env),
         tx: tx.clone(),
         paused,
-        stop,
+        stop: stop.clone(),
         secrets: secrets.clone(),
     };
     let url = environment.current_url().await.unwrap_or_default();
-    let mode = mode_from(approval.load(Ordering::Relaxed));
+    let (sub_mode, sub_stop) = (Arc::clone(&approval), stop.clone());
     // The approver applies the mode chosen at each step, so the host asks
     // it about every step.
     let mut host = RecipeHost::new(
@@ -1143,17 +1210,18 @@ async fn run_recipe(
         events_tx.clone(),
     );
     if let (Some(llm), Ok(catalog)) = (llm, scripts.catalog()) {
-        // Sub-goals run headless at the mode the recipe started with: an
-        // action that needs approval there is refused, not asked about.
-        host = host.with_sub_agent(Box::new(LlmSubAgent {
+        host = host.with_sub_agent(Box::new(WorkbenchSubAgent {
             llm,
             catalog,
             config: AgentConfig {
                 max_steps,
-                approval: mode,
+                approval: ApprovalMode::Always,
                 secrets,
             },
-            yes: false,
+            tx: tx.clone(),
+            mode: sub_mode,
+            stop: sub_stop,
+            sitemaps: Arc::clone(sitemaps),
         }));
     }
     let _ = events_tx.send(Event::RunStarted {

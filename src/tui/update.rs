@@ -105,6 +105,8 @@ pub fn update(state: &mut AppState, event: AppEvent) -> Vec<Effect> {
             }
             state.reflection.streaming = false;
             state.recipe = None;
+            state.recipe_began = false;
+            state.recipe_subgoals.clear();
         }
         AppEvent::Sitemaps { sitemaps, error } => {
             state.status.sitemaps = match error {
@@ -601,6 +603,8 @@ fn start_recipe(state: &mut AppState, name: &str, effects: &mut Vec<Effect>) {
     state.status.step = 0;
     state.status.max_steps = 0;
     state.recipe = Some(name.to_string());
+    state.recipe_began = false;
+    state.recipe_subgoals.clear();
     state.reflection = ReflectionView::default();
     state.reflection_view = ListView::default();
     notice(state, false, format!("running recipe {name} (s stops it)"));
@@ -897,11 +901,28 @@ fn step_entry(state: &mut AppState, step: usize) -> &mut LogEntry {
 fn on_agent_event(state: &mut AppState, event: Event) {
     match event {
         Event::RunStarted {
+            task,
+            url,
+            max_steps,
+            ..
+        } if state.recipe.is_some() && state.recipe_began => {
+            // `agent("…")` in the recipe: the model's steps get rows of
+            // their own, numbered from 1, and the recipe's count resumes
+            // after it.
+            state.recipe_subgoals.push(state.status.step);
+            state.run_log_start = state.log.len();
+            state.status.step = 0;
+            state.status.url = url;
+            state.status.max_steps = max_steps;
+            notice(state, false, format!("the recipe asks the model: {task}"));
+        }
+        Event::RunStarted {
             url,
             model,
             max_steps,
             ..
         } => {
+            state.recipe_began = state.recipe.is_some();
             state.status.run = RunStatus::Running;
             state.status.url = url;
             if state.recipe.is_none() {
@@ -957,7 +978,7 @@ fn on_agent_event(state: &mut AppState, event: Event) {
                     ..ReflectionView::default()
                 };
             }
-            if state.recipe.is_some() {
+            if state.recipe.is_some() && state.recipe_subgoals.is_empty() {
                 // A recipe proposes its steps in order without observing
                 // first, so each call opens the next step.
                 state.status.step += 1;
@@ -1010,9 +1031,23 @@ fn on_agent_event(state: &mut AppState, event: Event) {
             entry.raw_response = raw;
             entry.record = Some(record);
         }
+        Event::Done { success, text, .. } if !state.recipe_subgoals.is_empty() => {
+            if let Some(step) = state.recipe_subgoals.pop() {
+                state.status.step = step;
+            }
+            state.run_log_start = state.log.len();
+            state.reflection.streaming = false;
+            let outcome = if success { "done" } else { "not done" };
+            notice(
+                state,
+                !success,
+                format!("sub-goal {outcome}: {text}; the recipe goes on"),
+            );
+        }
         Event::Done { success, text, .. } => {
             state.status.run = RunStatus::Finished { success };
             state.recipe = None;
+            state.recipe_began = false;
             state.reflection.streaming = false;
             notice(
                 state,
