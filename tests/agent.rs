@@ -199,7 +199,8 @@ fn run_agent(url: &str, task: &str, replies: Vec<Reply>, setup: Setup) -> Run {
             set.insert(sitemap);
         }
         let sitemaps = Arc::new(RwLock::new(set));
-        let environment = BrowserEnvironment::new(tab, ExecOptions::default(), sitemaps.clone());
+        let environment = BrowserEnvironment::new(tab, ExecOptions::default(), sitemaps.clone())
+            .with_llm(Arc::clone(&llm), setup.secrets.clone());
         let (tx, mut rx) = mpsc::unbounded_channel();
         let mut agent = Agent::new(
             llm,
@@ -597,6 +598,57 @@ fn each_normalizer_repair_arrives_over_the_wire_and_is_recorded() {
     assert!(run
         .prompt(11)
         .contains("failed (invalid_params): unknown action `teleport`"));
+}
+
+#[test]
+fn extract_asks_the_model_with_the_page_text_and_secrets_masked() {
+    let s = shared();
+    s.server.html(
+        "/invoice",
+        page(
+            "Invoice",
+            "<p>Invoice total: 42 EUR</p><p>Account token: tok-9f8e7d-private</p>",
+        ),
+    );
+    let mut secrets = Secrets::new();
+    secrets.insert("token", "tok-9f8e7d-private");
+    let replies = vec![
+        reply(
+            "read the total",
+            json!({"extract": {"instruction": "the invoice total"}}),
+        ),
+        // The extraction's own model call.
+        Reply::json(
+            200,
+            tool_call_completion("extract_result", &json!({"result": "42 EUR"})),
+        ),
+        done("The total is 42 EUR", true),
+    ];
+    let run = run_agent(
+        &s.server.url("/invoice"),
+        "what is the invoice total?",
+        replies,
+        Setup {
+            secrets,
+            ..Setup::default()
+        },
+    );
+    assert!(run.outcome.success, "{:?}", run.outcome);
+    let steps = run.steps();
+    let step = steps.first().expect("a first step");
+    assert!(step.result.is_ok(), "{:?}", step.result);
+    let data = serde_json::to_string(&step.result).expect("result as JSON");
+    assert!(data.contains("42 EUR"), "{data}");
+    // The second request is the extraction: it carries the page text, with
+    // the secret's value replaced by its placeholder.
+    assert_eq!(run.requests.len(), 3);
+    let extraction = &run.requests[1].body;
+    assert!(extraction.contains("Invoice total: 42 EUR"), "{extraction}");
+    assert!(!extraction.contains("tok-9f8e7d-private"), "{extraction}");
+    assert!(
+        extraction.contains("<secret>token</secret>"),
+        "{extraction}"
+    );
 }
 
 #[test]

@@ -20,9 +20,10 @@ use tokio::sync::mpsc::UnboundedSender;
 use crate::browser::{BlockedNavigation, BrowserError, BrowserSession, ObserveOptions, Tab};
 use crate::dom::{ElementIndex, PageState};
 use crate::events::Event;
+use crate::llm::LlmClient;
 use crate::sitemap::SitemapSet;
 
-use super::{listing_risk_facts, Environment, EnvironmentError};
+use super::{listing_risk_facts, Environment, EnvironmentError, Secrets};
 
 /// Reads, from the element itself, what decides an action's risk: tag,
 /// type, link target, and whether activating it submits a form (the
@@ -55,6 +56,8 @@ pub struct BrowserEnvironment {
     reported: u64,
     /// Where refusals the page caused on its own are reported.
     events: Option<UnboundedSender<Event>>,
+    /// The model `extract` asks, and the secrets masked in what it is sent.
+    extract: Option<(Arc<LlmClient>, Secrets)>,
 }
 
 /// How many times a run relaunches a dead browser before it gives up.
@@ -76,7 +79,15 @@ impl BrowserEnvironment {
             relaunches: 0,
             reported,
             events: None,
+            extract: None,
         }
+    }
+
+    /// Lets the `extract` action ask `llm`; page text sent to it has the
+    /// values of `secrets` masked, as the agent's own prompts do.
+    pub fn with_llm(mut self, llm: Arc<LlmClient>, secrets: Secrets) -> Self {
+        self.extract = Some((llm, secrets));
+        self
     }
 
     /// Reports navigations the allowed domains refused outside any action
@@ -404,10 +415,18 @@ impl Environment for BrowserEnvironment {
         let earlier = self.take_blocked();
         self.report_blocked(&earlier);
         let sitemaps = self.sitemap_snapshot();
-        let result = Executor::new(&self.tab, self.exec.clone())
+        let extract = self.extract.clone();
+        let mask = |text: &str| match &extract {
+            Some((_, secrets)) => secrets.mask(text),
+            None => text.to_string(),
+        };
+        let mut executor = Executor::new(&self.tab, self.exec.clone())
             .with_sitemaps(&sitemaps)
-            .execute(action, self.last.as_ref())
-            .await;
+            .with_page_filter(&mask);
+        if let Some((llm, _)) = &extract {
+            executor = executor.with_llm(llm);
+        }
+        let result = executor.execute(action, self.last.as_ref()).await;
         let result = match result {
             ActionResult::Failure {
                 reason: FailureReason::Timeout,

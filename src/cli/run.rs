@@ -304,15 +304,21 @@ async fn run_command(args: RunArgs, prepared: Prepared) -> anyhow::Result<ExitCo
     };
     // Wrapped so custom actions run and every targeted result records a
     // locator, which makes the trace exportable as a recipe.
+    // The same client serves the agent and `extract`; page text sent for an
+    // extraction is masked like the agent's prompts. Navigations the page
+    // starts itself that the allowed domains refuse become events.
+    let llm = Arc::new(prepared.llm);
     let environment = crate::script::ScriptEnvironment::new(
         BrowserEnvironment::new(tab, exec.clone(), shared.clone())
-            .with_observe_options(config.observe_options()),
+            .with_observe_options(config.observe_options())
+            .with_llm(Arc::clone(&llm), prepared.secrets.clone())
+            .with_events(events_tx.clone()),
         scripts,
         exec,
     );
     let (stop_handle, stop_signal) = stop_pair();
     let mut agent = Agent::new(
-        Arc::new(prepared.llm),
+        llm,
         environment,
         Box::new(HeadlessApprover { yes: args.yes }),
         events_tx,

@@ -191,12 +191,28 @@ impl Default for ExecOptions {
 /// }
 /// # }
 /// ```
-#[derive(Debug)]
 pub struct Executor<'a> {
     tab: &'a Tab,
     options: ExecOptions,
     sitemaps: Option<&'a SitemapSet>,
     llm: Option<&'a LlmClient>,
+    page_filter: Option<&'a PageTextFilter<'a>>,
+}
+
+/// Rewrites page text before it leaves for a model (`extract`), e.g. to mask
+/// secret values the page shows.
+pub type PageTextFilter<'f> = dyn Fn(&str) -> String + Send + Sync + 'f;
+
+impl std::fmt::Debug for Executor<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Executor")
+            .field("tab", self.tab)
+            .field("options", &self.options)
+            .field("sitemaps", &self.sitemaps.is_some())
+            .field("llm", &self.llm.is_some())
+            .field("page_filter", &self.page_filter.is_some())
+            .finish()
+    }
 }
 
 /// A point in top-level viewport coordinates, plus what the check reported.
@@ -214,7 +230,15 @@ impl<'a> Executor<'a> {
             options,
             sitemaps: None,
             llm: None,
+            page_filter: None,
         }
+    }
+
+    /// Passes everything `extract` sends to the model through `filter`
+    /// first. The agent uses it to mask secrets the page shows.
+    pub fn with_page_filter(mut self, filter: &'a PageTextFilter<'a>) -> Self {
+        self.page_filter = Some(filter);
+        self
     }
 
     /// Lets `extract` ask this model (without one, `extract` fails with

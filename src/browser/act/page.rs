@@ -345,6 +345,10 @@ impl Executor<'_> {
             },
             page["text"].as_str().unwrap_or(""),
         );
+        let prompt = match self.page_filter {
+            Some(filter) => filter(&prompt),
+            None => prompt,
+        };
         let request = ChatRequest::new(vec![
             ChatMessage::system(
                 "You extract data from a web page for an agent. Use only what the page text says; \
