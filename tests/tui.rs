@@ -1303,6 +1303,17 @@ async fn end_to_end_demo_in_tmux_with_a_scripted_model() {
     }
     tmux_keys(&session.0, &["Escape"]);
     wait_for_screen(&session.0, "Action log").await;
+    // A custom action from recipes/acme.rhai runs from the command line
+    // (refunding ships the order first when needed).
+    tmux_keys(&session.0, &[":"]);
+    tmux_text(&session.0, "refund_order 1003");
+    tmux_keys(&session.0, &["Enter"]);
+    let screen = wait_for_screen(&session.0, "/orders/1003").await;
+    let row = screen
+        .lines()
+        .find(|l| l.contains("refund_order"))
+        .unwrap_or_else(|| panic!("no refund_order row:\n{screen}"));
+    assert!(row.contains(" ok "), "{row}\n{screen}");
     // Quitting leaves the terminal clean: the workbench screen is gone.
     tmux_keys(&session.0, &["q"]);
     for _ in 0..300 {
