@@ -832,5 +832,25 @@ fn the_acme_recipes_sign_in_create_and_refund_on_the_demo() {
             "{}",
             page.page_text.text
         );
+        // Already signed in: sign_in signs out and in again rather than
+        // failing on a sign-in page the site no longer shows.
+        let (tx, _rx) = mpsc::unbounded_channel();
+        let mut host = RecipeHost::new(
+            env,
+            Box::new(HeadlessApprover { yes: true }),
+            ApprovalMode::Risky,
+            tx,
+        );
+        let overview = scripts
+            .run_recipe(Some("orders_overview"), &mut host, &CancelFlag::new())
+            .await
+            .unwrap_or_else(|e| panic!("orders_overview while signed in: {e}"));
+        assert!(
+            overview
+                .as_str()
+                .unwrap_or_default()
+                .ends_with("orders listed"),
+            "{overview}"
+        );
     });
 }
