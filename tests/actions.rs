@@ -1159,6 +1159,52 @@ fn exec_prints_one_json_line_per_action_and_exits_by_outcome() {
 }
 
 #[test]
+fn exec_goto_page_uses_the_sitemap_given_by_flag() {
+    let s = shared();
+    s.server
+        .html("/exec-site/billing", page("<h1>Billing settings</h1>"));
+    s.server.html("/exec-site", page("<h1>Start</h1>"));
+    let dir = std::env::temp_dir().join(format!("webagent-exec-sitemap-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temp dir");
+    std::fs::write(
+        dir.join("site.yaml"),
+        "title: Home\nchildren:\n  exec-site:\n    title: Site\n    children:\n      billing:\n        title: Billing\n        keywords: [invoices]\n",
+    )
+    .expect("writing the sitemap");
+    let url = s.server.url("/exec-site");
+    let with_sitemap = webagent(&[
+        "exec",
+        &url,
+        "goto_page invoices",
+        "--json",
+        "--sitemap",
+        dir.to_str().expect("a UTF-8 temp path"),
+    ]);
+    let stdout = String::from_utf8_lossy(&with_sitemap.stdout);
+    assert_eq!(with_sitemap.status.code(), Some(0), "{stdout}");
+    let line: Value = serde_json::from_str(stdout.trim()).expect("a JSON line");
+    assert_eq!(line["url"], json!(s.server.url("/exec-site/billing")));
+
+    // A broken sitemap is a configuration error naming the file, not a run
+    // without it.
+    std::fs::write(dir.join("site.yaml"), "title: [unclosed\n").expect("writing");
+    let broken = webagent(&[
+        "exec",
+        &url,
+        "read_page",
+        "--sitemap",
+        dir.to_str().unwrap_or_default(),
+    ]);
+    assert_eq!(broken.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&broken.stderr).contains("site.yaml"),
+        "{}",
+        String::from_utf8_lossy(&broken.stderr)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn goto_page_searches_the_sitemap_and_navigates() {
     use webagent::sitemap::{Sitemap, SitemapSet};
     let s = shared();

@@ -17,6 +17,7 @@ use crate::browser::{BrowserSession, LaunchOptions, ObserveOptions, Tab};
 use crate::config::Overrides;
 use crate::dom::PageState;
 use crate::serve::PageServer;
+use crate::sitemap::SitemapSet;
 
 /// Flags of `webagent exec`.
 #[derive(Debug, clap::Args)]
@@ -48,6 +49,10 @@ pub struct ExecArgs {
     /// may be run by name like built-ins.
     #[arg(long, value_name = "PATH")]
     pub recipes: Vec<std::path::PathBuf>,
+    /// A sitemap file or directory (repeatable) for `goto_page`; without
+    /// it, the configured sitemaps (`paths.sitemaps`) are used.
+    #[arg(long, value_name = "PATH")]
+    pub sitemap: Vec<std::path::PathBuf>,
     /// The browser to use.
     #[command(flatten)]
     pub browser: BrowserOpts,
@@ -57,6 +62,7 @@ pub struct ExecArgs {
 pub fn run(mut args: ExecArgs) -> anyhow::Result<ExitCode> {
     let flags = Overrides {
         allow_javascript: args.allow_javascript,
+        sitemaps: args.sitemap.clone(),
         ..super::config::browser_overrides(&args.browser)
     };
     let loaded = match super::config::load(None, &flags) {
@@ -74,8 +80,20 @@ pub fn run(mut args: ExecArgs) -> anyhow::Result<ExitCode> {
     };
     crate::config::redact::mask_in_logs(&secrets);
     args.allow_javascript = loaded.config.allow_javascript;
+    let sitemaps = match SitemapSet::load_paths(&loaded.config.sitemap_paths()) {
+        Ok(sitemaps) => sitemaps,
+        Err(error) => {
+            eprintln!("error: --sitemap: {error}");
+            return Ok(ExitCode::from(super::config::EXIT_BAD_CONFIG));
+        }
+    };
     let runtime = super::runtime()?;
-    runtime.block_on(exec_command(args, loaded.config.launch_options(), secrets))
+    runtime.block_on(exec_command(
+        args,
+        loaded.config.launch_options(),
+        secrets,
+        sitemaps,
+    ))
 }
 
 /// The action with secret placeholders filled in (as typed when filling
@@ -136,6 +154,7 @@ async fn exec_command(
     args: ExecArgs,
     launch: LaunchOptions,
     secrets: Secrets,
+    sitemaps: SitemapSet,
 ) -> anyhow::Result<ExitCode> {
     let scripts = crate::script::Scripts::default();
     for path in &args.recipes {
@@ -167,7 +186,7 @@ async fn exec_command(
         accept_dialogs: args.accept_dialogs,
         ..ExecOptions::default()
     };
-    let executor = Executor::new(&tab, options);
+    let executor = Executor::new(&tab, options).with_sitemaps(&sitemaps);
     let mut state = observe_now(&tab).await;
     let mut all_ok = true;
     for text in &args.actions {
@@ -181,7 +200,7 @@ async fn exec_command(
                         let mut host = crate::script::TabHost::new(
                             &tab,
                             executor.options().clone(),
-                            crate::sitemap::SitemapSet::new(),
+                            sitemaps.clone(),
                         );
                         scripts
                             .call_action(

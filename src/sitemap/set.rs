@@ -1,9 +1,10 @@
 //! Several sitemaps at once, picked by the origin of the page in view.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::model::Sitemap;
+use super::SitemapError;
 
 /// The sitemaps in use, one per file; the agent asks for the one matching
 /// the current page.
@@ -18,6 +19,40 @@ impl SitemapSet {
     /// An empty set.
     pub fn new() -> Self {
         SitemapSet::default()
+    }
+
+    /// Loads every sitemap named: files, and the visible `.yaml` / `.yml`
+    /// files directly inside directories (the same files a watcher of those
+    /// paths picks up). The first file that fails stops the load, so a
+    /// caller never runs with half of what it asked for.
+    pub fn load_paths(paths: &[PathBuf]) -> Result<SitemapSet, SitemapError> {
+        let mut set = SitemapSet::new();
+        for path in paths {
+            if path.is_dir() {
+                let entries = std::fs::read_dir(path).map_err(|e| SitemapError::Read {
+                    file: path.clone(),
+                    source: e,
+                })?;
+                let mut files: Vec<PathBuf> = entries
+                    .filter_map(Result::ok)
+                    .map(|entry| entry.path())
+                    .filter(|file| {
+                        file.is_file()
+                            && file
+                                .file_name()
+                                .and_then(|n| n.to_str())
+                                .is_some_and(super::watch::is_sitemap_file_name)
+                    })
+                    .collect();
+                files.sort();
+                for file in files {
+                    set.insert(Sitemap::load(&file)?);
+                }
+            } else {
+                set.insert(Sitemap::load(path)?);
+            }
+        }
+        Ok(set)
     }
 
     /// Adds a sitemap, replacing the one loaded from the same file.

@@ -115,7 +115,7 @@ impl Targets {
     }
 }
 
-fn is_sitemap_file_name(name: &str) -> bool {
+pub(super) fn is_sitemap_file_name(name: &str) -> bool {
     !name.starts_with('.') && (name.ends_with(".yaml") || name.ends_with(".yml"))
 }
 
