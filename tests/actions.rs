@@ -8,7 +8,7 @@
 //! skip.
 
 use std::future::Future;
-use std::sync::{Mutex, OnceLock};
+use std::sync::Mutex;
 use std::time::Duration;
 
 use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
@@ -17,54 +17,13 @@ use webagent::actions::{ActionResult, Catalog, FailureReason};
 use webagent::browser::act::{ExecOptions, Executor};
 use webagent::browser::{BrowserSession, LaunchOptions, ObserveOptions, Tab};
 use webagent::dom::PageState;
-use webagent::serve::PageServer;
 
 #[path = "support/llm_server.rs"]
 mod llm_server;
 
-struct Shared {
-    runtime: tokio::runtime::Runtime,
-    session: BrowserSession,
-    server: PageServer,
-}
-
-static SHARED: OnceLock<Result<Shared, String>> = OnceLock::new();
-
-fn shared() -> &'static Shared {
-    let shared = SHARED.get_or_init(|| {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .map_err(|e| e.to_string())?;
-        let (session, server) = runtime.block_on(async {
-            let server = PageServer::start().await.map_err(|e| e.to_string())?;
-            // Tests run in parallel, each in its own tab, and only one tab
-            // is in front: keep the others' timers and frames running.
-            let options = LaunchOptions {
-                extra_args: vec![
-                    "--disable-background-timer-throttling".into(),
-                    "--disable-renderer-backgrounding".into(),
-                    "--disable-backgrounding-occluded-windows".into(),
-                ],
-                ..LaunchOptions::default()
-            };
-            let session = BrowserSession::start(options)
-                .await
-                .map_err(|e| e.to_string())?;
-            Ok::<_, String>((session, server))
-        })?;
-        Ok(Shared {
-            runtime,
-            session,
-            server,
-        })
-    });
-    match shared {
-        Ok(s) => s,
-        Err(e) => panic!("the action tests need Chromium: {e}"),
-    }
-}
+#[path = "support/chromium.rs"]
+mod chromium;
+use chromium::shared;
 
 /// Only the tab in front paints frames, and real mouse events wait for a
 /// frame, so the tests take turns: each runs alone in the newest tab.

@@ -12,7 +12,7 @@ mod llm_server;
 use std::collections::VecDeque;
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::sync::{Arc, Mutex, OnceLock, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use serde_json::{json, Value};
@@ -29,46 +29,15 @@ use webagent::agent::{
     Environment, EnvironmentError, HeadlessApprover, RunOutcome, Secrets, AGENT_TOOL_NAME,
 };
 use webagent::browser::act::ExecOptions;
-use webagent::browser::{BrowserSession, LaunchOptions};
 use webagent::dom::{LeftOut, PageState, PageText, ScrollPosition};
 use webagent::events::{EndReason, Event, StepRecord};
 use webagent::llm::{stop_pair, LlmClient, LlmConfig, RetryPolicy};
-use webagent::serve::{PageServer, Response};
+use webagent::serve::Response;
 use webagent::sitemap::{Sitemap, SitemapSet};
 
-struct Shared {
-    runtime: tokio::runtime::Runtime,
-    session: BrowserSession,
-    server: PageServer,
-}
-
-static SHARED: OnceLock<Result<Shared, String>> = OnceLock::new();
-
-fn shared() -> &'static Shared {
-    let shared = SHARED.get_or_init(|| {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .map_err(|e| e.to_string())?;
-        let (session, server) = runtime.block_on(async {
-            let server = PageServer::start().await.map_err(|e| e.to_string())?;
-            let session = BrowserSession::start(LaunchOptions::default())
-                .await
-                .map_err(|e| e.to_string())?;
-            Ok::<_, String>((session, server))
-        })?;
-        Ok(Shared {
-            runtime,
-            session,
-            server,
-        })
-    });
-    match shared {
-        Ok(s) => s,
-        Err(e) => panic!("the agent tests need Chromium: {e}"),
-    }
-}
+#[path = "support/chromium.rs"]
+mod chromium;
+use chromium::shared;
 
 fn page(title: &str, body: &str) -> String {
     format!("<!doctype html><html><head><title>{title}</title></head><body>{body}</body></html>")

@@ -6,48 +6,16 @@
 //! skip.
 
 use std::future::Future;
-use std::sync::OnceLock;
 use std::time::Duration;
 
 use webagent::browser::{
     BrowserError, BrowserSession, LaunchOptions, ObserveOptions, SessionStatus, Tab,
 };
 use webagent::dom::{ElementIndex, InteractiveElement, PageState};
-use webagent::serve::PageServer;
 
-struct Shared {
-    runtime: tokio::runtime::Runtime,
-    session: BrowserSession,
-    server: PageServer,
-}
-
-static SHARED: OnceLock<Result<Shared, String>> = OnceLock::new();
-
-fn shared() -> &'static Shared {
-    let shared = SHARED.get_or_init(|| {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .map_err(|e| e.to_string())?;
-        let (session, server) = runtime.block_on(async {
-            let server = PageServer::start().await.map_err(|e| e.to_string())?;
-            let session = BrowserSession::start(LaunchOptions::default())
-                .await
-                .map_err(|e| e.to_string())?;
-            Ok::<_, String>((session, server))
-        })?;
-        Ok(Shared {
-            runtime,
-            session,
-            server,
-        })
-    });
-    match shared {
-        Ok(s) => s,
-        Err(e) => panic!("the browser tests need Chromium: {e}"),
-    }
-}
+#[path = "support/chromium.rs"]
+mod chromium;
+use chromium::shared;
 
 /// Serves `html` at `path`, opens it in a fresh tab and runs `body`.
 fn with_page<F, Fut>(path: &str, html: &str, body: F)

@@ -18,7 +18,7 @@ use webagent::actions::FailureReason;
 use webagent::agent::browser_env::BrowserEnvironment;
 use webagent::agent::{Agent, AgentConfig, ApprovalMode, HeadlessApprover, AGENT_TOOL_NAME};
 use webagent::browser::act::ExecOptions;
-use webagent::browser::{BrowserSession, LaunchOptions, ObserveOptions, Tab};
+use webagent::browser::{ObserveOptions, Tab};
 use webagent::events::Event;
 use webagent::llm::{LlmClient, LlmConfig, RetryPolicy};
 use webagent::script::{
@@ -28,39 +28,15 @@ use webagent::script::{
 use webagent::serve::{PageServer, Response};
 use webagent::sitemap::SitemapSet;
 
-struct Shared {
-    runtime: tokio::runtime::Runtime,
-    session: BrowserSession,
-    server: PageServer,
-}
+#[path = "support/chromium.rs"]
+mod chromium;
 
-static SHARED: OnceLock<Result<Shared, String>> = OnceLock::new();
-
-fn shared() -> &'static Shared {
-    let shared = SHARED.get_or_init(|| {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .map_err(|e| e.to_string())?;
-        let (session, server) = runtime.block_on(async {
-            let server = PageServer::start().await.map_err(|e| e.to_string())?;
-            serve_pages(&server);
-            let session = BrowserSession::start(LaunchOptions::default())
-                .await
-                .map_err(|e| e.to_string())?;
-            Ok::<_, String>((session, server))
-        })?;
-        Ok(Shared {
-            runtime,
-            session,
-            server,
-        })
-    });
-    match shared {
-        Ok(s) => s,
-        Err(e) => panic!("the script tests need Chromium: {e}"),
-    }
+/// The shared browser and server, with this binary's pages registered once.
+fn shared() -> &'static chromium::Shared {
+    static PAGES: std::sync::Once = std::sync::Once::new();
+    let s = chromium::shared();
+    PAGES.call_once(|| serve_pages(&s.server));
+    s
 }
 
 /// A subscribe form; with `?decoy` an extra field and button come first,
