@@ -19,3 +19,4 @@ pub mod script;
 pub mod serve;
 pub mod sitemap;
 pub mod tui;
+pub mod watch;

@@ -9,15 +9,12 @@
 
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
-use std::time::Duration;
-
-use notify_debouncer_full::notify::{EventKind, RecommendedWatcher, RecursiveMode};
-use notify_debouncer_full::{new_debouncer, DebounceEventResult, Debouncer, RecommendedCache};
 
 use ratatui::style::{Color, Modifier, Style};
 use serde::Deserialize;
 
 use super::TuiError;
+use crate::watch::{FileWatcher, WatchBatch};
 
 /// The built-in dark theme, complete.
 pub const DEFAULT_THEME_YAML: &str = include_str!("../../themes/default.yaml");
@@ -293,17 +290,13 @@ impl Theme {
     }
 }
 
-/// Quiet time after the last change before the theme is read again, so
-/// an editor's truncate-then-write is one reload.
-const WATCH_DEBOUNCE: Duration = Duration::from_millis(100);
-
 /// Watches one theme file and reports every good or broken version.
 ///
 /// The directory is watched, not the file: editors that save by writing a
 /// new file and renaming it replace the inode a file watch would follow.
 /// Dropping the watcher stops it.
 pub struct ThemeWatcher {
-    _debouncer: Debouncer<RecommendedWatcher, RecommendedCache>,
+    _watcher: FileWatcher,
 }
 
 impl std::fmt::Debug for ThemeWatcher {
@@ -319,47 +312,28 @@ impl ThemeWatcher {
     where
         F: FnMut(Result<Theme, TuiError>) + Send + 'static,
     {
-        let watch_error = |message: String| TuiError::ThemeWatch {
-            path: path.to_path_buf(),
-            message,
-        };
-        let dir = match path.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
-        let dir = dir.canonicalize().map_err(|e| watch_error(e.to_string()))?;
-        let name = path
-            .file_name()
-            .ok_or_else(|| watch_error("is not a file name".into()))?
-            .to_os_string();
-        let wanted = dir.join(&name);
         let shown = path.to_path_buf();
-        let handler = move |result: DebounceEventResult| {
-            let touched = match result {
-                Ok(events) => events
-                    .iter()
-                    .any(|e| !matches!(e.kind, EventKind::Access(_)) && e.paths.contains(&wanted)),
-                Err(errors) => {
-                    for error in errors {
-                        tracing::warn!(%error, "watching the theme");
-                    }
-                    false
-                }
-            };
+        let handler = move |batch: WatchBatch| match batch {
             // A deleted file keeps the theme in use; the next save brings
             // it back.
-            if touched && wanted.exists() {
-                on_change(Theme::load(&shown));
+            Ok(files) => {
+                if files.iter().any(|f| f.canonical.exists()) {
+                    on_change(Theme::load(&shown));
+                }
+            }
+            Err(errors) => {
+                for error in errors {
+                    tracing::warn!(path = %error.path.display(), message = %error.message, "watching the theme");
+                }
             }
         };
-        let mut debouncer =
-            new_debouncer(WATCH_DEBOUNCE, None, handler).map_err(|e| watch_error(e.to_string()))?;
-        debouncer
-            .watch(&dir, RecursiveMode::NonRecursive)
-            .map_err(|e| watch_error(e.to_string()))?;
-        Ok(ThemeWatcher {
-            _debouncer: debouncer,
-        })
+        // Only the named file counts; no directory is named.
+        let (watcher, _present) = FileWatcher::start(&[path.to_path_buf()], |_| false, handler)
+            .map_err(|e| TuiError::ThemeWatch {
+                path: e.path,
+                message: e.message,
+            })?;
+        Ok(ThemeWatcher { _watcher: watcher })
     }
 }
 
