@@ -355,7 +355,7 @@ fn signs_in_goes_by_the_sitemap_fills_and_submits_until_done() {
         .events
         .iter()
         .filter_map(|e| match e {
-            Event::Approval(a) => Some((a.step, a.decision.clone())),
+            Event::Approval(a) => Some((a.step, a.decision.to_string())),
             _ => None,
         })
         .collect();
@@ -745,7 +745,7 @@ fn a_denied_approval_is_what_the_model_sees_and_nothing_is_submitted() {
     assert!(run
         .events
         .iter()
-        .any(|e| matches!(e, Event::Approval(a) if a.decision == "denied" && a.step == 1)));
+        .any(|e| matches!(e, Event::Approval(a) if a.decision == webagent::events::Verdict::Denied && a.step == 1)));
     assert!(
         run.prompt(1).contains("failed (denied)"),
         "{}",
@@ -1167,10 +1167,9 @@ fn an_edited_action_runs_instead_of_the_proposed_one() {
         })
         .unwrap();
     assert_eq!(step.action, edited.to_json(), "the step records what ran");
-    assert!(run
-        .events
-        .iter()
-        .any(|e| matches!(e, Event::Approval(a) if a.decision == "edited")));
+    assert!(run.events.iter().any(
+        |e| matches!(e, Event::Approval(a) if a.decision == webagent::events::Verdict::Edited)
+    ));
     // A person at the keyboard answers ask_user, and the model reads it.
     let third: Value = run.requests[2].json();
     let prompt = third["messages"][1]["content"].as_str().unwrap();

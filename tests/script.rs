@@ -84,11 +84,13 @@ async fn out_text(tab: &Tab) -> String {
 }
 
 fn environment(tab: Tab, scripts: &Scripts) -> ScriptEnvironment {
-    let exec = ExecOptions::default();
     ScriptEnvironment::new(
-        BrowserEnvironment::new(tab, exec.clone(), Arc::new(RwLock::new(SitemapSet::new()))),
+        BrowserEnvironment::new(
+            tab,
+            ExecOptions::default(),
+            Arc::new(RwLock::new(SitemapSet::new())),
+        ),
         scripts.clone(),
-        exec,
     )
 }
 
@@ -220,14 +222,15 @@ fn a_script_error_in_a_custom_action_is_an_unknown_result_with_its_place() {
             )
             .unwrap();
         let tab = open("/subscribe").await;
-        let mut host = webagent::script::TabHost::new(
-            &tab,
+        let mut environment = BrowserEnvironment::new(
+            tab,
             ExecOptions {
                 action_timeout: Duration::from_millis(300),
                 ..ExecOptions::default()
             },
-            SitemapSet::new(),
+            Arc::new(RwLock::new(SitemapSet::new())),
         );
+        let mut host = webagent::script::TabHost::new(&mut environment);
         let result = scripts
             .call_action("press_missing", json!({}), &mut host, &CancelFlag::new())
             .await;
@@ -366,9 +369,9 @@ fn recipe_steps_pass_the_approval_gate() {
             "{error}"
         );
         let events = drain(rx);
-        assert!(events
-            .iter()
-            .any(|e| matches!(e, Event::Approval(a) if a.decision == "denied")));
+        assert!(events.iter().any(
+            |e| matches!(e, Event::Approval(a) if a.decision == webagent::events::Verdict::Denied)
+        ));
     });
 }
 
@@ -792,9 +795,9 @@ fn the_acme_recipes_sign_in_create_and_refund_on_the_demo() {
             })
             .collect();
         assert_eq!(custom, ["sign_in", "create_order", "refund_order"]);
-        assert!(events
-            .iter()
-            .any(|e| matches!(e, Event::Approval(a) if a.decision == "approved")));
+        assert!(events.iter().any(
+            |e| matches!(e, Event::Approval(a) if a.decision == webagent::events::Verdict::Approved)
+        ));
         let env = host.into_environment();
         let page = env
             .inner()

@@ -1814,11 +1814,19 @@ fn tap() { navigate("CALM"); click("#stay"); "tapped" }
 "##
     .replace("CALM", &server.url("/calm"));
     std::fs::write(dir.join("spin.rhai"), script).expect("writing the script");
-    let mut options = WorkbenchOptions::new(server.url("/"));
-    options.recipes = Some(dir.clone());
-    options.sessions_dir = dir.join("sessions");
-    options.launch.allowed_domains = vec!["127.0.0.1".into()];
-    options.llm_configured = false;
+    let mut config = webagent::config::Config::builtin();
+    config.paths.sessions = dir.join("sessions");
+    config.paths.sitemaps = Vec::new();
+    config.allowed_domains = vec!["127.0.0.1".into()];
+    // No API key in this environment: the model is not configured.
+    let prepared = webagent::session::Prepared::new(
+        config,
+        &Default::default(),
+        std::slice::from_ref(&dir),
+        &[],
+    )
+    .expect("the session prepares");
+    let options = WorkbenchOptions::new(server.url("/"), prepared);
     let (tx, rx) = channel();
     let mut services = Services::start(&options, tx).expect("the services start");
     let mut seen = Vec::new();

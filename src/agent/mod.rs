@@ -17,7 +17,6 @@ pub mod approval;
 pub mod browser_env;
 pub mod normalize;
 pub mod prompt;
-pub mod secrets;
 
 mod preview;
 
@@ -29,33 +28,28 @@ use serde_json::{json, Value};
 use tokio::sync::mpsc::UnboundedSender;
 
 use crate::actions::{Action, ActionResult, Catalog, RiskFacts, Target, TargetFacts};
-use crate::dom::{element_line, PageState};
+use crate::dom::PageState;
 use crate::events::{
-    ApprovalRecord, EndReason, Event, ObservationSummary, Reflection, StepRecord, StepTimings,
-    TokenUsage,
+    EndReason, Event, ObservationSummary, Reflection, StepRecord, StepTimings, TokenUsage,
 };
 use crate::llm::{
     ChatMessage, ChatRequest, ChatResponse, FunctionTool, LlmClient, LlmError, LlmEvent, StopSignal,
 };
 use crate::sitemap::SitemapSet;
 
+pub use crate::secrets::Secrets;
 pub use approval::{
-    ApprovalBinding, ApprovalDecision, ApprovalMode, ApprovalRequest, Approver, BoxFuture,
-    HeadlessApprover,
+    ApprovalBinding, ApprovalDecision, ApprovalMode, ApprovalRequest, Approver, BoxFuture, Gate,
+    GateOutcome, HeadlessApprover,
 };
 pub use normalize::{normalize, NormalizeError, NormalizedTurn};
 pub use prompt::{system_prompt, user_prompt, HistoryEntry, StepPrompt};
-pub use secrets::Secrets;
 
 /// The name of the one tool the model must call each step.
 pub const AGENT_TOOL_NAME: &str = "agent_step";
 
 /// The step limit when none is given.
 pub const DEFAULT_MAX_STEPS: usize = 40;
-
-/// How often a person is asked again when the page keeps changing under an
-/// approval before the action is refused.
-const MAX_APPROVAL_ROUNDS: usize = 3;
 
 /// Everything that can stop the agent from running at all.
 #[derive(Debug, thiserror::Error)]
@@ -99,6 +93,51 @@ pub trait Environment: Send {
     ) -> impl Future<Output = RiskFacts> + Send {
         let facts = listing_risk_facts(action, page);
         async move { facts }
+    }
+}
+
+/// An environment lent for a while (to a sub-agent, a recipe) is still an
+/// environment, so nothing needs a forwarding wrapper.
+impl<E: Environment> Environment for &mut E {
+    fn observe(&mut self) -> impl Future<Output = Result<PageState, EnvironmentError>> + Send {
+        (**self).observe()
+    }
+
+    fn execute(&mut self, action: &Action) -> impl Future<Output = ActionResult> + Send {
+        (**self).execute(action)
+    }
+
+    fn current_url(&mut self) -> impl Future<Output = Option<String>> + Send {
+        (**self).current_url()
+    }
+
+    fn risk_facts(
+        &mut self,
+        action: &Action,
+        page: &PageState,
+    ) -> impl Future<Output = RiskFacts> + Send {
+        (**self).risk_facts(action, page)
+    }
+}
+
+/// The one road from an approved action to the page: placeholders filled
+/// with the secrets' values, validated again, run by the environment, and
+/// the result masked before anyone sees it. Agent steps, recipe steps,
+/// hand-typed actions and `webagent exec` all come this way.
+pub async fn perform<E: Environment>(
+    environment: &mut E,
+    catalog: &Catalog,
+    secrets: &Secrets,
+    action: &Action,
+) -> ActionResult {
+    match secrets.fill_action(catalog, action) {
+        Ok(runnable) => secrets.masked(environment.execute(&runnable).await),
+        // A secret's value can break a limit the placeholder kept (a
+        // maximum length, say).
+        Err(error) => ActionResult::invalid_params(format!(
+            "with the secret values filled in, the action is not valid: {}",
+            secrets.mask(&error.to_string())
+        )),
     }
 }
 
@@ -538,7 +577,7 @@ impl<E: Environment> Agent<E> {
     async fn act(
         &mut self,
         step: usize,
-        mut action: Action,
+        action: Action,
         reflection: &Reflection,
         page: &PageState,
     ) -> (Action, ActionResult, Option<RunOutcome>) {
@@ -562,112 +601,54 @@ impl<E: Environment> Agent<E> {
             return (action, result, Some(outcome));
         }
 
-        // The gate: ask until the approval still holds when the action is
-        // about to run, or the person says no.
-        let mut rounds = 0;
-        loop {
-            let facts = self.environment.risk_facts(&action, page).await;
-            let risk = action.effective_risk(&facts);
-            if !self.config.approval.requires(&action, risk) {
-                break;
+        let emit = {
+            let events = self.events.clone();
+            let secrets = self.config.secrets.clone();
+            move |event: Event| {
+                if events.send(secrets.masked(event)).is_err() {
+                    tracing::debug!("no one is listening to agent events any more");
+                }
             }
-            rounds += 1;
-            let url = self
-                .environment
-                .current_url()
-                .await
-                .unwrap_or_else(|| page.url.clone());
-            if rounds > MAX_APPROVAL_ROUNDS {
-                let result = ActionResult::denied(
-                    "the page kept changing while approval was asked; the action was not run",
-                );
+        };
+        let mut gate = Gate {
+            approver: self.approver.as_mut(),
+            mode: self.config.approval,
+            catalog: &self.catalog,
+            emit: &emit,
+        };
+        let outcome = gate
+            .pass(
+                &mut self.environment,
+                step,
+                action.clone(),
+                page,
+                &reflection.next_goal,
+            )
+            .await;
+        let action = match outcome {
+            GateOutcome::Run(approved) => approved,
+            GateOutcome::Refused(result) => {
                 self.emit(Event::ToolResult {
                     name: action.name().to_string(),
                     result: result.clone(),
                 });
                 return (action, result, None);
             }
-            let request = ApprovalRequest {
-                step,
-                element: match action.target() {
-                    Some(Target::Index { index }) => page
-                        .elements
-                        .iter()
-                        .find(|e| e.index.0 == *index as usize)
-                        .map(element_line),
-                    _ => None,
-                },
-                action: action.clone(),
-                risk,
-                url: url.clone(),
-                next_goal: reflection.next_goal.clone(),
-            };
-            let decision = self.approver.approve(&request).await;
-            let (word, note) = match &decision {
-                ApprovalDecision::Approve { note } => ("approved", note.clone()),
-                ApprovalDecision::Edit(_) => ("edited", None),
-                ApprovalDecision::Deny { reason } => ("denied", Some(reason.clone())),
-                ApprovalDecision::Stop => ("stopped", None),
-            };
-            self.emit(Event::Approval(ApprovalRecord {
-                step,
-                action: action.to_json(),
-                risk,
-                url: url.clone(),
-                decision: word.into(),
-                note,
-            }));
-            let approved = match decision {
-                ApprovalDecision::Approve { .. } => action.clone(),
-                ApprovalDecision::Edit(edited) => match self.catalog.parse(&edited.to_json()) {
-                    Ok(edited) => edited,
-                    Err(error) => {
-                        let result = ActionResult::invalid_params(format!(
-                            "the person's edit is not valid: {error}"
-                        ));
-                        self.emit(Event::ToolResult {
-                            name: action.name().to_string(),
-                            result: result.clone(),
-                        });
-                        return (action, result, None);
-                    }
-                },
-                ApprovalDecision::Deny { reason } => {
-                    let result = ActionResult::denied(reason);
-                    self.emit(Event::ToolResult {
-                        name: action.name().to_string(),
-                        result: result.clone(),
-                    });
-                    return (action, result, None);
-                }
-                ApprovalDecision::Stop => {
-                    let result = ActionResult::denied("the person stopped the run");
-                    self.emit(Event::ToolResult {
-                        name: action.name().to_string(),
-                        result: result.clone(),
-                    });
-                    let outcome = RunOutcome {
-                        success: false,
-                        text: "stopped by the person at the approval of this step".into(),
-                        reason: EndReason::Stopped,
-                        steps: step,
-                        usage: TokenUsage::default(),
-                    };
-                    return (action, result, Some(outcome));
-                }
-            };
-            let binding = ApprovalBinding::new(&approved, &url);
-            let now = self
-                .environment
-                .current_url()
-                .await
-                .unwrap_or_else(|| url.clone());
-            action = approved;
-            if binding.covers(&action, &now) {
-                break;
+            GateOutcome::Stopped(result) => {
+                self.emit(Event::ToolResult {
+                    name: action.name().to_string(),
+                    result: result.clone(),
+                });
+                let outcome = RunOutcome {
+                    success: false,
+                    text: "stopped by the person at the approval of this step".into(),
+                    reason: EndReason::Stopped,
+                    steps: step,
+                    usage: TokenUsage::default(),
+                };
+                return (action, result, Some(outcome));
             }
-            tracing::info!(step, from = %url, to = %now, "page changed during approval; asking again");
-        }
+        };
 
         let result = match &action {
             Action::AskUser { question } => {
@@ -678,22 +659,18 @@ impl<E: Environment> Agent<E> {
             }
             Action::Think { .. } => ActionResult::ok(),
             _ => {
-                let mut filled = action.to_json();
-                self.config.secrets.fill_json(&mut filled);
                 self.emit(Event::ActionRequest {
                     correlation_id: format!("step-{step}"),
                     action: action.name().to_string(),
                     parameters: action.params(),
                 });
-                match self.catalog.parse(&filled) {
-                    Ok(runnable) => self.environment.execute(&runnable).await,
-                    // A secret's value can break a limit the placeholder
-                    // kept (a maximum length, say).
-                    Err(error) => ActionResult::invalid_params(format!(
-                        "with the secret values filled in, the action is not valid: {}",
-                        self.config.secrets.mask(&error.to_string())
-                    )),
-                }
+                perform(
+                    &mut self.environment,
+                    &self.catalog,
+                    &self.config.secrets,
+                    &action,
+                )
+                .await
             }
         };
         self.emit(Event::ToolResult {
@@ -727,7 +704,7 @@ impl<E: Environment> Agent<E> {
     }
 
     fn emit(&self, event: Event) {
-        let event = mask_event(&self.config.secrets, event);
+        let event = self.config.secrets.masked(event);
         if self.events.send(event).is_err() {
             tracing::debug!("no one is listening to agent events any more");
         }
@@ -784,7 +761,7 @@ async fn call_model(
             }
             _ => return,
         };
-        if events.send(mask_event(&secrets, event)).is_err() {
+        if events.send(secrets.masked(event)).is_err() {
             tracing::debug!("no one is listening to agent events any more");
         }
     };
@@ -831,18 +808,6 @@ fn prompt_text(request: &ChatRequest) -> String {
         }
     }
     text
-}
-
-/// Masks secret values anywhere in an event.
-fn mask_event(secrets: &Secrets, event: Event) -> Event {
-    if secrets.is_empty() {
-        return event;
-    }
-    let Ok(mut value) = serde_json::to_value(&event) else {
-        return event;
-    };
-    secrets.mask_json(&mut value);
-    serde_json::from_value(value).unwrap_or(event)
 }
 
 /// The result as the model reads it in the history.
@@ -928,21 +893,18 @@ mod tests {
         let mut draft = StepDraft::new(1);
         draft.prompt = "## user\nthe field shows hunter2".into();
         draft.raw_response = r#"{"arguments":"{\"text\":\"hunter2\"}"}"#.into();
-        let event = mask_event(
-            &secrets,
-            Event::Step(StepRecord {
-                index: draft.index,
-                reflection: draft.reflection,
-                action: draft.action,
-                result: ActionResult::ok(),
-                repairs: draft.repairs,
-                timings: draft.timings,
-                usage: draft.usage,
-                prompt_chars: draft.prompt_chars,
-                prompt: draft.prompt,
-                raw_response: draft.raw_response,
-            }),
-        );
+        let event = secrets.masked(Event::Step(StepRecord {
+            index: draft.index,
+            reflection: draft.reflection,
+            action: draft.action,
+            result: ActionResult::ok(),
+            repairs: draft.repairs,
+            timings: draft.timings,
+            usage: draft.usage,
+            prompt_chars: draft.prompt_chars,
+            prompt: draft.prompt,
+            raw_response: draft.raw_response,
+        }));
         let Event::Step(record) = event else {
             panic!("not a step: {event:?}");
         };

@@ -2,6 +2,7 @@
 //! or as JSON for tools.
 
 use std::io::Write;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use crate::actions::{ActionSpec, Catalog};
@@ -13,11 +14,41 @@ pub struct ActionsArgs {
     /// the table.
     #[arg(long)]
     pub json: bool,
+    /// Only the built-in actions, without custom actions from scripts.
+    #[arg(long)]
+    pub builtin: bool,
+    /// A Rhai script file or directory (repeatable; default: config
+    /// `paths.recipes` when it exists) whose custom actions are listed
+    /// too, with the schema the model sees.
+    #[arg(long, value_name = "PATH")]
+    pub recipes: Vec<PathBuf>,
+    /// Read this config file instead of ./webagent.yaml.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
 }
 
 /// Runs `webagent actions`.
 pub fn run(args: ActionsArgs) -> anyhow::Result<ExitCode> {
-    let catalog = Catalog::builtin();
+    let catalog = if args.builtin {
+        Catalog::builtin()
+    } else {
+        let loaded = match super::config::load(args.config.as_deref(), &Default::default()) {
+            Ok(loaded) => loaded,
+            Err(code) => return Ok(code),
+        };
+        let paths = crate::session::Prepared::script_paths(&loaded.config, &args.recipes);
+        match crate::session::load_scripts(&paths).and_then(|scripts| {
+            scripts
+                .catalog()
+                .map_err(|e| crate::session::SessionError::Usage(e.to_string()))
+        }) {
+            Ok(catalog) => catalog,
+            Err(error) => {
+                eprintln!("error: {error}");
+                return Ok(ExitCode::from(super::config::EXIT_BAD_CONFIG));
+            }
+        }
+    };
     let text = if args.json {
         let mut json = serde_json::to_string_pretty(catalog.specs())?;
         json.push('\n');

@@ -7,10 +7,9 @@
 //! reason.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 
-use crate::agent::ApprovalMode;
 use crate::config::{Config, ConfigSources, Overrides};
 
 /// Exit code for a configuration that cannot be used.
@@ -19,43 +18,16 @@ pub const EXIT_BAD_CONFIG: u8 = 2;
 /// Flags of `webagent config`.
 #[derive(Debug, clap::Args)]
 pub struct ConfigArgs {
-    /// Read this file instead of ./webagent.yaml (it must exist).
-    #[arg(long, value_name = "FILE")]
-    pub config: Option<PathBuf>,
     /// Check that every secret can be read (values are still not shown).
     #[arg(long)]
     pub check_secrets: bool,
-    /// Flags that override the files, as other commands take them.
+    /// The flags other commands take, so the printed result is what that
+    /// command would use.
     #[command(flatten)]
-    pub overrides: OverrideFlags,
-    /// The browser flags other commands take.
+    pub run: super::flags::RunFlags,
+    /// The session flags other commands take.
     #[command(flatten)]
-    pub browser: super::observe::BrowserOpts,
-}
-
-/// The flags every command shares with `webagent config`, so the printed
-/// result is what that command would use.
-#[derive(Debug, Clone, Default, clap::Args)]
-pub struct OverrideFlags {
-    /// The model.
-    #[arg(long)]
-    pub model: Option<String>,
-    /// The API root of an OpenAI-compatible server.
-    #[arg(long, value_name = "URL")]
-    pub base_url: Option<String>,
-    /// The step limit.
-    #[arg(long, value_name = "N")]
-    pub max_steps: Option<usize>,
-    /// never, risky or always.
-    #[arg(long, value_name = "MODE", value_parser = parse_mode)]
-    pub approve: Option<ApprovalMode>,
-    /// A dotenv file whose entries are all secrets.
-    #[arg(long, value_name = "FILE")]
-    pub secrets_file: Option<PathBuf>,
-}
-
-fn parse_mode(text: &str) -> Result<ApprovalMode, String> {
-    text.parse()
+    pub session: super::flags::SessionFlags,
 }
 
 /// A loaded configuration with the environment it was read from (secrets
@@ -86,15 +58,8 @@ pub fn load(explicit: Option<&Path>, flags: &Overrides) -> Result<Loaded, ExitCo
 
 /// Runs `webagent config`.
 pub fn run(args: ConfigArgs) -> anyhow::Result<ExitCode> {
-    let flags = Overrides {
-        model: args.overrides.model.clone(),
-        base_url: args.overrides.base_url.clone(),
-        max_steps: args.overrides.max_steps,
-        approve: args.overrides.approve,
-        secrets_file: args.overrides.secrets_file.clone(),
-        ..browser_overrides(&args.browser)
-    };
-    let loaded = match load(args.config.as_deref(), &flags) {
+    let flags = args.session.overrides(args.run);
+    let loaded = match load(args.session.config.as_deref(), &flags) {
         Ok(loaded) => loaded,
         Err(code) => return Ok(code),
     };

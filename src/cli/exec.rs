@@ -5,19 +5,21 @@
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use anyhow::Context;
 use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
 use serde_json::{json, Value};
+use tokio::sync::mpsc;
 
+use super::flags::{RunFlags, SessionFlags};
 use super::observe::{observation_json, BrowserOpts};
-use crate::actions::{Action, ActionResult, Catalog};
-use crate::agent::Secrets;
+use crate::actions::{ActionResult, Catalog};
+use crate::agent::Environment;
 use crate::browser::act::{ExecOptions, Executor};
-use crate::browser::{BrowserSession, LaunchOptions, ObserveOptions, Tab};
-use crate::config::Overrides;
+use crate::browser::{BrowserSession, ObserveOptions};
 use crate::dom::PageState;
+use crate::events::Event;
 use crate::serve::PageServer;
-use crate::sitemap::SitemapSet;
+use crate::session::Session;
+use anyhow::Context;
 
 /// Flags of `webagent exec`.
 #[derive(Debug, clap::Args)]
@@ -36,93 +38,59 @@ pub struct ExecArgs {
     /// prints it with --json, as the listing otherwise).
     #[arg(long)]
     pub observe: bool,
-    /// Let `execute_javascript` run (it is refused as `blocked` otherwise).
-    #[arg(long)]
-    pub allow_javascript: bool,
     /// Accept confirm() and prompt() dialogs instead of dismissing them.
     #[arg(long)]
     pub accept_dialogs: bool,
     /// How long a click or fill keeps waiting for its element to be ready.
     #[arg(long, value_name = "MS", default_value_t = 5000)]
     pub timeout_ms: u64,
-    /// A Rhai script file or directory (repeatable) whose custom actions
-    /// may be run by name like built-ins.
-    #[arg(long, value_name = "PATH")]
-    pub recipes: Vec<std::path::PathBuf>,
-    /// A sitemap file or directory (repeatable) for `goto_page`; without
-    /// it, the configured sitemaps (`paths.sitemaps`) are used.
-    #[arg(long, value_name = "PATH")]
-    pub sitemap: Vec<std::path::PathBuf>,
-    /// The browser to use.
+    /// Config, scripts, sitemaps, secrets, browser.
     #[command(flatten)]
-    pub browser: BrowserOpts,
+    pub session: SessionFlags,
 }
 
 /// Runs `webagent exec`; exits 0 when every action succeeded, 1 otherwise.
-pub fn run(mut args: ExecArgs) -> anyhow::Result<ExitCode> {
-    let flags = Overrides {
-        allow_javascript: args.allow_javascript,
-        sitemaps: args.sitemap.clone(),
-        ..super::config::browser_overrides(&args.browser)
-    };
-    let loaded = match super::config::load(None, &flags) {
-        Ok(loaded) => loaded,
+pub fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
+    let mut prepared = match args.session.prepare(RunFlags::default()) {
+        Ok(prepared) => prepared,
         Err(code) => return Ok(code),
     };
-    // Config secrets work here as in a run: `<secret>name</secret>` in an
-    // action is filled in, and the value is masked in everything printed.
-    let secrets = match loaded.config.resolve_secrets(&loaded.env) {
-        Ok(secrets) => secrets,
-        Err(error) => {
-            eprintln!("error: {error}");
-            return Ok(ExitCode::from(super::config::EXIT_BAD_CONFIG));
-        }
-    };
-    crate::config::redact::mask_in_logs(&secrets);
-    args.allow_javascript = loaded.config.allow_javascript;
-    let sitemaps = match SitemapSet::load_paths(&loaded.config.sitemap_paths()) {
-        Ok(sitemaps) => sitemaps,
-        Err(error) => {
-            eprintln!("error: --sitemap: {error}");
-            return Ok(ExitCode::from(super::config::EXIT_BAD_CONFIG));
-        }
-    };
+    prepared.exec.action_timeout = Duration::from_millis(args.timeout_ms);
+    prepared.exec.accept_dialogs = args.accept_dialogs;
     let runtime = super::runtime()?;
-    runtime.block_on(exec_command(
-        args,
-        loaded.config.launch_options(),
-        secrets,
-        sitemaps,
-    ))
-}
-
-/// The action with secret placeholders filled in (as typed when filling
-/// breaks a limit, so the failure shows the placeholder, not the value).
-fn with_secrets(catalog: &Catalog, secrets: &Secrets, action: &Action) -> Action {
-    if secrets.is_empty() {
-        return action.clone();
-    }
-    let mut filled = action.to_json();
-    secrets.fill_json(&mut filled);
-    catalog.parse(&filled).unwrap_or_else(|_| action.clone())
-}
-
-/// The result with secret values masked, for printing.
-fn masked(secrets: &Secrets, result: ActionResult) -> ActionResult {
-    if secrets.is_empty() {
-        return result;
-    }
-    let Ok(mut value) = serde_json::to_value(&result) else {
-        return result;
-    };
-    secrets.mask_json(&mut value);
-    serde_json::from_value(value).unwrap_or(result)
+    runtime.block_on(async move {
+        // What the session reports on its own (a navigation the page
+        // started that the allowed domains refused, a reload) goes to
+        // stderr, so stdout stays one line per action.
+        let (events, mut reports) = mpsc::unbounded_channel::<Event>();
+        let reporter = tokio::spawn(async move {
+            while let Some(event) = reports.recv().await {
+                if let Some(line) = crate::session::log_line(&event) {
+                    eprintln!("{}", line.trim_start());
+                }
+            }
+        });
+        let session = match prepared.start(Some(&args.url), events).await {
+            Ok(session) => session,
+            Err(error) => {
+                eprintln!("error: {error}");
+                return Ok(ExitCode::from(if error.is_usage() { 2 } else { 1 }));
+            }
+        };
+        if let Err(error) = &session.opened {
+            eprintln!("error: {error}");
+            return Ok(ExitCode::from(1));
+        }
+        let code = exec_command(&args, session).await;
+        let _ = reporter.await;
+        code
+    })
 }
 
 /// Reads one ACTION argument: JSON when it looks like JSON, the one-line
 /// command syntax otherwise. A bad action is a failed result, not an error,
 /// so the remaining actions still run.
-fn parse_action(catalog: &Catalog, text: &str) -> Result<Action, ActionResult> {
+fn parse_action(catalog: &Catalog, text: &str) -> Result<crate::actions::Action, ActionResult> {
     let trimmed = text.trim();
     if trimmed.starts_with('{') {
         let value: Value = serde_json::from_str(trimmed).map_err(|e| {
@@ -136,10 +104,9 @@ fn parse_action(catalog: &Catalog, text: &str) -> Result<Action, ActionResult> {
 
 /// Observes, once more after a short pause if the page was between
 /// documents; `None` when there is still nothing to observe.
-async fn observe_now(tab: &Tab) -> Option<PageState> {
-    let opts = ObserveOptions::default();
+async fn observe_now(session: &mut Session) -> Option<PageState> {
     for attempt in 0..2 {
-        match tab.observe(&opts).await {
+        match session.environment.observe().await {
             Ok(state) => return Some(state),
             Err(err) => {
                 tracing::warn!(%err, attempt, "observing after an action failed");
@@ -150,74 +117,16 @@ async fn observe_now(tab: &Tab) -> Option<PageState> {
     None
 }
 
-async fn exec_command(
-    args: ExecArgs,
-    launch: LaunchOptions,
-    secrets: Secrets,
-    sitemaps: SitemapSet,
-) -> anyhow::Result<ExitCode> {
-    let scripts = crate::script::Scripts::default();
-    for path in &args.recipes {
-        let failed = if path.is_dir() {
-            scripts.load_dir(path).into_iter().find_map(Result::err)
-        } else {
-            scripts.load_file(path).err()
-        };
-        if let Some(error) = failed {
-            eprintln!("error: --recipes: {error}");
-            return Ok(ExitCode::from(2));
-        }
-    }
-    let catalog = match scripts.catalog() {
-        Ok(catalog) => catalog,
-        Err(error) => {
-            eprintln!("error: --recipes: {error}");
-            return Ok(ExitCode::from(2));
-        }
-    };
-    let session = BrowserSession::start(launch).await?;
-    let tab = session.new_tab("about:blank").await?;
-    tab.navigate(&args.url, Duration::from_secs(60))
-        .await
-        .with_context(|| format!("opening {}", args.url))?;
-    let options = ExecOptions {
-        action_timeout: Duration::from_millis(args.timeout_ms),
-        allow_javascript: args.allow_javascript,
-        accept_dialogs: args.accept_dialogs,
-        ..ExecOptions::default()
-    };
-    let executor = Executor::new(&tab, options).with_sitemaps(&sitemaps);
-    let mut state = observe_now(&tab).await;
+async fn exec_command(args: &ExecArgs, mut session: Session) -> anyhow::Result<ExitCode> {
+    let mut state = observe_now(&mut session).await;
     let mut all_ok = true;
     for text in &args.actions {
         let started = Instant::now();
+        let catalog = session.catalog();
         let (name, params, result) = match parse_action(&catalog, text) {
             Ok(action) => {
-                let runnable = with_secrets(&catalog, &secrets, &action);
-                let result = match &runnable {
-                    // A custom action's handler drives the tab itself.
-                    Action::Custom(custom) => {
-                        let mut host = crate::script::TabHost::new(
-                            &tab,
-                            executor.options().clone(),
-                            sitemaps.clone(),
-                        );
-                        scripts
-                            .call_action(
-                                &custom.name,
-                                custom.params.clone(),
-                                &mut host,
-                                &crate::script::CancelFlag::new(),
-                            )
-                            .await
-                    }
-                    _ => executor.execute(&runnable, state.as_ref()).await,
-                };
-                (
-                    action.name().to_string(),
-                    action.params(),
-                    masked(&secrets, result),
-                )
+                let result = session.act(&action).await;
+                (action.name().to_string(), action.params(), result)
             }
             Err(result) => (text.clone(), Value::Null, result),
         };
@@ -225,10 +134,10 @@ async fn exec_command(
         all_ok &= result.is_ok();
         // Observe after every action so the next one's indices refer to
         // the latest listing.
-        state = observe_now(&tab).await;
-        let url = secrets.mask(&match &state {
+        state = observe_now(&mut session).await;
+        let url = session.secrets.mask(&match &state {
             Some(s) => s.url.clone(),
-            None => tab.url().await.unwrap_or_default(),
+            None => session.environment.current_url().await.unwrap_or_default(),
         });
         if args.json {
             let line = json!({
@@ -247,25 +156,22 @@ async fn exec_command(
         match &state {
             Some(s) if args.json => {
                 let mut line = json!({"type": "observation"});
-                let mut observed = observation_json(s);
-                secrets.mask_json(&mut observed);
+                let observed = session.secrets.masked(observation_json(s));
                 if let (Value::Object(line), Value::Object(obs)) = (&mut line, observed) {
                     line.extend(obs);
                 }
                 println!("{line}");
             }
             Some(s) => {
-                println!("{}", secrets.mask(&s.url));
-                println!("{}", secrets.mask(&s.title));
-                print!("{}", secrets.mask(&s.listing));
+                println!("{}", session.secrets.mask(&s.url));
+                println!("{}", session.secrets.mask(&s.title));
+                print!("{}", session.secrets.mask(&s.listing));
             }
             None => anyhow::bail!("the page could not be observed after the actions"),
         }
     }
     // An attached browser outlives this command; leave it as it was.
-    if let Err(err) = tab.close().await {
-        tracing::debug!(%err, "closing the exec tab");
-    }
+    session.close().await;
     Ok(if all_ok {
         ExitCode::SUCCESS
     } else {

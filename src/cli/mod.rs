@@ -11,6 +11,7 @@ pub mod bench;
 pub mod config;
 pub mod demo;
 pub mod exec;
+pub mod flags;
 pub mod observe;
 pub mod recipe;
 pub mod run;

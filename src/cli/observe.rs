@@ -6,11 +6,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use anyhow::Context;
-
 use crate::browser::{BrowserSession, LaunchOptions, ObserveOptions, Tab};
 use crate::dom::PageState;
 use crate::serve::PageServer;
+use crate::session::Prepared;
 
 /// Which browser to use: flatten into any command that needs one.
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -71,13 +70,23 @@ pub struct ObserveArgs {
 
 /// Runs `webagent observe`.
 pub fn run(mut args: ObserveArgs) -> anyhow::Result<ExitCode> {
-    let config = match super::config::load(None, &super::config::browser_overrides(&args.browser)) {
-        Ok(loaded) => loaded.config,
+    let flags = super::config::browser_overrides(&args.browser);
+    let loaded = match super::config::load(None, &flags) {
+        Ok(loaded) => loaded,
         Err(code) => return Ok(code),
     };
-    args.full_page |= config.agent.listing == crate::config::ListingMode::FullPage;
+    args.full_page |= loaded.config.agent.listing == crate::config::ListingMode::FullPage;
+    // The page is observed in a session like any command's, so the
+    // allowed domains and secrets hold here too.
+    let prepared = match Prepared::new(loaded.config, &loaded.env, &[], &[]) {
+        Ok(prepared) => prepared,
+        Err(error) => {
+            eprintln!("error: {error}");
+            return Ok(ExitCode::from(super::config::EXIT_BAD_CONFIG));
+        }
+    };
     let runtime = super::runtime()?;
-    runtime.block_on(observe_command(args, config.launch_options()))
+    runtime.block_on(observe_command(args, prepared))
 }
 
 fn observe_options(args: &ObserveArgs) -> ObserveOptions {
@@ -88,12 +97,14 @@ fn observe_options(args: &ObserveArgs) -> ObserveOptions {
     }
 }
 
-async fn observe_command(args: ObserveArgs, launch: LaunchOptions) -> anyhow::Result<ExitCode> {
-    let session = BrowserSession::start(launch).await?;
-    let tab = session.new_tab("about:blank").await?;
-    tab.navigate(&args.url, Duration::from_secs(60))
-        .await
-        .with_context(|| format!("opening {}", args.url))?;
+async fn observe_command(args: ObserveArgs, prepared: Prepared) -> anyhow::Result<ExitCode> {
+    let (events, _reports) = tokio::sync::mpsc::unbounded_channel();
+    let session = prepared.start(Some(&args.url), events).await?;
+    if let Err(error) = &session.opened {
+        anyhow::bail!("{error}");
+    }
+    let secrets = session.secrets.clone();
+    let tab = session.environment.inner().tab();
     let opts = observe_options(&args);
     if let Some(n) = args.repeat {
         let n = n.max(1);
@@ -104,9 +115,7 @@ async fn observe_command(args: ObserveArgs, launch: LaunchOptions) -> anyhow::Re
             times.push(state.extract_ms);
             last = Some(state);
         }
-        if let Err(err) = tab.close().await {
-            tracing::debug!(%err, "closing the observed tab");
-        }
+        session.close().await;
         times.sort_by(f64::total_cmp);
         let (elements, chars) = last
             .map(|s| (s.elements.len(), s.listing.chars().count()))
@@ -123,11 +132,8 @@ async fn observe_command(args: ObserveArgs, launch: LaunchOptions) -> anyhow::Re
         println!("{summary}");
         return Ok(ExitCode::SUCCESS);
     }
-    let state = tab.observe(&opts).await?;
-    // An attached browser outlives this command; leave it as it was.
-    if let Err(err) = tab.close().await {
-        tracing::debug!(%err, "closing the observed tab");
-    }
+    let state = secrets.masked(tab.observe(&opts).await?);
+    session.close().await;
     if args.json {
         println!("{}", observation_json(&state));
     } else {

@@ -5,30 +5,20 @@
 //! events (step log or `--json` lines), a trace file, the approval gate,
 //! exit 0 on success, 1 when the recipe fails, 2 for bad usage.
 
-use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
-use super::observe::BrowserOpts;
+use super::flags::{RunFlags, SessionFlags};
 use crate::actions::ActionResult;
-use crate::agent::browser_env::BrowserEnvironment;
-use crate::agent::{AgentConfig, ApprovalMode, HeadlessApprover};
-use crate::browser::act::ExecOptions;
-use crate::browser::{BrowserError, BrowserSession};
-use crate::events::{EndReason, Event, TokenUsage, TraceWriter, DEFAULT_SESSIONS_DIR};
-use crate::llm::{LlmClient, LlmConfig};
-use crate::script::host::LlmSubAgent;
-use crate::script::{
-    export_recipe, CancelFlag, HostCall, Limits, RecipeHost, ScriptEnvironment, ScriptError,
-    ScriptHost, ScriptWatcher, Scripts,
-};
-use crate::sitemap::SitemapSet;
+use crate::agent::{AgentConfig, HeadlessApprover};
+use crate::events::{Event, TraceWriter};
+use crate::script::{export_recipe, CancelFlag, HostCall, Limits, ScriptHost, Scripts};
+use crate::session::{located_text, print_events, run_recipe, LlmSubAgent};
 
 /// Exit code for bad usage or configuration.
 const EXIT_USAGE: u8 = 2;
@@ -53,32 +43,19 @@ pub struct RunArgs {
     /// The page to start on (the recipe may navigate itself).
     #[arg(long)]
     pub url: Option<String>,
-    /// More script files or directories whose custom actions the recipe
-    /// may call (repeatable); edits apply while the recipe runs.
-    #[arg(long, value_name = "PATH")]
-    pub recipes: Vec<PathBuf>,
-    /// When to ask before a step: never, risky or always. Headless, asking
-    /// means refusing unless --yes.
-    #[arg(long, value_name = "MODE", default_value = "risky", value_parser = parse_mode)]
-    pub approve: ApprovalMode,
     /// Approve every step that would need approval.
     #[arg(long)]
     pub yes: bool,
     /// Print every event as one JSON object per line.
     #[arg(long)]
     pub json: bool,
-    /// Where trace files go.
-    #[arg(long, value_name = "DIR", default_value = DEFAULT_SESSIONS_DIR)]
-    pub sessions_dir: PathBuf,
-    /// The model for `agent("…")` sub-goals (default: WEBAGENT_MODEL).
-    #[arg(long)]
-    pub model: Option<String>,
-    /// The API root for `agent("…")` sub-goals (default: OPENAI_BASE_URL).
-    #[arg(long, value_name = "URL")]
-    pub base_url: Option<String>,
-    /// The browser to use.
+    /// Approval mode, and the step limit of `agent("…")` sub-goals.
     #[command(flatten)]
-    pub browser: BrowserOpts,
+    pub run: RunFlags,
+    /// Config, model (for `agent("…")` sub-goals), more scripts, sitemaps,
+    /// secrets, browser.
+    #[command(flatten)]
+    pub session: SessionFlags,
 }
 
 /// Flags of `webagent recipe check`.
@@ -89,17 +66,13 @@ pub struct CheckArgs {
     pub files: Vec<PathBuf>,
 }
 
-fn parse_mode(text: &str) -> Result<ApprovalMode, String> {
-    text.parse()
-}
-
 /// Runs a recipe subcommand.
 pub fn run(command: RecipeCommand) -> anyhow::Result<ExitCode> {
     match command {
         RecipeCommand::Check(args) => Ok(check(&args)),
         RecipeCommand::Run(args) => {
             let runtime = super::runtime()?;
-            runtime.block_on(run_recipe(*args))
+            runtime.block_on(run_recipe_command(*args))
         }
     }
 }
@@ -137,57 +110,58 @@ fn check(args: &CheckArgs) -> ExitCode {
     }
 }
 
-/// `FILE:LINE:COLUMN: message` for every error, even those without a
-/// place in the file.
-fn located_text(file: &std::path::Path, error: &ScriptError) -> String {
-    match error.located() {
-        Some(_) => error.to_string(),
-        None => format!("{}:0:0: {error}", file.display()),
-    }
-}
-
-async fn run_recipe(args: RunArgs) -> anyhow::Result<ExitCode> {
-    let scripts = Scripts::default();
-    // The files are checked before the browser starts, so a typo costs no
-    // Chromium launch.
-    let mut paths = vec![args.file.clone()];
-    paths.extend(args.recipes.iter().cloned());
-    for path in &paths {
-        let loaded = if path.is_dir() {
-            scripts.load_dir(path).into_iter().find_map(Result::err)
-        } else {
-            scripts.load_file(path).err()
-        };
-        if let Some(error) = loaded {
-            eprintln!("error: {}", located_text(path, &error));
-            return Ok(ExitCode::from(EXIT_USAGE));
-        }
-    }
+async fn run_recipe_command(args: RunArgs) -> anyhow::Result<ExitCode> {
     if let Some(url) = &args.url {
         if let Err(error) = url::Url::parse(url) {
             eprintln!("error: --url {url:?} is not an absolute URL ({error})");
             return Ok(ExitCode::from(EXIT_USAGE));
         }
     }
-    let recipes = scripts.recipes();
+    // The recipe's file joins the scripts the session loads and watches;
+    // everything is checked before the browser starts.
+    let mut flags = args.session.clone();
+    if flags.recipes.is_empty() {
+        // Without --recipes the configured directory still lends its
+        // custom actions.
+        let loaded = match super::config::load(flags.config.as_deref(), &flags.overrides(args.run))
+        {
+            Ok(loaded) => loaded,
+            Err(code) => return Ok(code),
+        };
+        flags.recipes = crate::session::Prepared::script_paths(&loaded.config, &[]);
+    }
+    if !covered(&flags.recipes, &args.file) {
+        flags.recipes.insert(0, args.file.clone());
+    }
+    let prepared = match flags.prepare(args.run) {
+        Ok(prepared) => prepared,
+        Err(code) => return Ok(code),
+    };
+    let recipes = prepared.scripts.recipes();
+    let file = args.file.display().to_string();
     let name = match &args.recipe {
         Some(name) => name.clone(),
-        None => match recipes.as_slice() {
-            [only] => only.name.clone(),
-            [] => {
-                eprintln!("error: {} declares no recipe", args.file.display());
-                return Ok(ExitCode::from(EXIT_USAGE));
+        None => {
+            let own: Vec<_> = recipes
+                .iter()
+                .filter(|r| same_file(&r.file, &args.file))
+                .collect();
+            match own.as_slice() {
+                [only] => only.name.clone(),
+                [] => {
+                    eprintln!("error: {file} declares no recipe");
+                    return Ok(ExitCode::from(EXIT_USAGE));
+                }
+                several => {
+                    let names: Vec<&str> = several.iter().map(|r| r.name.as_str()).collect();
+                    eprintln!(
+                        "error: {file} declares several recipes ({}); pick one with --recipe NAME",
+                        names.join(", ")
+                    );
+                    return Ok(ExitCode::from(EXIT_USAGE));
+                }
             }
-            several => {
-                let names: Vec<&str> = several.iter().map(|r| r.name.as_str()).collect();
-                eprintln!(
-                    "error: {} declares several recipes ({}); pick one with --recipe NAME",
-                    args.file.display(),
-                    names.join(", ")
-                );
-                return Ok(ExitCode::from(EXIT_USAGE));
-            }
-        },
+        }
     };
     if !recipes.iter().any(|r| r.name == name) {
         eprintln!(
@@ -201,15 +175,20 @@ async fn run_recipe(args: RunArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(EXIT_USAGE));
     }
 
-    let session = match BrowserSession::start(args.browser.launch_options()).await {
+    let (events_tx, events_rx) = mpsc::unbounded_channel::<Event>();
+    let sessions_dir = prepared.config.paths.sessions.clone();
+    let mut session = match prepared.start(args.url.as_deref(), events_tx).await {
         Ok(session) => session,
-        Err(error @ (BrowserError::ChromeNotFound { .. } | BrowserError::ChromeMissingAt(_))) => {
+        Err(error) => {
             eprintln!("error: {error}");
-            return Ok(ExitCode::from(EXIT_USAGE));
+            return Ok(ExitCode::from(if error.is_usage() {
+                EXIT_USAGE
+            } else {
+                1
+            }));
         }
-        Err(error) => return Err(error).context("starting the browser"),
     };
-    let trace = match TraceWriter::create(&args.sessions_dir) {
+    let trace = match TraceWriter::create(&sessions_dir) {
         Ok(trace) => trace,
         Err(error) => {
             eprintln!("error: {error}");
@@ -217,136 +196,50 @@ async fn run_recipe(args: RunArgs) -> anyhow::Result<ExitCode> {
         }
     };
     let trace_path = trace.path().to_path_buf();
-    let (events_tx, events_rx) = mpsc::unbounded_channel::<Event>();
-    let printer = tokio::spawn(print_events(events_rx, trace, args.json));
-
-    let watcher = {
-        let tx = events_tx.clone();
-        ScriptWatcher::start(scripts.clone(), &paths, move |event| {
-            // The first load was checked above; report changes only.
-            if matches!(
-                event,
-                crate::script::ScriptEvent::Loaded {
-                    reloaded: false,
-                    ..
-                }
-            ) {
-                return;
-            }
-            for event in event.to_events() {
-                let _ = tx.send(event);
-            }
-        })
-    };
-    let watcher = match watcher {
-        Ok(watcher) => Some(watcher),
-        Err(error) => {
-            tracing::warn!(%error, "script watcher did not start; edits will not apply");
-            None
-        }
-    };
-
-    let start_url = args.url.clone().unwrap_or_else(|| "about:blank".into());
-    let tab = session.new_tab("about:blank").await?;
-    if start_url != "about:blank" {
-        if let Err(error) = tab.navigate(&start_url, Duration::from_secs(60)).await {
-            let _ = events_tx.send(Event::Error {
-                error: format!("could not open {start_url}: {error}"),
-                fatal: true,
-            });
-            drop(events_tx);
-            drop(watcher);
-            let _ = printer.await;
-            return Ok(ExitCode::from(1));
-        }
-    }
-    let exec = ExecOptions::default();
-    let sitemaps = Arc::new(RwLock::new(SitemapSet::new()));
-    let environment = ScriptEnvironment::new(
-        BrowserEnvironment::new(tab, exec.clone(), sitemaps),
-        scripts.clone(),
-        exec,
-    );
-    let mut host = RecipeHost::new(
-        environment,
-        Box::new(HeadlessApprover { yes: args.yes }),
-        args.approve,
-        events_tx.clone(),
-    );
-    let mut config = LlmConfig::from_env();
-    if let Some(model) = &args.model {
-        config.model = model.clone();
-    }
-    if let Some(base_url) = &args.base_url {
-        config.base_url = base_url.clone();
-    }
-    let model = config.model.clone();
-    if config.api_key.is_some() || args.base_url.is_some() {
-        if let (Ok(llm), Ok(catalog)) = (LlmClient::new(config), scripts.catalog()) {
-            host = host.with_sub_agent(Box::new(LlmSubAgent {
-                llm: Arc::new(llm),
-                catalog,
+    let printer = tokio::spawn(print_events(events_rx, trace, args.json, true));
+    let success = if let Err(error) = session.opened.clone() {
+        let _ = session.events.send(Event::Error { error, fatal: true });
+        false
+    } else {
+        let setup = session.agent_setup();
+        let yes = args.yes;
+        // `agent("…")` asks the configured model, approving like the
+        // recipe's own steps.
+        let sub_agent = session.model().ok().map(|_| LlmSubAgent {
+            setup: crate::session::AgentSetup {
                 config: AgentConfig {
-                    approval: args.approve,
-                    ..AgentConfig::default()
+                    approval: session.config.agent.approve,
+                    ..setup.config.clone()
                 },
-                yes: args.yes,
-            }));
-        }
-    }
-    let _ = events_tx.send(Event::RunStarted {
-        task: format!("recipe {name} ({})", args.file.display()),
-        url: start_url,
-        model: format!("none (recipe; {model} for agent sub-goals)"),
-        max_steps: 0,
-    });
-    let cancel = CancelFlag::new();
-    let ctrl_c = {
-        let cancel = cancel.clone();
-        tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                cancel.cancel();
-            }
-        })
-    };
-    let outcome = scripts.run_recipe(Some(&name), &mut host, &cancel).await;
-    ctrl_c.abort();
-    let steps = host.steps();
-    let (success, text, reason) = match outcome {
-        Ok(value) => (
-            true,
-            match value {
-                Value::Null => format!("recipe {name} finished"),
-                Value::String(text) => text,
-                other => other.to_string(),
+                ..setup.clone()
             },
-            EndReason::Done,
-        ),
-        Err(ScriptError::Cancelled) => (false, "stopped by the person".into(), EndReason::Stopped),
-        Err(error) => {
-            let stopped = host.stopped();
-            let _ = events_tx.send(Event::Error {
-                error: error.to_string(),
-                fatal: true,
-            });
-            let reason = if stopped {
-                EndReason::Stopped
-            } else {
-                EndReason::Fatal
-            };
-            (false, error.to_string(), reason)
-        }
+            approver: Box::new(move || Box::new(HeadlessApprover { yes })),
+            stop: crate::llm::StopSignal::never(),
+        });
+        let cancel = CancelFlag::new();
+        let ctrl_c = {
+            let cancel = cancel.clone();
+            tokio::spawn(async move {
+                if tokio::signal::ctrl_c().await.is_ok() {
+                    cancel.cancel();
+                }
+            })
+        };
+        let outcome = run_recipe(
+            &setup,
+            &mut session.environment,
+            &name,
+            format!("recipe {name} ({file})"),
+            Box::new(HeadlessApprover { yes }),
+            session.config.agent.approve,
+            sub_agent,
+            &cancel,
+        )
+        .await;
+        ctrl_c.abort();
+        outcome.success
     };
-    let _ = events_tx.send(Event::Done {
-        success,
-        text,
-        reason,
-        steps,
-        usage: TokenUsage::default(),
-    });
-    drop(host);
-    drop(events_tx);
-    drop(watcher);
+    drop(session);
     let printed = printer.await;
     if !args.json {
         eprintln!("trace: {}", trace_path.display());
@@ -361,80 +254,27 @@ async fn run_recipe(args: RunArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// Writes every event to the trace and prints it (a step log, or JSON
-/// lines), until every sender is gone.
-async fn print_events(
-    mut events: mpsc::UnboundedReceiver<Event>,
-    mut trace: TraceWriter,
-    json: bool,
-) -> anyhow::Result<()> {
-    let mut trace_failed = false;
-    while let Some(event) = events.recv().await {
-        if !trace_failed {
-            if let Err(error) = trace.write(&event) {
-                eprintln!("warning: {error}; the trace stops here");
-                trace_failed = true;
-            }
-        }
-        let line = if json {
-            Some(event.to_json_line()?)
-        } else {
-            log_line(&event)
-        };
-        if let Some(line) = line {
-            let mut stdout = std::io::stdout().lock();
-            // A closed pipe (`| head`) ends printing, not the run.
-            if writeln!(stdout, "{line}")
-                .and_then(|()| stdout.flush())
-                .is_err()
-            {
-                break;
-            }
-        }
-    }
-    Ok(())
+/// Whether `file` is among `paths` already, itself or in a directory
+/// (loading it twice would declare its actions twice).
+fn covered(paths: &[PathBuf], file: &std::path::Path) -> bool {
+    let Ok(file) = file.canonicalize() else {
+        return false;
+    };
+    paths
+        .iter()
+        .filter_map(|p| p.canonicalize().ok())
+        .any(|p| p == file || (p.is_dir() && file.parent() == Some(p.as_path())))
 }
 
-/// The readable form of an event for the recipe log.
-fn log_line(event: &Event) -> Option<String> {
-    match event {
-        Event::RunStarted { task, url, .. } => Some(format!("{task}\nstart: {url}")),
-        Event::Step(step) => {
-            let action = match step.action.as_object().and_then(|o| o.iter().next()) {
-                Some((name, params)) => format!("{name} {params}"),
-                None => "(none)".to_string(),
-            };
-            let outcome = match &step.result {
-                ActionResult::Success { .. } => "ok".to_string(),
-                ActionResult::Failure { reason, message } => format!("FAILED {reason}: {message}"),
-            };
-            Some(format!(
-                "step {}: {action}\n  result: {outcome}  ({} ms)",
-                step.index, step.timings.act_ms
-            ))
-        }
-        Event::Approval(a) => Some(format!(
-            "  approval: {} ({} on {})",
-            a.decision, a.risk, a.url
-        )),
-        Event::Text { content } => Some(format!("log: {}", content.trim_end())),
-        Event::Error { error, .. } => Some(format!("error: {error}")),
-        Event::ScriptReloaded { file, error: None } => Some(format!("reloaded {file}")),
-        Event::ScriptReloaded {
-            file,
-            error: Some(error),
-        } => Some(format!("reload of {file} failed: {error}")),
-        Event::Done {
-            success,
-            text,
-            steps,
-            ..
-        } => Some(format!(
-            "{}: {text} ({steps} steps)",
-            if *success { "done" } else { "failed" }
-        )),
-        _ => None,
-    }
+/// Whether a recipe's recorded file is `path` (as given, or the same file
+/// under another spelling).
+fn same_file(recorded: &str, path: &std::path::Path) -> bool {
+    let recorded = std::path::Path::new(recorded);
+    recorded == path
+        || matches!(
+            (recorded.canonicalize(), path.canonicalize()),
+            (Ok(a), Ok(b)) if a == b
+        )
 }
 
 /// Flags of `webagent export`.

@@ -4,10 +4,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use super::observe::BrowserOpts;
-use crate::agent::ApprovalMode;
-use crate::config::Overrides;
-use crate::llm::DEFAULT_BASE_URL;
+use super::flags::{RunFlags, SessionFlags};
 use crate::tui::event_loop::{bench_draw_with, ListingDraw};
 use crate::tui::services::{self, WorkbenchOptions};
 
@@ -18,81 +15,21 @@ pub struct TuiArgs {
     /// elsewhere later).
     #[arg(long)]
     pub url: Option<String>,
-    /// A sitemap file or directory to load and watch (repeatable; default:
-    /// ./sitemaps when it exists).
-    #[arg(long, value_name = "PATH")]
-    pub sitemap: Vec<PathBuf>,
-    /// The recipes directory (default: ./recipes when it exists): its
-    /// custom actions join the `:` line and the model's tools, `:recipe
-    /// NAME` (or R) runs a recipe, E exports the session there; edits
-    /// reload live.
-    #[arg(long, value_name = "DIR")]
-    pub recipes: Option<PathBuf>,
     /// A theme: dark, light, a name in ./themes, or a YAML file (reloaded
     /// when it changes).
     #[arg(long, value_name = "NAME|FILE")]
     pub theme: Option<String>,
-    /// When to ask before an action: never, risky (commit and dangerous
-    /// actions) or always. `a` cycles it while running (default: config
-    /// `agent.approve`, risky).
-    #[arg(long, value_name = "MODE", value_parser = parse_mode)]
-    pub approve: Option<ApprovalMode>,
-    /// The model (default: WEBAGENT_MODEL, then gpt-4o-mini).
-    #[arg(long)]
-    pub model: Option<String>,
-    /// The API root of an OpenAI-compatible server (default:
-    /// OPENAI_BASE_URL, then the OpenAI API).
-    #[arg(long, value_name = "URL")]
-    pub base_url: Option<String>,
-    /// The step limit of a run (default: config `agent.max_steps`, 40).
-    #[arg(long, value_name = "N")]
-    pub max_steps: Option<usize>,
     /// A task to start as soon as the page is open.
     #[arg(long)]
     pub task: Option<String>,
-    /// The browser to use.
+    /// Approval mode (`a` cycles it while running) and step limit.
     #[command(flatten)]
-    pub browser: BrowserOpts,
-}
-
-fn parse_mode(text: &str) -> Result<ApprovalMode, String> {
-    text.parse()
-}
-
-/// The flags that override configuration.
-fn overrides(args: &TuiArgs) -> Overrides {
-    Overrides {
-        model: args.model.clone(),
-        base_url: args.base_url.clone(),
-        max_steps: args.max_steps.map(|n| n.max(1)),
-        approve: args.approve,
-        sitemaps: args.sitemap.clone(),
-        ..super::config::browser_overrides(&args.browser)
-    }
-}
-
-/// The options these flags describe over the configuration (flags already
-/// applied to `loaded`).
-pub fn options(args: TuiArgs, loaded: &super::config::Loaded) -> WorkbenchOptions {
-    let config = &loaded.config;
-    let mut options = WorkbenchOptions::new(args.url.unwrap_or_else(|| "about:blank".into()));
-    options.sitemaps = config.sitemap_paths();
-    options.recipes = args.recipes.or_else(|| {
-        config
-            .paths
-            .recipes
-            .is_dir()
-            .then(|| config.paths.recipes.clone())
-    });
-    options.theme = args.theme.map(|spec| theme_in(&config.paths.themes, spec));
-    options.approval = config.agent.approve;
-    options.launch = config.launch_options();
-    options.llm = config.llm_config(&loaded.env);
-    options.llm_configured =
-        options.llm.api_key.is_some() || options.llm.base_url != DEFAULT_BASE_URL;
-    options.max_steps = config.agent.max_steps;
-    options.task = args.task.filter(|t| !t.trim().is_empty());
-    options
+    pub run: RunFlags,
+    /// Config, model, scripts (their custom actions join the `:` line and
+    /// the model's tools, `:recipe NAME` or R runs a recipe, E exports the
+    /// session to the first directory), sitemaps, secrets, browser.
+    #[command(flatten)]
+    pub session: SessionFlags,
 }
 
 /// A bare theme name found as NAME.yaml in the configured themes
@@ -108,23 +45,17 @@ fn theme_in(dir: &std::path::Path, spec: String) -> String {
 }
 
 /// Runs `webagent tui`.
-pub fn run(args: TuiArgs) -> anyhow::Result<ExitCode> {
-    let loaded = match super::config::load(None, &overrides(&args)) {
-        Ok(loaded) => loaded,
+pub fn run(mut args: TuiArgs) -> anyhow::Result<ExitCode> {
+    args.run.max_steps = args.run.max_steps.map(|n| n.max(1));
+    let prepared = match args.session.prepare(args.run) {
+        Ok(prepared) => prepared,
         Err(code) => return Ok(code),
     };
-    let secrets = match loaded.config.resolve_secrets(&loaded.env) {
-        Ok(secrets) => secrets,
-        Err(error) => {
-            eprintln!("error: {error}");
-            return Ok(ExitCode::from(super::config::EXIT_BAD_CONFIG));
-        }
-    };
-    crate::config::redact::mask_in_logs(&secrets);
-    let mut options = options(args, &loaded);
-    options.secrets = secrets;
-    options.allow_javascript = loaded.config.allow_javascript;
-    options.sessions_dir = loaded.config.paths.sessions.clone();
+    let themes = prepared.config.paths.themes.clone();
+    let mut options =
+        WorkbenchOptions::new(args.url.unwrap_or_else(|| "about:blank".into()), prepared);
+    options.theme = args.theme.map(|spec| theme_in(&themes, spec));
+    options.task = args.task.filter(|t| !t.trim().is_empty());
     services::run(options)?;
     Ok(ExitCode::SUCCESS)
 }
@@ -133,8 +64,11 @@ pub fn run(args: TuiArgs) -> anyhow::Result<ExitCode> {
 pub fn open_demo(url: String, sitemap: PathBuf, recipes: PathBuf) -> anyhow::Result<ExitCode> {
     let args = TuiArgs {
         url: Some(url),
-        sitemap: vec![sitemap],
-        recipes: Some(recipes),
+        session: SessionFlags {
+            sitemap: vec![sitemap],
+            recipes: vec![recipes],
+            ..SessionFlags::default()
+        },
         ..TuiArgs::default()
     };
     run(args)

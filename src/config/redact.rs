@@ -12,8 +12,8 @@ use std::borrow::Cow;
 use std::io::Write;
 use std::sync::RwLock;
 
-use crate::agent::secrets::{encoded_forms, placeholder};
 use crate::agent::Secrets;
+use crate::secrets::{encoded_forms, placeholder};
 
 /// (form of a value as it may appear in a log line, its placeholder),
 /// longest forms first.

@@ -277,12 +277,44 @@ pub struct ApprovalRecord {
     pub risk: Risk,
     /// The page the approval is bound to.
     pub url: String,
-    /// `approved`, `edited`, `denied` or `stopped`.
-    pub decision: String,
+    /// What was decided.
+    pub decision: Verdict,
     /// Why, when the decision was not made by a person (`--yes`, no
     /// terminal).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+}
+
+/// The decision an approval record keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// Run as proposed.
+    Approved,
+    /// Run with the person's changes.
+    Edited,
+    /// Not run.
+    Denied,
+    /// The whole run was stopped.
+    Stopped,
+}
+
+impl Verdict {
+    /// The word the logs show.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Approved => "approved",
+            Verdict::Edited => "edited",
+            Verdict::Denied => "denied",
+            Verdict::Stopped => "stopped",
+        }
+    }
+}
+
+impl std::fmt::Display for Verdict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 #[cfg(test)]

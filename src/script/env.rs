@@ -11,9 +11,7 @@ use super::library::{CancelFlag, Scripts};
 use crate::actions::{Action, ActionResult, RiskFacts, Target};
 use crate::agent::browser_env::BrowserEnvironment;
 use crate::agent::{Environment, EnvironmentError};
-use crate::browser::act::ExecOptions;
 use crate::dom::{ElementIndex, PageState};
-use crate::sitemap::SitemapSet;
 
 /// Reads what finds the element again without its index.
 const LOCATOR_JS: &str = "(el) => { \
@@ -40,20 +38,17 @@ const LOCATOR_JS: &str = "(el) => { \
 pub struct ScriptEnvironment {
     inner: BrowserEnvironment,
     scripts: Scripts,
-    exec: ExecOptions,
-    sitemaps: SitemapSet,
     last: Option<PageState>,
     cancel: CancelFlag,
 }
 
 impl ScriptEnvironment {
-    /// Wraps `inner`; custom action handlers act with `exec`.
-    pub fn new(inner: BrowserEnvironment, scripts: Scripts, exec: ExecOptions) -> Self {
+    /// Wraps `inner`; custom action handlers drive it too, so they act
+    /// with its settings, guard and sitemaps.
+    pub fn new(inner: BrowserEnvironment, scripts: Scripts) -> Self {
         ScriptEnvironment {
             inner,
             scripts,
-            exec,
-            sitemaps: SitemapSet::new(),
             last: None,
             cancel: CancelFlag::new(),
         }
@@ -63,6 +58,16 @@ impl ScriptEnvironment {
     pub fn with_cancel(mut self, cancel: CancelFlag) -> Self {
         self.cancel = cancel;
         self
+    }
+
+    /// Cancels custom actions started from now on when `cancel` is set.
+    pub fn set_cancel(&mut self, cancel: CancelFlag) {
+        self.cancel = cancel;
+    }
+
+    /// The scripts whose custom actions run here.
+    pub fn scripts(&self) -> &Scripts {
+        &self.scripts
     }
 
     /// The wrapped environment.
@@ -138,7 +143,7 @@ impl Environment for ScriptEnvironment {
         if let Action::Custom(custom) = action {
             // The handler drives the same tab; the caller approved the call
             // as a whole.
-            let mut host = TabHost::new(self.inner.tab(), self.exec.clone(), self.sitemaps.clone());
+            let mut host = TabHost::new(&mut self.inner);
             let result = self
                 .scripts
                 .call_action(&custom.name, custom.params.clone(), &mut host, &self.cancel)

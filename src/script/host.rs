@@ -4,23 +4,18 @@
 //! `tool_call` / `tool_result` / `step` events).
 
 use std::future::Future;
-use std::sync::Arc;
 use std::time::Instant;
 
 use serde_json::{json, Value};
 use tokio::sync::mpsc::UnboundedSender;
 
-use crate::actions::{Action, ActionResult, Catalog, RiskFacts};
+use crate::actions::{Action, ActionResult, Catalog};
+use crate::agent::browser_env::BrowserEnvironment;
 use crate::agent::{
-    Agent, AgentConfig, ApprovalDecision, ApprovalMode, ApprovalRequest, Approver, BoxFuture,
-    Environment, EnvironmentError, HeadlessApprover,
+    perform, ApprovalMode, Approver, BoxFuture, Environment, Gate, GateOutcome, Secrets,
 };
-use crate::browser::act::{ExecOptions, Executor};
-use crate::browser::{ObserveOptions, Tab};
 use crate::dom::PageState;
-use crate::events::{ApprovalRecord, Event, StepRecord};
-use crate::llm::LlmClient;
-use crate::sitemap::SitemapSet;
+use crate::events::{Event, StepRecord};
 
 /// One request from a script to the host.
 #[derive(Debug, Clone, PartialEq)]
@@ -82,33 +77,21 @@ fn result_json(result: &ActionResult) -> Value {
     serde_json::to_value(result).unwrap_or(Value::Null)
 }
 
-/// Drives one tab with no gate and no events: for a custom action's
-/// handler, whose call as a whole was approved and recorded by the caller.
+/// Drives the tab through its environment with no gate and no events: for
+/// a custom action's handler, whose call as a whole was approved and
+/// recorded by the caller. Going through [`BrowserEnvironment`] gives the
+/// handler's steps what every action gets: the allowed-domains guard and
+/// its reports, the sitemaps for `goto_page`, `extract`'s model, and a new
+/// browser when the old one died.
 #[derive(Debug)]
 pub struct TabHost<'a> {
-    tab: &'a Tab,
-    exec: ExecOptions,
-    observe: ObserveOptions,
-    sitemaps: SitemapSet,
-    last: Option<PageState>,
+    environment: &'a mut BrowserEnvironment,
 }
 
 impl<'a> TabHost<'a> {
-    /// Drives `tab` with these limits; `goto_page` searches `sitemaps`.
-    pub fn new(tab: &'a Tab, exec: ExecOptions, sitemaps: SitemapSet) -> Self {
-        TabHost {
-            tab,
-            exec,
-            observe: ObserveOptions::default(),
-            sitemaps,
-            last: None,
-        }
-    }
-
-    /// Uses these observation settings.
-    pub fn with_observe_options(mut self, observe: ObserveOptions) -> Self {
-        self.observe = observe;
-        self
+    /// Drives the tab of `environment`.
+    pub fn new(environment: &'a mut BrowserEnvironment) -> Self {
+        TabHost { environment }
     }
 }
 
@@ -117,21 +100,13 @@ impl ScriptHost for TabHost<'_> {
         match call {
             HostCall::Observe => {
                 let state = self
-                    .tab
-                    .observe(&self.observe)
+                    .environment
+                    .observe()
                     .await
                     .map_err(|e| format!("observing the page failed: {e}"))?;
-                let page = page_json(&state);
-                self.last = Some(state);
-                Ok(page)
+                Ok(page_json(&state))
             }
-            HostCall::Act(action) => {
-                let result = Executor::new(self.tab, self.exec.clone())
-                    .with_sitemaps(&self.sitemaps)
-                    .execute(&action, self.last.as_ref())
-                    .await;
-                Ok(result_json(&result))
-            }
+            HostCall::Act(action) => Ok(result_json(&self.environment.execute(&action).await)),
             HostCall::Gate(_) | HostCall::Record(..) | HostCall::Log(_) => Ok(Value::Null),
             HostCall::AskUser(_) => Ok(Value::Null),
             HostCall::Agent(_) => {
@@ -152,69 +127,6 @@ pub trait SubAgent<E>: Send {
     ) -> BoxFuture<'a, Result<Value, String>>;
 }
 
-/// The LLM agent as a recipe's sub-agent, approving headless (`yes`).
-pub struct LlmSubAgent {
-    /// The model.
-    pub llm: Arc<LlmClient>,
-    /// The actions it may use (custom ones included).
-    pub catalog: Catalog,
-    /// Its settings (step limit, approval mode).
-    pub config: AgentConfig,
-    /// Approve what needs approval.
-    pub yes: bool,
-}
-
-impl<E: Environment> SubAgent<E> for LlmSubAgent {
-    fn run<'a>(
-        &'a mut self,
-        goal: &'a str,
-        environment: &'a mut E,
-        events: UnboundedSender<Event>,
-    ) -> BoxFuture<'a, Result<Value, String>> {
-        Box::pin(async move {
-            let mut agent = Agent::new(
-                self.llm.clone(),
-                EnvRef(environment),
-                Box::new(HeadlessApprover { yes: self.yes }),
-                events,
-            )
-            .with_catalog(self.catalog.clone())
-            .with_config(self.config.clone());
-            let outcome = agent.run(goal).await.map_err(|e| e.to_string())?;
-            Ok(json!({
-                "success": outcome.success,
-                "text": outcome.text,
-                "steps": outcome.steps,
-            }))
-        })
-    }
-}
-
-/// Lends an environment to a sub-agent for one run.
-struct EnvRef<'a, E>(&'a mut E);
-
-impl<E: Environment> Environment for EnvRef<'_, E> {
-    fn observe(&mut self) -> impl Future<Output = Result<PageState, EnvironmentError>> + Send {
-        self.0.observe()
-    }
-
-    fn execute(&mut self, action: &Action) -> impl Future<Output = ActionResult> + Send {
-        self.0.execute(action)
-    }
-
-    fn current_url(&mut self) -> impl Future<Output = Option<String>> + Send {
-        self.0.current_url()
-    }
-
-    fn risk_facts(
-        &mut self,
-        action: &Action,
-        page: &PageState,
-    ) -> impl Future<Output = RiskFacts> + Send {
-        self.0.risk_facts(action, page)
-    }
-}
-
 /// Runs a recipe's steps like agent steps: each action passes the approval
 /// gate and is reported as `tool_call`, `approval`, `tool_result` and
 /// `step` events.
@@ -222,6 +134,8 @@ pub struct RecipeHost<E> {
     environment: E,
     approver: Box<dyn Approver>,
     mode: ApprovalMode,
+    catalog: Catalog,
+    secrets: Secrets,
     events: UnboundedSender<Event>,
     sub_agent: Option<Box<dyn SubAgent<E>>>,
     last: Option<PageState>,
@@ -245,6 +159,8 @@ impl<E: Environment> RecipeHost<E> {
             environment,
             approver,
             mode,
+            catalog: Catalog::builtin(),
+            secrets: Secrets::new(),
             events,
             sub_agent: None,
             last: None,
@@ -252,6 +168,20 @@ impl<E: Environment> RecipeHost<E> {
             open_actions: Vec::new(),
             stopped: false,
         }
+    }
+
+    /// Validates the person's edits with this catalog (custom actions
+    /// included).
+    pub fn with_catalog(mut self, catalog: Catalog) -> Self {
+        self.catalog = catalog;
+        self
+    }
+
+    /// Fills `<secret>NAME</secret>` in steps with these values and masks
+    /// them in results and events.
+    pub fn with_secrets(mut self, secrets: Secrets) -> Self {
+        self.secrets = secrets;
+        self
     }
 
     /// Lets `agent("…")` hand sub-goals to this agent.
@@ -276,7 +206,7 @@ impl<E: Environment> RecipeHost<E> {
     }
 
     fn emit(&self, event: Event) {
-        if self.events.send(event).is_err() {
+        if self.events.send(self.secrets.masked(event)).is_err() {
             tracing::debug!("no one is listening to recipe events any more");
         }
     }
@@ -294,8 +224,8 @@ impl<E: Environment> RecipeHost<E> {
         Ok(page)
     }
 
-    /// The approval gate for one step; returns the action to run or why
-    /// it must not.
+    /// The approval gate for one step (the agent's own); returns the
+    /// action to run or why it must not.
     async fn gate(&mut self, action: Action) -> Result<Action, ActionResult> {
         self.emit(Event::ToolCall {
             name: action.name().to_string(),
@@ -305,44 +235,29 @@ impl<E: Environment> RecipeHost<E> {
             Ok(page) => page,
             Err(message) => return Err(ActionResult::unknown(message)),
         };
-        let facts = self.environment.risk_facts(&action, &page).await;
-        let risk = action.effective_risk(&facts);
-        if !self.mode.requires(&action, risk) {
-            return Ok(action);
-        }
-        let url = self
-            .environment
-            .current_url()
+        let emit = {
+            let events = self.events.clone();
+            let secrets = self.secrets.clone();
+            move |event: Event| {
+                if events.send(secrets.masked(event)).is_err() {
+                    tracing::debug!("no one is listening to recipe events any more");
+                }
+            }
+        };
+        let goal = format!("recipe step: {action}");
+        let mut gate = Gate {
+            approver: self.approver.as_mut(),
+            mode: self.mode,
+            catalog: &self.catalog,
+            emit: &emit,
+        };
+        match gate
+            .pass(&mut self.environment, self.steps, action, &page, &goal)
             .await
-            .unwrap_or_else(|| page.url.clone());
-        let request = ApprovalRequest {
-            step: self.steps,
-            action: action.clone(),
-            risk,
-            url: url.clone(),
-            element: None,
-            next_goal: format!("recipe step: {action}"),
-        };
-        let decision = self.approver.approve(&request).await;
-        let (word, note) = match &decision {
-            ApprovalDecision::Approve { note } => ("approved", note.clone()),
-            ApprovalDecision::Edit(_) => ("edited", None),
-            ApprovalDecision::Deny { reason } => ("denied", Some(reason.clone())),
-            ApprovalDecision::Stop => ("stopped", None),
-        };
-        self.emit(Event::Approval(ApprovalRecord {
-            step: self.steps,
-            action: action.to_json(),
-            risk,
-            url,
-            decision: word.into(),
-            note,
-        }));
-        match decision {
-            ApprovalDecision::Approve { .. } => Ok(action),
-            ApprovalDecision::Edit(edited) => Ok(edited),
-            ApprovalDecision::Deny { reason } => Err(ActionResult::denied(reason)),
-            ApprovalDecision::Stop => {
+        {
+            GateOutcome::Run(action) => Ok(action),
+            GateOutcome::Refused(result) => Err(result),
+            GateOutcome::Stopped(_) => {
                 self.stopped = true;
                 Err(ActionResult::denied("the person stopped the recipe"))
             }
@@ -402,7 +317,13 @@ impl<E: Environment> ScriptHost for RecipeHost<E> {
                             action: approved.name().to_string(),
                             parameters: approved.params(),
                         });
-                        let result = self.environment.execute(&approved).await;
+                        let result = perform(
+                            &mut self.environment,
+                            &self.catalog,
+                            &self.secrets,
+                            &approved,
+                        )
+                        .await;
                         // The page may have changed: observe afresh next time.
                         self.last = None;
                         result

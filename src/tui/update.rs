@@ -1061,7 +1061,7 @@ fn on_agent_event(state: &mut AppState, event: Event) {
         }
         Event::Error { error, .. } => notice(state, true, error),
         Event::Approval(record) => {
-            if record.decision != "approved" || record.note.is_none() {
+            if record.decision != crate::events::Verdict::Approved || record.note.is_none() {
                 notice(
                     state,
                     false,

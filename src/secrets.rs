@@ -10,7 +10,11 @@
 //! these forms (see [`encoded_forms`]); a page that transforms the value
 //! some other way (upper-casing it, showing a part of it) is not covered.
 
+use serde::de::DeserializeOwned;
+use serde::Serialize;
 use serde_json::Value;
+
+use crate::actions::{Action, ActionError, Catalog};
 
 /// Named secret values for one run.
 #[derive(Clone, Default, PartialEq, Eq)]
@@ -96,6 +100,57 @@ impl Secrets {
     /// Fills placeholders in every string inside a JSON value.
     pub fn fill_json(&self, value: &mut Value) {
         self.walk(value, &|s, text| s.fill(text));
+    }
+
+    /// Any serializable value (an event, a page, a result) with every
+    /// secret value masked in its strings. A value that does not survive
+    /// the JSON round trip is returned as it was.
+    pub fn masked<T: Serialize + DeserializeOwned>(&self, value: T) -> T {
+        self.changed(value, &|s, text| s.mask(text))
+    }
+
+    /// Any serializable value with placeholders filled in.
+    pub fn filled<T: Serialize + DeserializeOwned>(&self, value: T) -> T {
+        self.changed(value, &|s, text| s.fill(text))
+    }
+
+    /// The action with its placeholders filled in, validated again by
+    /// `catalog` (a value can break a limit its placeholder kept, such as
+    /// a maximum length; the error then names the placeholder, never the
+    /// value).
+    pub fn fill_action(&self, catalog: &Catalog, action: &Action) -> Result<Action, ActionError> {
+        if self.is_empty() {
+            return Ok(action.clone());
+        }
+        let mut filled = action.to_json();
+        self.fill_json(&mut filled);
+        catalog.parse(&filled)
+    }
+
+    /// The action as it may be shown or recorded: values back to their
+    /// placeholders.
+    pub fn mask_action(&self, catalog: &Catalog, action: &Action) -> Action {
+        if self.is_empty() {
+            return action.clone();
+        }
+        let mut shown = action.to_json();
+        self.mask_json(&mut shown);
+        catalog.parse(&shown).unwrap_or_else(|_| action.clone())
+    }
+
+    fn changed<T: Serialize + DeserializeOwned>(
+        &self,
+        value: T,
+        change: &dyn Fn(&Secrets, &str) -> String,
+    ) -> T {
+        if self.is_empty() {
+            return value;
+        }
+        let Ok(mut json) = serde_json::to_value(&value) else {
+            return value;
+        };
+        self.walk(&mut json, change);
+        serde_json::from_value(json).unwrap_or(value)
     }
 
     fn walk(&self, value: &mut Value, change: &dyn Fn(&Secrets, &str) -> String) {

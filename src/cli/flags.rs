@@ -1,0 +1,109 @@
+//! Flags several commands share, declared once and flattened into each,
+//! and the one way a command turns them into a [`Prepared`] session.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use super::config::EXIT_BAD_CONFIG;
+use super::observe::BrowserOpts;
+use crate::agent::ApprovalMode;
+use crate::config::Overrides;
+use crate::session::Prepared;
+
+/// What a session is built from: config file, model, scripts, sitemaps,
+/// secrets and the browser.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct SessionFlags {
+    /// Read this config file instead of ./webagent.yaml (or
+    /// WEBAGENT_CONFIG).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// The model (default: WEBAGENT_MODEL, then config `llm.model`,
+    /// gpt-4o-mini).
+    #[arg(long)]
+    pub model: Option<String>,
+    /// The API root of an OpenAI-compatible server (default:
+    /// OPENAI_BASE_URL, then config `llm.base_url`, the OpenAI API).
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+    /// A sitemap file or directory (repeatable; default: config
+    /// `paths.sitemaps`); the one matching the page's origin is used, and
+    /// edits apply at the next step.
+    #[arg(long, value_name = "PATH")]
+    pub sitemap: Vec<PathBuf>,
+    /// A Rhai script file or directory (repeatable; default: config
+    /// `paths.recipes` when it exists) whose custom actions join the
+    /// catalog; edits apply to the next call.
+    #[arg(long, value_name = "PATH")]
+    pub recipes: Vec<PathBuf>,
+    /// A secret the model may type but never sees: `NAME` takes the value
+    /// of the environment variable NAME (repeatable). The model writes
+    /// `<secret>NAME</secret>`.
+    #[arg(long, value_name = "NAME")]
+    pub secret: Vec<String>,
+    /// A dotenv file (NAME=value lines) whose every entry is a secret
+    /// (default: config `secrets_file`). Config `secrets:` adds more.
+    #[arg(long, value_name = "FILE")]
+    pub secrets_file: Option<PathBuf>,
+    /// Let `execute_javascript` run (always asks in risky and always
+    /// modes).
+    #[arg(long)]
+    pub allow_javascript: bool,
+    /// Where trace files go (default: config `paths.sessions`,
+    /// .webagent/sessions).
+    #[arg(long, value_name = "DIR")]
+    pub sessions_dir: Option<PathBuf>,
+    /// The browser to use.
+    #[command(flatten)]
+    pub browser: BrowserOpts,
+}
+
+/// When a person is asked, and how long a run may go on.
+#[derive(Debug, Clone, Copy, Default, clap::Args)]
+pub struct RunFlags {
+    /// When to ask before an action: never, risky (commit and dangerous
+    /// actions) or always. Headless, asking means refusing unless --yes
+    /// (default: config `agent.approve`, risky).
+    #[arg(long, value_name = "MODE", value_parser = parse_mode)]
+    pub approve: Option<ApprovalMode>,
+    /// The step limit of an agent run (default: config `agent.max_steps`,
+    /// 40).
+    #[arg(long, value_name = "N")]
+    pub max_steps: Option<usize>,
+}
+
+fn parse_mode(text: &str) -> Result<ApprovalMode, String> {
+    text.parse()
+}
+
+impl SessionFlags {
+    /// The flags as configuration overrides.
+    pub fn overrides(&self, run: RunFlags) -> Overrides {
+        Overrides {
+            model: self.model.clone(),
+            base_url: self.base_url.clone(),
+            max_steps: run.max_steps,
+            approve: run.approve,
+            chrome: self.browser.chrome.clone(),
+            headed: self.browser.headed,
+            connect: self.browser.connect.clone(),
+            allow_javascript: self.allow_javascript,
+            sessions_dir: self.sessions_dir.clone(),
+            sitemaps: self.sitemap.clone(),
+            allowed_domains: self.browser.allow_domains.clone(),
+            secrets_file: self.secrets_file.clone(),
+        }
+    }
+
+    /// Loads the configuration with these flags over it and prepares the
+    /// session; on failure the reason is printed and the exit code (2) is
+    /// returned.
+    pub fn prepare(&self, run: RunFlags) -> Result<Prepared, ExitCode> {
+        let loaded = super::config::load(self.config.as_deref(), &self.overrides(run))?;
+        let scripts = Prepared::script_paths(&loaded.config, &self.recipes);
+        Prepared::new(loaded.config, &loaded.env, &scripts, &self.secret).map_err(|error| {
+            eprintln!("error: {error}");
+            ExitCode::from(EXIT_BAD_CONFIG)
+        })
+    }
+}

@@ -1,0 +1,221 @@
+//! What a headless command (`run`, `recipe run`) shows: every event
+//! written to the trace as it happens, and printed as a readable step log
+//! or as JSON lines.
+
+use std::io::Write as _;
+
+use tokio::sync::mpsc;
+
+use crate::actions::ActionResult;
+use crate::events::{EndReason, Event, TraceWriter};
+
+/// Writes every event to the trace and prints it, until the agent and the
+/// watcher have dropped their senders.
+///
+/// Text events are the model's streamed words in an agent run (left out:
+/// the step line shows their result) and a script's `log(…)` lines in a
+/// recipe run (shown when `script_log`).
+pub async fn print_events(
+    mut events: mpsc::UnboundedReceiver<Event>,
+    mut trace: TraceWriter,
+    json: bool,
+    script_log: bool,
+) -> Result<(), crate::events::EventError> {
+    let mut trace_failed = false;
+    // Approval lines wait for their step's line, so each step reads in
+    // order: reflection, action, approval, result.
+    let mut pending_approvals: Vec<String> = Vec::new();
+    while let Some(event) = events.recv().await {
+        if !trace_failed {
+            if let Err(error) = trace.write(&event) {
+                // Keep running: the printed log still shows everything.
+                eprintln!("warning: {error}; the trace stops here");
+                trace_failed = true;
+            }
+        }
+        let mut stdout = std::io::stdout().lock();
+        let written = if json {
+            writeln!(stdout, "{}", event.to_json_line()?)
+        } else {
+            let line = match &event {
+                Event::Text { content } if script_log => {
+                    Some(format!("log: {}", content.trim_end()))
+                }
+                _ => log_line(&event),
+            };
+            match (&event, line) {
+                (Event::Approval(_), Some(text)) => {
+                    pending_approvals.push(text);
+                    Ok(())
+                }
+                (Event::Step(_), Some(text)) => {
+                    let text = match text.find("\n  result: ") {
+                        Some(at) if !pending_approvals.is_empty() => format!(
+                            "{}\n{}{}",
+                            &text[..at],
+                            pending_approvals.join("\n"),
+                            &text[at..]
+                        ),
+                        _ => text,
+                    };
+                    pending_approvals.clear();
+                    writeln!(stdout, "{text}")
+                }
+                (_, Some(text)) => writeln!(stdout, "{text}"),
+                (_, None) => Ok(()),
+            }
+        };
+        // A closed pipe (`| head`) ends printing, not the run.
+        if written.and_then(|()| stdout.flush()).is_err() {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// The readable form of an event, or `None` for those the log leaves out
+/// (streamed text, protocol echoes of what the step line shows).
+pub fn log_line(event: &Event) -> Option<String> {
+    match event {
+        Event::RunStarted {
+            task,
+            url,
+            model,
+            max_steps,
+        } => Some(format!(
+            "task: {task}\nstart: {url}  (model {model}, at most {max_steps} steps)"
+        )),
+        Event::Observation(o) => Some(format!(
+            "\nstep {}  {}  ({} elements, {} new)",
+            o.step, o.url, o.elements, o.new_elements
+        )),
+        Event::Step(step) => {
+            let mut text = String::new();
+            let r = &step.reflection;
+            for (label, value) in [
+                ("eval", &r.evaluation_previous_goal),
+                ("memory", &r.memory),
+                ("goal", &r.next_goal),
+            ] {
+                if !value.trim().is_empty() {
+                    text.push_str(&format!("  {label}: {}\n", value.trim()));
+                }
+            }
+            for repair in &step.repairs {
+                text.push_str(&format!("  repaired: {repair}\n"));
+            }
+            let action = match step.action.as_object().and_then(|o| o.iter().next()) {
+                Some((name, params)) => format!("{name} {params}"),
+                None => "(none)".to_string(),
+            };
+            text.push_str(&format!("  action: {action}\n"));
+            let outcome = match &step.result {
+                ActionResult::Success { data: None } => "ok".to_string(),
+                ActionResult::Success { data: Some(data) } => {
+                    format!("ok {}", crate::agent::prompt::clip(&data.to_string(), 200))
+                }
+                ActionResult::Failure { reason, message } => format!("FAILED {reason}: {message}"),
+            };
+            text.push_str(&format!(
+                "  result: {outcome}  (observe {} ms, model {} ms, act {} ms)",
+                step.timings.observe_ms, step.timings.llm_ms, step.timings.act_ms
+            ));
+            Some(text)
+        }
+        Event::Approval(a) => Some(format!(
+            "  approval: {} ({} action on {}){}",
+            a.decision,
+            a.risk,
+            a.url,
+            a.note
+                .as_deref()
+                .map(|n| format!(": {n}"))
+                .unwrap_or_default()
+        )),
+        Event::Error { error, fatal } => Some(format!(
+            "  {}: {error}",
+            if *fatal { "error" } else { "warning" }
+        )),
+        Event::SitemapReloaded { file, error } | Event::ScriptReloaded { file, error } => {
+            Some(match error {
+                None => format!("  reloaded {file}"),
+                Some(error) => format!("  reload failed, keeping the last good version: {error}"),
+            })
+        }
+        Event::Done {
+            success,
+            text,
+            reason,
+            steps,
+            usage,
+        } => Some(format!(
+            "\n{}: {text}\n({steps} steps, {} tokens, ended by {})",
+            if *success { "done" } else { "not done" },
+            usage.total_tokens,
+            match reason {
+                EndReason::Done => "done",
+                EndReason::MaxSteps => "the step limit",
+                EndReason::Stopped => "a stop",
+                EndReason::Fatal => "an error",
+            }
+        )),
+        Event::Text { .. }
+        | Event::ToolCall { .. }
+        | Event::ToolResult { .. }
+        | Event::ActionRequest { .. } => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::events::{Reflection, StepRecord, StepTimings, TokenUsage};
+    use serde_json::json;
+
+    #[test]
+    fn a_step_reads_as_reflection_action_and_result() {
+        let step = Event::Step(StepRecord {
+            index: 2,
+            reflection: Reflection {
+                evaluation_previous_goal: "Success: the form opened".into(),
+                memory: String::new(),
+                next_goal: "send it".into(),
+            },
+            action: json!({"click": {"index": 4}}),
+            result: ActionResult::denied("not approved"),
+            repairs: vec!["the action name `Click` was read as `click`".into()],
+            timings: StepTimings {
+                observe_ms: 5,
+                llm_ms: 700,
+                act_ms: 1,
+            },
+            usage: None,
+            prompt_chars: 3000,
+            prompt: String::new(),
+            raw_response: String::new(),
+        });
+        let text = log_line(&step).unwrap();
+        assert_eq!(
+            text,
+            "  eval: Success: the form opened\n  goal: send it\n  repaired: the action name `Click` was read as `click`\n  action: click {\"index\":4}\n  result: FAILED denied: not approved  (observe 5 ms, model 700 ms, act 1 ms)"
+        );
+        let done = Event::Done {
+            success: false,
+            text: "gave up".into(),
+            reason: EndReason::MaxSteps,
+            steps: 40,
+            usage: TokenUsage {
+                total_tokens: 1234,
+                ..TokenUsage::default()
+            },
+        };
+        assert_eq!(
+            log_line(&done).unwrap(),
+            "\nnot done: gave up\n(40 steps, 1234 tokens, ended by the step limit)"
+        );
+        assert!(log_line(&Event::Text {
+            content: "x".into()
+        })
+        .is_none());
+    }
+}

@@ -1,0 +1,429 @@
+//! A session: everything one command needs to drive a browser for a person
+//! or a model, built in exactly one place.
+//!
+//! Every command that touches a page (the workbench, `run`, `recipe run`,
+//! `exec`, `observe`) goes through the same two steps:
+//!
+//! 1. [`Prepared::new`] checks what can be checked before a browser starts,
+//!    from one merged [`Config`]: the model client, the secrets, the
+//!    sitemap files, the Rhai scripts. A typo costs no Chromium launch.
+//! 2. [`Prepared::start`] launches (or attaches to) the browser, opens the
+//!    first page and assembles the environment every action goes through:
+//!    the allowed-domain guard with its reports, the relaunch after a
+//!    crash, `extract`'s model, the sitemaps for `goto_page` and the
+//!    custom actions. It starts the file watchers, whose reloads become
+//!    events on the session's one event sink, so every command's trace
+//!    records them.
+//!
+//! Commands differ only in who approves ([`crate::agent::Approver`]), how
+//! they stop, and where the events go, so a protection or a setting can
+//! never hold for one command and not another.
+
+mod log;
+mod run;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::{Arc, RwLock};
+
+use tokio::sync::mpsc::UnboundedSender;
+
+use crate::actions::{Action, ActionResult, Catalog};
+use crate::agent::browser_env::BrowserEnvironment;
+use crate::agent::{perform, Secrets};
+use crate::browser::act::ExecOptions;
+use crate::browser::{BrowserError, BrowserSession};
+use crate::config::Config;
+use crate::events::Event;
+use crate::llm::{LlmClient, DEFAULT_BASE_URL};
+use crate::script::{ScriptEnvironment, ScriptError, ScriptEvent, ScriptWatcher, Scripts};
+use crate::sitemap::{SitemapEvent, SitemapSet, SitemapWatcher};
+
+pub use log::{log_line, print_events};
+pub use run::{recipe_outcome, run_recipe, AgentSetup, LlmSubAgent, RecipeOutcome};
+
+/// How long the first page may take to load.
+const OPEN_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Why a session could not be prepared or started.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    /// A setting, flag or file is wrong: the person fixes it and tries
+    /// again (exit code 2).
+    #[error("{0}")]
+    Usage(String),
+    /// The browser did not start or answer.
+    #[error("starting the browser: {0}")]
+    Browser(#[from] BrowserError),
+}
+
+impl SessionError {
+    /// Whether this is the person's to fix (a setting, a missing
+    /// Chromium) rather than a fault of the machine.
+    pub fn is_usage(&self) -> bool {
+        matches!(
+            self,
+            SessionError::Usage(_)
+                | SessionError::Browser(
+                    BrowserError::ChromeNotFound { .. } | BrowserError::ChromeMissingAt(_)
+                )
+        )
+    }
+}
+
+/// What was checked before any browser starts.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    /// The merged configuration, flags applied.
+    pub config: Config,
+    /// The model client (built even when no endpoint is configured; see
+    /// [`Prepared::model_configured`]).
+    pub llm: Arc<LlmClient>,
+    /// Whether an endpoint was configured at all: an API key, or a base
+    /// URL other than the OpenAI default.
+    pub model_configured: bool,
+    /// Values the model only sees as placeholders.
+    pub secrets: Secrets,
+    /// The loaded scripts; watchers keep them current once started.
+    pub scripts: Scripts,
+    /// Script files and directories to watch.
+    pub script_paths: Vec<PathBuf>,
+    /// The sitemaps as loaded now (the watcher takes over at start).
+    pub sitemaps: SitemapSet,
+    /// How actions run (time limits, JavaScript, dialogs).
+    pub exec: ExecOptions,
+}
+
+impl Prepared {
+    /// Checks everything a session needs from `config` (with the process
+    /// environment `env` for the API key and secrets): the model client,
+    /// every secret (plus `secret_vars`, names of environment variables
+    /// given with `--secret`), the sitemap files, and the scripts at
+    /// `script_paths` (files or directories).
+    pub fn new(
+        config: Config,
+        env: &BTreeMap<String, String>,
+        script_paths: &[PathBuf],
+        secret_vars: &[String],
+    ) -> Result<Prepared, SessionError> {
+        let llm_config = config.llm_config(env);
+        let model_configured =
+            llm_config.api_key.is_some() || llm_config.base_url != DEFAULT_BASE_URL;
+        let llm = LlmClient::new(llm_config).map_err(|e| SessionError::Usage(e.to_string()))?;
+        let mut secrets = config
+            .resolve_secrets(env)
+            .map_err(|e| SessionError::Usage(e.to_string()))?;
+        for name in secret_vars {
+            match env.get(name) {
+                Some(value) if !value.is_empty() => secrets.insert(name.clone(), value.clone()),
+                Some(_) => {
+                    return Err(SessionError::Usage(format!(
+                        "--secret {name}: the environment variable {name} is empty"
+                    )))
+                }
+                None => {
+                    return Err(SessionError::Usage(format!(
+                        "--secret {name}: the environment variable {name} is not set (or not UTF-8)"
+                    )))
+                }
+            }
+        }
+        crate::config::redact::mask_in_logs(&secrets);
+        let sitemaps = SitemapSet::load_paths(&config.sitemap_paths())
+            .map_err(|e| SessionError::Usage(format!("sitemap: {e}")))?;
+        let scripts = load_scripts(script_paths)?;
+        let exec = ExecOptions {
+            allow_javascript: config.allow_javascript,
+            ..ExecOptions::default()
+        };
+        Ok(Prepared {
+            config,
+            llm: Arc::new(llm),
+            model_configured,
+            secrets,
+            scripts,
+            script_paths: script_paths.to_vec(),
+            sitemaps,
+            exec,
+        })
+    }
+
+    /// The model, or why there is none to ask.
+    pub fn model(&self) -> Result<Arc<LlmClient>, String> {
+        model_or_why(&self.llm, self.model_configured)
+    }
+
+    /// The script paths a command uses: the ones it was given, else the
+    /// configured recipes directory when it exists.
+    pub fn script_paths(config: &Config, given: &[PathBuf]) -> Vec<PathBuf> {
+        if !given.is_empty() {
+            return given.to_vec();
+        }
+        let dir = &config.paths.recipes;
+        if dir.is_dir() {
+            vec![dir.clone()]
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// The action catalog of this session: built-ins plus custom actions.
+    pub fn catalog(&self) -> Catalog {
+        self.scripts
+            .catalog()
+            .unwrap_or_else(|_| Catalog::builtin())
+    }
+
+    /// Launches (or attaches to) the browser, opens `url` (or a blank
+    /// page), builds the environment and starts the watchers. Events of
+    /// the session (reloads, refused navigations) go to `events`. A page
+    /// that fails to load leaves the session usable; [`Session::opened`]
+    /// says why.
+    pub async fn start(
+        self,
+        url: Option<&str>,
+        events: UnboundedSender<Event>,
+    ) -> Result<Session, SessionError> {
+        let browser = BrowserSession::start(self.config.launch_options()).await?;
+        let tab = browser.new_tab("about:blank").await?;
+        let opened = match url {
+            Some(url) if url != "about:blank" => tab
+                .navigate(url, OPEN_TIMEOUT)
+                .await
+                .map_err(|e| format!("could not open {url}: {e}")),
+            _ => Ok(()),
+        };
+        let (sitemaps, sitemap_watcher) = watch_sitemaps(&self.config, self.sitemaps, &events);
+        let script_watcher = watch_scripts(&self.scripts, &self.script_paths, &events);
+        let mut inner = BrowserEnvironment::new(tab, self.exec.clone(), Arc::clone(&sitemaps))
+            .with_observe_options(self.config.observe_options())
+            .with_events(events.clone());
+        // `extract` asks the model only when there is one to ask.
+        if self.model_configured {
+            inner = inner.with_llm(Arc::clone(&self.llm), self.secrets.clone());
+        }
+        let environment = ScriptEnvironment::new(inner, self.scripts.clone());
+        Ok(Session {
+            config: self.config,
+            llm: self.llm,
+            model_configured: self.model_configured,
+            secrets: self.secrets,
+            scripts: self.scripts,
+            sitemaps,
+            environment,
+            events,
+            opened,
+            _watchers: (sitemap_watcher, script_watcher),
+            browser,
+        })
+    }
+}
+
+/// A running session: the browser, its one tab's environment, the model,
+/// the scripts and sitemaps kept current, and the event sink.
+pub struct Session {
+    /// The configuration it was built from.
+    pub config: Config,
+    /// The model client.
+    pub llm: Arc<LlmClient>,
+    /// Whether an endpoint was configured (see [`Prepared`]).
+    pub model_configured: bool,
+    /// Values the model only sees as placeholders.
+    pub secrets: Secrets,
+    /// The scripts, reloaded as their files change.
+    pub scripts: Scripts,
+    /// The sitemaps, reloaded as their files change.
+    pub sitemaps: Arc<RwLock<SitemapSet>>,
+    /// Where every action runs: custom actions, locators, the guard, the
+    /// relaunch after a crash.
+    pub environment: ScriptEnvironment,
+    /// Where the session's events go.
+    pub events: UnboundedSender<Event>,
+    /// Whether the first page opened, or why not.
+    pub opened: Result<(), String>,
+    _watchers: (Option<SitemapWatcher>, Option<ScriptWatcher>),
+    browser: BrowserSession,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session").finish_non_exhaustive()
+    }
+}
+
+impl Session {
+    /// The model, or why there is none to ask.
+    pub fn model(&self) -> Result<Arc<LlmClient>, String> {
+        model_or_why(&self.llm, self.model_configured)
+    }
+
+    /// Resolves with the reason when the connection to the browser is
+    /// lost for good.
+    pub fn disconnected(&self) -> impl std::future::Future<Output = String> + Send + 'static {
+        self.browser.disconnected()
+    }
+
+    /// The catalog now: built-ins plus the custom actions loaded at this
+    /// moment.
+    pub fn catalog(&self) -> Catalog {
+        self.scripts
+            .catalog()
+            .unwrap_or_else(|_| Catalog::builtin())
+    }
+
+    /// What an agent run (or a recipe's sub-goal) is built from.
+    pub fn agent_setup(&self) -> AgentSetup {
+        AgentSetup {
+            llm: Arc::clone(&self.llm),
+            scripts: self.scripts.clone(),
+            sitemaps: Arc::clone(&self.sitemaps),
+            config: crate::agent::AgentConfig {
+                max_steps: self.config.agent.max_steps,
+                approval: self.config.agent.approve,
+                secrets: self.secrets.clone(),
+            },
+            events: self.events.clone(),
+        }
+    }
+
+    /// Closes the session's tab (an attached browser outlives the command,
+    /// and is left as it was) and then the browser it launched.
+    pub async fn close(self) {
+        let tab = self.environment.into_inner().into_tab();
+        if let Err(error) = tab.close().await {
+            tracing::debug!(%error, "closing the session's tab");
+        }
+    }
+
+    /// Runs one action a person typed (the workbench's `:` line,
+    /// `webagent exec`): secrets filled, run on the session's environment,
+    /// the result masked. The person chose it, so no one else is asked.
+    pub async fn act(&mut self, action: &Action) -> ActionResult {
+        let catalog = self.catalog();
+        perform(&mut self.environment, &catalog, &self.secrets, action).await
+    }
+}
+
+fn model_or_why(llm: &Arc<LlmClient>, configured: bool) -> Result<Arc<LlmClient>, String> {
+    if configured {
+        Ok(Arc::clone(llm))
+    } else {
+        Err(
+            "no model is configured: set OPENAI_API_KEY (and OPENAI_BASE_URL for a local \
+             server) or pass --base-url; actions typed after `:` work without one"
+                .into(),
+        )
+    }
+}
+
+/// Loads the scripts at `paths` (files or directories) and checks that
+/// their custom actions fit beside the built-ins.
+pub fn load_scripts(paths: &[PathBuf]) -> Result<Scripts, SessionError> {
+    let scripts = Scripts::default();
+    for path in paths {
+        let failed = if path.is_dir() {
+            scripts.load_dir(path).into_iter().find_map(Result::err)
+        } else {
+            scripts.load_file(path).err()
+        };
+        if let Some(error) = failed {
+            return Err(SessionError::Usage(located_text(path, &error)));
+        }
+    }
+    scripts
+        .catalog()
+        .map_err(|e| SessionError::Usage(format!("scripts: {e}")))?;
+    Ok(scripts)
+}
+
+/// `FILE:LINE:COLUMN: message` for every script error, even those without
+/// a place in the file.
+pub fn located_text(file: &std::path::Path, error: &ScriptError) -> String {
+    match error.located() {
+        Some(_) => error.to_string(),
+        None => format!("{}:0:0: {error}", file.display()),
+    }
+}
+
+/// Keeps the sitemaps current; reloads and failed reloads become events.
+fn watch_sitemaps(
+    config: &Config,
+    loaded: SitemapSet,
+    events: &UnboundedSender<Event>,
+) -> (Arc<RwLock<SitemapSet>>, Option<SitemapWatcher>) {
+    let paths = config.sitemap_paths();
+    if paths.is_empty() {
+        return (Arc::new(RwLock::new(loaded)), None);
+    }
+    let tx = events.clone();
+    let watcher = SitemapWatcher::start(&paths, move |event| {
+        let event = match event {
+            SitemapEvent::Reloaded { file, .. } => Event::SitemapReloaded {
+                file: file.display().to_string(),
+                error: None,
+            },
+            SitemapEvent::Error {
+                file,
+                line,
+                column,
+                message,
+            } => Event::SitemapReloaded {
+                file: file.display().to_string(),
+                error: Some(if line > 0 {
+                    format!("{}:{line}:{column}: {message}", file.display())
+                } else {
+                    format!("{}: {message}", file.display())
+                }),
+            },
+            SitemapEvent::Loaded { .. } | SitemapEvent::Removed { .. } => return,
+        };
+        let _ = tx.send(event);
+    });
+    match watcher {
+        Ok(watcher) => (watcher.sitemaps(), Some(watcher)),
+        Err(error) => {
+            let _ = events.send(Event::Error {
+                error: format!("the sitemaps are not watched ({error}); using them as loaded"),
+                fatal: false,
+            });
+            (Arc::new(RwLock::new(loaded)), None)
+        }
+    }
+}
+
+/// Keeps the scripts current; changes after the first load become events.
+fn watch_scripts(
+    scripts: &Scripts,
+    paths: &[PathBuf],
+    events: &UnboundedSender<Event>,
+) -> Option<ScriptWatcher> {
+    if paths.is_empty() {
+        return None;
+    }
+    let tx = events.clone();
+    let started = ScriptWatcher::start(scripts.clone(), paths, move |event| {
+        // The first load was checked before the browser started.
+        if matches!(
+            event,
+            ScriptEvent::Loaded {
+                reloaded: false,
+                ..
+            }
+        ) {
+            return;
+        }
+        for event in event.to_events() {
+            let _ = tx.send(event);
+        }
+    });
+    match started {
+        Ok(watcher) => Some(watcher),
+        Err(error) => {
+            let _ = events.send(Event::Error {
+                error: format!("the scripts are not watched ({error}); edits will not apply"),
+                fatal: false,
+            });
+            None
+        }
+    }
+}

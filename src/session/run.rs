@@ -1,0 +1,219 @@
+//! Running an agent or a recipe in a session, generic over who approves
+//! and how a run stops: the workbench and the headless commands differ
+//! only in the [`Approver`] and the stop signal they hand in.
+
+use std::sync::{Arc, RwLock};
+
+use serde_json::{json, Value};
+use tokio::sync::mpsc::UnboundedSender;
+
+use crate::actions::Catalog;
+use crate::agent::{Agent, AgentConfig, ApprovalMode, Approver, BoxFuture, Environment};
+use crate::events::{EndReason, Event, TokenUsage};
+use crate::llm::{LlmClient, StopSignal};
+use crate::script::host::SubAgent;
+use crate::script::{CancelFlag, RecipeHost, ScriptError, Scripts};
+use crate::sitemap::SitemapSet;
+
+/// What an agent run is built from; cheap to clone, so a recipe's
+/// sub-goals get the same model, catalog, sitemaps and secrets as a run.
+#[derive(Clone)]
+pub struct AgentSetup {
+    /// The model.
+    pub llm: Arc<LlmClient>,
+    /// The scripts whose custom actions join the catalog (read at the
+    /// start of each run, so edits apply).
+    pub scripts: Scripts,
+    /// The sitemaps, as a watcher keeps them.
+    pub sitemaps: Arc<RwLock<SitemapSet>>,
+    /// Step limit, approval mode and secrets.
+    pub config: AgentConfig,
+    /// Where events go.
+    pub events: UnboundedSender<Event>,
+}
+
+impl AgentSetup {
+    /// The catalog now. Scripts that no longer fit it (a clash with a
+    /// built-in) are reported and left out.
+    pub fn catalog(&self) -> Catalog {
+        match self.scripts.catalog() {
+            Ok(catalog) => catalog,
+            Err(error) => {
+                let _ = self.events.send(Event::Error {
+                    error: format!("scripts: {error}; running with the built-in actions only"),
+                    fatal: false,
+                });
+                Catalog::builtin()
+            }
+        }
+    }
+
+    /// An agent on `environment`, asking `approver`, stopped by `stop`.
+    pub fn agent<E: Environment>(
+        &self,
+        environment: E,
+        approver: Box<dyn Approver>,
+        stop: StopSignal,
+    ) -> Agent<E> {
+        self.agent_with_events(environment, approver, stop, self.events.clone())
+    }
+
+    fn agent_with_events<E: Environment>(
+        &self,
+        environment: E,
+        approver: Box<dyn Approver>,
+        stop: StopSignal,
+        events: UnboundedSender<Event>,
+    ) -> Agent<E> {
+        Agent::new(Arc::clone(&self.llm), environment, approver, events)
+            .with_catalog(self.catalog())
+            .with_sitemaps(Arc::clone(&self.sitemaps))
+            .with_stop(stop)
+            .with_config(self.config.clone())
+    }
+}
+
+/// `agent("…")` in a recipe: the LLM agent works on the recipe's own
+/// environment, its approvals asked of whoever the caller's factory
+/// gives (the workbench's modal, or the headless rules).
+pub struct LlmSubAgent {
+    /// What the agent is built from.
+    pub setup: AgentSetup,
+    /// A fresh approver for each sub-goal.
+    pub approver: Box<dyn FnMut() -> Box<dyn Approver> + Send>,
+    /// Stops the sub-goal with the recipe.
+    pub stop: StopSignal,
+}
+
+impl<E: Environment> SubAgent<E> for LlmSubAgent {
+    fn run<'a>(
+        &'a mut self,
+        goal: &'a str,
+        environment: &'a mut E,
+        events: UnboundedSender<Event>,
+    ) -> BoxFuture<'a, Result<Value, String>> {
+        Box::pin(async move {
+            let approver = (self.approver)();
+            let mut agent =
+                self.setup
+                    .agent_with_events(environment, approver, self.stop.clone(), events);
+            let outcome = agent.run(goal).await.map_err(|e| e.to_string())?;
+            Ok(json!({
+                "success": outcome.success,
+                "text": outcome.text,
+                "steps": outcome.steps,
+            }))
+        })
+    }
+}
+
+/// How a recipe run ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecipeOutcome {
+    /// Whether it finished without an error.
+    pub success: bool,
+    /// Its return value as text, or why it failed.
+    pub text: String,
+    /// Why it ended.
+    pub reason: EndReason,
+    /// Steps it ran.
+    pub steps: usize,
+}
+
+/// The outcome of a recipe named `name` from what it returned; `stopped`
+/// says whether the person stopped it at an approval.
+pub fn recipe_outcome(
+    name: &str,
+    returned: Result<Value, ScriptError>,
+    stopped: bool,
+    steps: usize,
+) -> RecipeOutcome {
+    let (success, text, reason) = match returned {
+        Ok(Value::Null) => (true, format!("recipe {name} finished"), EndReason::Done),
+        Ok(Value::String(text)) => (true, text, EndReason::Done),
+        Ok(other) => (true, other.to_string(), EndReason::Done),
+        Err(ScriptError::Cancelled) => (false, "stopped by the person".into(), EndReason::Stopped),
+        Err(error) if stopped => (false, error.to_string(), EndReason::Stopped),
+        Err(error) => (false, error.to_string(), EndReason::Fatal),
+    };
+    RecipeOutcome {
+        success,
+        text,
+        reason,
+        steps,
+    }
+}
+
+/// Runs the recipe `name` on `environment`: `run_started` first, each step
+/// through the approval gate (`approver` asked when `mode` says so), custom
+/// actions and `agent("…")` (when `sub_agent` is given) included, and a
+/// `done` event last. `label` is what the run is called in the trace.
+#[allow(clippy::too_many_arguments)]
+pub async fn run_recipe<E: Environment>(
+    setup: &AgentSetup,
+    mut environment: E,
+    name: &str,
+    label: String,
+    approver: Box<dyn Approver>,
+    mode: ApprovalMode,
+    sub_agent: Option<LlmSubAgent>,
+    cancel: &CancelFlag,
+) -> RecipeOutcome {
+    let url = environment.current_url().await.unwrap_or_default();
+    let events = setup.events.clone();
+    let mut host = RecipeHost::new(environment, approver, mode, events.clone())
+        .with_catalog(setup.catalog())
+        .with_secrets(setup.config.secrets.clone());
+    let model = match &sub_agent {
+        Some(sub) => format!(
+            "none (recipe; {} for agent sub-goals)",
+            sub.setup.llm.config().model
+        ),
+        None => "none (recipe)".to_string(),
+    };
+    if let Some(sub_agent) = sub_agent {
+        host = host.with_sub_agent(Box::new(sub_agent));
+    }
+    let _ = events.send(Event::RunStarted {
+        task: label,
+        url,
+        model,
+        max_steps: 0,
+    });
+    let returned = setup
+        .scripts
+        .run_recipe(Some(name), &mut host, cancel)
+        .await;
+    let outcome = recipe_outcome(name, returned, host.stopped(), host.steps());
+    if outcome.reason == EndReason::Fatal {
+        let _ = events.send(Event::Error {
+            error: outcome.text.clone(),
+            fatal: true,
+        });
+    }
+    let _ = events.send(setup.config.secrets.masked(Event::Done {
+        success: outcome.success,
+        text: outcome.text.clone(),
+        reason: outcome.reason,
+        steps: outcome.steps,
+        usage: TokenUsage::default(),
+    }));
+    outcome
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_recipe_outcome_reads_its_return_value_or_its_error() {
+        let done = recipe_outcome("sign_in", Ok(Value::Null), false, 3);
+        assert_eq!(done.text, "recipe sign_in finished");
+        assert!(done.success && done.reason == EndReason::Done);
+        let said = recipe_outcome("x", Ok(json!("refunded 1003")), false, 1);
+        assert_eq!(said.text, "refunded 1003");
+        let cancelled = recipe_outcome("x", Err(ScriptError::Cancelled), false, 0);
+        assert_eq!(cancelled.reason, EndReason::Stopped);
+        assert!(!cancelled.success);
+    }
+}

@@ -1,0 +1,500 @@
+//! The workbench's browser actor: it owns the session (built by
+//! [`crate::session`] like every command's) and serves the loop's commands
+//! one at a time: hand-typed actions, agent runs, recipe runs, highlights.
+
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::mpsc::Sender;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Instant;
+
+use serde_json::json;
+use tokio::sync::{mpsc, oneshot, watch};
+
+use crate::actions::{Action, ActionResult, Catalog, RiskFacts};
+use crate::agent::{
+    ApprovalDecision, ApprovalMode, ApprovalRequest, Approver, BoxFuture, Environment,
+    EnvironmentError, Secrets,
+};
+use crate::dom::PageState;
+use crate::events::Event;
+use crate::llm::StopSignal;
+use crate::script::{CancelFlag, ScriptEnvironment};
+use crate::session::{run_recipe, LlmSubAgent, Prepared, Session};
+
+use super::super::event::AppEvent;
+use super::record::{Forwarder, SessionRecord};
+
+/// Work for the browser actor.
+pub(super) enum BrowserCommand {
+    /// Run an action typed by hand, then observe.
+    Act {
+        id: u64,
+        action: Action,
+        cancel: CancelFlag,
+    },
+    /// Run a loaded recipe.
+    Recipe {
+        name: String,
+        with_model: bool,
+        run: RunControl,
+    },
+    /// Run the agent on a task.
+    Run { task: String, run: RunControl },
+    /// Close the browser.
+    Shutdown,
+}
+
+/// How the loop steers a run: stop, cancel a script, pause, the step
+/// limit, and the approval mode the person has chosen at each moment.
+pub(super) struct RunControl {
+    pub stop: StopSignal,
+    pub cancel: CancelFlag,
+    pub paused: watch::Receiver<bool>,
+    pub max_steps: usize,
+    pub approval: Arc<AtomicU8>,
+}
+
+pub(super) fn mode_code(mode: ApprovalMode) -> u8 {
+    match mode {
+        ApprovalMode::Never => 0,
+        ApprovalMode::Risky => 1,
+        ApprovalMode::Always => 2,
+    }
+}
+
+fn mode_from(code: u8) -> ApprovalMode {
+    match code {
+        0 => ApprovalMode::Never,
+        2 => ApprovalMode::Always,
+        _ => ApprovalMode::Risky,
+    }
+}
+
+/// Answers approvals and questions by asking the person through the
+/// loop, and skips asking when the workbench's current mode does not
+/// require it (the mode can change while a run goes on).
+struct WorkbenchApprover {
+    tx: Sender<AppEvent>,
+    mode: Arc<AtomicU8>,
+}
+
+impl Approver for WorkbenchApprover {
+    fn approve<'a>(&'a mut self, request: &'a ApprovalRequest) -> BoxFuture<'a, ApprovalDecision> {
+        Box::pin(async move {
+            let mode = mode_from(self.mode.load(Ordering::Relaxed));
+            if !mode.requires(&request.action, request.risk) {
+                return ApprovalDecision::Approve {
+                    note: Some(format!("approval mode {} does not ask", mode.as_str())),
+                };
+            }
+            let (reply, answer) = oneshot::channel();
+            let asked = self.tx.send(AppEvent::ApprovalRequested {
+                request: Box::new(request.clone()),
+                reply,
+            });
+            if asked.is_err() {
+                return ApprovalDecision::Stop;
+            }
+            // A dropped reply means the workbench closed.
+            answer.await.unwrap_or(ApprovalDecision::Stop)
+        })
+    }
+
+    fn ask_user<'a>(&'a mut self, question: &'a str) -> BoxFuture<'a, Option<String>> {
+        Box::pin(async move {
+            let (reply, answer) = oneshot::channel();
+            let asked = self.tx.send(AppEvent::AskUser {
+                question: question.to_string(),
+                reply,
+            });
+            if asked.is_err() {
+                return None;
+            }
+            answer.await.ok().flatten()
+        })
+    }
+}
+
+/// The session's environment as a run in the workbench sees it: every
+/// observation also goes to the listing pane, and a pause holds the run
+/// before its next observation.
+struct WorkbenchEnvironment<'a> {
+    inner: &'a mut ScriptEnvironment,
+    tx: Sender<AppEvent>,
+    paused: watch::Receiver<bool>,
+    stop: StopSignal,
+    secrets: Secrets,
+}
+
+impl WorkbenchEnvironment<'_> {
+    async fn wait_while_paused(&mut self) {
+        while *self.paused.borrow_and_update() && !self.stop.is_stopped() {
+            tokio::select! {
+                changed = self.paused.changed() => {
+                    if changed.is_err() {
+                        return;
+                    }
+                }
+                _ = self.stop.stopped() => return,
+            }
+        }
+    }
+}
+
+impl Environment for WorkbenchEnvironment<'_> {
+    async fn observe(&mut self) -> Result<PageState, EnvironmentError> {
+        self.wait_while_paused().await;
+        let page = self.inner.observe().await?;
+        let shown = self.secrets.masked(page.clone());
+        let _ = self.tx.send(AppEvent::Page(Box::new(shown)));
+        Ok(page)
+    }
+
+    async fn execute(&mut self, action: &Action) -> ActionResult {
+        self.inner.execute(action).await
+    }
+
+    async fn current_url(&mut self) -> Option<String> {
+        self.inner.current_url().await
+    }
+
+    async fn risk_facts(&mut self, action: &Action, page: &PageState) -> RiskFacts {
+        self.inner.risk_facts(action, page).await
+    }
+}
+
+async fn observe_and_send(session: &mut Session, tx: &Sender<AppEvent>) {
+    match session.environment.observe().await {
+        Ok(page) => {
+            let _ = tx.send(AppEvent::Page(Box::new(session.secrets.masked(page))));
+        }
+        Err(error) => {
+            let _ = tx.send(AppEvent::Notice {
+                error: true,
+                text: format!("observing the page: {error}"),
+            });
+        }
+    }
+}
+
+/// Outlines one listed element in the page, replacing the last outline.
+async fn highlight(env: &mut ScriptEnvironment, index: u32) {
+    let catalog = Catalog::builtin();
+    let Ok(action) = catalog.parse(&json!({"highlight": {"index": index}})) else {
+        return;
+    };
+    if let Ok(clear) = catalog.parse(&json!({"clear_overlays": {}})) {
+        let _ = env.execute(&clear).await;
+    }
+    let result = env.execute(&action).await;
+    if !result.is_ok() {
+        tracing::debug!(?result, index, "highlighting the selected element");
+    }
+}
+
+/// What the browser actor starts from.
+pub(super) struct BrowserSetup {
+    pub prepared: Prepared,
+    pub url: String,
+    pub record: Arc<Mutex<SessionRecord>>,
+}
+
+/// Owns the session: starts it, opens the page, then serves commands
+/// until shut down.
+pub(super) async fn browser_task(
+    setup: BrowserSetup,
+    tx: Sender<AppEvent>,
+    mut commands: mpsc::UnboundedReceiver<BrowserCommand>,
+    mut highlights: watch::Receiver<Option<u32>>,
+    mut closing: watch::Receiver<bool>,
+) {
+    let BrowserSetup {
+        prepared,
+        url,
+        record,
+    } = setup;
+    let sessions_dir = prepared.config.paths.sessions.clone();
+    let (events, mut events_rx) = mpsc::unbounded_channel::<Event>();
+    // Quitting while Chromium starts or the first page loads must not wait
+    // for either: dropping the half-started session closes the browser.
+    let started = tokio::select! {
+        started = prepared.start(Some(&url), events) => started,
+        _ = closing.wait_for(|closing| *closing) => return,
+    };
+    let mut session = match started {
+        Ok(session) => session,
+        Err(error) => {
+            let _ = tx.send(AppEvent::BrowserFailed(error.to_string()));
+            refuse_all(&mut commands, &tx, "the browser did not start").await;
+            return;
+        }
+    };
+    if let Err(error) = &session.opened {
+        let _ = tx.send(AppEvent::Notice {
+            error: true,
+            text: error.clone(),
+        });
+    }
+    let _ = tx.send(AppEvent::BrowserReady { url });
+    // Every event of the session (runs, reloads, navigations the guard
+    // refused between runs) reaches the panes through one forwarder.
+    let mut forwarder = Forwarder {
+        tx: tx.clone(),
+        sessions_dir,
+        record: Arc::clone(&record),
+        sitemaps: Arc::clone(&session.sitemaps),
+        scripts: session.scripts.clone(),
+        depth: 0,
+        trace: None,
+        base: 0,
+    };
+    let mut events = Events {
+        rx: &mut events_rx,
+        forwarder: &mut forwarder,
+    };
+    observe_and_send(&mut session, &tx).await;
+    let disconnected = session.disconnected();
+    tokio::pin!(disconnected);
+    loop {
+        tokio::select! {
+            Some(event) = events.rx.recv() => events.forwarder.forward(event),
+            why = &mut disconnected => {
+                let _ = tx.send(AppEvent::BrowserFailed(why));
+                refuse_all(&mut commands, &tx, "the browser went away").await;
+                return;
+            }
+            changed = highlights.changed() => {
+                if changed.is_err() {
+                    continue;
+                }
+                let latest = *highlights.borrow_and_update();
+                if let Some(index) = latest {
+                    highlight(&mut session.environment, index).await;
+                }
+            }
+            command = commands.recv() => match command {
+                None | Some(BrowserCommand::Shutdown) => break,
+                Some(BrowserCommand::Act { id, action, cancel }) => {
+                    session.environment.set_cancel(cancel);
+                    let started = Instant::now();
+                    let result = session.act(&action).await;
+                    let ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+                    // Recorded with the placeholder, never the secret.
+                    let shown = session.secrets.mask_action(&session.catalog(), &action);
+                    record
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .record_manual(&shown, &result, ms);
+                    let _ = tx.send(AppEvent::ActionFinished { id, result, ms });
+                    observe_and_send(&mut session, &tx).await;
+                }
+                Some(BrowserCommand::Run { task, run }) => {
+                    let shutting_down =
+                        run_agent(&mut session, task, run, &tx, &mut commands, &mut events).await;
+                    if shutting_down {
+                        break;
+                    }
+                    observe_and_send(&mut session, &tx).await;
+                }
+                Some(BrowserCommand::Recipe { name, with_model, run }) => {
+                    let shutting_down =
+                        run_recipe_here(&mut session, name, with_model, run, &tx, &mut commands, &mut events).await;
+                    if shutting_down {
+                        break;
+                    }
+                    observe_and_send(&mut session, &tx).await;
+                }
+            },
+        }
+    }
+    drop(session);
+    events.forwarder.drain(events.rx);
+}
+
+/// The session's events and where they go, for the loops that wait on
+/// them.
+struct Events<'a> {
+    rx: &'a mut mpsc::UnboundedReceiver<Event>,
+    forwarder: &'a mut Forwarder,
+}
+
+/// Answers every command with a failure until the channel closes.
+async fn refuse_all(
+    commands: &mut mpsc::UnboundedReceiver<BrowserCommand>,
+    tx: &Sender<AppEvent>,
+    why: &str,
+) {
+    while let Some(command) = commands.recv().await {
+        match command {
+            BrowserCommand::Act { id, .. } => {
+                let _ = tx.send(AppEvent::ActionFinished {
+                    id,
+                    result: ActionResult::unknown(why),
+                    ms: 0,
+                });
+            }
+            BrowserCommand::Run { .. } | BrowserCommand::Recipe { .. } => {
+                let _ = tx.send(AppEvent::RunEnded {
+                    error: Some(why.to_string()),
+                });
+            }
+            BrowserCommand::Shutdown => return,
+        }
+    }
+}
+
+/// Drives `running` to its end while answering the commands that arrive
+/// meanwhile (one run at a time); returns its output and whether a
+/// shutdown came in.
+async fn while_running<T>(
+    running: impl std::future::Future<Output = T>,
+    busy: &str,
+    cancel: &CancelFlag,
+    tx: &Sender<AppEvent>,
+    commands: &mut mpsc::UnboundedReceiver<BrowserCommand>,
+    events: &mut Events<'_>,
+) -> (T, bool) {
+    let mut shutting_down = false;
+    tokio::pin!(running);
+    let output = loop {
+        tokio::select! {
+            output = &mut running => break output,
+            Some(event) = events.rx.recv() => events.forwarder.forward(event),
+            command = commands.recv(), if !shutting_down => match command {
+                Some(BrowserCommand::Act { id, .. }) => {
+                    let _ = tx.send(AppEvent::ActionFinished {
+                        id,
+                        result: ActionResult::blocked(format!("{busy}; stop it before acting by hand")),
+                        ms: 0,
+                    });
+                }
+                Some(BrowserCommand::Run { .. } | BrowserCommand::Recipe { .. }) => {
+                    let _ = tx.send(AppEvent::Notice {
+                        error: true,
+                        text: "a run is already in progress".into(),
+                    });
+                }
+                Some(BrowserCommand::Shutdown) | None => {
+                    shutting_down = true;
+                    cancel.cancel();
+                }
+            },
+        }
+    };
+    // Everything the run said goes out before the caller says it ended.
+    events.forwarder.drain(events.rx);
+    (output, shutting_down)
+}
+
+/// Runs the agent on the session's tab; returns whether a shutdown came
+/// in meanwhile.
+async fn run_agent(
+    session: &mut Session,
+    task: String,
+    run: RunControl,
+    tx: &Sender<AppEvent>,
+    commands: &mut mpsc::UnboundedReceiver<BrowserCommand>,
+    events: &mut Events<'_>,
+) -> bool {
+    if let Err(why) = session.model() {
+        let _ = tx.send(AppEvent::RunEnded { error: Some(why) });
+        return false;
+    }
+    let mut setup = session.agent_setup();
+    setup.config.max_steps = run.max_steps;
+    // The agent asks about every action; the approver applies the mode the
+    // person has chosen at that moment.
+    setup.config.approval = ApprovalMode::Always;
+    session.environment.set_cancel(run.cancel.clone());
+    let environment = WorkbenchEnvironment {
+        inner: &mut session.environment,
+        tx: tx.clone(),
+        paused: run.paused,
+        stop: run.stop.clone(),
+        secrets: session.secrets.clone(),
+    };
+    let approver = WorkbenchApprover {
+        tx: tx.clone(),
+        mode: run.approval,
+    };
+    let mut agent = setup.agent(environment, Box::new(approver), run.stop);
+    let (outcome, shutting_down) = while_running(
+        agent.run(&task),
+        "the agent is running",
+        &run.cancel,
+        tx,
+        commands,
+        events,
+    )
+    .await;
+    drop(agent);
+    let _ = tx.send(AppEvent::RunEnded {
+        error: outcome.err().map(|e| e.to_string()),
+    });
+    shutting_down
+}
+
+/// Runs a recipe on the session's tab, its steps through the person's
+/// approval gate; returns whether a shutdown came in meanwhile.
+async fn run_recipe_here(
+    session: &mut Session,
+    name: String,
+    with_model: bool,
+    run: RunControl,
+    tx: &Sender<AppEvent>,
+    commands: &mut mpsc::UnboundedReceiver<BrowserCommand>,
+    events: &mut Events<'_>,
+) -> bool {
+    let mut setup = session.agent_setup();
+    setup.config.max_steps = run.max_steps;
+    setup.config.approval = ApprovalMode::Always;
+    // `agent("…")` asks the person like any run; without a model it fails
+    // with its reason.
+    let sub_agent = (with_model && session.model().is_ok()).then(|| {
+        let (tx, mode) = (tx.clone(), Arc::clone(&run.approval));
+        LlmSubAgent {
+            setup: setup.clone(),
+            approver: Box::new(move || {
+                Box::new(WorkbenchApprover {
+                    tx: tx.clone(),
+                    mode: Arc::clone(&mode),
+                })
+            }),
+            stop: run.stop.clone(),
+        }
+    });
+    session.environment.set_cancel(run.cancel.clone());
+    let environment = WorkbenchEnvironment {
+        inner: &mut session.environment,
+        tx: tx.clone(),
+        paused: run.paused,
+        stop: run.stop.clone(),
+        secrets: session.secrets.clone(),
+    };
+    let approver = WorkbenchApprover {
+        tx: tx.clone(),
+        mode: run.approval,
+    };
+    let cancel = run.cancel.clone();
+    let running = run_recipe(
+        &setup,
+        environment,
+        &name,
+        format!("recipe {name}"),
+        Box::new(approver),
+        ApprovalMode::Always,
+        sub_agent,
+        &cancel,
+    );
+    let (_, shutting_down) = while_running(
+        running,
+        "a recipe is running",
+        &run.cancel,
+        tx,
+        commands,
+        events,
+    )
+    .await;
+    let _ = tx.send(AppEvent::RunEnded { error: None });
+    shutting_down
+}

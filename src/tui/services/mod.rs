@@ -1,0 +1,371 @@
+//! Connects the workbench's effects to the real browser, agent run and
+//! file watchers. Every service runs on its own task or thread and talks
+//! to the loop only by sending [`AppEvent`]s; [`Services::handle`] never
+//! blocks the loop.
+//!
+//! The session itself (browser, environment, model, scripts, sitemaps,
+//! watchers) is built by [`crate::session`] like every command's;
+//! [`browser`] is the actor that owns it, [`record`] keeps what a session
+//! exports and where its events go.
+
+mod browser;
+mod record;
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::mpsc::Sender;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use tokio::sync::{mpsc, watch};
+
+use crate::actions::ActionResult;
+use crate::agent::ApprovalMode;
+use crate::llm::{stop_pair, StopHandle};
+use crate::script::CancelFlag;
+use crate::session::Prepared;
+
+use self::browser::{browser_task, mode_code, BrowserCommand, BrowserSetup, RunControl};
+pub use self::record::{export_session, SessionRecord};
+use super::app::AppState;
+use super::event::{AppEvent, Effect};
+use super::event_loop::{App, EffectHandler};
+use super::theme::{Theme, ThemeWatcher};
+use super::{terminal, TuiError};
+
+/// How long quitting waits for the browser to close.
+const SHUTDOWN_WAIT: Duration = Duration::from_secs(10);
+
+/// What the workbench starts with.
+#[derive(Debug, Clone)]
+pub struct WorkbenchOptions {
+    /// The page to open.
+    pub url: String,
+    /// The session, checked: config, model, secrets, scripts, sitemaps.
+    pub session: Prepared,
+    /// Where `E` writes exports (the recipes directory when there is one).
+    pub export_dir: PathBuf,
+    /// A theme name (`dark`, `light`) or file.
+    pub theme: Option<String>,
+    /// A task to start as soon as the browser is up.
+    pub task: Option<String>,
+}
+
+impl WorkbenchOptions {
+    /// Options for `url` in `session`, exporting to its first script
+    /// directory (else its sessions directory).
+    pub fn new(url: impl Into<String>, session: Prepared) -> Self {
+        let export_dir = session
+            .script_paths
+            .iter()
+            .find(|p| p.is_dir())
+            .cloned()
+            .unwrap_or_else(|| session.config.paths.sessions.clone());
+        WorkbenchOptions {
+            url: url.into(),
+            session,
+            export_dir,
+            theme: None,
+            task: None,
+        }
+    }
+}
+
+/// Opens the workbench in this terminal and runs it until the person
+/// quits. The terminal is restored on every way out, panics included.
+pub fn run(options: WorkbenchOptions) -> Result<(), TuiError> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let mut services = Services::start(&options, tx.clone())?;
+    let mut term = terminal::enter()?;
+    let size = term.size().map(|s| (s.width, s.height)).unwrap_or((80, 24));
+    let mut state = AppState::new(size);
+    state.status.approval = options.session.config.agent.approve;
+    state.status.model = if options.session.model_configured {
+        options.session.config.llm.model.clone()
+    } else {
+        String::new()
+    };
+    state.status.url = options.url.clone();
+    let mut app = App::new(state, rx);
+    let stop_input = Arc::new(AtomicBool::new(false));
+    terminal::spawn_input_reader(tx.clone(), Arc::clone(&stop_input));
+    if let Some(task) = &options.task {
+        // Typed as if by the person, so it shows in the input and starts
+        // through the same path.
+        for c in task.chars() {
+            let _ = tx.send(AppEvent::Key(crossterm::event::KeyEvent::from(
+                crossterm::event::KeyCode::Char(c),
+            )));
+        }
+        app.state.focus = super::Pane::Task;
+        let _ = tx.send(AppEvent::Key(crossterm::event::KeyEvent::from(
+            crossterm::event::KeyCode::Enter,
+        )));
+    }
+    drop(tx);
+    let result = app.run(&mut term, &mut services);
+    stop_input.store(true, Ordering::Relaxed);
+    terminal::restore();
+    services.shutdown();
+    result
+}
+
+/// The real services behind the effects.
+pub struct Services {
+    runtime: Option<tokio::runtime::Runtime>,
+    tx: Sender<AppEvent>,
+    browser: mpsc::UnboundedSender<BrowserCommand>,
+    highlight: watch::Sender<Option<u32>>,
+    approval: Arc<AtomicU8>,
+    paused: watch::Sender<bool>,
+    stop: Option<StopHandle>,
+    cancel: CancelFlag,
+    session: Arc<Mutex<SessionRecord>>,
+    export_dir: PathBuf,
+    browser_done: std::sync::mpsc::Receiver<()>,
+    closing: watch::Sender<bool>,
+    model: Result<(), String>,
+    max_steps: usize,
+    theme_watcher: Option<ThemeWatcher>,
+}
+
+impl std::fmt::Debug for Services {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Services").finish_non_exhaustive()
+    }
+}
+
+impl Services {
+    /// Starts the runtime and the browser actor (which starts the session
+    /// and its watchers); each reports through `tx`.
+    pub fn start(options: &WorkbenchOptions, tx: Sender<AppEvent>) -> Result<Services, TuiError> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()?;
+        let prepared = options.session.clone();
+        // The panes show what was loaded at once; reloads follow as the
+        // session's events.
+        let _ = tx.send(AppEvent::Sitemaps {
+            sitemaps: prepared.sitemaps.clone(),
+            error: None,
+        });
+        record::send_scripts(&prepared.scripts, &tx);
+        let session = Arc::new(Mutex::new(SessionRecord::default()));
+        let (browser, commands) = mpsc::unbounded_channel();
+        let (highlight, highlight_rx) = watch::channel(None);
+        // The agent's run future is not Send (it holds the approver across
+        // awaits), so the browser actor is driven by a thread of its own
+        // through the runtime's handle; the CDP connection still runs on
+        // the runtime's workers.
+        let (browser_done_tx, browser_done) = std::sync::mpsc::channel::<()>();
+        let (closing, closing_rx) = watch::channel(false);
+        let model = prepared.model().map(|_| ());
+        let max_steps = prepared.config.agent.max_steps;
+        let approval = prepared.config.agent.approve;
+        {
+            let handle = runtime.handle().clone();
+            let setup = BrowserSetup {
+                prepared,
+                url: options.url.clone(),
+                record: Arc::clone(&session),
+            };
+            let tx = tx.clone();
+            std::thread::Builder::new()
+                .name("tui-browser".into())
+                .spawn(move || {
+                    handle.block_on(browser_task(setup, tx, commands, highlight_rx, closing_rx));
+                    let _ = browser_done_tx.send(());
+                })?;
+        }
+        let (paused, _) = watch::channel(false);
+        let mut services = Services {
+            runtime: Some(runtime),
+            tx,
+            browser,
+            highlight,
+            approval: Arc::new(AtomicU8::new(mode_code(approval))),
+            paused,
+            stop: None,
+            cancel: CancelFlag::new(),
+            session,
+            export_dir: options.export_dir.clone(),
+            browser_done,
+            closing,
+            model,
+            max_steps,
+            theme_watcher: None,
+        };
+        if let Some(theme) = &options.theme {
+            services.load_theme(theme);
+        }
+        Ok(services)
+    }
+
+    /// The controls of a new run: a fresh stop and cancel, unpaused.
+    fn new_run(&mut self, approval: ApprovalMode) -> RunControl {
+        self.approval.store(mode_code(approval), Ordering::Relaxed);
+        let (handle, signal) = stop_pair();
+        self.stop = Some(handle);
+        self.cancel = CancelFlag::new();
+        self.paused.send_replace(false);
+        RunControl {
+            stop: signal,
+            cancel: self.cancel.clone(),
+            paused: self.paused.subscribe(),
+            max_steps: self.max_steps,
+            approval: Arc::clone(&self.approval),
+        }
+    }
+
+    fn load_theme(&mut self, spec: &str) {
+        self.theme_watcher = None;
+        match Theme::find(spec) {
+            Ok(theme) => {
+                if let Some(path) = theme.source.clone() {
+                    let tx = self.tx.clone();
+                    match ThemeWatcher::start(&path, move |result| {
+                        let _ = tx.send(AppEvent::ThemeReloaded(result.map_err(|e| e.to_string())));
+                    }) {
+                        Ok(watcher) => self.theme_watcher = Some(watcher),
+                        Err(error) => {
+                            let _ = self.tx.send(AppEvent::Notice {
+                                error: true,
+                                text: error.to_string(),
+                            });
+                        }
+                    }
+                }
+                let _ = self.tx.send(AppEvent::ThemeReloaded(Ok(theme)));
+            }
+            Err(error) => {
+                let _ = self
+                    .tx
+                    .send(AppEvent::ThemeReloaded(Err(error.to_string())));
+            }
+        }
+    }
+
+    /// Stops the run, closes the browser and the runtime.
+    pub fn shutdown(&mut self) {
+        self.cancel.cancel();
+        if let Some(stop) = self.stop.take() {
+            stop.stop();
+        }
+        let Some(runtime) = self.runtime.take() else {
+            return;
+        };
+        let _ = self.browser.send(BrowserCommand::Shutdown);
+        self.closing.send_replace(true);
+        // The browser task closes Chromium on its way out (a run in flight
+        // ends at the stop); wait for it, within bounds, then drop the rest.
+        let _ = self.browser_done.recv_timeout(SHUTDOWN_WAIT);
+        runtime.shutdown_timeout(Duration::from_secs(2));
+    }
+}
+
+impl Drop for Services {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+impl EffectHandler for Services {
+    fn handle(&mut self, effect: Effect) {
+        match effect {
+            Effect::Highlight(index) => {
+                // Newest wins: the browser task only sees the latest.
+                self.highlight.send_replace(Some(index));
+            }
+            Effect::RunAction { id, action } => {
+                self.cancel = CancelFlag::new();
+                let cancel = self.cancel.clone();
+                if self
+                    .browser
+                    .send(BrowserCommand::Act { id, action, cancel })
+                    .is_err()
+                {
+                    let _ = self.tx.send(AppEvent::ActionFinished {
+                        id,
+                        result: ActionResult::unknown("the browser is not running"),
+                        ms: 0,
+                    });
+                }
+            }
+            Effect::StartRun { task, approval } => {
+                if let Err(why) = &self.model {
+                    let _ = self.tx.send(AppEvent::RunEnded {
+                        error: Some(why.clone()),
+                    });
+                    return;
+                }
+                let run = self.new_run(approval);
+                if self
+                    .browser
+                    .send(BrowserCommand::Run { task, run })
+                    .is_err()
+                {
+                    let _ = self.tx.send(AppEvent::RunEnded {
+                        error: Some("the browser is not running".into()),
+                    });
+                }
+            }
+            Effect::SetApprovalMode(mode) => {
+                self.approval.store(mode_code(mode), Ordering::Relaxed)
+            }
+            Effect::RunRecipe { name, approval } => {
+                let run = self.new_run(approval);
+                // Without a model, `agent("…")` fails with its reason.
+                let command = BrowserCommand::Recipe {
+                    name,
+                    with_model: self.model.is_ok(),
+                    run,
+                };
+                if self.browser.send(command).is_err() {
+                    let _ = self.tx.send(AppEvent::RunEnded {
+                        error: Some("the browser is not running".into()),
+                    });
+                }
+            }
+            Effect::CancelScript => self.cancel.cancel(),
+            Effect::ExportSession => {
+                let events = self
+                    .session
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .events()
+                    .to_vec();
+                let _ = self.tx.send(AppEvent::Exported(export_session(
+                    &events,
+                    &self.export_dir,
+                )));
+            }
+            Effect::StopRun => {
+                // A script in a loop stops at once; the run at its next
+                // check.
+                self.cancel.cancel();
+                if let Some(stop) = &self.stop {
+                    stop.stop();
+                }
+                // A paused run must wake up to see the stop.
+                self.paused.send_replace(false);
+            }
+            Effect::SetPaused(paused) => {
+                self.paused.send_replace(paused);
+            }
+            Effect::Decide { reply, decision } => {
+                let _ = reply.send(decision);
+            }
+            Effect::Answer { reply, answer } => {
+                let _ = reply.send(answer);
+            }
+            Effect::LoadTheme(spec) => self.load_theme(&spec),
+            Effect::Quit => {
+                self.cancel.cancel();
+                if let Some(stop) = &self.stop {
+                    stop.stop();
+                }
+            }
+        }
+    }
+}

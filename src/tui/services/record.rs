@@ -1,0 +1,207 @@
+//! What the workbench keeps of a session: every run's events, for the
+//! panes, one trace file per run, and the record a session exports as a
+//! recipe.
+
+use std::path::PathBuf;
+use std::sync::mpsc::Sender;
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
+
+use tokio::sync::mpsc;
+
+use crate::actions::{Action, ActionResult};
+use crate::events::{Event, Reflection, StepRecord, StepTimings, TraceWriter};
+use crate::script::{recipe_from_events, Scripts};
+use crate::sitemap::SitemapSet;
+
+use super::super::event::AppEvent;
+
+/// The session's events so far, for exporting it as a recipe. Step
+/// numbers restart with every run, so they are renumbered to follow on
+/// from what is already recorded.
+#[derive(Debug, Default)]
+pub struct SessionRecord {
+    events: Vec<Event>,
+    last_step: usize,
+}
+
+impl SessionRecord {
+    /// Where the next run's step numbers start (its step 1 is this + 1).
+    pub fn base(&self) -> usize {
+        self.last_step
+    }
+
+    /// Records a run's event, its step numbers shifted by `base`.
+    pub fn record(&mut self, base: usize, event: &Event) {
+        let mut event = event.clone();
+        match &mut event {
+            Event::Step(step) => {
+                step.index += base;
+                self.last_step = self.last_step.max(step.index);
+            }
+            Event::Observation(summary) => summary.step += base,
+            _ => {}
+        }
+        self.events.push(event);
+    }
+
+    /// Records an action typed by hand as a step of its own.
+    pub fn record_manual(&mut self, action: &Action, result: &ActionResult, ms: u64) {
+        self.last_step += 1;
+        let step = StepRecord {
+            index: self.last_step,
+            reflection: Reflection::default(),
+            action: action.to_json(),
+            result: result.clone(),
+            repairs: Vec::new(),
+            timings: StepTimings {
+                act_ms: ms,
+                ..StepTimings::default()
+            },
+            usage: None,
+            prompt_chars: 0,
+            prompt: String::new(),
+            raw_response: String::new(),
+        };
+        self.events.push(Event::Step(step));
+    }
+
+    /// Every event recorded.
+    pub fn events(&self) -> &[Event] {
+        &self.events
+    }
+}
+
+/// Writes `events` as a recipe `session-<unix seconds>.rhai` in `dir`
+/// and returns its path, or says why there is nothing to write or the
+/// file could not be written.
+pub fn export_session(events: &[Event], dir: &std::path::Path) -> Result<PathBuf, String> {
+    let Some(source) = recipe_from_events(events, "a webagent workbench session") else {
+        return Err(
+            "nothing to replay yet: run actions (`:`), a task or a recipe first; only \
+             successful page actions are exported"
+                .into(),
+        );
+    };
+    std::fs::create_dir_all(dir).map_err(|e| format!("could not create {}: {e}", dir.display()))?;
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let mut path = dir.join(format!("session-{stamp}.rhai"));
+    let mut n = 1;
+    while path.exists() {
+        n += 1;
+        path = dir.join(format!("session-{stamp}-{n}.rhai"));
+    }
+    std::fs::write(&path, source)
+        .map_err(|e| format!("could not write {}: {e}", path.display()))?;
+    Ok(path)
+}
+
+/// Tells the loop which custom actions and recipes are loaded.
+pub(super) fn send_scripts(scripts: &Scripts, tx: &Sender<AppEvent>) {
+    match scripts.catalog() {
+        Ok(catalog) => {
+            let _ = tx.send(AppEvent::ScriptsLoaded {
+                catalog: Box::new(catalog),
+                recipes: scripts.recipes(),
+            });
+        }
+        Err(error) => {
+            let _ = tx.send(AppEvent::Notice {
+                error: true,
+                text: format!("the scripts' actions do not fit the catalog: {error}"),
+            });
+        }
+    }
+}
+
+/// Sends the session's events to the panes. A run (from its
+/// `run_started` to its `done`, sub-goals of a recipe included) also goes
+/// to a trace file of its own and to the session record; a reload also
+/// refreshes the sitemap tree or the catalog.
+///
+/// The browser actor owns it and forwards in its own loop, so a run's
+/// events are all on their way to the loop before its `RunEnded` is.
+pub(super) struct Forwarder {
+    /// The loop.
+    pub tx: Sender<AppEvent>,
+    /// Where each run's trace file goes.
+    pub sessions_dir: PathBuf,
+    /// The record a session exports from.
+    pub record: Arc<Mutex<SessionRecord>>,
+    /// The sitemaps as the watcher keeps them, sent again on a reload.
+    pub sitemaps: Arc<RwLock<SitemapSet>>,
+    /// The scripts, whose catalog is sent again on a reload.
+    pub scripts: Scripts,
+    /// How many runs are open (a recipe's sub-goal is a run inside one).
+    pub depth: usize,
+    /// The open run's trace.
+    pub trace: Option<TraceWriter>,
+    /// Where the open run's step numbers start in the record.
+    pub base: usize,
+}
+
+impl Forwarder {
+    /// Forwards every event waiting in `events` now.
+    pub fn drain(&mut self, events: &mut mpsc::UnboundedReceiver<Event>) {
+        while let Ok(event) = events.try_recv() {
+            self.forward(event);
+        }
+    }
+
+    /// Forwards one event.
+    pub fn forward(&mut self, event: Event) {
+        if matches!(event, Event::RunStarted { .. }) {
+            if self.depth == 0 {
+                self.base = self
+                    .record
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .base();
+                self.trace = match TraceWriter::create(&self.sessions_dir) {
+                    Ok(trace) => Some(trace),
+                    Err(error) => {
+                        tracing::warn!(%error, "no trace file for this run");
+                        None
+                    }
+                };
+            }
+            self.depth += 1;
+        }
+        if self.depth > 0 {
+            if let Some(writer) = self.trace.as_mut() {
+                if let Err(error) = writer.write(&event) {
+                    tracing::warn!(%error, "the trace stops here");
+                    self.trace = None;
+                }
+            }
+            self.record
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .record(self.base, &event);
+        }
+        if matches!(event, Event::Done { .. }) && self.depth > 0 {
+            self.depth -= 1;
+            if self.depth == 0 {
+                self.trace = None;
+            }
+        }
+        match &event {
+            Event::SitemapReloaded { error, .. } => {
+                let sitemaps = self
+                    .sitemaps
+                    .read()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .clone();
+                let _ = self.tx.send(AppEvent::Sitemaps {
+                    sitemaps,
+                    error: error.clone(),
+                });
+            }
+            Event::ScriptReloaded { .. } => send_scripts(&self.scripts, &self.tx),
+            _ => {}
+        }
+        let _ = self.tx.send(AppEvent::agent(event));
+    }
+}
