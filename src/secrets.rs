@@ -224,7 +224,74 @@ pub fn placeholder(name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::actions::ActionResult;
+    use crate::dom::{LeftOut, PageState, PageText, ScrollPosition};
     use serde_json::json;
+
+    #[test]
+    fn pages_and_results_come_back_masked_and_typed_placeholders_are_filled() {
+        let mut secrets = Secrets::new();
+        secrets.insert("pw", "Tq8-secret-5521");
+        let page = PageState {
+            observation: 1,
+            url: "http://127.0.0.1/welcome".into(),
+            title: "Welcome Tq8-secret-5521".into(),
+            tabs: Vec::new(),
+            scroll: ScrollPosition::default(),
+            elements: Vec::new(),
+            left_out: LeftOut::default(),
+            full_page: false,
+            listing: "[0]<input value=Tq8-secret-5521 />\n".into(),
+            page_text: PageText {
+                text: "Your password is Tq8-secret-5521".into(),
+                ..PageText::default()
+            },
+            extract_ms: 0.0,
+        };
+        let shown = secrets.masked(page);
+        let text = serde_json::to_string(&shown).unwrap_or_default();
+        assert!(!text.contains("Tq8-secret-5521"), "{text}");
+        assert_eq!(shown.listing, "[0]<input value=<secret>pw</secret> />\n");
+        assert_eq!(shown.page_text.text, "Your password is <secret>pw</secret>");
+
+        let catalog = Catalog::builtin();
+        let typed = catalog
+            .parse_command("input_text 0 <secret>pw</secret>")
+            .expect("the command parses");
+        let filled = secrets.fill_action(&catalog, &typed).expect("still valid");
+        assert_eq!(filled.to_json()["input_text"]["text"], "Tq8-secret-5521");
+        let echoed = ActionResult::ok_with(json!({"value": "Tq8-secret-5521"}));
+        let shown = serde_json::to_string(&secrets.masked(echoed)).unwrap_or_default();
+        assert!(shown.contains("<secret>pw</secret>"), "{shown}");
+        assert!(!shown.contains("Tq8-secret-5521"), "{shown}");
+        assert_eq!(
+            secrets.mask_action(&catalog, &filled).to_json()["input_text"]["text"],
+            "<secret>pw</secret>"
+        );
+    }
+
+    #[test]
+    fn a_custom_actions_placeholder_is_filled_through_its_own_catalog() {
+        let scripts = crate::script::Scripts::default();
+        scripts
+            .load_source(
+                "login.rhai",
+                "action(\"log_in\", #{ description: \"Signs in\", \
+                 params: #{ password: #{ type: \"string\" } }, risk: \"commit\" });\n\
+                 fn log_in(p) { p.password }\n",
+            )
+            .expect("the script loads");
+        let catalog = scripts.catalog().expect("the action fits the catalog");
+        let mut secrets = Secrets::new();
+        secrets.insert("pw", "Zx9-hidden-0042");
+        let typed = catalog
+            .parse_command("log_in <secret>pw</secret>")
+            .expect("the custom action parses");
+        let filled = secrets.fill_action(&catalog, &typed).expect("still valid");
+        assert_eq!(filled.to_json()["log_in"]["password"], "Zx9-hidden-0042");
+        // The built-in catalog does not know the action: filling says so.
+        assert!(secrets.fill_action(&Catalog::builtin(), &typed).is_err());
+    }
 
     #[test]
     fn values_are_masked_and_filled_by_name() {

@@ -1434,3 +1434,81 @@ fn an_answer_with_no_call_and_no_json_is_an_error_the_model_reads_next() {
         "{prompt}"
     );
 }
+
+// ---------------------------------------------------------------------
+// Recipe steps pass the same gate as agent steps.
+
+/// Runs `source`'s recipe `main` on a scripted environment, approving
+/// with `decisions`.
+fn run_scripted_recipe(
+    source: &str,
+    urls: &[&str],
+    decisions: Vec<ApprovalDecision>,
+) -> (Result<Value, String>, Vec<Action>, Vec<ApprovalRequest>) {
+    use webagent::script::{CancelFlag, RecipeHost, Scripts};
+    let scripts = Scripts::default();
+    scripts
+        .load_source("gate.rhai", source)
+        .expect("the recipe loads");
+    let executed = Arc::new(Mutex::new(Vec::new()));
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let environment = ScriptedEnvironment::new(urls, Arc::clone(&executed));
+    let approver = ScriptedApprover {
+        decisions: decisions.into(),
+        asked: Arc::clone(&asked),
+    };
+    let (tx, _rx) = mpsc::unbounded_channel();
+    let mut host = RecipeHost::new(environment, Box::new(approver), ApprovalMode::Always, tx)
+        .with_catalog(scripts.catalog().expect("the catalog"));
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let returned = runtime
+        .block_on(scripts.run_recipe(Some("main"), &mut host, &CancelFlag::new()))
+        .map_err(|e| e.to_string());
+    let executed = executed.lock().unwrap().clone();
+    let asked = asked.lock().unwrap().clone();
+    (returned, executed, asked)
+}
+
+#[test]
+fn a_recipe_step_is_asked_again_when_the_page_changed_during_its_approval() {
+    let (returned, executed, asked) = run_scripted_recipe(
+        "recipe(\"main\", \"pays\");\nfn main() { click(\"#pay\"); \"paid\" }\n",
+        // Asked on the cart; by the answer the page is elsewhere.
+        &["http://shop.test/cart", "http://shop.test/elsewhere"],
+        vec![
+            ApprovalDecision::Approve { note: None },
+            ApprovalDecision::Approve { note: None },
+        ],
+    );
+    assert_eq!(returned, Ok(json!("paid")));
+    assert_eq!(asked.len(), 2, "asked once per page: {asked:?}");
+    assert_eq!(asked[0].url, "http://shop.test/cart");
+    assert_eq!(asked[1].url, "http://shop.test/elsewhere");
+    assert_eq!(executed.len(), 1, "{executed:?}");
+}
+
+#[test]
+fn a_persons_edit_to_a_recipe_step_is_validated_before_it_runs() {
+    let source = "action(\"archive\", #{ description: \"Archives an order\", \
+                  params: #{ id: #{ type: \"integer\" } }, risk: \"commit\" });\n\
+                  fn archive(p) { click(\"#archive\"); p.id }\n\
+                  recipe(\"main\", \"archives\");\nfn main() { run_action(\"archive\", #{ id: 3 }) }\n";
+    // The edit says the id is a word: the schema wants a number.
+    let edited = Action::Custom(webagent::actions::CustomAction {
+        name: "archive".into(),
+        params: json!({"id": "three"}),
+        risk: webagent::actions::Risk::Commit,
+    });
+    let (returned, executed, asked) = run_scripted_recipe(
+        source,
+        &["http://shop.test/orders/3"],
+        vec![ApprovalDecision::Edit(edited)],
+    );
+    let error = returned.expect_err("the invalid edit does not run");
+    assert!(error.contains("the person's edit is not valid"), "{error}");
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert!(executed.is_empty(), "nothing ran: {executed:?}");
+}

@@ -588,3 +588,267 @@ fn exec_fills_config_secrets_and_prints_them_masked() {
         "{observed}"
     );
 }
+
+/// Every command that opens a page honours the config file: a recipe run
+/// used to build its session from flags alone, so the allowed domains of
+/// `./webagent.yaml` did not hold for it.
+#[test]
+fn recipe_run_keeps_to_the_configured_allowed_domains() {
+    let sandbox = Sandbox::new("recipe-domains");
+    sandbox.write(
+        &sandbox.work().join("webagent.yaml"),
+        "allowed_domains: [\"127.0.0.1\"]\npaths:\n  sessions: traces\n",
+    );
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let output = runtime.block_on(async {
+        let server = PageServer::start().await.expect("serve pages");
+        server.html("/start", page("Start", "<p>start</p>"));
+        server.html("/elsewhere", page("Elsewhere", "<p>reached</p>"));
+        // The same server under another host name: not an allowed domain.
+        let elsewhere = server.url("/elsewhere").replace("127.0.0.1", "localhost");
+        sandbox.write(
+            &sandbox.work().join("away.rhai"),
+            &format!(
+                "recipe(\"away\", \"Leaves the allowed domains\");\n\
+                 fn away() {{ navigate(\"{elsewhere}\"); title() }}\n"
+            ),
+        );
+        let mut command = sandbox.webagent();
+        command.args([
+            "recipe",
+            "run",
+            "away.rhai",
+            "--yes",
+            "--json",
+            "--url",
+            &server.url("/start"),
+        ]);
+        tokio::task::spawn_blocking(move || command.output())
+            .await
+            .expect("joined")
+            .expect("webagent runs")
+    });
+    let (stdout, stderr) = (text(&output.stdout), text(&output.stderr));
+    assert_eq!(output.status.code(), Some(1), "{stdout}\n{stderr}");
+    let results: Vec<Value> = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|e| e["type"] == "tool_result" && e["name"] == "navigate")
+        .collect();
+    assert_eq!(results.len(), 1, "{stdout}");
+    assert_eq!(results[0]["result"]["reason"], "blocked", "{stdout}");
+    assert!(!stdout.contains("reached"), "{stdout}");
+    // The trace went where the config file said.
+    assert!(
+        std::fs::read_dir(sandbox.work().join("traces"))
+            .map(|d| d.count())
+            .unwrap_or(0)
+            > 0,
+        "no trace in the configured sessions directory"
+    );
+}
+
+/// `webagent actions` shows the schema the model will see, custom actions
+/// included: from `--recipes`, or from the configured recipes directory.
+#[test]
+fn actions_lists_custom_actions_from_recipes_and_the_configured_directory() {
+    let sandbox = Sandbox::new("actions");
+    let script = "action(\"archive_order\", #{ description: \"Archives an order\", \
+                  params: #{ id: #{ type: \"integer\" } }, risk: \"commit\" });\n\
+                  fn archive_order(p) { p.id }\n";
+    std::fs::create_dir_all(sandbox.work().join("recipes")).expect("a recipes directory");
+    sandbox.write(&sandbox.work().join("recipes/orders.rhai"), script);
+    sandbox.write(
+        &sandbox.work().join("other.rhai"),
+        &script.replace("archive_order", "pin_order"),
+    );
+
+    let listed = |args: &[&str]| {
+        let mut command = sandbox.webagent();
+        command.arg("actions").args(args);
+        let output = command.output().expect("webagent runs");
+        assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+        text(&output.stdout)
+    };
+    let json: Value =
+        serde_json::from_str(&listed(&["--json"])).expect("actions --json prints JSON");
+    let custom = json
+        .as_array()
+        .and_then(|specs| specs.iter().find(|s| s["name"] == "archive_order"))
+        .unwrap_or_else(|| panic!("the configured directory's action is missing: {json}"));
+    assert_eq!(custom["risk"], "commit");
+    assert_eq!(
+        custom["schema"]["properties"]["id"]["type"], "integer",
+        "{custom}"
+    );
+    assert!(json
+        .as_array()
+        .is_some_and(|s| s.iter().any(|s| s["name"] == "click")));
+
+    let table = listed(&["--recipes", "other.rhai"]);
+    assert!(table.contains("pin_order"), "{table}");
+    assert!(
+        !table.contains("archive_order"),
+        "--recipes replaces the directory:\n{table}"
+    );
+    let builtin = listed(&["--builtin"]);
+    assert!(!builtin.contains("archive_order"), "{builtin}");
+}
+
+// ---------------------------------------------------------------------
+// Every command builds the same session: what one gets (a model for
+// `extract`, the sitemaps, the allowed-domain guard) the others get too.
+
+/// Runs `command` off the async runtime and returns its output.
+async fn output_of(mut command: Command) -> std::process::Output {
+    tokio::task::spawn_blocking(move || command.output())
+        .await
+        .expect("joined")
+        .expect("webagent runs")
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a runtime")
+}
+
+#[test]
+fn extract_asks_the_configured_model_in_a_recipe_run() {
+    let sandbox = Sandbox::new("recipe-extract");
+    let output = runtime().block_on(async {
+        let server = PageServer::start().await.expect("serve pages");
+        server.html("/invoice", page("Invoice", "<p>Invoice total: 42 EUR</p>"));
+        let llm = LlmServer::start(vec![Reply::json(
+            200,
+            tool_call_completion("extract_result", &json!({"result": "42 EUR"})),
+        )])
+        .await;
+        sandbox.write(
+            &sandbox.work().join("total.rhai"),
+            "recipe(\"total\", \"Reads the invoice total\");\n\
+             fn total() { let r = run_action(\"extract\", #{ instruction: \"the invoice total\" }); \
+             `${r.data}` }\n",
+        );
+        let mut command = sandbox.webagent();
+        command
+            .env("OPENAI_BASE_URL", llm.base_url())
+            .env("OPENAI_API_KEY", "test-key")
+            .args(["recipe", "run", "total.rhai", "--json", "--url"])
+            .arg(server.url("/invoice"));
+        let output = output_of(command).await;
+        let asked = llm.requests();
+        (output, asked)
+    });
+    let (output, asked) = output;
+    let (stdout, stderr) = (text(&output.stdout), text(&output.stderr));
+    assert_eq!(output.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert_eq!(asked.len(), 1, "the extraction asked the model once");
+    assert!(
+        asked[0].body.contains("Invoice total: 42 EUR"),
+        "{}",
+        asked[0].body
+    );
+    let done = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|e| e["type"] == "done")
+        .unwrap_or_else(|| panic!("no done event:\n{stdout}"));
+    assert!(
+        done["text"].as_str().is_some_and(|t| t.contains("42 EUR")),
+        "{done}"
+    );
+}
+
+#[test]
+fn custom_actions_use_the_sitemaps_and_the_allowed_domains_like_built_ins() {
+    let sandbox = Sandbox::new("custom-session");
+    let (to_billing, leaving) = runtime().block_on(async {
+        let server = PageServer::start().await.expect("serve pages");
+        server.html("/start", page("Start", "<p>start</p>"));
+        server.html("/billing", page("Billing", "<p>invoices</p>"));
+        let away = server.url("/start").replace("127.0.0.1", "localhost");
+        server.html(
+            "/links",
+            page("Links", &format!("<a id=\"away\" href=\"{away}\">Away</a>")),
+        );
+        sandbox.write(
+            &sandbox.work().join("shop.yaml"),
+            "title: Shop\nchildren:\n  billing:\n    title: Billing\n    keywords: [invoices]\n",
+        );
+        sandbox.write(
+            &sandbox.work().join("moves.rhai"),
+            "action(\"to_billing\", #{ description: \"Opens billing\", risk: \"read\" });\n\
+             fn to_billing() { run_action(\"goto_page\", #{ name: \"billing\" }); url() }\n\
+             action(\"leave\", #{ description: \"Follows the away link\", risk: \"read\" });\n\
+             fn leave() { click(\"#away\"); \"left\" }\n",
+        );
+        let mut to_billing = sandbox.webagent();
+        to_billing
+            .args([
+                "exec",
+                "--json",
+                "--recipes",
+                "moves.rhai",
+                "--sitemap",
+                "shop.yaml",
+            ])
+            .arg(server.url("/start"))
+            .arg("to_billing");
+        let mut leaving = sandbox.webagent();
+        leaving
+            .args([
+                "exec",
+                "--json",
+                "--recipes",
+                "moves.rhai",
+                "--allow-domain",
+                "127.0.0.1",
+            ])
+            .arg(server.url("/links"))
+            .arg("leave")
+            .arg(r##"{"click": {"selector": "#away"}}"##);
+        (output_of(to_billing).await, output_of(leaving).await)
+    });
+    let lines = |output: &std::process::Output| -> Vec<Value> {
+        text(&output.stdout)
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    };
+    // goto_page inside a custom action finds the sitemap's page.
+    let billing = lines(&to_billing);
+    assert_eq!(billing.len(), 1, "{}", text(&to_billing.stderr));
+    assert_eq!(billing[0]["result"]["ok"], true, "{}", billing[0]);
+    assert!(
+        billing[0]["url"]
+            .as_str()
+            .is_some_and(|u| u.ends_with("/billing")),
+        "{}",
+        billing[0]
+    );
+    // A custom action's click and a typed one are both stopped at the
+    // guard, and say so.
+    let left = lines(&leaving);
+    assert_eq!(left.len(), 2, "{}", text(&leaving.stderr));
+    for line in &left {
+        assert_eq!(line["result"]["ok"], false, "{line}");
+        assert!(
+            line["result"]["message"].to_string().contains("blocked")
+                || line["result"]["reason"] == "blocked",
+            "{line}"
+        );
+        assert!(
+            line["url"]
+                .as_str()
+                .is_some_and(|u| u.contains("127.0.0.1")),
+            "{line}"
+        );
+    }
+}

@@ -1156,18 +1156,42 @@ fn tmux_text(session: &str, text: &str) {
     assert!(status.success());
 }
 
-/// Polls the pane until `want` shows (or the bound runs out, then fails
-/// with what the person would see).
+/// Polls the pane until `want` shows on a settled screen: the same
+/// capture twice in a row, so a frame half drawn on a busy machine is
+/// never what a test reads. Past the bound it fails with what the person
+/// would see.
 async fn wait_for_screen(session: &str, want: &str) -> String {
+    settled_screen_where(session, |screen| screen.contains(want))
+        .await
+        .unwrap_or_else(|screen| {
+            panic!("`{want}` never showed on a settled screen; the last capture:\n{screen}")
+        })
+}
+
+/// The pane once it stops changing.
+async fn settled_screen(session: &str) -> String {
+    settled_screen_where(session, |_| true)
+        .await
+        .unwrap_or_else(|screen| panic!("the screen never settled; the last capture:\n{screen}"))
+}
+
+/// The first settled capture that `good` accepts, within 30 seconds; the
+/// last capture otherwise.
+async fn settled_screen_where(
+    session: &str,
+    good: impl Fn(&str) -> bool,
+) -> Result<String, String> {
     let mut screen = String::new();
+    let mut previous = String::new();
     for _ in 0..300 {
         screen = capture(session);
-        if screen.contains(want) {
-            return screen;
+        if screen == previous && good(&screen) {
+            return Ok(screen);
         }
+        previous = screen.clone();
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
-    panic!("`{want}` never showed; the screen:\n{screen}");
+    Err(screen)
 }
 
 /// Kills the tmux session even when the test fails.
@@ -1295,11 +1319,16 @@ async fn end_to_end_demo_in_tmux_with_a_scripted_model() {
     wait_for_screen(&session.0, "## system").await;
     // Page on through the system message to the user message.
     let mut pages = 0;
-    while !capture(&session.0).contains("## user") {
-        assert!(pages < 20, "no user message:\n{}", capture(&session.0));
+    let mut screen = settled_screen(&session.0).await;
+    while !screen.contains("## user") {
+        assert!(pages < 20, "no user message:\n{screen}");
         tmux_keys(&session.0, &["PageDown"]);
         pages += 1;
-        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        // The page has turned once the screen changed and settled again.
+        let before = screen.clone();
+        screen = settled_screen_where(&session.0, |now| now != before)
+            .await
+            .unwrap_or_else(|screen| panic!("PageDown changed nothing:\n{screen}"));
     }
     tmux_keys(&session.0, &["Escape"]);
     wait_for_screen(&session.0, "Action log").await;

@@ -271,6 +271,24 @@ impl StepDraft {
     }
 }
 
+impl StepDraft {
+    /// The step's record, with its result.
+    fn into_record(self, result: ActionResult) -> StepRecord {
+        StepRecord {
+            index: self.index,
+            reflection: self.reflection,
+            action: self.action,
+            result,
+            repairs: self.repairs,
+            timings: self.timings,
+            usage: self.usage,
+            prompt_chars: self.prompt_chars,
+            prompt: self.prompt,
+            raw_response: self.raw_response,
+        }
+    }
+}
+
 /// How one step ended, for the loop.
 enum StepEnd {
     Continue,
@@ -687,20 +705,9 @@ impl<E: Environment> Agent<E> {
             reflection: draft.reflection.clone(),
             action: self.config.secrets.mask(&draft.shown),
             result: self.config.secrets.mask(&result_text(&result)),
-            url: draft.url,
+            url: draft.url.clone(),
         });
-        self.emit(Event::Step(StepRecord {
-            index: draft.index,
-            reflection: draft.reflection,
-            action: draft.action,
-            result,
-            repairs: draft.repairs,
-            timings: draft.timings,
-            usage: draft.usage,
-            prompt_chars: draft.prompt_chars,
-            prompt: draft.prompt,
-            raw_response: draft.raw_response,
-        }));
+        self.emit(Event::Step(draft.into_record(result)));
     }
 
     fn emit(&self, event: Event) {
@@ -893,18 +900,7 @@ mod tests {
         let mut draft = StepDraft::new(1);
         draft.prompt = "## user\nthe field shows hunter2".into();
         draft.raw_response = r#"{"arguments":"{\"text\":\"hunter2\"}"}"#.into();
-        let event = secrets.masked(Event::Step(StepRecord {
-            index: draft.index,
-            reflection: draft.reflection,
-            action: draft.action,
-            result: ActionResult::ok(),
-            repairs: draft.repairs,
-            timings: draft.timings,
-            usage: draft.usage,
-            prompt_chars: draft.prompt_chars,
-            prompt: draft.prompt,
-            raw_response: draft.raw_response,
-        }));
+        let event = secrets.masked(Event::Step(draft.into_record(ActionResult::ok())));
         let Event::Step(record) = event else {
             panic!("not a step: {event:?}");
         };

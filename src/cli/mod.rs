@@ -12,6 +12,7 @@ pub mod config;
 pub mod demo;
 pub mod exec;
 pub mod flags;
+pub mod headless;
 pub mod observe;
 pub mod recipe;
 pub mod run;

@@ -11,17 +11,13 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use serde_json::{json, Value};
-use tokio::sync::mpsc;
 
 use super::flags::{RunFlags, SessionFlags};
+use super::headless::{Headless, EXIT_USAGE};
 use crate::actions::ActionResult;
-use crate::agent::{AgentConfig, HeadlessApprover};
-use crate::events::{Event, TraceWriter};
+use crate::agent::HeadlessApprover;
 use crate::script::{export_recipe, CancelFlag, HostCall, Limits, ScriptHost, Scripts};
-use crate::session::{located_text, print_events, run_recipe, LlmSubAgent};
-
-/// Exit code for bad usage or configuration.
-const EXIT_USAGE: u8 = 2;
+use crate::session::{located_text, run_recipe, LlmSubAgent};
 
 /// The recipe subcommands.
 #[derive(Debug, clap::Subcommand)]
@@ -175,83 +171,42 @@ async fn run_recipe_command(args: RunArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(EXIT_USAGE));
     }
 
-    let (events_tx, events_rx) = mpsc::unbounded_channel::<Event>();
-    let sessions_dir = prepared.config.paths.sessions.clone();
-    let mut session = match prepared.start(args.url.as_deref(), events_tx).await {
-        Ok(session) => session,
-        Err(error) => {
-            eprintln!("error: {error}");
-            return Ok(ExitCode::from(if error.is_usage() {
-                EXIT_USAGE
-            } else {
-                1
-            }));
-        }
+    let mut headless = match Headless::start(prepared, args.url.as_deref(), args.json, true).await {
+        Ok(headless) => headless,
+        Err(code) => return Ok(code),
     };
-    let trace = match TraceWriter::create(&sessions_dir) {
-        Ok(trace) => trace,
-        Err(error) => {
-            eprintln!("error: {error}");
-            return Ok(ExitCode::from(EXIT_USAGE));
-        }
+    let session = &mut headless.session;
+    let setup = session.agent_setup();
+    let yes = args.yes;
+    // `agent("…")` asks the configured model, approving like the recipe's
+    // own steps.
+    let sub_agent = session.model().ok().map(|_| LlmSubAgent {
+        setup: setup.clone(),
+        approver: Box::new(move || Box::new(HeadlessApprover { yes })),
+        stop: crate::llm::StopSignal::never(),
+    });
+    let cancel = CancelFlag::new();
+    let ctrl_c = {
+        let cancel = cancel.clone();
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                cancel.cancel();
+            }
+        })
     };
-    let trace_path = trace.path().to_path_buf();
-    let printer = tokio::spawn(print_events(events_rx, trace, args.json, true));
-    let success = if let Err(error) = session.opened.clone() {
-        let _ = session.events.send(Event::Error { error, fatal: true });
-        false
-    } else {
-        let setup = session.agent_setup();
-        let yes = args.yes;
-        // `agent("…")` asks the configured model, approving like the
-        // recipe's own steps.
-        let sub_agent = session.model().ok().map(|_| LlmSubAgent {
-            setup: crate::session::AgentSetup {
-                config: AgentConfig {
-                    approval: session.config.agent.approve,
-                    ..setup.config.clone()
-                },
-                ..setup.clone()
-            },
-            approver: Box::new(move || Box::new(HeadlessApprover { yes })),
-            stop: crate::llm::StopSignal::never(),
-        });
-        let cancel = CancelFlag::new();
-        let ctrl_c = {
-            let cancel = cancel.clone();
-            tokio::spawn(async move {
-                if tokio::signal::ctrl_c().await.is_ok() {
-                    cancel.cancel();
-                }
-            })
-        };
-        let outcome = run_recipe(
-            &setup,
-            &mut session.environment,
-            &name,
-            format!("recipe {name} ({file})"),
-            Box::new(HeadlessApprover { yes }),
-            session.config.agent.approve,
-            sub_agent,
-            &cancel,
-        )
-        .await;
-        ctrl_c.abort();
-        outcome.success
-    };
-    drop(session);
-    let printed = printer.await;
-    if !args.json {
-        eprintln!("trace: {}", trace_path.display());
-    }
-    if let Ok(Err(error)) = printed {
-        eprintln!("warning: {error:#}");
-    }
-    Ok(if success {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
+    let outcome = run_recipe(
+        &setup,
+        &mut session.environment,
+        &name,
+        format!("recipe {name} ({file})"),
+        Box::new(HeadlessApprover { yes }),
+        session.config.agent.approve,
+        sub_agent,
+        &cancel,
+    )
+    .await;
+    ctrl_c.abort();
+    Ok(headless.finish(outcome.success).await)
 }
 
 /// Whether `file` is among `paths` already, itself or in a directory

@@ -5,16 +5,12 @@
 
 use std::process::ExitCode;
 
-use tokio::sync::mpsc;
-
 use super::flags::{RunFlags, SessionFlags};
+use super::headless::{Headless, EXIT_USAGE};
 use crate::agent::HeadlessApprover;
-use crate::events::{EndReason, Event, TraceWriter};
+use crate::events::EndReason;
 use crate::llm::stop_pair;
-use crate::session::{print_events, Prepared};
-
-/// Exit code for bad usage or configuration.
-const EXIT_USAGE: u8 = 2;
+use crate::session::Prepared;
 
 /// Flags of `webagent run`.
 #[derive(Debug, clap::Args)]
@@ -74,69 +70,31 @@ fn check(args: &RunArgs) -> Result<(), String> {
 }
 
 async fn run_command(args: RunArgs, prepared: Prepared) -> anyhow::Result<ExitCode> {
-    // The browser first: when it cannot start, nothing else (trace file,
-    // watchers) has been created. Events wait in the channel meanwhile.
-    let (events_tx, events_rx) = mpsc::unbounded_channel::<Event>();
-    let sessions_dir = prepared.config.paths.sessions.clone();
-    let mut session = match prepared.start(Some(&args.url), events_tx).await {
-        Ok(session) => session,
-        Err(error) => {
-            eprintln!("error: {error}");
-            return Ok(ExitCode::from(if error.is_usage() {
-                EXIT_USAGE
-            } else {
-                1
-            }));
-        }
+    let mut headless = match Headless::start(prepared, Some(&args.url), args.json, false).await {
+        Ok(headless) => headless,
+        Err(code) => return Ok(code),
     };
-    let trace = match TraceWriter::create(&sessions_dir) {
-        Ok(trace) => trace,
-        Err(error) => {
-            eprintln!("error: {error}");
-            return Ok(ExitCode::from(EXIT_USAGE));
+    let (stop_handle, stop_signal) = stop_pair();
+    // Ctrl-C stops the run cleanly: the step in flight ends, `done` is
+    // written, the trace is complete.
+    let ctrl_c = tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            stop_handle.stop();
         }
-    };
-    let trace_path = trace.path().to_path_buf();
-    let printer = tokio::spawn(print_events(events_rx, trace, args.json, false));
-    let outcome = if let Err(error) = session.opened.clone() {
-        let _ = session.events.send(Event::Error { error, fatal: true });
-        None
-    } else {
-        let (stop_handle, stop_signal) = stop_pair();
-        // Ctrl-C stops the run cleanly: the step in flight ends, `done` is
-        // written, the trace is complete.
-        let ctrl_c = tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                stop_handle.stop();
-            }
-        });
-        let setup = session.agent_setup();
-        let mut agent = setup.agent(
+    });
+    let session = &mut headless.session;
+    let outcome = session
+        .agent_setup()
+        .agent(
             &mut session.environment,
             Box::new(HeadlessApprover { yes: args.yes }),
             stop_signal,
-        );
-        let outcome = agent.run(&args.task).await;
-        ctrl_c.abort();
-        Some(outcome)
-    };
-    drop(session);
-    let printed = printer.await;
-    if !args.json {
-        eprintln!("trace: {}", trace_path.display());
-    }
-    if let Ok(Err(error)) = printed {
-        eprintln!("warning: {error:#}");
-    }
-    Ok(match outcome {
-        Some(outcome) => {
-            let outcome = outcome?;
-            if outcome.success && outcome.reason == EndReason::Done {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::from(1)
-            }
-        }
-        None => ExitCode::from(1),
-    })
+        )
+        .run(&args.task)
+        .await;
+    ctrl_c.abort();
+    let success = matches!(&outcome, Ok(o) if o.success && o.reason == EndReason::Done);
+    let code = headless.finish(success).await;
+    outcome?;
+    Ok(code)
 }

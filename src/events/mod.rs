@@ -44,6 +44,10 @@ pub enum EventError {
 }
 
 /// One thing that happened during a run.
+// A step record is the biggest event and one is sent per step, next to a
+// handful of smaller ones; boxing it would cost an allocation per step and
+// a `Box` in every match on events for no measurable gain.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Event {

@@ -386,6 +386,28 @@ async fn while_running<T>(
     (output, shutting_down)
 }
 
+/// The session's environment and the person's approvals, as a run steered
+/// by `run` sees them.
+fn steered<'a>(
+    session: &'a mut Session,
+    run: &RunControl,
+    tx: &Sender<AppEvent>,
+) -> (WorkbenchEnvironment<'a>, Box<dyn Approver>) {
+    session.environment.set_cancel(run.cancel.clone());
+    let approver = WorkbenchApprover {
+        tx: tx.clone(),
+        mode: Arc::clone(&run.approval),
+    };
+    let environment = WorkbenchEnvironment {
+        inner: &mut session.environment,
+        tx: tx.clone(),
+        paused: run.paused.clone(),
+        stop: run.stop.clone(),
+        secrets: session.secrets.clone(),
+    };
+    (environment, Box::new(approver))
+}
+
 /// Runs the agent on the session's tab; returns whether a shutdown came
 /// in meanwhile.
 async fn run_agent(
@@ -405,19 +427,8 @@ async fn run_agent(
     // The agent asks about every action; the approver applies the mode the
     // person has chosen at that moment.
     setup.config.approval = ApprovalMode::Always;
-    session.environment.set_cancel(run.cancel.clone());
-    let environment = WorkbenchEnvironment {
-        inner: &mut session.environment,
-        tx: tx.clone(),
-        paused: run.paused,
-        stop: run.stop.clone(),
-        secrets: session.secrets.clone(),
-    };
-    let approver = WorkbenchApprover {
-        tx: tx.clone(),
-        mode: run.approval,
-    };
-    let mut agent = setup.agent(environment, Box::new(approver), run.stop);
+    let (environment, approver) = steered(session, &run, tx);
+    let mut agent = setup.agent(environment, approver, run.stop.clone());
     let (outcome, shutting_down) = while_running(
         agent.run(&task),
         "the agent is running",
@@ -463,25 +474,14 @@ async fn run_recipe_here(
             stop: run.stop.clone(),
         }
     });
-    session.environment.set_cancel(run.cancel.clone());
-    let environment = WorkbenchEnvironment {
-        inner: &mut session.environment,
-        tx: tx.clone(),
-        paused: run.paused,
-        stop: run.stop.clone(),
-        secrets: session.secrets.clone(),
-    };
-    let approver = WorkbenchApprover {
-        tx: tx.clone(),
-        mode: run.approval,
-    };
+    let (environment, approver) = steered(session, &run, tx);
     let cancel = run.cancel.clone();
     let running = run_recipe(
         &setup,
         environment,
         &name,
         format!("recipe {name}"),
-        Box::new(approver),
+        approver,
         ApprovalMode::Always,
         sub_agent,
         &cancel,

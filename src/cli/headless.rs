@@ -1,0 +1,92 @@
+//! The frame of a headless command that runs something in a session
+//! (`run`, `recipe run`): the session started, its events printed and
+//! written to a trace as they happen, and the ending reported the same
+//! way whatever ran.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+use crate::events::{Event, EventError, TraceWriter};
+use crate::session::{print_events, Prepared, Session};
+
+/// Exit code for bad usage or configuration.
+pub const EXIT_USAGE: u8 = 2;
+
+/// A started session whose events are being printed.
+pub struct Headless {
+    /// The session.
+    pub session: Session,
+    printer: JoinHandle<Result<(), EventError>>,
+    trace: PathBuf,
+    json: bool,
+}
+
+impl Headless {
+    /// Starts the session on `url`, then the trace file and the printer
+    /// (`json` lines or the step log; `script_log` shows a script's `log`
+    /// lines). The browser comes first: when it cannot start, no trace
+    /// file is left behind. When the first page does not open, that is
+    /// the run's fatal error and the command's exit code comes back.
+    pub async fn start(
+        prepared: Prepared,
+        url: Option<&str>,
+        json: bool,
+        script_log: bool,
+    ) -> Result<Headless, ExitCode> {
+        let (events, events_rx) = mpsc::unbounded_channel::<Event>();
+        let sessions_dir = prepared.config.paths.sessions.clone();
+        let session = match prepared.start(url, events).await {
+            Ok(session) => session,
+            Err(error) => {
+                eprintln!("error: {error}");
+                return Err(ExitCode::from(if error.is_usage() {
+                    EXIT_USAGE
+                } else {
+                    1
+                }));
+            }
+        };
+        let trace = match TraceWriter::create(&sessions_dir) {
+            Ok(trace) => trace,
+            Err(error) => {
+                eprintln!("error: {error}");
+                return Err(ExitCode::from(EXIT_USAGE));
+            }
+        };
+        let headless = Headless {
+            trace: trace.path().to_path_buf(),
+            printer: tokio::spawn(print_events(events_rx, trace, json, script_log)),
+            session,
+            json,
+        };
+        if let Err(error) = headless.session.opened.clone() {
+            let _ = headless
+                .session
+                .events
+                .send(Event::Error { error, fatal: true });
+            return Err(headless.finish(false).await);
+        }
+        Ok(headless)
+    }
+
+    /// Closes the session, waits until every event is printed, names the
+    /// trace, and gives the exit code: 0 for `success`, 1 otherwise.
+    pub async fn finish(self, success: bool) -> ExitCode {
+        drop(self.session);
+        let printed = self.printer.await;
+        if !self.json {
+            eprintln!("trace: {}", self.trace.display());
+        }
+        if let Ok(Err(error)) = printed {
+            eprintln!("warning: {error:#}");
+        }
+        if success {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(1)
+        }
+    }
+}
