@@ -15,6 +15,7 @@ pub mod dom;
 pub mod events;
 pub mod llm;
 pub mod logging;
+pub mod mcp;
 pub mod script;
 pub mod secrets;
 pub mod serve;

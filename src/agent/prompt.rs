@@ -264,6 +264,15 @@ fn render_sitemap(out: &mut String, sitemap: &Sitemap, url: &str) {
     out.push_str("</sitemap>\n\n");
 }
 
+/// The page part of a prompt on its own, as the model reads it: URL,
+/// title, tabs, scroll, the listing and the page text, fenced as
+/// untrusted. Other agents driving webagent (MCP) get the same text.
+pub fn page_for_model(page: &PageState) -> String {
+    let mut out = String::new();
+    render_page(&mut out, page);
+    out
+}
+
 fn render_page(out: &mut String, page: &PageState) {
     out.push_str("<page>\n");
     let _ = writeln!(out, "URL: {}", page.url);

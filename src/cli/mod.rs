@@ -13,6 +13,7 @@ pub mod demo;
 pub mod exec;
 pub mod flags;
 pub mod headless;
+pub mod mcp;
 pub mod observe;
 pub mod recipe;
 pub mod run;
@@ -57,6 +58,8 @@ pub enum Command {
     Export(recipe::ExportArgs),
     /// Print the merged configuration, secrets masked.
     Config(config::ConfigArgs),
+    /// Serve the session over MCP (stdio) for another agent to drive.
+    Mcp(mcp::McpArgs),
     /// Run a benchmark and print its figures.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
@@ -78,6 +81,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Recipe(command) => recipe::run(command),
         Command::Export(args) => recipe::export(args),
         Command::Config(args) => config::run(args),
+        Command::Mcp(args) => mcp::run(args),
         Command::Bench(command) => bench::run(command),
     }
 }

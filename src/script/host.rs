@@ -184,6 +184,14 @@ impl<E: Environment> RecipeHost<E> {
         self
     }
 
+    /// Starts from `page` as the page last seen, so index targets refer to
+    /// the listing its caller read, and numbers steps after `steps`.
+    pub fn continuing(mut self, page: Option<PageState>, steps: usize) -> Self {
+        self.last = page;
+        self.steps = steps;
+        self
+    }
+
     /// Lets `agent("…")` hand sub-goals to this agent.
     pub fn with_sub_agent(mut self, sub_agent: Box<dyn SubAgent<E>>) -> Self {
         self.sub_agent = Some(sub_agent);

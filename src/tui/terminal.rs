@@ -1,8 +1,14 @@
 //! Taking over the terminal and giving it back: raw mode, the alternate
 //! screen and bracketed paste, restored on quit and, first of all, on a
 //! panic (so the panic message lands on a normal screen).
+//!
+//! The screen is stdout when stdout is a terminal, else the controlling
+//! terminal itself (`/dev/tty`): with `webagent mcp --workbench`, stdout
+//! carries the MCP protocol and the workbench still draws where the person
+//! looks. Keys come from the terminal either way (crossterm reads
+//! `/dev/tty` when stdin is not one).
 
-use std::io::{self, Stdout};
+use std::io::{self, IsTerminal, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
 use std::sync::Arc;
@@ -19,15 +25,36 @@ use ratatui::Terminal;
 use super::event::AppEvent;
 use super::TuiError;
 
+/// Where the workbench draws.
+pub type Screen = Box<dyn Write + Send>;
+
 /// The real terminal.
-pub type Term = Terminal<CrosstermBackend<Stdout>>;
+pub type Term = Terminal<CrosstermBackend<Screen>>;
+
+/// The screen: stdout when it is a terminal, the controlling terminal
+/// otherwise.
+fn screen() -> io::Result<Screen> {
+    if io::stdout().is_terminal() {
+        Ok(Box::new(io::stdout()))
+    } else {
+        Ok(Box::new(
+            std::fs::OpenOptions::new().write(true).open("/dev/tty")?,
+        ))
+    }
+}
 
 /// Puts the terminal into the workbench's mode and installs the panic
 /// hook that undoes it.
 pub fn enter() -> Result<Term, TuiError> {
     install_panic_hook();
     enable_raw_mode()?;
-    let mut stdout = io::stdout();
+    let mut stdout = match screen() {
+        Ok(screen) => screen,
+        Err(error) => {
+            restore();
+            return Err(error.into());
+        }
+    };
     if let Err(error) = execute!(stdout, EnterAlternateScreen, EnableBracketedPaste) {
         restore();
         return Err(error.into());
@@ -45,12 +72,14 @@ pub fn enter() -> Result<Term, TuiError> {
 /// cursor. Safe to call more than once.
 pub fn restore() {
     let _ = disable_raw_mode();
-    let _ = execute!(
-        io::stdout(),
-        DisableBracketedPaste,
-        LeaveAlternateScreen,
-        crossterm::cursor::Show
-    );
+    if let Ok(mut screen) = screen() {
+        let _ = execute!(
+            screen,
+            DisableBracketedPaste,
+            LeaveAlternateScreen,
+            crossterm::cursor::Show
+        );
+    }
 }
 
 fn install_panic_hook() {

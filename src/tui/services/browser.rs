@@ -40,6 +40,11 @@ pub(super) enum BrowserCommand {
     },
     /// Run the agent on a task.
     Run { task: String, run: RunControl },
+    /// Answer an MCP client's call.
+    Mcp {
+        request: crate::mcp::McpRequest,
+        run: RunControl,
+    },
     /// Close the browser.
     Shutdown,
 }
@@ -197,6 +202,9 @@ pub(super) struct BrowserSetup {
     pub prepared: Prepared,
     pub url: String,
     pub record: Arc<Mutex<SessionRecord>>,
+    /// Woken when the scripts reload, when an MCP server lists them as
+    /// tools.
+    pub tools_changed: Option<Arc<tokio::sync::Notify>>,
 }
 
 /// Owns the session: starts it, opens the page, then serves commands
@@ -212,6 +220,7 @@ pub(super) async fn browser_task(
         prepared,
         url,
         record,
+        tools_changed,
     } = setup;
     let sessions_dir = prepared.config.paths.sessions.clone();
     let (events, mut events_rx) = mpsc::unbounded_channel::<Event>();
@@ -247,7 +256,10 @@ pub(super) async fn browser_task(
         depth: 0,
         trace: None,
         base: 0,
+        whole_session: tools_changed.is_some(),
+        tools_changed,
     };
+    let mut mcp_state = crate::mcp::CallState::default();
     let mut events = Events {
         rx: &mut events_rx,
         forwarder: &mut forwarder,
@@ -296,6 +308,31 @@ pub(super) async fn browser_task(
                     }
                     observe_and_send(&mut session, &tx).await;
                 }
+                Some(BrowserCommand::Mcp { request, run }) => {
+                    let setup = session.agent_setup();
+                    let (environment, approver) = steered(&mut session, &run, &tx);
+                    let answering = crate::mcp::answer(
+                        environment,
+                        &setup,
+                        approver,
+                        ApprovalMode::Always,
+                        &mut mcp_state,
+                        request.call,
+                    );
+                    let (outcome, shutting_down) = while_running(
+                        answering,
+                        "an MCP call is running",
+                        &run.cancel,
+                        &tx,
+                        &mut commands,
+                        &mut events,
+                    )
+                    .await;
+                    let _ = request.reply.send(outcome);
+                    if shutting_down {
+                        break;
+                    }
+                }
                 Some(BrowserCommand::Recipe { name, with_model, run }) => {
                     let shutting_down =
                         run_recipe_here(&mut session, name, with_model, run, &tx, &mut commands, &mut events).await;
@@ -318,6 +355,15 @@ struct Events<'a> {
     forwarder: &'a mut Forwarder,
 }
 
+/// Answers an MCP call that cannot run now.
+fn refuse_mcp(request: crate::mcp::McpRequest, why: &str) {
+    let result = ActionResult::blocked(why);
+    let _ = request.reply.send(crate::mcp::CallOutcome {
+        ok: false,
+        body: json!({ "result": result }),
+    });
+}
+
 /// Answers every command with a failure until the channel closes.
 async fn refuse_all(
     commands: &mut mpsc::UnboundedReceiver<BrowserCommand>,
@@ -338,6 +384,7 @@ async fn refuse_all(
                     error: Some(why.to_string()),
                 });
             }
+            BrowserCommand::Mcp { request, .. } => refuse_mcp(request, why),
             BrowserCommand::Shutdown => return,
         }
     }
@@ -373,6 +420,9 @@ async fn while_running<T>(
                         error: true,
                         text: "a run is already in progress".into(),
                     });
+                }
+                Some(BrowserCommand::Mcp { request, .. }) => {
+                    refuse_mcp(request, &format!("{busy}; try again when it has ended"));
                 }
                 Some(BrowserCommand::Shutdown) | None => {
                     shutting_down = true;

@@ -49,6 +49,9 @@ pub struct WorkbenchOptions {
     pub theme: Option<String>,
     /// A task to start as soon as the browser is up.
     pub task: Option<String>,
+    /// Serve MCP on stdin/stdout: a client's calls run in this session,
+    /// risky ones through the approval modal.
+    pub mcp: bool,
 }
 
 impl WorkbenchOptions {
@@ -67,6 +70,7 @@ impl WorkbenchOptions {
             export_dir,
             theme: None,
             task: None,
+            mcp: false,
         }
     }
 }
@@ -135,6 +139,55 @@ impl std::fmt::Debug for Services {
     }
 }
 
+/// Serves MCP on stdin/stdout on `runtime`: every call goes to the browser
+/// actor, steered like a run (the approval mode of the moment, the modal).
+/// Returns what wakes the server when the tools change.
+fn start_mcp(
+    runtime: &tokio::runtime::Runtime,
+    prepared: &Prepared,
+    browser: &mpsc::UnboundedSender<BrowserCommand>,
+    approval: &Arc<AtomicU8>,
+    max_steps: usize,
+    tx: &Sender<AppEvent>,
+) -> Arc<tokio::sync::Notify> {
+    let (calls, mut requests) = mpsc::unbounded_channel::<crate::mcp::McpRequest>();
+    let server = crate::mcp::WebagentMcp::new(calls, prepared.scripts.clone());
+    let changed = Arc::new(tokio::sync::Notify::new());
+    let _guard = runtime.enter();
+    server.notify_on(Arc::clone(&changed));
+    let (browser, approval) = (browser.clone(), Arc::clone(approval));
+    runtime.spawn(async move {
+        while let Some(request) = requests.recv().await {
+            let (_, paused) = watch::channel(false);
+            let run = RunControl {
+                stop: crate::llm::StopSignal::never(),
+                cancel: CancelFlag::new(),
+                paused,
+                max_steps,
+                approval: Arc::clone(&approval),
+            };
+            if browser.send(BrowserCommand::Mcp { request, run }).is_err() {
+                break;
+            }
+        }
+    });
+    let tx = tx.clone();
+    runtime.spawn(async move {
+        if let Err(error) = crate::mcp::serve_stdio(server).await {
+            let _ = tx.send(AppEvent::Notice {
+                error: true,
+                text: format!("MCP: {error:#}"),
+            });
+        } else {
+            let _ = tx.send(AppEvent::Notice {
+                error: false,
+                text: "the MCP client disconnected".into(),
+            });
+        }
+    });
+    changed
+}
+
 impl Services {
     /// Starts the runtime and the browser actor (which starts the session
     /// and its watchers); each reports through `tx`.
@@ -162,13 +215,17 @@ impl Services {
         let (closing, closing_rx) = watch::channel(false);
         let model = prepared.model().map(|_| ());
         let max_steps = prepared.config.agent.max_steps;
-        let approval = prepared.config.agent.approve;
+        let approval = Arc::new(AtomicU8::new(mode_code(prepared.config.agent.approve)));
+        let tools_changed = options
+            .mcp
+            .then(|| start_mcp(&runtime, &prepared, &browser, &approval, max_steps, &tx));
         {
             let handle = runtime.handle().clone();
             let setup = BrowserSetup {
                 prepared,
                 url: options.url.clone(),
                 record: Arc::clone(&session),
+                tools_changed,
             };
             let tx = tx.clone();
             std::thread::Builder::new()
@@ -184,7 +241,7 @@ impl Services {
             tx,
             browser,
             highlight,
-            approval: Arc::new(AtomicU8::new(mode_code(approval))),
+            approval,
             paused,
             stop: None,
             cancel: CancelFlag::new(),

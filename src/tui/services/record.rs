@@ -140,6 +140,11 @@ pub(super) struct Forwarder {
     pub trace: Option<TraceWriter>,
     /// Where the open run's step numbers start in the record.
     pub base: usize,
+    /// Record and trace every event, runs or not (an MCP client's calls
+    /// are the session's steps).
+    pub whole_session: bool,
+    /// Woken when a script reloads (an MCP server lists custom actions).
+    pub tools_changed: Option<Arc<tokio::sync::Notify>>,
 }
 
 impl Forwarder {
@@ -150,26 +155,33 @@ impl Forwarder {
         }
     }
 
+    fn open_trace(&mut self) {
+        self.base = self
+            .record
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .base();
+        self.trace = match TraceWriter::create(&self.sessions_dir) {
+            Ok(trace) => Some(trace),
+            Err(error) => {
+                tracing::warn!(%error, "no trace file for this run");
+                None
+            }
+        };
+    }
+
     /// Forwards one event.
     pub fn forward(&mut self, event: Event) {
+        if self.whole_session && self.trace.is_none() && self.depth == 0 {
+            self.open_trace();
+        }
         if matches!(event, Event::RunStarted { .. }) {
-            if self.depth == 0 {
-                self.base = self
-                    .record
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .base();
-                self.trace = match TraceWriter::create(&self.sessions_dir) {
-                    Ok(trace) => Some(trace),
-                    Err(error) => {
-                        tracing::warn!(%error, "no trace file for this run");
-                        None
-                    }
-                };
+            if self.depth == 0 && !self.whole_session {
+                self.open_trace();
             }
             self.depth += 1;
         }
-        if self.depth > 0 {
+        if self.depth > 0 || self.whole_session {
             if let Some(writer) = self.trace.as_mut() {
                 if let Err(error) = writer.write(&event) {
                     tracing::warn!(%error, "the trace stops here");
@@ -183,7 +195,7 @@ impl Forwarder {
         }
         if matches!(event, Event::Done { .. }) && self.depth > 0 {
             self.depth -= 1;
-            if self.depth == 0 {
+            if self.depth == 0 && !self.whole_session {
                 self.trace = None;
             }
         }
@@ -199,7 +211,12 @@ impl Forwarder {
                     error: error.clone(),
                 });
             }
-            Event::ScriptReloaded { .. } => send_scripts(&self.scripts, &self.tx),
+            Event::ScriptReloaded { .. } => {
+                send_scripts(&self.scripts, &self.tx);
+                if let Some(changed) = &self.tools_changed {
+                    changed.notify_one();
+                }
+            }
             _ => {}
         }
         let _ = self.tx.send(AppEvent::agent(event));

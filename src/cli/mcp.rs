@@ -1,0 +1,97 @@
+//! `webagent mcp`: the session as an MCP server on stdio, for another
+//! agent to drive, with or without the workbench beside it.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use tokio::sync::{mpsc, Notify};
+
+use super::flags::{RunFlags, SessionFlags};
+use super::headless::EXIT_USAGE;
+use crate::events::{Event, TraceWriter};
+use crate::mcp::{serve_session, serve_stdio, WebagentMcp};
+use crate::tui::services::WorkbenchOptions;
+
+/// Flags of `webagent mcp`.
+#[derive(Debug, clap::Args)]
+pub struct McpArgs {
+    /// The page to open first (default: about:blank; the client navigates).
+    #[arg(long)]
+    pub url: Option<String>,
+    /// Open the workbench beside the server: the MCP client talks on
+    /// stdin/stdout, the workbench draws on the terminal (/dev/tty), and
+    /// the person approves, edits or refuses each risky call.
+    #[arg(long)]
+    pub workbench: bool,
+    /// Without the workbench: approve every call that would need approval
+    /// (otherwise such calls are refused, as in a headless run).
+    #[arg(long)]
+    pub yes: bool,
+    /// Approval mode (who is asked when).
+    #[command(flatten)]
+    pub run: RunFlags,
+    /// Config, scripts (their custom actions become tools), sitemaps,
+    /// secrets, browser.
+    #[command(flatten)]
+    pub session: SessionFlags,
+}
+
+/// Runs `webagent mcp`.
+pub fn run(args: McpArgs) -> anyhow::Result<ExitCode> {
+    let prepared = match args.session.prepare(args.run) {
+        Ok(prepared) => prepared,
+        Err(code) => return Ok(code),
+    };
+    let url = args.url.unwrap_or_else(|| "about:blank".into());
+    if args.workbench {
+        let mut options = WorkbenchOptions::new(url, prepared);
+        options.mcp = true;
+        crate::tui::services::run(options)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let runtime = super::runtime()?;
+    runtime.block_on(async move {
+        let (events, events_rx) = mpsc::unbounded_channel::<Event>();
+        let sessions_dir = prepared.config.paths.sessions.clone();
+        let mode = prepared.config.agent.approve;
+        let session = match prepared.start(Some(&url), events).await {
+            Ok(session) => session,
+            Err(error) => {
+                eprintln!("error: {error}");
+                return Ok(ExitCode::from(if error.is_usage() {
+                    EXIT_USAGE
+                } else {
+                    1
+                }));
+            }
+        };
+        if let Err(error) = &session.opened {
+            eprintln!("warning: {error}");
+        }
+        let trace = match TraceWriter::create(&sessions_dir) {
+            Ok(trace) => trace,
+            Err(error) => {
+                eprintln!("error: {error}");
+                return Ok(ExitCode::from(EXIT_USAGE));
+            }
+        };
+        eprintln!("trace: {}", trace.path().display());
+        let tools_changed = Arc::new(Notify::new());
+        let recorder = tokio::spawn(crate::mcp::record_events(
+            events_rx,
+            trace,
+            Arc::clone(&tools_changed),
+        ));
+        let (calls, calls_rx) = mpsc::unbounded_channel();
+        let server = WebagentMcp::new(calls, session.scripts.clone());
+        server.notify_on(tools_changed);
+        let answering = tokio::spawn(serve_session(session, calls_rx, mode, args.yes));
+        let served = serve_stdio(server).await;
+        // The server is gone, so are the senders of calls: the session ends
+        // its run and closes.
+        let _ = answering.await;
+        let _ = recorder.await;
+        served?;
+        Ok(ExitCode::SUCCESS)
+    })
+}

@@ -1,0 +1,254 @@
+//! `webagent mcp` spoken to as another agent would: the official SDK's
+//! client starts the real binary and talks MCP over its stdio, against
+//! pages this test serves on 127.0.0.1. Needs Chromium (the server
+//! launches its own); without it the first call fails with the reason.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::service::{NotificationContext, RunningService};
+use rmcp::transport::TokioChildProcess;
+use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use serde_json::{json, Value};
+use tokio::sync::mpsc;
+
+use webagent::serve::PageServer;
+
+/// A client that reports `tools/list_changed` notifications.
+struct Client {
+    changed: mpsc::UnboundedSender<()>,
+}
+
+impl ClientHandler for Client {
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        let _ = self.changed.send(());
+    }
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("webagent-mcp-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("recipes")).expect("a scratch directory");
+    dir
+}
+
+const SCRIPT: &str = "action(\"greet_twice\", #{ description: \"Presses Greet twice\", risk: \"interact\" });\n\
+fn greet_twice() { click(\"#greet\"); click(\"#greet\"); text() }\n\
+action(\"wander\", #{ description: \"Opens a page\", params: #{ url: #{ type: \"string\" } }, risk: \"interact\" });\n\
+fn wander(p) { navigate(p.url); url() }\n";
+
+const PAGE: &str = "<!doctype html><html><head><title>Desk</title></head><body>\
+<p id=out>nobody greeted</p>\
+<button id=greet onclick=\"out.textContent = 'greeted ' + (+(this.dataset.n = (+this.dataset.n || 0) + 1)) + ' times'\">Greet</button>\
+<form action=/sent><input name=pw id=pw placeholder=Password \
+ oninput=\"echo.textContent = 'you typed ' + this.value\"><button type=submit>Send</button></form>\
+<p id=echo></p></body></html>";
+
+/// The JSON body of a tool result.
+fn body(result: &CallToolResult) -> Value {
+    result.structured_content.clone().unwrap_or(Value::Null)
+}
+
+async fn call(
+    client: &RunningService<RoleClient, Client>,
+    name: &str,
+    arguments: Value,
+) -> (bool, Value) {
+    let Value::Object(arguments) = arguments else {
+        panic!("arguments are an object");
+    };
+    let result = client
+        .call_tool(CallToolRequestParams::new(name.to_string()).with_arguments(arguments))
+        .await
+        .unwrap_or_else(|e| panic!("calling {name}: {e}"));
+    (result.is_error != Some(true), body(&result))
+}
+
+/// The index of the first listed element whose line contains `text`.
+fn index_of(page: &str, text: &str) -> u64 {
+    page.lines()
+        .find(|l| l.contains(text))
+        .and_then(|l| {
+            let l = l.trim_start().trim_start_matches('*');
+            l.strip_prefix('[')?.split(']').next()?.parse().ok()
+        })
+        .unwrap_or_else(|| panic!("no element with {text:?} in:\n{page}"))
+}
+
+fn newest_trace(dir: &Path) -> PathBuf {
+    std::fs::read_dir(dir)
+        .expect("the sessions directory exists")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .max()
+        .expect("a trace was written")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_mcp_client_observes_acts_and_is_held_to_every_protection() {
+    let dir = scratch("session");
+    std::fs::write(dir.join("recipes/desk.rhai"), SCRIPT).expect("the script");
+    let server = PageServer::start().await.expect("serve pages");
+    server.html("/desk", PAGE);
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_webagent"));
+    command
+        .current_dir(&dir)
+        .env("WEBAGENT_TEST_PW", "Pw-7731-hidden")
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("WEBAGENT_CONFIG")
+        .args([
+            "mcp",
+            "--secret",
+            "WEBAGENT_TEST_PW",
+            "--allow-domain",
+            "127.0.0.1",
+        ])
+        .args(["--sessions-dir", "sessions", "--url"])
+        .arg(server.url("/desk"));
+    let (changed_tx, mut changed) = mpsc::unbounded_channel();
+    let transport = TokioChildProcess::new(command).expect("webagent mcp starts");
+    let client = Client {
+        changed: changed_tx,
+    }
+    .serve(transport)
+    .await
+    .expect("the MCP handshake");
+
+    // Tools: the session's own, the built-ins and the custom action, with
+    // their risk in the description and MCP's annotations.
+    let tools = client.list_all_tools().await.expect("tools/list");
+    let find = |name: &str| {
+        tools
+            .iter()
+            .find(|t| t.name == name)
+            .unwrap_or_else(|| panic!("no tool {name}"))
+            .clone()
+    };
+    for name in [
+        "observe",
+        "run_recipe",
+        "sitemap_search",
+        "click",
+        "navigate",
+    ] {
+        find(name);
+    }
+    let custom = find("greet_twice");
+    assert!(custom
+        .description
+        .as_deref()
+        .unwrap_or("")
+        .contains("Risk: interact"));
+    let submit = find("submit_form");
+    let annotations = submit.annotations.clone().expect("annotations");
+    assert_eq!(annotations.destructive_hint, Some(true));
+    assert_eq!(
+        find("read_page").annotations.and_then(|a| a.read_only_hint),
+        Some(true)
+    );
+
+    // observe, then a click by index: the result carries the changed page.
+    let (ok, observed) = call(&client, "observe", json!({})).await;
+    assert!(ok, "{observed}");
+    let page = observed["page"]
+        .as_str()
+        .expect("the page text")
+        .to_string();
+    assert!(page.contains("nobody greeted"), "{page}");
+    let (ok, clicked) = call(
+        &client,
+        "click",
+        json!({"index": index_of(&page, ">Greet<")}),
+    )
+    .await;
+    assert!(ok, "{clicked}");
+    assert_eq!(clicked["result"]["ok"], true, "{clicked}");
+    assert!(
+        clicked["page"]
+            .as_str()
+            .is_some_and(|p| p.contains("greeted 1 times")),
+        "{clicked}"
+    );
+
+    // A custom action runs its handler on the same tab.
+    let (ok, greeted) = call(&client, "greet_twice", json!({})).await;
+    assert!(ok, "{greeted}");
+    assert!(greeted.to_string().contains("greeted 3 times"), "{greeted}");
+
+    // A secret is filled in the page and never comes back.
+    let page = call(&client, "observe", json!({})).await.1["page"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let field = index_of(&page, "Password");
+    let (ok, typed) = call(
+        &client,
+        "input_text",
+        json!({"index": field, "text": "<secret>WEBAGENT_TEST_PW</secret>"}),
+    )
+    .await;
+    assert!(ok, "{typed}");
+    let shown = typed.to_string();
+    assert!(!shown.contains("Pw-7731-hidden"), "{shown}");
+    assert!(
+        shown.contains("you typed <secret>WEBAGENT_TEST_PW</secret>"),
+        "{shown}"
+    );
+
+    // A risky call without a person and without --yes is refused.
+    let (ok, refused) = call(&client, "submit_form", json!({"index": field})).await;
+    assert!(!ok, "{refused}");
+    assert_eq!(refused["result"]["reason"], "denied", "{refused}");
+
+    // Leaving the site is a commit, refused like the submit; a custom
+    // action declared harmless that leaves anyway meets the allowed
+    // domains.
+    let away = server.url("/desk").replace("127.0.0.1", "localhost");
+    let (ok, refused) = call(&client, "navigate", json!({"url": away})).await;
+    assert!(!ok, "{refused}");
+    assert_eq!(refused["result"]["reason"], "denied", "{refused}");
+    let (ok, blocked) = call(&client, "wander", json!({"url": away})).await;
+    assert!(!ok, "{blocked}");
+    assert!(
+        blocked["result"]["message"].to_string().contains("blocked"),
+        "{blocked}"
+    );
+    assert!(
+        blocked["page"]
+            .as_str()
+            .is_none_or(|p| p.contains("URL: http://127.0.0.1")),
+        "{blocked}"
+    );
+
+    // An edited script changes the tool list, and the client is told.
+    std::fs::write(
+        dir.join("recipes/desk.rhai"),
+        format!("{SCRIPT}action(\"greet_once\", #{{ description: \"Presses Greet\", risk: \"interact\" }});\nfn greet_once() {{ click(\"#greet\"); text() }}\n"),
+    )
+    .expect("the edit");
+    tokio::time::timeout(Duration::from_secs(30), changed.recv())
+        .await
+        .expect("tools/list_changed within 30 s")
+        .expect("the notification");
+    let tools = client.list_all_tools().await.expect("tools/list again");
+    assert!(tools.iter().any(|t| t.name == "greet_once"));
+
+    client.cancel().await.expect("the client closes");
+    // The calls are the session's trace: it exports as a recipe.
+    let trace = newest_trace(&dir.join("sessions"));
+    let mut recorded = String::new();
+    for _ in 0..100 {
+        recorded = std::fs::read_to_string(&trace).unwrap_or_default();
+        if recorded.contains("\"type\":\"done\"") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(!recorded.contains("Pw-7731-hidden"));
+    let recipe = webagent::script::export_recipe(&trace).expect("the trace exports");
+    assert!(
+        recipe.contains("#greet") || recipe.contains("Greet"),
+        "{recipe}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
