@@ -1205,11 +1205,9 @@ impl Drop for TmuxSession {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn end_to_end_demo_in_tmux_with_a_scripted_model() {
-    use llm_server::{tool_call_completion, LlmServer, Reply};
-    use webagent::agent::AGENT_TOOL_NAME;
-
+/// Browser tests never skip: a missing tool is a failure that says how to
+/// install it.
+fn require_tmux_and_chromium() {
     let have = |cmd: &str| {
         std::process::Command::new("sh")
             .args(["-c", &format!("command -v {cmd}")])
@@ -1217,8 +1215,6 @@ async fn end_to_end_demo_in_tmux_with_a_scripted_model() {
             .map(|o| o.status.success())
             .unwrap_or(false)
     };
-    // Browser tests never skip: a missing tool is a failure that says how
-    // to install it.
     let mut missing = Vec::new();
     if !have("tmux") {
         missing.push("tmux".to_string());
@@ -1231,6 +1227,23 @@ async fn end_to_end_demo_in_tmux_with_a_scripted_model() {
         "the end-to-end test needs {}: run `bash .ci/install-deps`, or `apt-get install -y chromium tmux`",
         missing.join(" and ")
     );
+}
+
+/// Starts `command` in a detached tmux session of 120×40.
+fn tmux_start(session: &str, command: &str) {
+    let status = std::process::Command::new("tmux")
+        .args(["new", "-d", "-s", session, "-x", "120", "-y", "40", command])
+        .status()
+        .expect("starting tmux");
+    assert!(status.success());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn end_to_end_demo_in_tmux_with_a_scripted_model() {
+    use llm_server::{tool_call_completion, LlmServer, Reply};
+    use webagent::agent::AGENT_TOOL_NAME;
+
+    require_tmux_and_chromium();
     let step = |goal: &str, action: serde_json::Value| {
         Reply::json(
             200,
@@ -1266,13 +1279,7 @@ async fn end_to_end_demo_in_tmux_with_a_scripted_model() {
         log = dir.join("log").display(),
         exit = exit_file.display(),
     );
-    let status = std::process::Command::new("tmux")
-        .args([
-            "new", "-d", "-s", &session.0, "-x", "120", "-y", "40", &command,
-        ])
-        .status()
-        .expect("starting tmux");
-    assert!(status.success());
+    tmux_start(&session.0, &command);
 
     // The listing of the sign-in page shows.
     wait_for_screen(&session.0, "<button type=\"submit\">Sign in</button>").await;
@@ -2043,4 +2050,128 @@ fn a_recipes_sub_goal_gets_its_own_rows_and_the_recipe_goes_on() {
         RunStatus::Finished { success: true }
     );
     assert_eq!(bench.state().status.model, "gpt-4o-mini");
+}
+
+/// The MCP client on the process's stdio, the workbench on its terminal:
+/// a client's risky call waits in the approval modal, and the person's
+/// edit is what runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_mcp_clients_risky_call_is_approved_and_edited_in_the_workbench() {
+    use rmcp::model::CallToolRequestParams;
+    use rmcp::ServiceExt;
+    use webagent::serve::PageServer;
+
+    require_tmux_and_chromium();
+    let pages = PageServer::start().await.expect("serve pages");
+    pages.html(
+        "/desk",
+        "<!doctype html><html><head><title>Desk</title></head><body>\
+         <form action=/sent-a><button type=submit>Send A</button></form>\
+         <form action=/sent-b><button type=submit>Send B</button></form></body></html>",
+    );
+    pages.html(
+        "/sent-a",
+        "<html><head><title>Sent A</title></head><body>A went</body></html>",
+    );
+    pages.html(
+        "/sent-b",
+        "<html><head><title>Sent B</title></head><body>B went</body></html>",
+    );
+    let dir = scratch_dir("mcp-workbench");
+    let (to_server, from_server) = (dir.join("in"), dir.join("out"));
+    for fifo in [&to_server, &from_server] {
+        let made = std::process::Command::new("mkfifo")
+            .arg(fifo)
+            .status()
+            .expect("mkfifo runs");
+        assert!(made.success());
+    }
+    let session = TmuxSession(format!("webagent-mcp-wb-{}", std::process::id()));
+    let command = format!(
+        "cd {dir} && {bin} --log-file log mcp --workbench --sessions-dir sessions --url {url} \
+         < {input} > {output} 2> err",
+        dir = dir.display(),
+        bin = env!("CARGO_BIN_EXE_webagent"),
+        url = pages.url("/desk"),
+        input = to_server.display(),
+        output = from_server.display(),
+    );
+    tmux_start(&session.0, &command);
+    // Opening a FIFO waits for its other end: the shell opens both as it
+    // starts the server.
+    let (writer, reader) = tokio::task::spawn_blocking(move || {
+        let writer = std::fs::OpenOptions::new().write(true).open(&to_server);
+        let reader = std::fs::File::open(&from_server);
+        (writer, reader)
+    })
+    .await
+    .expect("joined");
+    let writer = tokio::fs::File::from_std(writer.expect("the server's stdin"));
+    let reader = tokio::fs::File::from_std(reader.expect("the server's stdout"));
+    let client = ().serve((reader, writer)).await.expect("the MCP handshake");
+    wait_for_screen(&session.0, "Send B</button>").await;
+
+    let call = |name: &str, arguments: serde_json::Value| {
+        let serde_json::Value::Object(arguments) = arguments else {
+            panic!("arguments are an object");
+        };
+        CallToolRequestParams::new(name.to_string()).with_arguments(arguments)
+    };
+    let observed = client
+        .call_tool(call("observe", json!({})))
+        .await
+        .expect("observe");
+    let page = observed.structured_content.expect("a body")["page"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let index = |text: &str| -> u64 {
+        page.lines()
+            .find(|l| l.contains(text))
+            .and_then(|l| {
+                l.trim_start()
+                    .strip_prefix('[')?
+                    .split(']')
+                    .next()?
+                    .parse()
+                    .ok()
+            })
+            .unwrap_or_else(|| panic!("{text} is not listed:\n{page}"))
+    };
+    let (a, b) = (index("Send A"), index("Send B"));
+    // The client asks to send A: a commit, so the person is asked.
+    let pending = tokio::spawn(async move {
+        let result = client
+            .call_tool(call("click", json!({"index": a})))
+            .await
+            .expect("click answers");
+        (client, result)
+    });
+    let screen = wait_for_screen(&session.0, "Approve step").await;
+    assert!(screen.contains("Send A"), "the target is shown:\n{screen}");
+    // The person retargets it to B in the editor.
+    tmux_keys(&session.0, &["e"]);
+    wait_for_screen(&session.0, "Edit the action (JSON)").await;
+    tmux_keys(&session.0, &["Down", "Down", "End"]);
+    for _ in 0..a.to_string().len() {
+        tmux_keys(&session.0, &["BSpace"]);
+    }
+    tmux_text(&session.0, &b.to_string());
+    tmux_keys(&session.0, &["C-s"]);
+    let (client, result) = tokio::time::timeout(std::time::Duration::from_secs(60), pending)
+        .await
+        .expect("the call is answered")
+        .expect("joined");
+    let body = result.structured_content.expect("a body");
+    assert_eq!(body["result"]["ok"], true, "{body}");
+    let page = body["page"].as_str().unwrap_or_default();
+    assert!(
+        page.contains("/sent-b"),
+        "the edit ran, not the request:\n{page}"
+    );
+    // The call is a row of the workbench's log.
+    wait_for_screen(&session.0, "click").await;
+    client.cancel().await.expect("the client closes");
+    tmux_keys(&session.0, &["q"]);
+    let _ = std::fs::remove_dir_all(&dir);
 }
