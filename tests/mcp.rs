@@ -252,3 +252,67 @@ async fn an_mcp_client_observes_acts_and_is_held_to_every_protection() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `--http PORT` speaks the streamable-HTTP transport on 127.0.0.1: an
+/// `initialize` posted there is answered by webagent's server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_http_transport_answers_on_loopback() {
+    use tokio::io::{AsyncBufReadExt, BufReader};
+
+    let dir = scratch("http");
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_webagent"))
+        .current_dir(&dir)
+        .env_remove("WEBAGENT_CONFIG")
+        .args(["mcp", "--http", "0", "--sessions-dir", "sessions"])
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("webagent mcp --http starts");
+    let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
+    let address = tokio::time::timeout(Duration::from_secs(60), async {
+        while let Ok(Some(line)) = lines.next_line().await {
+            if let Some(address) = line.strip_prefix("MCP on ") {
+                return address.to_string();
+            }
+        }
+        panic!("the server ended before it listened");
+    })
+    .await
+    .expect("the server listens within a minute");
+    assert!(address.starts_with("http://127.0.0.1:"), "{address}");
+    let initialize = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "test", "version": "1"}
+        }
+    });
+    let response = reqwest::Client::new()
+        .post(&address)
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json")
+        .body(initialize.to_string())
+        .send()
+        .await
+        .expect("the POST is answered");
+    assert!(response.status().is_success(), "{}", response.status());
+    let text = response.text().await.expect("a body");
+    // A JSON body or an SSE stream whose data line is the JSON.
+    let answer: Value = text
+        .lines()
+        .map(|l| l.strip_prefix("data:").unwrap_or(l).trim())
+        .find_map(|l| serde_json::from_str::<Value>(l).ok())
+        .unwrap_or_else(|| panic!("no JSON-RPC answer in:\n{text}"));
+    assert_eq!(
+        answer["result"]["serverInfo"]["name"], "webagent",
+        "{answer}"
+    );
+    assert!(
+        answer["result"]["capabilities"]["tools"]["listChanged"] == true,
+        "{answer}"
+    );
+    let _ = child.kill().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -9,7 +9,7 @@ use tokio::sync::{mpsc, Notify};
 use super::flags::{RunFlags, SessionFlags};
 use super::headless::EXIT_USAGE;
 use crate::events::{Event, TraceWriter};
-use crate::mcp::{serve_session, serve_stdio, WebagentMcp};
+use crate::mcp::{serve_http, serve_session, serve_stdio, WebagentMcp};
 use crate::tui::services::WorkbenchOptions;
 
 /// Flags of `webagent mcp`.
@@ -23,6 +23,10 @@ pub struct McpArgs {
     /// the person approves, edits or refuses each risky call.
     #[arg(long)]
     pub workbench: bool,
+    /// Serve streamable HTTP on 127.0.0.1:PORT instead of stdio (0 picks a
+    /// free port; the address is printed on stderr).
+    #[arg(long, value_name = "PORT")]
+    pub http: Option<u16>,
     /// Without the workbench: approve every call that would need approval
     /// (otherwise such calls are refused, as in a headless run).
     #[arg(long)]
@@ -43,6 +47,10 @@ pub fn run(args: McpArgs) -> anyhow::Result<ExitCode> {
         Err(code) => return Ok(code),
     };
     let url = args.url.unwrap_or_else(|| "about:blank".into());
+    if args.workbench && args.http.is_some() {
+        eprintln!("error: --workbench talks MCP on stdio; leave out --http");
+        return Ok(ExitCode::from(EXIT_USAGE));
+    }
     if args.workbench {
         let mut options = WorkbenchOptions::new(url, prepared);
         options.mcp = true;
@@ -86,7 +94,15 @@ pub fn run(args: McpArgs) -> anyhow::Result<ExitCode> {
         let server = WebagentMcp::new(calls, session.scripts.clone());
         server.notify_on(tools_changed);
         let answering = tokio::spawn(serve_session(session, calls_rx, mode, args.yes));
-        let served = serve_stdio(server).await;
+        let served = match args.http {
+            Some(port) => {
+                serve_http(server, port, |addr| {
+                    eprintln!("MCP on http://{addr}/");
+                })
+                .await
+            }
+            None => serve_stdio(server).await,
+        };
         // The server is gone, so are the senders of calls: the session ends
         // its run and closes.
         let _ = answering.await;

@@ -29,7 +29,7 @@ use crate::events::{EndReason, Event, TokenUsage};
 use crate::script::{CancelFlag, HostCall, RecipeHost, ScriptHost};
 use crate::session::{run_recipe, AgentSetup, Session};
 
-pub use server::{serve_stdio, WebagentMcp};
+pub use server::{serve_http, serve_stdio, WebagentMcp};
 
 /// What a client asked for, once the server has read the tool call.
 #[derive(Debug, Clone, PartialEq)]

@@ -265,6 +265,42 @@ impl ServerHandler for WebagentMcp {
     }
 }
 
+/// Serves MCP over streamable HTTP at `http://127.0.0.1:PORT/` until the
+/// process ends; every client shares the one session. `bound` hears the
+/// address once it listens (port 0 picks a free one).
+pub async fn serve_http(
+    server: WebagentMcp,
+    port: u16,
+    bound: impl FnOnce(std::net::SocketAddr),
+) -> anyhow::Result<()> {
+    use hyper_util::rt::TokioIo;
+    use hyper_util::service::TowerToHyperService;
+    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+    use rmcp::transport::streamable_http_server::StreamableHttpService;
+
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
+        .await
+        .map_err(|e| anyhow::anyhow!("listening on 127.0.0.1:{port}: {e}"))?;
+    bound(listener.local_addr()?);
+    let service = TowerToHyperService::new(StreamableHttpService::new(
+        move || Ok(server.clone()),
+        LocalSessionManager::default().into(),
+        Default::default(),
+    ));
+    loop {
+        let (stream, _) = listener.accept().await?;
+        let service = service.clone();
+        tokio::spawn(async move {
+            let served = hyper::server::conn::http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), service)
+                .await;
+            if let Err(error) = served {
+                tracing::debug!(%error, "an MCP HTTP connection ended");
+            }
+        });
+    }
+}
+
 /// Serves MCP on this process's stdin and stdout until the client leaves.
 pub async fn serve_stdio(server: WebagentMcp) -> anyhow::Result<()> {
     let running = server
