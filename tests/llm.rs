@@ -28,6 +28,9 @@ fn config(base_url: String) -> LlmConfig {
         connect_timeout: Duration::from_secs(5),
         request_timeout: Duration::from_secs(20),
         idle_timeout: Duration::from_secs(20),
+        total_timeout: Duration::from_secs(25),
+        max_output_tokens: Some(1024),
+        context_window: None,
         retry: RetryPolicy {
             max_retries: 3,
             base_delay: Duration::from_millis(1),
