@@ -312,6 +312,52 @@ fn render_page(out: &mut String, page: &PageState) {
     out.push_str("</page>\n");
 }
 
+/// The page with its element listing and text cut to about `keep_chars`
+/// characters together, each cut ending in a note saying what was left out,
+/// so the prompt fits the model's context window. The listing gets three
+/// quarters of the room (it is what actions target); text the listing does
+/// not need goes to the page text, and the other way round.
+pub fn fit_page(page: &PageState, keep_chars: usize) -> PageState {
+    let listing_chars = page.listing.chars().count();
+    let text_chars = page.page_text.text.chars().count();
+    if listing_chars + text_chars <= keep_chars {
+        return page.clone();
+    }
+    let listing_room = (keep_chars * 3 / 4).max(keep_chars.saturating_sub(text_chars));
+    let text_room = keep_chars.saturating_sub(listing_chars.min(listing_room));
+    let mut fitted = page.clone();
+    if listing_chars > listing_room {
+        let total_lines = page.listing.lines().count();
+        let mut kept = String::new();
+        let mut kept_lines = 0;
+        for line in page.listing.lines() {
+            if kept.chars().count() + line.chars().count() + 1 > listing_room {
+                break;
+            }
+            kept.push_str(line);
+            kept.push('\n');
+            kept_lines += 1;
+        }
+        let _ = writeln!(
+            kept,
+            "[{} of {total_lines} element lines left out to fit the model's context window \
+             (llm.context_window); scroll to bring the rest into the list]",
+            total_lines - kept_lines
+        );
+        fitted.listing = kept;
+    }
+    if text_chars > text_room {
+        let kept: String = page.page_text.text.chars().take(text_room).collect();
+        fitted.page_text.text = format!(
+            "{kept}\n[{} of {text_chars} characters of page text left out to fit the model's \
+             context window; read_page returns all of it]",
+            text_chars - text_room
+        );
+        fitted.page_text.clipped = false;
+    }
+    fitted
+}
+
 /// Makes the closing fence tag harmless inside page content.
 fn defuse(text: &str) -> String {
     text.replace(
@@ -516,6 +562,30 @@ mod tests {
         assert!(prompt.len() < 20_000, "{}", prompt.len());
         assert_eq!(clip("abc", 5), "abc");
         assert_eq!(clip("abcdef", 2), "ab… [clipped 4 of 6 characters]");
+    }
+
+    #[test]
+    fn a_page_cut_to_fit_says_what_was_left_out() {
+        let listing: String = (1..=200)
+            .map(|i| format!("[{i}]<a>Order {i}</a>\n"))
+            .collect();
+        let text = "word ".repeat(2000);
+        let page = page(&listing, &text);
+        let fitted = fit_page(&page, 2000);
+        assert!(fitted.listing.starts_with("[1]<a>Order 1</a>\n"));
+        assert!(
+            fitted.listing.contains("element lines left out"),
+            "{}",
+            fitted.listing
+        );
+        assert!(fitted
+            .page_text
+            .text
+            .contains("characters of page text left out"));
+        let size = fitted.listing.chars().count() + fitted.page_text.text.chars().count();
+        assert!(size < 2400, "{size}");
+        // A page that fits is left alone.
+        assert_eq!(fit_page(&page, 1_000_000), page);
     }
 
     #[test]

@@ -119,7 +119,13 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
         ),
         sep(),
         Span::styled(
-            format!("{} tok", tokens_text(s.tokens.total_tokens)),
+            // "~" marks a count estimated from text length: the server
+            // sent none.
+            format!(
+                "{}{} tok",
+                if s.tokens.estimated { "~" } else { "" },
+                tokens_text(s.tokens.total_tokens)
+            ),
             theme.fg(theme.palette.text),
         ),
         sep(),
