@@ -336,20 +336,24 @@ impl Catalog {
     /// with exactly that key. The agent's tool puts this under its `action`
     /// field. `anyOf` rather than `oneOf` because more model providers
     /// accept it; the branches are exclusive anyway, and what the model
-    /// sends is checked again by [`Catalog::parse`].
+    /// sends is checked again by [`Catalog::parse`]. Each action's
+    /// parameters are its schema reduced to what local servers can turn
+    /// into a grammar ([`model_schema`](super::model_schema)).
     pub fn action_schema(&self) -> Value {
         let branches: Vec<Value> = self
             .specs
             .iter()
             .map(|spec| {
-                let mut properties = Map::new();
-                let mut params = spec.schema.clone();
+                // `index` and `selector` are explained once in the system
+                // prompt rather than in every action that takes a target.
+                let mut params = super::wire::model_schema(&spec.schema, &["index", "selector"]);
                 if let Value::Object(schema) = &mut params {
                     schema.insert(
                         "description".to_string(),
                         Value::String(spec.description.clone()),
                     );
                 }
+                let mut properties = Map::new();
                 properties.insert(spec.name.clone(), params);
                 json!({
                     "type": "object",
@@ -360,7 +364,6 @@ impl Catalog {
             })
             .collect();
         json!({
-            "type": "object",
             "description": "Exactly one action, as {\"action_name\": {parameters}}.",
             "anyOf": branches
         })

@@ -1027,6 +1027,38 @@ fn ms_since(started: Instant) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::actions::{grammar_subset_problems, ActionSpec, Risk, SpecOrigin};
+
+    #[test]
+    fn the_step_tool_stays_inside_the_grammar_subset_local_servers_accept() {
+        let mut catalog = Catalog::builtin();
+        // A script's action, with the branches converters reject.
+        catalog
+            .register(ActionSpec {
+                name: "open_chat_panel".into(),
+                description: "Open the support chat.".into(),
+                risk: Risk::Interact,
+                schema: json!({
+                    "type": "object",
+                    "properties": {"message": {"type": "string", "minLength": 1}, "room": {"type": "integer"}},
+                    "oneOf": [{"required": ["message"]}, {"required": ["room"]}]
+                }),
+                positional: vec!["message".into()],
+                origin: SpecOrigin::Custom { source: None },
+            })
+            .expect("a valid custom action");
+        let tool = agent_tool(&catalog);
+        let problems = grammar_subset_problems(&tool.parameters);
+        assert!(problems.is_empty(), "{problems:#?}");
+        let branches = tool.parameters["properties"]["action"]["anyOf"]
+            .as_array()
+            .expect("one branch per action");
+        assert_eq!(branches.len(), catalog.names().len());
+        // "Exactly one of index or selector" stays in webagent's own check.
+        let click = &branches[0]["properties"]["click"];
+        assert!(click.get("oneOf").is_none() && click.get("required").is_none());
+        assert!(catalog.parse(&json!({"click": {}})).is_err());
+    }
 
     #[test]
     fn the_recorded_prompt_heads_each_message_with_its_role() {
