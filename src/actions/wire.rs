@@ -30,9 +30,10 @@ const SIMPLE_TYPES: &[&str] = &["object", "array", "string", "integer", "number"
 
 /// `schema` reduced to the grammar-safe subset: validation-only keywords
 /// and required-only branches dropped, a default kept as words in the
-/// description, and the descriptions of the properties in `undescribed`
-/// left out (for fields the system prompt explains once for all actions).
-pub fn model_schema(schema: &Value, undescribed: &[&str]) -> Value {
+/// description. `structure_only` also leaves out descriptions and
+/// `additionalProperties: false` (the converters treat an object without
+/// it as closed), for schemas whose meaning is said elsewhere once.
+pub fn model_schema(schema: &Value, structure_only: bool) -> Value {
     let Value::Object(rules) = schema else {
         // `true` (anything) becomes the empty schema; `false` is handled
         // by the caller, which drops the property.
@@ -72,7 +73,7 @@ pub fn model_schema(schema: &Value, undescribed: &[&str]) -> Value {
                 .to_owned();
         }
     }
-    if !description.is_empty() {
+    if !description.is_empty() && !structure_only {
         out.insert("description".into(), Value::from(description));
     }
     if let Some(Value::Array(values)) = rules.get("enum") {
@@ -84,13 +85,7 @@ pub fn model_schema(schema: &Value, undescribed: &[&str]) -> Value {
             if *property == Value::Bool(false) {
                 continue;
             }
-            let mut property = model_schema(property, undescribed);
-            if undescribed.contains(&name.as_str()) {
-                if let Value::Object(p) = &mut property {
-                    p.remove("description");
-                }
-            }
-            kept.insert(name.clone(), property);
+            kept.insert(name.clone(), model_schema(property, structure_only));
         }
         if let Some(Value::Array(required)) = rules.get("required") {
             let required: Vec<Value> = required
@@ -105,9 +100,9 @@ pub fn model_schema(schema: &Value, undescribed: &[&str]) -> Value {
         out.insert("properties".into(), Value::Object(kept));
     }
     if let Some(items) = rules.get("items") {
-        out.insert("items".into(), model_schema(items, undescribed));
+        out.insert("items".into(), model_schema(items, structure_only));
     }
-    if rules.get("additionalProperties") == Some(&Value::Bool(false)) {
+    if rules.get("additionalProperties") == Some(&Value::Bool(false)) && !structure_only {
         out.insert("additionalProperties".into(), Value::Bool(false));
     }
     Value::Object(out)
@@ -201,18 +196,25 @@ mod tests {
             "additionalProperties": false,
             "oneOf": [{"required": ["index"]}, {"required": ["selector"]}]
         });
-        let wire = model_schema(&schema, &["index"]);
+        let wire = model_schema(&schema, false);
         assert_eq!(
             wire,
             json!({
                 "type": "object",
                 "properties": {
-                    "index": {"type": "integer"},
+                    "index": {"type": "integer", "description": "Element number."},
                     "selector": {"type": "string"},
                     "timeout_ms": {"type": "integer", "description": "Give up after this (default 5000)"}
                 },
                 "additionalProperties": false
             })
+        );
+        let bare = model_schema(&schema, true);
+        assert_eq!(
+            bare,
+            json!({"type": "object", "properties": {
+                "index": {"type": "integer"}, "selector": {"type": "string"}, "timeout_ms": {"type": "integer"}
+            }})
         );
         assert!(grammar_subset_problems(&wire).is_empty());
         let problems = grammar_subset_problems(&schema);

@@ -20,6 +20,7 @@ pub mod prompt;
 pub mod secrets;
 
 mod preview;
+mod tool;
 
 use std::future::Future;
 use std::sync::{Arc, RwLock};
@@ -47,6 +48,7 @@ pub use approval::{
 pub use normalize::{normalize, NormalizeError, NormalizedTurn};
 pub use prompt::{system_prompt, user_prompt, HistoryEntry, StepPrompt};
 pub use secrets::Secrets;
+pub use tool::agent_tool;
 
 /// The name of the one tool the model must call each step.
 pub const AGENT_TOOL_NAME: &str = "agent_step";
@@ -880,25 +882,6 @@ async fn call_model(
     llm.complete_observed(request, &mut on_event, stop).await
 }
 
-/// The forced tool for a catalog: the reflection fields and the action
-/// union, all required.
-pub fn agent_tool(catalog: &Catalog) -> FunctionTool {
-    FunctionTool {
-        name: AGENT_TOOL_NAME.to_string(),
-        description: "Judge the previous step, note what to remember, state the next goal, then choose exactly one action.".to_string(),
-        parameters: json!({
-            "type": "object",
-            "properties": {
-                "evaluation_previous_goal": {"type": "string", "description": "Did the previous action achieve its goal? Success, Failed or Unknown, with the evidence on the page."},
-                "memory": {"type": "string", "description": "Facts and progress to carry into later steps."},
-                "next_goal": {"type": "string", "description": "What this step's action is meant to achieve."},
-                "action": catalog.action_schema(),
-            },
-            "required": ["evaluation_previous_goal", "memory", "next_goal", "action"],
-        }),
-    }
-}
-
 /// The request's messages as a person reads them: each headed by its
 /// role, in the order sent. Tool calls replayed as history are shown as
 /// JSON so nothing the model saw is left out.
@@ -1027,38 +1010,6 @@ fn ms_since(started: Instant) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::actions::{grammar_subset_problems, ActionSpec, Risk, SpecOrigin};
-
-    #[test]
-    fn the_step_tool_stays_inside_the_grammar_subset_local_servers_accept() {
-        let mut catalog = Catalog::builtin();
-        // A script's action, with the branches converters reject.
-        catalog
-            .register(ActionSpec {
-                name: "open_chat_panel".into(),
-                description: "Open the support chat.".into(),
-                risk: Risk::Interact,
-                schema: json!({
-                    "type": "object",
-                    "properties": {"message": {"type": "string", "minLength": 1}, "room": {"type": "integer"}},
-                    "oneOf": [{"required": ["message"]}, {"required": ["room"]}]
-                }),
-                positional: vec!["message".into()],
-                origin: SpecOrigin::Custom { source: None },
-            })
-            .expect("a valid custom action");
-        let tool = agent_tool(&catalog);
-        let problems = grammar_subset_problems(&tool.parameters);
-        assert!(problems.is_empty(), "{problems:#?}");
-        let branches = tool.parameters["properties"]["action"]["anyOf"]
-            .as_array()
-            .expect("one branch per action");
-        assert_eq!(branches.len(), catalog.names().len());
-        // "Exactly one of index or selector" stays in webagent's own check.
-        let click = &branches[0]["properties"]["click"];
-        assert!(click.get("oneOf").is_none() && click.get("required").is_none());
-        assert!(catalog.parse(&json!({"click": {}})).is_err());
-    }
 
     #[test]
     fn the_recorded_prompt_heads_each_message_with_its_role() {

@@ -441,7 +441,7 @@ pub(crate) fn extract_tool(schema: Option<&Value>) -> FunctionTool {
         name: EXTRACT_TOOL.into(),
         description: "Return the data the instruction asks for, taken only from the page text."
             .into(),
-        parameters: crate::actions::model_schema(&parameters, &[]),
+        parameters: crate::actions::model_schema(&parameters, false),
     }
 }
 
