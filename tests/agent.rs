@@ -1208,6 +1208,61 @@ fn answers_without_a_usable_action_run_nothing_and_end_the_run_after_three_in_a_
     );
 }
 
+#[test]
+fn a_page_too_large_for_the_context_window_is_cut_to_fit_with_a_note() {
+    let s = shared();
+    let run = s.runtime.block_on(async {
+        let llm_server = LlmServer::start(vec![done("seen", true)]).await;
+        let mut config = LlmConfig::default()
+            .with_base_url(llm_server.base_url())
+            .with_retry(fast_retries());
+        config.context_window = Some(8192);
+        let llm = Arc::new(LlmClient::new(config).expect("client"));
+        let mut environment = ScriptedEnvironment::new(&["http://a.test/list"], Arc::default());
+        environment.page.listing = (0..20_000)
+            .map(|i| format!("[{i}]<div>Open item {i}</div>\n"))
+            .collect();
+        environment.page.page_text.text = "detail ".repeat(5_000);
+        let (tx, _rx) = mpsc::unbounded_channel();
+        let mut agent = Agent::new(
+            llm,
+            environment,
+            Box::new(HeadlessApprover { yes: true }),
+            tx,
+        );
+        let outcome = agent.run("Open item 3").await.expect("runs");
+        (outcome, llm_server.requests())
+    });
+    let (outcome, requests) = run;
+    assert!(outcome.success, "{outcome:?}");
+    let body = requests[0].json();
+    let user = body["messages"][1]["content"].as_str().unwrap_or_default();
+    assert!(
+        user.contains("[0]<div>Open item 0</div>"),
+        "the start of the list stays"
+    );
+    assert!(
+        user.contains("element lines left out to fit"),
+        "{}",
+        &user[user.len() - 600..]
+    );
+    assert!(user.contains("characters of page text left out"));
+    // The prompt and the answer's bound fit the window by webagent's own
+    // estimate.
+    let prompt_chars: usize = body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["content"].as_str().unwrap_or_default().chars().count())
+        .sum::<usize>()
+        + body["tools"][0].to_string().chars().count();
+    let max_tokens = body["max_tokens"].as_u64().expect("a bound");
+    assert!(
+        webagent::llm::estimate_tokens(prompt_chars) + max_tokens <= 8192,
+        "{prompt_chars} chars + {max_tokens}"
+    );
+}
+
 fn approve() -> ApprovalDecision {
     ApprovalDecision::Approve { note: None }
 }

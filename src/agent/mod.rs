@@ -607,7 +607,7 @@ impl<E: Environment> Agent<E> {
         let estimate = request.estimated_prompt_tokens();
         let mut request = if estimate > budget {
             let over = chars_for_tokens(estimate - budget);
-            let page_chars = page.listing.chars().count() + page.page_text.text.chars().count();
+            let page_chars = prompt::shown_page_chars(page);
             // The notes the cut adds take room too.
             let keep = page_chars.saturating_sub(over + 400);
             build(&prompt::fit_page(page, keep))

@@ -302,6 +302,13 @@ fn render_page(out: &mut String, page: &PageState) {
     out.push_str("</page>\n");
 }
 
+/// How many characters of the page's listing and text a prompt shows
+/// (each is clipped to its own limit first).
+pub fn shown_page_chars(page: &PageState) -> usize {
+    page.listing.chars().count().min(LISTING_CHARS)
+        + page.page_text.text.chars().count().min(PAGE_TEXT_CHARS)
+}
+
 /// The page with its element listing and text cut to about `keep_chars`
 /// characters together, each cut ending in a note saying what was left out,
 /// so the prompt fits the model's context window. The listing gets three
