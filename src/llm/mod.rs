@@ -13,6 +13,15 @@
 //! - retries with jittered backoff for transient failures, honouring
 //!   `Retry-After`, and immediate, specific errors for the rest
 //!   ([`LlmError`]);
+//! - a prompt longer than the server's context, in any server's wording
+//!   or as an empty stream after a large prompt, is
+//!   [`LlmError::ContextOverflow`] and never sent again unchanged;
+//! - time limits per phase (connect, first token, between chunks, whole
+//!   answer); a request past one is dropped, which closes its connection
+//!   so the server stops, and a server on this machine gets one retry at
+//!   most;
+//! - `max_tokens` on every request, and token usage read wherever servers
+//!   put it or estimated ([`estimate_tokens`]) and marked so;
 //! - cancellation by a [`StopSignal`] or by dropping the future.
 //!
 //! It knows nothing of the browser or the terminal: the agent loop turns
