@@ -7,6 +7,7 @@
 
 pub mod actions;
 pub mod agent;
+pub mod bench;
 pub mod browser;
 pub mod cli;
 pub mod config;

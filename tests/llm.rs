@@ -28,6 +28,9 @@ fn config(base_url: String) -> LlmConfig {
         connect_timeout: Duration::from_secs(5),
         request_timeout: Duration::from_secs(20),
         idle_timeout: Duration::from_secs(20),
+        total_timeout: Duration::from_secs(25),
+        max_output_tokens: Some(1024),
+        context_window: None,
         retry: RetryPolicy {
             max_retries: 3,
             base_delay: Duration::from_millis(1),
@@ -286,7 +289,7 @@ async fn an_error_object_inside_a_200_stream_fails_the_call() {
     let events = vec![
         sse_event(&json!({"choices": [{"index": 0, "delta": {"content": "Let me"}}]})),
         sse_event(&error_body(
-            "This model's maximum context length is 8192 tokens",
+            "Invalid schema for function 'agent_step'",
             "invalid_request_error",
         )),
         "data: [DONE]\n\n".to_owned(),
@@ -299,7 +302,7 @@ async fn an_error_object_inside_a_200_stream_fails_the_call() {
         matches!(error, LlmError::ErrorInAnswer { status: 200, .. }),
         "{error:?}"
     );
-    assert!(error.to_string().contains("maximum context length"));
+    assert!(error.to_string().contains("Invalid schema for function"));
     assert_eq!(server.request_count(), 1, "a request error is not retried");
 }
 
@@ -596,7 +599,8 @@ async fn no_answer_at_all_ends_with_a_request_timeout_and_is_retried() {
     ])
     .await;
     let mut settings = config(server.base_url());
-    settings.request_timeout = Duration::from_millis(300);
+    // Not streamed: the whole-answer limit governs.
+    settings.total_timeout = Duration::from_millis(300);
     let client = LlmClient::new(settings).unwrap();
     let (result, progress) = call(&client, &step_request(), &StopSignal::never()).await;
     assert_eq!(result.unwrap().content, "late but fine");
@@ -848,4 +852,246 @@ async fn a_long_but_lively_stream_is_not_cut_by_the_idle_timeout() {
         serde_json::from_str::<Value>(&response.tool_calls[0].arguments).unwrap(),
         step_arguments()
     );
+}
+
+/// A request whose prompt is as large as a real step's on a small page.
+fn large_request() -> ChatRequest {
+    ChatRequest::new(vec![
+        ChatMessage::system("You drive a browser."),
+        ChatMessage::user(format!(
+            "Sign in.\n{}",
+            "[7]<a href=/orders>Orders</a>\n".repeat(1200)
+        )),
+    ])
+    .with_forced_tool(step_tool())
+}
+
+#[tokio::test]
+async fn context_overflows_in_each_servers_wording_fail_at_once_and_say_what_to_set() {
+    // (status, body, the context size the message must name)
+    let bodies = [
+        // OpenAI
+        (
+            400,
+            json!({"error": {"message": "This model's maximum context length is 8192 tokens. However, your messages resulted in 8263 tokens. Please reduce the length of the messages.", "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}}),
+            Some("8192"),
+        ),
+        // vLLM
+        (
+            400,
+            json!({"object": "error", "message": "This model's maximum context length is 8192 tokens. However, you requested 8263 tokens (7263 in the messages, 1000 in the completion). Please reduce the length of the messages or completion.", "type": "BadRequestError", "param": null, "code": 400}),
+            Some("8192"),
+        ),
+        // llama.cpp server, older and newer
+        (
+            500,
+            json!({"error": {"code": 500, "message": "Requested tokens (8263) exceed context window of 8192", "type": "server_error"}}),
+            Some("8192"),
+        ),
+        (
+            400,
+            json!({"error": {"code": 400, "message": "the request exceeds the available context size, try increasing it", "type": "exceed_context_size_error", "n_prompt_tokens": 8263, "n_ctx": 8192}}),
+            None,
+        ),
+        // Ollama
+        (400, json!({"error": "context length exceeded"}), None),
+    ];
+    for (status, body, limit) in bodies {
+        let server = LlmServer::start(vec![
+            Reply::json(status, body.to_string()),
+            Reply::json(200, text_completion("a retry must not happen")),
+        ])
+        .await;
+        let client = LlmClient::new(config(server.base_url())).unwrap();
+        let (result, progress) = call(&client, &step_request(), &StopSignal::never()).await;
+        let error = result.unwrap_err();
+        assert!(
+            matches!(error, LlmError::ContextOverflow { .. }),
+            "{body}: {error:?}"
+        );
+        let text = error.to_string();
+        assert!(text.contains("llm.context_window"), "{text}");
+        assert!(text.contains("tokens"), "{text}");
+        if let Some(limit) = limit {
+            assert!(
+                text.contains(&format!("context window of {limit} tokens")),
+                "{text}"
+            );
+            assert!(text.contains("8263 tokens"), "{text}");
+        }
+        assert!(retries(&progress).is_empty(), "{body}: retried");
+        assert_eq!(server.request_count(), 1, "{body}");
+    }
+    // The same report inside a 200 stream.
+    let events = vec![sse_event(&error_body(
+        "Requested tokens (8263) exceed context window of 8192",
+        "server_error",
+    ))];
+    let server = LlmServer::start(vec![Reply::sse(events)]).await;
+    let client = LlmClient::new(config(server.base_url()).with_streaming(true)).unwrap();
+    let (result, _) = call(&client, &step_request(), &StopSignal::never()).await;
+    let error = result.unwrap_err();
+    assert!(
+        matches!(
+            error,
+            LlmError::ContextOverflow {
+                prompt_tokens: 8263,
+                limit: Some(8192),
+                ..
+            }
+        ),
+        "{error:?}"
+    );
+    assert_eq!(server.request_count(), 1);
+}
+
+#[tokio::test]
+async fn an_empty_stream_after_a_large_prompt_is_a_context_overflow() {
+    let server = LlmServer::start(vec![Reply::sse(Vec::new()), Reply::sse(Vec::new())]).await;
+    let mut settings = config(server.base_url()).with_streaming(true);
+    settings.context_window = Some(8192);
+    let client = LlmClient::new(settings).unwrap();
+    let request = large_request();
+    let (result, progress) = call(&client, &request, &StopSignal::never()).await;
+    let error = result.unwrap_err();
+    let LlmError::ContextOverflow {
+        prompt_tokens,
+        prompt_estimated,
+        limit,
+        ..
+    } = &error
+    else {
+        panic!("not an overflow: {error:?}");
+    };
+    assert_eq!(*prompt_tokens, request.estimated_prompt_tokens());
+    assert!(*prompt_estimated);
+    assert_eq!(*limit, Some(8192));
+    let text = error.to_string();
+    assert!(
+        text.contains("(estimated)") && text.contains("8192"),
+        "{text}"
+    );
+    assert!(retries(&progress).is_empty());
+    assert_eq!(server.request_count(), 1, "sent again unchanged");
+
+    // The same empty stream after a short prompt is an ordinary cut stream.
+    let server = LlmServer::start(vec![
+        Reply::sse(Vec::new()),
+        Reply::sse(tool_call_events("agent_step", &step_arguments(), 3)),
+    ])
+    .await;
+    let client = LlmClient::new(config(server.base_url()).with_streaming(true)).unwrap();
+    let (result, _) = call(&client, &step_request(), &StopSignal::never()).await;
+    assert!(result.is_ok(), "{result:?}");
+    assert_eq!(server.request_count(), 2);
+}
+
+#[tokio::test]
+async fn a_stream_without_usage_gets_an_estimate_marked_as_such() {
+    let mut events = tool_call_events("agent_step", &step_arguments(), 4);
+    // Drop the usage chunk, as llama.cpp's server does.
+    events.retain(|e| !e.contains("\"usage\""));
+    let server = LlmServer::start(vec![Reply::sse(events)]).await;
+    let client = LlmClient::new(config(server.base_url()).with_streaming(true)).unwrap();
+    let request = step_request();
+    let (result, _) = call(&client, &request, &StopSignal::never()).await;
+    let usage = result.unwrap().usage.expect("an estimate");
+    assert!(usage.estimated);
+    assert_eq!(usage.prompt_tokens, request.estimated_prompt_tokens());
+    assert!(usage.completion_tokens > 10, "{usage:?}");
+    assert_eq!(client.usage_totals().calls_without_usage, 1);
+    // Usage was asked for, and the answer was bounded.
+    let body = server.requests()[0].json();
+    assert_eq!(body["stream_options"], json!({"include_usage": true}));
+    assert_eq!(body["max_tokens"], 1024);
+
+    // A server's own count is used as is, with its cached tokens.
+    let mut events = tool_call_events("agent_step", &step_arguments(), 4);
+    for event in events.iter_mut() {
+        if event.contains("\"usage\"") {
+            *event = sse_event(
+                &json!({"choices": [], "usage": {"prompt_tokens": 900, "completion_tokens": 40, "prompt_tokens_details": {"cached_tokens": 850}}}),
+            );
+        }
+    }
+    let server = LlmServer::start(vec![Reply::sse(events)]).await;
+    let client = LlmClient::new(config(server.base_url()).with_streaming(true)).unwrap();
+    let (result, _) = call(&client, &request, &StopSignal::never()).await;
+    let usage = result.unwrap().usage.unwrap();
+    assert!(!usage.estimated);
+    assert_eq!((usage.total_tokens, usage.cached_tokens), (940, Some(850)));
+}
+
+#[tokio::test]
+async fn a_first_token_slower_than_the_limit_cancels_the_request_and_retries_a_local_server_once() {
+    let server = LlmServer::start(vec![Reply::Hang, Reply::Hang, Reply::Hang]).await;
+    let mut settings = config(server.base_url()).with_streaming(true);
+    settings.request_timeout = Duration::from_millis(300);
+    let client = LlmClient::new(settings).unwrap();
+    let (result, progress) = call(&client, &step_request(), &StopSignal::never()).await;
+    let error = result.unwrap_err();
+    assert!(
+        matches!(error.root(), LlmError::Timeout { phase: TimeoutPhase::FirstToken, after, .. } if *after == Duration::from_millis(300)),
+        "{error:?}"
+    );
+    let text = error.to_string();
+    assert!(text.contains("first-token limit"), "{text}");
+    assert!(text.contains("llm.timeouts.request"), "{text}");
+    // One retry on a loopback server, though the policy allows three: the
+    // server works one request at a time.
+    assert_eq!(retries(&progress).len(), 1);
+    assert_eq!(server.request_count(), 2);
+    // Each timed-out request's connection was closed, so the server stops.
+    tokio::time::timeout(GUARD, server.wait_for_abandoned(2))
+        .await
+        .expect("the timed-out requests' connections were closed");
+}
+
+#[tokio::test]
+async fn a_non_streamed_answer_is_bound_by_the_whole_answer_limit_not_the_idle_one() {
+    // The body comes in slow pieces; neither the first-token nor the idle
+    // limit may cut a plain answer.
+    let body = text_completion("slow but complete");
+    let pieces: Vec<Piece> = body
+        .as_bytes()
+        .chunks(body.len().div_ceil(3))
+        .map(|bytes| Piece {
+            delay: Duration::ZERO,
+            bytes: bytes.to_vec(),
+        })
+        .collect();
+    let server = LlmServer::start(vec![
+        Reply::sse_pieces(pieces).paced(Duration::from_millis(200))
+    ])
+    .await;
+    let mut settings = config(server.base_url());
+    settings.request_timeout = Duration::from_millis(50);
+    settings.idle_timeout = Duration::from_millis(50);
+    let client = LlmClient::new(settings).unwrap();
+    let (result, _) = call(&client, &step_request(), &StopSignal::never()).await;
+    assert_eq!(result.unwrap().content, "slow but complete");
+
+    // Past the whole-answer limit the request is cancelled and the error
+    // names the setting.
+    let server = LlmServer::start(vec![Reply::Hang, Reply::Hang]).await;
+    let mut settings = config(server.base_url());
+    settings.total_timeout = Duration::from_millis(300);
+    settings.retry.max_retries = 0;
+    let client = LlmClient::new(settings).unwrap();
+    let (result, _) = call(&client, &step_request(), &StopSignal::never()).await;
+    let error = result.unwrap_err();
+    assert!(
+        matches!(
+            error,
+            LlmError::Timeout {
+                phase: TimeoutPhase::Total,
+                ..
+            }
+        ),
+        "{error:?}"
+    );
+    assert!(error.to_string().contains("llm.timeouts.total"), "{error}");
+    tokio::time::timeout(GUARD, server.wait_for_abandoned(1))
+        .await
+        .expect("the timed-out request's connection was closed");
 }

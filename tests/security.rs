@@ -932,7 +932,8 @@ fn a_model_that_never_answers_is_retried_then_ends_the_run() {
         Reply::Hang,
         Reply::Hang,
     ];
-    let config = "llm:\n  max_retries: 1\n  streaming: false\n  timeouts:\n    request: 2\n";
+    // Not streamed, so the whole-answer limit is the one that fires.
+    let config = "llm:\n  max_retries: 1\n  streaming: false\n  timeouts:\n    total: 2\n";
     let (code, stderr, events) = run_with_model("llm-slow", replies, config);
     assert_ended_on_the_model(code, &stderr, &events, "", true);
 }

@@ -282,6 +282,7 @@ fn step_record() -> StepRecord {
             prompt_tokens: 2400,
             completion_tokens: 95,
             total_tokens: 2495,
+            ..TokenUsage::default()
         }),
         prompt_chars: step_prompt().chars().count(),
         prompt: step_prompt(),

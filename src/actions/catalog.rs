@@ -336,34 +336,28 @@ impl Catalog {
     /// with exactly that key. The agent's tool puts this under its `action`
     /// field. `anyOf` rather than `oneOf` because more model providers
     /// accept it; the branches are exclusive anyway, and what the model
-    /// sends is checked again by [`Catalog::parse`].
+    /// sends is checked again by [`Catalog::parse`]. Each action's
+    /// parameters are its schema reduced to the structure local servers
+    /// turn into a grammar ([`model_schema`](super::model_schema)); what
+    /// the actions do is said once, in the step tool's description.
     pub fn action_schema(&self) -> Value {
         let branches: Vec<Value> = self
             .specs
             .iter()
             .map(|spec| {
                 let mut properties = Map::new();
-                let mut params = spec.schema.clone();
-                if let Value::Object(schema) = &mut params {
-                    schema.insert(
-                        "description".to_string(),
-                        Value::String(spec.description.clone()),
-                    );
-                }
-                properties.insert(spec.name.clone(), params);
+                properties.insert(
+                    spec.name.clone(),
+                    super::wire::model_schema(&spec.schema, true),
+                );
                 json!({
                     "type": "object",
                     "properties": properties,
                     "required": [spec.name],
-                    "additionalProperties": false
                 })
             })
             .collect();
-        json!({
-            "type": "object",
-            "description": "Exactly one action, as {\"action_name\": {parameters}}.",
-            "anyOf": branches
-        })
+        json!({"anyOf": branches})
     }
 
     /// Parses the JSON the model (or a script, or `webagent exec`) emits:
@@ -1211,10 +1205,6 @@ mod tests {
             click["properties"]["click"]["properties"]["index"]["type"],
             "integer"
         );
-        assert!(click["properties"]["click"]["description"]
-            .as_str()
-            .unwrap()
-            .contains("Click"));
         assert!(branches
             .iter()
             .any(|b| b["required"] == json!(["open_chat_panel"])));

@@ -30,6 +30,7 @@ mod result;
 mod risk;
 mod schema;
 mod selector;
+mod wire;
 
 pub use action::{
     Action, CustomAction, InjectPosition, OptionChoice, ScrollDirection, Target, WaitCondition,
@@ -39,6 +40,7 @@ pub use keys::{KeyChord, KeyDefinition, KeyEvent, KeyEventKind, Modifiers};
 pub use result::{ActionResult, FailureReason};
 pub use risk::{origin_of, resolve_url, Risk, RiskFacts, TargetFacts};
 pub use selector::Selector;
+pub use wire::{grammar_subset_problems, model_schema};
 
 /// Everything that can be wrong with an action before it runs.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

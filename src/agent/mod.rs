@@ -19,6 +19,7 @@ pub mod normalize;
 pub mod prompt;
 
 mod preview;
+mod tool;
 
 use std::future::Future;
 use std::sync::{Arc, RwLock};
@@ -33,7 +34,8 @@ use crate::events::{
     EndReason, Event, ObservationSummary, Reflection, StepRecord, StepTimings, TokenUsage,
 };
 use crate::llm::{
-    ChatMessage, ChatRequest, ChatResponse, FunctionTool, LlmClient, LlmError, LlmEvent, StopSignal,
+    chars_for_tokens, ChatMessage, ChatRequest, ChatResponse, FunctionTool, LlmClient, LlmError,
+    LlmEvent, StopSignal,
 };
 use crate::sitemap::SitemapSet;
 
@@ -44,12 +46,21 @@ pub use approval::{
 };
 pub use normalize::{normalize, NormalizeError, NormalizedTurn};
 pub use prompt::{system_prompt, user_prompt, HistoryEntry, StepPrompt};
+pub use tool::agent_tool;
 
 /// The name of the one tool the model must call each step.
 pub const AGENT_TOOL_NAME: &str = "agent_step";
 
 /// The step limit when none is given.
 pub const DEFAULT_MAX_STEPS: usize = 40;
+
+/// Answers in a row without a usable action after which a run ends, when
+/// the caller sets no other limit.
+pub const DEFAULT_MAX_INVALID_ANSWERS: usize = 3;
+
+/// Tokens kept free for the answer when a prompt is fitted into the
+/// context window: a step's reflection and action need a few hundred.
+const ANSWER_RESERVE_TOKENS: u64 = 1024;
 
 /// Everything that can stop the agent from running at all.
 #[derive(Debug, thiserror::Error)]
@@ -212,6 +223,7 @@ pub struct Agent<E: Environment> {
     events: UnboundedSender<Event>,
     stop: StopSignal,
     config: AgentConfig,
+    max_invalid_answers: usize,
 }
 
 /// What the loop keeps between steps.
@@ -219,6 +231,8 @@ struct RunState {
     history: Vec<HistoryEntry>,
     usage: TokenUsage,
     last_reflection: Reflection,
+    /// Answers in a row that gave no usable action.
+    invalid_in_row: usize,
 }
 
 impl RunState {
@@ -313,7 +327,15 @@ impl<E: Environment> Agent<E> {
             events,
             stop: StopSignal::never(),
             config: AgentConfig::default(),
+            max_invalid_answers: DEFAULT_MAX_INVALID_ANSWERS,
         }
+    }
+
+    /// Ends the run after this many answers in a row without a usable
+    /// action (`agent.max_invalid_answers`; at least 1).
+    pub fn with_max_invalid_answers(mut self, limit: usize) -> Self {
+        self.max_invalid_answers = limit.max(1);
+        self
     }
 
     /// Uses this catalog (with custom actions) instead of the built-in one.
@@ -370,6 +392,7 @@ impl<E: Environment> Agent<E> {
             history: Vec::new(),
             usage: TokenUsage::default(),
             last_reflection: Reflection::default(),
+            invalid_in_row: 0,
         };
         let mut outcome = None;
         for step in 1..=self.config.max_steps {
@@ -500,11 +523,14 @@ impl<E: Environment> Agent<E> {
             prompt_tokens: u.prompt_tokens,
             completion_tokens: u.completion_tokens,
             total_tokens: u.total_tokens,
+            cached_tokens: u.cached_tokens.unwrap_or(0),
+            estimated: u.estimated,
         });
         if let Some(usage) = draft.usage {
             state.usage.add(usage);
         }
 
+        let cut_off = response.finish_reason.as_deref() == Some("length");
         let turn = match normalize(&response, &self.catalog) {
             Ok(turn) => turn,
             Err(error) => {
@@ -518,33 +544,46 @@ impl<E: Environment> Agent<E> {
                     draft,
                     ActionResult::invalid_params(error.to_string()),
                 );
-                return StepEnd::Continue;
+                return self.after_invalid_answer(step, state, &response);
             }
         };
         draft.reflection = turn.reflection;
         draft.repairs = turn.repairs;
         draft.action = turn.proposed.clone();
-        draft.shown = action_text(&turn.proposed);
+        draft.shown = if turn.proposed.is_null() {
+            "(no action)".into()
+        } else {
+            action_text(&turn.proposed)
+        };
         state.last_reflection = draft.reflection.clone();
-        let action = match turn.action {
+        let checked = match turn.action {
+            // An answer cut at the token bound is unfinished, whatever
+            // part of it happens to parse.
+            Ok(_) if cut_off => Err(cut_off_message(self.llm.config().max_output_tokens)),
+            other => other,
+        };
+        let action = match checked {
             Ok(action) => action,
             Err(message) => {
-                // The model sees this as the step's result and can correct
-                // itself at the next step.
+                // Nothing runs on the page. The model sees this as the
+                // step's result and can correct itself at the next step.
                 let result = ActionResult::invalid_params(message);
-                let (name, parameters) = split_action(&turn.proposed);
-                self.emit(Event::ToolCall {
-                    name: name.clone(),
-                    parameters,
-                });
-                self.emit(Event::ToolResult {
-                    name,
-                    result: result.clone(),
-                });
+                if !turn.proposed.is_null() {
+                    let (name, parameters) = split_action(&turn.proposed);
+                    self.emit(Event::ToolCall {
+                        name: name.clone(),
+                        parameters,
+                    });
+                    self.emit(Event::ToolResult {
+                        name,
+                        result: result.clone(),
+                    });
+                }
                 self.record(state, draft, result);
-                return StepEnd::Continue;
+                return self.after_invalid_answer(step, state, &response);
             }
         };
+        state.invalid_in_row = 0;
 
         let started = Instant::now();
         let (ran, result, finished) = self.act(step, action, &draft.reflection, &page).await;
@@ -560,6 +599,30 @@ impl<E: Environment> Agent<E> {
             }),
             None => StepEnd::Continue,
         }
+    }
+
+    /// Counts an answer without a usable action; after
+    /// `max_invalid_answers` in a row the run ends, quoting the last one.
+    fn after_invalid_answer(
+        &self,
+        step: usize,
+        state: &mut RunState,
+        response: &ChatResponse,
+    ) -> StepEnd {
+        state.invalid_in_row += 1;
+        if state.invalid_in_row < self.max_invalid_answers {
+            return StepEnd::Continue;
+        }
+        let message = format!(
+            "the model gave {} answers in a row without a usable action (agent.max_invalid_answers); the last one was: {}",
+            state.invalid_in_row,
+            prompt::clip(&answer_quote(response), 300)
+        );
+        self.emit(Event::Error {
+            error: message.clone(),
+            fatal: true,
+        });
+        StepEnd::Finished(state.outcome(false, message, EndReason::Fatal, step))
     }
 
     /// The request of one step: the system prompt, the user prompt for the
@@ -578,16 +641,44 @@ impl<E: Environment> Agent<E> {
             Ok(set) => set.for_url(&page.url).cloned(),
             Err(poisoned) => poisoned.into_inner().for_url(&page.url).cloned(),
         };
-        let user = self.config.secrets.mask(&user_prompt(&StepPrompt {
-            task,
-            step,
-            max_steps: self.config.max_steps,
-            history: &state.history,
-            page,
-            sitemap: sitemap.as_deref(),
-        }));
-        ChatRequest::new(vec![ChatMessage::system(system), ChatMessage::user(user)])
-            .with_forced_tool(tool.clone())
+        let build = |page: &PageState| {
+            let user = self.config.secrets.mask(&user_prompt(&StepPrompt {
+                task,
+                step,
+                max_steps: self.config.max_steps,
+                history: &state.history,
+                page,
+                sitemap: sitemap.as_deref(),
+            }));
+            ChatRequest::new(vec![ChatMessage::system(system), ChatMessage::user(user)])
+                .with_forced_tool(tool.clone())
+        };
+        let request = build(page);
+        let config = self.llm.config();
+        let Some(window) = config.context_window.map(u64::from) else {
+            return request;
+        };
+        // Room for the answer and for the estimate being off a little.
+        let margin = window / 20;
+        let budget = window.saturating_sub(ANSWER_RESERVE_TOKENS + margin);
+        let estimate = request.estimated_prompt_tokens();
+        let mut request = if estimate > budget {
+            let over = chars_for_tokens(estimate - budget);
+            let page_chars = prompt::shown_page_chars(page);
+            // The notes the cut adds take room too.
+            let keep = page_chars.saturating_sub(over + 400);
+            build(&prompt::fit_page(page, keep))
+        } else {
+            request
+        };
+        // The answer may use what the prompt leaves; servers that count
+        // prompt and answer together refuse a larger bound.
+        let left = window.saturating_sub(request.estimated_prompt_tokens() + margin);
+        let bound = config
+            .max_output_tokens
+            .map_or(left, |max| left.min(u64::from(max)));
+        request.max_tokens = Some(bound.max(256) as u32);
+        request
     }
 
     /// The approval gate and execution. Returns the action that ran (after
@@ -775,25 +866,6 @@ async fn call_model(
     llm.complete_observed(request, &mut on_event, stop).await
 }
 
-/// The forced tool for a catalog: the reflection fields and the action
-/// union, all required.
-pub fn agent_tool(catalog: &Catalog) -> FunctionTool {
-    FunctionTool {
-        name: AGENT_TOOL_NAME.to_string(),
-        description: "Judge the previous step, note what to remember, state the next goal, then choose exactly one action.".to_string(),
-        parameters: json!({
-            "type": "object",
-            "properties": {
-                "evaluation_previous_goal": {"type": "string", "description": "Did the previous action achieve its goal? Success, Failed or Unknown, with the evidence on the page."},
-                "memory": {"type": "string", "description": "Facts and progress to carry into later steps."},
-                "next_goal": {"type": "string", "description": "What this step's action is meant to achieve."},
-                "action": catalog.action_schema(),
-            },
-            "required": ["evaluation_previous_goal", "memory", "next_goal", "action"],
-        }),
-    }
-}
-
 /// The request's messages as a person reads them: each headed by its
 /// role, in the order sent. Tool calls replayed as history are shown as
 /// JSON so nothing the model saw is left out.
@@ -815,6 +887,36 @@ fn prompt_text(request: &ChatRequest) -> String {
         }
     }
     text
+}
+
+/// What the model answered, as quoted in the error that ends a run.
+fn answer_quote(response: &ChatResponse) -> String {
+    let mut quote = String::new();
+    for call in &response.tool_calls {
+        quote.push_str(&format!("{} {}", call.name, call.arguments));
+    }
+    if !response.content.trim().is_empty() {
+        if !quote.is_empty() {
+            quote.push_str(" | text: ");
+        }
+        quote.push_str(response.content.trim());
+    }
+    if quote.is_empty() {
+        quote.push_str("(an empty answer)");
+    }
+    if let Some(reason) = &response.finish_reason {
+        quote.push_str(&format!(" [finish_reason: {reason}]"));
+    }
+    quote
+}
+
+/// The message for an answer cut at the token bound.
+fn cut_off_message(bound: Option<u32>) -> String {
+    let bound = bound.map_or("the server's".to_string(), |b| format!("the {b}-token"));
+    format!(
+        "your answer was cut off at {bound} limit (llm.max_output_tokens), so nothing was done; keep memory and goals short and send arguments shaped like {}",
+        normalize::EXPECTED_SHAPE
+    )
 }
 
 /// The result as the model reads it in the history.

@@ -66,19 +66,21 @@ const ALIASES: &[(&str, &str, &str)] = &[
     ("sleep", "wait", ""),
 ];
 
+/// The shape of a good answer, quoted in every message about a bad one so
+/// a small model sees exactly what to send.
+pub const EXPECTED_SHAPE: &str = r#"{"evaluation_previous_goal": "...", "memory": "...", "next_goal": "...", "action": {"click": {"index": 3}}}"#;
+
 /// Why an answer could not be used at all.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum NormalizeError {
     /// Neither a tool call nor JSON anywhere in the text.
-    #[error("your answer had no {AGENT_TOOL_NAME} call and no JSON object in its text{}; answer by calling {AGENT_TOOL_NAME} with evaluation_previous_goal, memory, next_goal and action", finish_note(.finish_reason))]
+    #[error("your answer had no {AGENT_TOOL_NAME} call and no JSON object in its text{}; call {AGENT_TOOL_NAME} with arguments shaped like {EXPECTED_SHAPE}", finish_note(.finish_reason))]
     NoCall {
         /// Why the model stopped, when the server said.
         finish_reason: Option<String>,
     },
     /// The call's arguments are not JSON even after the usual repairs.
-    #[error(
-        "the arguments of your {tool} call are not valid JSON ({detail}); send one JSON object"
-    )]
+    #[error("the arguments of your {tool} call are not valid JSON ({detail}); send one JSON object shaped like {EXPECTED_SHAPE}")]
     BadArguments {
         /// The tool name the model used.
         tool: String,
@@ -86,7 +88,9 @@ pub enum NormalizeError {
         detail: String,
     },
     /// The arguments are JSON but not an object.
-    #[error("the arguments of your call must be a JSON object with evaluation_previous_goal, memory, next_goal and action; got {0}")]
+    #[error(
+        "the arguments of your call must be a JSON object shaped like {EXPECTED_SHAPE}; got {0}"
+    )]
     NotAnObject(String),
 }
 
@@ -409,12 +413,14 @@ fn normalize_arguments(
     lift_nested_reflection(&mut object, &mut repairs);
     let has_reflection = REFLECTION_FIELDS.iter().any(|f| object.contains_key(*f));
     if !object.contains_key("action") && !has_reflection {
-        // The bare action itself: `{"click": {"index": 5}}`.
+        // The bare action itself: `{"click": {"index": 5}}`. Only a catalog
+        // name, or an alias with an object of parameters, counts: a lone
+        // `{"type": "function"}` is a broken wrapper, not `input_text`.
         let looks_like_action = object.len() == 1
-            && object
-                .keys()
-                .next()
-                .is_some_and(|k| resolve_name(catalog, k).is_some());
+            && object.iter().next().is_some_and(|(key, value)| {
+                catalog.canonical_name(key).is_some()
+                    || (value.is_object() && resolve_name(catalog, key).is_some())
+            });
         if looks_like_action {
             repairs.push("the answer was only an action; it was wrapped as `action` with an empty reflection".into());
             let mut wrapper = Map::new();
@@ -424,9 +430,23 @@ fn normalize_arguments(
     }
     let reflection = read_reflection(&mut object, &mut repairs);
     let proposed = match object.remove("action") {
+        // Nothing is invented in its place: a made-up action would hide the
+        // failure and could act on the page.
         None | Some(Value::Null) => {
-            repairs.push("no action was given; the step waits 1 second instead".into());
-            serde_json::json!({"wait": {"seconds": 1}})
+            let keys: Vec<String> = object.keys().map(|k| format!("`{k}`")).collect();
+            let had = if keys.is_empty() {
+                String::new()
+            } else {
+                format!(" (it had {})", keys.join(", "))
+            };
+            return NormalizedTurn {
+                reflection,
+                proposed: Value::Null,
+                action: Err(format!(
+                    "your answer had no `action`{had}, so nothing was done; send arguments shaped like {EXPECTED_SHAPE}"
+                )),
+                repairs,
+            };
         }
         Some(action) => shape_action(action, catalog, &mut repairs),
     };
@@ -730,16 +750,28 @@ mod tests {
     }
 
     #[test]
-    fn a_missing_action_becomes_a_short_wait() {
+    fn a_missing_action_is_an_error_and_nothing_is_invented() {
         let turn = run(&call(
             AGENT_TOOL_NAME,
             r#"{"evaluation_previous_goal": "a", "memory": "b", "next_goal": "c"}"#,
         ));
-        assert_eq!(turn.action, Ok(Action::Wait { seconds: 1.0 }));
-        assert!(turn
-            .repairs
-            .iter()
-            .any(|r| r.contains("no action was given")));
+        let error = turn.action.expect_err("no action");
+        assert!(error.contains("no `action`"), "{error}");
+        assert!(error.contains(EXPECTED_SHAPE), "{error}");
+        assert_eq!(turn.proposed, Value::Null);
+        // Nonsense keys are named back to the model.
+        let turn = run(&call(AGENT_TOOL_NAME, r#"{"arg1": 20, "arg2": 3.5}"#));
+        let error = turn.action.expect_err("nonsense keys");
+        assert!(error.contains("`arg1`, `arg2`"), "{error}");
+        // A broken wrapper is not read as the alias `type` = input_text.
+        for answer in [
+            r#"{"type": "function"}"#,
+            r#"{"type": "function", "name": "x"}"#,
+        ] {
+            let turn = run(&call(AGENT_TOOL_NAME, answer));
+            assert!(turn.action.is_err(), "{answer}: {:?}", turn.action);
+            assert_eq!(turn.proposed, Value::Null, "{answer}");
+        }
     }
 
     #[test]

@@ -22,6 +22,34 @@ pub enum BenchCommand {
     /// A custom action's call through the Rhai sandbox (thread, engine,
     /// host round trip) against the same work as a plain Rust call.
     Script(super::recipe::BenchArgs),
+    /// The size of each part of a step's request (fixed part, page,
+    /// history at step 1 and 20) on the demo pages and a 20,000-item list,
+    /// and whether the part before the page stays a cacheable prefix.
+    Prompt(PromptBenchArgs),
+}
+
+/// Flags of `webagent bench prompt`.
+#[derive(Debug, clap::Args)]
+pub struct PromptBenchArgs {
+    /// Print one JSON object per page instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// The browser to use.
+    #[command(flatten)]
+    pub browser: super::observe::BrowserOpts,
+}
+
+fn bench_prompt(args: PromptBenchArgs) -> anyhow::Result<ExitCode> {
+    let runtime = super::runtime()?;
+    let figures = runtime.block_on(crate::bench::prompt::run(args.browser.launch_options()))?;
+    if args.json {
+        for f in &figures {
+            println!("{}", serde_json::to_string(f)?);
+        }
+    } else {
+        print!("{}", crate::bench::prompt::table(&figures));
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Runs one benchmark.
@@ -32,5 +60,6 @@ pub fn run(command: BenchCommand) -> anyhow::Result<ExitCode> {
         BenchCommand::Step(args) => super::exec::bench(args),
         BenchCommand::Tui(args) => super::tui::bench(args),
         BenchCommand::Script(args) => super::recipe::bench(args),
+        BenchCommand::Prompt(args) => bench_prompt(args),
     }
 }

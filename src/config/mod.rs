@@ -161,6 +161,12 @@ pub struct LlmSettings {
     pub max_retries: u32,
     /// Ask for streamed answers.
     pub streaming: bool,
+    /// The most tokens one answer may have (sent as `max_tokens`);
+    /// `None` sends no bound.
+    pub max_output_tokens: Option<u32>,
+    /// The server's context size in tokens; prompts are cut to fit it.
+    /// `None` when unknown (nothing is cut).
+    pub context_window: Option<u32>,
 }
 
 /// The model call's time limits, in seconds.
@@ -169,10 +175,13 @@ pub struct LlmSettings {
 pub struct LlmTimeouts {
     /// Establishing the connection.
     pub connect: u64,
-    /// The response headers (and a whole non-streamed body).
+    /// Until a streamed answer begins (its first token).
     pub request: u64,
     /// The longest silence inside a streamed answer.
     pub idle: u64,
+    /// The whole answer, streamed or not (the only limit on a
+    /// non-streamed one).
+    pub total: u64,
 }
 
 /// Settings of the browser.
@@ -227,6 +236,8 @@ pub struct AgentSettings {
     pub language: String,
     /// How much of the page is listed.
     pub listing: ListingMode,
+    /// Answers in a row without a usable action after which a run ends.
+    pub max_invalid_answers: usize,
 }
 
 /// Where files live.
@@ -583,6 +594,24 @@ impl Config {
         if self.agent.max_steps == 0 {
             return Err(bad("agent.max_steps", "must be at least 1"));
         }
+        if self.agent.max_invalid_answers == 0 {
+            return Err(bad("agent.max_invalid_answers", "must be at least 1"));
+        }
+        if self.llm.max_output_tokens == Some(0) {
+            return Err(bad(
+                "llm.max_output_tokens",
+                "must be at least 1 (or null for no bound)",
+            ));
+        }
+        if let Some(window) = self.llm.context_window {
+            // Below this the fixed part of the prompt alone does not fit.
+            if window < 2048 {
+                return Err(bad(
+                    "llm.context_window",
+                    "must be at least 2048 tokens (or null when unknown)",
+                ));
+            }
+        }
         if self.browser.window.width == 0 || self.browser.window.height == 0 {
             return Err(bad("browser.window", "needs a width and a height above 0"));
         }
@@ -623,6 +652,9 @@ impl Config {
             connect_timeout: Duration::from_secs(self.llm.timeouts.connect.max(1)),
             request_timeout: Duration::from_secs(self.llm.timeouts.request.max(1)),
             idle_timeout: Duration::from_secs(self.llm.timeouts.idle.max(1)),
+            total_timeout: Duration::from_secs(self.llm.timeouts.total.max(1)),
+            max_output_tokens: self.llm.max_output_tokens,
+            context_window: self.llm.context_window,
             retry: crate::llm::RetryPolicy {
                 max_retries: self.llm.max_retries,
                 ..defaults.retry
@@ -830,11 +862,14 @@ check_struct!(LlmSettingsCheck {
     timeouts: Option<TimeoutsCheck>,
     max_retries: Given<u32>,
     streaming: Given<bool>,
+    max_output_tokens: Option<u32>,
+    context_window: Option<u32>,
 });
 check_struct!(TimeoutsCheck {
     connect: Given<u64>,
     request: Given<u64>,
     idle: Given<u64>,
+    total: Given<u64>,
 });
 check_struct!(BrowserSettingsCheck {
     executable: Option<PathBuf>,
@@ -852,6 +887,7 @@ check_struct!(AgentSettingsCheck {
     approve: Given<ApprovalCheck>,
     language: Given<String>,
     listing: Given<ListingMode>,
+    max_invalid_answers: Given<usize>,
 });
 check_struct!(PathSettingsCheck {
     sitemaps: Given<Vec<PathBuf>>,

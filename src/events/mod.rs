@@ -179,7 +179,8 @@ pub enum EndReason {
     Fatal,
 }
 
-/// Tokens counted by the server, summed or for one call.
+/// Tokens counted by the server (or estimated when it sent no count),
+/// summed or for one call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct TokenUsage {
     /// Tokens of the prompts.
@@ -188,6 +189,18 @@ pub struct TokenUsage {
     pub completion_tokens: u64,
     /// Their sum.
     pub total_tokens: u64,
+    /// Prompt tokens the server served from its prefix cache, where it
+    /// reports them.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cached_tokens: u64,
+    /// True when some of these counts are estimates from the text's length
+    /// because the server sent none.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub estimated: bool,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl TokenUsage {
@@ -196,6 +209,8 @@ impl TokenUsage {
         self.prompt_tokens += other.prompt_tokens;
         self.completion_tokens += other.completion_tokens;
         self.total_tokens += other.total_tokens;
+        self.cached_tokens += other.cached_tokens;
+        self.estimated |= other.estimated;
     }
 }
 

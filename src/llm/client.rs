@@ -11,16 +11,23 @@ use reqwest::header::{HeaderMap, ACCEPT, CONTENT_TYPE};
 use tokio::sync::watch;
 
 use super::config::LlmConfig;
-use super::error::{LlmError, TimeoutPhase};
+use super::error::{overflow_figures, says_context_overflow, LlmError, TimeoutPhase};
 use super::request::{ChatRequest, ToolChoice};
-use super::response::{error_text, parse_completion, ChatResponse, UsageTotals};
+use super::response::{error_text, parse_completion, ChatResponse, Usage, UsageTotals};
 use super::retry::parse_retry_after;
 use super::sse::SseParser;
-use super::stream::{StreamAccumulator, StreamState};
+use super::stream::{StreamAccumulator, StreamState, EMPTY_STREAM};
+use super::tokens::estimate_tokens;
 
 /// The most of an error body that is read: enough for any server's
 /// message, and a misbehaving proxy cannot make us buffer megabytes.
 const ERROR_BODY_LIMIT: usize = 64 * 1024;
+
+/// From this size on (estimated tokens) a stream that ends before its first
+/// chunk is taken for a context overflow: local servers close the stream
+/// that way when the prompt does not fit, while a short prompt rarely
+/// overflows anything.
+const LARGE_PROMPT_TOKENS: u64 = 2048;
 
 /// Progress of a call, reported while it runs so the UI can show the
 /// reflection as it streams and say why it is waiting.
@@ -144,6 +151,10 @@ pub struct LlmClient {
     /// kept so later calls do not pay for the refusal again.
     tool_choice_level: AtomicU8,
     usage: Mutex<UsageTotals>,
+    /// Whether the server is on this machine: such a server usually runs
+    /// one request at a time and keeps working on an abandoned one, so a
+    /// timeout is retried at most once there.
+    loopback: bool,
 }
 
 impl LlmClient {
@@ -170,7 +181,9 @@ impl LlmClient {
         // A local model server must never be reached through a proxy set
         // for the internet.
         let host = url.host_str().unwrap_or("").trim_matches(['[', ']']);
-        if host == "localhost" || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback()) {
+        let loopback =
+            host == "localhost" || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback());
+        if loopback {
             builder = builder.no_proxy();
         }
         let http = builder
@@ -183,6 +196,7 @@ impl LlmClient {
             stream_refused: AtomicBool::new(false),
             tool_choice_level: AtomicU8::new(ToolChoice::Named.level()),
             usage: Mutex::new(UsageTotals::default()),
+            loopback,
         })
     }
 
@@ -267,13 +281,18 @@ impl LlmClient {
         let mut fallback: Option<String> = None;
         let mut attempts = 0u32;
         let mut retries = 0u32;
+        let mut timeouts_retried = 0u32;
+        let prompt_chars = request.prompt_chars();
         loop {
             attempts += 1;
             on_event(LlmEvent::Attempt {
                 attempt: attempts,
                 streaming,
             });
-            let outcome = self.attempt(request, streaming, choice, on_event).await;
+            let outcome = self
+                .attempt(request, streaming, choice, on_event)
+                .await
+                .map_err(|error| self.overflow_or(error, prompt_chars));
             match outcome {
                 Ok(response) if streaming && fallback.is_none() && response.is_empty() => {
                     let reason = "the streamed answer had neither a tool call nor text".to_owned();
@@ -285,6 +304,10 @@ impl LlmClient {
                     streaming = false;
                 }
                 Ok(mut response) => {
+                    if response.usage.is_none() {
+                        response.usage =
+                            Some(Usage::estimate(prompt_chars, response.answer_chars()));
+                    }
                     response.stats.attempts = attempts;
                     response.stats.fallback = fallback;
                     response.stats.tool_choice = choice;
@@ -311,7 +334,16 @@ impl LlmClient {
                     fallback = Some(reason);
                     streaming = false;
                 }
-                Err(error) if error.is_retryable() && retries < policy.max_retries => {
+                Err(error)
+                    if error.is_retryable()
+                        && retries < policy.max_retries
+                        && !(self.loopback
+                            && matches!(error, LlmError::Timeout { .. })
+                            && timeouts_retried >= 1) =>
+                {
+                    if matches!(error, LlmError::Timeout { .. }) {
+                        timeouts_retried += 1;
+                    }
                     retries += 1;
                     let wait = policy.delay(retries, error.retry_after());
                     tracing::info!(%error, ?wait, attempt = attempts, "llm request failed, retrying");
@@ -354,17 +386,33 @@ impl LlmClient {
         if streaming {
             builder = builder.header(ACCEPT, "text/event-stream");
         }
-        let deadline = Instant::now() + self.config.request_timeout;
-        let response = match tokio::time::timeout(self.config.request_timeout, builder.send()).await
-        {
-            Err(_) => return Err(self.timeout(TimeoutPhase::Request, self.config.request_timeout)),
-            Ok(Err(error)) => return Err(self.transport_error(&error)),
+        let started = Instant::now();
+        let total = Clock::new(started, TimeoutPhase::Total, self.config.total_timeout);
+        // A non-streamed answer arrives whole at its end, so only the
+        // whole-answer limit can govern it; a stream must begin within the
+        // first-token limit.
+        let head = if streaming {
+            Clock::new(
+                started,
+                TimeoutPhase::FirstToken,
+                self.config.request_timeout,
+            )
+            .or_sooner(total)
+        } else {
+            total
+        };
+        // On a timeout the response future is dropped, which closes the
+        // connection: the server sees the client leave and can stop
+        // generating, instead of working on for nobody.
+        let response = match tokio::time::timeout_at(head.deadline.into(), builder.send()).await {
+            Err(_) => return Err(self.timeout(head)),
+            Ok(Err(error)) => return Err(self.transport_error(&error, head)),
             Ok(Ok(response)) => response,
         };
         let status = response.status().as_u16();
         let headers = response.headers().clone();
         if !response.status().is_success() {
-            let body = self.read_body(response, deadline, ERROR_BODY_LIMIT).await?;
+            let body = self.read_body(response, total, ERROR_BODY_LIMIT).await?;
             return Err(self.status_error(status, &headers, &body));
         }
         let is_sse = headers
@@ -372,11 +420,11 @@ impl LlmClient {
             .and_then(|v| v.to_str().ok())
             .is_some_and(|v| v.to_ascii_lowercase().contains("text/event-stream"));
         if streaming && is_sse {
-            self.read_stream(response, on_event).await
+            self.read_stream(response, on_event, head, total).await
         } else {
             // A server that ignores `stream` answers with plain JSON; that
             // is a complete answer too.
-            let body = self.read_body(response, deadline, usize::MAX).await?;
+            let body = self.read_body(response, total, usize::MAX).await?;
             if streaming && looks_like_sse(&body) {
                 // A stream sent with the wrong content type (some proxies
                 // rewrite it to text/plain): parse it as the stream it is.
@@ -400,18 +448,23 @@ impl LlmClient {
         }
     }
 
+    /// Reads a stream: the first chunk before `first`, each next one within
+    /// the idle limit, all of it before `total`.
     async fn read_stream(
         &self,
         mut response: reqwest::Response,
         on_event: &mut (dyn FnMut(LlmEvent) + Send),
+        first: Clock,
+        total: Clock,
     ) -> Result<ChatResponse, LlmError> {
         let mut parser = SseParser::new();
         let mut accumulator = StreamAccumulator::new();
         let mut raw: Vec<u8> = Vec::new();
-        let idle = self.config.idle_timeout;
+        let mut clock = first;
         'read: loop {
-            let piece = match tokio::time::timeout(idle, response.chunk()).await {
-                Err(_) => return Err(self.timeout(TimeoutPhase::Idle, idle)),
+            let piece = match tokio::time::timeout_at(clock.deadline.into(), response.chunk()).await
+            {
+                Err(_) => return Err(self.timeout(clock)),
                 Ok(Err(error)) => {
                     return Err(LlmError::StreamCut {
                         status: 200,
@@ -430,6 +483,8 @@ impl LlmClient {
                     break 'read;
                 }
             }
+            clock = Clock::new(Instant::now(), TimeoutPhase::Idle, self.config.idle_timeout)
+                .or_sooner(total);
         }
         if let Some(event) = parser.finish() {
             accumulator.apply(&event, on_event)?;
@@ -437,21 +492,18 @@ impl LlmClient {
         accumulator.finish(String::from_utf8_lossy(&raw).into_owned())
     }
 
-    /// Reads a whole body (up to `limit` bytes) before `deadline`.
+    /// Reads a whole body (up to `limit` bytes) before the clock runs out.
     async fn read_body(
         &self,
         mut response: reqwest::Response,
-        deadline: Instant,
+        clock: Clock,
         limit: usize,
     ) -> Result<String, LlmError> {
         let status = response.status().as_u16();
         let mut body: Vec<u8> = Vec::new();
         loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match tokio::time::timeout(left, response.chunk()).await {
-                Err(_) => {
-                    return Err(self.timeout(TimeoutPhase::Request, self.config.request_timeout))
-                }
+            match tokio::time::timeout_at(clock.deadline.into(), response.chunk()).await {
+                Err(_) => return Err(self.timeout(clock)),
                 Ok(Err(error)) => {
                     return Err(LlmError::StreamCut {
                         status,
@@ -475,26 +527,60 @@ impl LlmClient {
         Ok(String::from_utf8_lossy(&body).into_owned())
     }
 
-    fn timeout(&self, phase: TimeoutPhase, after: Duration) -> LlmError {
+    fn timeout(&self, clock: Clock) -> LlmError {
         LlmError::Timeout {
-            phase,
-            after,
+            phase: clock.phase,
+            after: clock.limit,
             url: self.endpoint.clone(),
         }
     }
 
-    fn transport_error(&self, error: &reqwest::Error) -> LlmError {
+    /// A server's refusal or an empty stream seen as what it is when the
+    /// prompt does not fit the context; any other error unchanged.
+    fn overflow_or(&self, error: LlmError, prompt_chars: usize) -> LlmError {
+        let estimate = estimate_tokens(prompt_chars);
+        let configured = self.config.context_window.map(u64::from);
+        let (message, kind) = match &error {
+            LlmError::BadRequest { message, .. }
+            | LlmError::Server { message, .. }
+            | LlmError::UnexpectedStatus { message, .. } => (message.clone(), None),
+            LlmError::ErrorInAnswer { message, kind, .. } => (message.clone(), kind.clone()),
+            LlmError::StreamCut { detail, .. } if detail == EMPTY_STREAM => {
+                let near_limit = configured.is_some_and(|limit| estimate * 10 >= limit * 9);
+                if estimate < LARGE_PROMPT_TOKENS && !near_limit {
+                    return error;
+                }
+                return LlmError::ContextOverflow {
+                    prompt_tokens: estimate,
+                    prompt_estimated: true,
+                    limit: configured,
+                    message: "the server closed the stream without sending anything, which is how local servers answer a prompt longer than their context".to_owned(),
+                };
+            }
+            _ => return error,
+        };
+        if !says_context_overflow(&message, kind.as_deref()) {
+            return error;
+        }
+        let (said_prompt, said_limit) = overflow_figures(&message);
+        LlmError::ContextOverflow {
+            prompt_tokens: said_prompt.unwrap_or(estimate),
+            prompt_estimated: said_prompt.is_none(),
+            limit: said_limit.or(configured),
+            message,
+        }
+    }
+
+    fn transport_error(&self, error: &reqwest::Error, clock: Clock) -> LlmError {
         if error.is_timeout() {
-            let phase = if error.is_connect() {
-                TimeoutPhase::Connect
-            } else {
-                TimeoutPhase::Request
-            };
-            let after = match phase {
-                TimeoutPhase::Connect => self.config.connect_timeout,
-                _ => self.config.request_timeout,
-            };
-            return self.timeout(phase, after);
+            if error.is_connect() {
+                return self.timeout(Clock {
+                    deadline: clock.deadline,
+                    phase: TimeoutPhase::Connect,
+                    limit: self.config.connect_timeout,
+                });
+            }
+            return self.timeout(clock);
         }
         if error.is_connect() {
             return LlmError::Connect {
@@ -544,6 +630,34 @@ impl LlmClient {
                 retry_after,
             },
             _ => LlmError::UnexpectedStatus { status, message },
+        }
+    }
+}
+
+/// One running time limit: when it fires, which phase it is and the limit
+/// as configured (for the message).
+#[derive(Debug, Clone, Copy)]
+struct Clock {
+    deadline: Instant,
+    phase: TimeoutPhase,
+    limit: Duration,
+}
+
+impl Clock {
+    fn new(from: Instant, phase: TimeoutPhase, limit: Duration) -> Self {
+        Clock {
+            deadline: from + limit,
+            phase,
+            limit,
+        }
+    }
+
+    /// Whichever of the two fires first.
+    fn or_sooner(self, other: Clock) -> Clock {
+        if other.deadline < self.deadline {
+            other
+        } else {
+            self
         }
     }
 }

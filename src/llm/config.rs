@@ -14,6 +14,11 @@ pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 /// Model used when `WEBAGENT_MODEL` is not set.
 pub const DEFAULT_MODEL: &str = "gpt-4o-mini";
 
+/// The answer bound when none is configured: a step's reflection and
+/// action take a few hundred tokens; this leaves room for a long `done`
+/// text or an `extract` result while stopping a model that rambles.
+pub const DEFAULT_MAX_OUTPUT_TOKENS: u32 = 4096;
+
 /// Everything the LLM client needs to reach a chat-completions endpoint.
 #[derive(Clone, PartialEq)]
 pub struct LlmConfig {
@@ -29,11 +34,23 @@ pub struct LlmConfig {
     pub temperature: Option<f32>,
     /// Limit for establishing the TCP/TLS connection.
     pub connect_timeout: Duration,
-    /// Limit for the response headers to arrive (and, when not streaming,
-    /// the whole body).
+    /// Limit for a streamed answer to begin: the response headers and its
+    /// first chunk (the "first token"). A local server reads the whole
+    /// prompt before it writes anything, so this is where a slow CPU model
+    /// needs room.
     pub request_timeout: Duration,
     /// Longest silence allowed between two pieces of a streamed answer.
     pub idle_timeout: Duration,
+    /// Limit for the whole answer, streamed or not. A non-streamed answer
+    /// arrives in one piece at the end, so only this limit governs it.
+    pub total_timeout: Duration,
+    /// Upper bound on the tokens of one answer, sent as `max_tokens`; an
+    /// answer cut by it ends with `finish_reason: length`. `None` sends no
+    /// bound (the server's own, often unlimited).
+    pub max_output_tokens: Option<u32>,
+    /// The server's context size in tokens, when the user told us. The
+    /// agent fits its prompts inside it, and a context overflow names it.
+    pub context_window: Option<u32>,
     /// When and how long to wait before sending a failed request again.
     pub retry: RetryPolicy,
     /// Ask for a streamed (SSE) answer so text can be shown as it arrives.
@@ -51,6 +68,9 @@ impl Default for LlmConfig {
             // Reasoning models can think for minutes before the first byte.
             request_timeout: Duration::from_secs(180),
             idle_timeout: Duration::from_secs(60),
+            total_timeout: Duration::from_secs(600),
+            max_output_tokens: Some(DEFAULT_MAX_OUTPUT_TOKENS),
+            context_window: None,
             retry: RetryPolicy::default(),
             streaming: true,
         }
@@ -68,6 +88,9 @@ impl fmt::Debug for LlmConfig {
             .field("connect_timeout", &self.connect_timeout)
             .field("request_timeout", &self.request_timeout)
             .field("idle_timeout", &self.idle_timeout)
+            .field("total_timeout", &self.total_timeout)
+            .field("max_output_tokens", &self.max_output_tokens)
+            .field("context_window", &self.context_window)
             .field("retry", &self.retry)
             .field("streaming", &self.streaming)
             .finish()

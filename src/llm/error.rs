@@ -12,19 +12,34 @@ use std::time::Duration;
 pub enum TimeoutPhase {
     /// The TCP/TLS connection was not established in time.
     Connect,
-    /// The server accepted the connection but sent no answer (or, when not
-    /// streaming, not the whole answer) in time.
-    Request,
+    /// The server accepted the request but its answer did not begin in
+    /// time (no headers, or a stream without its first chunk).
+    FirstToken,
     /// A streamed answer went silent for longer than the idle timeout.
     Idle,
+    /// The whole answer (streamed or not) took longer than allowed.
+    Total,
+}
+
+impl TimeoutPhase {
+    /// The config key that sets this limit.
+    pub fn config_key(self) -> &'static str {
+        match self {
+            TimeoutPhase::Connect => "llm.timeouts.connect",
+            TimeoutPhase::FirstToken => "llm.timeouts.request",
+            TimeoutPhase::Idle => "llm.timeouts.idle",
+            TimeoutPhase::Total => "llm.timeouts.total",
+        }
+    }
 }
 
 impl std::fmt::Display for TimeoutPhase {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
             TimeoutPhase::Connect => "connecting",
-            TimeoutPhase::Request => "waiting for the answer",
+            TimeoutPhase::FirstToken => "waiting for the first token",
             TimeoutPhase::Idle => "the stream went silent",
+            TimeoutPhase::Total => "the whole answer took too long",
         })
     }
 }
@@ -172,6 +187,21 @@ pub enum LlmError {
         /// The first characters of the offending body.
         body_start: String,
     },
+    /// The prompt does not fit the model's context window. Sending it
+    /// again unchanged cannot help.
+    #[error("{}", context_overflow_message(*.prompt_tokens, *.prompt_estimated, *.limit, message))]
+    ContextOverflow {
+        /// The prompt's size in tokens (the server's count when it gave
+        /// one, otherwise an estimate).
+        prompt_tokens: u64,
+        /// Whether `prompt_tokens` is an estimate.
+        prompt_estimated: bool,
+        /// The server's context size, when it said or the user configured
+        /// it.
+        limit: Option<u64>,
+        /// What the server said (or saw: an empty stream).
+        message: String,
+    },
     /// The user stopped the request.
     #[error("the request was cancelled")]
     Cancelled,
@@ -186,15 +216,42 @@ pub enum LlmError {
 }
 
 fn timeout_message(phase: TimeoutPhase, after: Duration, url: &str) -> String {
-    match phase {
+    let what = match phase {
         TimeoutPhase::Connect => format!("timed out after {after:?} connecting to {url}"),
-        TimeoutPhase::Request => {
-            format!("timed out after {after:?} waiting for the answer from {url}")
+        TimeoutPhase::FirstToken => {
+            format!("the answer from {url} did not begin within {after:?} (first-token limit)")
         }
         TimeoutPhase::Idle => {
-            format!("the stream from {url} went silent for {after:?} (idle timeout)")
+            format!("the stream from {url} went silent for {after:?} (idle limit)")
         }
-    }
+        TimeoutPhase::Total => {
+            format!("the answer from {url} took longer than {after:?} (whole-answer limit)")
+        }
+    };
+    format!(
+        "{what}; the request was cancelled. A slow (local, CPU) model needs a larger {} in seconds",
+        phase.config_key()
+    )
+}
+
+fn context_overflow_message(
+    prompt_tokens: u64,
+    estimated: bool,
+    limit: Option<u64>,
+    message: &str,
+) -> String {
+    let size = if estimated {
+        format!("about {prompt_tokens} tokens (estimated)")
+    } else {
+        format!("{prompt_tokens} tokens")
+    };
+    let limit = match limit {
+        Some(limit) => format!("the model's context window of {limit} tokens"),
+        None => "the model's context window".to_owned(),
+    };
+    format!(
+        "the prompt of {size} does not fit {limit} ({message}); set llm.context_window to the server's context size so webagent shrinks the page part to fit, or give the server a larger context (llama.cpp: --ctx-size, Ollama: num_ctx, vLLM: --max-model-len)"
+    )
 }
 
 fn unauthorized_message(key_sent: bool, message: &str) -> String {
@@ -226,6 +283,7 @@ impl LlmError {
             | LlmError::ClientSetup(_)
             | LlmError::Connect { .. }
             | LlmError::Timeout { .. }
+            | LlmError::ContextOverflow { .. }
             | LlmError::Cancelled => None,
         }
     }
@@ -271,6 +329,7 @@ impl LlmError {
             LlmError::Connect { .. } => "connection failed".to_owned(),
             LlmError::Timeout { phase, .. } => format!("timeout ({phase})"),
             LlmError::StreamCut { .. } => "stream cut off".to_owned(),
+            LlmError::ContextOverflow { .. } => "context overflow".to_owned(),
             LlmError::ErrorInAnswer { kind, .. } => {
                 format!("error in answer ({})", kind.as_deref().unwrap_or("unknown"))
             }
@@ -280,6 +339,65 @@ impl LlmError {
             },
         }
     }
+}
+
+/// Whether a server's error text says the prompt exceeds the context
+/// window, in the wordings of OpenAI, vLLM, llama.cpp, Ollama and LM
+/// Studio.
+pub(crate) fn says_context_overflow(message: &str, kind: Option<&str>) -> bool {
+    const WORDINGS: [&str; 8] = [
+        "maximum context length",
+        "context window",
+        "context length exceeded",
+        "context_length_exceeded",
+        "exceed_context_size",
+        "exceeds the available context size",
+        "context size has been exceeded",
+        "prompt is too long",
+    ];
+    let message = message.to_ascii_lowercase();
+    let kind = kind.unwrap_or("").to_ascii_lowercase();
+    WORDINGS
+        .iter()
+        .any(|w| message.contains(w) || kind.contains(w))
+        && !message.contains("rate limit")
+}
+
+/// The prompt size and the context size a server's overflow message
+/// states, when it does: "maximum context length is 8192 tokens. However,
+/// your messages resulted in 8263 tokens", "Requested tokens (8263) exceed
+/// context window of 8192", llama.cpp's `n_prompt_tokens` / `n_ctx`.
+pub(crate) fn overflow_figures(body: &str) -> (Option<u64>, Option<u64>) {
+    let lower = body.to_ascii_lowercase();
+    let after = |phrase: &str| -> Option<u64> {
+        let at = lower.find(phrase)? + phrase.len();
+        let digits: String = lower[at..]
+            .chars()
+            .skip_while(|c| !c.is_ascii_digit())
+            .take_while(|c| c.is_ascii_digit())
+            .collect();
+        let gap = lower[at..].find(|c: char| c.is_ascii_digit())?;
+        // The number must follow the phrase closely, not be any later one.
+        (gap <= 12).then(|| digits.parse().ok()).flatten()
+    };
+    let limit = [
+        "maximum context length is",
+        "context window of",
+        "\"n_ctx\"",
+        "n_ctx",
+    ]
+    .iter()
+    .find_map(|p| after(p));
+    let prompt = [
+        "resulted in",
+        "you requested",
+        "requested tokens",
+        "\"n_prompt_tokens\"",
+        "n_prompt_tokens",
+    ]
+    .iter()
+    .find_map(|p| after(p));
+    (prompt, limit)
 }
 
 /// Error kinds inside a 200 answer that signal a passing server problem
@@ -294,6 +412,24 @@ fn is_transient_kind(kind: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn context_overflow_wordings_and_figures_are_read() {
+        let cases = [
+            ("This model's maximum context length is 8192 tokens. However, your messages resulted in 8263 tokens.", None, Some(8263), Some(8192)),
+            ("Requested tokens (8263) exceed context window of 8192", None, Some(8263), Some(8192)),
+            ("the request exceeds the available context size, try increasing it", Some("exceed_context_size_error"), None, None),
+            ("context length exceeded", None, None, None),
+            ("too long", Some("context_length_exceeded"), None, None),
+        ];
+        for (message, kind, prompt, limit) in cases {
+            assert!(says_context_overflow(message, kind), "{message}");
+            assert_eq!(overflow_figures(message), (prompt, limit), "{message}");
+        }
+        assert!(!says_context_overflow("messages must not be empty", None));
+        let llama = r#"{"error":{"n_prompt_tokens":9000,"n_ctx":8192}}"#;
+        assert_eq!(overflow_figures(llama), (Some(9000), Some(8192)));
+    }
 
     #[test]
     fn missing_key_and_rejected_key_read_differently() {

@@ -13,6 +13,15 @@
 //! - retries with jittered backoff for transient failures, honouring
 //!   `Retry-After`, and immediate, specific errors for the rest
 //!   ([`LlmError`]);
+//! - a prompt longer than the server's context, in any server's wording
+//!   or as an empty stream after a large prompt, is
+//!   [`LlmError::ContextOverflow`] and never sent again unchanged;
+//! - time limits per phase (connect, first token, between chunks, whole
+//!   answer); a request past one is dropped, which closes its connection
+//!   so the server stops, and a server on this machine gets one retry at
+//!   most;
+//! - `max_tokens` on every request, and token usage read wherever servers
+//!   put it or estimated ([`estimate_tokens`]) and marked so;
 //! - cancellation by a [`StopSignal`] or by dropping the future.
 //!
 //! It knows nothing of the browser or the terminal: the agent loop turns
@@ -51,11 +60,13 @@ mod response;
 mod retry;
 mod sse;
 mod stream;
+mod tokens;
 
 pub use client::{stop_pair, LlmClient, LlmEvent, StopHandle, StopSignal};
-pub use config::{LlmConfig, DEFAULT_BASE_URL, DEFAULT_MODEL};
+pub use config::{LlmConfig, DEFAULT_BASE_URL, DEFAULT_MAX_OUTPUT_TOKENS, DEFAULT_MODEL};
 pub use error::{LlmError, TimeoutPhase};
 pub use request::{ChatMessage, ChatRequest, FunctionTool, Role, ToolChoice};
 pub use response::{CallStats, ChatResponse, ToolCall, Usage, UsageTotals};
 pub use retry::{parse_http_date, parse_retry_after, RetryPolicy};
 pub use sse::{SseEvent, SseParser};
+pub use tokens::{chars_for_tokens, estimate_tokens};

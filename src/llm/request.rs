@@ -235,6 +235,33 @@ impl ChatRequest {
         self
     }
 
+    /// The characters the model reads: every message's text and tool
+    /// calls, and the tool's name, description and schema.
+    pub fn prompt_chars(&self) -> usize {
+        let messages: usize = self
+            .messages
+            .iter()
+            .map(|m| {
+                m.content.chars().count()
+                    + m.tool_calls
+                        .iter()
+                        .map(|c| c.name.chars().count() + c.arguments.chars().count())
+                        .sum::<usize>()
+            })
+            .sum();
+        let tool = self
+            .tool
+            .as_ref()
+            .map_or(0, |t| t.to_json().to_string().chars().count());
+        messages + tool
+    }
+
+    /// The prompt's estimated size in tokens (see
+    /// [`estimate_tokens`](super::estimate_tokens)).
+    pub fn estimated_prompt_tokens(&self) -> u64 {
+        super::tokens::estimate_tokens(self.prompt_chars())
+    }
+
     /// The JSON body for `config`'s model, streamed or not.
     pub fn to_body(&self, config: &LlmConfig, stream: bool) -> Value {
         self.to_body_with(config, stream, ToolChoice::Named)
@@ -274,7 +301,7 @@ impl ChatRequest {
                 .unwrap_or(f64::from(temperature));
             body.insert("temperature".into(), json!(value));
         }
-        if let Some(max_tokens) = self.max_tokens {
+        if let Some(max_tokens) = self.max_tokens.or(config.max_output_tokens) {
             body.insert("max_tokens".into(), json!(max_tokens));
         }
         if stream {
@@ -347,6 +374,7 @@ mod tests {
         assert_eq!(body["stream"], true);
         assert_eq!(body["stream_options"], json!({"include_usage": true}));
         assert_eq!(body["temperature"].to_string(), "0.2");
+        assert_eq!(body["max_tokens"], crate::llm::DEFAULT_MAX_OUTPUT_TOKENS);
         assert!(body.get("tools").is_none() && body.get("tool_choice").is_none());
     }
 

@@ -23,7 +23,8 @@ pub struct ToolCall {
     pub arguments: String,
 }
 
-/// Tokens counted by the server for one call.
+/// Tokens of one call, as the server counted them or, when it sent no
+/// count, as estimated from the text sent and received.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Usage {
     /// Tokens of the prompt.
@@ -32,11 +33,17 @@ pub struct Usage {
     pub completion_tokens: u64,
     /// Their sum, as the server reports it.
     pub total_tokens: u64,
+    /// Prompt tokens the server took from its prefix cache, when it says
+    /// (`prompt_tokens_details.cached_tokens`, llama.cpp's `cache_n`).
+    pub cached_tokens: Option<u64>,
+    /// True when the server sent no count and these are estimates.
+    pub estimated: bool,
 }
 
 impl Usage {
     /// Reads a `usage` object; missing counts are 0, and a missing total is
-    /// the sum of the others.
+    /// the sum of the others. An object with no count at all (or only
+    /// zeros, as some servers send in every chunk) is no usage.
     pub fn from_json(value: &Value) -> Option<Usage> {
         let object = value.as_object()?;
         let count = |key: &str| object.get(key).and_then(Value::as_u64).unwrap_or(0);
@@ -46,11 +53,83 @@ impl Usage {
             0 => prompt_tokens + completion_tokens,
             total => total,
         };
+        if total_tokens == 0 {
+            return None;
+        }
+        let cached_tokens = object
+            .get("prompt_tokens_details")
+            .and_then(|d| d.get("cached_tokens"))
+            .and_then(Value::as_u64)
+            // DeepSeek's name for the same figure.
+            .or_else(|| {
+                object
+                    .get("prompt_cache_hit_tokens")
+                    .and_then(Value::as_u64)
+            });
         Some(Usage {
             prompt_tokens,
             completion_tokens,
             total_tokens,
+            cached_tokens,
+            estimated: false,
         })
+    }
+
+    /// The usage in a response body or stream chunk, wherever the server
+    /// put it: `usage` at the top (OpenAI, vLLM, LM Studio), inside the
+    /// first choice (some proxies), `x_groq.usage`, llama.cpp's `timings`
+    /// (`prompt_n`, `predicted_n`, `cache_n`), or Ollama's native
+    /// `prompt_eval_count` / `eval_count`.
+    pub fn find_in(value: &Value) -> Option<Usage> {
+        let standard = [
+            value.get("usage"),
+            value
+                .get("choices")
+                .and_then(|c| c.get(0))
+                .and_then(|c| c.get("usage")),
+            value.get("x_groq").and_then(|x| x.get("usage")),
+        ];
+        if let Some(usage) = standard.into_iter().flatten().find_map(Usage::from_json) {
+            return Some(usage);
+        }
+        let counted = |prompt: &str, answer: &str, source: &Value| {
+            let prompt_tokens = source.get(prompt).and_then(Value::as_u64)?;
+            let completion_tokens = source.get(answer).and_then(Value::as_u64).unwrap_or(0);
+            Some(Usage {
+                prompt_tokens,
+                completion_tokens,
+                total_tokens: prompt_tokens + completion_tokens,
+                cached_tokens: None,
+                estimated: false,
+            })
+        };
+        if let Some(timings) = value.get("timings") {
+            if let Some(mut usage) = counted("prompt_n", "predicted_n", timings) {
+                // llama.cpp counts only the prompt tokens it had to process;
+                // the cached ones come on top.
+                let cached = timings.get("cache_n").and_then(Value::as_u64);
+                if let Some(cached) = cached {
+                    usage.prompt_tokens += cached;
+                    usage.total_tokens += cached;
+                    usage.cached_tokens = Some(cached);
+                }
+                return Some(usage);
+            }
+        }
+        counted("prompt_eval_count", "eval_count", value)
+    }
+
+    /// An estimate from the characters sent and received.
+    pub fn estimate(prompt_chars: usize, answer_chars: usize) -> Usage {
+        let prompt_tokens = super::tokens::estimate_tokens(prompt_chars);
+        let completion_tokens = super::tokens::estimate_tokens(answer_chars);
+        Usage {
+            prompt_tokens,
+            completion_tokens,
+            total_tokens: prompt_tokens + completion_tokens,
+            cached_tokens: None,
+            estimated: true,
+        }
     }
 }
 
@@ -60,7 +139,8 @@ impl Usage {
 pub struct UsageTotals {
     /// Calls that returned an answer.
     pub calls: u64,
-    /// Calls whose answer carried no usage (some local servers omit it).
+    /// Calls whose answer carried no usage (some local servers omit it),
+    /// counted in the sums by estimate.
     pub calls_without_usage: u64,
     /// Sum of prompt tokens.
     pub prompt_tokens: u64,
@@ -68,6 +148,8 @@ pub struct UsageTotals {
     pub completion_tokens: u64,
     /// Sum of total tokens.
     pub total_tokens: u64,
+    /// Sum of prompt tokens served from the server's prefix cache.
+    pub cached_tokens: u64,
 }
 
 impl UsageTotals {
@@ -79,6 +161,10 @@ impl UsageTotals {
                 self.prompt_tokens += usage.prompt_tokens;
                 self.completion_tokens += usage.completion_tokens;
                 self.total_tokens += usage.total_tokens;
+                self.cached_tokens += usage.cached_tokens.unwrap_or(0);
+                if usage.estimated {
+                    self.calls_without_usage += 1;
+                }
             }
             None => self.calls_without_usage += 1,
         }
@@ -128,6 +214,18 @@ impl ChatResponse {
     /// The first call of the function `name`, if the model made one.
     pub fn tool_call(&self, name: &str) -> Option<&ToolCall> {
         self.tool_calls.iter().find(|call| call.name == name)
+    }
+
+    /// The characters the model wrote: text, reasoning, tool names and
+    /// arguments (what an estimate of its tokens is based on).
+    pub fn answer_chars(&self) -> usize {
+        self.content.chars().count()
+            + self.reasoning.chars().count()
+            + self
+                .tool_calls
+                .iter()
+                .map(|c| c.name.chars().count() + c.arguments.chars().count())
+                .sum::<usize>()
     }
 
     /// True when the answer holds neither a tool call nor any text, which
@@ -284,7 +382,7 @@ pub(crate) fn parse_completion(body: &str, status: u16) -> Result<ChatResponse, 
             .get("finish_reason")
             .and_then(Value::as_str)
             .map(str::to_owned),
-        usage: value.get("usage").and_then(Usage::from_json),
+        usage: Usage::find_in(&value),
         model: value
             .get("model")
             .and_then(Value::as_str)
@@ -359,6 +457,24 @@ mod tests {
         assert_eq!(error_in_json(&fastapi).unwrap().0, "Not Found");
         assert_eq!(error_text("").0, "(empty body)");
         assert!(error_in_json(&json!({"choices": [], "message": "x"})).is_none());
+    }
+
+    #[test]
+    fn usage_is_found_where_each_server_puts_it() {
+        let openai = json!({"usage": {"prompt_tokens": 9, "completion_tokens": 1,
+            "prompt_tokens_details": {"cached_tokens": 8}}});
+        let usage = Usage::find_in(&openai).unwrap();
+        assert_eq!((usage.total_tokens, usage.cached_tokens), (10, Some(8)));
+        let llama = json!({"timings": {"prompt_n": 5, "predicted_n": 3, "cache_n": 100}});
+        let usage = Usage::find_in(&llama).unwrap();
+        assert_eq!((usage.prompt_tokens, usage.cached_tokens), (105, Some(100)));
+        let ollama = json!({"prompt_eval_count": 7, "eval_count": 2});
+        assert_eq!(Usage::find_in(&ollama).unwrap().total_tokens, 9);
+        let in_choice = json!({"choices": [{"usage": {"prompt_tokens": 4}}]});
+        assert_eq!(Usage::find_in(&in_choice).unwrap().prompt_tokens, 4);
+        let zeros = json!({"usage": {"prompt_tokens": 0, "completion_tokens": 0}});
+        assert_eq!(Usage::find_in(&zeros), None);
+        assert!(Usage::estimate(35, 7).estimated);
     }
 
     #[test]

@@ -16,6 +16,11 @@ use super::response::{
 };
 use super::sse::SseEvent;
 
+/// The detail of a [`LlmError::StreamCut`] for a stream that ended before
+/// its first chunk: what a local server does when the prompt does not fit
+/// its context.
+pub(crate) const EMPTY_STREAM: &str = "the stream ended without a single chunk";
+
 /// Whether the stream said it is over.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum StreamState {
@@ -83,7 +88,7 @@ impl StreamAccumulator {
         if let Some(model) = chunk.get("model").and_then(Value::as_str) {
             self.model.get_or_insert_with(|| model.to_owned());
         }
-        if let Some(usage) = chunk.get("usage").and_then(Usage::from_json) {
+        if let Some(usage) = Usage::find_in(&chunk) {
             self.usage = Some(usage);
         }
         // Only the first choice is asked for (n is never set).
@@ -188,7 +193,7 @@ impl StreamAccumulator {
     pub(crate) fn finish(self, raw: String) -> Result<ChatResponse, LlmError> {
         if !self.done && self.finish_reason.is_none() {
             let detail = if self.chunks == 0 {
-                "the stream ended without a single chunk".to_owned()
+                EMPTY_STREAM.to_owned()
             } else {
                 format!(
                     "the stream ended after {} chunks without [DONE] or a finish_reason",

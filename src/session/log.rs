@@ -149,8 +149,10 @@ pub fn log_line(event: &Event) -> Option<String> {
             steps,
             usage,
         } => Some(format!(
-            "\n{}: {text}\n({steps} steps, {} tokens, ended by {})",
+            "\n{}: {text}\n({steps} steps, {}{} tokens, ended by {})",
             if *success { "done" } else { "not done" },
+            // `~`: the server sent no count; this is webagent's estimate.
+            if usage.estimated { "~" } else { "" },
             usage.total_tokens,
             match reason {
                 EndReason::Done => "done",

@@ -283,6 +283,7 @@ impl Session {
                 secrets: self.secrets.clone(),
             },
             events: self.events.clone(),
+            max_invalid_answers: self.config.agent.max_invalid_answers,
         }
     }
 

@@ -28,6 +28,8 @@ pub struct AgentSetup {
     pub sitemaps: Arc<RwLock<SitemapSet>>,
     /// Step limit, approval mode and secrets.
     pub config: AgentConfig,
+    /// Answers in a row without a usable action after which a run ends.
+    pub max_invalid_answers: usize,
     /// Where events go.
     pub events: UnboundedSender<Event>,
 }
@@ -70,6 +72,7 @@ impl AgentSetup {
             .with_sitemaps(Arc::clone(&self.sitemaps))
             .with_stop(stop)
             .with_config(self.config.clone())
+            .with_max_invalid_answers(self.max_invalid_answers)
     }
 }
 

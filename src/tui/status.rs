@@ -20,6 +20,14 @@ pub fn tokens_text(n: u64) -> String {
     }
 }
 
+/// The status line's token figure: "12.4k tok", with "~" in front when
+/// some of it is estimated from text length because the server sent no
+/// count.
+pub fn tokens_label(usage: &crate::events::TokenUsage) -> String {
+    let mark = if usage.estimated { "~" } else { "" };
+    format!("{mark}{} tok", tokens_text(usage.total_tokens))
+}
+
 fn run_word(state: &AppState) -> (&'static str, fn(&Theme) -> ratatui::style::Color) {
     match (&state.status.run, &state.status.browser) {
         (_, BrowserStatus::Failed(_)) => ("NO BROWSER", |t| t.palette.error),
@@ -118,10 +126,7 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
             theme.fg(theme.palette.accent),
         ),
         sep(),
-        Span::styled(
-            format!("{} tok", tokens_text(s.tokens.total_tokens)),
-            theme.fg(theme.palette.text),
-        ),
+        Span::styled(tokens_label(&s.tokens), theme.fg(theme.palette.text)),
         sep(),
         load_span(if narrow { "map" } else { "sitemaps" }, &s.sitemaps, theme),
         Span::raw(" "),
@@ -179,5 +184,12 @@ mod tests {
         assert_eq!(tokens_text(950), "950");
         assert_eq!(tokens_text(12_400), "12.4k");
         assert_eq!(tokens_text(1_250_000), "1.2M");
+        let mut usage = crate::events::TokenUsage {
+            total_tokens: 12_400,
+            ..Default::default()
+        };
+        assert_eq!(tokens_label(&usage), "12.4k tok");
+        usage.estimated = true;
+        assert_eq!(tokens_label(&usage), "~12.4k tok");
     }
 }

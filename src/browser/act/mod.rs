@@ -271,7 +271,7 @@ impl<'a> Executor<'a> {
         if let (Action::Extract { .. }, Some(llm)) = (action, self.llm) {
             // The model call has its own limits, retries included.
             let config = llm.config();
-            guard += config.request_timeout * (config.retry.max_retries + 1)
+            guard += config.total_timeout * (config.retry.max_retries + 1)
                 + config.retry.max_delay * config.retry.max_retries;
         }
         let started = Instant::now();

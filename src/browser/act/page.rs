@@ -314,26 +314,8 @@ impl Executor<'_> {
         let page = self
             .helper("readPage", json!({"limit": self.options.read_limit}))
             .await?;
-        // Tool parameters must be an object; anything else is wrapped.
-        let wrapped =
-            !matches!(schema.and_then(|s| s.get("type")), Some(Value::String(t)) if t == "object");
-        let parameters = match schema {
-            Some(s) if !wrapped => s.clone(),
-            Some(s) => {
-                json!({"type": "object", "properties": {"result": s}, "required": ["result"]})
-            }
-            None => json!({
-                "type": "object",
-                "properties": {"result": {"description": "the extracted data, as JSON"}},
-                "required": ["result"],
-            }),
-        };
-        let tool = FunctionTool {
-            name: EXTRACT_TOOL.into(),
-            description: "Return the data the instruction asks for, taken only from the page text."
-                .into(),
-            parameters,
-        };
+        let wrapped = is_wrapped(schema);
+        let tool = extract_tool(schema);
         let prompt = format!(
             "Instruction: {instruction}\n\nPage: {} ({})\n\nPage text{}:\n{}",
             page["title"].as_str().unwrap_or(""),
@@ -431,5 +413,65 @@ pub(super) fn same_document(current: &str, next: &str) -> bool {
             a == b
         }
         _ => false,
+    }
+}
+
+/// Tool parameters must be an object; any other wanted schema is wrapped
+/// as the object's `result`.
+fn is_wrapped(schema: Option<&Value>) -> bool {
+    !matches!(schema.and_then(|s| s.get("type")), Some(Value::String(t)) if t == "object")
+}
+
+/// The forced tool of `extract`: its parameters are the wanted schema (an
+/// object, or wrapped as `result`), reduced to what local servers can turn
+/// into a grammar.
+pub(crate) fn extract_tool(schema: Option<&Value>) -> FunctionTool {
+    let parameters = match schema {
+        Some(s) if !is_wrapped(schema) => s.clone(),
+        Some(s) => {
+            json!({"type": "object", "properties": {"result": s}, "required": ["result"]})
+        }
+        None => json!({
+            "type": "object",
+            "properties": {"result": {"description": "the extracted data, as JSON"}},
+            "required": ["result"],
+        }),
+    };
+    FunctionTool {
+        name: EXTRACT_TOOL.into(),
+        description: "Return the data the instruction asks for, taken only from the page text."
+            .into(),
+        parameters: crate::actions::model_schema(&parameters, false),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::actions::grammar_subset_problems;
+
+    #[test]
+    fn extract_tools_stay_inside_the_grammar_subset() {
+        let person = json!({
+            "type": "object",
+            "properties": {
+                "plans": {"type": "array", "minItems": 1, "items": {
+                    "type": "object",
+                    "properties": {"name": {"type": "string", "minLength": 1}, "price": {"type": ["number", "null"]}},
+                    "required": ["name"]
+                }}
+            },
+            "oneOf": [{"required": ["plans"]}]
+        });
+        for schema in [None, Some(&person), Some(&json!({"type": "string"}))] {
+            let tool = extract_tool(schema);
+            let problems = grammar_subset_problems(&tool.parameters);
+            assert!(problems.is_empty(), "{schema:?}: {problems:?}");
+        }
+        let tool = extract_tool(Some(&person));
+        assert_eq!(
+            tool.parameters["properties"]["plans"]["items"]["properties"]["price"]["type"],
+            "number"
+        );
     }
 }
