@@ -345,7 +345,9 @@ fn grouped(n: usize) -> String {
 }
 
 /// The full listing: a line about what lies above, the element lines
-/// indented by depth, and a line about what lies below.
+/// indented by depth, and a line about what lies below. Sections left out
+/// are only mentioned in a direction the page can scroll: what no scrolling
+/// reaches (a box parked off-screen on a page that fits) is not "below".
 pub fn render_listing(
     elements: &[InteractiveElement],
     scroll: &ScrollPosition,
@@ -357,7 +359,7 @@ pub fn render_listing(
     let below = scroll.pages_below();
     if full_page {
         out.push_str("[whole page listed]\n");
-    } else if left_out.above > 0 {
+    } else if left_out.above > 0 && above >= 0.05 {
         let _ = writeln!(
             out,
             "[... {} page sections above not listed ({above:.1} pages above the viewport); scroll up to list them]",
@@ -385,7 +387,7 @@ pub fn render_listing(
             out,
             "[viewport at {above:.1} pages from the top, {below:.1} pages below it]"
         );
-    } else if left_out.below > 0 {
+    } else if left_out.below > 0 && below >= 0.05 {
         let _ = writeln!(
             out,
             "[... {} page sections below not listed ({below:.1} pages below the viewport); scroll down to list them]",
@@ -475,6 +477,20 @@ mod tests {
             text.contains("[... 19,950 page sections below not listed (97.0 pages below"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn a_page_that_cannot_scroll_never_asks_to_scroll() {
+        let scroll = ScrollPosition {
+            y: 0.0,
+            viewport_height: 800.0,
+            page_height: 800.0,
+            ..Default::default()
+        };
+        let left = LeftOut { above: 0, below: 1 };
+        let text = render_listing(&[element(0, "a", "x", 0)], &scroll, &left, false);
+        assert!(text.ends_with("[end of page]\n"), "{text}");
+        assert!(!text.contains("scroll down"), "{text}");
     }
 
     #[test]
