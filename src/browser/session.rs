@@ -163,18 +163,41 @@ impl BrowserSession {
             .map(|mut t| t.take())
             .unwrap_or_default();
         if let Some(id) = blank {
-            let closed = call(
-                "closing the startup tab",
-                self.call_timeout,
-                &self.status,
-                browser.execute(CloseTargetParams::new(id)),
-            )
-            .await;
-            if let Err(err) = closed {
-                tracing::debug!(%err, "the startup tab stays open");
-            }
+            self.close_startup_tab(browser, id).await;
         }
         Ok(tab)
+    }
+
+    /// Closes the tab Chromium opened at launch and waits (briefly) until
+    /// it is gone: the close is answered before the target goes, and the
+    /// first observation must not list it.
+    async fn close_startup_tab(&self, browser: &Browser, id: TargetId) {
+        let closed = call(
+            "closing the startup tab",
+            self.call_timeout,
+            &self.status,
+            browser.execute(CloseTargetParams::new(id.clone())),
+        )
+        .await;
+        if let Err(err) = closed {
+            tracing::debug!(%err, "the startup tab stays open");
+            return;
+        }
+        for _ in 0..50 {
+            let listed = call(
+                "listing tabs",
+                self.call_timeout,
+                &self.status,
+                browser.execute(GetTargetsParams::default()),
+            )
+            .await;
+            match listed {
+                Ok(resp) if resp.result.target_infos.iter().any(|t| t.target_id == id) => {
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+                _ => return,
+            }
+        }
     }
 
     /// The open tabs (page targets), in the browser's order.
@@ -297,6 +320,8 @@ async fn connect(options: &LaunchOptions) -> Result<Connected, BrowserError> {
 
 /// The blank page target a browser this process launched opened on its
 /// own; `None` for an attached browser, whose tabs belong to someone else.
+/// Chromium announces its DevTools address before it opens that tab, so
+/// this looks a few times, briefly.
 async fn startup_tab(
     browser: &Browser,
     status: &watch::Receiver<SessionStatus>,
@@ -305,20 +330,27 @@ async fn startup_tab(
     if !launched {
         return None;
     }
-    let targets = call(
-        "listing the startup tabs",
-        CALL_TIMEOUT,
-        status,
-        browser.execute(GetTargetsParams::default()),
-    )
-    .await
-    .ok()?;
-    targets
-        .result
-        .target_infos
-        .into_iter()
-        .find(|t| t.r#type == "page" && t.url == "about:blank")
-        .map(|t| t.target_id)
+    for _ in 0..50 {
+        let targets = call(
+            "listing the startup tabs",
+            CALL_TIMEOUT,
+            status,
+            browser.execute(GetTargetsParams::default()),
+        )
+        .await
+        .ok()?;
+        let blank = targets
+            .result
+            .target_infos
+            .into_iter()
+            .find(|t| t.r#type == "page")
+            .map(|t| t.target_id);
+        if blank.is_some() {
+            return blank;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    None
 }
 
 /// Polls the CDP handler until the connection ends. A message that cannot
