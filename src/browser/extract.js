@@ -251,7 +251,10 @@
         if (c !== el && c.localName !== 'button') controls += 1;
       }
       if (controls) return '';
-      const words = squeeze(e.innerText || e.textContent || '');
+      // innerText lays text out; a long subtree is not a row anyway.
+      const raw = e.textContent || '';
+      if (raw.length > 400) return '';
+      const words = squeeze(e.innerText || raw);
       if (words) return words.length <= 80 ? words : '';
     }
     return '';

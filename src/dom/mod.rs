@@ -5,7 +5,14 @@
 //! another listed element is indented one tab under it; `*[index]` marks an
 //! element that was not in the previous observation of the same document.
 //! Lines above and below say how much of the page was left out, so a model
-//! knows when to scroll. This module knows nothing of CDP: it reads the JSON
+//! knows when to scroll.
+//!
+//! An element that shows no words of its own is named for the model:
+//! `label="…"` when the name comes from where a browser's accessible name
+//! would (aria-labelledby, an image's alt, an SVG title, an inner
+//! aria-label) or from a lone control's row; `name~="…"` when it is a guess
+//! from class, id, `data-icon`, an SVG `<use>` reference or a file name, so
+//! the model can weigh it (see `browser/extract.js` for the order). This module knows nothing of CDP: it reads the JSON
 //! the in-page observer produces and renders text.
 
 use std::fmt::{self, Write as _};
@@ -39,8 +46,10 @@ pub struct InteractiveElement {
     /// Lower-case tag name.
     pub tag: String,
     /// The attributes kept for choosing (type, name, placeholder, aria-label,
-    /// role, value, href, title, checked, selected, disabled, …), in listing
-    /// order, values shortened. Flags have an empty value.
+    /// role, value, href, title, checked, selected, disabled, contenteditable,
+    /// …), in listing order, values shortened, then a found name (`label`) or
+    /// a guessed one (`name~`) for an element without words. Flags have an
+    /// empty value.
     pub attributes: Vec<(String, String)>,
     /// Its visible text, whitespace collapsed and clipped (text of listed
     /// descendants belongs to them, not to this element).
