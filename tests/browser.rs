@@ -725,10 +725,7 @@ fn attaching_to_nothing_fails_with_the_address() {
 
 // ---- names, margins, whole page, text and the browser's own defects ----
 
-fn line_of<'a>(
-    state: &'a PageState,
-    pick: impl Fn(&InteractiveElement) -> bool,
-) -> &'a InteractiveElement {
+fn line_of(state: &PageState, pick: impl Fn(&InteractiveElement) -> bool) -> &InteractiveElement {
     state
         .elements
         .iter()
