@@ -1505,6 +1505,18 @@ fn a_mouse_sortable_list_is_reordered_down_and_up_by_index() {
             let up = drag_item(&tab, "Delta", "Bravo").await;
             assert_ok(&up);
             assert_eq!(list_order(&tab).await, "Delta,Bravo,Charlie,Alpha");
+            // By selector: `li:nth-child(1)` names another item once the
+            // list reordered; the check follows the dragged one.
+            let by_selector = act(
+                &tab,
+                json!({"drag_and_drop": {
+                    "from": {"selector": "#list li:nth-child(1)"},
+                    "to": {"selector": "#list li:nth-child(3)"},
+                }}),
+            )
+            .await;
+            assert_ok(&by_selector);
+            assert_eq!(list_order(&tab).await, "Bravo,Charlie,Delta,Alpha");
         },
     );
 }

@@ -419,6 +419,7 @@
 
   const parentKeys = new WeakMap();
   let parentCount = 0;
+  let dragged = null;  // WeakRef to the element the last drag moved
   const SKIPPED_SIBLINGS = new Set(['script', 'style', 'template']);
 
   const ops = {
@@ -627,9 +628,13 @@
 
     // Where the element sits among its parent's element children, to tell
     // afterwards whether a drag moved it.
-    order: async (found) => {
-      const el = found.el;
-      if (!el.isConnected) return { ok: true, connected: false };
+    // `keep` remembers the element and `again` reads the remembered one: a
+    // selector such as `li:nth-child(1)` names another item once the list
+    // has reordered.
+    order: async (found, args) => {
+      const el = args.again ? (dragged && dragged.deref()) : found.el;
+      if (args.keep) dragged = new WeakRef(el);
+      if (!el || !el.isConnected) return { ok: true, connected: false };
       const parent = el.parentElement;
       if (!parent) return { ok: true, connected: true };
       let key = parentKeys.get(parent);

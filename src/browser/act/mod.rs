@@ -838,7 +838,7 @@ impl<'a> Executor<'a> {
         let end = self.checked_point(to, false).await?;
         // Bringing the drop target into view may have moved the source.
         let start = self.checked_point(from, true).await?;
-        let before = self.run(Some(from), "order", json!({})).await?;
+        let before = self.run(Some(from), "order", json!({"keep": true})).await?;
         let target_order = self.run(Some(to), "order", json!({})).await?;
         let drop = drop_point(&start, &end);
         let path = drag_path((start.x, start.y), drop, 10);
@@ -877,7 +877,7 @@ impl<'a> Executor<'a> {
             "mouse"
         };
         let settled = watch.settle(self.tab, &self.options.settle).await;
-        let after = self.run(Some(from), "order", json!({})).await.ok();
+        let after = self.run(None, "order", json!({"again": true})).await.ok();
         let mut data = json!({"mode": mode});
         match moved(&before, &target_order, after.as_ref()) {
             Moved::Reordered(text) | Moved::Elsewhere(text) | Moved::Unknown(text) => {
