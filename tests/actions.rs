@@ -1414,3 +1414,276 @@ fn navigations_the_allowed_domains_refuse_are_blocked() {
         session.shutdown();
     });
 }
+
+// ---- sortable lists, written dates, late menus ----
+
+/// A sortable list in the style of jQuery UI: one mousedown listener on the
+/// list, and the dragged item trades places with a neighbour only once the
+/// pointer passes that neighbour's midpoint.
+const MOUSE_SORTABLE: &str = r#"<ul id="list" style="list-style:none;margin:20px;padding:0;width:200px">
+  <li class="item" style="height:40px;background:#eee;margin:2px 0;cursor:default">Alpha</li>
+  <li class="item" style="height:40px;background:#ddd;margin:2px 0;cursor:default">Bravo</li>
+  <li class="item" style="height:40px;background:#ccc;margin:2px 0;cursor:default">Charlie</li>
+  <li class="item" style="height:40px;background:#bbb;margin:2px 0;cursor:default">Delta</li>
+</ul>
+<script>
+  const order = () => Array.from(list.children).map((li) => li.textContent.trim()).join(',');
+  let held = null;
+  list.addEventListener('mousedown', (e) => { held = e.target.closest('li'); e.preventDefault(); });
+  addEventListener('mousemove', (e) => {
+    if (!held) return;
+    for (const other of list.children) {
+      if (other === held) continue;
+      const r = other.getBoundingClientRect();
+      if (e.clientX < r.left || e.clientX > r.right || e.clientY < r.top || e.clientY > r.bottom) continue;
+      const mid = r.top + r.height / 2;
+      const heldIsAbove = held.compareDocumentPosition(other) & Node.DOCUMENT_POSITION_FOLLOWING;
+      if (heldIsAbove && e.clientY > mid) other.after(held);
+      else if (!heldIsAbove && e.clientY < mid) other.before(held);
+    }
+  });
+  addEventListener('mouseup', () => { if (held) seen.push(order()); held = null; });
+</script>"#;
+
+/// The same list with HTML5 drag and drop (`draggable=true`), reordering on
+/// dragover past the midpoint.
+const HTML5_SORTABLE: &str = r#"<ul id="list" style="list-style:none;margin:20px;padding:0;width:200px">
+  <li draggable="true" style="height:40px;background:#eee;margin:2px 0">Alpha</li>
+  <li draggable="true" style="height:40px;background:#ddd;margin:2px 0">Bravo</li>
+  <li draggable="true" style="height:40px;background:#ccc;margin:2px 0">Charlie</li>
+  <li draggable="true" style="height:40px;background:#bbb;margin:2px 0">Delta</li>
+</ul>
+<script>
+  let dragged = null;
+  list.addEventListener('dragstart', (e) => { dragged = e.target.closest('li'); e.dataTransfer.setData('text/plain', 'x'); });
+  list.addEventListener('dragover', (e) => {
+    e.preventDefault();
+    const over = e.target.closest && e.target.closest('li');
+    if (!dragged || !over || over === dragged) return;
+    const r = over.getBoundingClientRect();
+    const below = dragged.compareDocumentPosition(over) & Node.DOCUMENT_POSITION_FOLLOWING;
+    if (below && e.clientY > r.top + r.height / 2) over.after(dragged);
+    else if (!below && e.clientY < r.top + r.height / 2) over.before(dragged);
+  });
+  list.addEventListener('drop', (e) => e.preventDefault());
+</script>"#;
+
+async fn list_order(tab: &Tab) -> String {
+    page_js(
+        tab,
+        "Array.from(document.querySelectorAll('#list li')).map((li) => li.textContent.trim()).join(',')",
+    )
+    .await
+    .as_str()
+    .unwrap_or_default()
+    .to_string()
+}
+
+/// Drags the item named `from` onto the item named `to`, both by their
+/// listed index.
+async fn drag_item(tab: &Tab, from: &str, to: &str) -> ActionResult {
+    let state = observe(tab).await;
+    let action = json!({"drag_and_drop": {
+        "from": {"index": index_of(&state, from)},
+        "to": {"index": index_of(&state, to)},
+    }});
+    act_on(tab, &state, action, options()).await
+}
+
+#[test]
+fn a_mouse_sortable_list_is_reordered_down_and_up_by_index() {
+    with_page(
+        "/sortable-mouse",
+        &page(MOUSE_SORTABLE),
+        |tab, _| async move {
+            // The items are numbered although only the list has a listener.
+            let down = drag_item(&tab, "Alpha", "Charlie").await;
+            assert_ok(&down);
+            assert_eq!(list_order(&tab).await, "Bravo,Charlie,Alpha,Delta");
+            let said = down.data().expect("data")["order"].to_string();
+            assert!(said.contains("position 1 to 3"), "{said}");
+            let up = drag_item(&tab, "Delta", "Bravo").await;
+            assert_ok(&up);
+            assert_eq!(list_order(&tab).await, "Delta,Bravo,Charlie,Alpha");
+            // By selector: `li:nth-child(1)` names another item once the
+            // list reordered; the check follows the dragged one.
+            let by_selector = act(
+                &tab,
+                json!({"drag_and_drop": {
+                    "from": {"selector": "#list li:nth-child(1)"},
+                    "to": {"selector": "#list li:nth-child(3)"},
+                }}),
+            )
+            .await;
+            assert_ok(&by_selector);
+            assert_eq!(list_order(&tab).await, "Bravo,Charlie,Delta,Alpha");
+        },
+    );
+}
+
+#[test]
+fn an_html5_sortable_list_is_reordered_down_and_up() {
+    with_page(
+        "/sortable-html5",
+        &page(HTML5_SORTABLE),
+        |tab, _| async move {
+            let down = drag_item(&tab, "Bravo", "Delta").await;
+            assert_ok(&down);
+            assert_eq!(down.data().expect("data")["mode"], json!("html5"));
+            assert_eq!(list_order(&tab).await, "Alpha,Charlie,Delta,Bravo");
+            let up = drag_item(&tab, "Delta", "Alpha").await;
+            assert_ok(&up);
+            assert_eq!(list_order(&tab).await, "Delta,Alpha,Charlie,Bravo");
+        },
+    );
+}
+
+#[test]
+fn a_list_that_ignores_the_drag_is_reported_as_not_reordered() {
+    let html = page(
+        r#"<ul id="list" style="list-style:none;padding:0;width:200px">
+        <li class="i" style="height:40px">One</li><li class="i" style="height:40px">Two</li><li class="i" style="height:40px">Three</li></ul>
+        <script>list.addEventListener('mousedown', () => {});</script>"#,
+    );
+    with_page("/sortable-inert", &html, |tab, _| async move {
+        let result = drag_item(&tab, "One", "Three").await;
+        let (reason, message) = failure(&result);
+        assert_eq!(reason, FailureReason::NotInteractive);
+        assert!(message.contains("did not reorder"), "{message}");
+    });
+}
+
+#[test]
+fn dates_and_times_written_as_people_write_them_land_in_the_field() {
+    let html = page(
+        r#"<input id="d" type="date"><input id="t" type="time"><input id="dt" type="datetime-local">
+        <input id="m" type="month"><input id="w" type="week"><input id="c" type="color"><input id="r" type="range" min="0" max="10">
+        <script>for (const el of document.querySelectorAll('input')) el.addEventListener('change', () => seen.push(el.id + '=' + el.value));</script>"#,
+    );
+    with_page("/dates", &html, |tab, _| async move {
+        let cases = [
+            ("#d", "10/11/2011", "2011-10-11"),
+            ("#d", "11.10.2011", "2011-10-11"),
+            ("#d", "October 11, 2011", "2011-10-11"),
+            ("#d", "2012-02-29", "2012-02-29"),
+            ("#t", "8:04 PM", "20:04"),
+            ("#t", "20:04", "20:04"),
+            ("#t", "12:15 am", "00:15"),
+            ("#dt", "10/11/2011 8:04 PM", "2011-10-11T20:04"),
+            ("#dt", "2011-10-11T08:30", "2011-10-11T08:30"),
+            ("#m", "October 2011", "2011-10"),
+            ("#w", "2011-10-11", "2011-W41"),
+            ("#c", "#F80", "#ff8800"),
+            ("#c", "rebeccapurple", "#663399"),
+            ("#r", "7", "7"),
+        ];
+        for (selector, written, stored) in cases {
+            let result = act(
+                &tab,
+                json!({"input_text": {"selector": selector, "text": written}}),
+            )
+            .await;
+            assert_ok(&result);
+            assert_eq!(
+                result.data().expect("data")["value"],
+                json!(stored),
+                "{written}"
+            );
+            let id = &selector[1..];
+            let log = seen(&tab).await;
+            assert_eq!(
+                log.last().map(String::as_str),
+                Some(format!("{id}={stored}").as_str()),
+                "{written}: {log:?}"
+            );
+        }
+        // Unreadable text fails, names the format, and leaves the field.
+        let result = act(
+            &tab,
+            json!({"input_text": {"selector": "#d", "text": "next tuesday-ish"}}),
+        )
+        .await;
+        let (reason, message) = failure(&result);
+        assert_eq!(reason, FailureReason::InvalidParams);
+        assert!(message.contains("YYYY-MM-DD"), "{message}");
+        assert_eq!(page_js(&tab, "d.value").await, json!("2012-02-29"));
+        // A value the field refuses (out of range) is a failure too.
+        let result = act(
+            &tab,
+            json!({"input_text": {"selector": "#r", "text": "50"}}),
+        )
+        .await;
+        let (reason, message) = failure(&result);
+        assert_eq!(reason, FailureReason::InvalidParams);
+        assert!(message.contains("max 10"), "{message}");
+    });
+}
+
+#[test]
+fn a_submenu_that_opens_late_after_hover_is_in_the_next_listing() {
+    let html = page(
+        r#"<nav><div id="file" tabindex="0" role="menuitem" aria-haspopup="true">File</div>
+        <ul id="sub" role="menu" style="display:none"><li role="menuitem">Export as PDF</li><li role="menuitem">Print</li></ul></nav>
+        <script>
+          file.addEventListener('mouseenter', () => setTimeout(() => { sub.style.display = 'block'; }, 300));
+        </script>"#,
+    );
+    with_page("/late-menu", &html, |tab, _| async move {
+        let before = observe(&tab).await;
+        assert!(find_text(&before, "Export as PDF").is_none());
+        let result = act_on(
+            &tab,
+            &before,
+            json!({"hover": {"index": index_of(&before, "File")}}),
+            options(),
+        )
+        .await;
+        assert_ok(&result);
+        let after = observe(&tab).await;
+        assert!(
+            find_text(&after, "Export as PDF").is_some(),
+            "{}",
+            after.listing
+        );
+    });
+}
+
+#[test]
+fn suggestions_that_arrive_late_after_typing_are_in_the_next_listing() {
+    let html = page(
+        r#"<input id="q" role="combobox" placeholder="City" autocomplete="off"><ul id="hints" role="listbox"></ul>
+        <script>
+          let timer = 0;
+          q.addEventListener('input', () => {
+            clearTimeout(timer);
+            timer = setTimeout(() => {
+              hints.innerHTML = '';
+              for (const city of ['Paris', 'Parma', 'Pavia'].filter((c) => c.toLowerCase().startsWith(q.value.toLowerCase()))) {
+                const li = document.createElement('li');
+                li.setAttribute('role', 'option');
+                li.textContent = city;
+                hints.appendChild(li);
+              }
+            }, 300);
+          });
+        </script>"#,
+    );
+    with_page("/late-hints", &html, |tab, _| async move {
+        let result = act(
+            &tab,
+            json!({"input_text": {"selector": "#q", "text": "par"}}),
+        )
+        .await;
+        assert_ok(&result);
+        let after = observe(&tab).await;
+        assert!(find_text(&after, "Parma").is_some(), "{}", after.listing);
+        assert!(find_text(&after, "Pavia").is_none(), "{}", after.listing);
+    });
+}
+
+fn find_text<'a>(
+    state: &'a PageState,
+    text: &str,
+) -> Option<&'a webagent::dom::InteractiveElement> {
+    state.elements.iter().find(|e| e.text == text)
+}

@@ -722,3 +722,195 @@ fn attaching_to_nothing_fails_with_the_address() {
         "{text}"
     );
 }
+
+// ---- names, margins, whole page, text and the browser's own defects ----
+
+fn line_of(state: &PageState, pick: impl Fn(&InteractiveElement) -> bool) -> &InteractiveElement {
+    state
+        .elements
+        .iter()
+        .find(|e| pick(e))
+        .unwrap_or_else(|| panic!("no such element in\n{}", state.listing))
+}
+
+#[test]
+fn icon_only_controls_get_names_a_model_can_tell_apart() {
+    let html = page(
+        r##"<style>.ico{display:inline-block;width:16px;height:16px;cursor:pointer;background:#c00} .tb button{width:28px;height:28px}</style>
+        <div class="row" style="display:flex;gap:8px"><span>Ann Lee: lunch on Friday?</span>
+          <span class="trash ico" onclick="this.parentNode.remove()"></span>
+          <span class="star ico css-1x2y3z" onclick="this.classList.toggle('on')"></span></div>
+        <div class="tb">
+          <button type="button" class="ql-bold"></button><button type="button" class="ql-italic"></button>
+          <button type="button" class="ql-underline"></button>
+          <button type="button"><i class="fa fa-reply"></i></button>
+          <button type="button"><svg width="16" height="16"><use href="#icon-archive"></use></svg></button>
+          <button type="button"><svg width="16" height="16"><title>Print</title><rect width="16" height="16"></rect></svg></button>
+          <span id="send-label">Send now</span><button type="button" aria-labelledby="send-label"></button>
+        </div>
+        <a href="/std/index.html"><img src="/static/rust-logo.svg" alt="logo" width="40" height="40"></a>
+        <a href="/home"><img src="/static/home-page.png" width="40" height="40"></a>"##,
+    );
+    with_page("/icons", &html, |tab| async move {
+        let state = observe(&tab).await;
+        let named = |attr: &str, value: &str| {
+            state
+                .elements
+                .iter()
+                .any(|e| e.attribute(attr) == Some(value))
+        };
+        for guess in [
+            "trash",
+            "star",
+            "bold",
+            "italic",
+            "underline",
+            "reply",
+            "archive",
+            "home page",
+        ] {
+            assert!(
+                named("name~", guess),
+                "no name~={guess:?} in\n{}",
+                state.listing
+            );
+        }
+        for label in ["Print", "Send now", "logo"] {
+            assert!(
+                named("label", label),
+                "no label={label:?} in\n{}",
+                state.listing
+            );
+        }
+        // Framework noise is dropped from guesses.
+        assert!(!state.listing.contains("css"), "{}", state.listing);
+    });
+}
+
+#[test]
+fn a_lone_checkbox_is_named_by_its_row_and_sortable_items_are_numbered() {
+    let html = page(
+        r#"<ul class="todo-list">
+          <li><div class="view"><input class="toggle" type="checkbox" checked><label>Buy milk</label><button class="destroy"></button></div></li>
+          <li><div class="view"><input class="toggle" type="checkbox"><label>Walk the dog</label><button class="destroy"></button></div></li>
+        </ul>
+        <p id="hint">Pay by card</p><input type="radio" name="pay" aria-describedby="hint">
+        <ol id="sortable"><li>First</li><li>Second</li></ol>
+        <script>sortable.addEventListener('mousedown', () => {});</script>"#,
+    );
+    with_page("/todo", &html, |tab| async move {
+        let state = observe(&tab).await;
+        let milk = line_of(&state, |e| e.attribute("label") == Some("Buy milk"));
+        assert_eq!(milk.tag, "input");
+        assert_eq!(milk.attribute("checked"), Some(""));
+        let dog = line_of(&state, |e| e.attribute("label") == Some("Walk the dog"));
+        assert_eq!(dog.attribute("checked"), None);
+        line_of(&state, |e| {
+            e.tag == "input" && e.attribute("label") == Some("Pay by card")
+        });
+        assert_eq!(line_of(&state, |e| e.text == "First").tag, "li");
+        assert_eq!(line_of(&state, |e| e.text == "Second").tag, "li");
+    });
+}
+
+#[test]
+fn margin_elements_under_a_fixed_scrim_are_left_out() {
+    let mut buttons = String::new();
+    for i in 0..60 {
+        buttons.push_str(&format!(
+            "<button style=\"display:block;height:40px;margin:0\">B{i}</button>"
+        ));
+    }
+    let html = page(&format!(
+        "{buttons}<div style=\"position:fixed;left:0;right:0;bottom:0;height:50vh;background:rgba(0,0,0,.5)\"><button>Close</button></div>"
+    ));
+    with_page("/scrim", &html, |tab| async move {
+        let state = observe(&tab).await;
+        let rows = (state.scroll.viewport_height / 40.0) as usize;
+        assert!(find(&state, "Close").is_some(), "{}", state.listing);
+        assert!(find(&state, "B0").is_some(), "{}", state.listing);
+        // Under the scrim now, and under it once scrolled into view.
+        for hidden in [rows - 2, rows + 2, rows + 5] {
+            let name = format!("B{hidden}");
+            assert!(
+                find(&state, &name).is_none(),
+                "{name} listed:\n{}",
+                state.listing
+            );
+        }
+    });
+}
+
+#[test]
+fn the_whole_page_lists_the_links_of_an_inner_scroll_area() {
+    let mut links = String::new();
+    for i in 0..120 {
+        links.push_str(&format!("<li><a href=\"/ch{i}\">Chapter {i}</a></li>"));
+    }
+    let html = page(&format!(
+        "<nav style=\"position:fixed;left:0;top:0;bottom:0;width:250px\"><div style=\"position:absolute;inset:0;overflow-y:auto\"><ol>{links}</ol></div></nav>\
+         <main style=\"margin-left:260px\"><p>Intro</p></main>"
+    ));
+    with_page("/book", &html, |tab| async move {
+        let state = tab
+            .observe(&ObserveOptions {
+                full_page: true,
+                ..Default::default()
+            })
+            .await
+            .expect("observing");
+        let chapters = state
+            .elements
+            .iter()
+            .filter(|e| e.text.starts_with("Chapter "))
+            .count();
+        assert_eq!(chapters, 120, "{}", state.listing);
+    });
+}
+
+#[test]
+fn page_text_spacing_editable_regions_and_unscrollable_pages_read_right() {
+    let html = page(
+        r##"<p>Click <span>Marcella</span>. Then <b>save</b>, please.</p>
+        <button>Send <i>now</i>!</button>
+        <div contenteditable="true" style="min-height:30px">Notes</div>
+        <a href="#main" style="position:absolute;left:-9999px;top:0">Skip to content</a>"##,
+    );
+    with_page("/text", &html, |tab| async move {
+        let state = observe(&tab).await;
+        let text = &state.page_text.text;
+        assert!(
+            text.contains("Click Marcella. Then save, please."),
+            "{text}"
+        );
+        assert!(find(&state, "Send now!").is_some(), "{}", state.listing);
+        let notes = find(&state, "Notes").expect("the editable div");
+        assert_eq!(notes.attribute("contenteditable"), Some(""));
+        assert!(
+            state.listing.ends_with("[end of page]\n"),
+            "{}",
+            state.listing
+        );
+    });
+}
+
+#[test]
+fn the_configured_window_is_the_viewport_and_no_stray_blank_tab_is_listed() {
+    let s = shared();
+    s.server.html("/size", page("<button>Size</button>"));
+    s.runtime.block_on(async {
+        let session = BrowserSession::start(LaunchOptions::default())
+            .await
+            .expect("a second browser");
+        let tab = session
+            .new_tab(&s.server.url("/size"))
+            .await
+            .expect("opening");
+        let state = observe(&tab).await;
+        let (width, height) = LaunchOptions::default().window;
+        assert_eq!(state.scroll.viewport_width, f64::from(width));
+        assert_eq!(state.scroll.viewport_height, f64::from(height));
+        assert_eq!(state.tabs.len(), 1, "{:?}", state.tabs);
+        assert!(state.tabs[0].url.ends_with("/size"), "{:?}", state.tabs);
+    });
+}

@@ -117,6 +117,149 @@
     return squeeze(parts.join(' '));
   }
 
+  // ---- names for elements that show no words ----
+  //
+  // An interactive element with no text and no naming attribute gets a name
+  // from, in this order:
+  //   1. what the browser's accessible name would use: aria-labelledby, an
+  //      image's alt, an inner element's aria-label or title, an SVG <title>;
+  //      for a form control without a label, the text of its row (nearest
+  //      ancestor with short text and no other control) — shown as label="…";
+  //   2. guesses — an SVG <use> reference, words of class / id / data-icon
+  //      (self, then descendants) with framework noise dropped, a background
+  //      or image file name — shown as name~="…" so the model can weigh them.
+  const NAMED_BY = new Set(['aria-label', 'title', 'alt', 'placeholder', 'label']);
+  const NOISE = new Set(['icon', 'icons', 'ico', 'fa', 'fas', 'far', 'fab', 'fal', 'fad', 'fa-solid', 'glyphicon',
+    'glyphicons', 'material', 'symbols', 'outlined', 'rounded', 'sharp', 'filled', 'btn', 'button', 'svg', 'ql',
+    'mdi', 'bi', 'ion', 'ionicon', 'ionicons', 'feather', 'lucide', 'octicon', 'ui', 'el', 'is', 'has', 'js',
+    'active', 'selected', 'disabled', 'hidden', 'visible', 'show', 'open', 'small', 'large', 'lg', 'sm', 'md', 'xs',
+    'xl', 'xxl', 'wrapper', 'wrap', 'container', 'inner', 'outer', 'item', 'col', 'flex', 'inline', 'block', 'primary',
+    'secondary', 'default', 'light', 'dark', 'white', 'black', 'text', 'control', 'img', 'image', 'sprite',
+    'action', 'actions', 'tool', 'toolbar', 'clickable', 'pointer', 'hover', 'focus', 'solid', 'regular', 'the',
+    'and', 'with', 'fw', 'lg', 'pull', 'ms', 'me', 'mx', 'my', 'px', 'py', 'mt', 'mb', 'ml', 'mr', 'ng']);
+  // Words a class or id token contributes; hashed or generated tokens
+  // (css-1x2y3z, sc-bdVaJa, jsx-3141, _a1b2c) contribute none.
+  function classWords(token) {
+    if (!token || token.length > 40) return [];
+    // Digits inside a token mean a hash, except a size suffix (icon-24).
+    if (/\d/.test(token) && !/^[a-z]+([-_][a-z]+)*[-_]\d{1,3}$/i.test(token)) return [];
+    // Random-looking case mixes (sc-bdVaJa) are generated too.
+    if (/[a-z][A-Z][a-z]?[A-Z]/.test(token)) return [];
+    const out = [];
+    for (const part of token.replace(/([a-z])([A-Z])/g, '$1 $2').split(/[-_\s.:]+/)) {
+      const w = part.toLowerCase();
+      if (w.length < 3 || /\d/.test(w) || NOISE.has(w)) continue;
+      out.push(w);
+    }
+    return out;
+  }
+  function wordsOfElement(e) {
+    const words = [];
+    const cls = e.getAttribute('class');
+    if (cls) for (const t of cls.split(/\s+/)) words.push(...classWords(t));
+    const id = e.getAttribute('id');
+    if (id) words.push(...classWords(id));
+    for (const a of ['data-icon', 'data-action', 'data-command', 'data-tooltip', 'data-title', 'data-original-title', 'data-tip', 'data-name']) {
+      const v = e.getAttribute(a);
+      if (v) words.push(...v.split(/[-_\s]+/).map((w) => w.toLowerCase()).filter((w) => w.length > 1 && !NOISE.has(w)));
+    }
+    return words;
+  }
+  const fileWords = (url) => {
+    const m = /([^/?#]+?)(?:\.[a-z0-9]{2,5})?(?:[?#].*)?$/i.exec(url || '');
+    return m ? classWords(decodeURIComponent(m[1])) : [];
+  };
+  const textOfIds = (el, attr) => {
+    const ids = el.getAttribute(attr);
+    if (!ids) return '';
+    const root = el.getRootNode();
+    const parts = [];
+    for (const id of ids.split(/\s+/)) {
+      const ref = id && root.getElementById ? root.getElementById(id) : null;
+      if (ref) parts.push(ref.getAttribute('aria-label') || ref.textContent || '');
+    }
+    return squeeze(parts.join(' '));
+  };
+  const CONTROL = 'input:not([type=hidden]),select,textarea,button';
+
+  // [attribute, value] naming `el`, or null.
+  function nameFor(el, tag) {
+    let s = textOfIds(el, 'aria-labelledby');
+    if (s) return ['label', clip(s, 60)];
+    // Accessible-name sources inside the element.
+    let seen = 0;
+    const guesses = [];
+    const inner = (node, depth) => {
+      for (let c = node.firstElementChild; c && seen < 24; c = c.nextElementSibling) {
+        seen += 1;
+        const t = c.localName;
+        if (t === 'img' || (t === 'input' && c.type === 'image')) {
+          const alt = squeeze(c.getAttribute('alt') || c.getAttribute('title') || '');
+          if (alt) return alt;
+          guesses.push(...fileWords(c.getAttribute('src')));
+        }
+        const label = c.getAttribute('aria-label') || c.getAttribute('title');
+        if (label && squeeze(label)) return squeeze(label);
+        if (t === 'title' && c.parentNode && c.parentNode.localName === 'svg') {
+          const st = squeeze(c.textContent || '');
+          if (st) return st;
+        }
+        if (t === 'use') {
+          const ref = c.getAttribute('href') || c.getAttribute('xlink:href') || '';
+          guesses.push(...classWords(ref.replace(/^.*#/, '')));
+        }
+        if (depth < 3) {
+          const r = inner(c, depth + 1);
+          if (r) return r;
+        }
+        guesses.push(...wordsOfElement(c));
+      }
+      return '';
+    };
+    if (tag === 'img') {
+      const alt = squeeze(el.getAttribute('alt') || '');
+      if (alt) return ['label', clip(alt, 60)];
+    }
+    s = inner(el, 0);
+    if (s) return ['label', clip(s, 60)];
+    if (tag === 'input' || tag === 'select' || tag === 'textarea') {
+      s = textOfIds(el, 'aria-describedby') || rowText(el);
+      if (s) return ['label', clip(s, 60)];
+    }
+    // Guesses: own class/id first, then what is inside, then pictures.
+    const words = wordsOfElement(el).concat(guesses);
+    if (tag === 'img') words.push(...fileWords(el.getAttribute('src')));
+    if (!words.length) {
+      const bg = getComputedStyle(el).backgroundImage;
+      const m = bg && bg !== 'none' ? /url\(["']?([^"')]+)/.exec(bg) : null;
+      if (m && !/^data:/.test(m[1])) words.push(...fileWords(m[1]));
+    }
+    const unique = [];
+    for (const w of words) if (!unique.includes(w)) unique.push(w);
+    if (unique.length) return ['name~', unique.slice(0, 3).join(' ')];
+    return null;
+  }
+
+  // The words of the row a lone control sits in: the nearest ancestor (up
+  // to four levels) with short text and no other control in it.
+  function rowText(el) {
+    let e = composedParent(el);
+    for (let depth = 0; e && depth < 4; depth++, e = composedParent(e)) {
+      if (e.localName === 'form' || e.localName === 'body') return '';
+      let controls = 0;
+      for (const c of e.querySelectorAll(CONTROL)) {
+        if (c !== el && c.localName !== 'button') controls += 1;
+      }
+      if (controls) return '';
+      // innerText lays text out; a long subtree is not a row anyway.
+      const raw = e.textContent || '';
+      if (raw.length > 400) return '';
+      const words = squeeze(e.innerText || raw);
+      if (words) return words.length <= 80 ? words : '';
+    }
+    return '';
+  }
+
   // Sample points of a visible area (top-level coordinates) for hit tests:
   // the centre first, then points towards the corners.
   function samplePoints(a) {
@@ -201,14 +344,24 @@
     const text = [];
     let textLen = 0, textCut = false;
 
-    const addText = (s, block) => {
-      if (textLen >= textLimit) { if (s) textCut = true; return; }
-      if (block && text.length && text[text.length - 1] !== '\n') { text.push('\n'); textLen += 1; }
+    // Text keeps the spaces the page has and adds none: inline elements
+    // join their neighbours as a reader sees them ("Click <b>here</b>."
+    // reads "Click here."). Blocks end lines; table cells are spaced.
+    let lastChar = '\n';
+    const addText = (s) => {
+      if (s[0] === ' ' && (lastChar === ' ' || lastChar === '\n')) s = s.slice(1);
       if (!s) return;
-      if (textLen + s.length + 1 > textLimit) { s = s.slice(0, textLimit - textLen); textCut = true; }
-      if (text.length && text[text.length - 1] !== '\n') { text.push(' '); textLen += 1; }
-      text.push(s); textLen += s.length;
+      if (textLen >= textLimit) { if (s.trim()) textCut = true; return; }
+      if (textLen + s.length > textLimit) { s = s.slice(0, textLimit - textLen); textCut = true; }
+      text.push(s); textLen += s.length; lastChar = s[s.length - 1];
     };
+    const addBreak = (spaceOnly) => {
+      if (lastChar === '\n') return;
+      if (spaceOnly) { addText(' '); return; }
+      if (lastChar === ' ') { const t = text.pop(); text.push(t.slice(0, -1)); textLen -= 1; }
+      text.push('\n'); textLen += 1; lastChar = '\n';
+    };
+    const ownerSpace = (o) => { if (o && o.text && !o.text.endsWith(' ')) o.text += ' '; };
 
     // frame: { doc, ox, oy (offset of its content in top coordinates), view
     // (its visible rect in top coordinates), cand (the iframe's candidate),
@@ -227,7 +380,10 @@
         measure();
         // Outside the band only the box is read: no styles, no descent.
         if (sized && (box.bottom < band.top || box.top > band.bottom || box.right < band.left || box.left > band.right)) {
-          if (box.bottom < band.top) skippedAbove += 1; else skippedBelow += 1;
+          // Boxes beside the band (skip links parked at -9999px) are out of
+          // reach by scrolling up or down; they are not "below".
+          if (box.bottom < band.top) skippedAbove += 1;
+          else if (box.top > band.bottom) skippedBelow += 1;
           return;
         }
       }
@@ -241,7 +397,10 @@
       if (position === 'fixed') { myClip = frame.view; myPositioned = true; }
       else if (position === 'absolute' || position === 'sticky') myPositioned = true;
       const outOfFlow = position !== 'static' && (position !== 'relative' || cs.zIndex !== 'auto');
-      const pointer = cs.cursor === 'pointer';
+      const cursor = cs.cursor;
+      // A grab or move cursor marks something to drag, as a pointer marks
+      // something to click.
+      const pointer = cursor === 'pointer' || cursor === 'grab' || cursor === 'move' || cursor === '-webkit-grab';
       const ov = cs.overflow;
 
       let interactive = false;
@@ -255,6 +414,13 @@
         }
         if (!interactive && pointer && !parentPointer) interactive = true;
         if (!interactive && frame.clicky && frame.clicky.has(el)) interactive = true;
+        // Items of a list that handles presses itself (sortables bind one
+        // listener on the list) and draggable elements are targets too.
+        if (!interactive && el.getAttribute('draggable') === 'true') interactive = true;
+        if (!interactive && frame.clicky && (tag === 'li' || el.getAttribute('role') === 'listitem')) {
+          const up = el.parentElement;
+          if (up && frame.clicky.has(up)) interactive = true;
+        }
         if (!interactive && el.hasAttribute('onclick')) interactive = true;
         if (!interactive) {
           const role = el.getAttribute('role');
@@ -294,7 +460,10 @@
       }
       const textOwner = cand || owner;
 
-      if (BLOCK.has(tag)) addText('', true);
+      const disp = cs.display;
+      const cell = disp === 'table-cell' || tag === 'td' || tag === 'th';
+      const blockish = !cell && (BLOCK.has(tag) || !(disp.startsWith('inline') || disp === 'contents'));
+      if (blockish || cell) { addBreak(cell); ownerSpace(owner); }
       if (tag === 'select' || tag === 'input' || tag === 'textarea') return;
 
       if (tag === 'iframe') {
@@ -317,6 +486,10 @@
       // the whole-page mode lists what scrolling the container would show.
       if (ov !== 'visible' && box !== null && tag !== 'body' && tag !== 'html' && (!full || /hidden|clip/.test(ov))) {
         myClip = intersect(myClip, box);
+      } else if (full && extra) {
+        // Whole page: an inner scroll area's content counts wherever
+        // scrolling it would bring it, also past a fixed sidebar's edge.
+        myClip = EVERYWHERE;
       }
       const shadow = el.shadowRoot;
       if (shadow) {
@@ -328,18 +501,19 @@
         if (c.nodeType === 3 && !visible) continue;
         visit(c, frame, textOwner, pointer, inShadow, myClip, myPositioned);
       }
-      if (BLOCK.has(tag)) addText('', true);
+      if (blockish || cell) { addBreak(cell); ownerSpace(owner); }
     }
 
     function visit(node, frame, owner, parentPointer, inShadow, clipRect, positioned) {
       if (node.nodeType === 1) {
         walk(node, frame, owner, parentPointer, inShadow, clipRect, positioned);
       } else if (node.nodeType === 3) {
-        const s = squeeze(node.data);
+        const s = node.data.replace(/\s+/g, ' ');
         if (!s) return;
-        addText(s, false);
+        addText(s);
         if (owner && owner.text.length < TEXT_PER_ELEMENT && owner.tag !== 'select') {
-          owner.text = clip(owner.text ? owner.text + ' ' + s : s, TEXT_PER_ELEMENT);
+          const t = owner.text && !owner.text.endsWith(' ') ? s : s.replace(/^ /, '');
+          owner.text = (owner.text + t).slice(0, TEXT_PER_ELEMENT + 1);
         }
       }
     }
@@ -381,7 +555,10 @@
       const seenArea = intersect(intersect(c.box, c.clip), c.frame.view);
       const inView = overlap(seenArea, viewport) && seenArea.right > seenArea.left && seenArea.bottom > seenArea.top;
       if (blocker && !ancestorOf(blocker, c.el) && (!inView || !c.positioned)) { c.covered = true; continue; }
-      if (!inView) continue;
+      if (!inView) {
+        if (!full && !c.positioned && coveredOnceScrolled(c)) c.covered = true;
+        continue;
+      }
       let suspect = false;
       for (const o of occluders) {
         if (o.el === c.el || !overlap(o.box, c.box)) continue;
@@ -400,6 +577,30 @@
       }
     }
 
+    // An element in the margin cannot be hit-tested where it is, but a fixed
+    // layer stays put while the page scrolls: place the element where
+    // scrolling just far enough would show it and see whether fixed layers
+    // would cover every sample point there.
+    function coveredOnceScrolled(c) {
+      if (c.frame !== rootFrame) return false;
+      const b = c.box;
+      const h = b.bottom - b.top;
+      let shift = 0;
+      if (b.top >= vh) shift = h <= vh ? b.bottom - vh : b.top;
+      else if (b.bottom <= 0) shift = b.top;
+      else return false;
+      const placed = intersect({ left: b.left, right: b.right, top: b.top - shift, bottom: b.bottom - shift }, viewport);
+      const pts = samplePoints(placed);
+      if (!pts.length) return false;
+      const layers = [];
+      for (const o of occluders) {
+        if (!o.fixed || o.frame !== rootFrame || ancestorOf(o.el, c.el) || ancestorOf(c.el, o.el)) continue;
+        layers.push(o.box);
+      }
+      if (!layers.length) return false;
+      return pts.every(([x, y]) => layers.some((l) => x >= l.left && x <= l.right && y >= l.top && y <= l.bottom));
+    }
+
     listed = [];
     const seen = new Set();
     const elements = [];
@@ -414,6 +615,12 @@
       seen.add(id);
       const attrs = attributesOf(c.el, c.tag);
       if (c.extra) attrs.push(['scrollable', c.extra]);
+      if (c.el.isContentEditable && c.tag !== 'input' && c.tag !== 'textarea') attrs.push(['contenteditable', '']);
+      const words = c.text ? clip(squeeze(c.text), TEXT_PER_ELEMENT) : '';
+      if (!words && c.tag !== 'iframe' && c.tag !== 'select' && !attrs.some((a) => a[1] && (NAMED_BY.has(a[0]) || (a[0] === 'value' && /^(submit|button|reset)$/.test(c.el.type))))) {
+        const named = nameFor(c.el, c.tag);
+        if (named) attrs.push(named);
+      }
       if (c.tag === 'iframe') {
         const src = c.el.getAttribute('src');
         if (src !== null) attrs.push(['src', clip(src, 80)]);
@@ -424,7 +631,7 @@
       // page is tens of thousands of entries.
       const item = { tag: c.tag };
       if (attrs.length) item.attrs = attrs;
-      if (c.text) item.text = c.text;
+      if (words) item.text = words;
       if (previousIds !== null && !previousIds.has(id)) item.isNew = true;
       if (p) { item.depth = c.depth; item.parent = p.index; }
       if (c.shadow) item.shadow = true;
@@ -446,7 +653,7 @@
       skippedBelow,
       scroll: { x: se.scrollLeft, y: se.scrollTop, viewportWidth: vw, viewportHeight: vh,
         pageWidth: se.scrollWidth, pageHeight: se.scrollHeight },
-      text: text.join(''),
+      text: text.join('').trim(),
       textClipped: textCut,
       textLimit,
     });

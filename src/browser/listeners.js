@@ -39,6 +39,46 @@
       },
     });
   }
+  // Timers that input started. Menus, tooltips and suggestions often open
+  // a few hundred milliseconds after the hover, key or focus that asked for
+  // them; webagent's settling waits for exactly these timers (asking with a
+  // `webagent:timers?` event, answered by `webagent:timers-busy`) instead
+  // of sleeping after every action. A timer counts when it is set within
+  // 100 ms of an input event, or by such a timer's callback (one level, so
+  // a polling loop cannot keep a page busy), and is due within 1.5 s.
+  const INPUT_EVENTS = ['mouseover', 'mousedown', 'mouseup', 'click', 'pointerdown', 'pointerup',
+    'keydown', 'keyup', 'input', 'change', 'focusin', 'dragenter', 'dragover', 'drop'];
+  let lastInput = -1e9;
+  const noteInput = () => { lastInput = performance.now(); };
+  for (const type of INPUT_EVENTS) original.call(window, type, noteInput, { capture: true, passive: true });
+  const pending = new Map();  // timer id -> due time
+  let depth = 0;               // > 0 while a counted timer's callback runs
+  const nativeSetTimeout = window.setTimeout;
+  const nativeClearTimeout = window.clearTimeout;
+  window.setTimeout = function setTimeout(fn, delay, ...rest) {
+    const ms = Number(delay) || 0;
+    const counted = typeof fn === 'function' && ms <= 1500 &&
+      (depth === 1 || (depth === 0 && performance.now() - lastInput < 100));
+    if (!counted) return nativeSetTimeout.call(this, fn, delay, ...rest);
+    const level = depth + 1;
+    let id = 0;
+    const run = function (...args) {
+      pending.delete(id);
+      const outer = depth;
+      depth = level;
+      try { return fn.apply(this, args); } finally { depth = outer; }
+    };
+    id = nativeSetTimeout.call(this, run, delay, ...rest);
+    pending.set(id, performance.now() + ms);
+    return id;
+  };
+  window.clearTimeout = function clearTimeout(id) {
+    pending.delete(id);
+    return nativeClearTimeout.call(this, id);
+  };
+  original.call(document, 'webagent:timers?', () => {
+    if (pending.size) dispatch.call(document, new Event('webagent:timers-busy'));
+  });
   original.call(document, 'webagent:listeners?', () => {
     const alive = [];
     for (const ref of refs) {

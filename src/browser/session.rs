@@ -3,7 +3,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use chromiumoxide::cdp::browser_protocol::target::{CreateTargetParams, GetTargetsParams};
+use chromiumoxide::cdp::browser_protocol::target::{
+    CloseTargetParams, CreateTargetParams, GetTargetsParams, TargetId,
+};
 use chromiumoxide::error::CdpError;
 use chromiumoxide::handler::HandlerConfig;
 use chromiumoxide::{Browser, Handler};
@@ -44,6 +46,10 @@ pub struct BrowserSession {
     guard: Option<Arc<GuardRegistry>>,
     /// Closes popups to refused URLs; restarted with each connection.
     popup_watch: Option<JoinHandle<()>>,
+    /// The blank tab a launched Chromium opens by itself. Nobody asked for
+    /// it, so it goes once the first tab of ours is open (closing it before
+    /// would leave a browser with no window).
+    startup_tab: std::sync::Mutex<Option<TargetId>>,
 }
 
 impl std::fmt::Debug for BrowserSession {
@@ -70,6 +76,7 @@ impl BrowserSession {
             .is_active()
             .then(|| Arc::new(GuardRegistry::new(policy)));
         let (browser, handler, status, chrome) = connect(&options).await?;
+        let startup_tab = startup_tab(&browser, &status, chrome.is_some()).await;
         let browser = Arc::new(browser);
         let popup_watch = match &guard {
             Some(guard) => Some(super::guard::watch_popups(browser.clone(), guard.clone()).await),
@@ -84,6 +91,7 @@ impl BrowserSession {
             call_timeout: CALL_TIMEOUT,
             guard,
             popup_watch,
+            startup_tab: std::sync::Mutex::new(startup_tab),
         })
     }
 
@@ -148,7 +156,48 @@ impl BrowserSession {
             browser: Arc::downgrade(browser),
             launch: self.options.clone(),
         };
-        open_tab(browser, ctx, url).await
+        let tab = open_tab(browser, ctx, url).await?;
+        let blank = self
+            .startup_tab
+            .lock()
+            .map(|mut t| t.take())
+            .unwrap_or_default();
+        if let Some(id) = blank {
+            self.close_startup_tab(browser, id).await;
+        }
+        Ok(tab)
+    }
+
+    /// Closes the tab Chromium opened at launch and waits (briefly) until
+    /// it is gone: the close is answered before the target goes, and the
+    /// first observation must not list it.
+    async fn close_startup_tab(&self, browser: &Browser, id: TargetId) {
+        let closed = call(
+            "closing the startup tab",
+            self.call_timeout,
+            &self.status,
+            browser.execute(CloseTargetParams::new(id.clone())),
+        )
+        .await;
+        if let Err(err) = closed {
+            tracing::debug!(%err, "the startup tab stays open");
+            return;
+        }
+        for _ in 0..50 {
+            let listed = call(
+                "listing tabs",
+                self.call_timeout,
+                &self.status,
+                browser.execute(GetTargetsParams::default()),
+            )
+            .await;
+            match listed {
+                Ok(resp) if resp.result.target_infos.iter().any(|t| t.target_id == id) => {
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+                _ => return,
+            }
+        }
     }
 
     /// The open tabs (page targets), in the browser's order.
@@ -180,6 +229,10 @@ impl BrowserSession {
     pub async fn relaunch(&mut self) -> Result<(), BrowserError> {
         self.shutdown();
         let (browser, handler, status, chrome) = connect(&self.options).await?;
+        let blank = startup_tab(&browser, &status, chrome.is_some()).await;
+        if let Ok(mut t) = self.startup_tab.lock() {
+            *t = blank;
+        }
         let browser = Arc::new(browser);
         if let Some(guard) = &self.guard {
             self.popup_watch =
@@ -263,6 +316,41 @@ async fn connect(options: &LaunchOptions) -> Result<Connected, BrowserError> {
     let task = tokio::spawn(drive_handler(handler, tx));
     tracing::info!(%ws_url, "connected to the browser");
     Ok((browser, task, rx, chrome))
+}
+
+/// The blank page target a browser this process launched opened on its
+/// own; `None` for an attached browser, whose tabs belong to someone else.
+/// Chromium announces its DevTools address before it opens that tab, so
+/// this looks a few times, briefly.
+async fn startup_tab(
+    browser: &Browser,
+    status: &watch::Receiver<SessionStatus>,
+    launched: bool,
+) -> Option<TargetId> {
+    if !launched {
+        return None;
+    }
+    for _ in 0..50 {
+        let targets = call(
+            "listing the startup tabs",
+            CALL_TIMEOUT,
+            status,
+            browser.execute(GetTargetsParams::default()),
+        )
+        .await
+        .ok()?;
+        let blank = targets
+            .result
+            .target_infos
+            .into_iter()
+            .find(|t| t.r#type == "page")
+            .map(|t| t.target_id);
+        if blank.is_some() {
+            return blank;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    None
 }
 
 /// Polls the CDP handler until the connection ends. A message that cannot

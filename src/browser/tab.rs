@@ -4,6 +4,7 @@ use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
 use chromiumoxide::cdp::browser_protocol::dom_snapshot::CaptureSnapshotParams;
+use chromiumoxide::cdp::browser_protocol::emulation::SetDeviceMetricsOverrideParams;
 use chromiumoxide::cdp::browser_protocol::page::{
     AddScriptToEvaluateOnNewDocumentParams, CreateIsolatedWorldParams, NavigateParams,
 };
@@ -119,6 +120,22 @@ impl Tab {
                 .await?;
             tab.interception = Some(task);
         }
+        // The configured window size is the viewport the page sees. A window
+        // of that size loses height to the browser's own frame (headless
+        // too: 1280×800 left 1280×713), so listings and screenshots would
+        // not match the configuration.
+        let (width, height) = tab.ctx.launch.window;
+        tab.with_timeout(
+            "setting the viewport size",
+            limit,
+            tab.page.execute(SetDeviceMetricsOverrideParams::new(
+                i64::from(width),
+                i64::from(height),
+                0.0,
+                false,
+            )),
+        )
+        .await?;
         tab.with_timeout(
             "installing the listener hook",
             limit,

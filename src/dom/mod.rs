@@ -5,7 +5,14 @@
 //! another listed element is indented one tab under it; `*[index]` marks an
 //! element that was not in the previous observation of the same document.
 //! Lines above and below say how much of the page was left out, so a model
-//! knows when to scroll. This module knows nothing of CDP: it reads the JSON
+//! knows when to scroll.
+//!
+//! An element that shows no words of its own is named for the model:
+//! `label="…"` when the name comes from where a browser's accessible name
+//! would (aria-labelledby, an image's alt, an SVG title, an inner
+//! aria-label) or from a lone control's row; `name~="…"` when it is a guess
+//! from class, id, `data-icon`, an SVG `<use>` reference or a file name, so
+//! the model can weigh it (see `browser/extract.js` for the order). This module knows nothing of CDP: it reads the JSON
 //! the in-page observer produces and renders text.
 
 use std::fmt::{self, Write as _};
@@ -39,8 +46,10 @@ pub struct InteractiveElement {
     /// Lower-case tag name.
     pub tag: String,
     /// The attributes kept for choosing (type, name, placeholder, aria-label,
-    /// role, value, href, title, checked, selected, disabled, …), in listing
-    /// order, values shortened. Flags have an empty value.
+    /// role, value, href, title, checked, selected, disabled, contenteditable,
+    /// …), in listing order, values shortened, then a found name (`label`) or
+    /// a guessed one (`name~`) for an element without words. Flags have an
+    /// empty value.
     pub attributes: Vec<(String, String)>,
     /// Its visible text, whitespace collapsed and clipped (text of listed
     /// descendants belongs to them, not to this element).
@@ -345,7 +354,9 @@ fn grouped(n: usize) -> String {
 }
 
 /// The full listing: a line about what lies above, the element lines
-/// indented by depth, and a line about what lies below.
+/// indented by depth, and a line about what lies below. Sections left out
+/// are only mentioned in a direction the page can scroll: what no scrolling
+/// reaches (a box parked off-screen on a page that fits) is not "below".
 pub fn render_listing(
     elements: &[InteractiveElement],
     scroll: &ScrollPosition,
@@ -357,7 +368,7 @@ pub fn render_listing(
     let below = scroll.pages_below();
     if full_page {
         out.push_str("[whole page listed]\n");
-    } else if left_out.above > 0 {
+    } else if left_out.above > 0 && above >= 0.05 {
         let _ = writeln!(
             out,
             "[... {} page sections above not listed ({above:.1} pages above the viewport); scroll up to list them]",
@@ -385,7 +396,7 @@ pub fn render_listing(
             out,
             "[viewport at {above:.1} pages from the top, {below:.1} pages below it]"
         );
-    } else if left_out.below > 0 {
+    } else if left_out.below > 0 && below >= 0.05 {
         let _ = writeln!(
             out,
             "[... {} page sections below not listed ({below:.1} pages below the viewport); scroll down to list them]",
@@ -475,6 +486,20 @@ mod tests {
             text.contains("[... 19,950 page sections below not listed (97.0 pages below"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn a_page_that_cannot_scroll_never_asks_to_scroll() {
+        let scroll = ScrollPosition {
+            y: 0.0,
+            viewport_height: 800.0,
+            page_height: 800.0,
+            ..Default::default()
+        };
+        let left = LeftOut { above: 0, below: 1 };
+        let text = render_listing(&[element(0, "a", "x", 0)], &scroll, &left, false);
+        assert!(text.ends_with("[end of page]\n"), "{text}");
+        assert!(!text.contains("scroll down"), "{text}");
     }
 
     #[test]

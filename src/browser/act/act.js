@@ -207,7 +207,7 @@
       return { ...fail('not_visible', `${label} (${describe(el)}) is outside the visible area even after scrolling`), retry: true };
     }
     const point = { x: (v.left + v.right) / 2, y: (v.top + v.bottom) / 2 };
-    if (!opts.hitTest) return { ok: true, x: point.x, y: point.y };
+    if (!opts.hitTest) return { ok: true, x: point.x, y: point.y, box: [box.left, box.top, box.right, box.bottom] };
     const dx = (v.right - v.left) / 4, dy = (v.bottom - v.top) / 4;
     const points = [[point.x, point.y], [v.left + dx, v.top + dy], [v.right - dx, v.top + dy],
       [v.left + dx, v.bottom - dy], [v.right - dx, v.bottom - dy],
@@ -273,6 +273,155 @@
       (el.getRootNode && el.getRootNode().activeElement === el);
   }
 
+  // ---- values for date, time, colour and range fields ----
+  //
+  // These controls take one exact format (`2011-10-11`, `20:04`, `#ff0000`)
+  // and silently drop anything else, so text written as a person writes it
+  // is read here and converted; what cannot be read fails with the format
+  // the field wants, and the field is left alone.
+  const MONTH_NAMES = 'january february march april may june july august september october november december'.split(' ');
+  const pad = (n, w = 2) => String(n).padStart(w, '0');
+  const fullYear = (y) => (y.length <= 2 ? (+y < 70 ? 2000 + +y : 1900 + +y) : +y);
+  // 1–12 for a month name or its abbreviation (three letters at least).
+  const monthOf = (word) => {
+    const w = word.toLowerCase().replace(/\.$/, '');
+    if (w.length < 3) return 0;
+    if (w === 'sept') return 9;
+    return MONTH_NAMES.findIndex((n) => n.startsWith(w)) + 1;
+  };
+  const validDate = (y, m, d) => {
+    if (!(m >= 1 && m <= 12 && d >= 1 && y >= 1 && y <= 275760)) return null;
+    const days = new Date(Date.UTC(2000, m, 0)).getUTCDate();
+    const leap = m === 2 && d === 29 && !((y % 4 === 0 && y % 100 !== 0) || y % 400 === 0);
+    if (d > days || leap) return null;
+    return { y, m, d };
+  };
+  // {y, m, d} from ISO, MM/DD/YYYY (DD/MM/YYYY when the first number
+  // cannot be a month), DD.MM.YYYY, DD-MM-YYYY or month names.
+  function readDate(text) {
+    const t = text.trim().replace(/,/g, ' ').replace(/\s+/g, ' ');
+    let m = /^(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})$/.exec(t);
+    if (m) return validDate(+m[1], +m[2], +m[3]);
+    m = /^(\d{1,2})\/(\d{1,2})\/(\d{2}|\d{4})$/.exec(t);
+    if (m) return +m[1] > 12 ? validDate(fullYear(m[3]), +m[2], +m[1]) : validDate(fullYear(m[3]), +m[1], +m[2]);
+    m = /^(\d{1,2})[.-](\d{1,2})[.-](\d{2}|\d{4})$/.exec(t);
+    if (m) return validDate(fullYear(m[3]), +m[2], +m[1]);
+    // Month names: "October 11 2011", "11 Oct 2011", "Tue, 11th October 2011".
+    let month = 0, year = null, day = null;
+    for (const word of t.split(' ')) {
+      const mo = monthOf(word);
+      if (mo) { month = mo; continue; }
+      const n = /^(\d+)(st|nd|rd|th)?\.?$/i.exec(word);
+      if (!n) continue;
+      if (n[1].length === 4 && year === null) year = +n[1];
+      else if (day === null && !n[2] && n[1].length <= 2 && +n[1] <= 31) day = +n[1];
+      else if (day === null && n[2]) day = +n[1];
+      else if (year === null) year = fullYear(n[1]);
+    }
+    if (month && year !== null && day !== null) return validDate(year, month, day);
+    return null;
+  }
+  // [hours, minutes, seconds|null] from 24-hour or 12-hour (AM/PM) times.
+  function readTime(text) {
+    const t = text.trim().toLowerCase().replace(/\s+/g, ' ');
+    if (t === 'noon') return [12, 0, null];
+    if (t === 'midnight') return [0, 0, null];
+    const m = /^(\d{1,2})(?:[:.h](\d{2}))?(?::(\d{2}))?\s*(?:([ap])\.?\s?m?\.?)?$/.exec(t);
+    if (!m || (m[2] === undefined && !m[4])) return null;
+    let h = +m[1];
+    const min = m[2] === undefined ? 0 : +m[2];
+    const sec = m[3] === undefined ? null : +m[3];
+    if (m[4]) {
+      if (h < 1 || h > 12) return null;
+      h = (h % 12) + (m[4] === 'p' ? 12 : 0);
+    }
+    if (h > 23 || min > 59 || (sec !== null && sec > 59)) return null;
+    return [h, min, sec];
+  }
+  const timeValue = (tm) => `${pad(tm[0])}:${pad(tm[1])}` + (tm[2] !== null ? `:${pad(tm[2])}` : '');
+  const dateValue = (d) => `${pad(d.y, 4)}-${pad(d.m)}-${pad(d.d)}`;
+  function isoWeek(d) {
+    const date = new Date(Date.UTC(d.y, d.m - 1, d.d));
+    const dow = date.getUTCDay() || 7;
+    date.setUTCDate(date.getUTCDate() + 4 - dow);
+    const start = new Date(Date.UTC(date.getUTCFullYear(), 0, 1));
+    const week = Math.ceil(((date - start) / 86400000 + 1) / 7);
+    return `${pad(date.getUTCFullYear(), 4)}-W${pad(week)}`;
+  }
+  const WANTS = {
+    date: 'a date, e.g. 2011-10-11, 10/11/2011 (month first), 11.10.2011 or October 11, 2011; the field stores YYYY-MM-DD',
+    time: 'a time, e.g. 20:04 or 8:04 PM; the field stores HH:MM (24-hour)',
+    'datetime-local': 'a date and a time, e.g. 2011-10-11 20:04 or 10/11/2011 8:04 PM; the field stores YYYY-MM-DDTHH:MM',
+    month: 'a month, e.g. 2011-10, 10/2011 or October 2011; the field stores YYYY-MM',
+    week: 'a week, e.g. 2011-W41, week 41 2011 or a date in that week; the field stores YYYY-Www',
+    color: 'a colour, e.g. #ff8800, #f80, rgb(255, 136, 0) or orange; the field stores #rrggbb',
+    range: 'a number',
+  };
+  // The control's own format for `text`, or null when it cannot be read.
+  function controlValue(type, text) {
+    const t = String(text).trim();
+    if (type === 'date') { const d = readDate(t); return d && dateValue(d); }
+    if (type === 'time') { const tm = readTime(t); return tm && timeValue(tm); }
+    if (type === 'datetime-local') {
+      const iso = /^(\d{4}-\d{1,2}-\d{1,2})[T ](\d{1,2}:\d{2}(?::\d{2})?)$/.exec(t);
+      if (iso) {
+        const d = readDate(iso[1]), tm = readTime(iso[2]);
+        return d && tm ? `${dateValue(d)}T${timeValue(tm)}` : null;
+      }
+      // The time is the tail: "<date>[,| at ]<time>".
+      const m = /^(.*?)(?:,|\s|\sat\s)+(\d{1,2}(?:[:.]\d{2}){0,2}\s*(?:[ap]\.?\s?m\.?)?|noon|midnight)$/i.exec(t);
+      if (!m) return null;
+      const d = readDate(m[1].replace(/\s+at$/i, '')), tm = readTime(m[2]);
+      return d && tm ? `${dateValue(d)}T${timeValue(tm)}` : null;
+    }
+    if (type === 'month') {
+      let m = /^(\d{4})[-/.](\d{1,2})$/.exec(t) || null;
+      if (m && +m[2] >= 1 && +m[2] <= 12) return `${m[1]}-${pad(+m[2])}`;
+      m = /^(\d{1,2})[-/.](\d{4})$/.exec(t);
+      if (m && +m[1] >= 1 && +m[1] <= 12) return `${m[2]}-${pad(+m[1])}`;
+      const words = t.replace(/,/g, ' ').split(/\s+/);
+      if (words.length === 2) {
+        const mo = monthOf(words[0]) || monthOf(words[1]);
+        const y = /^\d{4}$/.test(words[1]) ? words[1] : /^\d{4}$/.test(words[0]) ? words[0] : null;
+        if (mo && y) return `${y}-${pad(mo)}`;
+      }
+      const d = readDate(t);
+      return d && `${pad(d.y, 4)}-${pad(d.m)}`;
+    }
+    if (type === 'week') {
+      let m = /^(\d{4})-?w(\d{1,2})$/i.exec(t);
+      if (m) return `${m[1]}-W${pad(+m[2])}`;
+      m = /^(?:w|week)\s*(\d{1,2})[,\s]+(\d{4})$/i.exec(t);
+      if (m) return `${m[2]}-W${pad(+m[1])}`;
+      const d = readDate(t);
+      return d && isoWeek(d);
+    }
+    if (type === 'color') {
+      let m = /^#?([0-9a-f]{3}|[0-9a-f]{6})$/i.exec(t);
+      if (m) {
+        const h = m[1].length === 3 ? m[1].replace(/./g, (c) => c + c) : m[1];
+        return '#' + h.toLowerCase();
+      }
+      // Any CSS colour, read the way the browser reads it.
+      const ctx = document.createElement('canvas').getContext('2d');
+      if (!ctx) return null;
+      // An unreadable colour leaves fillStyle as it was: two probes tell.
+      const read = (probe) => { ctx.fillStyle = probe; ctx.fillStyle = t; return ctx.fillStyle; };
+      const a = read('#000000'), b = read('#ffffff');
+      return a === b && /^#[0-9a-f]{6}$/.test(a) ? a : null;
+    }
+    if (type === 'range') {
+      const n = Number(t.replace(/[\s,]/g, '').replace(/%$/, ''));
+      return t !== '' && Number.isFinite(n) ? String(n) : null;
+    }
+    return t;
+  }
+
+  const parentKeys = new WeakMap();
+  let parentCount = 0;
+  let dragged = null;  // WeakRef to the element the last drag moved
+  const SKIPPED_SIBLINGS = new Set(['script', 'style', 'template']);
+
   const ops = {
     // Returns the click point after the checks.
     point: async (found, args) => prepare(found, args),
@@ -307,8 +456,20 @@
         return { ...fail('not_interactive', `${found.label} (${describe(el)}) is not contenteditable; use input_text for form fields`), retry: false };
       }
       if (kind === 'value') {
-        nativeSetValue(el, args.text);
+        const type = (el.getAttribute('type') || '').toLowerCase();
+        const wanted = controlValue(type, args.text);
+        const wants = WANTS[type] || 'another format';
+        if (wanted === null) {
+          return { ...fail('invalid_params', `${found.label} (${describe(el)}) is a ${type} field and cannot read ${JSON.stringify(args.text)}: it wants ${wants}`), retry: false };
+        }
+        el.focus({ preventScroll: true });
+        nativeSetValue(el, wanted);
         fire(el, 'input'); fire(el, 'change');
+        if (el.value !== wanted) {
+          let limits = '';
+          if (el.min || el.max || (el.step && el.step !== 'any')) limits = ` within min ${el.min || '-'} / max ${el.max || '-'} / step ${el.step || 'default'}`;
+          return { ...fail('invalid_params', `${found.label} (${describe(el)}) did not take ${JSON.stringify(wanted)} (read from ${JSON.stringify(args.text)}); it holds ${JSON.stringify(el.value)} and wants ${wants}${limits}`), retry: false };
+        }
         return { ok: true, done: true, value: el.value };
       }
       const focused = focusAndSelect(el, args.clear);
@@ -434,20 +595,55 @@
     },
 
     // HTML5 drag and drop, synthesized: Chromium only starts a native drag
-    // from real OS input, so the page's dragstart/drop handlers get
-    // DragEvents carrying one shared DataTransfer instead.
+    // from real OS input, so the page's handlers get DragEvents carrying one
+    // shared DataTransfer instead. The pointer travels in steps (`path`,
+    // top-level points) with dragenter/dragover on whatever lies under each
+    // point, so sortables that reorder on dragover see it pass the target's
+    // midpoint, and a frame passes between steps as it would for a person.
     html5Drag: async (found, args) => {
       const src = found.el;
-      const dst = args.toEl;
       const dt = new DataTransfer();
       const ev = (type, el, x, y) => el.dispatchEvent(new DragEvent(type, { bubbles: true, cancelable: true, composed: true, dataTransfer: dt, clientX: x, clientY: y }));
-      ev('dragstart', src, args.fromPoint.x, args.fromPoint.y);
-      ev('drag', src, args.fromPoint.x, args.fromPoint.y);
-      ev('dragenter', dst, args.toPoint.x, args.toPoint.y);
-      ev('dragover', dst, args.toPoint.x, args.toPoint.y);
-      const dropped = !ev('drop', dst, args.toPoint.x, args.toPoint.y);
-      ev('dragend', src, args.toPoint.x, args.toPoint.y);
+      const [x0, y0] = args.path[0];
+      ev('dragstart', src, x0, y0);
+      let over = null;
+      let last = [x0, y0];
+      for (const [x, y] of args.path) {
+        await nextFrame();
+        if (!src.isConnected) break;
+        ev('drag', src, x, y);
+        const under = deepHit(x, y) || args.toEl;
+        if (under !== over) {
+          if (over) ev('dragleave', over, x, y);
+          ev('dragenter', under, x, y);
+          over = under;
+        }
+        ev('dragover', over, x, y);
+        last = [x, y];
+      }
+      const dropped = over ? !ev('drop', over, last[0], last[1]) : false;
+      ev('dragend', src, last[0], last[1]);
       return { ok: true, dropped };
+    },
+
+    // Where the element sits among its parent's element children, to tell
+    // afterwards whether a drag moved it.
+    // `keep` remembers the element and `again` reads the remembered one: a
+    // selector such as `li:nth-child(1)` names another item once the list
+    // has reordered.
+    order: async (found, args) => {
+      const el = args.again ? (dragged && dragged.deref()) : found.el;
+      if (args.keep) dragged = new WeakRef(el);
+      if (!el || !el.isConnected) return { ok: true, connected: false };
+      const parent = el.parentElement;
+      if (!parent) return { ok: true, connected: true };
+      let key = parentKeys.get(parent);
+      if (key === undefined) { parentCount += 1; key = parentCount; parentKeys.set(parent, key); }
+      const siblings = Array.from(parent.children).filter((c) => !SKIPPED_SIBLINGS.has(c.localName));
+      // Items of one sortable list share a tag and a class; a drop zone next
+      // to the dragged card usually does not.
+      const kind = el.localName + '.' + (typeof el.className === 'string' ? squeeze(el.className) : '');
+      return { ok: true, connected: true, parent: key, index: siblings.indexOf(el), count: siblings.length, list: describe(parent), kind };
     },
 
     isDraggable: async (found) => {
@@ -560,20 +756,57 @@
 
   // ---- settling and waiting ----
 
-  // Resolves once no DOM mutation happened for `quiet` ms (or after `max`).
+  // Late UI: timers the page set in answer to input (reported by the hook
+  // in the page's world, listeners.js) and CSS transitions still running.
+  let timersBusy = false;
+  document.addEventListener('webagent:timers-busy', () => { timersBusy = true; }, true);
+  const inputTimersPending = () => {
+    timersBusy = false;
+    document.dispatchEvent(new Event('webagent:timers?'));
+    return timersBusy;
+  };
+  const transitions = new Map();  // element -> properties in transition
+  const transitionKey = (e) => e.composedPath()[0];
+  // Only transitions that reveal or move things count; colour changes on
+  // hover are cosmetic and must not slow every click down.
+  const REVEALING = /^(opacity|visibility|transform|translate|scale|height|max-height|width|max-width|top|left|right|bottom|clip-path|display)$/;
+  addEventListener('transitionrun', (e) => {
+    if (!REVEALING.test(e.propertyName)) return;
+    const el = transitionKey(e);
+    transitions.set(el, (transitions.get(el) || 0) + 1);
+  }, true);
+  const transitionDone = (e) => {
+    if (!REVEALING.test(e.propertyName)) return;
+    const el = transitionKey(e);
+    const n = (transitions.get(el) || 0) - 1;
+    if (n > 0) transitions.set(el, n); else transitions.delete(el);
+  };
+  addEventListener('transitionend', transitionDone, true);
+  addEventListener('transitioncancel', transitionDone, true);
+  const transitionsRunning = () => {
+    for (const el of transitions.keys()) if (!el.isConnected) transitions.delete(el);
+    return transitions.size > 0;
+  };
+
+  // Resolves once no DOM mutation happened for `quiet` ms, no timer the
+  // action's input started is pending and no transition runs (or after
+  // `max`). A page that starts nothing is done after one quiet period.
   function domQuiet(quiet, max) {
     return new Promise((resolve) => {
       const start = performance.now();
-      let last = start, mutations = 0;
+      let last = start, mutations = 0, lateWait = false;
       const obs = new MutationObserver((records) => { mutations += records.length; last = performance.now(); });
       obs.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
       const check = () => {
         const now = performance.now();
-        if (now - last >= quiet || now - start >= max) {
+        const quietNow = now - last >= quiet;
+        const late = quietNow && (inputTimersPending() || transitionsRunning());
+        if (late) lateWait = true;
+        if ((quietNow && !late) || now - start >= max) {
           obs.disconnect();
-          resolve({ ok: true, mutations, waited: Math.round(now - start), capped: now - last < quiet });
+          resolve({ ok: true, mutations, waited: Math.round(now - start), capped: !quietNow || late, late: lateWait });
         } else {
-          setTimeout(check, Math.max(1, quiet - (now - last)));
+          setTimeout(check, late ? Math.min(quiet, 16) : Math.max(1, quiet - (now - last)));
         }
       };
       setTimeout(check, quiet);
