@@ -1,4 +1,42 @@
-//! Benchmarks behind `webagent bench …` that are not tied to one command's
-//! code (the others live next to what they measure, under `cli`).
+//! The benchmarks behind `webagent bench …`. Each prints its figures next
+//! to a baseline measured in the same run (a bare CDP call, a naive scan,
+//! an unwindowed draw, a plain Rust call), so a figure means the same on
+//! any machine. Build with `--release` before trusting them.
 
+pub mod late_ui;
+pub mod observe;
 pub mod prompt;
+pub mod script;
+pub mod sitemap;
+pub mod step;
+pub mod tui;
+
+use std::time::Duration;
+
+/// `v` rounded to two decimals, for printed figures.
+pub fn round2(v: f64) -> f64 {
+    (v * 100.0).round() / 100.0
+}
+
+/// The median of sorted values.
+pub fn median(sorted: &[f64]) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let mid = sorted.len() / 2;
+    if sorted.len() % 2 == 1 {
+        sorted[mid]
+    } else {
+        (sorted[mid - 1] + sorted[mid]) / 2.0
+    }
+}
+
+/// A duration in µs below a millisecond, in ms above.
+pub fn fmt_duration(duration: Duration) -> String {
+    let micros = duration.as_secs_f64() * 1e6;
+    if micros >= 1000.0 {
+        format!("{:.2} ms", micros / 1000.0)
+    } else {
+        format!("{micros:.1} µs")
+    }
+}

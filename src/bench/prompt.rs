@@ -140,7 +140,7 @@ fn sample_step(step: usize, url: &str) -> HistoryEntry {
 pub async fn run(launch: LaunchOptions) -> anyhow::Result<Vec<PromptFigures>> {
     let demo = DemoSite::start().await?;
     let list = PageServer::start().await?;
-    let items = crate::cli::observe::bench_pages()
+    let items = super::observe::bench_pages()
         .into_iter()
         .find(|(name, _)| name == "items-20000")
         .map(|(_, html)| html)

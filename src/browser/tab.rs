@@ -260,7 +260,7 @@ impl Tab {
         Ok(url.unwrap_or_default())
     }
 
-    async fn create_world(&self) -> Result<ExecutionContextId, BrowserError> {
+    async fn create_world(&self) -> Result<Option<ExecutionContextId>, BrowserError> {
         let limit = self.ctx.call_timeout;
         let frame = self
             .with_timeout("finding the main frame", limit, self.page.mainframe())
@@ -284,10 +284,9 @@ impl Tab {
             .evaluate_in(id, OBSERVER_JS, "installing the observer", limit)
             .await?
         {
-            Evaluated::Value(_) => Ok(id),
-            Evaluated::ContextGone => Err(BrowserError::Script(
-                "the page navigated while the observer was being installed; try again".into(),
-            )),
+            Evaluated::Value(_) => Ok(Some(id)),
+            // The page navigated while the observer was being installed.
+            Evaluated::ContextGone => Ok(None),
         }
     }
 
@@ -324,7 +323,11 @@ impl Tab {
                         .unwrap_or(serde_json::Value::Null),
                 ))
             }
-            Err(BrowserError::Cdp { message, .. }) if message.contains("context") => {
+            // The document went away under the call: Chromium says so as a
+            // lost context, or as the target having navigated.
+            Err(BrowserError::Cdp { message, .. })
+                if message.contains("context") || message.contains("navigated or closed") =>
+            {
                 Ok(Evaluated::ContextGone)
             }
             Err(e) => Err(e),
@@ -345,12 +348,14 @@ impl Tab {
         for _attempt in 0..3 {
             let id = match *world {
                 Some(id) => id,
-                None => {
-                    let id = self.create_world().await?;
-                    *world = Some(id);
-                    fresh = true;
-                    id
-                }
+                None => match self.create_world().await? {
+                    Some(id) => {
+                        *world = Some(id);
+                        fresh = true;
+                        id
+                    }
+                    None => continue,
+                },
             };
             match self.evaluate_in(id, expression, what, limit).await? {
                 Evaluated::Value(v) => return Ok((v, fresh)),

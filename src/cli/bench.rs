@@ -6,25 +6,23 @@ use std::process::ExitCode;
 
 use clap::Subcommand;
 
-mod late_ui;
-
 /// The benchmarks.
 #[derive(Debug, Subcommand)]
 pub enum BenchCommand {
     /// Sitemap search and resolve on a generated sitemap.
-    Sitemap(super::sitemap::BenchArgs),
+    Sitemap(crate::bench::sitemap::BenchArgs),
     /// Page observation against a bare DOMSnapshot capture.
-    Observe(super::observe::BenchArgs),
+    Observe(crate::bench::observe::BenchArgs),
     /// The non-LLM part of a step (act, settle, observe) against a bare
     /// `Runtime.evaluate` round trip; then a step whose action changes
     /// nothing and one whose action opens a submenu 300 ms late.
-    Step(super::exec::BenchArgs),
+    Step(crate::bench::step::BenchArgs),
     /// Workbench frame draw time over a 20,000-element listing against the
     /// same frame drawn without windowing.
-    Tui(super::tui::BenchArgs),
+    Tui(crate::bench::tui::BenchArgs),
     /// A custom action's call through the Rhai sandbox (thread, engine,
     /// host round trip) against the same work as a plain Rust call.
-    Script(super::recipe::BenchArgs),
+    Script(crate::bench::script::BenchArgs),
     /// The size of each part of a step's request (fixed part, page,
     /// history at step 1 and 20) on the demo pages and a 20,000-item list,
     /// and whether the part before the page stays a cacheable prefix.
@@ -58,8 +56,8 @@ fn bench_prompt(args: PromptBenchArgs) -> anyhow::Result<ExitCode> {
 /// Runs one benchmark.
 pub fn run(command: BenchCommand) -> anyhow::Result<ExitCode> {
     match command {
-        BenchCommand::Sitemap(args) => super::sitemap::bench(args),
-        BenchCommand::Observe(args) => super::observe::bench(args),
+        BenchCommand::Sitemap(args) => crate::bench::sitemap::bench(args),
+        BenchCommand::Observe(args) => crate::bench::observe::bench(args),
         BenchCommand::Step(args) => {
             // The settling figures run after the step table, in a browser
             // of their own, so the step benchmark itself is unchanged.
@@ -68,13 +66,14 @@ pub fn run(command: BenchCommand) -> anyhow::Result<ExitCode> {
                 (args.runs / 5).clamp(5, 40),
                 args.json,
             );
-            let code = super::exec::bench(args)?;
-            let report = super::runtime()?.block_on(late_ui::measure(launch, runs))?;
-            late_ui::print(&report, json);
+            let code = crate::bench::step::bench(args)?;
+            let report =
+                super::runtime()?.block_on(crate::bench::late_ui::measure(launch, runs))?;
+            crate::bench::late_ui::print(&report, json);
             Ok(code)
         }
-        BenchCommand::Tui(args) => super::tui::bench(args),
-        BenchCommand::Script(args) => super::recipe::bench(args),
+        BenchCommand::Tui(args) => crate::bench::tui::bench(args),
+        BenchCommand::Script(args) => crate::bench::script::bench(args),
         BenchCommand::Prompt(args) => bench_prompt(args),
     }
 }

@@ -1,0 +1,207 @@
+//! `webagent bench step`.
+
+use crate::actions::Catalog;
+use crate::browser::act::{ExecOptions, Executor};
+use crate::browser::{BrowserSession, ObserveOptions};
+use crate::cli::observe::BrowserOpts;
+use crate::serve::PageServer;
+use anyhow::Context;
+use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
+use serde_json::{json, Value};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+/// Flags of `webagent bench step`.
+#[derive(Debug, clap::Args)]
+pub struct BenchArgs {
+    /// Steps to time (clicks and fills alternate); as many bare round trips.
+    #[arg(long, default_value_t = 200)]
+    pub runs: usize,
+    /// Print one JSON object instead of the table.
+    #[arg(long)]
+    pub json: bool,
+    /// The browser to use.
+    #[command(flatten)]
+    pub browser: BrowserOpts,
+}
+
+/// Runs `webagent bench step`.
+pub fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
+    let runtime = crate::cli::runtime()?;
+    runtime.block_on(bench_command(args))
+}
+
+/// The benchmark page: a form the size of a simple real page, a button whose
+/// handler updates the DOM, and a field.
+fn step_page() -> String {
+    let mut html = String::from(
+        "<!doctype html><html><head><title>Step</title></head><body>\
+         <h1>Orders</h1><p id=\"count\">0 clicks</p>\
+         <button id=\"more\" onclick=\"this.dataset.n = (+this.dataset.n || 0) + 1; \
+         count.textContent = this.dataset.n + ' clicks'\">Add one</button>\
+         <label>Note <input id=\"note\" name=\"note\"></label><ul>",
+    );
+    for i in 0..20 {
+        html.push_str(&format!("<li><a href=\"#item{i}\">Item {i}</a></li>"));
+    }
+    html.push_str("</ul></body></html>");
+    html
+}
+
+/// p-th percentile of sorted values (nearest rank).
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let rank = ((p / 100.0) * (sorted.len() - 1) as f64).round() as usize;
+    sorted[rank.min(sorted.len() - 1)]
+}
+
+#[derive(Debug, Default)]
+struct Spread {
+    values: Vec<f64>,
+}
+
+impl Spread {
+    fn push(&mut self, v: f64) {
+        self.values.push(v);
+    }
+
+    fn summary(&mut self) -> Value {
+        self.values.sort_by(f64::total_cmp);
+        let r = |v: f64| (v * 100.0).round() / 100.0;
+        json!({
+            "median": r(percentile(&self.values, 50.0)),
+            "p10": r(percentile(&self.values, 10.0)),
+            "p90": r(percentile(&self.values, 90.0)),
+        })
+    }
+}
+
+async fn bench_command(args: BenchArgs) -> anyhow::Result<ExitCode> {
+    let server = PageServer::start().await?;
+    server.html("/step", step_page());
+    let session = BrowserSession::start(args.browser.launch_options()).await?;
+    let tab = session.new_tab(&server.url("/step")).await?;
+    let executor = Executor::new(&tab, ExecOptions::default());
+    let catalog = Catalog::builtin();
+    let click = catalog
+        .parse(&json!({"click": {"selector": "#more"}}))
+        .map_err(|e| anyhow::anyhow!("building the click: {e}"))?;
+    let mut state = tab.observe(&ObserveOptions::default()).await?;
+    let runs = args.runs.max(1);
+    let (mut click_steps, mut fill_steps) = (Spread::default(), Spread::default());
+    let (mut step, mut act, mut settle, mut observe, mut eval) = (
+        Spread::default(),
+        Spread::default(),
+        Spread::default(),
+        Spread::default(),
+        Spread::default(),
+    );
+    let warmup = 5;
+    for i in 0..runs + warmup {
+        // Fills go by index, the way the model names elements.
+        let index = state
+            .elements
+            .iter()
+            .find(|e| e.tag == "input")
+            .map(|e| e.index.0)
+            .context("the benchmark page lists no input")?;
+        let action = if i % 2 == 0 {
+            click.clone()
+        } else {
+            catalog
+                .parse(&json!({"input_text": {"index": index, "text": format!("note {i}")}}))
+                .map_err(|e| anyhow::anyhow!("building the fill: {e}"))?
+        };
+        let started = Instant::now();
+        let result = executor.execute(&action, Some(&state)).await;
+        let acted = started.elapsed();
+        if !result.is_ok() {
+            anyhow::bail!(
+                "step {i} ({action}) failed: {}",
+                serde_json::to_string(&result)?
+            );
+        }
+        state = tab.observe(&ObserveOptions::default()).await?;
+        let total = started.elapsed();
+        // The bare round trip, in the same loop so load shifts both alike.
+        let before = Instant::now();
+        tab.with_timeout(
+            "evaluating 1",
+            tab.call_timeout(),
+            tab.page().execute(EvaluateParams::new("1")),
+        )
+        .await?;
+        let round_trip = before.elapsed();
+        if i < warmup {
+            continue;
+        }
+        let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+        let settle_ms = result
+            .data()
+            .and_then(|d| d.get("settle_ms"))
+            .and_then(Value::as_f64)
+            .unwrap_or(0.0);
+        step.push(ms(total));
+        if i % 2 == 0 {
+            click_steps.push(ms(total));
+        } else {
+            fill_steps.push(ms(total));
+        }
+        act.push(ms(acted) - settle_ms);
+        settle.push(settle_ms);
+        observe.push(ms(total - acted));
+        eval.push(ms(round_trip));
+    }
+    let step_s = step.summary();
+    let eval_s = eval.summary();
+    let ratio = step_s["median"].as_f64().unwrap_or(0.0)
+        / eval_s["median"].as_f64().unwrap_or(1.0).max(0.001);
+    let report = json!({
+        "runs": runs,
+        "step_ms": step_s,
+        "click_step_ms": click_steps.summary(),
+        "fill_step_ms": fill_steps.summary(),
+        "act_ms": act.summary(),
+        "settle_ms": settle.summary(),
+        "observe_ms": observe.summary(),
+        "evaluate_ms": eval_s,
+        "ratio_step_to_evaluate": (ratio * 10.0).round() / 10.0,
+        "target_median_ms": 50,
+    });
+    if let Err(err) = tab.close().await {
+        tracing::debug!(%err, "closing the bench tab");
+    }
+    if args.json {
+        println!("{report}");
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("step = act + settle + observe, {runs} runs (clicks and fills alternate)");
+    println!("{:<22} {:>9} {:>9} {:>9}", "", "median", "p10", "p90");
+    // act, settle and observe are over all steps.
+    for (label, key) in [
+        ("step (ms)", "step_ms"),
+        ("  click steps (ms)", "click_step_ms"),
+        ("  fill steps (ms)", "fill_step_ms"),
+        ("  act (ms)", "act_ms"),
+        ("  settle (ms)", "settle_ms"),
+        ("  observe (ms)", "observe_ms"),
+        ("Runtime.evaluate (ms)", "evaluate_ms"),
+    ] {
+        let s = &report[key];
+        println!(
+            "{label:<22} {:>9.2} {:>9.2} {:>9.2}",
+            s["median"].as_f64().unwrap_or(0.0),
+            s["p10"].as_f64().unwrap_or(0.0),
+            s["p90"].as_f64().unwrap_or(0.0)
+        );
+    }
+    let median = report["step_ms"]["median"].as_f64().unwrap_or(0.0);
+    println!(
+        "step / evaluate: {:.1}x; target median < 50 ms: {}",
+        ratio,
+        if median < 50.0 { "met" } else { "NOT met" }
+    );
+    Ok(ExitCode::SUCCESS)
+}
