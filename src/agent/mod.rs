@@ -46,13 +46,17 @@ pub use approval::{
 };
 pub use normalize::{normalize, NormalizeError, NormalizedTurn};
 pub use prompt::{system_prompt, user_prompt, HistoryEntry, StepPrompt};
-pub use tool::agent_tool;
+pub use tool::{agent_tool, agent_tool_with};
 
 /// The name of the one tool the model must call each step.
 pub const AGENT_TOOL_NAME: &str = "agent_step";
 
 /// The step limit when none is given.
 pub const DEFAULT_MAX_STEPS: usize = 40;
+
+/// Actions the model may send as one step's list, when the caller sets no
+/// other limit.
+pub const DEFAULT_MAX_ACTIONS: usize = 5;
 
 /// Answers in a row without a usable action after which a run ends, when
 /// the caller sets no other limit.
@@ -224,6 +228,7 @@ pub struct Agent<E: Environment> {
     stop: StopSignal,
     config: AgentConfig,
     max_invalid_answers: usize,
+    max_actions: usize,
 }
 
 /// What the loop keeps between steps.
@@ -328,6 +333,7 @@ impl<E: Environment> Agent<E> {
             stop: StopSignal::never(),
             config: AgentConfig::default(),
             max_invalid_answers: DEFAULT_MAX_INVALID_ANSWERS,
+            max_actions: DEFAULT_MAX_ACTIONS,
         }
     }
 
@@ -335,6 +341,13 @@ impl<E: Environment> Agent<E> {
     /// action (`agent.max_invalid_answers`; at least 1).
     pub fn with_max_invalid_answers(mut self, limit: usize) -> Self {
         self.max_invalid_answers = limit.max(1);
+        self
+    }
+
+    /// How many actions one answer may list (`agent.max_actions_per_step`;
+    /// 1 keeps one action per step).
+    pub fn with_max_actions(mut self, limit: usize) -> Self {
+        self.max_actions = limit.max(1);
         self
     }
 
@@ -370,7 +383,7 @@ impl<E: Environment> Agent<E> {
     /// The forced tool: the reflection fields plus the union of every
     /// catalog action.
     pub fn tool(&self) -> FunctionTool {
-        agent_tool(&self.catalog)
+        agent_tool_with(&self.catalog, self.max_actions)
     }
 
     /// Runs `task` until it ends; the outcome is also sent as a `done`
@@ -386,7 +399,7 @@ impl<E: Environment> Agent<E> {
             model: self.llm.config().model.clone(),
             max_steps: self.config.max_steps,
         });
-        let system = system_prompt(&self.config.secrets.names());
+        let system = prompt::system_prompt_with(&self.config.secrets.names(), self.max_actions);
         let tool = self.tool();
         let mut state = RunState {
             history: Vec::new(),
@@ -586,11 +599,53 @@ impl<E: Environment> Agent<E> {
         state.invalid_in_row = 0;
 
         let started = Instant::now();
-        let (ran, result, finished) = self.act(step, action, &draft.reflection, &page).await;
+        let reflection = draft.reflection.clone();
+        let (ran, result, finished) = self.act(step, action, &reflection, &page).await;
         draft.timings.act_ms = ms_since(started);
         draft.action = ran.to_json();
         draft.shown = ran.to_string();
+        let mut going_on = result.is_ok();
         self.record(state, draft, result);
+        let mut finished = finished;
+        let mut rest = turn.rest;
+        if rest.len() >= self.max_actions {
+            let dropped = rest.split_off(self.max_actions - 1);
+            self.note_stop(
+                state,
+                &dropped,
+                &format!("at most {} actions run per step", self.max_actions),
+            );
+        }
+        let mut seen = page;
+        let mut rest = rest.into_iter();
+        while finished.is_none() {
+            let Some((proposed, next)) = rest.next() else {
+                break;
+            };
+            let mut left: Vec<(Value, Result<Action, String>)> =
+                std::iter::once((proposed, next.clone())).collect();
+            let (action, now) = match self.next_in_list(going_on, next, &seen).await {
+                Ok(ready) => ready,
+                Err(reason) => {
+                    left.extend(rest.by_ref());
+                    self.note_stop(state, &left, &reason);
+                    break;
+                }
+            };
+            let mut draft = StepDraft::new(step);
+            draft.url = now.url.clone();
+            draft.reflection = reflection.clone();
+            let started = Instant::now();
+            let (ran, result, ended) = self.act(step, action, &reflection, &now).await;
+            draft.timings.act_ms = ms_since(started);
+            draft.action = ran.to_json();
+            draft.shown = ran.to_string();
+            // A refusal ends the list: the model planned the rest with it.
+            going_on = result.is_ok();
+            self.record(state, draft, result);
+            finished = ended;
+            seen = now;
+        }
         match finished {
             Some(finished) => StepEnd::Finished(RunOutcome {
                 steps: step,
@@ -599,6 +654,78 @@ impl<E: Environment> Agent<E> {
             }),
             None => StepEnd::Continue,
         }
+    }
+
+    /// Whether the next action of a list may run, on the page as it is
+    /// now: the one before it worked, it is valid, the page did not
+    /// navigate, and its target is the element the model saw under that
+    /// index. Returns the action and the page, or why the list stops.
+    async fn next_in_list(
+        &mut self,
+        previous_ok: bool,
+        next: Result<Action, String>,
+        seen: &PageState,
+    ) -> Result<(Action, PageState), String> {
+        if !previous_ok {
+            return Err("the action before it did not succeed".into());
+        }
+        let action = next.map_err(|message| format!("it is not valid: {message}"))?;
+        let now = self
+            .environment
+            .observe()
+            .await
+            .map_err(|e| format!("the page could not be observed: {}", e.message))?;
+        let page_of = |url: &str| url.split('#').next().unwrap_or(url).to_string();
+        if page_of(&now.url) != page_of(&seen.url) {
+            return Err(format!("the page changed to {}", now.url));
+        }
+        if let Some(Target::Index { index }) = action.target() {
+            let index = *index as usize;
+            let before = seen.elements.iter().find(|e| e.index.0 == index);
+            let after = now.elements.iter().find(|e| e.index.0 == index);
+            match (before, after) {
+                (Some(before), Some(after)) if same_element(before, after) => {}
+                (_, None) => return Err(format!("element {index} is gone")),
+                (_, Some(after)) => {
+                    return Err(format!(
+                        "element {index} is now {}",
+                        prompt::clip(&crate::dom::element_line(after), 80)
+                    ))
+                }
+            }
+        }
+        Ok((action, now))
+    }
+
+    /// Tells the model (in its history) and the person (an event) which
+    /// actions of a list were not run, and why.
+    fn note_stop(
+        &mut self,
+        state: &mut RunState,
+        left: &[(Value, Result<Action, String>)],
+        reason: &str,
+    ) {
+        if left.is_empty() {
+            return;
+        }
+        let names: Vec<String> = left
+            .iter()
+            .map(|(proposed, _)| prompt::clip(&action_text(proposed), 60))
+            .collect();
+        let note = format!(
+            "not run: {} ({reason}); look at the page and send them again if still needed",
+            names.join("; ")
+        );
+        if let Some(last) = state.history.last_mut() {
+            last.result = self
+                .config
+                .secrets
+                .mask(&format!("{}; then {note}", last.result));
+        }
+        self.emit(Event::Error {
+            error: format!("the list of actions stopped early: {note}"),
+            fatal: false,
+        });
     }
 
     /// Counts an answer without a usable action; after
@@ -917,6 +1044,27 @@ fn cut_off_message(bound: Option<u32>) -> String {
         "your answer was cut off at {bound} limit (llm.max_output_tokens), so nothing was done; keep memory and goals short and send arguments shaped like {}",
         normalize::EXPECTED_SHAPE
     )
+}
+
+/// Whether two listings show the same element: tag, text and the
+/// attributes that name it (its value or checked state may have changed
+/// by the action before; that does not make it another element).
+fn same_element(a: &crate::dom::InteractiveElement, b: &crate::dom::InteractiveElement) -> bool {
+    const NAMING: [&str; 8] = [
+        "id",
+        "name",
+        "type",
+        "href",
+        "placeholder",
+        "aria-label",
+        "role",
+        "label",
+    ];
+    a.tag == b.tag
+        && a.text == b.text
+        && NAMING
+            .iter()
+            .all(|key| a.attribute(key) == b.attribute(key))
 }
 
 /// The result as the model reads it in the history.

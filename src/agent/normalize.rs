@@ -115,6 +115,10 @@ pub struct NormalizedTurn {
     /// The validated action, or why it is not valid (the message the model
     /// sees next step).
     pub action: Result<Action, String>,
+    /// The actions after the first when the model sent a list: each as
+    /// proposed, and validated or why not. They run in order after the
+    /// first, within the same step.
+    pub rest: Vec<(Value, Result<Action, String>)>,
     /// One line per repair made, for the step record.
     pub repairs: Vec<String>,
 }
@@ -406,6 +410,7 @@ fn normalize_arguments(
                 reflection: Reflection::default(),
                 proposed: Value::Null,
                 action: Err(NormalizeError::NotAnObject(kind_of(&other)).to_string()),
+                rest: Vec::new(),
                 repairs,
             }
         }
@@ -445,21 +450,45 @@ fn normalize_arguments(
                 action: Err(format!(
                     "your answer had no `action`{had}, so nothing was done; send arguments shaped like {EXPECTED_SHAPE}"
                 )),
+                rest: Vec::new(),
+                repairs,
+            };
+        }
+        // A list: the first is the step's action, the others follow it.
+        Some(Value::Array(items)) if items.len() > 1 => {
+            let mut items = items.into_iter();
+            let first = items.next().unwrap_or(Value::Null);
+            let first = shape_action(first, catalog, &mut repairs);
+            let rest = items
+                .map(|item| validated(shape_action(item, catalog, &mut repairs), catalog))
+                .collect();
+            let (proposed, action) = validated(first, catalog);
+            return NormalizedTurn {
+                reflection,
+                proposed,
+                action,
+                rest,
                 repairs,
             };
         }
         Some(action) => shape_action(action, catalog, &mut repairs),
     };
-    let action = catalog.parse(&proposed).map_err(|error| error.to_string());
-    let proposed = match &action {
-        Ok(action) => action.to_json(),
-        Err(_) => proposed,
-    };
+    let (proposed, action) = validated(proposed, catalog);
     NormalizedTurn {
         reflection,
         proposed,
         action,
+        rest: Vec::new(),
         repairs,
+    }
+}
+
+/// The proposed action checked against the catalog: the action in its
+/// canonical form when valid, as proposed with the reason otherwise.
+fn validated(proposed: Value, catalog: &Catalog) -> (Value, Result<Action, String>) {
+    match catalog.parse(&proposed) {
+        Ok(action) => (action.to_json(), Ok(action)),
+        Err(error) => (proposed, Err(error.to_string())),
     }
 }
 
@@ -535,12 +564,12 @@ fn shape_action(action: Value, catalog: &Catalog, repairs: &mut Vec<String>) -> 
         Value::Array(mut items) if !items.is_empty() => {
             if items.len() > 1 {
                 repairs.push(format!(
-                    "{} actions were given; only the first runs (one action per step)",
+                    "a list of {} actions was nested in a list item; only its first is taken",
                     items.len()
                 ));
-            } else {
-                repairs.push("the action was a one-item list; unwrapped".into());
             }
+            // A one-item list is a valid answer (a list of actions), not a
+            // repair.
             items.swap_remove(0)
         }
         other => other,
@@ -878,16 +907,20 @@ mod tests {
     }
 
     #[test]
-    fn several_actions_keep_only_the_first() {
+    fn a_list_of_actions_is_the_first_and_the_rest_each_validated() {
         let turn = run(&call(
             AGENT_TOOL_NAME,
-            &full(json!([{"click": {"index": 1}}, {"click": {"index": 2}}])).to_string(),
+            &full(json!([
+                {"click": {"index": 1}},
+                {"Click": {"index": "2"}},
+                {"fly": {}}
+            ]))
+            .to_string(),
         ));
         assert_eq!(turn.action, Ok(click(1)));
-        assert!(turn
-            .repairs
-            .iter()
-            .any(|r| r.contains("only the first runs")));
+        assert_eq!(turn.rest.len(), 2);
+        assert_eq!(turn.rest[0].1, Ok(click(2)), "repaired like the first");
+        assert!(turn.rest[1].1.is_err(), "an unknown action stays an error");
     }
 
     #[test]

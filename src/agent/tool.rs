@@ -42,13 +42,13 @@ const SUMMARIES: &[(&str, &str)] = &[
     ("scroll_to", "scroll the element into view"),
     ("drag_and_drop", "drag from onto to"),
     ("upload_file", "put a local file into a file input"),
-    ("highlight", "colour an element for the person watching"),
-    ("border", "outline an element for the person watching"),
+    ("highlight", "colour an element for the person"),
+    ("border", "outline an element for the person"),
     ("spotlight", "dim all but the element"),
     ("inject", "show a note next to the element"),
-    ("clear_overlays", "remove highlights, notes and subtitles"),
-    ("show_subtitle", "caption at the bottom of the page"),
-    ("extract", "structured data from the page by instruction"),
+    ("clear_overlays", "remove highlights and notes"),
+    ("show_subtitle", "caption at the bottom"),
+    ("extract", "structured data by instruction"),
     ("read_page", "the whole page's text"),
     ("screenshot", "save a PNG"),
     ("ask_user", "ask the person; waits for the answer"),
@@ -63,6 +63,24 @@ const SUMMARIES: &[(&str, &str)] = &[
 /// The forced tool for a catalog: the reflection fields and the action
 /// union, all required.
 pub fn agent_tool(catalog: &Catalog) -> FunctionTool {
+    agent_tool_with(catalog, super::DEFAULT_MAX_ACTIONS)
+}
+
+/// [`agent_tool`] for a run that takes lists of up to `max_actions`
+/// actions per step: `action` is one action or a list of them (list items
+/// are only said to be objects, so the schema stays small; each is
+/// validated like a single action).
+pub fn agent_tool_with(catalog: &Catalog, max_actions: usize) -> FunctionTool {
+    let mut action = catalog.action_schema();
+    if max_actions > 1 {
+        if let Some(branches) = action.get_mut("anyOf").and_then(Value::as_array_mut) {
+            branches.push(json!({
+                "type": "array",
+                "items": {"type": "object"},
+                "description": format!("at most {max_actions}"),
+            }));
+        }
+    }
     let mut description = String::from(
         "Actions as {\"name\": {parameters}}; target = index or selector, ? optional, = default:\n",
     );
@@ -84,7 +102,7 @@ pub fn agent_tool(catalog: &Catalog) -> FunctionTool {
                 "evaluation_previous_goal": {"type": "string"},
                 "memory": {"type": "string"},
                 "next_goal": {"type": "string"},
-                "action": catalog.action_schema(),
+                "action": action,
             },
             "required": ["evaluation_previous_goal", "memory", "next_goal", "action"],
         }),
@@ -238,8 +256,9 @@ mod tests {
         assert!(problems.is_empty(), "{problems:#?}");
         let branches = tool.parameters["properties"]["action"]["anyOf"]
             .as_array()
-            .expect("one branch per action");
-        assert_eq!(branches.len(), catalog.names().len());
+            .expect("one branch per action, and one for a list of them");
+        assert_eq!(branches.len(), catalog.names().len() + 1);
+        assert_eq!(branches[branches.len() - 1]["type"], "array");
         // "Exactly one of index or selector" stays in webagent's own check.
         let click = &branches[0]["properties"]["click"];
         assert!(click.get("oneOf").is_none() && click.get("required").is_none());
@@ -260,9 +279,9 @@ mod tests {
         let fixed = tool.chars().count() + system.chars().count();
         assert!(
             fixed <= 10_000,
-            "tool {} + system {}",
-            tool.len(),
-            system.len()
+            "tool {} + system {} characters",
+            tool.chars().count(),
+            system.chars().count()
         );
     }
 

@@ -173,37 +173,42 @@ async fn run_recipe_command(args: RunArgs) -> anyhow::Result<ExitCode> {
         Err(code) => return Ok(code),
     };
     let session = &mut headless.session;
-    let setup = session.agent_setup();
-    let yes = args.yes;
-    // `agent("…")` asks the configured model, approving like the recipe's
-    // own steps.
-    let sub_agent = session.model().ok().map(|_| LlmSubAgent {
-        setup: setup.clone(),
-        approver: Box::new(move || Box::new(HeadlessApprover { yes })),
-        stop: crate::llm::StopSignal::never(),
-    });
-    let cancel = CancelFlag::new();
-    let ctrl_c = {
-        let cancel = cancel.clone();
-        tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                cancel.cancel();
-            }
-        })
+    // Everything that holds a sender of the session's events lives in
+    // this block, so the printer sees the end of the stream at `finish`.
+    let success = {
+        let setup = session.agent_setup();
+        let yes = args.yes;
+        // `agent("…")` asks the configured model, approving like the recipe's
+        // own steps.
+        let sub_agent = session.model().ok().map(|_| LlmSubAgent {
+            setup: setup.clone(),
+            approver: Box::new(move || Box::new(HeadlessApprover { yes })),
+            stop: crate::llm::StopSignal::never(),
+        });
+        let cancel = CancelFlag::new();
+        let ctrl_c = {
+            let cancel = cancel.clone();
+            tokio::spawn(async move {
+                if tokio::signal::ctrl_c().await.is_ok() {
+                    cancel.cancel();
+                }
+            })
+        };
+        let outcome = run_recipe(
+            &setup,
+            &mut session.environment,
+            &name,
+            format!("recipe {name} ({file})"),
+            Box::new(HeadlessApprover { yes }),
+            session.config.agent.approve,
+            sub_agent,
+            &cancel,
+        )
+        .await;
+        ctrl_c.abort();
+        outcome.success
     };
-    let outcome = run_recipe(
-        &setup,
-        &mut session.environment,
-        &name,
-        format!("recipe {name} ({file})"),
-        Box::new(HeadlessApprover { yes }),
-        session.config.agent.approve,
-        sub_agent,
-        &cancel,
-    )
-    .await;
-    ctrl_c.abort();
-    Ok(headless.finish(outcome.success).await)
+    Ok(headless.finish(success).await)
 }
 
 /// Whether `file` is among `paths` already, itself or in a directory

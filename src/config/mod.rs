@@ -238,6 +238,8 @@ pub struct AgentSettings {
     pub listing: ListingMode,
     /// Answers in a row without a usable action after which a run ends.
     pub max_invalid_answers: usize,
+    /// How many actions one answer may list (1: one action per step).
+    pub max_actions_per_step: usize,
 }
 
 /// Where files live.
@@ -597,6 +599,9 @@ impl Config {
         if self.agent.max_invalid_answers == 0 {
             return Err(bad("agent.max_invalid_answers", "must be at least 1"));
         }
+        if self.agent.max_actions_per_step == 0 {
+            return Err(bad("agent.max_actions_per_step", "must be at least 1"));
+        }
         if self.llm.max_output_tokens == Some(0) {
             return Err(bad(
                 "llm.max_output_tokens",
@@ -888,6 +893,7 @@ check_struct!(AgentSettingsCheck {
     language: Given<String>,
     listing: Given<ListingMode>,
     max_invalid_answers: Given<usize>,
+    max_actions_per_step: Given<usize>,
 });
 check_struct!(PathSettingsCheck {
     sitemaps: Given<Vec<PathBuf>>,

@@ -30,6 +30,8 @@ pub struct AgentSetup {
     pub config: AgentConfig,
     /// Answers in a row without a usable action after which a run ends.
     pub max_invalid_answers: usize,
+    /// Actions one answer may list.
+    pub max_actions: usize,
     /// Where events go.
     pub events: UnboundedSender<Event>,
 }
@@ -73,6 +75,7 @@ impl AgentSetup {
             .with_stop(stop)
             .with_config(self.config.clone())
             .with_max_invalid_answers(self.max_invalid_answers)
+            .with_max_actions(self.max_actions)
     }
 }
 
