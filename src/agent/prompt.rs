@@ -137,11 +137,11 @@ pub fn system_prompt_with(secret_names: &[String], max_actions: usize) -> String
          Actions: see the function's description. No text outside the call.\n"
     );
     if max_actions > 1 {
-        let _ = write!(
+        let _ = writeln!(
             out,
             "`action` may be a list of up to {max_actions} actions run in order (fill fields, \
              then submit); it stops early if the page changes unplanned (navigation, next target \
-             gone or renumbered).\n"
+             gone or renumbered)."
         );
     }
     out

@@ -4,6 +4,7 @@
 //! any machine. Build with `--release` before trusting them.
 
 pub mod late_ui;
+pub mod mcp;
 pub mod observe;
 pub mod prompt;
 pub mod script;

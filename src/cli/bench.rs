@@ -15,7 +15,8 @@ pub enum BenchCommand {
     Observe(crate::bench::observe::BenchArgs),
     /// The non-LLM part of a step (act, settle, observe) against a bare
     /// `Runtime.evaluate` round trip; then a step whose action changes
-    /// nothing and one whose action opens a submenu 300 ms late.
+    /// nothing and one whose action opens a submenu 300 ms late; then a
+    /// click answered directly against the same click as an MCP call.
     Step(crate::bench::step::BenchArgs),
     /// Workbench frame draw time over a 20,000-element listing against the
     /// same frame drawn without windowing.
@@ -67,9 +68,12 @@ pub fn run(command: BenchCommand) -> anyhow::Result<ExitCode> {
                 args.json,
             );
             let code = crate::bench::step::bench(args)?;
-            let report =
-                super::runtime()?.block_on(crate::bench::late_ui::measure(launch, runs))?;
+            let runtime = super::runtime()?;
+            let report = runtime.block_on(crate::bench::late_ui::measure(launch.clone(), runs))?;
             crate::bench::late_ui::print(&report, json);
+            // The MCP round trip: the same click directly and as a tool call.
+            let round_trip = runtime.block_on(crate::bench::mcp::measure(launch, runs * 4))?;
+            crate::bench::mcp::print(&round_trip, json);
             Ok(code)
         }
         BenchCommand::Tui(args) => crate::bench::tui::bench(args),
