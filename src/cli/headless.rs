@@ -15,6 +15,27 @@ use crate::session::{print_events, Prepared, Session};
 /// Exit code for bad usage or configuration.
 pub const EXIT_USAGE: u8 = 2;
 
+/// Starts the session on `url` with its events going to `events`, then
+/// its trace file: the browser first, so a browser that cannot start
+/// leaves no trace file behind. On failure the reason is printed and the
+/// exit code comes back (2 for what the person must fix).
+pub async fn start_traced(
+    prepared: Prepared,
+    url: Option<&str>,
+    events: mpsc::UnboundedSender<Event>,
+) -> Result<(Session, TraceWriter), ExitCode> {
+    let sessions_dir = prepared.config.paths.sessions.clone();
+    let session = prepared.start(url, events).await.map_err(|error| {
+        eprintln!("error: {error}");
+        ExitCode::from(if error.is_usage() { EXIT_USAGE } else { 1 })
+    })?;
+    let trace = TraceWriter::create(&sessions_dir).map_err(|error| {
+        eprintln!("error: {error}");
+        ExitCode::from(EXIT_USAGE)
+    })?;
+    Ok((session, trace))
+}
+
 /// A started session whose events are being printed.
 pub struct Headless {
     /// The session.
@@ -37,25 +58,7 @@ impl Headless {
         script_log: bool,
     ) -> Result<Headless, ExitCode> {
         let (events, events_rx) = mpsc::unbounded_channel::<Event>();
-        let sessions_dir = prepared.config.paths.sessions.clone();
-        let session = match prepared.start(url, events).await {
-            Ok(session) => session,
-            Err(error) => {
-                eprintln!("error: {error}");
-                return Err(ExitCode::from(if error.is_usage() {
-                    EXIT_USAGE
-                } else {
-                    1
-                }));
-            }
-        };
-        let trace = match TraceWriter::create(&sessions_dir) {
-            Ok(trace) => trace,
-            Err(error) => {
-                eprintln!("error: {error}");
-                return Err(ExitCode::from(EXIT_USAGE));
-            }
-        };
+        let (session, trace) = start_traced(prepared, url, events).await?;
         let headless = Headless {
             trace: trace.path().to_path_buf(),
             printer: tokio::spawn(print_events(events_rx, trace, json, script_log)),

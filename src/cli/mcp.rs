@@ -7,8 +7,8 @@ use std::sync::Arc;
 use tokio::sync::{mpsc, Notify};
 
 use super::flags::{RunFlags, SessionFlags};
-use super::headless::EXIT_USAGE;
-use crate::events::{Event, TraceWriter};
+use super::headless::{start_traced, EXIT_USAGE};
+use crate::events::Event;
 use crate::mcp::{serve_http, serve_session, serve_stdio, WebagentMcp};
 use crate::tui::services::WorkbenchOptions;
 
@@ -60,29 +60,14 @@ pub fn run(args: McpArgs) -> anyhow::Result<ExitCode> {
     let runtime = super::runtime()?;
     runtime.block_on(async move {
         let (events, events_rx) = mpsc::unbounded_channel::<Event>();
-        let sessions_dir = prepared.config.paths.sessions.clone();
         let mode = prepared.config.agent.approve;
-        let session = match prepared.start(Some(&url), events).await {
-            Ok(session) => session,
-            Err(error) => {
-                eprintln!("error: {error}");
-                return Ok(ExitCode::from(if error.is_usage() {
-                    EXIT_USAGE
-                } else {
-                    1
-                }));
-            }
+        let (session, trace) = match start_traced(prepared, Some(&url), events).await {
+            Ok(started) => started,
+            Err(code) => return Ok(code),
         };
         if let Err(error) = &session.opened {
             eprintln!("warning: {error}");
         }
-        let trace = match TraceWriter::create(&sessions_dir) {
-            Ok(trace) => trace,
-            Err(error) => {
-                eprintln!("error: {error}");
-                return Ok(ExitCode::from(EXIT_USAGE));
-            }
-        };
         eprintln!("trace: {}", trace.path().display());
         let tools_changed = Arc::new(Notify::new());
         let recorder = tokio::spawn(crate::mcp::record_events(
