@@ -98,31 +98,6 @@ impl fmt::Debug for LlmConfig {
 }
 
 impl LlmConfig {
-    /// Defaults overridden by `OPENAI_BASE_URL`, `OPENAI_API_KEY` and
-    /// `WEBAGENT_MODEL`; empty variables count as unset.
-    pub fn from_env() -> Self {
-        Self::from_lookup(|name| std::env::var(name).ok())
-    }
-
-    /// Like [`LlmConfig::from_env`], reading variables through `lookup`
-    /// (tests use a map instead of the process environment).
-    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Self {
-        let get = |name: &str| {
-            lookup(name)
-                .map(|v| v.trim().to_owned())
-                .filter(|v| !v.is_empty())
-        };
-        let mut config = LlmConfig::default();
-        if let Some(url) = get("OPENAI_BASE_URL") {
-            config.base_url = url;
-        }
-        config.api_key = get("OPENAI_API_KEY");
-        if let Some(model) = get("WEBAGENT_MODEL") {
-            config.model = model;
-        }
-        config
-    }
-
     /// The same settings with another base URL.
     pub fn with_base_url(mut self, url: impl Into<String>) -> Self {
         self.base_url = url.into();
@@ -168,40 +143,18 @@ impl LlmConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::HashMap;
 
-    fn lookup(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
-        let map: HashMap<String, String> = pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        move |name| map.get(name).cloned()
-    }
-
+    // The environment reaches the model's settings through the one config
+    // layer (`crate::config`), which tests/config.rs covers.
     #[test]
-    fn environment_overrides_defaults() {
-        let config = LlmConfig::from_lookup(lookup(&[
-            ("OPENAI_BASE_URL", "http://127.0.0.1:11434/v1/"),
-            ("OPENAI_API_KEY", "sk-test"),
-            ("WEBAGENT_MODEL", "qwen2.5:7b"),
-        ]));
-        assert_eq!(config.base_url, "http://127.0.0.1:11434/v1/");
-        assert_eq!(config.api_key.as_deref(), Some("sk-test"));
-        assert_eq!(config.model, "qwen2.5:7b");
+    fn the_endpoint_follows_the_base_url() {
+        let local = LlmConfig::default().with_base_url("http://127.0.0.1:11434/v1/");
         assert_eq!(
-            config.endpoint(),
+            local.endpoint(),
             "http://127.0.0.1:11434/v1/chat/completions"
         );
-    }
-
-    #[test]
-    fn empty_variables_count_as_unset() {
-        let config =
-            LlmConfig::from_lookup(lookup(&[("OPENAI_API_KEY", "  "), ("WEBAGENT_MODEL", "")]));
-        assert_eq!(config.api_key, None);
-        assert_eq!(config.model, DEFAULT_MODEL);
         assert_eq!(
-            config.endpoint(),
+            LlmConfig::default().endpoint(),
             "https://api.openai.com/v1/chat/completions"
         );
     }

@@ -32,7 +32,7 @@
 //! use webagent::llm::{stop_pair, ChatMessage, ChatRequest, FunctionTool, LlmClient, LlmConfig, LlmEvent};
 //!
 //! # async fn step() -> Result<(), webagent::llm::LlmError> {
-//! let client = LlmClient::new(LlmConfig::from_env())?;
+//! let client = LlmClient::new(LlmConfig::default().with_base_url("http://127.0.0.1:11434/v1"))?;
 //! let tool = FunctionTool {
 //!     name: "agent_step".into(),
 //!     description: "Reflect on the last step, then choose one action.".into(),

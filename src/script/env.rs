@@ -54,12 +54,6 @@ impl ScriptEnvironment {
         }
     }
 
-    /// Cancels custom actions running through this environment when set.
-    pub fn with_cancel(mut self, cancel: CancelFlag) -> Self {
-        self.cancel = cancel;
-        self
-    }
-
     /// Cancels custom actions started from now on when `cancel` is set.
     pub fn set_cancel(&mut self, cancel: CancelFlag) {
         self.cancel = cancel;
