@@ -17,7 +17,9 @@ use crate::actions::{Action, ActionResult, FailureReason, RiskFacts, Target, Tar
 use crate::browser::act::{ExecOptions, Executor};
 use tokio::sync::mpsc::UnboundedSender;
 
-use crate::browser::{BlockedNavigation, BrowserError, BrowserSession, ObserveOptions, Tab};
+use crate::browser::{
+    BlockedNavigation, BrowserError, BrowserSession, ObserveOptions, StorageState, Tab,
+};
 use crate::dom::{ElementIndex, PageState};
 use crate::events::Event;
 use crate::llm::LlmClient;
@@ -58,6 +60,11 @@ pub struct BrowserEnvironment {
     events: Option<UnboundedSender<Event>>,
     /// The model `extract` asks, and the secrets masked in what it is sent.
     extract: Option<(Arc<LlmClient>, Secrets)>,
+    /// The cookies at the last observation, put into a relaunched browser
+    /// so a run on a profile or a state file stays signed in: Chromium
+    /// writes cookies to disk in batches, so a killed one loses the last
+    /// sign-in. Kept only when the session keeps sign-ins at all.
+    cookies: Option<StorageState>,
 }
 
 /// How many times a run relaunches a dead browser before it gives up.
@@ -80,7 +87,15 @@ impl BrowserEnvironment {
             reported,
             events: None,
             extract: None,
+            cookies: None,
         }
+    }
+
+    /// Whether this session keeps sign-ins (a persistent profile or a
+    /// state file), so its cookies are worth carrying over a relaunch.
+    fn keeps_sign_ins(&self) -> bool {
+        let launch = self.tab.launch_options();
+        launch.profile.is_some() || launch.state.is_some()
     }
 
     /// Lets the `extract` action ask `llm`; page text sent to it has the
@@ -111,6 +126,12 @@ impl BrowserEnvironment {
     /// The tab, for the caller to close after the run.
     pub fn into_tab(self) -> Tab {
         self.tab
+    }
+
+    /// The tab and the browser started after the first one died, if any,
+    /// for the caller to close both.
+    pub fn into_parts(self) -> (Tab, Option<BrowserSession>) {
+        (self.tab, self.replacement)
     }
 
     fn sitemap_snapshot(&self) -> SitemapSet {
@@ -175,6 +196,11 @@ impl BrowserEnvironment {
                 }
             }
         };
+        if let Some(cookies) = &self.cookies {
+            if let Err(error) = session.add_cookies(cookies).await {
+                tracing::warn!(%error, "could not carry the cookies over to the new browser");
+            }
+        }
         let tab = match session.new_tab("about:blank").await {
             Ok(tab) => tab,
             Err(error) => {
@@ -355,7 +381,17 @@ fn environment_error(error: BrowserError) -> EnvironmentError {
 
 impl Environment for BrowserEnvironment {
     async fn observe(&mut self) -> Result<PageState, EnvironmentError> {
-        let observed = self.tab.observe(&self.observe).await;
+        // The cookie read runs beside the walk, so it adds no wait.
+        let (observed, cookies) = if self.keeps_sign_ins() {
+            let (observed, cookies) =
+                tokio::join!(self.tab.observe(&self.observe), self.tab.cookies());
+            (observed, cookies.ok())
+        } else {
+            (self.tab.observe(&self.observe).await, None)
+        };
+        if cookies.is_some() {
+            self.cookies = cookies;
+        }
         let observed = match observed {
             Ok(state) if self.tab.guard().is_some() && self.refused(&state.url) => {
                 match self.leave_refused_document().await {

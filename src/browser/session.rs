@@ -13,6 +13,7 @@ use tokio::task::JoinHandle;
 
 use super::guard::{DomainPolicy, GuardRegistry};
 use super::launch::{LaunchOptions, LaunchedChrome};
+use super::state::StorageState;
 use super::tab::{Tab, TabContext};
 use super::BrowserError;
 use crate::dom::TabInfo;
@@ -44,6 +45,9 @@ pub struct BrowserSession {
     guard: Option<Arc<GuardRegistry>>,
     /// Closes popups to refused URLs; restarted with each connection.
     popup_watch: Option<JoinHandle<()>>,
+    /// The script that writes the state file's local storage, run in each
+    /// tab before the page's own (see [`super::state`]).
+    storage_script: Option<Arc<str>>,
 }
 
 impl std::fmt::Debug for BrowserSession {
@@ -57,6 +61,8 @@ impl std::fmt::Debug for BrowserSession {
 
 /// How long attaching to a browser may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
+/// How long a closing browser may take to finish writing its profile.
+const CLOSE_TIMEOUT: Duration = Duration::from_secs(10);
 /// The default limit for one CDP call (observations have their own).
 const CALL_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -69,13 +75,18 @@ impl BrowserSession {
         let guard = policy
             .is_active()
             .then(|| Arc::new(GuardRegistry::new(policy)));
+        // A broken state file stops the start before any browser runs.
+        let state = match &options.state {
+            Some(path) => StorageState::load_if_present(path)?,
+            None => None,
+        };
         let (browser, handler, status, chrome) = connect(&options).await?;
         let browser = Arc::new(browser);
         let popup_watch = match &guard {
             Some(guard) => Some(super::guard::watch_popups(browser.clone(), guard.clone()).await),
             None => None,
         };
-        Ok(BrowserSession {
+        let mut session = BrowserSession {
             options,
             browser: Some(browser),
             handler: Some(handler),
@@ -84,7 +95,44 @@ impl BrowserSession {
             call_timeout: CALL_TIMEOUT,
             guard,
             popup_watch,
-        })
+            storage_script: None,
+        };
+        if let Some(state) = state {
+            session.load_state(&state).await?;
+        }
+        Ok(session)
+    }
+
+    /// Puts the cookies of `state` into the browser (over any it has).
+    pub async fn add_cookies(&self, state: &StorageState) -> Result<(), BrowserError> {
+        let browser = self.live_browser()?;
+        let cookies = state.cookie_params();
+        if cookies.is_empty() {
+            return Ok(());
+        }
+        call(
+            "restoring cookies",
+            self.call_timeout,
+            &self.status,
+            browser.execute(
+                chromiumoxide::cdp::browser_protocol::storage::SetCookiesParams::new(cookies),
+            ),
+        )
+        .await
+        .map(|_| ())
+    }
+
+    /// Puts the cookies of `state` into the browser and has every tab
+    /// opened from now on write its local storage.
+    async fn load_state(&mut self, state: &StorageState) -> Result<(), BrowserError> {
+        self.add_cookies(state).await?;
+        self.storage_script = state.local_storage_script().map(Arc::from);
+        tracing::info!(
+            cookies = state.cookies.len(),
+            origins = state.origins.len(),
+            "loaded the state file"
+        );
+        Ok(())
     }
 
     /// The allowed domains every tab enforces, when a list is set (each
@@ -123,7 +171,8 @@ impl BrowserSession {
         self.chrome.as_ref().map(|c| c.executable.as_path())
     }
 
-    /// The temporary profile of a launched browser (removed when it stops).
+    /// The profile of a launched browser (a temporary one is removed when
+    /// it stops).
     pub fn profile_dir(&self) -> Option<&std::path::Path> {
         self.chrome.as_ref().map(|c| c.profile())
     }
@@ -147,6 +196,7 @@ impl BrowserSession {
             registry: self.guard.clone(),
             browser: Arc::downgrade(browser),
             launch: self.options.clone(),
+            storage_script: self.storage_script.clone(),
         };
         open_tab(browser, ctx, url).await
     }
@@ -179,6 +229,10 @@ impl BrowserSession {
     /// options; tabs of the old browser are unusable afterwards.
     pub async fn relaunch(&mut self) -> Result<(), BrowserError> {
         self.shutdown();
+        let state = match &self.options.state {
+            Some(path) => StorageState::load_if_present(path)?,
+            None => None,
+        };
         let (browser, handler, status, chrome) = connect(&self.options).await?;
         let browser = Arc::new(browser);
         if let Some(guard) = &self.guard {
@@ -189,7 +243,41 @@ impl BrowserSession {
         self.handler = Some(handler);
         self.status = status;
         self.chrome = chrome;
+        self.storage_script = None;
+        if let Some(state) = state {
+            self.load_state(&state).await?;
+        }
         Ok(())
+    }
+
+    /// Closes a browser on a persistent profile the way a person quitting
+    /// it would, so that the profile keeps what the session wrote (Chromium writes
+    /// cookies to disk in batches; a browser stopped by a signal may lose
+    /// the last ones). Waits for it to go, then stops it regardless; an
+    /// attached browser is left running.
+    pub async fn close(mut self) {
+        // Only a persistent profile has anything to keep.
+        if self.chrome.is_some() && self.options.profile.is_some() {
+            if let Some(browser) = self.browser.clone() {
+                let gone = self.disconnected();
+                let closed = call(
+                    "closing the browser",
+                    self.call_timeout,
+                    &self.status,
+                    browser.execute(
+                        chromiumoxide::cdp::browser_protocol::browser::CloseParams::default(),
+                    ),
+                )
+                .await;
+                match closed {
+                    Ok(_) => {
+                        let _ = tokio::time::timeout(CLOSE_TIMEOUT, gone).await;
+                    }
+                    Err(error) => tracing::debug!(%error, "closing the browser"),
+                }
+            }
+        }
+        self.shutdown();
     }
 
     /// Closes the connection and stops a launched browser.

@@ -17,6 +17,7 @@ use tokio::task::JoinHandle;
 use super::guard::{protect_page, GuardRegistry, NavigationGuard, Verdict};
 use super::launch::LaunchOptions;
 use super::session::{call, open_tab, SessionStatus};
+use super::state::{OriginStorage, StorageEntry, StorageState};
 use super::BrowserError;
 use crate::dom::{ElementIndex, PageState, RawObservation, TabInfo};
 
@@ -70,6 +71,8 @@ pub(crate) struct TabContext {
     pub registry: Option<Arc<GuardRegistry>>,
     /// The browser, to open a sibling tab (weak: the session owns it).
     pub browser: Weak<Browser>,
+    /// Writes the state file's local storage before the page's scripts.
+    pub storage_script: Option<Arc<str>>,
 }
 
 /// One browser tab.
@@ -128,6 +131,15 @@ impl Tab {
                 )),
         )
         .await?;
+        if let Some(script) = tab.ctx.storage_script.clone() {
+            tab.with_timeout(
+                "installing the state file's local storage",
+                limit,
+                tab.page
+                    .execute(AddScriptToEvaluateOnNewDocumentParams::new(&*script)),
+            )
+            .await?;
+        }
         tab.with_timeout(
             "installing the listener hook",
             limit,
@@ -221,6 +233,71 @@ impl Tab {
         // The new document has no world yet; the old context id is dead.
         *self.world.lock().await = None;
         Ok(())
+    }
+
+    /// The browser's cookies, as a state file holds them.
+    pub async fn cookies(&self) -> Result<StorageState, BrowserError> {
+        let browser = self
+            .ctx
+            .browser
+            .upgrade()
+            .ok_or_else(|| BrowserError::Disconnected("the session was closed".into()))?;
+        let cookies = self
+            .with_timeout("reading the cookies", self.ctx.call_timeout, async {
+                browser.get_cookies().await
+            })
+            .await?;
+        Ok(StorageState::from_cookies(&cookies))
+    }
+
+    /// The browser's cookies and this document's local storage, as a state
+    /// file holds them.
+    pub async fn storage_state(&self) -> Result<StorageState, BrowserError> {
+        let mut state = self.cookies().await?;
+        // An opaque origin (about:blank, data:) has no storage to read.
+        let local = self
+            .eval(
+                "(() => { try { if (location.origin === 'null') return null; \
+                 return { origin: location.origin, entries: Object.entries(localStorage) }; } \
+                 catch (e) { return null; } })()",
+            )
+            .await?;
+        if let Some(origin) = local.get("origin").and_then(|o| o.as_str()) {
+            let entries = local
+                .get("entries")
+                .and_then(|e| e.as_array())
+                .map(|list| {
+                    list.iter()
+                        .filter_map(|pair| {
+                            Some(StorageEntry {
+                                name: pair.get(0)?.as_str()?.to_string(),
+                                value: pair.get(1)?.as_str()?.to_string(),
+                            })
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            state.set_origin(OriginStorage {
+                origin: origin.to_string(),
+                local_storage: entries,
+            });
+        }
+        Ok(state)
+    }
+
+    /// Writes [`Tab::storage_state`] to `path` (owner-only permissions);
+    /// local storage of other origins already in the file is kept.
+    pub async fn save_state(&self, path: &std::path::Path) -> Result<StorageState, BrowserError> {
+        let mut state = self.storage_state().await?;
+        if let Ok(Some(earlier)) = StorageState::load_if_present(path) {
+            for origin in earlier.origins {
+                if !state.origins.iter().any(|o| o.origin == origin.origin) {
+                    state.origins.push(origin);
+                }
+            }
+        }
+        state.save(path)?;
+        Ok(state)
     }
 
     /// Closes the tab.

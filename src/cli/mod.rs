@@ -17,6 +17,7 @@ pub mod observe;
 pub mod recipe;
 pub mod run;
 pub mod sitemap;
+pub mod state;
 pub mod tui;
 
 /// A terminal workbench for LLM web agents driving Chromium over CDP.
@@ -57,6 +58,9 @@ pub enum Command {
     Export(recipe::ExportArgs),
     /// Print the merged configuration, secrets masked.
     Config(config::ConfigArgs),
+    /// Save a session's sign-ins (cookies, local storage) to a state file.
+    #[command(subcommand)]
+    State(state::StateCommand),
     /// Run a benchmark and print its figures.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
@@ -78,6 +82,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Recipe(command) => recipe::run(command),
         Command::Export(args) => recipe::export(args),
         Command::Config(args) => config::run(args),
+        Command::State(command) => state::run(command),
         Command::Bench(command) => bench::run(command),
     }
 }

