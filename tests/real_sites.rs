@@ -15,7 +15,7 @@ use webagent::actions::{Action, ActionResult, Catalog};
 use webagent::agent::browser_env::BrowserEnvironment;
 use webagent::agent::Environment;
 use webagent::browser::act::ExecOptions;
-use webagent::browser::{BrowserError, BrowserSession, LaunchOptions, Tab};
+use webagent::browser::{BrowserError, BrowserSession, DownloadOptions, LaunchOptions, Tab};
 use webagent::dom::PageState;
 use webagent::serve::{PageServer, Response};
 use webagent::sitemap::SitemapSet;
@@ -349,15 +349,240 @@ fn a_killed_chromium_comes_back_signed_in_on_its_persistent_profile() {
     });
 }
 
-#[allow(dead_code)]
 fn action(value: Value) -> Action {
     Catalog::builtin().parse(&value).expect("a valid action")
 }
 
-#[allow(dead_code)]
 fn ok_data(result: &ActionResult) -> Value {
     match result {
         ActionResult::Success { data } => data.clone().unwrap_or(json!(null)),
         other => panic!("expected success, got {other:?}"),
     }
+}
+
+// ---------------------------------------------------------------------
+// Downloads and tabs: one shared browser that keeps downloads.
+
+struct Shared {
+    runtime: tokio::runtime::Runtime,
+    session: BrowserSession,
+    server: PageServer,
+    downloads: PathBuf,
+}
+
+static SHARED: OnceLock<Shared> = OnceLock::new();
+
+/// The largest download the shared browser keeps.
+const MAX_DOWNLOAD: u64 = 64 * 1024;
+
+fn shared() -> &'static Shared {
+    SHARED.get_or_init(|| {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("a runtime");
+        let downloads = temp_dir("downloads");
+        let (server, session) = runtime.block_on(async {
+            let server = PageServer::start().await.expect("a page server");
+            let session = start(LaunchOptions {
+                downloads: Some(DownloadOptions {
+                    dir: downloads.clone(),
+                    max_bytes: MAX_DOWNLOAD,
+                }),
+                ..LaunchOptions::default()
+            })
+            .await;
+            (server, session)
+        });
+        Shared {
+            runtime,
+            session,
+            server,
+            downloads: downloads.canonicalize().expect("the downloads dir"),
+        }
+    })
+}
+
+/// Serves `html` at `path`, opens it and runs `body` on an environment.
+fn with_env<F, Fut>(path: &str, html: &str, body: F)
+where
+    F: FnOnce(BrowserEnvironment) -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
+    let s = shared();
+    s.server.html(path, html.to_string());
+    let url = s.server.url(path);
+    s.runtime.block_on(async {
+        let tab = s.session.new_tab(&url).await.expect("opening the page");
+        let mut env = environment(tab);
+        env.observe().await.expect("observing");
+        body(env).await;
+    });
+}
+
+#[test]
+fn a_csv_export_is_downloaded_named_in_the_result_and_read() {
+    let s = shared();
+    s.server.handle("/orders.csv", |_| {
+        Response::new("text/csv", "id,total\n1001,42.50\n1002,17.00\n")
+            .with_header("Content-Disposition", "attachment; filename=\"orders.csv\"")
+    });
+    s.server.handle("/huge.bin", |_| {
+        Response::new(
+            "application/octet-stream",
+            vec![b'x'; (MAX_DOWNLOAD * 4) as usize],
+        )
+        .with_header("Content-Disposition", "attachment; filename=\"huge.bin\"")
+    });
+    let html = "<!doctype html><title>Admin</title>\
+        <a id=export href=\"/orders.csv\">Export CSV</a> \
+        <a id=huge href=\"/huge.bin\">Export everything</a>";
+    with_env("/admin", html, |mut env| async move {
+        let result = env
+            .execute(&action(json!({"click": {"selector": "#export"}})))
+            .await;
+        let data = ok_data(&result);
+        let download = &data["downloads"][0];
+        assert_eq!(download["name"], "orders.csv", "{data}");
+        assert_eq!(download["type"], "text/csv", "{data}");
+        assert_eq!(download["state"], "completed", "{data}");
+        let file = PathBuf::from(download["file"].as_str().expect("a file"));
+        assert!(file.starts_with(&s.downloads), "{}", file.display());
+        assert_eq!(
+            download["size"],
+            std::fs::metadata(&file).expect("saved").len()
+        );
+
+        let read = env
+            .execute(&action(json!({"read_file": {"path": "orders.csv"}})))
+            .await;
+        let read = ok_data(&read);
+        assert!(
+            read["text"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("1001,42.50"),
+            "{read}"
+        );
+
+        // The same export again keeps both files.
+        let again = ok_data(
+            &env.execute(&action(json!({"click": {"selector": "#export"}})))
+                .await,
+        );
+        let second = again["downloads"][0]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        assert!(
+            second.starts_with("orders (") && second.ends_with(").csv"),
+            "{again}"
+        );
+        assert!(file.exists(), "the first file is kept");
+
+        // Larger than the limit: cancelled, and nothing is left under a name.
+        let huge = ok_data(
+            &env.execute(&action(json!({"click": {"selector": "#huge"}})))
+                .await,
+        );
+        assert_eq!(huge["downloads"][0]["state"], "too_large", "{huge}");
+        assert!(!s.downloads.join("huge.bin").exists());
+
+        // Only the downloads directory can be read.
+        let outside = env
+            .execute(&action(json!({"read_file": {"path": "../../etc/passwd"}})))
+            .await;
+        assert!(!outside.is_ok(), "{outside:?}");
+        let missing = env
+            .execute(&action(json!({"read_file": {"path": "nope.csv"}})))
+            .await;
+        match missing {
+            ActionResult::Failure { message, .. } => {
+                assert!(message.contains("orders.csv"), "{message}")
+            }
+            other => panic!("expected a failure naming the files, got {other:?}"),
+        }
+    });
+}
+
+#[test]
+fn a_popup_a_click_opens_is_followed_and_closed() {
+    let s = shared();
+    s.server.html(
+        "/popup-target",
+        "<!doctype html><title>Report</title><p>the report</p><button>Print</button>",
+    );
+    let html = "<!doctype html><title>Opener</title>\
+        <a id=open href=\"/popup-target\" target=\"_blank\">Open report</a><button>Stay</button>";
+    with_env("/popup-home", html, |mut env| async move {
+        let home = env.tab().target_id().to_string();
+        let result = env
+            .execute(&action(json!({"click": {"selector": "#open"}})))
+            .await;
+        let data = ok_data(&result);
+        let opened = &data["new_tab"];
+        assert!(
+            opened["url"]
+                .as_str()
+                .unwrap_or_default()
+                .ends_with("/popup-target"),
+            "{data}"
+        );
+        assert_eq!(opened["title"], "Report", "{data}");
+        assert_eq!(opened["switched"], true, "{data}");
+
+        let page = env.observe().await.expect("observing the popup");
+        assert!(page.url.ends_with("/popup-target"), "{}", page.url);
+        assert!(page.tabs.len() >= 2, "{:?}", page.tabs);
+
+        // Back to the opener by number, then close the popup from there.
+        let opener = page
+            .tabs
+            .iter()
+            .position(|t| t.id == home)
+            .expect("the opener is listed") as u32;
+        let popup = page
+            .tabs
+            .iter()
+            .position(|t| t.current)
+            .expect("the current tab") as u32;
+        ok_data(
+            &env.execute(&action(json!({"switch_tab": {"tab": opener}})))
+                .await,
+        );
+        assert!(env
+            .observe()
+            .await
+            .expect("observing")
+            .url
+            .ends_with("/popup-home"));
+        ok_data(
+            &env.execute(&action(json!({"switch_tab": {"tab": popup}})))
+                .await,
+        );
+        let page = env.observe().await.expect("observing");
+        assert!(page.url.ends_with("/popup-target"), "{}", page.url);
+
+        // Closing the current tab goes back to the opener.
+        ok_data(&env.execute(&action(json!({"close_tab": {}}))).await);
+        let page = env.observe().await.expect("observing");
+        assert!(page.url.ends_with("/popup-home"), "{}", page.url);
+        assert!(
+            page.tabs.iter().all(|t| !t.url.ends_with("/popup-target")),
+            "{:?}",
+            page.tabs
+        );
+
+        // A tab number that is not listed is a clear error.
+        let bad = env
+            .execute(&action(json!({"switch_tab": {"tab": 99}})))
+            .await;
+        match bad {
+            ActionResult::Failure { message, .. } => {
+                assert!(message.contains("no tab 99"), "{message}")
+            }
+            other => panic!("expected a failure, got {other:?}"),
+        }
+    });
 }

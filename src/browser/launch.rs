@@ -76,6 +76,9 @@ pub struct LaunchOptions {
     /// loaded into the browser at every start, relaunches included. A
     /// missing file is an empty start.
     pub state: Option<PathBuf>,
+    /// Where downloads go and how large one may be; `None` leaves
+    /// Chromium's own behaviour (headless: refused).
+    pub downloads: Option<super::download::DownloadOptions>,
 }
 
 impl Default for LaunchOptions {
@@ -90,6 +93,7 @@ impl Default for LaunchOptions {
             allowed_domains: Vec::new(),
             profile: None,
             state: None,
+            downloads: None,
         }
     }
 }

@@ -78,6 +78,7 @@
 //! [`Tab::with_timeout`] so they cannot hang).
 
 pub mod act;
+pub mod download;
 pub mod guard;
 mod launch;
 mod session;
@@ -87,6 +88,7 @@ mod tab;
 use std::path::PathBuf;
 use std::time::Duration;
 
+pub use download::{Download, DownloadOptions, DownloadState, Downloads};
 pub use guard::{BlockedNavigation, DomainPolicy, GuardError, NavigationGuard, Verdict};
 pub use launch::{find_chrome, LaunchOptions, INSTALL_HINT};
 pub use session::{BrowserSession, SessionStatus};

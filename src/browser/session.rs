@@ -48,6 +48,9 @@ pub struct BrowserSession {
     /// The script that writes the state file's local storage, run in each
     /// tab before the page's own (see [`super::state`]).
     storage_script: Option<Arc<str>>,
+    /// The downloads of the current connection, when they are kept.
+    downloads: Option<Arc<super::download::Downloads>>,
+    download_watch: Option<JoinHandle<()>>,
 }
 
 impl std::fmt::Debug for BrowserSession {
@@ -96,11 +99,32 @@ impl BrowserSession {
             guard,
             popup_watch,
             storage_script: None,
+            downloads: None,
+            download_watch: None,
         };
+        session.watch_downloads().await?;
         if let Some(state) = state {
             session.load_state(&state).await?;
         }
         Ok(session)
+    }
+
+    /// Sends the browser's downloads to the configured directory.
+    async fn watch_downloads(&mut self) -> Result<(), BrowserError> {
+        let Some(options) = self.options.downloads.clone() else {
+            return Ok(());
+        };
+        let browser = self.live_browser()?.clone();
+        let (downloads, task) =
+            super::download::watch_downloads(browser, options, self.call_timeout).await?;
+        self.downloads = Some(downloads);
+        self.download_watch = Some(task);
+        Ok(())
+    }
+
+    /// The downloads of this browser, when they are kept.
+    pub fn downloads(&self) -> Option<&Arc<super::download::Downloads>> {
+        self.downloads.as_ref()
     }
 
     /// Puts the cookies of `state` into the browser (over any it has).
@@ -197,6 +221,7 @@ impl BrowserSession {
             browser: Arc::downgrade(browser),
             launch: self.options.clone(),
             storage_script: self.storage_script.clone(),
+            downloads: self.downloads.clone(),
         };
         open_tab(browser, ctx, url).await
     }
@@ -247,6 +272,7 @@ impl BrowserSession {
         if let Some(state) = state {
             self.load_state(&state).await?;
         }
+        self.watch_downloads().await?;
         Ok(())
     }
 
@@ -284,6 +310,9 @@ impl BrowserSession {
     pub fn shutdown(&mut self) {
         self.browser = None;
         if let Some(watch) = self.popup_watch.take() {
+            watch.abort();
+        }
+        if let Some(watch) = self.download_watch.take() {
             watch.abort();
         }
         if let Some(handler) = self.handler.take() {

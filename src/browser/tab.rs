@@ -73,6 +73,8 @@ pub(crate) struct TabContext {
     pub browser: Weak<Browser>,
     /// Writes the state file's local storage before the page's scripts.
     pub storage_script: Option<Arc<str>>,
+    /// The session's downloads, when they are kept.
+    pub downloads: Option<Arc<super::download::Downloads>>,
 }
 
 /// One browser tab.
@@ -105,6 +107,10 @@ impl Tab {
     /// Wraps a page and installs the click-listener hook for every document
     /// it loads from now on (and the current one).
     pub(crate) async fn open(page: Page, ctx: TabContext) -> Result<Tab, BrowserError> {
+        Tab::wrap(page, ctx, true).await
+    }
+
+    async fn wrap(page: Page, ctx: TabContext, intercept: bool) -> Result<Tab, BrowserError> {
         let mut tab = Tab {
             page,
             ctx,
@@ -112,7 +118,7 @@ impl Tab {
             interception: None,
         };
         let limit = tab.ctx.call_timeout;
-        if let Some(guard) = tab.ctx.guard.clone() {
+        if let Some(guard) = tab.ctx.guard.clone().filter(|_| intercept) {
             let task = tab
                 .with_timeout(
                     "intercepting navigations for the allowed domains",
@@ -194,9 +200,59 @@ impl Tab {
         open_tab(&browser, self.ctx.clone(), url).await
     }
 
+    /// Takes over another open tab of the same browser (a tab a click
+    /// opened), by its target id. Its allowed-domain guard is the one it
+    /// was given when it opened (a popup's interception is already in
+    /// place and is not started twice).
+    pub async fn adopt(&self, target_id: &str) -> Result<Tab, BrowserError> {
+        let browser = self
+            .ctx
+            .browser
+            .upgrade()
+            .ok_or_else(|| BrowserError::Disconnected("the session was closed".into()))?;
+        let id =
+            chromiumoxide::cdp::browser_protocol::target::TargetId::from(target_id.to_string());
+        let page = self
+            .with_timeout(
+                "finding the tab",
+                self.ctx.call_timeout,
+                browser.get_page(id),
+            )
+            .await?;
+        let mut ctx = self.ctx.clone();
+        ctx.guard = ctx.registry.as_ref().map(|r| r.of(target_id));
+        Tab::wrap(page, ctx, false).await
+    }
+
+    /// Closes another tab of the same browser by its target id.
+    pub async fn close_target(&self, target_id: &str) -> Result<(), BrowserError> {
+        let id =
+            chromiumoxide::cdp::browser_protocol::target::TargetId::from(target_id.to_string());
+        self.with_timeout(
+            "closing a tab",
+            self.ctx.call_timeout,
+            self.page
+                .execute(chromiumoxide::cdp::browser_protocol::target::CloseTargetParams::new(id)),
+        )
+        .await
+        .map(|_| ())
+    }
+
+    /// The open tabs, this one marked.
+    pub async fn open_tabs(&self) -> Result<Vec<TabInfo>, BrowserError> {
+        self.list_tabs()
+            .await
+            .ok_or_else(|| BrowserError::Script("the tabs could not be listed".into()))
+    }
+
     /// The browser's id for this tab (its CDP target id).
     pub fn target_id(&self) -> &str {
         self.page.target_id().inner().as_str()
+    }
+
+    /// The session's downloads, when they are kept.
+    pub fn downloads(&self) -> Option<&Arc<super::download::Downloads>> {
+        self.ctx.downloads.as_ref()
     }
 
     /// The allowed-domain guard this tab enforces, when a list is set.

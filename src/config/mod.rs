@@ -247,6 +247,20 @@ pub struct PathSettings {
     pub themes: PathBuf,
     /// Where session traces are written.
     pub sessions: PathBuf,
+    /// Where downloads land.
+    pub downloads: PathBuf,
+}
+
+/// What happens to downloads.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DownloadSettings {
+    /// The largest download kept, in bytes; a larger one is cancelled.
+    pub max_bytes: u64,
+    /// A click that downloads counts as a `commit` for approval.
+    pub commit: bool,
+    /// A click that opens a tab switches the agent to it.
+    pub follow_new_tabs: bool,
 }
 
 /// Where a secret's value is read from.
@@ -325,6 +339,8 @@ pub struct Config {
     pub agent: AgentSettings,
     /// Where files live.
     pub paths: PathSettings,
+    /// Downloads and tabs a click opens.
+    pub downloads: DownloadSettings,
     /// Host patterns the browser may visit (`*.example.com`); empty allows
     /// every host.
     pub allowed_domains: Vec<String>,
@@ -664,6 +680,10 @@ impl Config {
             allowed_domains: self.allowed_domains.clone(),
             profile: self.browser.profile.clone(),
             state: self.browser.state.clone(),
+            downloads: Some(crate::browser::DownloadOptions {
+                dir: self.paths.downloads.clone(),
+                max_bytes: self.downloads.max_bytes,
+            }),
             ..LaunchOptions::default()
         }
     }
@@ -810,6 +830,8 @@ struct PatchCheck {
     #[serde(default)]
     paths: Option<PathSettingsCheck>,
     #[serde(default)]
+    downloads: Option<DownloadSettingsCheck>,
+    #[serde(default)]
     allowed_domains: Given<Vec<String>>,
     #[serde(default)]
     secrets: Option<BTreeMap<String, SecretSource>>,
@@ -884,6 +906,12 @@ check_struct!(PathSettingsCheck {
     recipes: Given<PathBuf>,
     themes: Given<PathBuf>,
     sessions: Given<PathBuf>,
+    downloads: Given<PathBuf>,
+});
+check_struct!(DownloadSettingsCheck {
+    max_bytes: Given<u64>,
+    commit: Given<bool>,
+    follow_new_tabs: Given<bool>,
 });
 
 /// An approval mode word, checked where it is written.

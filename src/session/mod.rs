@@ -197,6 +197,10 @@ impl Prepared {
         let script_watcher = watch_scripts(&self.scripts, &self.script_paths, &events);
         let mut inner = BrowserEnvironment::new(tab, self.exec.clone(), Arc::clone(&sitemaps))
             .with_observe_options(self.config.observe_options())
+            .with_tab_and_download_policy(
+                self.config.downloads.follow_new_tabs,
+                self.config.downloads.commit,
+            )
             .with_events(events.clone());
         // `extract` asks the model only when there is one to ask.
         if self.model_configured {
