@@ -239,8 +239,8 @@ fn chromium_on(profile: &Path) -> Option<u32> {
             }
             let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
             let args: Vec<&[u8]> = cmdline.split(|b| *b == 0).collect();
-            let browser = args.iter().any(|a| *a == flag.as_bytes())
-                && !args.iter().any(|a| a.starts_with(b"--type="));
+            let browser =
+                args.contains(&flag.as_bytes()) && !args.iter().any(|a| a.starts_with(b"--type="));
             browser.then_some(pid)
         })
 }

@@ -752,7 +752,10 @@ fn state_save_on_the_command_line_asks_the_browser_to_save_and_shows_the_outcome
     bench.idle();
     assert!(bench.effects.is_empty(), "{:?}", bench.effects);
     let notice = bench.state().status.notice.clone().expect("a notice");
-    assert!(notice.error && notice.text.contains("state save"), "{notice:?}");
+    assert!(
+        notice.error && notice.text.contains("state save"),
+        "{notice:?}"
+    );
 }
 
 #[test]

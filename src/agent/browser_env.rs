@@ -667,10 +667,12 @@ impl BrowserEnvironment {
         };
         let text = match String::from_utf8(bytes) {
             Ok(text) if !text.contains('\0') => text,
-            _ => return ActionResult::invalid_params(format!(
+            _ => {
+                return ActionResult::invalid_params(format!(
                 "{} is not a text file ({mime}, {size} bytes); read_file reads text, CSV and JSON",
                 file.display()
-            )),
+            ))
+            }
         };
         let clipped = text.chars().count() > READ_FILE_LIMIT;
         let shown: String = text.chars().take(READ_FILE_LIMIT).collect();
