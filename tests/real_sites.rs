@@ -415,7 +415,7 @@ where
     let url = s.server.url(path);
     s.runtime.block_on(async {
         let tab = s.session.new_tab(&url).await.expect("opening the page");
-        let mut env = environment(tab);
+        let mut env = environment(tab).with_tab_and_download_policy(true, false);
         env.observe().await.expect("observing");
         body(env).await;
     });

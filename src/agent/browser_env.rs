@@ -103,13 +103,13 @@ impl BrowserEnvironment {
             extract: None,
             cookies: None,
             others: Vec::new(),
-            follow_new_tabs: true,
+            follow_new_tabs: false,
             downloads_commit: false,
         }
     }
 
-    /// Whether a tab a click opened becomes the driven one (default yes),
-    /// and whether a click on a download link counts as a commit (default
+    /// Whether a tab a click opened becomes the driven one (default no;
+    /// sessions follow `downloads.follow_new_tabs`), and whether a click on a download link counts as a commit (default
     /// no).
     pub fn with_tab_and_download_policy(
         mut self,
@@ -464,9 +464,13 @@ impl BrowserEnvironment {
         let mut opened = None;
         for attempt in 0..2 {
             let now = self.tab.open_tabs().await.ok()?;
-            opened = now
-                .into_iter()
-                .find(|t| before.iter().all(|b| b.id != t.id));
+            opened = now.into_iter().find(|t| {
+                // A tab this environment made itself (one that took
+                // over from a stuck tab) is not the page's doing.
+                before.iter().all(|b| b.id != t.id)
+                    && t.id != self.tab.target_id()
+                    && self.others.iter().all(|o| o.target_id() != t.id)
+            });
             if opened.is_some() || attempt == 1 {
                 break;
             }
@@ -486,6 +490,11 @@ impl BrowserEnvironment {
         let (url, title) = wait_loaded(&tab, self.exec.navigation_timeout).await;
         let url = url.unwrap_or(opened.url);
         let title = title.unwrap_or(opened.title);
+        // A popup the allowed domains refused is closed by the guard; it
+        // is reported, never driven.
+        if is_error_page(&url) || self.refused(&url) {
+            return Some(json!({"url": url, "switched": false, "blocked": true}));
+        }
         self.report(format!("a tab opened: {url} ({title})"));
         let switched = self.follow_new_tabs;
         if switched {
@@ -696,10 +705,17 @@ async fn wait_loaded(tab: &Tab, limit: std::time::Duration) -> (Option<String>, 
     let deadline = tokio::time::Instant::now() + limit;
     let mut last = (None, None);
     loop {
-        if let Ok(value) = tab
+        let read = tab
             .eval("[location.href, document.readyState, document.title]")
-            .await
-        {
+            .await;
+        if read.is_err() {
+            // A tab closed under us (a refused popup) will not load.
+            let listed = tab.open_tabs().await.ok();
+            if listed.is_some_and(|tabs| tabs.iter().all(|t| t.id != tab.target_id())) {
+                return last;
+            }
+        }
+        if let Ok(value) = read {
             let text = |i: usize| value.get(i).and_then(|v| v.as_str()).map(str::to_owned);
             last = (text(0), text(2));
             let loaded = text(1).as_deref() == Some("complete");
