@@ -65,7 +65,10 @@ impl SessionError {
             self,
             SessionError::Usage(_)
                 | SessionError::Browser(
-                    BrowserError::ChromeNotFound { .. } | BrowserError::ChromeMissingAt(_)
+                    BrowserError::ChromeNotFound { .. }
+                        | BrowserError::ChromeMissingAt(_)
+                        | BrowserError::ProfileInUse { .. }
+                        | BrowserError::State(_)
                 )
         )
     }
