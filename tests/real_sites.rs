@@ -46,11 +46,14 @@ fn site() -> &'static Site {
                 "<!doctype html><title>Signed in</title>\
                  <script>localStorage.setItem('token', 'tok-ada')</script><p>welcome</p>",
             )
-            .with_header("Set-Cookie", "sid=ada; Max-Age=3600; Path=/; HttpOnly")
+            .with_header(
+                "Set-Cookie",
+                "sid=ada-s3ss10n-9Zq; Max-Age=3600; Path=/; HttpOnly",
+            )
         });
         server.handle("/home", |request| {
             let cookie = request.headers.get("cookie").cloned().unwrap_or_default();
-            let who = if cookie.split(';').any(|c| c.trim() == "sid=ada") {
+            let who = if cookie.split(';').any(|c| c.trim() == "sid=ada-s3ss10n-9Zq") {
                 "Signed in as ada"
             } else {
                 "Signed out"
@@ -151,7 +154,10 @@ fn a_sign_in_lasts_across_two_runs_on_a_persistent_profile() {
             ("Signed in as ada".to_string(), "token: tok-ada".to_string()),
             "the second run is still signed in"
         );
+        drop(tab);
+        second.close().await;
     });
+    let _ = std::fs::remove_dir_all(profile.parent().expect("the test dir"));
 }
 
 #[test]
@@ -201,6 +207,7 @@ fn a_state_file_carries_a_sign_in_into_a_fresh_profile_and_only_its_owner_reads_
         let tab = bare.new_tab(&s.server.url("/home")).await.expect("home");
         assert_eq!(who(&tab).await.0, "Signed out");
     });
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -358,6 +365,58 @@ fn ok_data(result: &ActionResult) -> Value {
         ActionResult::Success { data } => data.clone().unwrap_or(json!(null)),
         other => panic!("expected success, got {other:?}"),
     }
+}
+
+#[test]
+fn webagent_state_save_writes_the_file_and_no_log_or_output_holds_its_values() {
+    let s = site();
+    let dir = temp_dir("cli-state");
+    let state = dir.join("state.json");
+    let log = dir.join("webagent.log");
+    let webagent = |args: &[&str]| {
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_webagent"))
+            .current_dir(&dir)
+            .arg("--log-file")
+            .arg(&log)
+            .args(args)
+            .output()
+            .expect("webagent runs");
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        (output.status.code(), text)
+    };
+    let signin = s.server.url("/signin");
+    let home = s.server.url("/home");
+    let state_arg = state.display().to_string();
+    let (code, saved) = webagent(&["state", "save", &state_arg, "--url", &signin]);
+    assert_eq!(code, Some(0), "{saved}");
+    assert!(saved.contains("cookies"), "{saved}");
+    let (code, listed) = webagent(&["exec", &home, "read_page", "--state", &state_arg]);
+    assert_eq!(code, Some(0), "{listed}");
+    assert!(listed.contains("Signed in as ada"), "{listed}");
+
+    let file = std::fs::read_to_string(&state).expect("the state file");
+    assert!(file.contains("ada-s3ss10n-9Zq") && file.contains("tok-ada"));
+    let logged = std::fs::read_to_string(&log).unwrap_or_default();
+    // The cookie is HttpOnly: no page shows it, so only a leak could.
+    assert!(!saved.contains("s3ss10n-9Zq") && !listed.contains("s3ss10n-9Zq"));
+    for value in ["s3ss10n-9Zq", "tok-ada"] {
+        assert!(!logged.contains(value), "{value} logged:\n{logged}");
+    }
+    let (code, broken) = {
+        std::fs::write(dir.join("broken.json"), "{\"origins\": 5}").expect("writing");
+        webagent(&["exec", &home, "read_page", "--state", "broken.json"])
+    };
+    assert_eq!(
+        code,
+        Some(2),
+        "a broken state file is the person's to fix: {broken}"
+    );
+    assert!(broken.contains("broken.json"), "{broken}");
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 // ---------------------------------------------------------------------

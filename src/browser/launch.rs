@@ -168,6 +168,9 @@ fn fresh_profile_dir() -> Result<PathBuf, BrowserError> {
     Ok(dir)
 }
 
+/// How long a Chromium holding a persistent profile may take to let go.
+const PROFILE_RELEASE_WAIT: Duration = Duration::from_secs(3);
+
 /// A persistent profile directory, created when missing. A Chromium that
 /// still runs on it is refused here: a second one would hand its command
 /// line to the first and exit, which looks like a launch that never
@@ -177,8 +180,15 @@ fn persistent_profile_dir(dir: &Path) -> Result<PathBuf, BrowserError> {
     let dir = dir
         .canonicalize()
         .map_err(|e| BrowserError::Profile(dir.to_path_buf(), e))?;
-    if let Some(pid) = profile_holder(&dir) {
-        return Err(BrowserError::ProfileInUse { dir, pid });
+    // A Chromium that is closing, or was just killed and is still being
+    // torn down (a relaunch right after a crash), lets go within moments:
+    // give it that long before calling the profile taken.
+    let deadline = std::time::Instant::now() + PROFILE_RELEASE_WAIT;
+    while let Some(pid) = profile_holder(&dir) {
+        if std::time::Instant::now() >= deadline {
+            return Err(BrowserError::ProfileInUse { dir, pid });
+        }
+        std::thread::sleep(Duration::from_millis(50));
     }
     Ok(dir)
 }
