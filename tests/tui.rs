@@ -759,6 +759,37 @@ fn state_save_on_the_command_line_asks_the_browser_to_save_and_shows_the_outcome
 }
 
 #[test]
+fn a_download_and_a_tab_an_action_caused_show_in_the_log_and_status() {
+    let mut bench = Bench::on_orders(120, 30);
+    bench.send(AppEvent::ActionFinished {
+        id: 41,
+        result: ActionResult::ok_with(json!({
+            "downloads": [{
+                "file": ".webagent/downloads/orders.csv",
+                "name": "orders.csv",
+                "size": 31,
+                "type": "text/csv",
+                "state": "completed",
+                "url": "http://127.0.0.1:8080/orders.csv"
+            }],
+            "new_tab": {"url": "http://127.0.0.1:8080/report", "title": "Report", "switched": true}
+        })),
+        ms: 12,
+    });
+    bench.idle();
+    let screen = bench.screen();
+    let row = screen
+        .lines()
+        .find(|l| l.contains("download"))
+        .unwrap_or_else(|| panic!("a download row:\n{screen}"));
+    assert!(row.contains("orders.csv"), "{row}");
+    assert!(
+        screen.contains("a tab opened: http://127.0.0.1:8080/report"),
+        "{screen}"
+    );
+}
+
+#[test]
 fn a_bad_command_keeps_the_line_open_and_says_why() {
     let mut bench = Bench::on_orders(80, 24);
     bench.key(KeyCode::Char(':'));

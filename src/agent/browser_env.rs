@@ -446,13 +446,10 @@ impl BrowserEnvironment {
         }
     }
 
-    /// A non-fatal note in the event log (a download, a tab opened).
+    /// A note in the log file (the action's result carries the facts to
+    /// the events, the trace and the workbench).
     fn report(&self, text: String) {
-        if let Some(events) = &self.events {
-            let _ = events.send(Event::Text {
-                content: format!("{text}\n"),
-            });
-        }
+        tracing::info!("{text}");
     }
 
     /// A page tab that was not open in `before`: waits for it to load, and
