@@ -719,6 +719,78 @@ fn a_command_line_action_runs_and_lands_in_the_log() {
 }
 
 #[test]
+fn state_save_on_the_command_line_asks_the_browser_to_save_and_shows_the_outcome() {
+    let mut bench = Bench::on_orders(200, 48);
+    bench.app.state.status.sign_in = Some("state .webagent/state.json".into());
+    bench.key(KeyCode::Char(':'));
+    bench.type_text("state save signed-in.json");
+    bench.key(KeyCode::Enter);
+    bench.idle();
+    assert!(
+        matches!(
+            bench.effects.as_slice(),
+            [Effect::SaveState(Some(path))] if path == &PathBuf::from("signed-in.json")
+        ),
+        "{:?}",
+        bench.effects
+    );
+    assert!(bench.state().command_line.is_none());
+    bench.send(AppEvent::Notice {
+        error: false,
+        text: "saved 2 cookies and the local storage of 1 origins to signed-in.json".into(),
+    });
+    bench.idle();
+    let screen = bench.screen();
+    assert!(screen.contains("saved 2 cookies"), "{screen}");
+    // The status line says what keeps the sign-ins.
+    assert!(screen.contains("state .webagent/state.json"), "{screen}");
+
+    // A wrong form keeps the line open and shows the usage.
+    bench.effects.clear();
+    bench.key(KeyCode::Char(':'));
+    bench.type_text("state load x");
+    bench.key(KeyCode::Enter);
+    bench.idle();
+    assert!(bench.effects.is_empty(), "{:?}", bench.effects);
+    let notice = bench.state().status.notice.clone().expect("a notice");
+    assert!(
+        notice.error && notice.text.contains("state save"),
+        "{notice:?}"
+    );
+}
+
+#[test]
+fn a_download_and_a_tab_an_action_caused_show_in_the_log_and_status() {
+    let mut bench = Bench::on_orders(120, 30);
+    bench.send(AppEvent::ActionFinished {
+        id: 41,
+        result: ActionResult::ok_with(json!({
+            "downloads": [{
+                "file": ".webagent/downloads/orders.csv",
+                "name": "orders.csv",
+                "size": 31,
+                "type": "text/csv",
+                "state": "completed",
+                "url": "http://127.0.0.1:8080/orders.csv"
+            }],
+            "new_tab": {"url": "http://127.0.0.1:8080/report", "title": "Report", "switched": true}
+        })),
+        ms: 12,
+    });
+    bench.idle();
+    let screen = bench.screen();
+    let row = screen
+        .lines()
+        .find(|l| l.contains("download"))
+        .unwrap_or_else(|| panic!("a download row:\n{screen}"));
+    assert!(row.contains("orders.csv"), "{row}");
+    assert!(
+        screen.contains("a tab opened: http://127.0.0.1:8080/report"),
+        "{screen}"
+    );
+}
+
+#[test]
 fn a_bad_command_keeps_the_line_open_and_says_why() {
     let mut bench = Bench::on_orders(80, 24);
     bench.key(KeyCode::Char(':'));

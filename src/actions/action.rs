@@ -333,6 +333,22 @@ pub enum Action {
         /// Whether the task was accomplished.
         success: bool,
     },
+    /// Read a downloaded file (text, clipped).
+    ReadFile {
+        /// The file: a name in the downloads directory, or a path inside it.
+        path: String,
+    },
+    /// Drive another open tab.
+    SwitchTab {
+        /// Its number in the page state's tab list.
+        tab: u32,
+    },
+    /// Close a tab (the current one when no number is given).
+    CloseTab {
+        /// Its number in the page state's tab list.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        tab: Option<u32>,
+    },
     /// Run JavaScript in the page (off unless enabled).
     ExecuteJavascript {
         /// The script.
@@ -378,6 +394,9 @@ impl Action {
             Action::AskUser { .. } => "ask_user",
             Action::Think { .. } => "think",
             Action::Done { .. } => "done",
+            Action::ReadFile { .. } => "read_file",
+            Action::SwitchTab { .. } => "switch_tab",
+            Action::CloseTab { .. } => "close_tab",
             Action::ExecuteJavascript { .. } => "execute_javascript",
             Action::Custom(custom) => &custom.name,
         }

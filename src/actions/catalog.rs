@@ -560,6 +560,9 @@ mod tests {
             "ask_user",
             "think",
             "done",
+            "read_file",
+            "switch_tab",
+            "close_tab",
             "execute_javascript",
         ] {
             let spec = catalog
@@ -575,7 +578,7 @@ mod tests {
                 schema::check_schema(&spec.schema)
             );
         }
-        assert_eq!(catalog.specs().len(), 32);
+        assert_eq!(catalog.specs().len(), 35);
     }
 
     #[test]
@@ -1187,7 +1190,7 @@ mod tests {
         assert_eq!(catalog.get("refund_order").unwrap().risk, Risk::Commit);
         assert!(catalog.remove_custom("refund_order"));
         assert!(!catalog.remove_custom("click"));
-        assert_eq!(catalog.specs().len(), 32);
+        assert_eq!(catalog.specs().len(), 35);
     }
 
     #[test]
@@ -1196,7 +1199,7 @@ mod tests {
         catalog.register(chat_spec()).unwrap();
         let schema = catalog.action_schema();
         let branches = schema["anyOf"].as_array().unwrap();
-        assert_eq!(branches.len(), 33);
+        assert_eq!(branches.len(), 36);
         let click = branches
             .iter()
             .find(|b| b["required"] == json!(["click"]))

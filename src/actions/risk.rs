@@ -150,7 +150,9 @@ impl Action {
             | Action::Spotlight { .. }
             | Action::Inject { .. }
             | Action::ClearOverlays {}
-            | Action::ShowSubtitle { .. } => Risk::Interact,
+            | Action::ShowSubtitle { .. }
+            | Action::SwitchTab { .. }
+            | Action::CloseTab { .. } => Risk::Interact,
             Action::ReadPage {}
             | Action::Wait { .. }
             | Action::WaitFor { .. }
@@ -159,6 +161,7 @@ impl Action {
             | Action::Extract { .. }
             | Action::AskUser { .. }
             | Action::Think { .. }
+            | Action::ReadFile { .. }
             | Action::Done { .. } => Risk::Read,
             Action::Screenshot { path, .. } => {
                 if path.is_some() {

@@ -17,7 +17,9 @@ use crate::actions::{Action, ActionResult, FailureReason, RiskFacts, Target, Tar
 use crate::browser::act::{ExecOptions, Executor};
 use tokio::sync::mpsc::UnboundedSender;
 
-use crate::browser::{BlockedNavigation, BrowserError, BrowserSession, ObserveOptions, Tab};
+use crate::browser::{
+    BlockedNavigation, BrowserError, BrowserSession, ObserveOptions, StorageState, Tab,
+};
 use crate::dom::{ElementIndex, PageState};
 use crate::events::Event;
 use crate::llm::LlmClient;
@@ -58,7 +60,26 @@ pub struct BrowserEnvironment {
     events: Option<UnboundedSender<Event>>,
     /// The model `extract` asks, and the secrets masked in what it is sent.
     extract: Option<(Arc<LlmClient>, Secrets)>,
+    /// The cookies at the last observation, put into a relaunched browser
+    /// so a run on a profile or a state file stays signed in: Chromium
+    /// writes cookies to disk in batches, so a killed one loses the last
+    /// sign-in. Kept only when the session keeps sign-ins at all.
+    cookies: Option<StorageState>,
+    /// Tabs driven before (the opener of a tab a click opened), most
+    /// recent last; closing the current tab goes back to the last one.
+    others: Vec<Tab>,
+    /// Switch to a tab a click opened.
+    follow_new_tabs: bool,
+    /// A click on a download link counts as a commit.
+    downloads_commit: bool,
 }
+
+/// How long an action's result waits for the downloads it started.
+const DOWNLOAD_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+/// The most characters `read_file` returns.
+const READ_FILE_LIMIT: usize = 20_000;
+/// The largest file `read_file` opens.
+const READ_FILE_MAX_BYTES: u64 = 8 * 1024 * 1024;
 
 /// How many times a run relaunches a dead browser before it gives up.
 pub const MAX_RELAUNCHES: usize = 3;
@@ -80,7 +101,31 @@ impl BrowserEnvironment {
             reported,
             events: None,
             extract: None,
+            cookies: None,
+            others: Vec::new(),
+            follow_new_tabs: false,
+            downloads_commit: false,
         }
+    }
+
+    /// Whether a tab a click opened becomes the driven one (default no;
+    /// sessions follow `downloads.follow_new_tabs`), and whether a click on a download link counts as a commit (default
+    /// no).
+    pub fn with_tab_and_download_policy(
+        mut self,
+        follow_new_tabs: bool,
+        downloads_commit: bool,
+    ) -> Self {
+        self.follow_new_tabs = follow_new_tabs;
+        self.downloads_commit = downloads_commit;
+        self
+    }
+
+    /// Whether this session keeps sign-ins (a persistent profile or a
+    /// state file), so its cookies are worth carrying over a relaunch.
+    fn keeps_sign_ins(&self) -> bool {
+        let launch = self.tab.launch_options();
+        launch.profile.is_some() || launch.state.is_some()
     }
 
     /// Lets the `extract` action ask `llm`; page text sent to it has the
@@ -111,6 +156,12 @@ impl BrowserEnvironment {
     /// The tab, for the caller to close after the run.
     pub fn into_tab(self) -> Tab {
         self.tab
+    }
+
+    /// The tab and the browser started after the first one died, if any,
+    /// for the caller to close both.
+    pub fn into_parts(self) -> (Tab, Option<BrowserSession>) {
+        (self.tab, self.replacement)
     }
 
     fn sitemap_snapshot(&self) -> SitemapSet {
@@ -175,6 +226,11 @@ impl BrowserEnvironment {
                 }
             }
         };
+        if let Some(cookies) = &self.cookies {
+            if let Err(error) = session.add_cookies(cookies).await {
+                tracing::warn!(%error, "could not carry the cookies over to the new browser");
+            }
+        }
         let tab = match session.new_tab("about:blank").await {
             Ok(tab) => tab,
             Err(error) => {
@@ -328,6 +384,349 @@ impl BrowserEnvironment {
     }
 }
 
+impl BrowserEnvironment {
+    /// Adds what an action caused beyond its page to its result: the
+    /// files it downloaded, and a tab it opened (switched to, unless
+    /// configured otherwise).
+    async fn after_action(
+        &mut self,
+        result: ActionResult,
+        download_mark: Option<u64>,
+        tabs_before: Option<Vec<crate::dom::TabInfo>>,
+    ) -> ActionResult {
+        let mut extra = serde_json::Map::new();
+        if let (Some(downloads), Some(mark)) = (self.tab.downloads().cloned(), download_mark) {
+            let done = downloads.since(mark, DOWNLOAD_WAIT).await;
+            if !done.is_empty() {
+                for d in &done {
+                    tracing::info!(file = %d.file.display(), size = d.size, "downloaded");
+                    self.report(format!(
+                        "downloaded {} ({} bytes, {}, {})",
+                        d.file.display(),
+                        d.size,
+                        d.mime(),
+                        d.to_json()["state"].as_str().unwrap_or_default()
+                    ));
+                }
+                extra.insert(
+                    "downloads".into(),
+                    serde_json::Value::Array(done.iter().map(|d| d.to_json()).collect()),
+                );
+            }
+        }
+        if let Some(before) = tabs_before {
+            if let Some(opened) = self.new_tab_since(&before).await {
+                extra.insert("new_tab".into(), opened);
+            }
+        }
+        if extra.is_empty() {
+            return result;
+        }
+        match result {
+            ActionResult::Success { data } => {
+                let mut object = match data {
+                    Some(serde_json::Value::Object(map)) => map,
+                    Some(other) => {
+                        let mut map = serde_json::Map::new();
+                        map.insert("result".into(), other);
+                        map
+                    }
+                    None => serde_json::Map::new(),
+                };
+                object.extend(extra);
+                ActionResult::ok_with(serde_json::Value::Object(object))
+            }
+            ActionResult::Failure { reason, message } => {
+                let text = serde_json::Value::Object(extra).to_string();
+                ActionResult::Failure {
+                    reason,
+                    message: format!("{message}; meanwhile: {text}"),
+                }
+            }
+        }
+    }
+
+    /// A note in the log file (the action's result carries the facts to
+    /// the events, the trace and the workbench).
+    fn report(&self, text: String) {
+        tracing::info!("{text}");
+    }
+
+    /// A page tab that was not open in `before`: waits for it to load, and
+    /// switches to it when configured to. Its URL and title, or `None`.
+    async fn new_tab_since(&mut self, before: &[crate::dom::TabInfo]) -> Option<serde_json::Value> {
+        // A tab a click opens is announced while the click is handled;
+        // one more turn of the page's event loop covers a `window.open`
+        // the page does right after (a timer of 0).
+        let mut opened = None;
+        for attempt in 0..2 {
+            let now = self.tab.open_tabs().await.ok()?;
+            opened = now.into_iter().find(|t| {
+                // A tab this environment made itself (one that took
+                // over from a stuck tab) is not the page's doing.
+                before.iter().all(|b| b.id != t.id)
+                    && t.id != self.tab.target_id()
+                    && self.others.iter().all(|o| o.target_id() != t.id)
+            });
+            if opened.is_some() || attempt == 1 {
+                break;
+            }
+            let _ = self
+                .tab
+                .eval("new Promise(r => setTimeout(() => setTimeout(() => r(true), 0), 0))")
+                .await;
+        }
+        let opened = opened?;
+        let tab = match self.tab.adopt(&opened.id).await {
+            Ok(tab) => tab,
+            Err(error) => {
+                return Some(json!({"url": opened.url, "title": opened.title,
+                    "switched": false, "error": error.to_string()}))
+            }
+        };
+        let (url, title) = wait_loaded(&tab, self.exec.navigation_timeout).await;
+        let url = url.unwrap_or(opened.url);
+        let title = title.unwrap_or(opened.title);
+        // A popup the allowed domains refused is closed by the guard; it
+        // is reported, never driven.
+        if is_error_page(&url) || self.refused(&url) {
+            return Some(json!({"url": url, "switched": false, "blocked": true}));
+        }
+        self.report(format!("a tab opened: {url} ({title})"));
+        let switched = self.follow_new_tabs;
+        if switched {
+            self.drive(tab);
+        } else {
+            self.others.push(tab);
+        }
+        Some(json!({"url": url, "title": title, "switched": switched}))
+    }
+
+    /// Makes `tab` the driven one; the previous one is kept to go back to.
+    fn drive(&mut self, tab: Tab) {
+        let previous = std::mem::replace(&mut self.tab, tab);
+        self.others
+            .retain(|t| t.target_id() != self.tab.target_id());
+        self.others.push(previous);
+        self.reported = self.tab.guard().map_or(0, |g| g.mark());
+        self.last = None;
+    }
+
+    /// The target id of the tab numbered `number` in the last observation.
+    fn tab_id(&self, number: u32) -> Result<String, ActionResult> {
+        let Some(page) = &self.last else {
+            return Err(ActionResult::invalid_params(
+                "no tab list yet: observe the page first",
+            ));
+        };
+        page.tabs
+            .get(number as usize)
+            .map(|t| t.id.clone())
+            .ok_or_else(|| {
+                ActionResult::invalid_params(format!(
+                    "there is no tab {number}: the tab list has {} (0 to {})",
+                    page.tabs.len(),
+                    page.tabs.len().saturating_sub(1)
+                ))
+            })
+    }
+
+    async fn switch_tab(&mut self, number: u32) -> ActionResult {
+        let id = match self.tab_id(number) {
+            Ok(id) => id,
+            Err(result) => return result,
+        };
+        if id == self.tab.target_id() {
+            return ActionResult::ok_with(json!({"tab": number, "already": true}));
+        }
+        let tab = match self.others.iter().position(|t| t.target_id() == id) {
+            Some(at) => self.others.remove(at),
+            None => match self.tab.adopt(&id).await {
+                Ok(tab) => tab,
+                Err(error) => {
+                    return ActionResult::not_found(format!(
+                        "tab {number} could not be taken over: {error}"
+                    ))
+                }
+            },
+        };
+        let url = tab.url().await.unwrap_or_default();
+        self.drive(tab);
+        ActionResult::ok_with(json!({"tab": number, "url": url}))
+    }
+
+    async fn close_tab(&mut self, number: Option<u32>) -> ActionResult {
+        let id = match number {
+            Some(n) => match self.tab_id(n) {
+                Ok(id) => id,
+                Err(result) => return result,
+            },
+            None => self.tab.target_id().to_string(),
+        };
+        if id != self.tab.target_id() {
+            if let Some(at) = self.others.iter().position(|t| t.target_id() == id) {
+                let tab = self.others.remove(at);
+                return match tab.close().await {
+                    Ok(()) => ActionResult::ok_with(json!({"closed": id})),
+                    Err(error) => ActionResult::unknown(format!("closing the tab: {error}")),
+                };
+            }
+            return match self.tab.close_target(&id).await {
+                Ok(()) => ActionResult::ok_with(json!({"closed": id})),
+                Err(error) => ActionResult::unknown(format!("closing the tab: {error}")),
+            };
+        }
+        // The current tab: go back to the one driven before, else any
+        // other open tab, else a blank one.
+        let next = match self.others.pop() {
+            Some(tab) => Ok(tab),
+            None => {
+                let other = self
+                    .tab
+                    .open_tabs()
+                    .await
+                    .ok()
+                    .and_then(|tabs| tabs.into_iter().find(|t| t.id != id));
+                match other {
+                    Some(info) => self.tab.adopt(&info.id).await,
+                    None => self.tab.open_sibling("about:blank").await,
+                }
+            }
+        };
+        let next = match next {
+            Ok(tab) => tab,
+            Err(error) => {
+                return ActionResult::unknown(format!(
+                    "no other tab to go to, so the tab stays open: {error}"
+                ))
+            }
+        };
+        let closing = std::mem::replace(&mut self.tab, next);
+        self.reported = self.tab.guard().map_or(0, |g| g.mark());
+        self.last = None;
+        let url = self.tab.url().await.unwrap_or_default();
+        match closing.close().await {
+            Ok(()) => ActionResult::ok_with(json!({"closed": id, "now_on": url})),
+            Err(error) => ActionResult::unknown(format!("closing the tab: {error}")),
+        }
+    }
+
+    /// `read_file`: a downloaded file's text, clipped. Only files in the
+    /// downloads directory can be read.
+    fn read_file(&self, path: &str) -> ActionResult {
+        let Some(downloads) = self.tab.downloads() else {
+            return ActionResult::blocked(
+                "read_file reads downloaded files, and this session keeps no downloads",
+            );
+        };
+        let dir = downloads.dir();
+        let given = std::path::Path::new(path.trim());
+        let candidate = if given.is_absolute() {
+            given.to_path_buf()
+        } else {
+            dir.join(given)
+        };
+        let file = match candidate.canonicalize() {
+            Ok(file) => file,
+            Err(_) => {
+                let mut names: Vec<String> = std::fs::read_dir(dir)
+                    .map(|entries| {
+                        entries
+                            .flatten()
+                            .filter(|e| e.path().is_file())
+                            .map(|e| e.file_name().to_string_lossy().into_owned())
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                names.sort();
+                names.truncate(20);
+                return ActionResult::not_found(format!(
+                    "no downloaded file `{path}` in {}; there are: {}",
+                    dir.display(),
+                    if names.is_empty() {
+                        "none".into()
+                    } else {
+                        names.join(", ")
+                    }
+                ));
+            }
+        };
+        if !file.starts_with(dir) || !file.is_file() {
+            return ActionResult::blocked(format!(
+                "read_file reads only files in the downloads directory {}; `{path}` is not one",
+                dir.display()
+            ));
+        }
+        let size = std::fs::metadata(&file).map(|m| m.len()).unwrap_or(0);
+        let mime = crate::browser::download::mime_of(&file);
+        if size > READ_FILE_MAX_BYTES {
+            return ActionResult::invalid_params(format!(
+                "{} is {size} bytes; read_file opens files up to {READ_FILE_MAX_BYTES} bytes",
+                file.display()
+            ));
+        }
+        let bytes = match std::fs::read(&file) {
+            Ok(bytes) => bytes,
+            Err(error) => {
+                return ActionResult::unknown(format!("reading {}: {error}", file.display()))
+            }
+        };
+        let text = match String::from_utf8(bytes) {
+            Ok(text) if !text.contains('\0') => text,
+            _ => {
+                return ActionResult::invalid_params(format!(
+                "{} is not a text file ({mime}, {size} bytes); read_file reads text, CSV and JSON",
+                file.display()
+            ))
+            }
+        };
+        let clipped = text.chars().count() > READ_FILE_LIMIT;
+        let shown: String = text.chars().take(READ_FILE_LIMIT).collect();
+        let shown = match &self.extract {
+            Some((_, secrets)) => secrets.mask(&shown),
+            None => shown,
+        };
+        ActionResult::ok_with(json!({
+            "file": file.display().to_string(),
+            "size": size,
+            "type": mime,
+            "clipped": clipped,
+            "text": shown,
+        }))
+    }
+}
+
+/// Waits (up to `limit`) for a tab to leave `about:blank` and finish
+/// loading; its URL and title as far as they are known.
+async fn wait_loaded(tab: &Tab, limit: std::time::Duration) -> (Option<String>, Option<String>) {
+    let deadline = tokio::time::Instant::now() + limit;
+    let mut last = (None, None);
+    loop {
+        let read = tab
+            .eval("[location.href, document.readyState, document.title]")
+            .await;
+        if read.is_err() {
+            // A tab closed under us (a refused popup) will not load.
+            let listed = tab.open_tabs().await.ok();
+            if listed.is_some_and(|tabs| tabs.iter().all(|t| t.id != tab.target_id())) {
+                return last;
+            }
+        }
+        if let Ok(value) = read {
+            let text = |i: usize| value.get(i).and_then(|v| v.as_str()).map(str::to_owned);
+            last = (text(0), text(2));
+            let loaded = text(1).as_deref() == Some("complete");
+            if loaded && text(0).as_deref() != Some("about:blank") {
+                return last;
+            }
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return last;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+}
+
 /// Chromium's page for a navigation that failed (or was refused).
 fn is_error_page(url: &str) -> bool {
     url.starts_with("chrome-error://")
@@ -355,7 +754,17 @@ fn environment_error(error: BrowserError) -> EnvironmentError {
 
 impl Environment for BrowserEnvironment {
     async fn observe(&mut self) -> Result<PageState, EnvironmentError> {
-        let observed = self.tab.observe(&self.observe).await;
+        // The cookie read runs beside the walk, so it adds no wait.
+        let (observed, cookies) = if self.keeps_sign_ins() {
+            let (observed, cookies) =
+                tokio::join!(self.tab.observe(&self.observe), self.tab.cookies());
+            (observed, cookies.ok())
+        } else {
+            (self.tab.observe(&self.observe).await, None)
+        };
+        if cookies.is_some() {
+            self.cookies = cookies;
+        }
         let observed = match observed {
             Ok(state) if self.tab.guard().is_some() && self.refused(&state.url) => {
                 match self.leave_refused_document().await {
@@ -403,6 +812,18 @@ impl Environment for BrowserEnvironment {
     }
 
     async fn execute(&mut self, action: &Action) -> ActionResult {
+        match action {
+            Action::ReadFile { path } => return self.read_file(path),
+            Action::SwitchTab { tab } => return self.switch_tab(*tab).await,
+            Action::CloseTab { tab } => return self.close_tab(*tab).await,
+            _ => {}
+        }
+        let download_mark = self.tab.downloads().map(|d| d.mark());
+        let tabs_before = match action.target() {
+            // Only acting on an element opens a tab of the page's making.
+            Some(_) => self.tab.open_tabs().await.ok(),
+            None => None,
+        };
         // `data:` and `javascript:` never reach the network, so the
         // interception would not see them: refuse them before sending.
         if let Some(url) = self.navigate_target(action) {
@@ -437,6 +858,7 @@ impl Environment for BrowserEnvironment {
             }
             other => other,
         };
+        let result = self.after_action(result, download_mark, tabs_before).await;
         let left = self.leave_refused_document().await;
         let blocked = self.take_blocked();
         if blocked.is_empty() {
@@ -498,7 +920,12 @@ impl Environment for BrowserEnvironment {
             None => return facts,
         };
         match reply {
-            Ok(value) if value.is_object() => facts.target = Some(target_facts(&value)),
+            Ok(value) if value.is_object() => {
+                let mut target = target_facts(&value);
+                // Downloads are a commit only when the person said so.
+                target.download &= self.downloads_commit;
+                facts.target = Some(target);
+            }
             Ok(_) => {}
             // The element may be gone; the executor will say so. The risk
             // stays what the listing shows.

@@ -279,12 +279,12 @@ fn render_page(out: &mut String, page: &PageState) {
     let _ = writeln!(out, "URL: {}", page.url);
     let _ = writeln!(out, "Title: {}", one_line(&page.title));
     if page.tabs.len() > 1 {
-        out.push_str("Tabs:\n");
-        for tab in &page.tabs {
+        out.push_str("Tabs (switch_tab / close_tab take the number):\n");
+        for (number, tab) in page.tabs.iter().enumerate() {
             let _ = writeln!(
                 out,
-                "  {} {} — {}",
-                if tab.current { "*" } else { "-" },
+                "  {number}{} {} — {}",
+                if tab.current { "*" } else { " " },
                 tab.url,
                 one_line(&tab.title)
             );

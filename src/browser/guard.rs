@@ -478,7 +478,7 @@ impl GuardRegistry {
     }
 
     /// The guard of the tab with this target id, or the fallback.
-    fn of(&self, target: &str) -> Arc<NavigationGuard> {
+    pub(crate) fn of(&self, target: &str) -> Arc<NavigationGuard> {
         let tabs = self.tabs.lock().unwrap_or_else(|e| e.into_inner());
         tabs.get(target)
             .and_then(Weak::upgrade)

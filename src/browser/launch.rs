@@ -69,6 +69,16 @@ pub struct LaunchOptions {
     /// Allowed-domain patterns (see [`super::guard`]); empty allows every
     /// URL. Every tab of the session enforces them.
     pub allowed_domains: Vec<String>,
+    /// A persistent user-data directory instead of a fresh temporary one:
+    /// created when missing, never removed.
+    pub profile: Option<PathBuf>,
+    /// A state file (cookies and local storage, see [`super::state`])
+    /// loaded into the browser at every start, relaunches included. A
+    /// missing file is an empty start.
+    pub state: Option<PathBuf>,
+    /// Where downloads go and how large one may be; `None` leaves
+    /// Chromium's own behaviour (headless: refused).
+    pub downloads: Option<super::download::DownloadOptions>,
 }
 
 impl Default for LaunchOptions {
@@ -81,6 +91,9 @@ impl Default for LaunchOptions {
             extra_args: Vec::new(),
             launch_timeout: Duration::from_secs(30),
             allowed_domains: Vec::new(),
+            profile: None,
+            state: None,
+            downloads: None,
         }
     }
 }
@@ -155,6 +168,52 @@ fn fresh_profile_dir() -> Result<PathBuf, BrowserError> {
     Ok(dir)
 }
 
+/// How long a Chromium holding a persistent profile may take to let go.
+const PROFILE_RELEASE_WAIT: Duration = Duration::from_secs(3);
+
+/// A persistent profile directory, created when missing. A Chromium that
+/// still runs on it is refused here: a second one would hand its command
+/// line to the first and exit, which looks like a launch that never
+/// answers.
+fn persistent_profile_dir(dir: &Path) -> Result<PathBuf, BrowserError> {
+    std::fs::create_dir_all(dir).map_err(|e| BrowserError::Profile(dir.to_path_buf(), e))?;
+    let dir = dir
+        .canonicalize()
+        .map_err(|e| BrowserError::Profile(dir.to_path_buf(), e))?;
+    // A Chromium that is closing, or was just killed and is still being
+    // torn down (a relaunch right after a crash), lets go within moments:
+    // give it that long before calling the profile taken.
+    let deadline = std::time::Instant::now() + PROFILE_RELEASE_WAIT;
+    while let Some(pid) = profile_holder(&dir) {
+        if std::time::Instant::now() >= deadline {
+            return Err(BrowserError::ProfileInUse { dir, pid });
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Ok(dir)
+}
+
+/// The live process holding Chromium's lock on a profile, if any. The lock
+/// is a symlink `SingletonLock` → `HOST-PID`; a lock left by a Chromium
+/// that was killed names a dead process (or another host) and is taken
+/// over by the next Chromium.
+fn profile_holder(dir: &Path) -> Option<u32> {
+    let target = std::fs::read_link(dir.join("SingletonLock")).ok()?;
+    let target = target.to_string_lossy();
+    let (host, pid) = target.rsplit_once('-')?;
+    let pid: u32 = pid.parse().ok()?;
+    let here = std::fs::read_to_string("/proc/sys/kernel/hostname").ok()?;
+    if host != here.trim() {
+        return None;
+    }
+    // A zombie or a reused pid is no holder: only a live Chromium is.
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (name, rest) = stat.rsplit_once(')')?;
+    let state = rest.split_whitespace().next()?;
+    let chromium = name.contains("chrom");
+    (chromium && state != "Z" && state != "X").then_some(pid)
+}
+
 /// A Chromium started by this process, with its guardian.
 #[derive(Debug)]
 pub(crate) struct LaunchedChrome {
@@ -166,13 +225,19 @@ pub(crate) struct LaunchedChrome {
     /// Closing this pipe tells the guardian to stop Chromium.
     lifeline: Option<ChildStdin>,
     profile: PathBuf,
+    /// The profile is webagent's own temporary one (removed at the end),
+    /// not a person's persistent one.
+    temporary: bool,
 }
 
 impl LaunchedChrome {
     /// Starts Chromium and waits for its DevTools address.
     pub(crate) fn start(options: &LaunchOptions) -> Result<LaunchedChrome, BrowserError> {
         let executable = find_chrome(options.chrome.as_deref())?;
-        let profile = fresh_profile_dir()?;
+        let (profile, temporary) = match &options.profile {
+            Some(dir) => (persistent_profile_dir(dir)?, false),
+            None => (fresh_profile_dir()?, true),
+        };
         let mut args: Vec<String> = BASE_FLAGS.iter().map(|s| s.to_string()).collect();
         args.push(format!("--user-data-dir={}", profile.display()));
         args.push("--remote-debugging-port=0".into());
@@ -192,18 +257,23 @@ impl LaunchedChrome {
         args.extend(options.extra_args.iter().cloned());
         args.push("about:blank".into());
 
-        // $1 is the profile, the rest is the Chromium command line. A reader
+        // $1 is the profile to remove at the end (empty for a persistent
+        // one), the rest is the Chromium command line. A reader
         // in the background stops Chromium when the guardian's stdin closes
         // (fd 3: a background list's own stdin is /dev/null); the guardian
         // waits for Chromium, so it also ends, closing stderr, when Chromium
         // exits or is killed on its own (a failed start is reported at once
         // rather than after the launch timeout), and removes the profile.
-        let script = r#"p="$1"; shift; exec 3<&0; "$@" </dev/null >/dev/null 3<&- & c=$!; (read _ignored <&3; kill $c 2>/dev/null) & r=$!; exec 3<&-; wait $c; kill $r 2>/dev/null; rm -rf "$p"; if [ -d "$p" ]; then sleep 1; rm -rf "$p"; fi"#;
+        let script = r#"p="$1"; shift; exec 3<&0; "$@" </dev/null >/dev/null 3<&- & c=$!; (read _ignored <&3; kill $c 2>/dev/null) & r=$!; exec 3<&-; wait $c; kill $r 2>/dev/null; if [ -n "$p" ]; then rm -rf "$p"; if [ -d "$p" ]; then sleep 1; rm -rf "$p"; fi; fi"#;
         let mut guardian = Command::new("sh")
             .arg("-c")
             .arg(script)
             .arg("webagent-chromium")
-            .arg(&profile)
+            .arg(if temporary {
+                profile.as_os_str()
+            } else {
+                std::ffi::OsStr::new("")
+            })
             .arg(&executable)
             .args(&args)
             .stdin(Stdio::piped())
@@ -255,6 +325,7 @@ impl LaunchedChrome {
             guardian: Some(guardian),
             lifeline,
             profile,
+            temporary,
         };
         match rx.recv_timeout(options.launch_timeout) {
             Ok(Ok(url)) => {
@@ -274,7 +345,8 @@ impl LaunchedChrome {
         }
     }
 
-    /// The temporary profile directory (removed when Chromium stops).
+    /// The profile directory (a temporary one is removed when Chromium
+    /// stops).
     pub(crate) fn profile(&self) -> &Path {
         &self.profile
     }
@@ -291,7 +363,7 @@ impl LaunchedChrome {
         let Some(mut guardian) = self.guardian.take() else {
             return;
         };
-        let profile = self.profile.clone();
+        let profile = self.temporary.then(|| self.profile.clone());
         let reaper = move || {
             let deadline = std::time::Instant::now() + Duration::from_secs(5);
             loop {
@@ -303,7 +375,9 @@ impl LaunchedChrome {
                     _ => {
                         let _ = guardian.kill();
                         let _ = guardian.wait();
-                        let _ = std::fs::remove_dir_all(&profile);
+                        if let Some(profile) = &profile {
+                            let _ = std::fs::remove_dir_all(profile);
+                        }
                         return;
                     }
                 }

@@ -78,17 +78,21 @@
 //! [`Tab::with_timeout`] so they cannot hang).
 
 pub mod act;
+pub mod download;
 pub mod guard;
 mod launch;
 mod session;
+pub mod state;
 mod tab;
 
 use std::path::PathBuf;
 use std::time::Duration;
 
+pub use download::{Download, DownloadOptions, DownloadState, Downloads};
 pub use guard::{BlockedNavigation, DomainPolicy, GuardError, NavigationGuard, Verdict};
 pub use launch::{find_chrome, LaunchOptions, INSTALL_HINT};
 pub use session::{BrowserSession, SessionStatus};
+pub use state::StorageState;
 pub use tab::{ObserveOptions, Tab};
 
 /// Everything that can go wrong talking to the browser.
@@ -106,6 +110,17 @@ pub enum BrowserError {
     /// The temporary profile directory could not be created.
     #[error("could not create the browser profile directory {0}: {1}")]
     Profile(PathBuf, std::io::Error),
+    /// Another Chromium holds the persistent profile.
+    #[error("the profile {} is in use by another Chromium (process {pid}); close that browser or pass another --profile", .dir.display())]
+    ProfileInUse {
+        /// The profile directory.
+        dir: PathBuf,
+        /// The process holding its lock.
+        pid: u32,
+    },
+    /// A state file could not be read or written.
+    #[error(transparent)]
+    State(#[from] state::StateError),
     /// Chromium did not start.
     #[error("Chromium did not start: {0}")]
     Launch(String),

@@ -15,6 +15,7 @@ use tokio::task::JoinHandle;
 
 use super::guard::{DomainPolicy, GuardRegistry};
 use super::launch::{LaunchOptions, LaunchedChrome};
+use super::state::StorageState;
 use super::tab::{Tab, TabContext};
 use super::BrowserError;
 use crate::dom::TabInfo;
@@ -50,6 +51,12 @@ pub struct BrowserSession {
     /// it, so it goes once the first tab of ours is open (closing it before
     /// would leave a browser with no window).
     startup_tab: std::sync::Mutex<Option<TargetId>>,
+    /// The script that writes the state file's local storage, run in each
+    /// tab before the page's own (see [`super::state`]).
+    storage_script: Option<Arc<str>>,
+    /// The downloads of the current connection, when they are kept.
+    downloads: Option<Arc<super::download::Downloads>>,
+    download_watch: Option<JoinHandle<()>>,
 }
 
 impl std::fmt::Debug for BrowserSession {
@@ -63,6 +70,8 @@ impl std::fmt::Debug for BrowserSession {
 
 /// How long attaching to a browser may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
+/// How long a closing browser may take to finish writing its profile.
+const CLOSE_TIMEOUT: Duration = Duration::from_secs(10);
 /// The default limit for one CDP call (observations have their own).
 const CALL_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -75,6 +84,11 @@ impl BrowserSession {
         let guard = policy
             .is_active()
             .then(|| Arc::new(GuardRegistry::new(policy)));
+        // A broken state file stops the start before any browser runs.
+        let state = match &options.state {
+            Some(path) => StorageState::load_if_present(path)?,
+            None => None,
+        };
         let (browser, handler, status, chrome) = connect(&options).await?;
         let startup_tab = startup_tab(&browser, &status, chrome.is_some()).await;
         let browser = Arc::new(browser);
@@ -82,7 +96,7 @@ impl BrowserSession {
             Some(guard) => Some(super::guard::watch_popups(browser.clone(), guard.clone()).await),
             None => None,
         };
-        Ok(BrowserSession {
+        let mut session = BrowserSession {
             options,
             browser: Some(browser),
             handler: Some(handler),
@@ -92,7 +106,65 @@ impl BrowserSession {
             guard,
             popup_watch,
             startup_tab: std::sync::Mutex::new(startup_tab),
-        })
+            storage_script: None,
+            downloads: None,
+            download_watch: None,
+        };
+        session.watch_downloads().await?;
+        if let Some(state) = state {
+            session.load_state(&state).await?;
+        }
+        Ok(session)
+    }
+
+    /// Sends the browser's downloads to the configured directory.
+    async fn watch_downloads(&mut self) -> Result<(), BrowserError> {
+        let Some(options) = self.options.downloads.clone() else {
+            return Ok(());
+        };
+        let browser = self.live_browser()?.clone();
+        let (downloads, task) =
+            super::download::watch_downloads(browser, options, self.call_timeout).await?;
+        self.downloads = Some(downloads);
+        self.download_watch = Some(task);
+        Ok(())
+    }
+
+    /// The downloads of this browser, when they are kept.
+    pub fn downloads(&self) -> Option<&Arc<super::download::Downloads>> {
+        self.downloads.as_ref()
+    }
+
+    /// Puts the cookies of `state` into the browser (over any it has).
+    pub async fn add_cookies(&self, state: &StorageState) -> Result<(), BrowserError> {
+        let browser = self.live_browser()?;
+        let cookies = state.cookie_params();
+        if cookies.is_empty() {
+            return Ok(());
+        }
+        call(
+            "restoring cookies",
+            self.call_timeout,
+            &self.status,
+            browser.execute(
+                chromiumoxide::cdp::browser_protocol::storage::SetCookiesParams::new(cookies),
+            ),
+        )
+        .await
+        .map(|_| ())
+    }
+
+    /// Puts the cookies of `state` into the browser and has every tab
+    /// opened from now on write its local storage.
+    async fn load_state(&mut self, state: &StorageState) -> Result<(), BrowserError> {
+        self.add_cookies(state).await?;
+        self.storage_script = state.local_storage_script().map(Arc::from);
+        tracing::info!(
+            cookies = state.cookies.len(),
+            origins = state.origins.len(),
+            "loaded the state file"
+        );
+        Ok(())
     }
 
     /// The allowed domains every tab enforces, when a list is set (each
@@ -131,7 +203,8 @@ impl BrowserSession {
         self.chrome.as_ref().map(|c| c.executable.as_path())
     }
 
-    /// The temporary profile of a launched browser (removed when it stops).
+    /// The profile of a launched browser (a temporary one is removed when
+    /// it stops).
     pub fn profile_dir(&self) -> Option<&std::path::Path> {
         self.chrome.as_ref().map(|c| c.profile())
     }
@@ -155,6 +228,8 @@ impl BrowserSession {
             registry: self.guard.clone(),
             browser: Arc::downgrade(browser),
             launch: self.options.clone(),
+            storage_script: self.storage_script.clone(),
+            downloads: self.downloads.clone(),
         };
         let tab = open_tab(browser, ctx, url).await?;
         let blank = self
@@ -228,6 +303,10 @@ impl BrowserSession {
     /// options; tabs of the old browser are unusable afterwards.
     pub async fn relaunch(&mut self) -> Result<(), BrowserError> {
         self.shutdown();
+        let state = match &self.options.state {
+            Some(path) => StorageState::load_if_present(path)?,
+            None => None,
+        };
         let (browser, handler, status, chrome) = connect(&self.options).await?;
         let blank = startup_tab(&browser, &status, chrome.is_some()).await;
         if let Ok(mut t) = self.startup_tab.lock() {
@@ -242,13 +321,51 @@ impl BrowserSession {
         self.handler = Some(handler);
         self.status = status;
         self.chrome = chrome;
+        self.storage_script = None;
+        if let Some(state) = state {
+            self.load_state(&state).await?;
+        }
+        self.watch_downloads().await?;
         Ok(())
+    }
+
+    /// Closes a browser on a persistent profile the way a person quitting
+    /// it would, so that the profile keeps what the session wrote (Chromium writes
+    /// cookies to disk in batches; a browser stopped by a signal may lose
+    /// the last ones). Waits for it to go, then stops it regardless; an
+    /// attached browser is left running.
+    pub async fn close(mut self) {
+        // Only a persistent profile has anything to keep.
+        if self.chrome.is_some() && self.options.profile.is_some() {
+            if let Some(browser) = self.browser.clone() {
+                let gone = self.disconnected();
+                let closed = call(
+                    "closing the browser",
+                    self.call_timeout,
+                    &self.status,
+                    browser.execute(
+                        chromiumoxide::cdp::browser_protocol::browser::CloseParams::default(),
+                    ),
+                )
+                .await;
+                match closed {
+                    Ok(_) => {
+                        let _ = tokio::time::timeout(CLOSE_TIMEOUT, gone).await;
+                    }
+                    Err(error) => tracing::debug!(%error, "closing the browser"),
+                }
+            }
+        }
+        self.shutdown();
     }
 
     /// Closes the connection and stops a launched browser.
     pub fn shutdown(&mut self) {
         self.browser = None;
         if let Some(watch) = self.popup_watch.take() {
+            watch.abort();
+        }
+        if let Some(watch) = self.download_watch.take() {
             watch.abort();
         }
         if let Some(handler) = self.handler.take() {

@@ -18,6 +18,7 @@ use tokio::task::JoinHandle;
 use super::guard::{protect_page, GuardRegistry, NavigationGuard, Verdict};
 use super::launch::LaunchOptions;
 use super::session::{call, open_tab, SessionStatus};
+use super::state::{OriginStorage, StorageEntry, StorageState};
 use super::BrowserError;
 use crate::dom::{ElementIndex, PageState, RawObservation, TabInfo};
 
@@ -71,6 +72,10 @@ pub(crate) struct TabContext {
     pub registry: Option<Arc<GuardRegistry>>,
     /// The browser, to open a sibling tab (weak: the session owns it).
     pub browser: Weak<Browser>,
+    /// Writes the state file's local storage before the page's scripts.
+    pub storage_script: Option<Arc<str>>,
+    /// The session's downloads, when they are kept.
+    pub downloads: Option<Arc<super::download::Downloads>>,
 }
 
 /// One browser tab.
@@ -103,6 +108,10 @@ impl Tab {
     /// Wraps a page and installs the click-listener hook for every document
     /// it loads from now on (and the current one).
     pub(crate) async fn open(page: Page, ctx: TabContext) -> Result<Tab, BrowserError> {
+        Tab::wrap(page, ctx, true).await
+    }
+
+    async fn wrap(page: Page, ctx: TabContext, intercept: bool) -> Result<Tab, BrowserError> {
         let mut tab = Tab {
             page,
             ctx,
@@ -110,7 +119,7 @@ impl Tab {
             interception: None,
         };
         let limit = tab.ctx.call_timeout;
-        if let Some(guard) = tab.ctx.guard.clone() {
+        if let Some(guard) = tab.ctx.guard.clone().filter(|_| intercept) {
             let task = tab
                 .with_timeout(
                     "intercepting navigations for the allowed domains",
@@ -145,6 +154,15 @@ impl Tab {
                 )),
         )
         .await?;
+        if let Some(script) = tab.ctx.storage_script.clone() {
+            tab.with_timeout(
+                "installing the state file's local storage",
+                limit,
+                tab.page
+                    .execute(AddScriptToEvaluateOnNewDocumentParams::new(&*script)),
+            )
+            .await?;
+        }
         tab.with_timeout(
             "installing the listener hook",
             limit,
@@ -199,9 +217,59 @@ impl Tab {
         open_tab(&browser, self.ctx.clone(), url).await
     }
 
+    /// Takes over another open tab of the same browser (a tab a click
+    /// opened), by its target id. Its allowed-domain guard is the one it
+    /// was given when it opened (a popup's interception is already in
+    /// place and is not started twice).
+    pub async fn adopt(&self, target_id: &str) -> Result<Tab, BrowserError> {
+        let browser = self
+            .ctx
+            .browser
+            .upgrade()
+            .ok_or_else(|| BrowserError::Disconnected("the session was closed".into()))?;
+        let id =
+            chromiumoxide::cdp::browser_protocol::target::TargetId::from(target_id.to_string());
+        let page = self
+            .with_timeout(
+                "finding the tab",
+                self.ctx.call_timeout,
+                browser.get_page(id),
+            )
+            .await?;
+        let mut ctx = self.ctx.clone();
+        ctx.guard = ctx.registry.as_ref().map(|r| r.of(target_id));
+        Tab::wrap(page, ctx, false).await
+    }
+
+    /// Closes another tab of the same browser by its target id.
+    pub async fn close_target(&self, target_id: &str) -> Result<(), BrowserError> {
+        let id =
+            chromiumoxide::cdp::browser_protocol::target::TargetId::from(target_id.to_string());
+        self.with_timeout(
+            "closing a tab",
+            self.ctx.call_timeout,
+            self.page
+                .execute(chromiumoxide::cdp::browser_protocol::target::CloseTargetParams::new(id)),
+        )
+        .await
+        .map(|_| ())
+    }
+
+    /// The open tabs, this one marked.
+    pub async fn open_tabs(&self) -> Result<Vec<TabInfo>, BrowserError> {
+        self.list_tabs()
+            .await
+            .ok_or_else(|| BrowserError::Script("the tabs could not be listed".into()))
+    }
+
     /// The browser's id for this tab (its CDP target id).
     pub fn target_id(&self) -> &str {
         self.page.target_id().inner().as_str()
+    }
+
+    /// The session's downloads, when they are kept.
+    pub fn downloads(&self) -> Option<&Arc<super::download::Downloads>> {
+        self.ctx.downloads.as_ref()
     }
 
     /// The allowed-domain guard this tab enforces, when a list is set.
@@ -238,6 +306,71 @@ impl Tab {
         // The new document has no world yet; the old context id is dead.
         *self.world.lock().await = None;
         Ok(())
+    }
+
+    /// The browser's cookies, as a state file holds them.
+    pub async fn cookies(&self) -> Result<StorageState, BrowserError> {
+        let browser = self
+            .ctx
+            .browser
+            .upgrade()
+            .ok_or_else(|| BrowserError::Disconnected("the session was closed".into()))?;
+        let cookies = self
+            .with_timeout("reading the cookies", self.ctx.call_timeout, async {
+                browser.get_cookies().await
+            })
+            .await?;
+        Ok(StorageState::from_cookies(&cookies))
+    }
+
+    /// The browser's cookies and this document's local storage, as a state
+    /// file holds them.
+    pub async fn storage_state(&self) -> Result<StorageState, BrowserError> {
+        let mut state = self.cookies().await?;
+        // An opaque origin (about:blank, data:) has no storage to read.
+        let local = self
+            .eval(
+                "(() => { try { if (location.origin === 'null') return null; \
+                 return { origin: location.origin, entries: Object.entries(localStorage) }; } \
+                 catch (e) { return null; } })()",
+            )
+            .await?;
+        if let Some(origin) = local.get("origin").and_then(|o| o.as_str()) {
+            let entries = local
+                .get("entries")
+                .and_then(|e| e.as_array())
+                .map(|list| {
+                    list.iter()
+                        .filter_map(|pair| {
+                            Some(StorageEntry {
+                                name: pair.get(0)?.as_str()?.to_string(),
+                                value: pair.get(1)?.as_str()?.to_string(),
+                            })
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            state.set_origin(OriginStorage {
+                origin: origin.to_string(),
+                local_storage: entries,
+            });
+        }
+        Ok(state)
+    }
+
+    /// Writes [`Tab::storage_state`] to `path` (owner-only permissions);
+    /// local storage of other origins already in the file is kept.
+    pub async fn save_state(&self, path: &std::path::Path) -> Result<StorageState, BrowserError> {
+        let mut state = self.storage_state().await?;
+        if let Ok(Some(earlier)) = StorageState::load_if_present(path) {
+            for origin in earlier.origins {
+                if !state.origins.iter().any(|o| o.origin == origin.origin) {
+                    state.origins.push(origin);
+                }
+            }
+        }
+        state.save(path)?;
+        Ok(state)
     }
 
     /// Closes the tab.

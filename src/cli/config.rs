@@ -83,6 +83,8 @@ pub fn browser_overrides(browser: &super::observe::BrowserOpts) -> Overrides {
         chrome: browser.chrome.clone(),
         headed: browser.headed,
         connect: browser.connect.clone(),
+        profile: browser.profile.clone(),
+        state: browser.state.clone(),
         allowed_domains: browser.allow_domains.clone(),
         ..Overrides::default()
     }

@@ -87,6 +87,8 @@ impl SessionFlags {
             chrome: self.browser.chrome.clone(),
             headed: self.browser.headed,
             connect: self.browser.connect.clone(),
+            profile: self.browser.profile.clone(),
+            state: self.browser.state.clone(),
             allow_javascript: self.allow_javascript,
             sessions_dir: self.sessions_dir.clone(),
             sitemaps: self.sitemap.clone(),

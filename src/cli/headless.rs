@@ -78,7 +78,7 @@ impl Headless {
     /// Closes the session, waits until every event is printed, names the
     /// trace, and gives the exit code: 0 for `success`, 1 otherwise.
     pub async fn finish(self, success: bool) -> ExitCode {
-        drop(self.session);
+        self.session.close().await;
         let printed = self.printer.await;
         if !self.json {
             eprintln!("trace: {}", self.trace.display());

@@ -18,6 +18,7 @@ pub mod observe;
 pub mod recipe;
 pub mod run;
 pub mod sitemap;
+pub mod state;
 pub mod tui;
 
 /// A terminal workbench for LLM web agents driving Chromium over CDP.
@@ -60,6 +61,9 @@ pub enum Command {
     Config(config::ConfigArgs),
     /// Serve the session over MCP (stdio) for another agent to drive.
     Mcp(mcp::McpArgs),
+    /// Save a session's sign-ins (cookies, local storage) to a state file.
+    #[command(subcommand)]
+    State(state::StateCommand),
     /// Run a benchmark and print its figures.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
@@ -82,6 +86,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Export(args) => recipe::export(args),
         Command::Config(args) => config::run(args),
         Command::Mcp(args) => mcp::run(args),
+        Command::State(command) => state::run(command),
         Command::Bench(command) => bench::run(command),
     }
 }

@@ -30,6 +30,15 @@ pub struct BrowserOpts {
     /// `javascript:`, `file:` must be named to be allowed.
     #[arg(long = "allow-domain", value_name = "PATTERN")]
     pub allow_domains: Vec<String>,
+    /// A persistent Chromium profile directory: sign-ins last across runs
+    /// (default: config `browser.profile`; created when missing, never
+    /// deleted).
+    #[arg(long, value_name = "DIR")]
+    pub profile: Option<PathBuf>,
+    /// A state file of cookies and local storage loaded at start (default:
+    /// config `browser.state`); `webagent state save FILE` writes one.
+    #[arg(long, value_name = "FILE")]
+    pub state: Option<PathBuf>,
 }
 
 impl BrowserOpts {
@@ -40,6 +49,8 @@ impl BrowserOpts {
             headed: self.headed,
             connect: self.connect.clone(),
             allowed_domains: self.allow_domains.clone(),
+            profile: self.profile.clone(),
+            state: self.state.clone(),
             ..LaunchOptions::default()
         }
     }

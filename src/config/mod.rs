@@ -198,6 +198,12 @@ pub struct BrowserSettings {
     pub window: WindowSize,
     /// More Chromium flags.
     pub extra_args: Vec<String>,
+    /// A persistent user-data directory (sign-ins last); `None` starts
+    /// each browser with a fresh temporary profile.
+    pub profile: Option<PathBuf>,
+    /// A state file (cookies and local storage) loaded at every start;
+    /// `webagent state save` and the workbench's `:state save` write it.
+    pub state: Option<PathBuf>,
 }
 
 /// A window size in CSS pixels.
@@ -254,6 +260,20 @@ pub struct PathSettings {
     pub themes: PathBuf,
     /// Where session traces are written.
     pub sessions: PathBuf,
+    /// Where downloads land.
+    pub downloads: PathBuf,
+}
+
+/// What happens to downloads.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DownloadSettings {
+    /// The largest download kept, in bytes; a larger one is cancelled.
+    pub max_bytes: u64,
+    /// A click that downloads counts as a `commit` for approval.
+    pub commit: bool,
+    /// A click that opens a tab switches the agent to it.
+    pub follow_new_tabs: bool,
 }
 
 /// Where a secret's value is read from.
@@ -332,6 +352,8 @@ pub struct Config {
     pub agent: AgentSettings,
     /// Where files live.
     pub paths: PathSettings,
+    /// Downloads and tabs a click opens.
+    pub downloads: DownloadSettings,
     /// Host patterns the browser may visit (`*.example.com`); empty allows
     /// every host.
     pub allowed_domains: Vec<String>,
@@ -406,6 +428,10 @@ pub struct Overrides {
     pub headed: bool,
     /// `--connect`.
     pub connect: Option<String>,
+    /// `--profile`.
+    pub profile: Option<PathBuf>,
+    /// `--state`.
+    pub state: Option<PathBuf>,
     /// `--allow-javascript`.
     pub allow_javascript: bool,
     /// `--sessions-dir`.
@@ -519,6 +545,12 @@ impl Config {
         if flags.connect.is_some() {
             set("browser.connect", "--connect");
         }
+        if flags.profile.is_some() {
+            set("browser.profile", "--profile");
+        }
+        if flags.state.is_some() {
+            set("browser.state", "--state");
+        }
         if flags.allow_javascript {
             set("allow_javascript", "--allow-javascript");
         }
@@ -554,6 +586,12 @@ impl Config {
         }
         if let Some(connect) = &flags.connect {
             self.browser.connect = Some(connect.clone());
+        }
+        if let Some(dir) = &flags.profile {
+            self.browser.profile = Some(dir.clone());
+        }
+        if let Some(file) = &flags.state {
+            self.browser.state = Some(file.clone());
         }
         if flags.allow_javascript {
             self.allow_javascript = true;
@@ -677,6 +715,12 @@ impl Config {
             window: (self.browser.window.width, self.browser.window.height),
             extra_args: self.browser.extra_args.clone(),
             allowed_domains: self.allowed_domains.clone(),
+            profile: self.browser.profile.clone(),
+            state: self.browser.state.clone(),
+            downloads: Some(crate::browser::DownloadOptions {
+                dir: self.paths.downloads.clone(),
+                max_bytes: self.downloads.max_bytes,
+            }),
             ..LaunchOptions::default()
         }
     }
@@ -823,6 +867,8 @@ struct PatchCheck {
     #[serde(default)]
     paths: Option<PathSettingsCheck>,
     #[serde(default)]
+    downloads: Option<DownloadSettingsCheck>,
+    #[serde(default)]
     allowed_domains: Given<Vec<String>>,
     #[serde(default)]
     secrets: Option<BTreeMap<String, SecretSource>>,
@@ -882,6 +928,8 @@ check_struct!(BrowserSettingsCheck {
     connect: Option<String>,
     window: Option<WindowCheck>,
     extra_args: Given<Vec<String>>,
+    profile: Option<PathBuf>,
+    state: Option<PathBuf>,
 });
 check_struct!(WindowCheck {
     width: Given<u32>,
@@ -900,6 +948,12 @@ check_struct!(PathSettingsCheck {
     recipes: Given<PathBuf>,
     themes: Given<PathBuf>,
     sessions: Given<PathBuf>,
+    downloads: Given<PathBuf>,
+});
+check_struct!(DownloadSettingsCheck {
+    max_bytes: Given<u64>,
+    commit: Given<bool>,
+    follow_new_tabs: Given<bool>,
 });
 
 /// An approval mode word, checked where it is written.

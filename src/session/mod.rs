@@ -65,7 +65,10 @@ impl SessionError {
             self,
             SessionError::Usage(_)
                 | SessionError::Browser(
-                    BrowserError::ChromeNotFound { .. } | BrowserError::ChromeMissingAt(_)
+                    BrowserError::ChromeNotFound { .. }
+                        | BrowserError::ChromeMissingAt(_)
+                        | BrowserError::ProfileInUse { .. }
+                        | BrowserError::State(_)
                 )
         )
     }
@@ -197,6 +200,10 @@ impl Prepared {
         let script_watcher = watch_scripts(&self.scripts, &self.script_paths, &events);
         let mut inner = BrowserEnvironment::new(tab, self.exec.clone(), Arc::clone(&sitemaps))
             .with_observe_options(self.config.observe_options())
+            .with_tab_and_download_policy(
+                self.config.downloads.follow_new_tabs,
+                self.config.downloads.commit,
+            )
             .with_events(events.clone());
         // `extract` asks the model only when there is one to ask.
         if self.model_configured {
@@ -289,12 +296,57 @@ impl Session {
     }
 
     /// Closes the session's tab (an attached browser outlives the command,
-    /// and is left as it was) and then the browser it launched.
+    /// and is left as it was) and then the browser it launched, letting a
+    /// persistent profile write what it holds.
     pub async fn close(self) {
-        let tab = self.environment.into_inner().into_tab();
+        let Session {
+            environment,
+            browser,
+            ..
+        } = self;
+        let (tab, replacement) = environment.into_inner().into_parts();
         if let Err(error) = tab.close().await {
             tracing::debug!(%error, "closing the session's tab");
         }
+        if let Some(replacement) = replacement {
+            replacement.close().await;
+        }
+        browser.close().await;
+    }
+
+    /// Writes the session's cookies and the current page's local storage
+    /// to `path`, else to the configured state file (`--state`,
+    /// `browser.state`), owner-only. Says what was saved (counts only: the
+    /// values are credentials and never reach a log or an event).
+    pub async fn save_state(&self, path: Option<&std::path::Path>) -> Result<String, String> {
+        let path = match path.or(self.config.browser.state.as_deref()) {
+            Some(path) => path.to_path_buf(),
+            None => {
+                return Err(
+                    "no state file to save to: name one (`state save FILE`) or start with                      --state FILE"
+                        .into(),
+                )
+            }
+        };
+        let state = self
+            .environment
+            .inner()
+            .tab()
+            .save_state(&path)
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok(format!(
+            "saved {} cookies and the local storage of {} origins to {} (owner-only)",
+            state.cookies.len(),
+            state.origins.len(),
+            path.display()
+        ))
+    }
+
+    /// What keeps sign-ins in this session, for a status line: the
+    /// persistent profile and the state file, when set.
+    pub fn sign_in_source(&self) -> Option<String> {
+        sign_in_source(&self.config)
     }
 
     /// Runs one action a person typed (the workbench's `:` line,
@@ -304,6 +356,18 @@ impl Session {
         let catalog = self.catalog();
         perform(&mut self.environment, &catalog, &self.secrets, action).await
     }
+}
+
+/// `profile DIR`, `state FILE`, both, or `None` for a fresh profile.
+pub fn sign_in_source(config: &Config) -> Option<String> {
+    let mut parts = Vec::new();
+    if let Some(dir) = &config.browser.profile {
+        parts.push(format!("profile {}", dir.display()));
+    }
+    if let Some(file) = &config.browser.state {
+        parts.push(format!("state {}", file.display()));
+    }
+    (!parts.is_empty()).then(|| parts.join(", "))
 }
 
 fn model_or_why(llm: &Arc<LlmClient>, configured: bool) -> Result<Arc<LlmClient>, String> {

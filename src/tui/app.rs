@@ -181,6 +181,9 @@ pub struct StatusInfo {
     pub theme_error: Option<String>,
     /// The latest notice.
     pub notice: Option<Notice>,
+    /// What keeps sign-ins (`profile DIR`, `state FILE`); `None` for a
+    /// fresh profile.
+    pub sign_in: Option<String>,
 }
 
 /// How an action in the log ended.

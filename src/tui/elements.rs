@@ -73,6 +73,12 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
             elements.len()
         ));
     }
+    // Several tabs: say which one the listing is of (switch_tab and
+    // close_tab take these numbers).
+    if let Some(page) = state.page.as_ref().filter(|p| p.tabs.len() > 1) {
+        let current = page.tabs.iter().position(|t| t.current).unwrap_or(0);
+        title.push_str(&format!(" · tab {current} of {}", page.tabs.len()));
+    }
     let mut block = pane_block(title, Pane::Elements, state);
     if picking {
         block = block.border_style(theme.fg(theme.palette.warn));

@@ -156,6 +156,9 @@ pub enum Effect {
     CancelScript,
     /// Write the session so far as a recipe and report the file.
     ExportSession,
+    /// Save cookies and local storage to this state file (`None`: the
+    /// configured one).
+    SaveState(Option<std::path::PathBuf>),
     /// Switch to this theme (by name or path) and watch its file.
     LoadTheme(String),
     /// Leave the workbench.

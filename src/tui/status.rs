@@ -147,6 +147,13 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
             theme.fg(theme.palette.error).add_modifier(Modifier::BOLD),
         ),
     });
+    if let Some(sign_in) = &s.sign_in {
+        spans.push(sep());
+        spans.push(Span::styled(
+            sign_in.clone(),
+            theme.fg(theme.palette.accent),
+        ));
+    }
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
 }
 

@@ -65,6 +65,7 @@ pub fn update(state: &mut AppState, event: AppEvent) -> Vec<Effect> {
             if let ActionResult::Failure { reason, message } = &result {
                 notice(state, true, format!("{reason}: {message}"));
             }
+            log_side_effects(state, &result);
         }
         AppEvent::Agent(event) => on_agent_event(state, *event),
         AppEvent::ApprovalRequested { request, reply } => {
@@ -534,6 +535,22 @@ fn submit_command_line(state: &mut AppState, effects: &mut Vec<Effect>) {
         );
         return;
     }
+    if line == "state" || line.starts_with("state ") {
+        let mut words = line.split_whitespace().skip(1);
+        match (words.next(), words.next(), words.next()) {
+            (Some("save"), file, None) => {
+                state.command_line = None;
+                notice(state, false, "saving the state…".into());
+                effects.push(Effect::SaveState(file.map(std::path::PathBuf::from)));
+            }
+            _ => notice(
+                state,
+                true,
+                "usage: state save [FILE] (default: the --state file)".into(),
+            ),
+        }
+        return;
+    }
     if line == "recipe" || line.starts_with("recipe ") {
         start_recipe(state, line["recipe".len()..].trim(), effects);
         return;
@@ -560,6 +577,52 @@ fn submit_command_line(state: &mut AppState, effects: &mut Vec<Effect>) {
         }
         // The line stays open so the person can fix it.
         Err(error) => notice(state, true, error.to_string()),
+    }
+}
+
+/// What an action caused beyond its page, as the result reports it: a
+/// log row per downloaded file, a notice for a tab it opened.
+fn log_side_effects(state: &mut AppState, result: &ActionResult) {
+    let ActionResult::Success { data: Some(data) } = result else {
+        return;
+    };
+    let downloads = data.get("downloads").and_then(|d| d.as_array());
+    for download in downloads.into_iter().flatten() {
+        let text = |key: &str| download.get(key).and_then(|v| v.as_str()).unwrap_or("");
+        let size = download.get("size").and_then(|v| v.as_u64()).unwrap_or(0);
+        push_log(
+            state,
+            LogEntry {
+                step: None,
+                manual_id: None,
+                action: "download".into(),
+                params: format!("{size} bytes, {}", text("type")),
+                target: text("file").to_string(),
+                outcome: if text("state") == "completed" {
+                    Outcome::Ok
+                } else {
+                    Outcome::Failed {
+                        reason: text("state").to_string(),
+                        message: format!("the download of {} did not complete", text("url")),
+                    }
+                },
+                ms: None,
+                record: None,
+                raw_response: String::new(),
+            },
+        );
+    }
+    if let Some(tab) = data.get("new_tab") {
+        let url = tab.get("url").and_then(|v| v.as_str()).unwrap_or_default();
+        let switched = tab.get("switched").and_then(|v| v.as_bool()) == Some(true);
+        notice(
+            state,
+            false,
+            format!(
+                "a tab opened: {url}{}",
+                if switched { " (now driven)" } else { "" }
+            ),
+        );
     }
 }
 
@@ -1029,7 +1092,9 @@ fn on_agent_event(state: &mut AppState, event: Event) {
             entry.outcome = outcome_of(&record.result);
             entry.ms = Some(record.timings.act_ms);
             entry.raw_response = raw;
+            let result = record.result.clone();
             entry.record = Some(record);
+            log_side_effects(state, &result);
         }
         Event::Done { success, text, .. } if !state.recipe_subgoals.is_empty() => {
             if let Some(step) = state.recipe_subgoals.pop() {

@@ -490,6 +490,13 @@ impl<'a> Executor<'a> {
                 Ok(ActionResult::ok_with(action.params()))
             }
             Action::ExecuteJavascript { script } => self.execute_javascript(script).await,
+            // They concern the session's files and tabs, not one page.
+            Action::ReadFile { .. } | Action::SwitchTab { .. } | Action::CloseTab { .. } => {
+                Ok(ActionResult::unknown(format!(
+                    "`{}` runs in the session's environment, not in one tab's executor",
+                    action.name()
+                )))
+            }
             Action::Custom(custom) => Ok(ActionResult::unknown(format!(
                 "custom action `{}` runs in the script host, not in the browser executor",
                 custom.name

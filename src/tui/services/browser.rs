@@ -45,6 +45,8 @@ pub(super) enum BrowserCommand {
         request: crate::mcp::McpRequest,
         run: RunControl,
     },
+    /// Save cookies and local storage to a state file.
+    SaveState { path: Option<std::path::PathBuf> },
     /// Close the browser.
     Shutdown,
 }
@@ -300,6 +302,13 @@ pub(super) async fn browser_task(
                     let _ = tx.send(AppEvent::ActionFinished { id, result, ms });
                     observe_and_send(&mut session, &tx).await;
                 }
+                Some(BrowserCommand::SaveState { path }) => {
+                    let (error, text) = match session.save_state(path.as_deref()).await {
+                        Ok(text) => (false, text),
+                        Err(why) => (true, format!("state not saved: {why}")),
+                    };
+                    let _ = tx.send(AppEvent::Notice { error, text });
+                }
                 Some(BrowserCommand::Run { task, run }) => {
                     let shutting_down =
                         run_agent(&mut session, task, run, &tx, &mut commands, &mut events).await;
@@ -344,7 +353,7 @@ pub(super) async fn browser_task(
             },
         }
     }
-    drop(session);
+    session.close().await;
     events.forwarder.drain(events.rx);
 }
 
@@ -385,6 +394,12 @@ async fn refuse_all(
                 });
             }
             BrowserCommand::Mcp { request, .. } => refuse_mcp(request, why),
+            BrowserCommand::SaveState { .. } => {
+                let _ = tx.send(AppEvent::Notice {
+                    error: true,
+                    text: format!("state not saved: {why}"),
+                });
+            }
             BrowserCommand::Shutdown => return,
         }
     }
@@ -423,6 +438,12 @@ async fn while_running<T>(
                 }
                 Some(BrowserCommand::Mcp { request, .. }) => {
                     refuse_mcp(request, &format!("{busy}; try again when it has ended"));
+                }
+                Some(BrowserCommand::SaveState { .. }) => {
+                    let _ = tx.send(AppEvent::Notice {
+                        error: true,
+                        text: format!("state not saved: {busy}; save it once the run ends"),
+                    });
                 }
                 Some(BrowserCommand::Shutdown) | None => {
                     shutting_down = true;

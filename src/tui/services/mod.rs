@@ -90,6 +90,7 @@ pub fn run(options: WorkbenchOptions) -> Result<(), TuiError> {
         String::new()
     };
     state.status.url = options.url.clone();
+    state.status.sign_in = crate::session::sign_in_source(&options.session.config);
     let mut app = App::new(state, rx);
     let stop_input = Arc::new(AtomicBool::new(false));
     terminal::spawn_input_reader(tx.clone(), Arc::clone(&stop_input));
@@ -385,6 +386,18 @@ impl EffectHandler for Services {
                 }
             }
             Effect::CancelScript => self.cancel.cancel(),
+            Effect::SaveState(path) => {
+                if self
+                    .browser
+                    .send(BrowserCommand::SaveState { path })
+                    .is_err()
+                {
+                    let _ = self.tx.send(AppEvent::Notice {
+                        error: true,
+                        text: "the browser is not running; nothing to save".into(),
+                    });
+                }
+            }
             Effect::ExportSession => {
                 let events = self
                     .session

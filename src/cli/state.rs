@@ -1,0 +1,93 @@
+//! `webagent state save FILE`: write a browser session's cookies and local
+//! storage to a state file that `--state FILE` loads later.
+
+use std::io::BufRead;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use tokio::sync::mpsc;
+
+use super::flags::{RunFlags, SessionFlags};
+use crate::events::Event;
+
+/// `webagent state …`.
+#[derive(Debug, clap::Subcommand)]
+pub enum StateCommand {
+    /// Open a session (a persistent --profile, another --state, or a
+    /// browser attached with --connect), open --url, and write its cookies
+    /// and the page's local storage to FILE (owner-only). With --headed it
+    /// first waits for Enter, so a person can sign in by hand in the
+    /// window.
+    Save(SaveArgs),
+}
+
+/// Flags of `webagent state save`.
+#[derive(Debug, clap::Args)]
+pub struct SaveArgs {
+    /// The state file to write.
+    pub file: PathBuf,
+    /// The page to open first (its local storage is saved).
+    #[arg(long)]
+    pub url: Option<String>,
+    /// Config and browser (`--profile`, `--state`, `--connect`,
+    /// `--headed`).
+    #[command(flatten)]
+    pub session: SessionFlags,
+}
+
+/// Runs `webagent state …`.
+pub fn run(command: StateCommand) -> anyhow::Result<ExitCode> {
+    let StateCommand::Save(args) = command;
+    let prepared = match args.session.prepare(RunFlags::default()) {
+        Ok(prepared) => prepared,
+        Err(code) => return Ok(code),
+    };
+    let headed = !prepared.config.browser.headless;
+    let runtime = super::runtime()?;
+    runtime.block_on(async move {
+        let (events, mut reports) = mpsc::unbounded_channel::<Event>();
+        let reporter = tokio::spawn(async move {
+            while let Some(event) = reports.recv().await {
+                if let Some(line) = crate::session::log_line(&event) {
+                    eprintln!("{}", line.trim_start());
+                }
+            }
+        });
+        let session = match prepared.start(args.url.as_deref(), events).await {
+            Ok(session) => session,
+            Err(error) => {
+                eprintln!("error: {error}");
+                return Ok(ExitCode::from(if error.is_usage() { 2 } else { 1 }));
+            }
+        };
+        if let Err(error) = &session.opened {
+            eprintln!("error: {error}");
+            return Ok(ExitCode::from(1));
+        }
+        if headed {
+            eprintln!("Sign in in the browser window, then press Enter here to save the state.");
+            let waited = tokio::task::spawn_blocking(|| {
+                let mut line = String::new();
+                std::io::stdin().lock().read_line(&mut line)
+            })
+            .await;
+            if !matches!(waited, Ok(Ok(_))) {
+                eprintln!("error: could not read Enter from the terminal");
+                return Ok(ExitCode::from(1));
+            }
+        }
+        let saved = session.save_state(Some(&args.file)).await;
+        session.close().await;
+        let _ = reporter.await;
+        match saved {
+            Ok(text) => {
+                println!("{text}");
+                Ok(ExitCode::SUCCESS)
+            }
+            Err(why) => {
+                eprintln!("error: {why}");
+                Ok(ExitCode::from(1))
+            }
+        }
+    })
+}

@@ -1,0 +1,647 @@
+//! Real sites on the first day: sign-ins that last (a persistent profile, a
+//! state file, a killed Chromium), downloads, tabs a click opens, and
+//! cross-origin frames, against a real Chromium and pages this test serves
+//! on 127.0.0.1.
+//!
+//! Tests of sign-ins start their own browsers (two runs each, or one that
+//! gets killed); the rest share one browser for the binary.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use webagent::actions::{Action, ActionResult, Catalog};
+use webagent::agent::browser_env::BrowserEnvironment;
+use webagent::agent::Environment;
+use webagent::browser::act::ExecOptions;
+use webagent::browser::{BrowserError, BrowserSession, DownloadOptions, LaunchOptions, Tab};
+use webagent::dom::PageState;
+use webagent::serve::{PageServer, Response};
+use webagent::sitemap::SitemapSet;
+
+/// The runtime and the sign-in site; each test starts its own browsers.
+struct Site {
+    runtime: tokio::runtime::Runtime,
+    server: PageServer,
+}
+
+static SITE: OnceLock<Site> = OnceLock::new();
+
+/// `/signin` sets a lasting cookie and a local storage token; `/home` says
+/// who is signed in (from the cookie) and shows the token (from local
+/// storage).
+fn site() -> &'static Site {
+    SITE.get_or_init(|| {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("a runtime");
+        let server = runtime
+            .block_on(PageServer::start())
+            .expect("a page server");
+        server.handle("/signin", |_| {
+            Response::html(
+                "<!doctype html><title>Signed in</title>\
+                 <script>localStorage.setItem('token', 'tok-ada')</script><p>welcome</p>",
+            )
+            .with_header(
+                "Set-Cookie",
+                "sid=ada-s3ss10n-9Zq; Max-Age=3600; Path=/; HttpOnly",
+            )
+        });
+        server.handle("/home", |request| {
+            let cookie = request.headers.get("cookie").cloned().unwrap_or_default();
+            let who = if cookie.split(';').any(|c| c.trim() == "sid=ada-s3ss10n-9Zq") {
+                "Signed in as ada"
+            } else {
+                "Signed out"
+            };
+            Response::html(format!(
+                "<!doctype html><title>Home</title><h1 id=who>{who}</h1>\
+                 <p id=token></p><script>document.getElementById('token').textContent = \
+                 'token: ' + (localStorage.getItem('token') || 'none')</script>"
+            ))
+        });
+        Site { runtime, server }
+    })
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("webagent-real-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("a temp dir");
+    dir
+}
+
+async fn start(options: LaunchOptions) -> BrowserSession {
+    BrowserSession::start(options)
+        .await
+        .unwrap_or_else(|e| panic!("these tests need Chromium: {e}"))
+}
+
+/// The page's `#who` and `#token` texts.
+async fn who(tab: &Tab) -> (String, String) {
+    let value = tab
+        .eval("[document.getElementById('who')?.textContent, document.getElementById('token')?.textContent]")
+        .await
+        .expect("reading the page");
+    let text = |i: usize| value[i].as_str().unwrap_or_default().to_string();
+    (text(0), text(1))
+}
+
+/// Waits (up to 10 s) until `check` holds.
+async fn eventually(mut check: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline {
+        if check() {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    check()
+}
+
+/// No Chromium runs on a persistent profile any more.
+async fn released(profile: &Path) -> bool {
+    eventually(|| chromium_on(profile).is_none()).await
+}
+
+#[test]
+fn a_sign_in_lasts_across_two_runs_on_a_persistent_profile() {
+    let s = site();
+    let profile = temp_dir("profile").join("profile");
+    let options = LaunchOptions {
+        profile: Some(profile.clone()),
+        ..LaunchOptions::default()
+    };
+    s.runtime.block_on(async {
+        let first = start(options.clone()).await;
+        assert!(profile.is_dir(), "the profile directory was created");
+        let tab = first
+            .new_tab(&s.server.url("/signin"))
+            .await
+            .expect("signing in");
+        tab.navigate(&s.server.url("/home"), Duration::from_secs(10))
+            .await
+            .expect("home");
+        assert_eq!(who(&tab).await.0, "Signed in as ada");
+
+        // A second Chromium on the same profile is refused at once, naming
+        // the directory, instead of handing over to the first and hanging.
+        let error = BrowserSession::start(options.clone())
+            .await
+            .expect_err("the profile is locked");
+        assert!(
+            matches!(error, BrowserError::ProfileInUse { .. }),
+            "{error}"
+        );
+        assert!(error.to_string().contains("profile"), "{error}");
+
+        drop(tab);
+        first.close().await;
+        assert!(
+            released(&profile).await,
+            "the first Chromium let go of the profile"
+        );
+        assert!(profile.is_dir(), "the profile is kept after the run");
+
+        let second = start(options.clone()).await;
+        let tab = second.new_tab(&s.server.url("/home")).await.expect("home");
+        assert_eq!(
+            who(&tab).await,
+            ("Signed in as ada".to_string(), "token: tok-ada".to_string()),
+            "the second run is still signed in"
+        );
+        drop(tab);
+        second.close().await;
+    });
+    let _ = std::fs::remove_dir_all(profile.parent().expect("the test dir"));
+}
+
+#[test]
+fn a_state_file_carries_a_sign_in_into_a_fresh_profile_and_only_its_owner_reads_it() {
+    let s = site();
+    let dir = temp_dir("state");
+    let state = dir.join("state.json");
+    let options = LaunchOptions {
+        state: Some(state.clone()),
+        ..LaunchOptions::default()
+    };
+    s.runtime.block_on(async {
+        // No file yet: a first run starts empty.
+        let first = start(options.clone()).await;
+        let tab = first.new_tab(&s.server.url("/home")).await.expect("home");
+        assert_eq!(who(&tab).await.0, "Signed out");
+        tab.navigate(&s.server.url("/signin"), Duration::from_secs(10))
+            .await
+            .expect("signing in");
+        let saved = tab.save_state(&state).await.expect("saving the state");
+        assert!(saved.cookies.iter().any(|c| c.name == "sid"), "{saved:?}");
+        drop(tab);
+        drop(first);
+
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&state)
+                .expect("the file")
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o777, 0o600, "owner-only");
+        }
+        let text = std::fs::read_to_string(&state).expect("the file");
+        assert!(text.contains("tok-ada"), "local storage saved");
+
+        // A fresh profile, the same state file: signed in, token back.
+        let second = start(options.clone()).await;
+        let tab = second.new_tab(&s.server.url("/home")).await.expect("home");
+        assert_eq!(
+            who(&tab).await,
+            ("Signed in as ada".to_string(), "token: tok-ada".to_string())
+        );
+
+        // Without the file, the same browser setup is signed out.
+        let bare = start(LaunchOptions::default()).await;
+        let tab = bare.new_tab(&s.server.url("/home")).await.expect("home");
+        assert_eq!(who(&tab).await.0, "Signed out");
+    });
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_broken_state_file_stops_the_start_with_its_name_and_place() {
+    let s = site();
+    let dir = temp_dir("bad-state");
+    let state = dir.join("state.json");
+    std::fs::write(&state, "{\"cookies\": 3}").expect("writing");
+    s.runtime.block_on(async {
+        let error = BrowserSession::start(LaunchOptions {
+            state: Some(state.clone()),
+            ..LaunchOptions::default()
+        })
+        .await
+        .expect_err("a broken file");
+        let text = error.to_string();
+        assert!(
+            text.contains("state.json") && text.contains("line 1"),
+            "{text}"
+        );
+    });
+}
+
+/// The main Chromium process running on `profile`.
+fn chromium_on(profile: &Path) -> Option<u32> {
+    let flag = format!("--user-data-dir={}", profile.display());
+    std::fs::read_dir("/proc")
+        .ok()?
+        .flatten()
+        .find_map(|entry| {
+            let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
+            // The guardian shell carries the same flags; only Chromium counts.
+            let name = std::fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;
+            if !name.starts_with("chrom") {
+                return None;
+            }
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+            let args: Vec<&[u8]> = cmdline.split(|b| *b == 0).collect();
+            let browser =
+                args.contains(&flag.as_bytes()) && !args.iter().any(|a| a.starts_with(b"--type="));
+            browser.then_some(pid)
+        })
+}
+
+fn kill(pid: u32) {
+    let status = std::process::Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status()
+        .expect("running kill");
+    assert!(status.success(), "killed Chromium {pid}");
+}
+
+/// Kills the environment's Chromium and observes until the relaunched
+/// browser shows the page again.
+async fn kill_and_recover(env: &mut BrowserEnvironment, session: &BrowserSession) -> PageState {
+    let profile = session
+        .profile_dir()
+        .expect("a launched browser")
+        .to_path_buf();
+    let pid = chromium_on(&profile).expect("the session's Chromium");
+    kill(pid);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut relaunched = false;
+    loop {
+        match env.observe().await {
+            Ok(state) if relaunched => return state,
+            Ok(_) => {}
+            Err(error) => {
+                assert!(!error.fatal, "{}", error.message);
+                relaunched |= error.message.contains("relaunch");
+            }
+        }
+        assert!(Instant::now() < deadline, "the browser came back");
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+}
+
+fn environment(tab: Tab) -> BrowserEnvironment {
+    BrowserEnvironment::new(
+        tab,
+        ExecOptions::default(),
+        std::sync::Arc::new(std::sync::RwLock::new(SitemapSet::default())),
+    )
+}
+
+#[test]
+fn a_killed_chromium_comes_back_signed_in_from_the_state_file() {
+    let s = site();
+    let dir = temp_dir("killed-state");
+    let state = dir.join("state.json");
+    s.runtime.block_on(async {
+        let session = start(LaunchOptions {
+            state: Some(state.clone()),
+            ..LaunchOptions::default()
+        })
+        .await;
+        let tab = session
+            .new_tab(&s.server.url("/signin"))
+            .await
+            .expect("signing in");
+        tab.save_state(&state).await.expect("saving");
+        tab.navigate(&s.server.url("/home"), Duration::from_secs(10))
+            .await
+            .expect("home");
+        let mut env = environment(tab);
+        assert_eq!(env.observe().await.expect("observing").title, "Home");
+        let page = kill_and_recover(&mut env, &session).await;
+        assert!(
+            page.page_text.text.contains("Signed in as ada"),
+            "{}",
+            page.page_text.text
+        );
+        assert!(
+            page.page_text.text.contains("token: tok-ada"),
+            "{}",
+            page.page_text.text
+        );
+    });
+}
+
+#[test]
+fn a_killed_chromium_comes_back_signed_in_on_its_persistent_profile() {
+    let s = site();
+    let profile = temp_dir("killed-profile").join("profile");
+    s.runtime.block_on(async {
+        let session = start(LaunchOptions {
+            profile: Some(profile.clone()),
+            ..LaunchOptions::default()
+        })
+        .await;
+        let tab = session
+            .new_tab(&s.server.url("/signin"))
+            .await
+            .expect("signing in");
+        tab.navigate(&s.server.url("/home"), Duration::from_secs(10))
+            .await
+            .expect("home");
+        let mut env = environment(tab);
+        assert_eq!(env.observe().await.expect("observing").title, "Home");
+        let page = kill_and_recover(&mut env, &session).await;
+        assert!(
+            page.page_text.text.contains("Signed in as ada"),
+            "{}",
+            page.page_text.text
+        );
+    });
+}
+
+fn action(value: Value) -> Action {
+    Catalog::builtin().parse(&value).expect("a valid action")
+}
+
+fn ok_data(result: &ActionResult) -> Value {
+    match result {
+        ActionResult::Success { data } => data.clone().unwrap_or(json!(null)),
+        other => panic!("expected success, got {other:?}"),
+    }
+}
+
+#[test]
+fn webagent_state_save_writes_the_file_and_no_log_or_output_holds_its_values() {
+    let s = site();
+    let dir = temp_dir("cli-state");
+    let state = dir.join("state.json");
+    let log = dir.join("webagent.log");
+    let webagent = |args: &[&str]| {
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_webagent"))
+            .current_dir(&dir)
+            .arg("--log-file")
+            .arg(&log)
+            .args(args)
+            .output()
+            .expect("webagent runs");
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        (output.status.code(), text)
+    };
+    let signin = s.server.url("/signin");
+    let home = s.server.url("/home");
+    let state_arg = state.display().to_string();
+    let (code, saved) = webagent(&["state", "save", &state_arg, "--url", &signin]);
+    assert_eq!(code, Some(0), "{saved}");
+    assert!(saved.contains("cookies"), "{saved}");
+    let (code, listed) = webagent(&["exec", &home, "read_page", "--state", &state_arg]);
+    assert_eq!(code, Some(0), "{listed}");
+    assert!(listed.contains("Signed in as ada"), "{listed}");
+
+    let file = std::fs::read_to_string(&state).expect("the state file");
+    assert!(file.contains("ada-s3ss10n-9Zq") && file.contains("tok-ada"));
+    let logged = std::fs::read_to_string(&log).unwrap_or_default();
+    // The cookie is HttpOnly: no page shows it, so only a leak could.
+    assert!(!saved.contains("s3ss10n-9Zq") && !listed.contains("s3ss10n-9Zq"));
+    for value in ["s3ss10n-9Zq", "tok-ada"] {
+        assert!(!logged.contains(value), "{value} logged:\n{logged}");
+    }
+    let (code, broken) = {
+        std::fs::write(dir.join("broken.json"), "{\"origins\": 5}").expect("writing");
+        webagent(&["exec", &home, "read_page", "--state", "broken.json"])
+    };
+    assert_eq!(
+        code,
+        Some(2),
+        "a broken state file is the person's to fix: {broken}"
+    );
+    assert!(broken.contains("broken.json"), "{broken}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+// ---------------------------------------------------------------------
+// Downloads and tabs: one shared browser that keeps downloads.
+
+struct Shared {
+    runtime: tokio::runtime::Runtime,
+    session: BrowserSession,
+    server: PageServer,
+    downloads: PathBuf,
+}
+
+static SHARED: OnceLock<Shared> = OnceLock::new();
+
+/// The largest download the shared browser keeps.
+const MAX_DOWNLOAD: u64 = 64 * 1024;
+
+fn shared() -> &'static Shared {
+    SHARED.get_or_init(|| {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("a runtime");
+        let downloads = temp_dir("downloads");
+        let (server, session) = runtime.block_on(async {
+            let server = PageServer::start().await.expect("a page server");
+            let session = start(LaunchOptions {
+                downloads: Some(DownloadOptions {
+                    dir: downloads.clone(),
+                    max_bytes: MAX_DOWNLOAD,
+                }),
+                ..LaunchOptions::default()
+            })
+            .await;
+            (server, session)
+        });
+        Shared {
+            runtime,
+            session,
+            server,
+            downloads: downloads.canonicalize().expect("the downloads dir"),
+        }
+    })
+}
+
+/// Serves `html` at `path`, opens it and runs `body` on an environment.
+fn with_env<F, Fut>(path: &str, html: &str, body: F)
+where
+    F: FnOnce(BrowserEnvironment) -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
+    let s = shared();
+    s.server.html(path, html.to_string());
+    let url = s.server.url(path);
+    s.runtime.block_on(async {
+        let tab = s.session.new_tab(&url).await.expect("opening the page");
+        let mut env = environment(tab).with_tab_and_download_policy(true, false);
+        env.observe().await.expect("observing");
+        body(env).await;
+    });
+}
+
+#[test]
+fn a_csv_export_is_downloaded_named_in_the_result_and_read() {
+    let s = shared();
+    s.server.handle("/orders.csv", |_| {
+        Response::new("text/csv", "id,total\n1001,42.50\n1002,17.00\n")
+            .with_header("Content-Disposition", "attachment; filename=\"orders.csv\"")
+    });
+    s.server.handle("/huge.bin", |_| {
+        Response::new(
+            "application/octet-stream",
+            vec![b'x'; (MAX_DOWNLOAD * 4) as usize],
+        )
+        .with_header("Content-Disposition", "attachment; filename=\"huge.bin\"")
+    });
+    let html = "<!doctype html><title>Admin</title>\
+        <a id=export href=\"/orders.csv\">Export CSV</a> \
+        <a id=huge href=\"/huge.bin\">Export everything</a>";
+    with_env("/admin", html, |mut env| async move {
+        let result = env
+            .execute(&action(json!({"click": {"selector": "#export"}})))
+            .await;
+        let data = ok_data(&result);
+        let download = &data["downloads"][0];
+        assert_eq!(download["name"], "orders.csv", "{data}");
+        assert_eq!(download["type"], "text/csv", "{data}");
+        assert_eq!(download["state"], "completed", "{data}");
+        let file = PathBuf::from(download["file"].as_str().expect("a file"));
+        assert!(file.starts_with(&s.downloads), "{}", file.display());
+        assert_eq!(
+            download["size"],
+            std::fs::metadata(&file).expect("saved").len()
+        );
+
+        let read = env
+            .execute(&action(json!({"read_file": {"path": "orders.csv"}})))
+            .await;
+        let read = ok_data(&read);
+        assert!(
+            read["text"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("1001,42.50"),
+            "{read}"
+        );
+
+        // The same export again keeps both files.
+        let again = ok_data(
+            &env.execute(&action(json!({"click": {"selector": "#export"}})))
+                .await,
+        );
+        let second = again["downloads"][0]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        assert!(
+            second.starts_with("orders (") && second.ends_with(").csv"),
+            "{again}"
+        );
+        assert!(file.exists(), "the first file is kept");
+
+        // Larger than the limit: cancelled, and nothing is left under a name.
+        let huge = ok_data(
+            &env.execute(&action(json!({"click": {"selector": "#huge"}})))
+                .await,
+        );
+        assert_eq!(huge["downloads"][0]["state"], "too_large", "{huge}");
+        assert!(!s.downloads.join("huge.bin").exists());
+
+        // Only the downloads directory can be read.
+        let outside = env
+            .execute(&action(json!({"read_file": {"path": "../../etc/passwd"}})))
+            .await;
+        assert!(!outside.is_ok(), "{outside:?}");
+        let missing = env
+            .execute(&action(json!({"read_file": {"path": "nope.csv"}})))
+            .await;
+        match missing {
+            ActionResult::Failure { message, .. } => {
+                assert!(message.contains("orders.csv"), "{message}")
+            }
+            other => panic!("expected a failure naming the files, got {other:?}"),
+        }
+    });
+}
+
+#[test]
+fn a_popup_a_click_opens_is_followed_and_closed() {
+    let s = shared();
+    s.server.html(
+        "/popup-target",
+        "<!doctype html><title>Report</title><p>the report</p><button>Print</button>",
+    );
+    let html = "<!doctype html><title>Opener</title>\
+        <a id=open href=\"/popup-target\" target=\"_blank\">Open report</a><button>Stay</button>";
+    with_env("/popup-home", html, |mut env| async move {
+        let home = env.tab().target_id().to_string();
+        let result = env
+            .execute(&action(json!({"click": {"selector": "#open"}})))
+            .await;
+        let data = ok_data(&result);
+        let opened = &data["new_tab"];
+        assert!(
+            opened["url"]
+                .as_str()
+                .unwrap_or_default()
+                .ends_with("/popup-target"),
+            "{data}"
+        );
+        assert_eq!(opened["title"], "Report", "{data}");
+        assert_eq!(opened["switched"], true, "{data}");
+
+        let page = env.observe().await.expect("observing the popup");
+        assert!(page.url.ends_with("/popup-target"), "{}", page.url);
+        assert!(page.tabs.len() >= 2, "{:?}", page.tabs);
+
+        // Back to the opener by number, then close the popup from there.
+        let opener = page
+            .tabs
+            .iter()
+            .position(|t| t.id == home)
+            .expect("the opener is listed") as u32;
+        let popup = page
+            .tabs
+            .iter()
+            .position(|t| t.current)
+            .expect("the current tab") as u32;
+        ok_data(
+            &env.execute(&action(json!({"switch_tab": {"tab": opener}})))
+                .await,
+        );
+        assert!(env
+            .observe()
+            .await
+            .expect("observing")
+            .url
+            .ends_with("/popup-home"));
+        ok_data(
+            &env.execute(&action(json!({"switch_tab": {"tab": popup}})))
+                .await,
+        );
+        let page = env.observe().await.expect("observing");
+        assert!(page.url.ends_with("/popup-target"), "{}", page.url);
+
+        // Closing the current tab goes back to the opener.
+        ok_data(&env.execute(&action(json!({"close_tab": {}}))).await);
+        let page = env.observe().await.expect("observing");
+        assert!(page.url.ends_with("/popup-home"), "{}", page.url);
+        assert!(
+            page.tabs.iter().all(|t| !t.url.ends_with("/popup-target")),
+            "{:?}",
+            page.tabs
+        );
+
+        // A tab number that is not listed is a clear error.
+        let bad = env
+            .execute(&action(json!({"switch_tab": {"tab": 99}})))
+            .await;
+        match bad {
+            ActionResult::Failure { message, .. } => {
+                assert!(message.contains("no tab 99"), "{message}")
+            }
+            other => panic!("expected a failure, got {other:?}"),
+        }
+    });
+}
