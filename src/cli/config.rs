@@ -75,17 +75,3 @@ pub fn run(args: ConfigArgs) -> anyhow::Result<ExitCode> {
     print!("{}", loaded.config.to_annotated_yaml(&loaded.env));
     Ok(ExitCode::SUCCESS)
 }
-
-/// The overrides the shared browser flags (`--chrome`, `--headed`,
-/// `--connect`) make.
-pub fn browser_overrides(browser: &super::observe::BrowserOpts) -> Overrides {
-    Overrides {
-        chrome: browser.chrome.clone(),
-        headed: browser.headed,
-        connect: browser.connect.clone(),
-        profile: browser.profile.clone(),
-        state: browser.state.clone(),
-        allowed_domains: browser.allow_domains.clone(),
-        ..Overrides::default()
-    }
-}

@@ -80,7 +80,11 @@ pub struct ObserveArgs {
 
 /// Runs `webagent observe`.
 pub fn run(mut args: ObserveArgs) -> anyhow::Result<ExitCode> {
-    let flags = super::config::browser_overrides(&args.browser);
+    let flags = super::flags::SessionFlags {
+        browser: args.browser.clone(),
+        ..Default::default()
+    }
+    .overrides(Default::default());
     let loaded = match super::config::load(None, &flags) {
         Ok(loaded) => loaded,
         Err(code) => return Ok(code),

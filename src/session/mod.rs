@@ -170,13 +170,6 @@ impl Prepared {
         }
     }
 
-    /// The action catalog of this session: built-ins plus custom actions.
-    pub fn catalog(&self) -> Catalog {
-        self.scripts
-            .catalog()
-            .unwrap_or_else(|_| Catalog::builtin())
-    }
-
     /// Launches (or attaches to) the browser, opens `url` (or a blank
     /// page), builds the environment and starts the watchers. Events of
     /// the session (reloads, refused navigations) go to `events`. A page
