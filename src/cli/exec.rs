@@ -6,14 +6,13 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use tokio::sync::mpsc;
 
 use super::flags::{RunFlags, SessionFlags};
+use super::headless::start_reporting;
 use super::observe::observation_json;
 use crate::actions::{ActionResult, Catalog};
 use crate::agent::Environment;
 use crate::dom::PageState;
-use crate::events::Event;
 use crate::session::Session;
 
 /// Flags of `webagent exec`.
@@ -54,28 +53,10 @@ pub fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
     prepared.exec.accept_dialogs = args.accept_dialogs;
     let runtime = super::runtime()?;
     runtime.block_on(async move {
-        // What the session reports on its own (a navigation the page
-        // started that the allowed domains refused, a reload) goes to
-        // stderr, so stdout stays one line per action.
-        let (events, mut reports) = mpsc::unbounded_channel::<Event>();
-        let reporter = tokio::spawn(async move {
-            while let Some(event) = reports.recv().await {
-                if let Some(line) = crate::session::log_line(&event) {
-                    eprintln!("{}", line.trim_start());
-                }
-            }
-        });
-        let session = match prepared.start(Some(&args.url), events).await {
-            Ok(session) => session,
-            Err(error) => {
-                eprintln!("error: {error}");
-                return Ok(ExitCode::from(if error.is_usage() { 2 } else { 1 }));
-            }
+        let (session, reporter) = match start_reporting(prepared, Some(&args.url)).await {
+            Ok(started) => started,
+            Err(code) => return Ok(code),
         };
-        if let Err(error) = &session.opened {
-            eprintln!("error: {error}");
-            return Ok(ExitCode::from(1));
-        }
         let code = exec_command(&args, session).await;
         let _ = reporter.await;
         code

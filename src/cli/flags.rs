@@ -72,6 +72,25 @@ pub struct RunFlags {
     pub max_steps: Option<usize>,
 }
 
+/// What a headless run (`run`, `recipe run`) takes besides its subject.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct HeadlessFlags {
+    /// Approve every action that would need approval (headless, asking
+    /// means refusing otherwise).
+    #[arg(long)]
+    pub yes: bool,
+    /// Print every event as one JSON object per line instead of the step
+    /// log.
+    #[arg(long)]
+    pub json: bool,
+    /// Approval mode and step limit.
+    #[command(flatten)]
+    pub run: RunFlags,
+    /// Config, model, scripts, sitemaps, secrets, browser.
+    #[command(flatten)]
+    pub session: SessionFlags,
+}
+
 fn parse_mode(text: &str) -> Result<ApprovalMode, String> {
     text.parse()
 }

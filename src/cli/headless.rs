@@ -36,6 +36,34 @@ pub async fn start_traced(
     Ok((session, trace))
 }
 
+/// Starts the session on `url` for a command whose stdout is its own
+/// (`exec`, `state save`): what the session reports by itself (a
+/// navigation the allowed domains refused, a reload) goes to stderr. A
+/// first page that does not open is an error. On failure the reason is
+/// printed and the exit code comes back.
+pub async fn start_reporting(
+    prepared: Prepared,
+    url: Option<&str>,
+) -> Result<(Session, JoinHandle<()>), ExitCode> {
+    let (events, mut reports) = mpsc::unbounded_channel::<Event>();
+    let reporter = tokio::spawn(async move {
+        while let Some(event) = reports.recv().await {
+            if let Some(line) = crate::session::log_line(&event) {
+                eprintln!("{}", line.trim_start());
+            }
+        }
+    });
+    let session = prepared.start(url, events).await.map_err(|error| {
+        eprintln!("error: {error}");
+        ExitCode::from(if error.is_usage() { EXIT_USAGE } else { 1 })
+    })?;
+    if let Err(error) = &session.opened {
+        eprintln!("error: {error}");
+        return Err(ExitCode::from(1));
+    }
+    Ok((session, reporter))
+}
+
 /// A started session whose events are being printed.
 pub struct Headless {
     /// The session.

@@ -10,7 +10,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
-use super::flags::{RunFlags, SessionFlags};
+use super::flags::HeadlessFlags;
 use super::headless::{Headless, EXIT_USAGE};
 use crate::agent::HeadlessApprover;
 use crate::script::{export_recipe, CancelFlag, Scripts};
@@ -36,19 +36,10 @@ pub struct RunArgs {
     /// The page to start on (the recipe may navigate itself).
     #[arg(long)]
     pub url: Option<String>,
-    /// Approve every step that would need approval.
-    #[arg(long)]
-    pub yes: bool,
-    /// Print every event as one JSON object per line.
-    #[arg(long)]
-    pub json: bool,
-    /// Approval mode, and the step limit of `agent("…")` sub-goals.
+    /// Approvals, output, and the session: config, the model for
+    /// `agent("…")` sub-goals, more scripts, sitemaps, secrets, browser.
     #[command(flatten)]
-    pub run: RunFlags,
-    /// Config, model (for `agent("…")` sub-goals), more scripts, sitemaps,
-    /// secrets, browser.
-    #[command(flatten)]
-    pub session: SessionFlags,
+    pub flags: HeadlessFlags,
 }
 
 /// Flags of `webagent recipe check`.
@@ -112,21 +103,21 @@ async fn run_recipe_command(args: RunArgs) -> anyhow::Result<ExitCode> {
     }
     // The recipe's file joins the scripts the session loads and watches;
     // everything is checked before the browser starts.
-    let mut flags = args.session.clone();
+    let mut flags = args.flags.session.clone();
     if flags.recipes.is_empty() {
         // Without --recipes the configured directory still lends its
         // custom actions.
-        let loaded = match super::config::load(flags.config.as_deref(), &flags.overrides(args.run))
-        {
-            Ok(loaded) => loaded,
-            Err(code) => return Ok(code),
-        };
+        let loaded =
+            match super::config::load(flags.config.as_deref(), &flags.overrides(args.flags.run)) {
+                Ok(loaded) => loaded,
+                Err(code) => return Ok(code),
+            };
         flags.recipes = crate::session::Prepared::script_paths(&loaded.config, &[]);
     }
     if !covered(&flags.recipes, &args.file) {
         flags.recipes.insert(0, args.file.clone());
     }
-    let prepared = match flags.prepare(args.run) {
+    let prepared = match flags.prepare(args.flags.run) {
         Ok(prepared) => prepared,
         Err(code) => return Ok(code),
     };
@@ -168,16 +159,17 @@ async fn run_recipe_command(args: RunArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(EXIT_USAGE));
     }
 
-    let mut headless = match Headless::start(prepared, args.url.as_deref(), args.json, true).await {
-        Ok(headless) => headless,
-        Err(code) => return Ok(code),
-    };
+    let mut headless =
+        match Headless::start(prepared, args.url.as_deref(), args.flags.json, true).await {
+            Ok(headless) => headless,
+            Err(code) => return Ok(code),
+        };
     let session = &mut headless.session;
     // Everything that holds a sender of the session's events lives in
     // this block, so the printer sees the end of the stream at `finish`.
     let success = {
         let setup = session.agent_setup();
-        let yes = args.yes;
+        let yes = args.flags.yes;
         // `agent("…")` asks the configured model, approving like the recipe's
         // own steps.
         let sub_agent = session.model().ok().map(|_| LlmSubAgent {

@@ -5,7 +5,7 @@
 
 use std::process::ExitCode;
 
-use super::flags::{RunFlags, SessionFlags};
+use super::flags::HeadlessFlags;
 use super::headless::{Headless, EXIT_USAGE};
 use crate::agent::HeadlessApprover;
 use crate::events::EndReason;
@@ -20,19 +20,10 @@ pub struct RunArgs {
     /// The page to start on.
     #[arg(long)]
     pub url: String,
-    /// Approve every action that would need approval.
-    #[arg(long)]
-    pub yes: bool,
-    /// Print every event as one JSON object per line instead of the step
-    /// log.
-    #[arg(long)]
-    pub json: bool,
-    /// Approval mode and step limit.
+    /// Approvals, output, config, model, scripts, sitemaps, secrets,
+    /// browser.
     #[command(flatten)]
-    pub run: RunFlags,
-    /// Config, model, scripts, sitemaps, secrets, browser.
-    #[command(flatten)]
-    pub session: SessionFlags,
+    pub flags: HeadlessFlags,
 }
 
 /// Runs `webagent run`.
@@ -41,7 +32,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         eprintln!("error: {reason}");
         return Ok(ExitCode::from(EXIT_USAGE));
     }
-    let prepared = match args.session.prepare(args.run) {
+    let prepared = match args.flags.session.prepare(args.flags.run) {
         Ok(prepared) => prepared,
         Err(code) => return Ok(code),
     };
@@ -54,7 +45,7 @@ fn check(args: &RunArgs) -> Result<(), String> {
     if args.task.trim().is_empty() {
         return Err("the task is empty; say what the agent should do".into());
     }
-    if args.run.max_steps == Some(0) {
+    if args.flags.run.max_steps == Some(0) {
         return Err("--max-steps must be at least 1".into());
     }
     let url = url::Url::parse(&args.url).map_err(|e| {
@@ -70,10 +61,11 @@ fn check(args: &RunArgs) -> Result<(), String> {
 }
 
 async fn run_command(args: RunArgs, prepared: Prepared) -> anyhow::Result<ExitCode> {
-    let mut headless = match Headless::start(prepared, Some(&args.url), args.json, false).await {
-        Ok(headless) => headless,
-        Err(code) => return Ok(code),
-    };
+    let mut headless =
+        match Headless::start(prepared, Some(&args.url), args.flags.json, false).await {
+            Ok(headless) => headless,
+            Err(code) => return Ok(code),
+        };
     let (stop_handle, stop_signal) = stop_pair();
     // Ctrl-C stops the run cleanly: the step in flight ends, `done` is
     // written, the trace is complete.
@@ -87,7 +79,9 @@ async fn run_command(args: RunArgs, prepared: Prepared) -> anyhow::Result<ExitCo
         .agent_setup()
         .agent(
             &mut session.environment,
-            Box::new(HeadlessApprover { yes: args.yes }),
+            Box::new(HeadlessApprover {
+                yes: args.flags.yes,
+            }),
             stop_signal,
         )
         .run(&args.task)

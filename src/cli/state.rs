@@ -5,10 +5,8 @@ use std::io::BufRead;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use tokio::sync::mpsc;
-
 use super::flags::{RunFlags, SessionFlags};
-use crate::events::Event;
+use super::headless::start_reporting;
 
 /// `webagent state …`.
 #[derive(Debug, clap::Subcommand)]
@@ -45,25 +43,10 @@ pub fn run(command: StateCommand) -> anyhow::Result<ExitCode> {
     let headed = !prepared.config.browser.headless;
     let runtime = super::runtime()?;
     runtime.block_on(async move {
-        let (events, mut reports) = mpsc::unbounded_channel::<Event>();
-        let reporter = tokio::spawn(async move {
-            while let Some(event) = reports.recv().await {
-                if let Some(line) = crate::session::log_line(&event) {
-                    eprintln!("{}", line.trim_start());
-                }
-            }
-        });
-        let session = match prepared.start(args.url.as_deref(), events).await {
-            Ok(session) => session,
-            Err(error) => {
-                eprintln!("error: {error}");
-                return Ok(ExitCode::from(if error.is_usage() { 2 } else { 1 }));
-            }
+        let (session, reporter) = match start_reporting(prepared, args.url.as_deref()).await {
+            Ok(started) => started,
+            Err(code) => return Ok(code),
         };
-        if let Err(error) = &session.opened {
-            eprintln!("error: {error}");
-            return Ok(ExitCode::from(1));
-        }
         if headed {
             eprintln!("Sign in in the browser window, then press Enter here to save the state.");
             let waited = tokio::task::spawn_blocking(|| {
