@@ -532,13 +532,7 @@ impl<E: Environment> Agent<E> {
             }
         };
         draft.raw_response = response.raw.clone();
-        draft.usage = response.usage.map(|u| TokenUsage {
-            prompt_tokens: u.prompt_tokens,
-            completion_tokens: u.completion_tokens,
-            total_tokens: u.total_tokens,
-            cached_tokens: u.cached_tokens.unwrap_or(0),
-            estimated: u.estimated,
-        });
+        draft.usage = response.usage;
         if let Some(usage) = draft.usage {
             state.usage.add(usage);
         }

@@ -13,11 +13,12 @@ use tokio::sync::watch;
 use super::config::LlmConfig;
 use super::error::{overflow_figures, says_context_overflow, LlmError, TimeoutPhase};
 use super::request::{ChatRequest, ToolChoice};
-use super::response::{error_text, parse_completion, ChatResponse, Usage, UsageTotals};
+use super::response::{error_text, parse_completion, ChatResponse, UsageTotals};
 use super::retry::parse_retry_after;
 use super::sse::SseParser;
 use super::stream::{StreamAccumulator, StreamState, EMPTY_STREAM};
 use super::tokens::estimate_tokens;
+use crate::events::TokenUsage;
 
 /// The most of an error body that is read: enough for any server's
 /// message, and a misbehaving proxy cannot make us buffer megabytes.
@@ -306,7 +307,7 @@ impl LlmClient {
                 Ok(mut response) => {
                     if response.usage.is_none() {
                         response.usage =
-                            Some(Usage::estimate(prompt_chars, response.answer_chars()));
+                            Some(TokenUsage::estimate(prompt_chars, response.answer_chars()));
                     }
                     response.stats.attempts = attempts;
                     response.stats.fallback = fallback;

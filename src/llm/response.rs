@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use crate::events::TokenUsage;
 use serde_json::Value;
 
 use super::error::LlmError;
@@ -23,28 +24,13 @@ pub struct ToolCall {
     pub arguments: String,
 }
 
-/// Tokens of one call, as the server counted them or, when it sent no
-/// count, as estimated from the text sent and received.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Usage {
-    /// Tokens of the prompt.
-    pub prompt_tokens: u64,
-    /// Tokens of the answer.
-    pub completion_tokens: u64,
-    /// Their sum, as the server reports it.
-    pub total_tokens: u64,
-    /// Prompt tokens the server took from its prefix cache, when it says
-    /// (`prompt_tokens_details.cached_tokens`, llama.cpp's `cache_n`).
-    pub cached_tokens: Option<u64>,
-    /// True when the server sent no count and these are estimates.
-    pub estimated: bool,
-}
-
-impl Usage {
+/// Reading and estimating usage: the counts are [`TokenUsage`], the one
+/// usage type events, traces and the status line use too.
+impl TokenUsage {
     /// Reads a `usage` object; missing counts are 0, and a missing total is
     /// the sum of the others. An object with no count at all (or only
     /// zeros, as some servers send in every chunk) is no usage.
-    pub fn from_json(value: &Value) -> Option<Usage> {
+    pub fn from_json(value: &Value) -> Option<TokenUsage> {
         let object = value.as_object()?;
         let count = |key: &str| object.get(key).and_then(Value::as_u64).unwrap_or(0);
         let prompt_tokens = count("prompt_tokens");
@@ -66,11 +52,11 @@ impl Usage {
                     .get("prompt_cache_hit_tokens")
                     .and_then(Value::as_u64)
             });
-        Some(Usage {
+        Some(TokenUsage {
             prompt_tokens,
             completion_tokens,
             total_tokens,
-            cached_tokens,
+            cached_tokens: cached_tokens.unwrap_or(0),
             estimated: false,
         })
     }
@@ -80,7 +66,7 @@ impl Usage {
     /// first choice (some proxies), `x_groq.usage`, llama.cpp's `timings`
     /// (`prompt_n`, `predicted_n`, `cache_n`), or Ollama's native
     /// `prompt_eval_count` / `eval_count`.
-    pub fn find_in(value: &Value) -> Option<Usage> {
+    pub fn find_in(value: &Value) -> Option<TokenUsage> {
         let standard = [
             value.get("usage"),
             value
@@ -89,17 +75,21 @@ impl Usage {
                 .and_then(|c| c.get("usage")),
             value.get("x_groq").and_then(|x| x.get("usage")),
         ];
-        if let Some(usage) = standard.into_iter().flatten().find_map(Usage::from_json) {
+        if let Some(usage) = standard
+            .into_iter()
+            .flatten()
+            .find_map(TokenUsage::from_json)
+        {
             return Some(usage);
         }
         let counted = |prompt: &str, answer: &str, source: &Value| {
             let prompt_tokens = source.get(prompt).and_then(Value::as_u64)?;
             let completion_tokens = source.get(answer).and_then(Value::as_u64).unwrap_or(0);
-            Some(Usage {
+            Some(TokenUsage {
                 prompt_tokens,
                 completion_tokens,
                 total_tokens: prompt_tokens + completion_tokens,
-                cached_tokens: None,
+                cached_tokens: 0,
                 estimated: false,
             })
         };
@@ -111,7 +101,7 @@ impl Usage {
                 if let Some(cached) = cached {
                     usage.prompt_tokens += cached;
                     usage.total_tokens += cached;
-                    usage.cached_tokens = Some(cached);
+                    usage.cached_tokens = cached;
                 }
                 return Some(usage);
             }
@@ -120,14 +110,14 @@ impl Usage {
     }
 
     /// An estimate from the characters sent and received.
-    pub fn estimate(prompt_chars: usize, answer_chars: usize) -> Usage {
+    pub fn estimate(prompt_chars: usize, answer_chars: usize) -> TokenUsage {
         let prompt_tokens = super::tokens::estimate_tokens(prompt_chars);
         let completion_tokens = super::tokens::estimate_tokens(answer_chars);
-        Usage {
+        TokenUsage {
             prompt_tokens,
             completion_tokens,
             total_tokens: prompt_tokens + completion_tokens,
-            cached_tokens: None,
+            cached_tokens: 0,
             estimated: true,
         }
     }
@@ -154,14 +144,14 @@ pub struct UsageTotals {
 
 impl UsageTotals {
     /// Adds one call's usage.
-    pub fn record(&mut self, usage: Option<Usage>) {
+    pub fn record(&mut self, usage: Option<TokenUsage>) {
         self.calls += 1;
         match usage {
             Some(usage) => {
                 self.prompt_tokens += usage.prompt_tokens;
                 self.completion_tokens += usage.completion_tokens;
                 self.total_tokens += usage.total_tokens;
-                self.cached_tokens += usage.cached_tokens.unwrap_or(0);
+                self.cached_tokens += usage.cached_tokens;
                 if usage.estimated {
                     self.calls_without_usage += 1;
                 }
@@ -201,7 +191,7 @@ pub struct ChatResponse {
     /// Why the model stopped (`stop`, `tool_calls`, `length`, …).
     pub finish_reason: Option<String>,
     /// Token counts, when the server reported them.
-    pub usage: Option<Usage>,
+    pub usage: Option<TokenUsage>,
     /// The model that answered, as the server names it.
     pub model: Option<String>,
     /// The body as received (the whole SSE text for a stream).
@@ -382,7 +372,7 @@ pub(crate) fn parse_completion(body: &str, status: u16) -> Result<ChatResponse, 
             .get("finish_reason")
             .and_then(Value::as_str)
             .map(str::to_owned),
-        usage: Usage::find_in(&value),
+        usage: TokenUsage::find_in(&value),
         model: value
             .get("model")
             .and_then(Value::as_str)
@@ -463,24 +453,24 @@ mod tests {
     fn usage_is_found_where_each_server_puts_it() {
         let openai = json!({"usage": {"prompt_tokens": 9, "completion_tokens": 1,
             "prompt_tokens_details": {"cached_tokens": 8}}});
-        let usage = Usage::find_in(&openai).unwrap();
-        assert_eq!((usage.total_tokens, usage.cached_tokens), (10, Some(8)));
+        let usage = TokenUsage::find_in(&openai).unwrap();
+        assert_eq!((usage.total_tokens, usage.cached_tokens), (10, 8));
         let llama = json!({"timings": {"prompt_n": 5, "predicted_n": 3, "cache_n": 100}});
-        let usage = Usage::find_in(&llama).unwrap();
-        assert_eq!((usage.prompt_tokens, usage.cached_tokens), (105, Some(100)));
+        let usage = TokenUsage::find_in(&llama).unwrap();
+        assert_eq!((usage.prompt_tokens, usage.cached_tokens), (105, 100));
         let ollama = json!({"prompt_eval_count": 7, "eval_count": 2});
-        assert_eq!(Usage::find_in(&ollama).unwrap().total_tokens, 9);
+        assert_eq!(TokenUsage::find_in(&ollama).unwrap().total_tokens, 9);
         let in_choice = json!({"choices": [{"usage": {"prompt_tokens": 4}}]});
-        assert_eq!(Usage::find_in(&in_choice).unwrap().prompt_tokens, 4);
+        assert_eq!(TokenUsage::find_in(&in_choice).unwrap().prompt_tokens, 4);
         let zeros = json!({"usage": {"prompt_tokens": 0, "completion_tokens": 0}});
-        assert_eq!(Usage::find_in(&zeros), None);
-        assert!(Usage::estimate(35, 7).estimated);
+        assert_eq!(TokenUsage::find_in(&zeros), None);
+        assert!(TokenUsage::estimate(35, 7).estimated);
     }
 
     #[test]
     fn usage_totals_add_up() {
         let mut totals = UsageTotals::default();
-        totals.record(Usage::from_json(
+        totals.record(TokenUsage::from_json(
             &json!({"prompt_tokens": 3, "completion_tokens": 2}),
         ));
         totals.record(None);

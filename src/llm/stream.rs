@@ -12,9 +12,10 @@ use serde_json::Value;
 use super::client::LlmEvent;
 use super::error::LlmError;
 use super::response::{
-    arguments_text, body_start, error_in_json, CallStats, ChatResponse, ToolCall, Usage,
+    arguments_text, body_start, error_in_json, CallStats, ChatResponse, ToolCall,
 };
 use super::sse::SseEvent;
+use crate::events::TokenUsage;
 
 /// The detail of a [`LlmError::StreamCut`] for a stream that ended before
 /// its first chunk: what a local server does when the prompt does not fit
@@ -44,7 +45,7 @@ pub(crate) struct StreamAccumulator {
     reasoning: String,
     calls: Vec<PartialCall>,
     finish_reason: Option<String>,
-    usage: Option<Usage>,
+    usage: Option<TokenUsage>,
     model: Option<String>,
     chunks: usize,
     done: bool,
@@ -88,7 +89,7 @@ impl StreamAccumulator {
         if let Some(model) = chunk.get("model").and_then(Value::as_str) {
             self.model.get_or_insert_with(|| model.to_owned());
         }
-        if let Some(usage) = Usage::find_in(&chunk) {
+        if let Some(usage) = TokenUsage::find_in(&chunk) {
             self.usage = Some(usage);
         }
         // Only the first choice is asked for (n is never set).
