@@ -14,6 +14,7 @@ use serde_json::{Map, Value};
 use super::keys::KeyChord;
 use super::risk::Risk;
 use super::selector::Selector;
+use crate::dom::ElementIndex;
 
 /// Which element an action acts on.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -22,7 +23,7 @@ pub enum Target {
     /// The element listed under this number in the latest observation.
     Index {
         /// The number in the element listing.
-        index: u32,
+        index: ElementIndex,
     },
     /// The first visible element matching a restricted CSS selector.
     Selector {

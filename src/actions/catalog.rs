@@ -516,7 +516,9 @@ mod tests {
     }
 
     fn index(n: u32) -> Target {
-        Target::Index { index: n }
+        Target::Index {
+            index: crate::dom::ElementIndex(n as usize),
+        }
     }
 
     fn selector(text: &str) -> Target {

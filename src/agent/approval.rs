@@ -252,7 +252,7 @@ impl Gate<'_> {
                     Some(Target::Index { index }) => page
                         .elements
                         .iter()
-                        .find(|e| e.index.0 == *index as usize)
+                        .find(|e| e.index == *index)
                         .map(element_line),
                     _ => None,
                 },

@@ -20,7 +20,7 @@ use tokio::sync::mpsc::UnboundedSender;
 use crate::browser::{
     BlockedNavigation, BrowserError, BrowserSession, ObserveOptions, StorageState, Tab,
 };
-use crate::dom::{ElementIndex, PageState};
+use crate::dom::PageState;
 use crate::events::Event;
 use crate::llm::LlmClient;
 use crate::sitemap::SitemapSet;
@@ -903,12 +903,7 @@ impl Environment for BrowserEnvironment {
         let reply = match action.target() {
             Some(Target::Index { index }) => {
                 self.tab
-                    .eval_on_index(
-                        page.observation,
-                        ElementIndex(*index as usize),
-                        TARGET_FACTS_JS,
-                        json!({}),
-                    )
+                    .eval_on_index(page.observation, *index, TARGET_FACTS_JS, json!({}))
                     .await
             }
             Some(Target::Selector { selector }) => {

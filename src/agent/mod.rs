@@ -160,18 +160,19 @@ pub async fn perform<E: Environment>(
 /// type, href and download flag of an indexed target.
 pub fn listing_risk_facts(action: &Action, page: &PageState) -> RiskFacts {
     let target = match action.target() {
-        Some(Target::Index { index }) => page
-            .elements
-            .iter()
-            .find(|e| e.index.0 == *index as usize)
-            .map(|e| TargetFacts {
-                tag: e.tag.clone(),
-                input_type: e.attribute("type").map(str::to_ascii_lowercase),
-                in_form: false,
-                is_submit: false,
-                href: e.attribute("href").map(str::to_owned),
-                download: e.attribute("download").is_some(),
-            }),
+        Some(Target::Index { index }) => {
+            page.elements
+                .iter()
+                .find(|e| e.index == *index)
+                .map(|e| TargetFacts {
+                    tag: e.tag.clone(),
+                    input_type: e.attribute("type").map(str::to_ascii_lowercase),
+                    in_form: false,
+                    is_submit: false,
+                    href: e.attribute("href").map(str::to_owned),
+                    download: e.attribute("download").is_some(),
+                })
+        }
         _ => None,
     };
     RiskFacts {
@@ -674,9 +675,9 @@ impl<E: Environment> Agent<E> {
             return Err(format!("the page changed to {}", now.url));
         }
         if let Some(Target::Index { index }) = action.target() {
-            let index = *index as usize;
-            let before = seen.elements.iter().find(|e| e.index.0 == index);
-            let after = now.elements.iter().find(|e| e.index.0 == index);
+            let index = *index;
+            let before = seen.elements.iter().find(|e| e.index == index);
+            let after = now.elements.iter().find(|e| e.index == index);
             match (before, after) {
                 (Some(before), Some(after)) if same_element(before, after) => {}
                 (_, None) => return Err(format!("element {index} is gone")),

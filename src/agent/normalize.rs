@@ -666,7 +666,9 @@ mod tests {
 
     fn click(index: u32) -> Action {
         Action::Click {
-            target: Target::Index { index },
+            target: Target::Index {
+                index: crate::dom::ElementIndex(index as usize),
+            },
         }
     }
 

@@ -11,7 +11,7 @@ use super::library::{CancelFlag, Scripts};
 use crate::actions::{Action, ActionResult, RiskFacts, Target};
 use crate::agent::browser_env::BrowserEnvironment;
 use crate::agent::{Environment, EnvironmentError};
-use crate::dom::{ElementIndex, PageState};
+use crate::dom::PageState;
 
 /// Reads what finds the element again without its index.
 const LOCATOR_JS: &str = "(el) => { \
@@ -79,13 +79,8 @@ impl ScriptEnvironment {
         let reply = match action.target()? {
             Target::Index { index } => {
                 let observation = self.last.as_ref()?.observation;
-                tab.eval_on_index(
-                    observation,
-                    ElementIndex(*index as usize),
-                    LOCATOR_JS,
-                    json!({}),
-                )
-                .await
+                tab.eval_on_index(observation, *index, LOCATOR_JS, json!({}))
+                    .await
             }
             Target::Selector { selector } => {
                 let first = format!("(els) => els.length ? ({LOCATOR_JS})(els[0]) : null");

@@ -499,7 +499,7 @@ fn target_text(state: &AppState, target: Option<&Target>) -> String {
         Some(Target::Index { index }) => state
             .page
             .as_ref()
-            .and_then(|p| p.elements.iter().find(|e| e.index.0 == *index as usize))
+            .and_then(|p| p.elements.iter().find(|e| e.index == *index))
             .map(|e| clip(&element_line(e), 80))
             .unwrap_or_else(|| format!("[{index}]")),
         Some(Target::Selector { selector }) => selector.to_string(),
@@ -858,7 +858,7 @@ fn on_approval_key(state: &mut AppState, command: Command, effects: &mut Vec<Eff
                 if let Some(pos) = state
                     .page
                     .as_ref()
-                    .and_then(|p| p.elements.iter().position(|e| e.index.0 == index as usize))
+                    .and_then(|p| p.elements.iter().position(|e| e.index == index))
                 {
                     let (len, rows) = (state.element_count(), state.visible_rows(Pane::Elements));
                     state.elements.move_to(pos, len, rows);
@@ -1052,7 +1052,9 @@ fn on_agent_event(state: &mut AppState, event: Event) {
                 Some(index) => target_text(
                     state,
                     Some(&Target::Index {
-                        index: u32::try_from(index).unwrap_or(u32::MAX),
+                        index: crate::dom::ElementIndex(
+                            usize::try_from(index).unwrap_or(usize::MAX),
+                        ),
                     }),
                 ),
                 None => parameters
