@@ -685,6 +685,17 @@
     return { x, y, width: r.width, height: r.height };
   }
 
+  // Installed as a document starts (Page.addScriptToEvaluateOnNewDocument):
+  // lay the page out once its DOM is parsed, so the style and layout the
+  // first observation needs are done during the load wait, not after it.
+  // The browser lays the page out for its first frame anyway; this only
+  // moves that work ahead of the load event.
+  if (document.readyState === 'loading' && window === window.top) {
+    document.addEventListener('DOMContentLoaded', () => {
+      if (document.documentElement) document.documentElement.getBoundingClientRect();
+    }, { once: true });
+  }
+
   globalThis.__webagentObserver = {
     observe: (opts) => observe(opts || {}),
     // Runs fn(element, args, helpers) on the element listed under index and
