@@ -686,13 +686,18 @@
   }
 
   // Installed as a document starts (Page.addScriptToEvaluateOnNewDocument):
-  // lay the page out once its DOM is parsed, so the style and layout the
-  // first observation needs are done during the load wait, not after it.
-  // The browser lays the page out for its first frame anyway; this only
-  // moves that work ahead of the load event.
+  // once the DOM is parsed, take one unreported observation, so the style
+  // and layout the first real one needs are done, and its code is warm,
+  // during the load wait rather than after it. The browser lays the page
+  // out for its first frame anyway; this moves that work ahead of the load
+  // event. The warm-up leaves no trace: numbering and "new" marks start
+  // from the first observation webagent asks for.
   if (document.readyState === 'loading' && window === window.top) {
     document.addEventListener('DOMContentLoaded', () => {
-      if (document.documentElement) document.documentElement.getBoundingClientRect();
+      try { observe({}); } catch (_) { /* the real observation reports errors */ }
+      sequence = 0;
+      listed = [];
+      previousIds = null;
     }, { once: true });
   }
 
