@@ -685,6 +685,22 @@
     return { x, y, width: r.width, height: r.height };
   }
 
+  // Installed as a document starts (Page.addScriptToEvaluateOnNewDocument):
+  // once the DOM is parsed, take one unreported observation, so the style
+  // and layout the first real one needs are done, and its code is warm,
+  // during the load wait rather than after it. The browser lays the page
+  // out for its first frame anyway; this moves that work ahead of the load
+  // event. The warm-up leaves no trace: numbering and "new" marks start
+  // from the first observation webagent asks for.
+  if (document.readyState === 'loading' && window === window.top) {
+    document.addEventListener('DOMContentLoaded', () => {
+      try { observe({}); } catch (_) { /* the real observation reports errors */ }
+      sequence = 0;
+      listed = [];
+      previousIds = null;
+    }, { once: true });
+  }
+
   globalThis.__webagentObserver = {
     observe: (opts) => observe(opts || {}),
     // Runs fn(element, args, helpers) on the element listed under index and

@@ -169,6 +169,21 @@ impl Tab {
             tab.page.execute(EvaluateParams::new(LISTENER_HOOK_JS)),
         )
         .await?;
+        // The observer goes into each new document's isolated world as the
+        // document starts, so its compile and its first layout overlap the
+        // load wait instead of following it (createIsolatedWorld then finds
+        // the same named world, where the observer is already installed).
+        let observer = AddScriptToEvaluateOnNewDocumentParams::builder()
+            .source(OBSERVER_JS)
+            .world_name(WORLD_NAME)
+            .build()
+            .map_err(BrowserError::Script)?;
+        tab.with_timeout(
+            "installing the observer for new documents",
+            limit,
+            tab.page.execute(observer),
+        )
+        .await?;
         Ok(tab)
     }
 
