@@ -37,6 +37,8 @@ use webagent::sitemap::{Sitemap, SitemapSet};
 
 #[path = "support/chromium.rs"]
 mod chromium;
+#[path = "support/listing.rs"]
+mod listing;
 use chromium::shared;
 
 fn page(title: &str, body: &str) -> String {
@@ -1674,18 +1676,6 @@ fn a_persons_edit_to_a_recipe_step_is_validated_before_it_runs() {
 // ---------------------------------------------------------------------
 // Several actions in one step.
 
-/// The indexes of the listed elements, by a piece of their line.
-fn indexed(prompt: &str, text: &str) -> u64 {
-    prompt
-        .lines()
-        .find(|l| l.contains(text))
-        .and_then(|l| {
-            let l = l.trim_start().trim_start_matches('*');
-            l.strip_prefix('[')?.split(']').next()?.parse().ok()
-        })
-        .unwrap_or_else(|| panic!("{text:?} is not listed:\n{prompt}"))
-}
-
 #[test]
 fn the_demo_order_form_is_filled_and_submitted_in_one_model_call() {
     let s = shared();
@@ -1822,8 +1812,8 @@ fn a_list_stops_at_a_navigation_and_at_a_renumbered_target() {
         let _ = tab.close().await;
         state.listing
     });
-    let name = indexed(&observed, "Name");
-    let add = indexed(&observed, "Add");
+    let name = listing::index_of(&observed, "Name");
+    let add = listing::index_of(&observed, "Add");
     let run = run_agent(
         &s.server.url("/list-renumber"),
         "add a row and type a name",

@@ -3,6 +3,9 @@
 //! pages this test serves on 127.0.0.1. Needs Chromium (the server
 //! launches its own); without it the first call fails with the reason.
 
+#[path = "support/listing.rs"]
+mod listing;
+
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -13,6 +16,7 @@ use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
+use listing::index_of;
 use webagent::serve::PageServer;
 
 /// A client that reports `tools/list_changed` notifications.
@@ -63,17 +67,6 @@ async fn call(
         .await
         .unwrap_or_else(|e| panic!("calling {name}: {e}"));
     (result.is_error != Some(true), body(&result))
-}
-
-/// The index of the first listed element whose line contains `text`.
-fn index_of(page: &str, text: &str) -> u64 {
-    page.lines()
-        .find(|l| l.contains(text))
-        .and_then(|l| {
-            let l = l.trim_start().trim_start_matches('*');
-            l.strip_prefix('[')?.split(']').next()?.parse().ok()
-        })
-        .unwrap_or_else(|| panic!("no element with {text:?} in:\n{page}"))
 }
 
 fn newest_trace(dir: &Path) -> PathBuf {

@@ -7,6 +7,8 @@
 //! the test fails so the new screen gets looked at; `UPDATE_SNAPSHOTS=1`
 //! rewrites them all after an intended change.
 
+#[path = "support/listing.rs"]
+mod listing;
 #[path = "support/llm_server.rs"]
 mod llm_server;
 
@@ -2198,20 +2200,10 @@ async fn an_mcp_clients_risky_call_is_approved_and_edited_in_the_workbench() {
         .as_str()
         .unwrap_or_default()
         .to_string();
-    let index = |text: &str| -> u64 {
-        page.lines()
-            .find(|l| l.contains(text))
-            .and_then(|l| {
-                l.trim_start()
-                    .strip_prefix('[')?
-                    .split(']')
-                    .next()?
-                    .parse()
-                    .ok()
-            })
-            .unwrap_or_else(|| panic!("{text} is not listed:\n{page}"))
-    };
-    let (a, b) = (index("Send A"), index("Send B"));
+    let (a, b) = (
+        listing::index_of(&page, "Send A"),
+        listing::index_of(&page, "Send B"),
+    );
     // The client asks to send A: a commit, so the person is asked.
     let pending = tokio::spawn(async move {
         let result = client
@@ -2242,8 +2234,9 @@ async fn an_mcp_clients_risky_call_is_approved_and_edited_in_the_workbench() {
         page.contains("/sent-b"),
         "the edit ran, not the request:\n{page}"
     );
-    // The call is a row of the workbench's log.
-    wait_for_screen(&session.0, "click").await;
+    // The workbench followed the call: its status line is on the page B
+    // led to.
+    wait_for_screen(&session.0, "/sent-b").await;
     client.cancel().await.expect("the client closes");
     tmux_keys(&session.0, &["q"]);
     let _ = std::fs::remove_dir_all(&dir);
