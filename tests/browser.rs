@@ -914,3 +914,79 @@ fn the_configured_window_is_the_viewport_and_no_stray_blank_tab_is_listed() {
         assert!(state.tabs[0].url.ends_with("/size"), "{:?}", state.tabs);
     });
 }
+
+#[test]
+fn a_session_lists_only_its_own_tabs_and_none_hides_another() {
+    let s = shared();
+    s.server.html(
+        "/family",
+        page("<a id=out href=/family-child target=_blank>Out</a>"),
+    );
+    s.server.html("/family-child", page("<p>child</p>"));
+    s.server.html("/stranger", page("<p>stranger</p>"));
+    s.runtime.block_on(async {
+        // Another session on the same browser, as a person's own tabs are
+        // when webagent attaches with --cdp.
+        let other = BrowserSession::start(LaunchOptions {
+            connect: s.session.websocket_url(),
+            ..LaunchOptions::default()
+        })
+        .await
+        .expect("attaching a second session");
+        let first = s
+            .session
+            .new_tab(&s.server.url("/family"))
+            .await
+            .expect("a tab");
+        let stranger = other
+            .new_tab(&s.server.url("/stranger"))
+            .await
+            .expect("the other session's tab");
+        let second = s
+            .session
+            .new_tab(&s.server.url("/size-of-nothing"))
+            .await
+            .expect("a second tab");
+        // Opening a tab leaves the earlier ones painting.
+        for tab in [&first, &stranger, &second] {
+            let state = tab.eval("document.visibilityState").await.expect("eval");
+            assert_eq!(state, "visible", "{}", tab.target_id());
+        }
+        // A real click (a script's click opens no tab without a gesture).
+        let state = observe(&first).await;
+        let click = webagent::actions::Catalog::builtin()
+            .parse(&serde_json::json!({"click": {"selector": "#out"}}))
+            .expect("a click");
+        let done = webagent::browser::act::Executor::new(&first, Default::default())
+            .execute(&click, Some(&state))
+            .await;
+        assert!(done.is_ok(), "{done:?}");
+        let mut urls = Vec::new();
+        for _ in 0..100 {
+            urls = first
+                .open_tabs()
+                .await
+                .expect("tabs")
+                .into_iter()
+                .map(|t| t.url)
+                .collect::<Vec<_>>();
+            if urls.iter().any(|u| u.ends_with("/family-child")) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert!(
+            urls.iter().any(|u| u.ends_with("/family-child")),
+            "a tab the page opened is the session's: {urls:?}"
+        );
+        assert!(
+            !urls.iter().any(|u| u.ends_with("/stranger")),
+            "another session's tab is not listed: {urls:?}"
+        );
+        let theirs = stranger.open_tabs().await.expect("tabs");
+        assert_eq!(theirs.len(), 1, "{theirs:?}");
+        let _ = stranger.close().await;
+        let _ = first.close().await;
+        let _ = second.close().await;
+    });
+}

@@ -16,7 +16,7 @@ use tokio::task::JoinHandle;
 use super::guard::{DomainPolicy, GuardRegistry};
 use super::launch::{LaunchOptions, LaunchedChrome};
 use super::state::StorageState;
-use super::tab::{Tab, TabContext};
+use super::tab::{Tab, TabContext, TabFamily};
 use super::BrowserError;
 use crate::dom::TabInfo;
 
@@ -57,6 +57,8 @@ pub struct BrowserSession {
     /// The downloads of the current connection, when they are kept.
     downloads: Option<Arc<super::download::Downloads>>,
     download_watch: Option<JoinHandle<()>>,
+    /// The tabs that are the session's (see [`TabFamily`]).
+    family: Arc<TabFamily>,
 }
 
 impl std::fmt::Debug for BrowserSession {
@@ -109,6 +111,7 @@ impl BrowserSession {
             storage_script: None,
             downloads: None,
             download_watch: None,
+            family: Arc::default(),
         };
         session.watch_downloads().await?;
         if let Some(state) = state {
@@ -230,6 +233,7 @@ impl BrowserSession {
             launch: self.options.clone(),
             storage_script: self.storage_script.clone(),
             downloads: self.downloads.clone(),
+            family: self.family.clone(),
         };
         let tab = open_tab(browser, ctx, url).await?;
         let blank = self
@@ -275,7 +279,7 @@ impl BrowserSession {
         }
     }
 
-    /// The open tabs (page targets), in the browser's order.
+    /// The session's open tabs (see [`TabFamily`]), in the browser's order.
     pub async fn tabs(&self) -> Result<Vec<TabInfo>, BrowserError> {
         let browser = self.live_browser()?;
         let targets = call(
@@ -285,15 +289,14 @@ impl BrowserSession {
             browser.execute(GetTargetsParams::default()),
         )
         .await?;
-        Ok(targets
-            .result
-            .target_infos
+        Ok(self
+            .family
+            .members(&targets.result.target_infos)
             .into_iter()
-            .filter(|t| t.r#type == "page")
             .map(|t| TabInfo {
                 id: t.target_id.inner().clone(),
-                url: t.url,
-                title: t.title,
+                url: t.url.clone(),
+                title: t.title.clone(),
                 current: false,
             })
             .collect())
@@ -499,13 +502,20 @@ pub(crate) async fn open_tab(
     let what = format!("opening a tab at {url}");
     // The tab starts blank so the listener hook is in place before the
     // page's own scripts run.
+    // Each tab gets a window of its own: a tab behind another in the same
+    // window is hidden, and a hidden page paints no frames, so the input
+    // events and frame waits of one tab would stall while another one of
+    // the session (or of a shared browser) is in front.
+    let mut params = CreateTargetParams::new("about:blank");
+    params.new_window = Some(true);
     let page = call(
         &what,
         Duration::from_secs(30),
         &ctx.status,
-        browser.new_page(CreateTargetParams::new("about:blank")),
+        browser.new_page(params),
     )
     .await?;
+    ctx.family.add(page.target_id().inner());
     ctx.guard = ctx
         .registry
         .as_ref()
