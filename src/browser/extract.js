@@ -333,9 +333,14 @@
     const textLimit = opts.textLimit || 4000;
     const topDoc = document;
     const vw = window.innerWidth, vh = window.innerHeight;
-    const viewport = { left: 0, top: 0, right: vw, bottom: vh };
+    // A cross-origin frame is observed on its own, told which part of it
+    // the top page shows (`view`) and which part lies in the top page's
+    // band (`band`), both in its own coordinates.
+    const rect = (a) => ({ left: a[0], top: a[1], right: a[2], bottom: a[3] });
+    const viewport = opts.view ? rect(opts.view) : { left: 0, top: 0, right: vw, bottom: vh };
     const margin = full ? Infinity : (opts.marginPx >= 0 ? opts.marginPx : vh / 2);
-    const band = { top: -margin, bottom: vh + margin, left: -margin, right: vw + margin };
+    const band = opts.band && !full ? rect(opts.band)
+      : { top: -margin, bottom: vh + margin, left: -margin, right: vw + margin };
     sequence += 1;
     const candidates = [];  // interactive elements in document order, before the covered check
     const walked = full ? null : new Set();  // elements whose styles were read (default mode)
@@ -469,7 +474,17 @@
       if (tag === 'iframe') {
         let doc = null;
         try { doc = el.contentDocument; } catch (_) { doc = null; }
-        if (!doc) { if (cand) cand.crossOrigin = true; return; }
+        if (!doc) {
+          if (cand) {
+            // Another process holds its document: webagent observes it
+            // separately and needs where its content sits and shows.
+            cand.crossOrigin = true;
+            const off = frameOffset(el, cs);
+            const seen = intersect(intersect(box, myClip), frame.view);
+            cand.frameAt = [frame.ox + off.x, frame.oy + off.y, seen.left, seen.top, seen.right, seen.bottom];
+          }
+          return;
+        }
         if (!cand || !doc.body) return;
         const off = frameOffset(el, cs);
         // The frame's box clips its content and is the viewport of its
@@ -637,6 +652,7 @@
       if (c.shadow) item.shadow = true;
       if (frameCand) item.frame = frameCand.index;
       if (c.crossOrigin) item.crossOrigin = true;
+      if (c.frameAt) item.frameAt = c.frameAt;
       elements.push(item);
     }
     previousIds = seen;
@@ -721,6 +737,11 @@
       return JSON.stringify({ ok: true, value: value === undefined ? null : value });
     },
     sequence: () => sequence,
+    // The element itself (for the CDP calls that need a node handle).
+    element(seq, index) {
+      const found = resolve(seq, index);
+      return found.el || null;
+    },
   };
   return 'installed';
 })()

@@ -116,15 +116,17 @@
       return { ok: true, el: matches[used], matched: matches.length, used, label: `\`${target.selector}\`` };
     }
     let el = null;
+    // In a frame the index is the frame's own; the label is the listing's.
+    const label = target.label || `element ${target.index}`;
     const reply = JSON.parse(globalThis.__webagentObserver.call(target.seq, target.index, (e) => { el = e; return null; }, null));
     if (!reply.ok) {
       if (reply.error === 'stale' && globalThis.__webagentObserver.sequence() === 0) {
-        return fail('not_found', `element ${target.index} is gone: the page navigated or reloaded since it was listed; observe again`);
+        return fail('not_found', `${label} is gone: the page navigated or reloaded since it was listed; observe again`);
       }
       const tail = reply.error === 'stale' ? '; use the latest listing' : '; observe again to get fresh indices';
-      return fail('not_found', `element ${target.index} cannot be used: ${reply.detail}${tail}`);
+      return fail('not_found', `${label} cannot be used: ${reply.detail}${tail}`);
     }
-    return { ok: true, el, label: `element ${target.index}` };
+    return { ok: true, el, label };
   }
 
   // ---- actionability ----
