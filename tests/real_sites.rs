@@ -778,3 +778,122 @@ fn a_form_in_a_cross_origin_frame_is_listed_filled_and_submitted_by_index() {
         );
     });
 }
+
+#[test]
+fn selectors_reach_into_frames_of_any_origin_and_shadow_roots_and_upload_there() {
+    let s = shared();
+    let received: Received = Default::default();
+    let keep = received.clone();
+    s.server.handle("/nest-paid", move |request| {
+        keep.lock()
+            .unwrap()
+            .push(String::from_utf8_lossy(&request.body).into_owned());
+        Response::html("<!doctype html><title>Sent</title><p>sent</p>")
+    });
+    s.server.html(
+        "/nest-b",
+        "<!doctype html><title>B</title><button onclick=\"document.body.append(' deep pressed')\">Deep</button>",
+    );
+    let inner = s.server.url("/nest-b");
+    s.server.html(
+        "/nest-a",
+        format!(
+            "<!doctype html><title>A</title>\
+             <form method=post action=/nest-paid enctype=multipart/form-data>\
+             <input name=card placeholder=Card><input type=file name=doc>\
+             <button type=submit>Send</button></form>\
+             <iframe src=\"{inner}\" style=\"width:300px;height:80px\"></iframe>"
+        ),
+    );
+    let outer = s.server.url("/nest-a").replace("127.0.0.1", "localhost");
+    let html = format!(
+        "<!doctype html><title>Nest</title>\
+         <x-widget></x-widget>\
+         <script>const r = document.querySelector('x-widget').attachShadow({{mode: 'open'}});\
+         r.innerHTML = '<button id=inner onclick=\"document.title = \\'shadow pressed\\'\">Shadow</button>';</script>\
+         <iframe src=\"{outer}\" style=\"width:600px;height:300px\"></iframe>"
+    );
+    let upload = temp_dir("frame-upload").join("invoice.txt");
+    std::fs::write(&upload, "invoice 42").expect("a file to upload");
+    with_env("/nest", &html, |mut env| async move {
+        // Nested: a 127.0.0.1 frame inside the localhost frame is listed
+        // two levels under the page, and acts by index.
+        let page = env.observe().await.expect("observing");
+        let deep = index_of(&page, "Deep");
+        let line = page
+            .listing
+            .lines()
+            .find(|l| l.contains("Deep"))
+            .expect("deep line");
+        assert!(line.starts_with("\t\t"), "{}", page.listing);
+        ok_data(
+            &env.execute(&action(json!({"click": {"index": deep}})))
+                .await,
+        );
+        let page = env.observe().await.expect("observing");
+        assert!(
+            page.page_text.text.contains("deep pressed"),
+            "{}",
+            page.page_text.text
+        );
+
+        // By selector: a shadow root, then a frame of another origin.
+        ok_data(
+            &env.execute(&action(
+                json!({"click": {"selector": "x-widget >>> #inner"}}),
+            ))
+            .await,
+        );
+        let title = env.tab().eval("document.title").await.expect("title");
+        assert_eq!(title, "shadow pressed");
+        let typed = env
+            .execute(&action(
+                json!({"input_text": {"selector": "iframe >>> input[name=card]", "text": "4000 0000"}}),
+            ))
+            .await;
+        assert_eq!(ok_data(&typed)["value"], "4000 0000", "{typed:?}");
+        let uploaded = env
+            .execute(&action(json!({"upload_file": {
+                "selector": "iframe >>> input[type=file]",
+                "path": upload.to_string_lossy(),
+            }})))
+            .await;
+        assert_eq!(ok_data(&uploaded)["file"], "invoice.txt", "{uploaded:?}");
+        // Two hops of other origins.
+        ok_data(
+            &env.execute(&action(
+                json!({"click": {"selector": "iframe >>> iframe >>> button"}}),
+            ))
+            .await,
+        );
+        ok_data(
+            &env.execute(&action(
+                json!({"click": {"selector": "iframe >>> button[type=submit]"}}),
+            ))
+            .await,
+        );
+        assert!(
+            eventually(|| !received.lock().unwrap().is_empty()).await,
+            "the frame's form was sent"
+        );
+        let body = received.lock().unwrap()[0].clone();
+        assert!(body.contains("4000 0000"), "{body}");
+        assert!(
+            body.contains("invoice.txt") && body.contains("invoice 42"),
+            "{body}"
+        );
+
+        // A hop that does not exist is a clear failure, not a hang.
+        let missing = env
+            .execute(&action(
+                json!({"click": {"selector": "iframe#none >>> button"}}),
+            ))
+            .await;
+        match missing {
+            ActionResult::Failure { message, .. } => {
+                assert!(message.contains("iframe#none"), "{message}")
+            }
+            other => panic!("expected a failure, got {other:?}"),
+        }
+    });
+}

@@ -717,6 +717,38 @@
     }, { once: true });
   }
 
+  // `a >>> b >>> c`: each hop but the last enters the document of the
+  // <iframe> it matches (first visible match) or the open shadow root of
+  // the element it matches. Returns { root, last } for the last part, or
+  // { cross, prefix, rest } when a hop reaches a frame of another origin
+  // (its element is kept for `hopped()`), or { error, detail }.
+  let hoppedFrame = null;
+  function pierce(selector) {
+    const parts = selector.split('>>>').map((p) => p.trim());
+    let root = document;
+    for (let i = 0; i < parts.length - 1; i++) {
+      let matches;
+      try { matches = Array.from(root.querySelectorAll(parts[i])); }
+      catch (e) { return { error: 'selector', detail: String(e.message || e) }; }
+      if (!matches.length) return { error: 'missing', detail: `no element matches \`${parts[i]}\`` };
+      const host = matches.find((m) => m.checkVisibility()) || matches[0];
+      if (host.localName === 'iframe' || host.localName === 'frame') {
+        let doc = null;
+        try { doc = host.contentDocument; } catch (_) { doc = null; }
+        if (!doc) {
+          hoppedFrame = host;
+          return { cross: true, prefix: parts.slice(0, i + 1).join(' >>> '), rest: parts.slice(i + 1).join(' >>> ') };
+        }
+        root = doc;
+      } else if (host.shadowRoot) {
+        root = host.shadowRoot;
+      } else {
+        return { error: 'selector', detail: `\`${parts[i]}\` matches a <${host.localName}> with neither a document nor an open shadow root to enter` };
+      }
+    }
+    return { root, last: parts[parts.length - 1] };
+  }
+
   globalThis.__webagentObserver = {
     observe: (opts) => observe(opts || {}),
     // Runs fn(element, args, helpers) on the element listed under index and
@@ -730,13 +762,19 @@
     // Runs fn(elements, args, helpers) on the elements a CSS selector
     // matches in the top document.
     callSelector(selector, fn, args) {
+      const p = pierce(selector);
+      if (p.error) return JSON.stringify({ ok: false, error: 'selector', detail: p.detail });
+      if (p.cross) return JSON.stringify({ ok: false, error: 'selector', detail: `\`${p.prefix}\` is a frame of another origin; an action's selector reaches into it` });
       let matches;
-      try { matches = Array.from(document.querySelectorAll(selector)); }
+      try { matches = Array.from(p.root.querySelectorAll(p.last)); }
       catch (e) { return JSON.stringify({ ok: false, error: 'selector', detail: String(e.message || e) }); }
       const value = fn(matches, args, { topRect, composedParent });
       return JSON.stringify({ ok: true, value: value === undefined ? null : value });
     },
     sequence: () => sequence,
+    pierce,
+    // The <iframe> of another origin the last `pierce` stopped at.
+    hopped: () => hoppedFrame,
     // The element itself (for the CDP calls that need a node handle).
     element(seq, index) {
       const found = resolve(seq, index);

@@ -415,8 +415,18 @@ pub(crate) struct Slot {
     pub seq: u64,
     /// The world that holds the `<iframe>` element (`None`: the top).
     pub parent: Option<usize>,
-    /// The `<iframe>`'s index in its world's own observation.
-    pub owner: usize,
+    /// How to find the `<iframe>` again in the parent world.
+    pub owner: Owner,
+}
+
+/// The `<iframe>` element of a frame, as its parent world knows it.
+#[derive(Debug, Clone)]
+pub(crate) enum Owner {
+    /// Listed under this index in the parent world's observation.
+    Index(usize),
+    /// Found by this selector (it may hop through same-origin frames and
+    /// shadow roots) in the parent world.
+    Selector(String),
 }
 
 impl Layout {

@@ -15,7 +15,7 @@ use chromiumoxide::{Browser, Page};
 use tokio::sync::{watch, Mutex};
 use tokio::task::JoinHandle;
 
-use super::frames::{FrameEval, FrameHub, FrameWorld, Frames, Layout, Route, Slot};
+use super::frames::{FrameEval, FrameHub, FrameWorld, Frames, Layout, Owner, Route, Slot};
 use super::guard::{protect_page, GuardRegistry, NavigationGuard, Verdict};
 use super::launch::LaunchOptions;
 use super::session::{call, open_tab, SessionStatus};

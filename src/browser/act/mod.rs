@@ -538,7 +538,49 @@ impl<'a> Executor<'a> {
                 }
                 Ok(spec)
             }
+            Target::Selector { selector } if selector.pierces() => {
+                self.aim_through_frames(selector.as_str()).await
+            }
             Target::Selector { selector } => Ok(json!({"selector": selector.as_str()})),
+        }
+    }
+
+    /// Follows a selector's `>>>` hops into frames of other origins: each
+    /// world says whether the selector ends in it or which `<iframe>` to
+    /// enter with the rest. Waits (within the action's time limit) for a
+    /// hop that is not on the page yet.
+    async fn aim_through_frames(&self, selector: &str) -> Result<Value, ActError> {
+        let deadline = Instant::now() + self.options.action_timeout;
+        let mut slot: Option<usize> = None;
+        let mut rest = selector.to_string();
+        let mut hops = 0;
+        loop {
+            let call = format!("A.route({})", Value::String(rest.clone()));
+            let routed = match self.world_call(slot, &call).await {
+                Ok(routed) => routed,
+                Err(ActError::Refused { retry: true, .. }) if Instant::now() < deadline => {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+                Err(other) => return Err(other),
+            };
+            if routed.get("cross").and_then(Value::as_bool) != Some(true) {
+                let mut spec = json!({"selector": rest, "label": format!("`{selector}`")});
+                if let Some(slot) = slot {
+                    spec["slot"] = json!(slot);
+                }
+                return Ok(spec);
+            }
+            hops += 1;
+            if hops > 4 {
+                return Err(ActError::refused(
+                    FailureReason::InvalidParams,
+                    format!("`{selector}` enters more than 4 frames of other origins"),
+                ));
+            }
+            let prefix = routed["prefix"].as_str().unwrap_or_default().to_string();
+            rest = routed["rest"].as_str().unwrap_or_default().to_string();
+            slot = Some(self.tab.enter_frame(slot, &prefix).await?);
         }
     }
 

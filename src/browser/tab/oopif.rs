@@ -194,7 +194,7 @@ impl Tab {
                     world: Arc::clone(&child_world),
                     seq: child.sequence,
                     parent: world.as_ref().map(|(k, _)| *k),
-                    owner: local,
+                    owner: Owner::Index(local),
                 });
                 if !child.text.is_empty() {
                     merge.text.push('\n');
@@ -229,7 +229,8 @@ impl Tab {
         parent_origin: (f64, f64),
         geometry: &Geometry,
     ) -> Result<(Arc<FrameWorld>, RawObservation, (f64, f64)), BrowserError> {
-        let frame_id = self.frame_id_of(parent, parent_seq, local).await?;
+        let expression = format!("globalThis.__webagentObserver.element({parent_seq}, {local})");
+        let frame_id = self.frame_id_of(parent, &expression).await?;
         let world = self.frame_world(frames, &frame_id).await?;
         let origin = (parent_origin.0 + at[0], parent_origin.1 + at[1]);
         let (px, py) = parent_origin;
@@ -267,15 +268,14 @@ impl Tab {
         Ok((world, raw, origin))
     }
 
-    /// The frame id of the frame an `<iframe>` element holds.
+    /// The frame id of the frame held by the `<iframe>` element that
+    /// `expression` gives in world `parent` (`None`: the top).
     async fn frame_id_of(
         &self,
         parent: Option<&FrameWorld>,
-        seq: u64,
-        local: usize,
+        expression: &str,
     ) -> Result<String, BrowserError> {
         let limit = self.ctx.call_timeout;
-        let expression = format!("globalThis.__webagentObserver.element({seq}, {local})");
         let mut params = EvaluateParams::new(expression);
         params.return_by_value = Some(false);
         params.object_group = Some(HANDLES.into());
@@ -429,7 +429,7 @@ impl Tab {
     /// Where the content of frame `slot` starts now, in top-level viewport
     /// coordinates (the page may have scrolled since it was listed).
     pub(crate) async fn frame_origin(&self, slot: usize) -> Result<(f64, f64), BrowserError> {
-        let chain: Vec<(Option<usize>, usize)> = {
+        let chain: Vec<(Option<usize>, Owner)> = {
             let frames = self.frames.lock().await;
             let mut chain = Vec::new();
             let mut at = Some(slot);
@@ -437,7 +437,7 @@ impl Tab {
                 let s = frames.layout.slots.get(k).ok_or_else(|| {
                     BrowserError::Script("the frame is no longer listed; observe again".into())
                 })?;
-                chain.push((s.parent, s.owner));
+                chain.push((s.parent, s.owner.clone()));
                 at = s.parent;
                 if chain.len() > MAX_FRAME_DEPTH + 1 {
                     break;
@@ -448,18 +448,69 @@ impl Tab {
         let mut origin = (0.0, 0.0);
         for (parent, owner) in chain {
             let seq = self.frames.lock().await.layout.seq_of(parent);
-            let expression = format!(
-                "globalThis.__webagentObserver.call({seq}, {owner}, ({CONTENT_ORIGIN_JS}), null)"
-            );
+            let (expression, index, selector) = match &owner {
+                Owner::Index(local) => (
+                    format!(
+                        "globalThis.__webagentObserver.call({seq}, {local}, ({CONTENT_ORIGIN_JS}), null)"
+                    ),
+                    *local,
+                    "",
+                ),
+                Owner::Selector(prefix) => (
+                    format!(
+                        "globalThis.__webagentObserver.callSelector({}, (els, a, h) => ({CONTENT_ORIGIN_JS})(els.find((e) => e.checkVisibility()) || els[0], a, h), null)",
+                        serde_json::Value::String(prefix.clone())
+                    ),
+                    0,
+                    prefix.as_str(),
+                ),
+            };
             let (value, _) = self
                 .eval_in(parent, &expression, "locating a frame")
                 .await?;
-            let value = self.unwrap_call(value, owner, "")?;
+            let value = self.unwrap_call(value, index, selector)?;
             let x = value.get(0).and_then(|v| v.as_f64()).unwrap_or(0.0);
             let y = value.get(1).and_then(|v| v.as_f64()).unwrap_or(0.0);
             origin = (origin.0 + x, origin.1 + y);
         }
         Ok(origin)
+    }
+
+    /// The slot of the cross-origin frame whose `<iframe>` the last
+    /// `pierce` in world `parent` stopped at (found by `prefix` there),
+    /// attaching to it when the latest observation did not list it.
+    pub(crate) async fn enter_frame(
+        &self,
+        parent: Option<usize>,
+        prefix: &str,
+    ) -> Result<usize, BrowserError> {
+        let parent_world = match parent {
+            Some(k) => Some(Self::slot_world(&*self.frames.lock().await, k)?),
+            None => None,
+        };
+        let frame_id = self
+            .frame_id_of(
+                parent_world.as_deref(),
+                "globalThis.__webagentObserver.hopped()",
+            )
+            .await?;
+        let mut frames = self.frames.lock().await;
+        if let Some(k) = frames
+            .layout
+            .slots
+            .iter()
+            .position(|s| s.world.session.target_id() == frame_id)
+        {
+            return Ok(k);
+        }
+        let world = self.frame_world(&mut frames, &frame_id).await?;
+        frames.layout.slots.push(Slot {
+            world,
+            seq: 0,
+            parent,
+            owner: Owner::Selector(prefix.to_string()),
+        });
+        Ok(frames.layout.slots.len() - 1)
     }
 
     /// Sets `file` on the `<input type=file>` matching `selector` in frame
