@@ -139,6 +139,11 @@ pub struct Tab {
     interception: Option<JoinHandle<()>>,
     /// The cross-origin frames of the latest observation.
     frames: Mutex<Frames>,
+    /// webagent's world in the newest main-frame document, as Chromium
+    /// announced it when the document started (see [`watch_worlds`]).
+    announced: Arc<std::sync::Mutex<Option<ExecutionContextId>>>,
+    /// Keeps `announced` up to date.
+    world_watch: Option<JoinHandle<()>>,
 }
 
 impl Drop for Tab {
@@ -146,7 +151,48 @@ impl Drop for Tab {
         if let Some(task) = self.interception.take() {
             task.abort();
         }
+        if let Some(task) = self.world_watch.take() {
+            task.abort();
+        }
     }
+}
+
+/// Follows the contexts Chromium creates in the tab's main frame and keeps
+/// the id of webagent's world in the newest document. The observer goes
+/// into every new document's world as it starts (see [`Tab::wrap`]), so
+/// the first observation after a navigation can use that world at once
+/// instead of asking for it with `Page.createIsolatedWorld`, a call that
+/// waits behind the renderer's work after the load (tens of milliseconds
+/// on a big page).
+async fn watch_worlds(
+    page: &Page,
+    announced: Arc<std::sync::Mutex<Option<ExecutionContextId>>>,
+) -> Option<JoinHandle<()>> {
+    use chromiumoxide::cdp::js_protocol::runtime::EventExecutionContextCreated;
+    use futures_util::StreamExt;
+    let mut created = match page.event_listener::<EventExecutionContextCreated>().await {
+        Ok(created) => created,
+        Err(error) => {
+            tracing::debug!(%error, "no context events; worlds are asked for");
+            return None;
+        }
+    };
+    let main_frame = page.target_id().inner().clone();
+    Some(tokio::spawn(async move {
+        while let Some(event) = created.next().await {
+            let context = &event.context;
+            let frame = context
+                .aux_data
+                .as_ref()
+                .and_then(|a| a.get("frameId"))
+                .and_then(|f| f.as_str());
+            if context.name == WORLD_NAME && frame == Some(main_frame.as_str()) {
+                if let Ok(mut slot) = announced.lock() {
+                    *slot = Some(context.id);
+                }
+            }
+        }
+    }))
 }
 
 /// The result of one evaluation in the isolated world.
@@ -170,7 +216,10 @@ impl Tab {
             world: Mutex::new(None),
             interception: None,
             frames: Mutex::new(Frames::default()),
+            announced: Arc::default(),
+            world_watch: None,
         };
+        tab.world_watch = watch_worlds(&tab.page, Arc::clone(&tab.announced)).await;
         let limit = tab.ctx.call_timeout;
         if let Some(guard) = tab.ctx.guard.clone().filter(|_| intercept) {
             let task = tab
@@ -548,18 +597,45 @@ impl Tab {
         let mut world = self.world.lock().await;
         let mut fresh = false;
         for _attempt in 0..3 {
+            let mut adopted = false;
             let id = match *world {
                 Some(id) => id,
-                None => match self.create_world().await? {
-                    Some(id) => {
-                        *world = Some(id);
-                        fresh = true;
-                        id
-                    }
-                    None => continue,
-                },
+                None => {
+                    let announced = self.announced.lock().ok().and_then(|mut a| a.take());
+                    let id = match announced {
+                        // A new document's world, created as it started,
+                        // with the observer already in it.
+                        Some(id) => {
+                            adopted = true;
+                            Some(id)
+                        }
+                        None => self.create_world().await?,
+                    };
+                    let Some(id) = id else { continue };
+                    *world = Some(id);
+                    fresh = true;
+                    id
+                }
             };
-            match self.evaluate_in(id, expression, what, limit).await? {
+            let evaluated = match self.evaluate_in(id, expression, what, limit).await {
+                // A world Chromium made for another reason (or before the
+                // observer's script was registered) lacks the observer.
+                Err(BrowserError::Script(message))
+                    if adopted && message.contains("__webagentObserver") =>
+                {
+                    match self
+                        .evaluate_in(id, OBSERVER_JS, "installing the observer", limit)
+                        .await?
+                    {
+                        Evaluated::Value(_) => {
+                            self.evaluate_in(id, expression, what, limit).await?
+                        }
+                        gone => gone,
+                    }
+                }
+                other => other?,
+            };
+            match evaluated {
                 Evaluated::Value(v) => return Ok((v, fresh)),
                 Evaluated::ContextGone => *world = None,
             }
