@@ -82,6 +82,7 @@ pub mod download;
 pub mod guard;
 mod launch;
 mod session;
+pub mod shot;
 pub mod state;
 mod tab;
 
