@@ -17,6 +17,7 @@ use crate::actions::{Action, ActionResult, FailureReason, RiskFacts, Target, Tar
 use crate::browser::act::{ExecOptions, Executor};
 use tokio::sync::mpsc::UnboundedSender;
 
+use crate::browser::shot::{self, MarkColors};
 use crate::browser::{
     BlockedNavigation, BrowserError, BrowserSession, ObserveOptions, StorageState, Tab,
 };
@@ -24,6 +25,7 @@ use crate::dom::PageState;
 use crate::events::Event;
 use crate::llm::LlmClient;
 use crate::sitemap::SitemapSet;
+use crate::vision::{Screenshot, ShotRegion, ShotRequest};
 
 use super::{listing_risk_facts, Environment, EnvironmentError, Secrets};
 
@@ -611,6 +613,64 @@ impl BrowserEnvironment {
         }
     }
 
+    /// `screenshot` of one element: its box at full size as a PNG, written
+    /// where asked (else the screenshots directory).
+    async fn element_screenshot(&self, path: Option<&str>, target: &Target) -> ActionResult {
+        let request = ShotRequest {
+            region: ShotRegion::Element(target.clone()),
+            width: u32::MAX,
+            marks: false,
+            secrets: self
+                .extract
+                .as_ref()
+                .map(|(_, secrets)| secrets.values())
+                .unwrap_or_default(),
+        };
+        let shot = match shot::capture(
+            &self.tab,
+            self.last.as_ref(),
+            &request,
+            &MarkColors::default(),
+            true,
+        )
+        .await
+        {
+            Ok(shot) => shot,
+            Err(error) => {
+                let reason = match error {
+                    BrowserError::Script(_) => FailureReason::NotFound,
+                    BrowserError::Timeout { .. } => FailureReason::Timeout,
+                    _ => FailureReason::Unknown,
+                };
+                return ActionResult::fail(reason, format!("the screenshot failed: {error}"));
+            }
+        };
+        let file = match path {
+            Some(path) => std::path::PathBuf::from(path),
+            None => self.exec.screenshot_dir.join(format!(
+                "screenshot-{}.png",
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map(|d| d.as_millis())
+                    .unwrap_or(0)
+            )),
+        };
+        if let Some(dir) = file.parent().filter(|d| !d.as_os_str().is_empty()) {
+            if let Err(error) = std::fs::create_dir_all(dir) {
+                return ActionResult::unknown(format!("creating {}: {error}", dir.display()));
+            }
+        }
+        if let Err(error) = std::fs::write(&file, &shot.image) {
+            return ActionResult::unknown(format!("writing {}: {error}", file.display()));
+        }
+        ActionResult::ok_with(json!({
+            "path": file.to_string_lossy(),
+            "bytes": shot.image.len(),
+            "width": shot.width,
+            "height": shot.height,
+        }))
+    }
+
     /// `read_file`: a downloaded file's text, clipped. Only files in the
     /// downloads directory can be read.
     fn read_file(&self, path: &str) -> ActionResult {
@@ -813,6 +873,11 @@ impl Environment for BrowserEnvironment {
 
     async fn execute(&mut self, action: &Action) -> ActionResult {
         match action {
+            Action::Screenshot {
+                path,
+                target: Some(target),
+                ..
+            } => return self.element_screenshot(path.as_deref(), target).await,
             Action::ReadFile { path } => return self.read_file(path),
             Action::SwitchTab { tab } => return self.switch_tab(*tab).await,
             Action::CloseTab { tab } => return self.close_tab(*tab).await,
@@ -896,6 +961,18 @@ impl Environment for BrowserEnvironment {
                 None
             }
         }
+    }
+
+    async fn screenshot(&mut self, request: &ShotRequest) -> Option<Result<Screenshot, String>> {
+        let shot = shot::capture(
+            &self.tab,
+            self.last.as_ref(),
+            request,
+            &MarkColors::default(),
+            false,
+        )
+        .await;
+        Some(shot.map_err(|e| e.to_string()))
     }
 
     async fn risk_facts(&mut self, action: &Action, page: &PageState) -> RiskFacts {

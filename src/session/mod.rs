@@ -285,6 +285,7 @@ impl Session {
             events: self.events.clone(),
             max_invalid_answers: self.config.agent.max_invalid_answers,
             max_actions: self.config.agent.max_actions_per_step,
+            vision: self.config.vision(),
         }
     }
 

@@ -963,6 +963,9 @@ fn step_entry(state: &mut AppState, step: usize) -> &mut LogEntry {
 
 fn on_agent_event(state: &mut AppState, event: Event) {
     match event {
+        // The picture arrives for the page pane on its own (the
+        // workbench's environment sends every one it takes).
+        Event::Screenshot(_) => {}
         Event::RunStarted {
             task,
             url,
