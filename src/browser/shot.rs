@@ -124,9 +124,16 @@ pub async fn capture(
         MARKS_JS.trim_end().trim_end_matches(';')
     );
     let value = tab.eval(&expression).await?;
+    let prepared_at = started.elapsed();
     let prepared: Prepared = serde_json::from_value(value)
         .map_err(|e| BrowserError::Decode(format!("the screenshot preparation: {e}")))?;
     let shot = shoot(tab, &prepared, request, png).await;
+    tracing::debug!(
+        prepare_ms = prepared_at.as_secs_f64() * 1000.0,
+        capture_ms = (started.elapsed() - prepared_at).as_secs_f64() * 1000.0,
+        marks = prepared.marks.len(),
+        "screenshot"
+    );
     // The layer goes whatever the capture did.
     if !prepared.marks.is_empty() || prepared.masked > 0 {
         if let Err(error) = tab
