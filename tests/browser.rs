@@ -826,6 +826,12 @@ fn marks_are_drawn_at_the_listed_boxes_in_the_listing_colours_and_leave_no_trace
                 mark.index
             );
         }
+        // Nothing but the marks: the page's white where no box is.
+        let stray = (0..640)
+            .flat_map(|y| (0..70).map(move |x| (x, y)))
+            .filter(|&(x, y)| !near(img.get_pixel(x, y), "#ffffff"))
+            .count();
+        assert_eq!(stray, 0, "the layer draws nothing beside the boxes");
         // Gone before anything else happens, and the layout never moved.
         let left = tab
             .eval("document.querySelectorAll('webagent-marks').length")

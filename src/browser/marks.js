@@ -102,12 +102,13 @@
       'z-index: 2147483647 !important; display: block !important; contain: layout style !important;');
     const root = host.attachShadow({ mode: 'closed' });
     const style = document.createElement('style');
+    // Each rule starts from nothing, so no style of the page reaches in
+    // by inheritance (the <style> element itself keeps display: none).
     style.textContent = [
-      '* { all: initial; }',
-      '.b { position: absolute; box-sizing: border-box; border: 3px solid var(--c); }',
-      '.t { position: absolute; background: var(--c); color: #111418; font: bold 12px/14px monospace;',
-      '  padding: 0 3px; white-space: pre; }',
-      '.m { position: absolute; box-sizing: border-box; overflow: hidden; color: #9aa0a6;',
+      '.b { all: initial; position: absolute; box-sizing: border-box; border: 3px solid var(--c); }',
+      '.t { all: initial; position: absolute; background: var(--c); color: #111418;',
+      '  font: bold 12px/14px monospace; padding: 0 3px; white-space: pre; }',
+      '.m { all: initial; position: absolute; box-sizing: border-box; overflow: hidden; color: #9aa0a6;',
       '  font: 14px/1 sans-serif; padding: 0 6px; display: flex; align-items: center; }',
     ].join('\n');
     root.appendChild(style);
