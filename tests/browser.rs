@@ -911,6 +911,118 @@ fn a_secret_typed_into_a_text_field_is_blanked_in_the_picture() {
     });
 }
 
+#[test]
+fn observe_and_exec_write_the_models_pictures_with_typed_secrets_blanked() {
+    let s = shared();
+    s.server.html(
+        "/cli-shot",
+        page(
+            r#"<button style="position:absolute;left:40px;top:40px;width:200px;height:50px">Ship</button>
+            <input id=key style="position:absolute;left:100px;top:200px;width:600px;height:80px;font:bold 48px monospace;color:#000;background:#fff;border:1px solid #ccc;box-sizing:border-box">"#,
+        ),
+    );
+    let ws = s
+        .session
+        .websocket_url()
+        .expect("launched session has an address");
+    let dir = std::env::temp_dir().join(format!("webagent-cli-shot-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let webagent = || {
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_webagent"));
+        command
+            .current_dir(std::env::temp_dir())
+            .env("WEBAGENT_CONFIG", "/dev/null")
+            .args(["--log-file", "/dev/null"]);
+        command
+    };
+    let png = dir.join("observed.png");
+    let out = webagent()
+        .args(["observe", "--connect", &ws, "--screenshot"])
+        .arg(&png)
+        .arg(s.server.url("/cli-shot"))
+        .output()
+        .expect("running webagent observe");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let bytes = std::fs::read(&png).expect("the picture was written");
+    assert!(bytes.starts_with(b"\x89PNG"), "a .png name gets a PNG");
+    let picture = image::load_from_memory(&bytes).expect("decodes").to_rgb8();
+    assert_eq!(picture.dimensions(), (1024, 640));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("2 marks"), "{stderr}");
+
+    // exec: one picture per action, the typed secret not in it.
+    let shots = dir.join("steps");
+    let out = webagent()
+        .env("SHOT_PW", "hunter2-SECRET")
+        .args([
+            "exec",
+            "--json",
+            "--connect",
+            &ws,
+            "--secret",
+            "SHOT_PW",
+            "--screenshot",
+        ])
+        .arg(&shots)
+        .arg(s.server.url("/cli-shot"))
+        .arg(r##"{"input_text": {"selector": "#key", "text": "<secret>SHOT_PW</secret>"}}"##)
+        .arg(
+            serde_json::json!({"screenshot": {"selector": "#key", "path": dir.join("key.png")}})
+                .to_string(),
+        )
+        .output()
+        .expect("running webagent exec");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("JSON lines"))
+        .collect();
+    assert_eq!(lines.len(), 2);
+    let first = lines[0]["screenshot"]
+        .as_str()
+        .expect("a picture per action");
+    assert!(first.ends_with("01-input_text.jpg"), "{first}");
+    assert!(lines[1]["screenshot"]
+        .as_str()
+        .is_some_and(|f| f.ends_with("02-screenshot.jpg")));
+    let typed = image::open(first).expect("decodes").to_rgb8();
+    // The field's inside, in image pixels: no dark text left.
+    let scale = 1024.0 / 1280.0;
+    let dark = (((210.0 * scale) as u32)..((270.0 * scale) as u32))
+        .flat_map(|y| (((110.0 * scale) as u32)..((690.0 * scale) as u32)).map(move |x| (x, y)))
+        .filter(|&(x, y)| {
+            let p = typed.get_pixel(x, y).0;
+            u32::from(p[0]) + u32::from(p[1]) + u32::from(p[2]) < 200
+        })
+        .count();
+    assert_eq!(dark, 0, "the secret's characters are not in the picture");
+    // The action's own PNG of the field: its size, the secret covered too.
+    let field = image::open(dir.join("key.png"))
+        .expect("the action's PNG")
+        .to_rgb8();
+    assert_eq!(field.dimensions(), (600, 80));
+    let dark = (10..70)
+        .flat_map(|y| (10..590).map(move |x| (x, y)))
+        .filter(|&(x, y)| {
+            let p = field.get_pixel(x, y).0;
+            u32::from(p[0]) + u32::from(p[1]) + u32::from(p[2]) < 200
+        })
+        .count();
+    assert_eq!(dark, 0, "the field's own picture does not show the secret");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("1 secret fields blanked"), "{stderr}");
+    assert!(!stderr.contains("hunter2"), "{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 fn line_of(state: &PageState, pick: impl Fn(&InteractiveElement) -> bool) -> &InteractiveElement {
     state
         .elements

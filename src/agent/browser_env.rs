@@ -74,6 +74,8 @@ pub struct BrowserEnvironment {
     follow_new_tabs: bool,
     /// A click on a download link counts as a commit.
     downloads_commit: bool,
+    /// Values covered in the `screenshot` action's pictures.
+    secrets: Secrets,
 }
 
 /// How long an action's result waits for the downloads it started.
@@ -107,7 +109,15 @@ impl BrowserEnvironment {
             others: Vec::new(),
             follow_new_tabs: false,
             downloads_commit: false,
+            secrets: Secrets::new(),
         }
+    }
+
+    /// Covers text fields holding one of these values in the pictures the
+    /// `screenshot` action writes.
+    pub fn with_secrets(mut self, secrets: Secrets) -> Self {
+        self.secrets = secrets;
+        self
     }
 
     /// Whether a tab a click opened becomes the driven one (default no;
@@ -613,18 +623,26 @@ impl BrowserEnvironment {
         }
     }
 
-    /// `screenshot` of one element: its box at full size as a PNG, written
-    /// where asked (else the screenshots directory).
-    async fn element_screenshot(&self, path: Option<&str>, target: &Target) -> ActionResult {
+    /// `screenshot`: the viewport, the whole page or one element at full
+    /// size as a PNG, written where asked (else the screenshots directory),
+    /// with text fields that show a secret covered like in the model's
+    /// pictures.
+    async fn screenshot_file(
+        &self,
+        path: Option<&str>,
+        full_page: bool,
+        target: Option<&Target>,
+    ) -> ActionResult {
+        let region = match (target, full_page) {
+            (Some(target), _) => ShotRegion::Element(target.clone()),
+            (None, true) => ShotRegion::FullPage,
+            (None, false) => ShotRegion::Viewport,
+        };
         let request = ShotRequest {
-            region: ShotRegion::Element(target.clone()),
+            region,
             width: u32::MAX,
             marks: false,
-            secrets: self
-                .extract
-                .as_ref()
-                .map(|(_, secrets)| secrets.values())
-                .unwrap_or_default(),
+            secrets: self.secrets.values(),
         };
         let shot = match shot::capture(
             &self.tab,
@@ -666,6 +684,7 @@ impl BrowserEnvironment {
         ActionResult::ok_with(json!({
             "path": file.to_string_lossy(),
             "bytes": shot.image.len(),
+            "full_page": full_page,
             "width": shot.width,
             "height": shot.height,
         }))
@@ -875,9 +894,13 @@ impl Environment for BrowserEnvironment {
         match action {
             Action::Screenshot {
                 path,
-                target: Some(target),
-                ..
-            } => return self.element_screenshot(path.as_deref(), target).await,
+                full_page,
+                target,
+            } => {
+                return self
+                    .screenshot_file(path.as_deref(), *full_page, target.as_ref())
+                    .await
+            }
             Action::ReadFile { path } => return self.read_file(path),
             Action::SwitchTab { tab } => return self.switch_tab(*tab).await,
             Action::CloseTab { tab } => return self.close_tab(*tab).await,

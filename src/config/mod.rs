@@ -988,15 +988,40 @@ struct ImageWidthCheck;
 
 impl<'de> Deserialize<'de> for ImageWidthCheck {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let width = u32::deserialize(d)?;
-        if crate::vision::IMAGE_WIDTH_RANGE.contains(&width) {
-            Ok(ImageWidthCheck)
-        } else {
-            Err(serde::de::Error::custom(format!(
-                "image_width {width}: {}",
-                image_width_problem()
-            )))
+        // Checked inside the visit, so the error carries the value's own
+        // position rather than its section's.
+        struct Width;
+        impl serde::de::Visitor<'_> for Width {
+            type Value = ImageWidthCheck;
+
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                write!(f, "an image width in pixels, {}", image_width_problem())
+            }
+
+            fn visit_u64<E: serde::de::Error>(self, width: u64) -> Result<Self::Value, E> {
+                let fits = u32::try_from(width)
+                    .is_ok_and(|w| crate::vision::IMAGE_WIDTH_RANGE.contains(&w));
+                if fits {
+                    Ok(ImageWidthCheck)
+                } else {
+                    Err(E::custom(format!(
+                        "image_width {width}: {}",
+                        image_width_problem()
+                    )))
+                }
+            }
+
+            fn visit_i64<E: serde::de::Error>(self, width: i64) -> Result<Self::Value, E> {
+                match u64::try_from(width) {
+                    Ok(width) => self.visit_u64(width),
+                    Err(_) => Err(E::custom(format!(
+                        "image_width {width}: {}",
+                        image_width_problem()
+                    ))),
+                }
+            }
         }
+        d.deserialize_u64(Width)
     }
 }
 

@@ -197,7 +197,8 @@ impl Prepared {
                 self.config.downloads.follow_new_tabs,
                 self.config.downloads.commit,
             )
-            .with_events(events.clone());
+            .with_events(events.clone())
+            .with_secrets(self.secrets.clone());
         // `extract` asks the model only when there is one to ask.
         if self.model_configured {
             inner = inner.with_llm(Arc::clone(&self.llm), self.secrets.clone());

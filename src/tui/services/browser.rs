@@ -604,6 +604,9 @@ async fn run_agent(
 
 /// Runs a recipe on the session's tab, its steps through the person's
 /// approval gate; returns whether a shutdown came in meanwhile.
+// The loop's channels and the run's controls are all needed here; a
+// struct bundling them would only exist for this call.
+#[allow(clippy::too_many_arguments)]
 async fn run_recipe_here(
     session: &mut Session,
     name: String,
