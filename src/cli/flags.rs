@@ -51,10 +51,11 @@ pub struct SessionFlags {
     #[arg(long)]
     pub allow_javascript: bool,
     /// Send the model a screenshot of the page with each step: always
-    /// (`--vision` alone), auto (models known to read images) or never
+    /// (`--vision` alone, or `--vision=always`), auto (models known to
+    /// read images) or never
     /// (default: config `llm.vision`, auto).
     #[arg(long, value_name = "MODE", num_args = 0..=1, default_missing_value = "always",
-          require_equals = false, value_parser = parse_vision)]
+          require_equals = true, value_parser = parse_vision)]
     pub vision: Option<VisionMode>,
     /// Where trace files go (default: config `paths.sessions`,
     /// .webagent/sessions).
