@@ -192,7 +192,7 @@ fn disabled_controls_are_listed_and_say_so() {
 }
 
 #[test]
-fn shadow_roots_and_iframes_are_walked_and_cross_origin_frames_flagged() {
+fn shadow_roots_and_iframes_of_both_origins_are_walked() {
     let s = shared();
     s.server
         .html("/frame-inner", page("<button>InFrame</button>"));
@@ -223,25 +223,32 @@ fn shadow_roots_and_iframes_are_walked_and_cross_origin_frames_flagged() {
         assert_eq!(frame_el.tag, "iframe");
         assert!(!frame_el.cross_origin_frame);
         assert_eq!(inner.parent, Some(frame));
-        let cross: Vec<_> = state
+        // The cross-origin frame is observed in its own process and its
+        // button is listed under its <iframe> too.
+        let buttons: Vec<_> = state
             .elements
             .iter()
-            .filter(|e| e.cross_origin_frame)
+            .filter(|e| e.text == "InFrame")
             .collect();
-        assert_eq!(cross.len(), 1, "{}", state.listing);
+        assert_eq!(buttons.len(), 2, "{}", state.listing);
+        let far = buttons[1].frame.expect("the frame's index");
+        let far_frame = state
+            .elements
+            .iter()
+            .find(|e| e.index == far)
+            .expect("iframe");
+        assert_eq!(far_frame.tag, "iframe");
         assert!(
-            state.listing.contains("cross-origin>(other origin"),
+            far_frame
+                .attribute("src")
+                .is_some_and(|s| s.contains("localhost")),
             "{}",
             state.listing
         );
-        // Only the same-origin frame's button is listed.
-        assert_eq!(
-            state
-                .elements
-                .iter()
-                .filter(|e| e.text == "InFrame")
-                .count(),
-            1
+        assert!(
+            state.elements.iter().all(|e| !e.cross_origin_frame),
+            "{}",
+            state.listing
         );
     });
 }

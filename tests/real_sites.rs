@@ -645,3 +645,255 @@ fn a_popup_a_click_opens_is_followed_and_closed() {
         }
     });
 }
+
+/// The element listed with `text` (its words or an attribute value).
+fn index_of(page: &PageState, text: &str) -> usize {
+    page.elements
+        .iter()
+        .find(|e| e.text.contains(text) || e.attributes.iter().any(|(_, v)| v.contains(text)))
+        .unwrap_or_else(|| panic!("no element with {text:?} in\n{}", page.listing))
+        .index
+        .0
+}
+
+/// A payment form served from `localhost` (another site than the
+/// `127.0.0.1` page embedding it, so Chromium runs it in its own process)
+/// whose submissions the server keeps.
+fn serve_payment_frame(s: &Shared, path: &str, paid: &str) -> (String, Received) {
+    let received: Received = Default::default();
+    let keep = received.clone();
+    let paid_path = paid.to_string();
+    s.server.handle(paid, move |request| {
+        keep.lock()
+            .unwrap()
+            .push(String::from_utf8_lossy(&request.body).into_owned());
+        Response::html(format!(
+            "<!doctype html><title>Paid</title><p>paid at {paid_path}</p>"
+        ))
+    });
+    s.server.html(
+        path,
+        format!(
+            "<!doctype html><title>Card</title><style>body{{margin:0;font:16px sans-serif}}</style>\
+             <form method=post action={paid}>\
+             <input name=card placeholder=\"Card number\">\
+             <select name=plan><option>Monthly</option><option>Yearly</option></select>\
+             <button>Pay now</button></form>"
+        ),
+    );
+    (
+        s.server.url(path).replace("127.0.0.1", "localhost"),
+        received,
+    )
+}
+
+/// The bodies of the form posts a handler received.
+type Received = std::sync::Arc<std::sync::Mutex<Vec<String>>>;
+
+#[test]
+fn a_form_in_a_cross_origin_frame_is_listed_filled_and_submitted_by_index() {
+    let s = shared();
+    let (frame, paid) = serve_payment_frame(s, "/card-frame", "/card-paid");
+    let html = format!(
+        "<!doctype html><title>Checkout</title><style>body{{margin:0}}</style>\
+         <h1>Checkout</h1><button>Back</button>\
+         <iframe title=Payment src=\"{frame}\" style=\"width:500px;height:200px;border:4px solid #888\"></iframe>\
+         <button>Help</button>"
+    );
+    with_env("/checkout", &html, |mut env| async move {
+        let page = env.observe().await.expect("observing");
+        // The frame's controls are listed under the <iframe>, one level
+        // deeper, numbered in document order with the page's own.
+        let lines: Vec<&str> = page.listing.lines().collect();
+        let at = |needle: &str| {
+            lines
+                .iter()
+                .position(|l| l.contains(needle))
+                .unwrap_or_else(|| panic!("no {needle:?} in\n{}", page.listing))
+        };
+        let (iframe, card, pay, help) =
+            (at("<iframe"), at("Card number"), at("Pay now"), at("Help"));
+        assert!(
+            iframe < card && card < pay && pay < help,
+            "{}",
+            page.listing
+        );
+        assert!(lines[card].starts_with('\t'), "{}", page.listing);
+        assert!(
+            !lines[iframe].contains("contents not listed"),
+            "{}",
+            page.listing
+        );
+        let indices: Vec<usize> = page.elements.iter().map(|e| e.index.0).collect();
+        assert!(indices.windows(2).all(|w| w[0] < w[1]), "{indices:?}");
+        let card_el = page
+            .elements
+            .iter()
+            .find(|e| e.attribute("placeholder") == Some("Card number"))
+            .expect("card");
+        assert_eq!(
+            card_el.frame.map(|f| f.0),
+            Some(index_of(&page, "Payment")),
+            "{}",
+            page.listing
+        );
+
+        let card = index_of(&page, "Card number");
+        let plan = index_of(&page, "Monthly");
+        let pay = index_of(&page, "Pay now");
+        let typed = env
+            .execute(&action(
+                json!({"input_text": {"index": card, "text": "4242 4242"}}),
+            ))
+            .await;
+        assert_eq!(ok_data(&typed)["value"], "4242 4242", "{typed:?}");
+        let chosen = env
+            .execute(&action(
+                json!({"select_option": {"index": plan, "text": "Yearly"}}),
+            ))
+            .await;
+        ok_data(&chosen);
+        let clicked = env.execute(&action(json!({"click": {"index": pay}}))).await;
+        ok_data(&clicked);
+        assert!(
+            eventually(|| !paid.lock().unwrap().is_empty()).await,
+            "the frame's form was submitted"
+        );
+        let body = paid.lock().unwrap()[0].clone();
+        assert!(
+            body.contains("card=4242+4242") && body.contains("plan=Yearly"),
+            "{body}"
+        );
+        // The page around the frame still works by index.
+        let page = env.observe().await.expect("observing again");
+        assert!(
+            page.page_text.text.contains("paid at /card-paid"),
+            "{}",
+            page.page_text.text
+        );
+        let help = index_of(&page, "Help");
+        ok_data(
+            &env.execute(&action(json!({"click": {"index": help}})))
+                .await,
+        );
+    });
+}
+
+#[test]
+fn selectors_reach_into_frames_of_any_origin_and_shadow_roots_and_upload_there() {
+    let s = shared();
+    let received: Received = Default::default();
+    let keep = received.clone();
+    s.server.handle("/nest-paid", move |request| {
+        keep.lock()
+            .unwrap()
+            .push(String::from_utf8_lossy(&request.body).into_owned());
+        Response::html("<!doctype html><title>Sent</title><p>sent</p>")
+    });
+    s.server.html(
+        "/nest-b",
+        "<!doctype html><title>B</title><button onclick=\"document.body.append(' deep pressed')\">Deep</button>",
+    );
+    let inner = s.server.url("/nest-b");
+    s.server.html(
+        "/nest-a",
+        format!(
+            "<!doctype html><title>A</title>\
+             <form method=post action=/nest-paid enctype=multipart/form-data>\
+             <input name=card placeholder=Card><input type=file name=doc>\
+             <button type=submit>Send</button></form>\
+             <iframe src=\"{inner}\" style=\"width:300px;height:80px\"></iframe>"
+        ),
+    );
+    let outer = s.server.url("/nest-a").replace("127.0.0.1", "localhost");
+    let html = format!(
+        "<!doctype html><title>Nest</title>\
+         <x-widget></x-widget>\
+         <script>const r = document.querySelector('x-widget').attachShadow({{mode: 'open'}});\
+         r.innerHTML = '<button id=inner onclick=\"document.title = \\'shadow pressed\\'\">Shadow</button>';</script>\
+         <iframe src=\"{outer}\" style=\"width:600px;height:300px\"></iframe>"
+    );
+    let upload = temp_dir("frame-upload").join("invoice.txt");
+    std::fs::write(&upload, "invoice 42").expect("a file to upload");
+    with_env("/nest", &html, |mut env| async move {
+        // Nested: a 127.0.0.1 frame inside the localhost frame is listed
+        // two levels under the page, and acts by index.
+        let page = env.observe().await.expect("observing");
+        let deep = index_of(&page, "Deep");
+        let line = page
+            .listing
+            .lines()
+            .find(|l| l.contains("Deep"))
+            .expect("deep line");
+        assert!(line.starts_with("\t\t"), "{}", page.listing);
+        ok_data(
+            &env.execute(&action(json!({"click": {"index": deep}})))
+                .await,
+        );
+        let page = env.observe().await.expect("observing");
+        assert!(
+            page.page_text.text.contains("deep pressed"),
+            "{}",
+            page.page_text.text
+        );
+
+        // By selector: a shadow root, then a frame of another origin.
+        ok_data(
+            &env.execute(&action(
+                json!({"click": {"selector": "x-widget >>> #inner"}}),
+            ))
+            .await,
+        );
+        let title = env.tab().eval("document.title").await.expect("title");
+        assert_eq!(title, "shadow pressed");
+        let typed = env
+            .execute(&action(
+                json!({"input_text": {"selector": "iframe >>> input[name=card]", "text": "4000 0000"}}),
+            ))
+            .await;
+        assert_eq!(ok_data(&typed)["value"], "4000 0000", "{typed:?}");
+        let uploaded = env
+            .execute(&action(json!({"upload_file": {
+                "selector": "iframe >>> input[type=file]",
+                "path": upload.to_string_lossy(),
+            }})))
+            .await;
+        assert_eq!(ok_data(&uploaded)["file"], "invoice.txt", "{uploaded:?}");
+        // Two hops of other origins.
+        ok_data(
+            &env.execute(&action(
+                json!({"click": {"selector": "iframe >>> iframe >>> button"}}),
+            ))
+            .await,
+        );
+        ok_data(
+            &env.execute(&action(
+                json!({"click": {"selector": "iframe >>> button[type=submit]"}}),
+            ))
+            .await,
+        );
+        assert!(
+            eventually(|| !received.lock().unwrap().is_empty()).await,
+            "the frame's form was sent"
+        );
+        let body = received.lock().unwrap()[0].clone();
+        assert!(body.contains("4000 0000"), "{body}");
+        assert!(
+            body.contains("invoice.txt") && body.contains("invoice 42"),
+            "{body}"
+        );
+
+        // A hop that does not exist is a clear failure, not a hang.
+        let missing = env
+            .execute(&action(
+                json!({"click": {"selector": "iframe#none >>> button"}}),
+            ))
+            .await;
+        match missing {
+            ActionResult::Failure { message, .. } => {
+                assert!(message.contains("iframe#none"), "{message}")
+            }
+            other => panic!("expected a failure, got {other:?}"),
+        }
+    });
+}

@@ -136,7 +136,7 @@ fn target_properties() -> Map<String, Value> {
             "format": "selector",
             "minLength": 1,
             "maxLength": 500,
-            "description": "CSS selector, only when the element has no index: tag, #id, .class, [attr], [attr=value], :nth-child(); no *, :has() or :not()."
+            "description": "CSS selector, only when the element has no index: tag, #id, .class, [attr], [attr=value], :nth-child(); no *, :has() or :not(). `a >>> b`: b inside iframe or shadow host a."
         }),
     );
     properties

@@ -1,7 +1,10 @@
 //! The restricted CSS selectors a model, a script or a person may use as a
 //! target: type, `#id`, `.class`, `[attr]`, `[attr=value]` (and `^=`, `$=`,
 //! `*=`, `~=`), `:nth-child()`, descendant and `>` child combinators, and
-//! comma-separated lists.
+//! comma-separated lists. `a >>> b` enters a document or shadow root: `b`
+//! is looked for inside the `<iframe>` matching `a` (of any origin) or
+//! inside the open shadow root of the element matching `a`; the hops chain
+//! (`iframe#pay >>> card-field >>> input`).
 //!
 //! The restriction keeps selectors cheap and predictable: `*`, `:has()`,
 //! `:not()` and other pseudo-classes can match huge node sets or depend on
@@ -14,6 +17,9 @@ use serde::{Deserialize, Serialize};
 
 use super::ActionError;
 
+/// The combinator that enters an `<iframe>`'s document or a shadow root.
+pub const PIERCE: &str = ">>>";
+
 /// A CSS selector that passed the restricted grammar. It holds the text as
 /// given (trimmed), ready for `querySelectorAll`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -24,13 +30,39 @@ impl Selector {
     /// Parses and validates a selector against the allowed subset.
     pub fn parse(text: &str) -> Result<Self, ActionError> {
         let trimmed = text.trim();
-        let mut parser = Parser {
-            source: trimmed,
-            chars: trimmed.chars().collect(),
-            pos: 0,
-        };
-        parser.selector_list()?;
+        if trimmed.is_empty() {
+            return Err(ActionError::InvalidSelector {
+                selector: String::new(),
+                column: 1,
+                reason: "the selector is empty".into(),
+            });
+        }
+        let mut start = 0;
+        for part in trimmed.split(PIERCE) {
+            let mut parser = Parser {
+                source: trimmed,
+                chars: trimmed.chars().collect(),
+                pos: trimmed[..start].chars().count(),
+            };
+            let lead = part.len() - part.trim_start().len();
+            parser.pos += trimmed[start..start + lead].chars().count();
+            let end = parser.pos + part.trim().chars().count();
+            parser.chars.truncate(end);
+            if part.trim().is_empty() {
+                return Err(parser.error(
+                    parser.pos,
+                    format!("`{PIERCE}` needs a selector on each side"),
+                ));
+            }
+            parser.selector_list()?;
+            start += part.len() + PIERCE.len();
+        }
         Ok(Selector(trimmed.to_string()))
+    }
+
+    /// Whether the selector enters frames or shadow roots (`>>>`).
+    pub fn pierces(&self) -> bool {
+        self.0.contains(PIERCE)
     }
 
     /// The selector text, as passed to `querySelectorAll`.
@@ -472,6 +504,27 @@ mod tests {
                 Selector::parse(text)
             );
         }
+    }
+
+    #[test]
+    fn piercing_hops_are_checked_part_by_part_with_columns_of_the_whole() {
+        for text in [
+            "iframe#pay >>> input[name=card]",
+            "iframe >>> my-widget >>> button.ok",
+            "  x-card>>>button ",
+        ] {
+            let selector = Selector::parse(text).expect(text);
+            assert!(selector.pierces(), "{text}");
+        }
+        assert!(!Selector::parse("form > input").unwrap().pierces());
+        let (column, reason) = reject("iframe >>> div > *");
+        assert_eq!(column, 18);
+        assert!(reason.contains("`*`"), "{reason}");
+        let (column, reason) = reject("iframe >>>  ");
+        assert_eq!(column, 11);
+        assert!(reason.contains(">>>"), "{reason}");
+        let (_, reason) = reject(">>> input");
+        assert!(reason.contains(">>>"), "{reason}");
     }
 
     #[test]

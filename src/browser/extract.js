@@ -333,9 +333,14 @@
     const textLimit = opts.textLimit || 4000;
     const topDoc = document;
     const vw = window.innerWidth, vh = window.innerHeight;
-    const viewport = { left: 0, top: 0, right: vw, bottom: vh };
+    // A cross-origin frame is observed on its own, told which part of it
+    // the top page shows (`view`) and which part lies in the top page's
+    // band (`band`), both in its own coordinates.
+    const rect = (a) => ({ left: a[0], top: a[1], right: a[2], bottom: a[3] });
+    const viewport = opts.view ? rect(opts.view) : { left: 0, top: 0, right: vw, bottom: vh };
     const margin = full ? Infinity : (opts.marginPx >= 0 ? opts.marginPx : vh / 2);
-    const band = { top: -margin, bottom: vh + margin, left: -margin, right: vw + margin };
+    const band = opts.band && !full ? rect(opts.band)
+      : { top: -margin, bottom: vh + margin, left: -margin, right: vw + margin };
     sequence += 1;
     const candidates = [];  // interactive elements in document order, before the covered check
     const walked = full ? null : new Set();  // elements whose styles were read (default mode)
@@ -469,7 +474,17 @@
       if (tag === 'iframe') {
         let doc = null;
         try { doc = el.contentDocument; } catch (_) { doc = null; }
-        if (!doc) { if (cand) cand.crossOrigin = true; return; }
+        if (!doc) {
+          if (cand) {
+            // Another process holds its document: webagent observes it
+            // separately and needs where its content sits and shows.
+            cand.crossOrigin = true;
+            const off = frameOffset(el, cs);
+            const seen = intersect(intersect(box, myClip), frame.view);
+            cand.frameAt = [frame.ox + off.x, frame.oy + off.y, seen.left, seen.top, seen.right, seen.bottom];
+          }
+          return;
+        }
         if (!cand || !doc.body) return;
         const off = frameOffset(el, cs);
         // The frame's box clips its content and is the viewport of its
@@ -637,6 +652,7 @@
       if (c.shadow) item.shadow = true;
       if (frameCand) item.frame = frameCand.index;
       if (c.crossOrigin) item.crossOrigin = true;
+      if (c.frameAt) item.frameAt = c.frameAt;
       elements.push(item);
     }
     previousIds = seen;
@@ -701,6 +717,38 @@
     }, { once: true });
   }
 
+  // `a >>> b >>> c`: each hop but the last enters the document of the
+  // <iframe> it matches (first visible match) or the open shadow root of
+  // the element it matches. Returns { root, last } for the last part, or
+  // { cross, prefix, rest } when a hop reaches a frame of another origin
+  // (its element is kept for `hopped()`), or { error, detail }.
+  let hoppedFrame = null;
+  function pierce(selector) {
+    const parts = selector.split('>>>').map((p) => p.trim());
+    let root = document;
+    for (let i = 0; i < parts.length - 1; i++) {
+      let matches;
+      try { matches = Array.from(root.querySelectorAll(parts[i])); }
+      catch (e) { return { error: 'selector', detail: String(e.message || e) }; }
+      if (!matches.length) return { error: 'missing', detail: `no element matches \`${parts[i]}\`` };
+      const host = matches.find((m) => m.checkVisibility()) || matches[0];
+      if (host.localName === 'iframe' || host.localName === 'frame') {
+        let doc = null;
+        try { doc = host.contentDocument; } catch (_) { doc = null; }
+        if (!doc) {
+          hoppedFrame = host;
+          return { cross: true, prefix: parts.slice(0, i + 1).join(' >>> '), rest: parts.slice(i + 1).join(' >>> ') };
+        }
+        root = doc;
+      } else if (host.shadowRoot) {
+        root = host.shadowRoot;
+      } else {
+        return { error: 'selector', detail: `\`${parts[i]}\` matches a <${host.localName}> with neither a document nor an open shadow root to enter` };
+      }
+    }
+    return { root, last: parts[parts.length - 1] };
+  }
+
   globalThis.__webagentObserver = {
     observe: (opts) => observe(opts || {}),
     // Runs fn(element, args, helpers) on the element listed under index and
@@ -714,13 +762,24 @@
     // Runs fn(elements, args, helpers) on the elements a CSS selector
     // matches in the top document.
     callSelector(selector, fn, args) {
+      const p = pierce(selector);
+      if (p.error) return JSON.stringify({ ok: false, error: 'selector', detail: p.detail });
+      if (p.cross) return JSON.stringify({ ok: false, error: 'selector', detail: `\`${p.prefix}\` is a frame of another origin; an action's selector reaches into it` });
       let matches;
-      try { matches = Array.from(document.querySelectorAll(selector)); }
+      try { matches = Array.from(p.root.querySelectorAll(p.last)); }
       catch (e) { return JSON.stringify({ ok: false, error: 'selector', detail: String(e.message || e) }); }
       const value = fn(matches, args, { topRect, composedParent });
       return JSON.stringify({ ok: true, value: value === undefined ? null : value });
     },
     sequence: () => sequence,
+    pierce,
+    // The <iframe> of another origin the last `pierce` stopped at.
+    hopped: () => hoppedFrame,
+    // The element itself (for the CDP calls that need a node handle).
+    element(seq, index) {
+      const found = resolve(seq, index);
+      return found.el || null;
+    },
   };
   return 'installed';
 })()

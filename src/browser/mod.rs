@@ -79,6 +79,7 @@
 
 pub mod act;
 pub mod download;
+mod frames;
 pub mod guard;
 mod launch;
 mod session;

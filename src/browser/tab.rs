@@ -15,12 +15,15 @@ use chromiumoxide::{Browser, Page};
 use tokio::sync::{watch, Mutex};
 use tokio::task::JoinHandle;
 
+use super::frames::{FrameEval, FrameHub, FrameWorld, Frames, Layout, Owner, Route, Slot};
 use super::guard::{protect_page, GuardRegistry, NavigationGuard, Verdict};
 use super::launch::LaunchOptions;
 use super::session::{call, open_tab, SessionStatus};
 use super::state::{OriginStorage, StorageEntry, StorageState};
 use super::BrowserError;
 use crate::dom::{ElementIndex, PageState, RawObservation, TabInfo};
+
+mod oopif;
 
 /// The observer installed into each document's isolated world.
 const OBSERVER_JS: &str = include_str!("extract.js");
@@ -134,6 +137,8 @@ pub struct Tab {
     world: Mutex<Option<ExecutionContextId>>,
     /// Answers this tab's paused document requests (allowed domains).
     interception: Option<JoinHandle<()>>,
+    /// The cross-origin frames of the latest observation.
+    frames: Mutex<Frames>,
 }
 
 impl Drop for Tab {
@@ -164,6 +169,7 @@ impl Tab {
             ctx,
             world: Mutex::new(None),
             interception: None,
+            frames: Mutex::new(Frames::default()),
         };
         let limit = tab.ctx.call_timeout;
         if let Some(guard) = tab.ctx.guard.clone().filter(|_| intercept) {
@@ -593,6 +599,7 @@ impl Tab {
             .as_str()
             .ok_or_else(|| BrowserError::Decode(format!("expected a JSON string, got {value}")))?;
         let raw = RawObservation::parse(json).map_err(|e| BrowserError::Decode(e.to_string()))?;
+        let raw = self.observe_frames(raw, opts).await;
         let tabs = tabs.unwrap_or_else(|| {
             vec![TabInfo {
                 id: self.page.target_id().inner().clone(),
@@ -654,16 +661,11 @@ impl Tab {
         function: &str,
         args: serde_json::Value,
     ) -> Result<serde_json::Value, BrowserError> {
-        let expression = format!(
-            "globalThis.__webagentObserver.call({observation}, {}, ({function}), {args})",
-            index.0
-        );
+        let (slot, seq, local) = self.element_route(observation, index.0).await?;
+        let expression =
+            format!("globalThis.__webagentObserver.call({seq}, {local}, ({function}), {args})");
         let (value, fresh) = self
-            .world_eval(
-                &expression,
-                "running script on an element",
-                self.ctx.call_timeout,
-            )
+            .eval_in(slot, &expression, "running script on an element")
             .await?;
         if fresh {
             return Err(BrowserError::ElementGone {

@@ -252,6 +252,11 @@ pub struct RawElement {
     /// A cross-origin iframe.
     #[serde(default)]
     pub cross_origin: bool,
+    /// For a cross-origin iframe: where its content starts (x, y) and the
+    /// part of it that shows (left, top, right, bottom), in the observed
+    /// document's top-level viewport coordinates.
+    #[serde(default)]
+    pub frame_at: Option<[f64; 6]>,
 }
 
 impl RawObservation {

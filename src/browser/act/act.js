@@ -106,25 +106,32 @@
   // {selector} to the first visible match in the top document.
   function find(target) {
     if (target.selector !== undefined) {
+      const p = globalThis.__webagentObserver.pierce(target.selector);
+      if (p.error === 'missing') return { ...fail('not_found', p.detail), retry: true };
+      if (p.error) return fail('invalid_params', `the browser cannot read selector \`${target.selector}\`: ${p.detail}`);
+      // The executor sends the rest of a selector into the frame itself.
+      if (p.cross) return { ...fail('not_found', `\`${p.prefix}\` is a frame of another origin that was not entered`), retry: true };
       let matches;
-      try { matches = Array.from(document.querySelectorAll(target.selector)); }
+      try { matches = Array.from(p.root.querySelectorAll(p.last)); }
       catch (e) { return fail('invalid_params', `the browser cannot read selector \`${target.selector}\`: ${e.message}`); }
       // It may still appear: the executor retries until its time limit.
       if (!matches.length) return { ...fail('not_found', `no element matches \`${target.selector}\``), retry: true };
       let used = matches.findIndex(visible);
       if (used < 0) used = 0;
-      return { ok: true, el: matches[used], matched: matches.length, used, label: `\`${target.selector}\`` };
+      return { ok: true, el: matches[used], matched: matches.length, used, label: target.label || `\`${target.selector}\`` };
     }
     let el = null;
+    // In a frame the index is the frame's own; the label is the listing's.
+    const label = target.label || `element ${target.index}`;
     const reply = JSON.parse(globalThis.__webagentObserver.call(target.seq, target.index, (e) => { el = e; return null; }, null));
     if (!reply.ok) {
       if (reply.error === 'stale' && globalThis.__webagentObserver.sequence() === 0) {
-        return fail('not_found', `element ${target.index} is gone: the page navigated or reloaded since it was listed; observe again`);
+        return fail('not_found', `${label} is gone: the page navigated or reloaded since it was listed; observe again`);
       }
       const tail = reply.error === 'stale' ? '; use the latest listing' : '; observe again to get fresh indices';
-      return fail('not_found', `element ${target.index} cannot be used: ${reply.detail}${tail}`);
+      return fail('not_found', `${label} cannot be used: ${reply.detail}${tail}`);
     }
-    return { ok: true, el, label: `element ${target.index}` };
+    return { ok: true, el, label };
   }
 
   // ---- actionability ----
@@ -855,8 +862,20 @@
     }
   }
 
+  // Where a selector leads in this document: here, or into a frame of
+  // another origin (`cross`, with the part that finds the <iframe> and the
+  // rest for inside it).
+  function route(selector) {
+    const p = globalThis.__webagentObserver.pierce(selector);
+    if (p.error === 'missing') return { ...fail('not_found', p.detail), retry: true };
+    if (p.error) return fail('invalid_params', `the browser cannot read selector \`${selector}\`: ${p.detail}`);
+    if (p.cross) return { ok: true, cross: true, prefix: p.prefix, rest: p.rest };
+    return { ok: true, cross: false };
+  }
+
   globalThis.__webagentAct = {
     run,
+    route,
     domQuiet,
     present,
     readPage,

@@ -51,9 +51,6 @@ mod settle;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use chromiumoxide::cdp::browser_protocol::dom::{
-    GetDocumentParams, QuerySelectorParams, SetFileInputFilesParams,
-};
 use chromiumoxide::cdp::browser_protocol::input::{
     DispatchKeyEventParams, DispatchKeyEventType, DispatchMouseEventParams, DispatchMouseEventType,
     InsertTextParams, MouseButton,
@@ -391,18 +388,22 @@ impl<'a> Executor<'a> {
                 condition,
                 timeout_ms,
             } => self.wait_for(condition, *timeout_ms).await,
-            Action::Click { target } => self.click(&spec(target, seq)?).await,
-            Action::Hover { target } => self.hover(&spec(target, seq)?).await,
+            Action::Click { target } => self.click(&self.aim(target, seq).await?).await,
+            Action::Hover { target } => self.hover(&self.aim(target, seq).await?).await,
             Action::InputText {
                 target,
                 text,
                 clear,
-            } => self.fill(&spec(target, seq)?, text, *clear, false).await,
+            } => {
+                self.fill(&self.aim(target, seq).await?, text, *clear, false)
+                    .await
+            }
             Action::SetText { target, text } => {
-                self.fill(&spec(target, seq)?, text, true, true).await
+                self.fill(&self.aim(target, seq).await?, text, true, true)
+                    .await
             }
             Action::ClearInput { target } => {
-                self.element_op(&spec(target, seq)?, "clear", json!({}), true)
+                self.element_op(&self.aim(target, seq).await?, "clear", json!({}), true)
                     .await
             }
             Action::SelectOption { target, choice } => {
@@ -410,15 +411,15 @@ impl<'a> Executor<'a> {
                     OptionChoice::Value { value } => json!({"value": value}),
                     OptionChoice::Text { text } => json!({"text": text}),
                 };
-                self.element_op(&spec(target, seq)?, "select", args, true)
+                self.element_op(&self.aim(target, seq).await?, "select", args, true)
                     .await
             }
             Action::SubmitForm { target } => {
-                self.element_op(&spec(target, seq)?, "submit", json!({}), false)
+                self.element_op(&self.aim(target, seq).await?, "submit", json!({}), false)
                     .await
             }
             Action::ScrollTo { target } => {
-                self.element_op(&spec(target, seq)?, "scrollTo", json!({}), false)
+                self.element_op(&self.aim(target, seq).await?, "scrollTo", json!({}), false)
                     .await
             }
             Action::PressKeys { keys, repeat } => self.press_keys(keys, *repeat).await,
@@ -428,20 +429,26 @@ impl<'a> Executor<'a> {
                 target,
             } => {
                 let target = match target {
-                    Some(t) => Some(spec(t, seq)?),
+                    Some(t) => Some(self.aim(t, seq).await?),
                     None => None,
                 };
                 self.scroll(*direction, *pages, target.as_ref()).await
             }
-            Action::DragAndDrop { from, to } => self.drag(&spec(from, seq)?, &spec(to, seq)?).await,
-            Action::UploadFile { target, path } => self.upload(&spec(target, seq)?, path).await,
+            Action::DragAndDrop { from, to } => {
+                self.drag(&self.aim(from, seq).await?, &self.aim(to, seq).await?)
+                    .await
+            }
+            Action::UploadFile { target, path } => {
+                self.upload(&self.aim(target, seq).await?, path).await
+            }
             Action::Highlight {
                 target,
                 color,
                 label,
             } => {
                 let args = json!({"kind": "highlight", "color": color, "label": label});
-                self.overlay(Some(&spec(target, seq)?), args).await
+                self.overlay(Some(&self.aim(target, seq).await?), args)
+                    .await
             }
             Action::Border {
                 target,
@@ -449,11 +456,15 @@ impl<'a> Executor<'a> {
                 label,
             } => {
                 let args = json!({"kind": "border", "color": color, "label": label});
-                self.overlay(Some(&spec(target, seq)?), args).await
+                self.overlay(Some(&self.aim(target, seq).await?), args)
+                    .await
             }
             Action::Spotlight { target } => {
-                self.overlay(Some(&spec(target, seq)?), json!({"kind": "spotlight"}))
-                    .await
+                self.overlay(
+                    Some(&self.aim(target, seq).await?),
+                    json!({"kind": "spotlight"}),
+                )
+                .await
             }
             Action::Inject {
                 target,
@@ -465,7 +476,8 @@ impl<'a> Executor<'a> {
                     InjectPosition::After => "after",
                 };
                 let args = json!({"kind": "inject", "text": text, "position": position});
-                self.overlay(Some(&spec(target, seq)?), args).await
+                self.overlay(Some(&self.aim(target, seq).await?), args)
+                    .await
             }
             Action::ClearOverlays {} => self.overlay(None, json!({"kind": "clear"})).await,
             Action::ShowSubtitle { text } => {
@@ -506,16 +518,87 @@ impl<'a> Executor<'a> {
 
     // ---- talking to the helper script ----
 
+    /// The helper's view of a target: the world it lives in (`slot`, left
+    /// out for the top document) with that world's observation and index,
+    /// or a selector.
+    async fn aim(&self, target: &Target, observation: Option<u64>) -> Result<Value, ActError> {
+        match target {
+            Target::Index { index } => {
+                let Some(seq) = observation else {
+                    return Err(ActError::refused(
+                        FailureReason::NotFound,
+                        format!("there is no observation yet, so index {index} means nothing; observe the page first"),
+                    ));
+                };
+                let (slot, seq, local) = self.tab.element_route(seq, index.0).await?;
+                let mut spec =
+                    json!({"seq": seq, "index": local, "label": format!("element {index}")});
+                if let Some(slot) = slot {
+                    spec["slot"] = json!(slot);
+                }
+                Ok(spec)
+            }
+            Target::Selector { selector } if selector.pierces() => {
+                self.aim_through_frames(selector.as_str()).await
+            }
+            Target::Selector { selector } => Ok(json!({"selector": selector.as_str()})),
+        }
+    }
+
+    /// Follows a selector's `>>>` hops into frames of other origins: each
+    /// world says whether the selector ends in it or which `<iframe>` to
+    /// enter with the rest. Waits (within the action's time limit) for a
+    /// hop that is not on the page yet.
+    async fn aim_through_frames(&self, selector: &str) -> Result<Value, ActError> {
+        let deadline = Instant::now() + self.options.action_timeout;
+        let mut slot: Option<usize> = None;
+        let mut rest = selector.to_string();
+        let mut hops = 0;
+        loop {
+            let call = format!("A.route({})", Value::String(rest.clone()));
+            let routed = match self.world_call(slot, &call).await {
+                Ok(routed) => routed,
+                Err(ActError::Refused { retry: true, .. }) if Instant::now() < deadline => {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+                Err(other) => return Err(other),
+            };
+            if routed.get("cross").and_then(Value::as_bool) != Some(true) {
+                let mut spec = json!({"selector": rest, "label": format!("`{selector}`")});
+                if let Some(slot) = slot {
+                    spec["slot"] = json!(slot);
+                }
+                return Ok(spec);
+            }
+            hops += 1;
+            if hops > 4 {
+                return Err(ActError::refused(
+                    FailureReason::InvalidParams,
+                    format!("`{selector}` enters more than 4 frames of other origins"),
+                ));
+            }
+            let prefix = routed["prefix"].as_str().unwrap_or_default().to_string();
+            rest = routed["rest"].as_str().unwrap_or_default().to_string();
+            slot = Some(self.tab.enter_frame(slot, &prefix).await?);
+        }
+    }
+
     /// Evaluates `call` (an expression using `A` for the helper) in the
     /// world, installing the helper first when the document is new.
-    async fn world_call(&self, call: &str) -> Result<Value, ActError> {
+    async fn world_call(&self, slot: Option<usize>, call: &str) -> Result<Value, ActError> {
         let expression = format!(
             "(globalThis.__webagentAct ? ((A) => {call})(globalThis.__webagentAct) : 'missing')"
         );
         for _ in 0..2 {
-            let value = self.tab.eval(&expression).await?;
+            let (value, _) = self
+                .tab
+                .eval_in(slot, &expression, "evaluating script")
+                .await?;
             if value.as_str() == Some("missing") {
-                self.tab.eval(ACT_JS).await?;
+                self.tab
+                    .eval_in(slot, ACT_JS, "installing the action helper")
+                    .await?;
                 continue;
             }
             return reply(value);
@@ -527,16 +610,52 @@ impl<'a> Executor<'a> {
     }
 
     /// Runs one of the helper's element operations once.
-    async fn run(&self, target: Option<&Value>, op: &str, args: Value) -> Result<Value, ActError> {
+    ///
+    /// In a cross-origin frame the helper works in the frame's own
+    /// coordinates: points and boxes it is given are moved into them, and
+    /// the ones it answers are moved back to the top page's, where input
+    /// events go.
+    async fn run(
+        &self,
+        target: Option<&Value>,
+        op: &str,
+        mut args: Value,
+    ) -> Result<Value, ActError> {
+        let slot = target
+            .and_then(|t| t.get("slot"))
+            .and_then(Value::as_u64)
+            .map(|s| s as usize);
+        if let Some(to) = args.get("to") {
+            if to.get("slot").and_then(Value::as_u64).map(|s| s as usize) != slot {
+                return Err(ActError::refused(
+                    FailureReason::InvalidParams,
+                    "the two elements are in different frames; a drag stays within one document",
+                ));
+            }
+        }
+        if let Some(slot) = slot {
+            if has_points(&args) {
+                let (x, y) = self.tab.frame_origin(slot).await?;
+                shift_points(&mut args, -x, -y);
+            }
+        }
         let target = target.cloned().unwrap_or(Value::Null);
         let op = Value::String(op.to_string());
-        self.world_call(&format!("A.run({target}, {op}, {args})"))
-            .await
+        let mut reply = self
+            .world_call(slot, &format!("A.run({target}, {op}, {args})"))
+            .await?;
+        if let Some(slot) = slot {
+            if has_points(&reply) {
+                let (x, y) = self.tab.frame_origin(slot).await?;
+                shift_points(&mut reply, x, y);
+            }
+        }
+        Ok(reply)
     }
 
     /// Calls a helper function that takes no target.
     async fn helper(&self, method: &str, args: Value) -> Result<Value, ActError> {
-        self.world_call(&format!("A.{method}({args})")).await
+        self.world_call(None, &format!("A.{method}({args})")).await
     }
 
     /// Runs an element operation until it passes or the action's time limit
@@ -918,7 +1037,16 @@ impl<'a> Executor<'a> {
         let marked = self
             .run(Some(target), "mark", json!({"token": token}))
             .await?;
-        let set = self.set_files(&token, &absolute).await;
+        let slot = target
+            .get("slot")
+            .and_then(Value::as_u64)
+            .map(|s| s as usize);
+        let selector = format!("input[data-webagent-mark=\"{token}\"]");
+        let set = self
+            .tab
+            .set_input_files(slot, &selector, &absolute.to_string_lossy())
+            .await
+            .map_err(ActError::from);
         if let Err(err) = self.run(Some(target), "unmark", json!({})).await {
             tracing::debug!(%err, "removing the upload mark");
         }
@@ -929,34 +1057,6 @@ impl<'a> Executor<'a> {
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
         self.finish(&marked, json!({"file": name}), settled).await
-    }
-
-    async fn set_files(&self, token: &str, file: &Path) -> Result<(), ActError> {
-        let limit = self.tab.call_timeout();
-        let page = self.tab.page();
-        let doc = self
-            .tab
-            .with_timeout(
-                "reading the document",
-                limit,
-                page.execute(GetDocumentParams::default()),
-            )
-            .await?;
-        let selector = format!("input[data-webagent-mark=\"{token}\"]");
-        let found = self
-            .tab
-            .with_timeout(
-                "finding the file input",
-                limit,
-                page.execute(QuerySelectorParams::new(doc.result.root.node_id, selector)),
-            )
-            .await?;
-        let mut params = SetFileInputFilesParams::new(vec![file.to_string_lossy().into_owned()]);
-        params.node_id = Some(found.result.node_id);
-        self.tab
-            .with_timeout("setting the file", limit, page.execute(params))
-            .await?;
-        Ok(())
     }
 
     async fn overlay(&self, target: Option<&Value>, args: Value) -> Result<ActionResult, ActError> {
@@ -1148,17 +1248,43 @@ fn with_dialogs(result: ActionResult, dialogs: Vec<Value>) -> ActionResult {
     }
 }
 
-/// The helper's view of a target: the observation and index, or a selector.
-fn spec(target: &Target, observation: Option<u64>) -> Result<Value, ActError> {
-    match target {
-        Target::Index { index } => match observation {
-            Some(seq) => Ok(json!({"seq": seq, "index": index})),
-            None => Err(ActError::refused(
-                FailureReason::NotFound,
-                format!("there is no observation yet, so index {index} means nothing; observe the page first"),
-            )),
-        },
-        Target::Selector { selector } => Ok(json!({"selector": selector.as_str()})),
+/// Whether a helper message carries points or boxes (`x`/`y`, `box`,
+/// `path`).
+fn has_points(value: &Value) -> bool {
+    ["x", "y", "box", "path"]
+        .iter()
+        .any(|k| value.get(k).is_some_and(|v| !v.is_null()))
+}
+
+/// Moves the points and boxes of a helper message by (`dx`, `dy`).
+fn shift_points(value: &mut Value, dx: f64, dy: f64) {
+    let mv = |v: &mut Value, d: f64| {
+        if let Some(n) = v.as_f64() {
+            *v = json!(n + d);
+        }
+    };
+    if let Some(x) = value.get_mut("x") {
+        mv(x, dx);
+    }
+    if let Some(y) = value.get_mut("y") {
+        mv(y, dy);
+    }
+    // [left, top, right, bottom]
+    if let Some(Value::Array(b)) = value.get_mut("box") {
+        for (i, v) in b.iter_mut().enumerate() {
+            mv(v, if i % 2 == 0 { dx } else { dy });
+        }
+    }
+    // [[x, y], …]
+    if let Some(Value::Array(path)) = value.get_mut("path") {
+        for p in path.iter_mut() {
+            if let Value::Array(p) = p {
+                if let [x, y, ..] = p.as_mut_slice() {
+                    mv(x, dx);
+                    mv(y, dy);
+                }
+            }
+        }
     }
 }
 
