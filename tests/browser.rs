@@ -873,6 +873,60 @@ fn marks_are_drawn_at_the_listed_boxes_in_the_listing_colours_and_leave_no_trace
 }
 
 #[test]
+fn marks_of_a_frame_of_another_origin_sit_on_its_elements_and_keep_their_indices() {
+    let s = shared();
+    s.server.html(
+        "/mark-frame-inner",
+        page(r#"<button style="position:absolute;left:20px;top:10px;width:100px;height:40px">Inside</button>"#),
+    );
+    let other = format!(
+        "http://localhost:{}/mark-frame-inner",
+        s.server.addr().port()
+    );
+    let html = page(&format!(
+        r#"<button style="position:absolute;left:40px;top:40px;width:120px;height:40px">Before</button>
+        <iframe src="{other}" style="position:absolute;left:400px;top:100px;width:300px;height:200px;border:0"></iframe>
+        <button style="position:absolute;left:40px;top:400px;width:120px;height:40px">After</button>"#
+    ));
+    with_page("/mark-frame", &html, |tab| async move {
+        let mut state = observe(&tab).await;
+        for _ in 0..50 {
+            if find(&state, "Inside").is_some() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            state = observe(&tab).await;
+        }
+        let inside = find(&state, "Inside")
+            .expect("the frame's button is listed")
+            .index
+            .0;
+        let after = find(&state, "After").expect("listed").index.0;
+        assert!(inside < after, "{}", state.listing);
+        let (shot, _) = saved_picture(&tab, &state, Vec::new(), "marks-frame").await;
+        let scale = 1024.0 / 1280.0;
+        let at = |v: f64| (v * scale).round() as u32;
+        let mark = |index: usize| {
+            *shot
+                .marks
+                .iter()
+                .find(|m| m.index == index)
+                .unwrap_or_else(|| panic!("no mark {index}: {:?}", shot.marks))
+        };
+        let m = mark(inside);
+        assert_eq!(
+            (m.x, m.y, m.width, m.height),
+            (at(420.0), at(110.0), at(100.0), at(40.0))
+        );
+        let m = mark(after);
+        assert_eq!(
+            (m.x, m.y, m.width, m.height),
+            (at(40.0), at(400.0), at(120.0), at(40.0))
+        );
+    });
+}
+
+#[test]
 fn a_secret_typed_into_a_text_field_is_blanked_in_the_picture() {
     let secret = "hunter2-SECRET";
     let html = page(&format!(

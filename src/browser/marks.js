@@ -8,8 +8,11 @@
 //
 // prepare(opts) → { vw, vh, sx, sy, pw, ph, marks: [{i, x, y, w, h, n}],
 // masked, clip: {x, y, w, h} | null, error }
-// Boxes and the clip are in page CSS pixels (viewport position plus
-// scroll), which is what Page.captureScreenshot's clip takes.
+// opts.items are [index, own index] pairs of the elements this document
+// lists itself; opts.boxes the viewport boxes of elements listed inside
+// frames of another origin (measured there). Boxes and the clip come back
+// in page CSS pixels (viewport position plus scroll), which is what
+// Page.captureScreenshot's clip takes.
 (() => {
   const KEY = '__webagentMarks';
 
@@ -66,7 +69,9 @@
 
     if (opts.clip) {
       let r = null;
-      if (opts.clip.selector !== undefined) {
+      if (opts.clip.rect) {
+        r = opts.clip.rect;
+      } else if (opts.clip.selector !== undefined) {
         const got = JSON.parse(observer.callSelector(opts.clip.selector, (els, a, h) => {
           const el = els.find((e) => { const b = e.getBoundingClientRect(); return b.width > 0 && b.height > 0; });
           return el ? h.topRect(el) : null;
@@ -74,9 +79,6 @@
         if (!got.ok) { reply.error = got.detail || 'the selector did not work'; return reply; }
         r = got.value;
         if (!r) { reply.error = `no visible element matches ${opts.clip.selector}`; return reply; }
-      } else {
-        r = boxOf(opts.seq, opts.clip.index);
-        if (!r) { reply.error = `element ${opts.clip.index} is not in the latest listing`; return reply; }
       }
       if (r.width < 1 || r.height < 1) { reply.error = 'the element has no size on the page'; return reply; }
       reply.clip = { x: r.x + sx, y: r.y + sy, w: r.width, h: r.height };
@@ -85,13 +87,15 @@
     const fields = secretFields(opts.secrets || []);
     const marks = [];
     if (opts.marks) {
-      for (let i = 0; i < opts.count; i++) {
-        const r = boxOf(opts.seq, i);
+      const found = (opts.items || []).map(([i, own]) => [i, boxOf(opts.seq, own)])
+        .concat((opts.boxes || []).map((b) => [b.i, b]));
+      for (const [i, r] of found) {
         if (!r || r.width < 1 || r.height < 1) continue;
         // Only what the viewport shows is drawn.
         if (r.x + r.width <= 0 || r.y + r.height <= 0 || r.x >= vw || r.y >= vh) continue;
         marks.push({ i, x: r.x + sx, y: r.y + sy, w: r.width, h: r.height, n: !!(opts.fresh && opts.fresh[i]) });
       }
+      marks.sort((a, b) => a.i - b.i);
     }
     if (!marks.length && !fields.length) return reply;
 

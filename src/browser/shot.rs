@@ -103,16 +103,29 @@ pub async fn capture(
     let started = Instant::now();
     let viewport = request.region == ShotRegion::Viewport;
     let clip = match &request.region {
-        ShotRegion::Element(Target::Index { index }) => json!({"index": index.0}),
+        ShotRegion::Element(Target::Index { index }) => {
+            let Some(page) = page else {
+                return Err(BrowserError::Script(
+                    "an index needs an observation of the page first".into(),
+                ));
+            };
+            let rect = element_box(tab, page.observation, index.0).await?;
+            json!({"rect": rect})
+        }
         ShotRegion::Element(Target::Selector { selector }) => {
             json!({"selector": selector.as_str()})
         }
         _ => serde_json::Value::Null,
     };
     let marks = request.marks && viewport && page.is_some();
+    let (items, boxes) = match page {
+        Some(page) if marks => listed_boxes(tab, page).await,
+        _ => (Vec::new(), Vec::new()),
+    };
     let options = json!({
         "seq": page.map_or(0, |p| p.observation),
-        "count": if marks { page.map_or(0, |p| p.elements.len()) } else { 0 },
+        "items": items,
+        "boxes": boxes,
         "fresh": page.map(|p| p.elements.iter().map(|e| e.is_new).collect::<Vec<_>>()),
         "marks": marks,
         "secrets": request.secrets,
@@ -166,6 +179,96 @@ pub async fn capture(
         masked: prepared.masked,
         capture_ms: started.elapsed().as_secs_f64() * 1000.0,
     })
+}
+
+/// An element's box `{x, y, width, height}` in top-level viewport
+/// coordinates: measured in the world that lists it, moved by its frame's
+/// place when that is a frame of another origin.
+async fn element_box(
+    tab: &Tab,
+    observation: u64,
+    index: usize,
+) -> Result<serde_json::Value, BrowserError> {
+    let (slot, _, _) = tab.element_route(observation, index).await?;
+    let mut rect = tab
+        .eval_on_index(
+            observation,
+            crate::dom::ElementIndex(index),
+            "(el, a, h) => h.topRect(el)",
+            serde_json::Value::Null,
+        )
+        .await?;
+    if let Some(slot) = slot {
+        let (ox, oy) = tab.frame_origin(slot).await?;
+        for (key, by) in [("x", ox), ("y", oy)] {
+            let moved = rect.get(key).and_then(|v| v.as_f64()).unwrap_or(0.0) + by;
+            rect[key] = json!(moved);
+        }
+    }
+    Ok(rect)
+}
+
+/// Where the marks of `page` go: `[index, own index]` pairs of the
+/// elements the top document lists itself (measured by `marks.js`), and
+/// the boxes of those inside frames of another origin, measured in their
+/// frame and moved by its place. A frame that cannot be measured goes
+/// unmarked; the picture is still worth having.
+async fn listed_boxes(tab: &Tab, page: &PageState) -> (Vec<[usize; 2]>, Vec<serde_json::Value>) {
+    let mut top = Vec::new();
+    let mut framed: std::collections::BTreeMap<usize, (u64, Vec<[usize; 2]>)> =
+        std::collections::BTreeMap::new();
+    for element in &page.elements {
+        let index = element.index.0;
+        match tab.element_route(page.observation, index).await {
+            Ok((None, _, local)) => top.push([index, local]),
+            Ok((Some(slot), seq, local)) => framed
+                .entry(slot)
+                .or_insert_with(|| (seq, Vec::new()))
+                .1
+                .push([index, local]),
+            Err(error) => tracing::debug!(%error, index, "no mark for an element"),
+        }
+    }
+    let mut boxes = Vec::new();
+    for (slot, (seq, pairs)) in framed {
+        let origin = match tab.frame_origin(slot).await {
+            Ok(origin) => origin,
+            Err(error) => {
+                tracing::debug!(%error, slot, "a frame's elements go unmarked");
+                continue;
+            }
+        };
+        let locals: Vec<usize> = pairs.iter().map(|p| p[1]).collect();
+        let expression = format!(
+            "{locals:?}.map((l) => {{ const r = JSON.parse(globalThis.__webagentObserver.call({seq}, l, (el, a, h) => h.topRect(el), null)); return r.ok ? r.value : null; }})"
+        );
+        let measured = match tab
+            .eval_in(Some(slot), &expression, "measuring a frame's marks")
+            .await
+        {
+            Ok((serde_json::Value::Array(rects), _)) => rects,
+            Ok(_) => continue,
+            Err(error) => {
+                tracing::debug!(%error, slot, "a frame's elements go unmarked");
+                continue;
+            }
+        };
+        for (pair, rect) in pairs.iter().zip(measured) {
+            let field = |key: &str| rect.get(key).and_then(|v| v.as_f64());
+            if let (Some(x), Some(y), Some(width), Some(height)) =
+                (field("x"), field("y"), field("width"), field("height"))
+            {
+                boxes.push(json!({
+                    "i": pair[0],
+                    "x": x + origin.0,
+                    "y": y + origin.1,
+                    "width": width,
+                    "height": height,
+                }));
+            }
+        }
+    }
+    (top, boxes)
 }
 
 /// The capture itself: the clip for the region, scaled to the width.
