@@ -6,6 +6,9 @@ use crate::browser::{BrowserSession, ObserveOptions};
 use crate::cli::observe::BrowserOpts;
 use crate::serve::PageServer;
 use anyhow::Context;
+use chromiumoxide::cdp::browser_protocol::page::{
+    CaptureScreenshotFormat, CaptureScreenshotParams,
+};
 use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
 use serde_json::{json, Value};
 use std::process::ExitCode;
@@ -22,7 +25,8 @@ pub struct BenchArgs {
     pub json: bool,
     /// Also take the model's marked screenshot after each step (capture,
     /// JPEG encode in Chromium, base64 for the request) and report the time
-    /// it adds to the step.
+    /// it adds to the step, next to a plain `Page.captureScreenshot` of the
+    /// same viewport (Chromium's floor).
     #[arg(long)]
     pub vision: bool,
     /// The screenshot's width in pixels, with --vision.
@@ -106,8 +110,12 @@ async fn bench_command(args: BenchArgs) -> anyhow::Result<ExitCode> {
         Spread::default(),
         Spread::default(),
     );
-    let (mut vision, mut vision_step, mut image_kb) =
-        (Spread::default(), Spread::default(), Spread::default());
+    let (mut vision, mut vision_step, mut image_kb, mut bare) = (
+        Spread::default(),
+        Spread::default(),
+        Spread::default(),
+        Spread::default(),
+    );
     let shot_request = crate::vision::ShotRequest::step(args.image_width, Vec::new());
     let colors = crate::browser::shot::MarkColors::default();
     let mut picture_size = (0, 0);
@@ -141,13 +149,27 @@ async fn bench_command(args: BenchArgs) -> anyhow::Result<ExitCode> {
         // With vision the step goes on: the marked picture, encoded, and
         // turned into the data URL the request carries.
         let seen = if args.vision {
+            // Chromium's own floor: a plain viewport JPEG, no clip, no
+            // marks, nothing encoded on our side.
+            let before = Instant::now();
+            let plain = CaptureScreenshotParams::builder()
+                .format(CaptureScreenshotFormat::Jpeg)
+                .quality(75)
+                .build();
+            tab.with_timeout(
+                "taking a plain screenshot",
+                tab.call_timeout(),
+                tab.page().execute(plain),
+            )
+            .await?;
+            let floor = before.elapsed();
             let before = Instant::now();
             let shot =
                 crate::browser::shot::capture(&tab, Some(&state), &shot_request, &colors, false)
                     .await?;
             let url = shot.data_url();
             picture_size = (shot.width, shot.height);
-            Some((before.elapsed(), url.len()))
+            Some((before.elapsed(), url.len(), floor))
         } else {
             None
         };
@@ -175,7 +197,8 @@ async fn bench_command(args: BenchArgs) -> anyhow::Result<ExitCode> {
         } else {
             fill_steps.push(ms(total));
         }
-        if let Some((took, chars)) = seen {
+        if let Some((took, chars, floor)) = seen {
+            bare.push(ms(floor));
             vision.push(ms(took));
             vision_step.push(ms(total + took));
             image_kb.push(chars as f64 / 1024.0);
@@ -197,6 +220,7 @@ async fn bench_command(args: BenchArgs) -> anyhow::Result<ExitCode> {
             "viewport": [1280, 800],
             "image": [picture_size.0, picture_size.1],
             "added_ms": added,
+            "plain_capture_ms": bare.summary(),
             "step_with_vision_ms": with,
             "data_url_kb": image_kb.summary(),
             "ratio_with_to_without": (with["median"].as_f64().unwrap_or(0.0) / without.max(0.001) * 100.0).round() / 100.0,
@@ -254,6 +278,7 @@ async fn bench_command(args: BenchArgs) -> anyhow::Result<ExitCode> {
         println!("\nwith vision: the marked screenshot after each step ({w}×{h} JPEG from a 1280×800 viewport, as a data URL)");
         for (label, key) in [
             ("added (ms)", "added_ms"),
+            ("  plain capture (ms)", "plain_capture_ms"),
             ("step with vision (ms)", "step_with_vision_ms"),
             ("data URL (kB)", "data_url_kb"),
         ] {
