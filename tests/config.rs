@@ -307,17 +307,11 @@ fn vision_settings_are_checked_where_they_are_written_and_the_flag_wins() {
     let (config, _) = printed_config(sandbox.webagent().arg("config"));
     assert_eq!(config["llm"]["vision"], "never");
     assert_eq!(config["llm"]["image_width"], 800);
-    // `run` takes --vision; without a value it means always.
+    // `run` takes --vision=MODE (alone it means always); a bad mode is
+    // refused before anything starts.
     let output = sandbox
         .webagent()
-        .args([
-            "run",
-            "x",
-            "--url",
-            "http://127.0.0.1:9/",
-            "--vision",
-            "maybe",
-        ])
+        .args(["run", "x", "--url", "http://127.0.0.1:9/", "--vision=maybe"])
         .output()
         .expect("runs");
     assert_eq!(output.status.code(), Some(2));

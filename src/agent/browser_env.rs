@@ -644,13 +644,13 @@ impl BrowserEnvironment {
             marks: false,
             secrets: self.secrets.values(),
         };
-        let shot = match shot::capture(
+        let shot = match Box::pin(shot::capture(
             &self.tab,
             self.last.as_ref(),
             &request,
             &MarkColors::default(),
             true,
-        )
+        ))
         .await
         {
             Ok(shot) => shot,
@@ -987,13 +987,15 @@ impl Environment for BrowserEnvironment {
     }
 
     async fn screenshot(&mut self, request: &ShotRequest) -> Option<Result<Screenshot, String>> {
-        let shot = shot::capture(
+        // Boxed: the capture's state is large, and the futures of a run,
+        // a recipe or an MCP call nest it on a thread's stack.
+        let shot = Box::pin(shot::capture(
             &self.tab,
             self.last.as_ref(),
             request,
             &MarkColors::default(),
             false,
-        )
+        ))
         .await;
         Some(shot.map_err(|e| e.to_string()))
     }

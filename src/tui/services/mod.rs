@@ -35,6 +35,9 @@ use super::event_loop::{App, EffectHandler};
 use super::theme::{Theme, ThemeWatcher};
 use super::{terminal, TuiError};
 
+/// The browser actor's stack: the size of the main thread's.
+const BROWSER_THREAD_STACK: usize = 8 * 1024 * 1024;
+
 /// How long quitting waits for the browser to close.
 const SHUTDOWN_WAIT: Duration = Duration::from_secs(10);
 
@@ -243,6 +246,11 @@ impl Services {
             let tx = tx.clone();
             std::thread::Builder::new()
                 .name("tui-browser".into())
+                // A run, a recipe or an MCP call is one deep future driven
+                // by block_on on this thread's stack (unoptimized builds
+                // keep every layer's state there); the 2 MiB default of a
+                // spawned thread is not enough for all of them at once.
+                .stack_size(BROWSER_THREAD_STACK)
                 .spawn(move || {
                     handle.block_on(browser_task(
                         setup,
