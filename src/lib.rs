@@ -23,4 +23,5 @@ pub mod serve;
 pub mod session;
 pub mod sitemap;
 pub mod tui;
+pub mod vision;
 pub mod watch;

@@ -67,6 +67,12 @@ impl Secrets {
         names
     }
 
+    /// The values themselves, for blanking them where text cannot be
+    /// masked (a field a screenshot would show).
+    pub fn values(&self) -> Vec<String> {
+        self.entries.iter().map(|(_, v)| v.clone()).collect()
+    }
+
     /// Whether there are none.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()

@@ -283,6 +283,46 @@ fn unknown_keys_and_wrong_types_name_the_file_line_and_column() {
 }
 
 #[test]
+fn vision_settings_are_checked_where_they_are_written_and_the_flag_wins() {
+    let sandbox = Sandbox::new("vision");
+    let project = sandbox.work().join("webagent.yaml");
+    sandbox.write(&project, "llm:\n  vision: sometimes\n");
+    let output = sandbox.webagent().arg("config").output().expect("runs");
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = text(&output.stderr);
+    assert!(stderr.contains("webagent.yaml:2:11: "), "{stderr}");
+    assert!(
+        stderr.contains("unknown variant `sometimes`") && stderr.contains("`never`"),
+        "{stderr}"
+    );
+
+    sandbox.write(&project, "llm:\n  vision: always\n  image_width: 100000\n");
+    let output = sandbox.webagent().arg("config").output().expect("runs");
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = text(&output.stderr);
+    assert!(stderr.contains("webagent.yaml:3:16: "), "{stderr}");
+    assert!(stderr.contains("between 256 and 4096"), "{stderr}");
+
+    sandbox.write(&project, "llm:\n  vision: never\n  image_width: 800\n");
+    let (config, _) = printed_config(sandbox.webagent().arg("config"));
+    assert_eq!(config["llm"]["vision"], "never");
+    assert_eq!(config["llm"]["image_width"], 800);
+    // `run` takes --vision=MODE (alone it means always); a bad mode is
+    // refused before anything starts.
+    let output = sandbox
+        .webagent()
+        .args(["run", "x", "--url", "http://127.0.0.1:9/", "--vision=maybe"])
+        .output()
+        .expect("runs");
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        text(&output.stderr).contains("auto, always or never"),
+        "{}",
+        text(&output.stderr)
+    );
+}
+
+#[test]
 fn the_printed_config_shows_no_secret_or_key() {
     let sandbox = Sandbox::new("masked");
     sandbox.write(&sandbox.work().join("token.txt"), "tok-9f8e7d6c\n");

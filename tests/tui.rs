@@ -1314,6 +1314,56 @@ fn tmux_start(session: &str, command: &str) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_page_pane_draws_the_marked_picture_in_half_blocks_in_tmux() {
+    require_tmux_and_chromium();
+    let dir = scratch_dir("page-pane");
+    let session = TmuxSession(format!("webagent-tui-page-{}", std::process::id()));
+    let command = format!(
+        "cd {root} && {bin} --log-file {log} demo",
+        root = env!("CARGO_MANIFEST_DIR"),
+        bin = env!("CARGO_BIN_EXE_webagent"),
+        log = dir.join("log").display(),
+    );
+    tmux_start(&session.0, &command);
+    let screen = wait_for_screen(&session.0, "<button type=\"submit\">Sign in</button>").await;
+    assert!(!screen.contains("Page 1024"), "hidden until asked for");
+
+    // v shows the pane: the sign-in page's picture, its three listed
+    // elements marked, the one under the cursor outlined.
+    tmux_keys(&session.0, &["v"]);
+    let screen = wait_for_screen(&session.0, "Page 1024×640 · 3 marks · [0] outlined").await;
+    let picture_rows = screen
+        .lines()
+        .filter(|line| line.matches('▀').count() >= 30)
+        .count();
+    assert!(picture_rows >= 8, "half-blocks fill the pane:\n{screen}");
+    // In colour: the page's white, the form's blue, the marks.
+    let out = std::process::Command::new("tmux")
+        .args(["capture-pane", "-e", "-p", "-t", &session.0])
+        .output()
+        .expect("capturing with colours");
+    let coloured = String::from_utf8_lossy(&out.stdout).into_owned();
+    let colours: std::collections::HashSet<&str> = coloured
+        .split("\u{1b}[")
+        .filter(|code| code.starts_with("48;2;") || code.starts_with("38;2;"))
+        .filter_map(|code| code.split('m').next())
+        .collect();
+    assert!(
+        colours.len() > 10,
+        "a picture, not a flat fill: {colours:?}"
+    );
+
+    // The cursor moves on: the outline follows it.
+    tmux_keys(&session.0, &["j"]);
+    wait_for_screen(&session.0, "· [1] outlined").await;
+    // v again gives the sitemap its place back.
+    tmux_keys(&session.0, &["v"]);
+    let screen = wait_for_screen(&session.0, "Sitemap acme.yaml").await;
+    assert!(!screen.contains("Page 1024"), "{screen}");
+    tmux_keys(&session.0, &["q"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn end_to_end_demo_in_tmux_with_a_scripted_model() {
     use llm_server::{tool_call_completion, LlmServer, Reply};
     use webagent::agent::AGENT_TOOL_NAME;

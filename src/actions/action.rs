@@ -309,13 +309,17 @@ pub enum Action {
     },
     /// Return the page's readable text.
     ReadPage {},
-    /// Save a screenshot to a file.
+    /// Save a screenshot to a file (and show it to a model that reads
+    /// images at its next step).
     Screenshot {
         /// Where to write it; a file in the session directory when absent.
         #[serde(skip_serializing_if = "Option::is_none")]
         path: Option<String>,
         /// The whole scrollable page rather than the viewport.
         full_page: bool,
+        /// One element only, rather than the viewport or the page.
+        #[serde(flatten, skip_serializing_if = "Option::is_none")]
+        target: Option<Target>,
     },
     /// Ask the person a question and wait for the answer.
     AskUser {
@@ -439,7 +443,7 @@ impl Action {
             | Action::Highlight { target, .. }
             | Action::Border { target, .. }
             | Action::Inject { target, .. } => Some(target),
-            Action::Scroll { target, .. } => target.as_ref(),
+            Action::Scroll { target, .. } | Action::Screenshot { target, .. } => target.as_ref(),
             Action::DragAndDrop { from, .. } => Some(from),
             _ => None,
         }

@@ -462,14 +462,14 @@ pub(crate) fn builtin_specs() -> Vec<ActionSpec> {
         spec(
             "screenshot",
             Read,
-            "Save a PNG screenshot of the page to a file and return its path. Without a path it goes into the session directory; writing to a chosen path counts as a commit.",
-            NoTarget,
+            "Save a PNG screenshot of the viewport, the whole page, or one element (by index or selector) to a file and return its path; when you can see images, the picture is also shown to you at the next step. Without a path it goes into the session directory; writing to a chosen path counts as a commit.",
+            Optional,
             json!({
                 "path": nonempty("Where to write the PNG."),
                 "full_page": {"type": "boolean", "default": false, "description": "Capture the whole scrollable page, not just the viewport."}
             }),
             &[],
-            &["path", "full_page"],
+            &["path", "full_page", "target"],
         ),
         spec(
             "ask_user",

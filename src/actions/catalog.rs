@@ -973,14 +973,24 @@ mod tests {
             parse(json!({"screenshot": {}})),
             Action::Screenshot {
                 path: None,
-                full_page: false
+                full_page: false,
+                target: None
+            }
+        );
+        assert_eq!(
+            parse(json!({"screenshot": {"index": 4}})),
+            Action::Screenshot {
+                path: None,
+                full_page: false,
+                target: Some(index(4))
             }
         );
         assert_eq!(
             parse(json!({"screenshot": {"path": "a.png", "full_page": true}})),
             Action::Screenshot {
                 path: Some("a.png".into()),
-                full_page: true
+                full_page: true,
+                target: None
             }
         );
         assert_eq!(

@@ -17,6 +17,7 @@ use crate::actions::{Action, ActionResult, FailureReason, RiskFacts, Target, Tar
 use crate::browser::act::{ExecOptions, Executor};
 use tokio::sync::mpsc::UnboundedSender;
 
+use crate::browser::shot::{self, MarkColors};
 use crate::browser::{
     BlockedNavigation, BrowserError, BrowserSession, ObserveOptions, StorageState, Tab,
 };
@@ -24,6 +25,7 @@ use crate::dom::PageState;
 use crate::events::Event;
 use crate::llm::LlmClient;
 use crate::sitemap::SitemapSet;
+use crate::vision::{Screenshot, ShotRegion, ShotRequest};
 
 use super::{listing_risk_facts, Environment, EnvironmentError, Secrets};
 
@@ -72,6 +74,8 @@ pub struct BrowserEnvironment {
     follow_new_tabs: bool,
     /// A click on a download link counts as a commit.
     downloads_commit: bool,
+    /// Values covered in the `screenshot` action's pictures.
+    secrets: Secrets,
 }
 
 /// How long an action's result waits for the downloads it started.
@@ -105,7 +109,15 @@ impl BrowserEnvironment {
             others: Vec::new(),
             follow_new_tabs: false,
             downloads_commit: false,
+            secrets: Secrets::new(),
         }
+    }
+
+    /// Covers text fields holding one of these values in the pictures the
+    /// `screenshot` action writes.
+    pub fn with_secrets(mut self, secrets: Secrets) -> Self {
+        self.secrets = secrets;
+        self
     }
 
     /// Whether a tab a click opened becomes the driven one (default no;
@@ -611,6 +623,73 @@ impl BrowserEnvironment {
         }
     }
 
+    /// `screenshot`: the viewport, the whole page or one element at full
+    /// size as a PNG, written where asked (else the screenshots directory),
+    /// with text fields that show a secret covered like in the model's
+    /// pictures.
+    async fn screenshot_file(
+        &self,
+        path: Option<&str>,
+        full_page: bool,
+        target: Option<&Target>,
+    ) -> ActionResult {
+        let region = match (target, full_page) {
+            (Some(target), _) => ShotRegion::Element(target.clone()),
+            (None, true) => ShotRegion::FullPage,
+            (None, false) => ShotRegion::Viewport,
+        };
+        let request = ShotRequest {
+            region,
+            width: u32::MAX,
+            marks: false,
+            secrets: self.secrets.values(),
+        };
+        let shot = match Box::pin(shot::capture(
+            &self.tab,
+            self.last.as_ref(),
+            &request,
+            &MarkColors::default(),
+            true,
+        ))
+        .await
+        {
+            Ok(shot) => shot,
+            Err(error) => {
+                let reason = match error {
+                    BrowserError::Script(_) => FailureReason::NotFound,
+                    BrowserError::Timeout { .. } => FailureReason::Timeout,
+                    _ => FailureReason::Unknown,
+                };
+                return ActionResult::fail(reason, format!("the screenshot failed: {error}"));
+            }
+        };
+        let file = match path {
+            Some(path) => std::path::PathBuf::from(path),
+            None => self.exec.screenshot_dir.join(format!(
+                "screenshot-{}.png",
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map(|d| d.as_millis())
+                    .unwrap_or(0)
+            )),
+        };
+        if let Some(dir) = file.parent().filter(|d| !d.as_os_str().is_empty()) {
+            if let Err(error) = std::fs::create_dir_all(dir) {
+                return ActionResult::unknown(format!("creating {}: {error}", dir.display()));
+            }
+        }
+        if let Err(error) = std::fs::write(&file, &shot.image) {
+            return ActionResult::unknown(format!("writing {}: {error}", file.display()));
+        }
+        ActionResult::ok_with(json!({
+            "path": file.to_string_lossy(),
+            "bytes": shot.image.len(),
+            "full_page": full_page,
+            "width": shot.width,
+            "height": shot.height,
+        }))
+    }
+
     /// `read_file`: a downloaded file's text, clipped. Only files in the
     /// downloads directory can be read.
     fn read_file(&self, path: &str) -> ActionResult {
@@ -813,6 +892,15 @@ impl Environment for BrowserEnvironment {
 
     async fn execute(&mut self, action: &Action) -> ActionResult {
         match action {
+            Action::Screenshot {
+                path,
+                full_page,
+                target,
+            } => {
+                return self
+                    .screenshot_file(path.as_deref(), *full_page, target.as_ref())
+                    .await
+            }
             Action::ReadFile { path } => return self.read_file(path),
             Action::SwitchTab { tab } => return self.switch_tab(*tab).await,
             Action::CloseTab { tab } => return self.close_tab(*tab).await,
@@ -896,6 +984,20 @@ impl Environment for BrowserEnvironment {
                 None
             }
         }
+    }
+
+    async fn screenshot(&mut self, request: &ShotRequest) -> Option<Result<Screenshot, String>> {
+        // Boxed: the capture's state is large, and the futures of a run,
+        // a recipe or an MCP call nest it on a thread's stack.
+        let shot = Box::pin(shot::capture(
+            &self.tab,
+            self.last.as_ref(),
+            request,
+            &MarkColors::default(),
+            false,
+        ))
+        .await;
+        Some(shot.map_err(|e| e.to_string()))
     }
 
     async fn risk_facts(&mut self, action: &Action, page: &PageState) -> RiskFacts {

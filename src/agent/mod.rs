@@ -34,10 +34,11 @@ use crate::events::{
     EndReason, Event, ObservationSummary, Reflection, StepRecord, StepTimings, TokenUsage,
 };
 use crate::llm::{
-    chars_for_tokens, ChatMessage, ChatRequest, ChatResponse, FunctionTool, LlmClient, LlmError,
-    LlmEvent, StopSignal,
+    chars_for_tokens, ChatMessage, ChatRequest, ChatResponse, FunctionTool, ImagePart, LlmClient,
+    LlmError, LlmEvent, StopSignal,
 };
 use crate::sitemap::SitemapSet;
+use crate::vision::{Screenshot, ShotRegion, ShotRequest, VisionMode, DEFAULT_IMAGE_WIDTH};
 
 pub use crate::secrets::Secrets;
 pub use approval::{
@@ -109,6 +110,18 @@ pub trait Environment: Send {
         let facts = listing_risk_facts(action, page);
         async move { facts }
     }
+
+    /// A picture of the page as last observed, its listed elements marked
+    /// when asked. `None` when there is nothing to take a picture of (a
+    /// scripted page); a capture that failed is an error text for the
+    /// caller to report, never a crash.
+    fn screenshot(
+        &mut self,
+        request: &ShotRequest,
+    ) -> impl Future<Output = Option<Result<Screenshot, String>>> + Send {
+        let _ = request;
+        async { None }
+    }
 }
 
 /// An environment lent for a while (to a sub-agent, a recipe) is still an
@@ -132,6 +145,13 @@ impl<E: Environment> Environment for &mut E {
         page: &PageState,
     ) -> impl Future<Output = RiskFacts> + Send {
         (**self).risk_facts(action, page)
+    }
+
+    fn screenshot(
+        &mut self,
+        request: &ShotRequest,
+    ) -> impl Future<Output = Option<Result<Screenshot, String>>> + Send {
+        (**self).screenshot(request)
     }
 }
 
@@ -202,6 +222,25 @@ impl Default for AgentConfig {
     }
 }
 
+/// How a run shows the page to the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct VisionSettings {
+    /// When a picture goes with each step (`llm.vision`).
+    pub mode: VisionMode,
+    /// Its width in pixels (`llm.image_width`).
+    pub width: u32,
+}
+
+impl Default for VisionSettings {
+    /// Text only: a picture costs tokens, so callers opt in.
+    fn default() -> Self {
+        VisionSettings {
+            mode: VisionMode::Never,
+            width: DEFAULT_IMAGE_WIDTH,
+        }
+    }
+}
+
 /// How a run ended.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunOutcome {
@@ -230,6 +269,12 @@ pub struct Agent<E: Environment> {
     config: AgentConfig,
     max_invalid_answers: usize,
     max_actions: usize,
+    vision: VisionSettings,
+    /// Whether this run sends pictures: decided at its start, turned off
+    /// for good when the server refuses one.
+    seeing: bool,
+    /// Pictures a `screenshot` action took, held for the next step.
+    held: Vec<Screenshot>,
 }
 
 /// What the loop keeps between steps.
@@ -335,7 +380,17 @@ impl<E: Environment> Agent<E> {
             config: AgentConfig::default(),
             max_invalid_answers: DEFAULT_MAX_INVALID_ANSWERS,
             max_actions: DEFAULT_MAX_ACTIONS,
+            vision: VisionSettings::default(),
+            seeing: false,
+            held: Vec::new(),
         }
+    }
+
+    /// Shows the model a picture of the page with each step, as `vision`
+    /// says (default: never).
+    pub fn with_vision(mut self, vision: VisionSettings) -> Self {
+        self.vision = vision;
+        self
     }
 
     /// Ends the run after this many answers in a row without a usable
@@ -400,6 +455,8 @@ impl<E: Environment> Agent<E> {
             model: self.llm.config().model.clone(),
             max_steps: self.config.max_steps,
         });
+        self.seeing = self.vision.mode.enabled_for(&self.llm.config().model);
+        self.held.clear();
         let system = prompt::system_prompt_with(&self.config.secrets.names(), self.max_actions);
         let tool = self.tool();
         let mut state = RunState {
@@ -495,15 +552,13 @@ impl<E: Environment> Agent<E> {
             listing_chars: page.listing.chars().count(),
         }));
 
-        let request = self.request(step, task, system, tool, &page, state);
-        draft.prompt_chars = request
-            .messages
-            .iter()
-            .map(|m| m.content.chars().count())
-            .sum();
-        draft.prompt = prompt_text(&request);
         let started = Instant::now();
-        let answer = call_model(
+        let pictures = self.pictures(step, &page).await;
+        draft.timings.observe_ms += ms_since(started);
+
+        let mut request = self.request(step, task, system, tool, &page, state, &pictures);
+        let started = Instant::now();
+        let mut answer = call_model(
             &self.llm,
             &request,
             &self.events,
@@ -511,7 +566,31 @@ impl<E: Environment> Agent<E> {
             &self.stop,
         )
         .await;
+        if let Err(refusal @ LlmError::ImagesUnsupported { .. }) = &answer {
+            // Once is enough: the rest of the run reads text only.
+            self.seeing = false;
+            self.held.clear();
+            self.emit(Event::Error {
+                error: format!("{refusal}; going on without screenshots for the rest of this run"),
+                fatal: false,
+            });
+            request = self.request(step, task, system, tool, &page, state, &[]);
+            answer = call_model(
+                &self.llm,
+                &request,
+                &self.events,
+                &self.config.secrets,
+                &self.stop,
+            )
+            .await;
+        }
         draft.timings.llm_ms = ms_since(started);
+        draft.prompt_chars = request
+            .messages
+            .iter()
+            .map(|m| m.content.chars().count())
+            .sum();
+        draft.prompt = prompt_text(&request);
         let response = match answer {
             Ok(response) => response,
             Err(LlmError::Cancelled) => {
@@ -747,8 +826,37 @@ impl<E: Environment> Agent<E> {
         StepEnd::Finished(state.outcome(false, message, EndReason::Fatal, step))
     }
 
+    /// The pictures this step's prompt carries: the marked viewport, and
+    /// what a `screenshot` action of the step before took. Each is also an
+    /// event (the workbench draws it, the trace stores it). Empty when the
+    /// run does not send pictures.
+    async fn pictures(&mut self, step: usize, page: &PageState) -> Vec<(Screenshot, String)> {
+        let held = std::mem::take(&mut self.held);
+        if !self.seeing {
+            return Vec::new();
+        }
+        let request = ShotRequest::step(self.vision.width, self.config.secrets.values());
+        let mut pictures = Vec::new();
+        match self.environment.screenshot(&request).await {
+            None => {}
+            Some(Ok(shot)) => pictures.push((shot, "step".to_string())),
+            Some(Err(error)) => self.emit(Event::Error {
+                error: format!("the screenshot for step {step} failed ({error}); the step goes on with the text alone"),
+                fatal: false,
+            }),
+        }
+        pictures.extend(held.into_iter().map(|shot| (shot, "requested".to_string())));
+        for (shot, purpose) in &pictures {
+            self.emit(Event::Screenshot(crate::events::ScreenshotRecord::new(
+                step, &page.url, purpose, true, shot,
+            )));
+        }
+        pictures
+    }
+
     /// The request of one step: the system prompt, the user prompt for the
-    /// page (secrets masked) and the forced tool.
+    /// page (secrets masked), the step's pictures and the forced tool.
+    #[allow(clippy::too_many_arguments)]
     fn request(
         &self,
         step: usize,
@@ -757,6 +865,7 @@ impl<E: Environment> Agent<E> {
         tool: &FunctionTool,
         page: &PageState,
         state: &RunState,
+        pictures: &[(Screenshot, String)],
     ) -> ChatRequest {
         // Read per step: a watcher may have swapped in an edited sitemap.
         let sitemap = match self.sitemaps.read() {
@@ -764,7 +873,7 @@ impl<E: Environment> Agent<E> {
             Err(poisoned) => poisoned.into_inner().for_url(&page.url).cloned(),
         };
         let build = |page: &PageState| {
-            let user = self.config.secrets.mask(&user_prompt(&StepPrompt {
+            let mut user = self.config.secrets.mask(&user_prompt(&StepPrompt {
                 task,
                 step,
                 max_steps: self.config.max_steps,
@@ -772,7 +881,21 @@ impl<E: Environment> Agent<E> {
                 page,
                 sitemap: sitemap.as_deref(),
             }));
-            ChatRequest::new(vec![ChatMessage::system(system), ChatMessage::user(user)])
+            for (_, purpose) in pictures {
+                user.push_str(if purpose == "step" {
+                    "\n\n[Attached: a screenshot of the viewport. Each listed element is outlined, its [index] in a tag at the box's top-left corner.]"
+                } else {
+                    "\n\n[Also attached: the screenshot your last `screenshot` action took.]"
+                });
+            }
+            let mut message = ChatMessage::user(user);
+            for (shot, _) in pictures {
+                message = message.with_image(ImagePart {
+                    url: shot.data_url(),
+                    tokens: shot.tokens(),
+                });
+            }
+            ChatRequest::new(vec![ChatMessage::system(system), message])
                 .with_forced_tool(tool.clone())
         };
         let request = build(page);
@@ -895,13 +1018,23 @@ impl<E: Environment> Agent<E> {
                     action: action.name().to_string(),
                     parameters: action.params(),
                 });
-                perform(
+                let result = perform(
                     &mut self.environment,
                     &self.catalog,
                     &self.config.secrets,
                     &action,
                 )
-                .await
+                .await;
+                if let (
+                    Action::Screenshot {
+                        full_page, target, ..
+                    },
+                    true,
+                ) = (&action, result.is_ok())
+                {
+                    self.hold_screenshot(*full_page, target.clone()).await;
+                }
+                result
             }
         };
         self.emit(Event::ToolResult {
@@ -909,6 +1042,36 @@ impl<E: Environment> Agent<E> {
             result: result.clone(),
         });
         (action, result, None)
+    }
+
+    /// Takes the picture a `screenshot` action asked for, now, while its
+    /// index still names the element, and holds it for the next step's
+    /// prompt. The viewport needs none: every step carries it already.
+    async fn hold_screenshot(&mut self, full_page: bool, target: Option<Target>) {
+        let region = match (target, full_page) {
+            (Some(target), _) => ShotRegion::Element(target),
+            (None, true) => ShotRegion::FullPage,
+            (None, false) => return,
+        };
+        if !self.seeing {
+            return;
+        }
+        let request = ShotRequest {
+            region,
+            width: self.vision.width,
+            marks: false,
+            secrets: self.config.secrets.values(),
+        };
+        match self.environment.screenshot(&request).await {
+            Some(Ok(shot)) => self.held.push(shot),
+            Some(Err(error)) => self.emit(Event::Error {
+                error: format!(
+                    "the picture for the model could not be taken ({error}); the file was written"
+                ),
+                fatal: false,
+            }),
+            None => {}
+        }
     }
 
     /// Adds the step to the history the model reads and emits its record.
@@ -924,7 +1087,7 @@ impl<E: Environment> Agent<E> {
     }
 
     fn emit(&self, event: Event) {
-        let event = self.config.secrets.masked(event);
+        let event = event.masked(&self.config.secrets);
         if self.events.send(event).is_err() {
             tracing::debug!("no one is listening to agent events any more");
         }
@@ -1004,6 +1167,12 @@ fn prompt_text(request: &ChatRequest) -> String {
         }
         text.push('\n');
         text.push_str(&message.content);
+        for image in &message.images {
+            text.push_str(&format!(
+                "\n[picture attached, counted as {} tokens]",
+                image.tokens
+            ));
+        }
         for call in &message.tool_calls {
             text.push_str(&format!("\n[tool call {}: {}]", call.name, call.arguments));
         }

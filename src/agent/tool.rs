@@ -50,7 +50,10 @@ const SUMMARIES: &[(&str, &str)] = &[
     ("show_subtitle", "caption at the bottom"),
     ("extract", "structured data by instruction"),
     ("read_page", "the whole page's text"),
-    ("screenshot", "save a PNG"),
+    (
+        "screenshot",
+        "save a PNG; you see it next step if you read images",
+    ),
     ("ask_user", "ask the person; waits for the answer"),
     ("think", "plan without touching the page"),
     (

@@ -6,6 +6,9 @@ use crate::browser::{BrowserSession, ObserveOptions};
 use crate::cli::observe::BrowserOpts;
 use crate::serve::PageServer;
 use anyhow::Context;
+use chromiumoxide::cdp::browser_protocol::page::{
+    CaptureScreenshotFormat, CaptureScreenshotParams,
+};
 use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
 use serde_json::{json, Value};
 use std::process::ExitCode;
@@ -20,6 +23,15 @@ pub struct BenchArgs {
     /// Print one JSON object instead of the table.
     #[arg(long)]
     pub json: bool,
+    /// Also take the model's marked screenshot after each step (capture,
+    /// JPEG encode in Chromium, base64 for the request) and report the time
+    /// it adds to the step, next to a plain `Page.captureScreenshot` of the
+    /// same viewport (Chromium's floor).
+    #[arg(long)]
+    pub vision: bool,
+    /// The screenshot's width in pixels, with --vision.
+    #[arg(long, value_name = "PX", default_value_t = crate::vision::DEFAULT_IMAGE_WIDTH)]
+    pub image_width: u32,
     /// The browser to use.
     #[command(flatten)]
     pub browser: BrowserOpts,
@@ -98,6 +110,15 @@ async fn bench_command(args: BenchArgs) -> anyhow::Result<ExitCode> {
         Spread::default(),
         Spread::default(),
     );
+    let (mut vision, mut vision_step, mut image_kb, mut bare) = (
+        Spread::default(),
+        Spread::default(),
+        Spread::default(),
+        Spread::default(),
+    );
+    let shot_request = crate::vision::ShotRequest::step(args.image_width, Vec::new());
+    let colors = crate::browser::shot::MarkColors::default();
+    let mut picture_size = (0, 0);
     let warmup = 5;
     for i in 0..runs + warmup {
         // Fills go by index, the way the model names elements.
@@ -125,6 +146,33 @@ async fn bench_command(args: BenchArgs) -> anyhow::Result<ExitCode> {
         }
         state = tab.observe(&ObserveOptions::default()).await?;
         let total = started.elapsed();
+        // With vision the step goes on: the marked picture, encoded, and
+        // turned into the data URL the request carries.
+        let seen = if args.vision {
+            // Chromium's own floor: a plain viewport JPEG, no clip, no
+            // marks, nothing encoded on our side.
+            let before = Instant::now();
+            let plain = CaptureScreenshotParams::builder()
+                .format(CaptureScreenshotFormat::Jpeg)
+                .quality(75)
+                .build();
+            tab.with_timeout(
+                "taking a plain screenshot",
+                tab.call_timeout(),
+                tab.page().execute(plain),
+            )
+            .await?;
+            let floor = before.elapsed();
+            let before = Instant::now();
+            let shot =
+                crate::browser::shot::capture(&tab, Some(&state), &shot_request, &colors, false)
+                    .await?;
+            let url = shot.data_url();
+            picture_size = (shot.width, shot.height);
+            Some((before.elapsed(), url.len(), floor))
+        } else {
+            None
+        };
         // The bare round trip, in the same loop so load shifts both alike.
         let before = Instant::now();
         tab.with_timeout(
@@ -149,6 +197,12 @@ async fn bench_command(args: BenchArgs) -> anyhow::Result<ExitCode> {
         } else {
             fill_steps.push(ms(total));
         }
+        if let Some((took, chars, floor)) = seen {
+            bare.push(ms(floor));
+            vision.push(ms(took));
+            vision_step.push(ms(total + took));
+            image_kb.push(chars as f64 / 1024.0);
+        }
         act.push(ms(acted) - settle_ms);
         settle.push(settle_ms);
         observe.push(ms(total - acted));
@@ -158,6 +212,21 @@ async fn bench_command(args: BenchArgs) -> anyhow::Result<ExitCode> {
     let eval_s = eval.summary();
     let ratio = step_s["median"].as_f64().unwrap_or(0.0)
         / eval_s["median"].as_f64().unwrap_or(1.0).max(0.001);
+    let vision_report = args.vision.then(|| {
+        let added = vision.summary();
+        let with = vision_step.summary();
+        let without = step_s["median"].as_f64().unwrap_or(0.0);
+        json!({
+            "viewport": [1280, 800],
+            "image": [picture_size.0, picture_size.1],
+            "added_ms": added,
+            "plain_capture_ms": bare.summary(),
+            "step_with_vision_ms": with,
+            "data_url_kb": image_kb.summary(),
+            "ratio_with_to_without": (with["median"].as_f64().unwrap_or(0.0) / without.max(0.001) * 100.0).round() / 100.0,
+            "target_added_median_ms": 60,
+        })
+    });
     let report = json!({
         "runs": runs,
         "step_ms": step_s,
@@ -169,6 +238,7 @@ async fn bench_command(args: BenchArgs) -> anyhow::Result<ExitCode> {
         "evaluate_ms": eval_s,
         "ratio_step_to_evaluate": (ratio * 10.0).round() / 10.0,
         "target_median_ms": 50,
+        "vision": vision_report,
     });
     if let Err(err) = tab.close().await {
         tracing::debug!(%err, "closing the bench tab");
@@ -203,5 +273,29 @@ async fn bench_command(args: BenchArgs) -> anyhow::Result<ExitCode> {
         ratio,
         if median < 50.0 { "met" } else { "NOT met" }
     );
+    if let Some(v) = &report["vision"].as_object() {
+        let (w, h) = (picture_size.0, picture_size.1);
+        println!("\nwith vision: the marked screenshot after each step ({w}×{h} JPEG from a 1280×800 viewport, as a data URL)");
+        for (label, key) in [
+            ("added (ms)", "added_ms"),
+            ("  plain capture (ms)", "plain_capture_ms"),
+            ("step with vision (ms)", "step_with_vision_ms"),
+            ("data URL (kB)", "data_url_kb"),
+        ] {
+            let s = &v[key];
+            println!(
+                "{label:<22} {:>9.2} {:>9.2} {:>9.2}",
+                s["median"].as_f64().unwrap_or(0.0),
+                s["p10"].as_f64().unwrap_or(0.0),
+                s["p90"].as_f64().unwrap_or(0.0)
+            );
+        }
+        let added = v["added_ms"]["median"].as_f64().unwrap_or(0.0);
+        println!(
+            "step with / without vision: {:.2}x; target added median <= 60 ms: {}",
+            v["ratio_with_to_without"].as_f64().unwrap_or(0.0),
+            if added <= 60.0 { "met" } else { "NOT met" }
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }

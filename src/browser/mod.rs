@@ -83,6 +83,7 @@ mod frames;
 pub mod guard;
 mod launch;
 mod session;
+pub mod shot;
 pub mod state;
 mod tab;
 

@@ -38,6 +38,10 @@ pub struct ExecArgs {
     /// How long a click or fill keeps waiting for its element to be ready.
     #[arg(long, value_name = "MS", default_value_t = 5000)]
     pub timeout_ms: u64,
+    /// Write the model's screenshot of the page after each action (marked,
+    /// secrets blanked) into DIR, as 01-click.jpg, 02-input_text.jpg, …
+    #[arg(long, value_name = "DIR")]
+    pub screenshot: Option<std::path::PathBuf>,
     /// Config, scripts, sitemaps, secrets, browser.
     #[command(flatten)]
     pub session: SessionFlags,
@@ -96,7 +100,7 @@ async fn observe_now(session: &mut Session) -> Option<PageState> {
 async fn exec_command(args: &ExecArgs, mut session: Session) -> anyhow::Result<ExitCode> {
     let mut state = observe_now(&mut session).await;
     let mut all_ok = true;
-    for text in &args.actions {
+    for (number, text) in args.actions.iter().enumerate() {
         let started = Instant::now();
         let catalog = session.catalog();
         let (name, params, result) = match parse_action(&catalog, text) {
@@ -115,14 +119,35 @@ async fn exec_command(args: &ExecArgs, mut session: Session) -> anyhow::Result<E
             Some(s) => s.url.clone(),
             None => session.environment.current_url().await.unwrap_or_default(),
         });
+        let picture = match &args.screenshot {
+            Some(dir) if state.is_some() => {
+                let safe: String = name
+                    .chars()
+                    .map(|c| {
+                        if c.is_ascii_alphanumeric() || c == '_' {
+                            c
+                        } else {
+                            '-'
+                        }
+                    })
+                    .take(40)
+                    .collect();
+                let file = dir.join(format!("{:02}-{safe}.jpg", number + 1));
+                picture_after(&mut session, &file).await
+            }
+            _ => None,
+        };
         if args.json {
-            let line = json!({
+            let mut line = json!({
                 "action": name,
                 "params": params,
                 "result": result,
                 "url": url,
                 "ms": (ms * 10.0).round() / 10.0,
             });
+            if let (Some(file), Value::Object(fields)) = (&picture, &mut line) {
+                fields.insert("screenshot".into(), Value::from(file.display().to_string()));
+            }
             println!("{line}");
         } else {
             print_human(&name, &params, &result, ms);
@@ -153,6 +178,28 @@ async fn exec_command(args: &ExecArgs, mut session: Session) -> anyhow::Result<E
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// The model's picture of the page as last observed, written to `file`;
+/// a failure is a warning, the actions go on.
+async fn picture_after(
+    session: &mut Session,
+    file: &std::path::Path,
+) -> Option<std::path::PathBuf> {
+    let request =
+        crate::vision::ShotRequest::step(session.config.llm.image_width, session.secrets.values());
+    let written = match session.environment.screenshot(&request).await {
+        Some(Ok(shot)) => super::observe::save_picture(&shot, file).map_err(|e| e.to_string()),
+        Some(Err(error)) => Err(error),
+        None => Err("this session takes no pictures".into()),
+    };
+    match written {
+        Ok(()) => Some(file.to_path_buf()),
+        Err(error) => {
+            eprintln!("warning: no screenshot after this action: {error}");
+            None
+        }
+    }
 }
 
 fn print_human(name: &str, params: &Value, result: &ActionResult, ms: f64) {

@@ -9,6 +9,7 @@ use super::observe::BrowserOpts;
 use crate::agent::ApprovalMode;
 use crate::config::Overrides;
 use crate::session::Prepared;
+use crate::vision::VisionMode;
 
 /// What a session is built from: config file, model, scripts, sitemaps,
 /// secrets and the browser.
@@ -49,6 +50,13 @@ pub struct SessionFlags {
     /// modes).
     #[arg(long)]
     pub allow_javascript: bool,
+    /// Send the model a screenshot of the page with each step: always
+    /// (`--vision` alone, or `--vision=always`), auto (models known to
+    /// read images) or never
+    /// (default: config `llm.vision`, auto).
+    #[arg(long, value_name = "MODE", num_args = 0..=1, default_missing_value = "always",
+          require_equals = true, value_parser = parse_vision)]
+    pub vision: Option<VisionMode>,
     /// Where trace files go (default: config `paths.sessions`,
     /// .webagent/sessions).
     #[arg(long, value_name = "DIR")]
@@ -95,6 +103,10 @@ fn parse_mode(text: &str) -> Result<ApprovalMode, String> {
     text.parse()
 }
 
+fn parse_vision(text: &str) -> Result<VisionMode, String> {
+    text.parse()
+}
+
 impl SessionFlags {
     /// The flags as configuration overrides.
     pub fn overrides(&self, run: RunFlags) -> Overrides {
@@ -113,6 +125,7 @@ impl SessionFlags {
             sitemaps: self.sitemap.clone(),
             allowed_domains: self.browser.allow_domains.clone(),
             secrets_file: self.secrets_file.clone(),
+            vision: self.vision,
         }
     }
 

@@ -73,6 +73,11 @@ pub struct ObserveArgs {
     /// Margin around the viewport in CSS pixels (default: half a viewport).
     #[arg(long, value_name = "PX")]
     pub margin: Option<f64>,
+    /// Also write the screenshot the model would get (the viewport with
+    /// each listed element's box and index drawn on it, secrets blanked)
+    /// to FILE: PNG when it ends in .png, JPEG otherwise.
+    #[arg(long, value_name = "FILE")]
+    pub screenshot: Option<PathBuf>,
     /// The browser to use.
     #[command(flatten)]
     pub browser: BrowserOpts,
@@ -146,7 +151,16 @@ async fn observe_command(args: ObserveArgs, prepared: Prepared) -> anyhow::Resul
         println!("{summary}");
         return Ok(ExitCode::SUCCESS);
     }
-    let state = secrets.masked(tab.observe(&opts).await?);
+    let raw = tab.observe(&opts).await?;
+    if let Some(file) = &args.screenshot {
+        let written =
+            write_screenshot(tab, &raw, file, session.config.llm.image_width, &secrets).await;
+        if let Err(error) = written {
+            session.close().await;
+            anyhow::bail!("{error}");
+        }
+    }
+    let state = secrets.masked(raw);
     session.close().await;
     if args.json {
         println!("{}", observation_json(&state));
@@ -159,6 +173,61 @@ async fn observe_command(args: ObserveArgs, prepared: Prepared) -> anyhow::Resul
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Writes the model's picture of `state` (marked, secrets blanked,
+/// `width` wide) to `file`, PNG when its name ends in `.png`, and says so
+/// on stderr. The error names the file.
+pub async fn write_screenshot(
+    tab: &crate::browser::Tab,
+    state: &PageState,
+    file: &std::path::Path,
+    width: u32,
+    secrets: &crate::agent::Secrets,
+) -> anyhow::Result<crate::vision::Screenshot> {
+    let png = file
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("png"));
+    let request = crate::vision::ShotRequest::step(width, secrets.values());
+    let shot = crate::browser::shot::capture(
+        tab,
+        Some(state),
+        &request,
+        &crate::browser::shot::MarkColors::default(),
+        png,
+    )
+    .await
+    .map_err(|e| anyhow::anyhow!("the screenshot failed: {e}"))?;
+    save_picture(&shot, file)?;
+    Ok(shot)
+}
+
+/// Writes a picture to `file` (creating its directory) and reports it on
+/// stderr, so stdout keeps its listing or JSON.
+pub fn save_picture(
+    shot: &crate::vision::Screenshot,
+    file: &std::path::Path,
+) -> anyhow::Result<()> {
+    if let Some(dir) = file.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| anyhow::anyhow!("creating {}: {e}", dir.display()))?;
+    }
+    std::fs::write(file, &shot.image)
+        .map_err(|e| anyhow::anyhow!("writing {}: {e}", file.display()))?;
+    eprintln!(
+        "screenshot: {} ({}×{}, {} marks{}, {:.0} ms)",
+        file.display(),
+        shot.width,
+        shot.height,
+        shot.marks.len(),
+        if shot.masked > 0 {
+            format!(", {} secret fields blanked", shot.masked)
+        } else {
+            String::new()
+        },
+        shot.capture_ms
+    );
+    Ok(())
 }
 
 /// The `observe --json` object: the shape other commands (`exec --observe`)

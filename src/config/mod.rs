@@ -33,6 +33,7 @@ use serde_yaml::{Mapping, Value};
 use crate::agent::{ApprovalMode, Secrets};
 use crate::browser::{LaunchOptions, ObserveOptions};
 use crate::llm::LlmConfig;
+use crate::vision::VisionMode;
 
 /// The built-in defaults; every key a config file may set appears here.
 pub const DEFAULTS_YAML: &str = include_str!("defaults.yaml");
@@ -167,6 +168,10 @@ pub struct LlmSettings {
     /// The server's context size in tokens; prompts are cut to fit it.
     /// `None` when unknown (nothing is cut).
     pub context_window: Option<u32>,
+    /// When each step carries a screenshot of the page.
+    pub vision: VisionMode,
+    /// The screenshot's width in pixels.
+    pub image_width: u32,
 }
 
 /// The model call's time limits, in seconds.
@@ -442,6 +447,8 @@ pub struct Overrides {
     pub allowed_domains: Vec<String>,
     /// `--secrets-file`.
     pub secrets_file: Option<PathBuf>,
+    /// `--vision`.
+    pub vision: Option<VisionMode>,
 }
 
 impl Config {
@@ -566,6 +573,9 @@ impl Config {
         if flags.secrets_file.is_some() {
             set("secrets_file", "--secrets-file");
         }
+        if flags.vision.is_some() {
+            set("llm.vision", "--vision");
+        }
         if let Some(model) = &flags.model {
             self.llm.model = model.clone();
         }
@@ -607,6 +617,9 @@ impl Config {
         }
         if let Some(file) = &flags.secrets_file {
             self.secrets_file = Some(file.clone());
+        }
+        if let Some(mode) = flags.vision {
+            self.llm.vision = mode;
         }
         self.check()
     }
@@ -654,6 +667,9 @@ impl Config {
                     "must be at least 2048 tokens (or null when unknown)",
                 ));
             }
+        }
+        if !crate::vision::IMAGE_WIDTH_RANGE.contains(&self.llm.image_width) {
+            return Err(bad("llm.image_width", &image_width_problem()));
         }
         if self.browser.window.width == 0 || self.browser.window.height == 0 {
             return Err(bad("browser.window", "needs a width and a height above 0"));
@@ -722,6 +738,15 @@ impl Config {
                 max_bytes: self.downloads.max_bytes,
             }),
             ..LaunchOptions::default()
+        }
+    }
+
+    /// How runs show the page to the model (`llm.vision`,
+    /// `llm.image_width`).
+    pub fn vision(&self) -> crate::agent::VisionSettings {
+        crate::agent::VisionSettings {
+            mode: self.llm.vision,
+            width: self.llm.image_width,
         }
     }
 
@@ -915,6 +940,8 @@ check_struct!(LlmSettingsCheck {
     streaming: Given<bool>,
     max_output_tokens: Option<u32>,
     context_window: Option<u32>,
+    vision: Given<VisionMode>,
+    image_width: Given<ImageWidthCheck>,
 });
 check_struct!(TimeoutsCheck {
     connect: Given<u64>,
@@ -955,6 +982,56 @@ check_struct!(DownloadSettingsCheck {
     commit: Given<bool>,
     follow_new_tabs: Given<bool>,
 });
+
+/// An image width, checked against its range where it is written.
+struct ImageWidthCheck;
+
+impl<'de> Deserialize<'de> for ImageWidthCheck {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        // Checked inside the visit, so the error carries the value's own
+        // position rather than its section's.
+        struct Width;
+        impl serde::de::Visitor<'_> for Width {
+            type Value = ImageWidthCheck;
+
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                write!(f, "an image width in pixels, {}", image_width_problem())
+            }
+
+            fn visit_u64<E: serde::de::Error>(self, width: u64) -> Result<Self::Value, E> {
+                let fits = u32::try_from(width)
+                    .is_ok_and(|w| crate::vision::IMAGE_WIDTH_RANGE.contains(&w));
+                if fits {
+                    Ok(ImageWidthCheck)
+                } else {
+                    Err(E::custom(format!(
+                        "image_width {width}: {}",
+                        image_width_problem()
+                    )))
+                }
+            }
+
+            fn visit_i64<E: serde::de::Error>(self, width: i64) -> Result<Self::Value, E> {
+                match u64::try_from(width) {
+                    Ok(width) => self.visit_u64(width),
+                    Err(_) => Err(E::custom(format!(
+                        "image_width {width}: {}",
+                        image_width_problem()
+                    ))),
+                }
+            }
+        }
+        d.deserialize_u64(Width)
+    }
+}
+
+fn image_width_problem() -> String {
+    format!(
+        "must be between {} and {} pixels",
+        crate::vision::IMAGE_WIDTH_RANGE.start(),
+        crate::vision::IMAGE_WIDTH_RANGE.end()
+    )
+}
 
 /// An approval mode word, checked where it is written.
 struct ApprovalCheck;

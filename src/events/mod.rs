@@ -137,6 +137,10 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         error: Option<String>,
     },
+    /// A picture of the page was taken for the model (with the listing's
+    /// marks). The image itself travels beside the JSON: a trace stores it
+    /// once as a file and names the file here.
+    Screenshot(ScreenshotRecord),
 }
 
 impl Event {
@@ -160,7 +164,97 @@ impl Event {
             Event::Approval(_) => "approval",
             Event::SitemapReloaded { .. } => "sitemap_reloaded",
             Event::ScriptReloaded { .. } => "script_reloaded",
+            Event::Screenshot(_) => "screenshot",
         }
+    }
+
+    /// The event with every secret value masked in its text. A
+    /// screenshot's image is bytes, which a JSON round trip would lose;
+    /// secrets in it were blanked before the capture, so only its URL is
+    /// masked.
+    pub fn masked(self, secrets: &crate::secrets::Secrets) -> Event {
+        match self {
+            Event::Screenshot(mut shot) => {
+                shot.url = secrets.mask(&shot.url);
+                Event::Screenshot(shot)
+            }
+            other => secrets.masked(other),
+        }
+    }
+}
+
+/// A screenshot as events carry it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScreenshotRecord {
+    /// The step whose prompt it belongs to.
+    pub step: usize,
+    /// The page.
+    pub url: String,
+    /// `step` for the marked viewport each step carries, `requested` for
+    /// the picture a `screenshot` action asked for.
+    pub purpose: String,
+    /// Whether it went to the model (false once a server refused images).
+    pub sent: bool,
+    /// Width in pixels.
+    pub width: u32,
+    /// Height in pixels.
+    pub height: u32,
+    /// The listed elements' boxes drawn on it, in its pixels.
+    #[serde(default)]
+    pub marks: Vec<crate::vision::Mark>,
+    /// Text fields blanked because they showed a secret.
+    #[serde(default)]
+    pub masked: usize,
+    /// Capture and encoding, in milliseconds.
+    pub capture_ms: f64,
+    /// The prompt tokens it is counted as.
+    pub tokens: u64,
+    /// The image file beside the trace (`<trace>.images/step-3.jpg`), set
+    /// when the trace wrote it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    /// The encoded image; never part of the JSON.
+    #[serde(skip)]
+    pub image: Option<std::sync::Arc<[u8]>>,
+}
+
+impl ScreenshotRecord {
+    /// The record of `shot`, taken at `step` on `url`.
+    pub fn new(
+        step: usize,
+        url: &str,
+        purpose: &str,
+        sent: bool,
+        shot: &crate::vision::Screenshot,
+    ) -> Self {
+        ScreenshotRecord {
+            step,
+            url: url.to_string(),
+            purpose: purpose.to_string(),
+            sent,
+            width: shot.width,
+            height: shot.height,
+            marks: shot.marks.clone(),
+            masked: shot.masked,
+            capture_ms: (shot.capture_ms * 10.0).round() / 10.0,
+            tokens: shot.tokens(),
+            file: None,
+            image: Some(std::sync::Arc::clone(&shot.image)),
+        }
+    }
+
+    /// The picture again, for a pane that draws it.
+    pub fn screenshot(&self) -> Option<crate::vision::Screenshot> {
+        Some(crate::vision::Screenshot {
+            image: std::sync::Arc::clone(self.image.as_ref()?),
+            mime: "image/jpeg",
+            width: self.width,
+            height: self.height,
+            scale: 0.0,
+            marks: self.marks.clone(),
+            masked: self.masked,
+            capture_ms: self.capture_ms,
+        })
     }
 }
 

@@ -295,6 +295,21 @@ impl LlmClient {
                 .await
                 .map_err(|error| self.overflow_or(error, prompt_chars));
             match outcome {
+                Err(error) if request.has_images() && refuses_images(&error) => {
+                    let (status, message) = match &error {
+                        LlmError::BadRequest { status, message }
+                        | LlmError::Server {
+                            status, message, ..
+                        }
+                        | LlmError::UnexpectedStatus { status, message }
+                        | LlmError::ErrorInAnswer {
+                            status, message, ..
+                        } => (*status, message.clone()),
+                        other => (other.status().unwrap_or(0), other.to_string()),
+                    };
+                    tracing::info!(status, %message, "the server refused the picture");
+                    return Err(LlmError::ImagesUnsupported { status, message });
+                }
                 Ok(response) if streaming && fallback.is_none() && response.is_empty() => {
                     let reason = "the streamed answer had neither a tool call nor text".to_owned();
                     tracing::info!(%reason, "retrying without streaming");
@@ -684,6 +699,21 @@ fn parse_sse_body(
         }
     }
     accumulator.finish(body)
+}
+
+/// Whether a failed request that carried a picture looks like the server
+/// refusing pictures: a 400/422, a 5xx or an error in the answer whose
+/// text says so (servers answer text-only models with any of these).
+fn refuses_images(error: &LlmError) -> bool {
+    match error {
+        LlmError::BadRequest { message, .. }
+        | LlmError::Server { message, .. }
+        | LlmError::UnexpectedStatus { message, .. }
+        | LlmError::ErrorInAnswer { message, .. } => {
+            crate::vision::says_images_unsupported(message)
+        }
+        _ => false,
+    }
 }
 
 /// Whether a failed request looks like the server refusing the way the

@@ -202,6 +202,16 @@ pub enum LlmError {
         /// What the server said (or saw: an empty stream).
         message: String,
     },
+    /// The request carried a picture and the server said the model (or
+    /// the server) takes no images. Sending it again unchanged cannot
+    /// help; without the picture it may.
+    #[error("the model does not take images (HTTP {status}): {message}; set llm.vision: never (or --vision never) for this model")]
+    ImagesUnsupported {
+        /// The status of the refusal.
+        status: u16,
+        /// What the server said.
+        message: String,
+    },
     /// The user stopped the request.
     #[error("the request was cancelled")]
     Cancelled,
@@ -276,6 +286,7 @@ impl LlmError {
             | LlmError::UnexpectedStatus { status, .. }
             | LlmError::StreamCut { status, .. }
             | LlmError::ErrorInAnswer { status, .. }
+            | LlmError::ImagesUnsupported { status, .. }
             | LlmError::MalformedBody { status, .. } => Some(*status),
             LlmError::GaveUp { last, .. } => last.status(),
             LlmError::InvalidBaseUrl { .. }

@@ -65,7 +65,7 @@ mod tokens;
 pub use client::{stop_pair, LlmClient, LlmEvent, StopHandle, StopSignal};
 pub use config::{LlmConfig, DEFAULT_BASE_URL, DEFAULT_MAX_OUTPUT_TOKENS, DEFAULT_MODEL};
 pub use error::{LlmError, TimeoutPhase};
-pub use request::{ChatMessage, ChatRequest, FunctionTool, Role, ToolChoice};
+pub use request::{ChatMessage, ChatRequest, FunctionTool, ImagePart, Role, ToolChoice};
 pub use response::{CallStats, ChatResponse, ToolCall, UsageTotals};
 pub use retry::{parse_http_date, parse_retry_after, RetryPolicy};
 pub use sse::{SseEvent, SseParser};

@@ -30,6 +30,25 @@ impl Role {
     }
 }
 
+/// A picture attached to a message, for models that read images.
+#[derive(Clone, PartialEq)]
+pub struct ImagePart {
+    /// The image as a `data:` URL (or an `https:` one).
+    pub url: String,
+    /// The prompt tokens it is counted as.
+    pub tokens: u64,
+}
+
+// A data URL is hundreds of kilobytes of base64.
+impl std::fmt::Debug for ImagePart {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ImagePart")
+            .field("url_chars", &self.url.len())
+            .field("tokens", &self.tokens)
+            .finish()
+    }
+}
+
 /// One message of the conversation sent to the model.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ChatMessage {
@@ -37,6 +56,9 @@ pub struct ChatMessage {
     pub role: Role,
     /// The text; may be empty for an assistant message that only calls tools.
     pub content: String,
+    /// Pictures sent after the text (user messages only); the message then
+    /// goes out as content parts.
+    pub images: Vec<ImagePart>,
     /// Tool calls of an earlier assistant answer, replayed as history.
     pub tool_calls: Vec<ToolCall>,
     /// For a tool message: the id of the call it answers.
@@ -48,9 +70,16 @@ impl ChatMessage {
         ChatMessage {
             role,
             content: content.into(),
+            images: Vec::new(),
             tool_calls: Vec::new(),
             tool_call_id: None,
         }
+    }
+
+    /// The same message with a picture after its text.
+    pub fn with_image(mut self, image: ImagePart) -> Self {
+        self.images.push(image);
+        self
     }
 
     /// A system message.
@@ -73,6 +102,7 @@ impl ChatMessage {
         ChatMessage {
             role: Role::Assistant,
             content: String::new(),
+            images: Vec::new(),
             tool_calls: vec![call],
             tool_call_id: None,
         }
@@ -83,6 +113,7 @@ impl ChatMessage {
         ChatMessage {
             role: Role::Tool,
             content: content.into(),
+            images: Vec::new(),
             tool_calls: Vec::new(),
             tool_call_id: Some(call_id.into()),
         }
@@ -119,6 +150,16 @@ impl ChatMessage {
                 })
                 .collect();
             message.insert("tool_calls".into(), Value::Array(calls));
+        } else if !self.images.is_empty() {
+            // The content-parts form; a message without pictures keeps the
+            // plain string every server takes.
+            let mut parts = vec![json!({"type": "text", "text": self.content})];
+            parts.extend(
+                self.images
+                    .iter()
+                    .map(|image| json!({"type": "image_url", "image_url": {"url": image.url}})),
+            );
+            message.insert("content".into(), Value::Array(parts));
         } else {
             message.insert("content".into(), Value::from(self.content.as_str()));
         }
@@ -257,9 +298,33 @@ impl ChatRequest {
     }
 
     /// The prompt's estimated size in tokens (see
-    /// [`estimate_tokens`](super::estimate_tokens)).
+    /// [`estimate_tokens`](super::estimate_tokens)), pictures included at
+    /// their counted cost.
     pub fn estimated_prompt_tokens(&self) -> u64 {
-        super::tokens::estimate_tokens(self.prompt_chars())
+        super::tokens::estimate_tokens(self.prompt_chars()) + self.image_tokens()
+    }
+
+    /// The tokens the pictures of every message are counted as.
+    pub fn image_tokens(&self) -> u64 {
+        self.messages
+            .iter()
+            .flat_map(|m| &m.images)
+            .map(|image| image.tokens)
+            .sum()
+    }
+
+    /// Whether any message carries a picture.
+    pub fn has_images(&self) -> bool {
+        self.messages.iter().any(|m| !m.images.is_empty())
+    }
+
+    /// The same request with every picture left out.
+    pub fn without_images(&self) -> ChatRequest {
+        let mut request = self.clone();
+        for message in &mut request.messages {
+            message.images.clear();
+        }
+        request
     }
 
     /// The JSON body for `config`'s model, streamed or not.
@@ -376,6 +441,38 @@ mod tests {
         assert_eq!(body["temperature"].to_string(), "0.2");
         assert_eq!(body["max_tokens"], crate::llm::DEFAULT_MAX_OUTPUT_TOKENS);
         assert!(body.get("tools").is_none() && body.get("tool_choice").is_none());
+    }
+
+    #[test]
+    fn a_message_with_a_picture_goes_out_as_content_parts() {
+        let config = LlmConfig::default();
+        let plain = ChatRequest::new(vec![ChatMessage::user("look")]);
+        assert_eq!(
+            plain.to_body(&config, false)["messages"][0]["content"],
+            "look"
+        );
+        let image = ImagePart {
+            url: "data:image/jpeg;base64,/9j/".into(),
+            tokens: 765,
+        };
+        let seeing = ChatRequest::new(vec![
+            ChatMessage::system("rules"),
+            ChatMessage::user("look").with_image(image),
+        ]);
+        let body = seeing.to_body(&config, false);
+        assert_eq!(body["messages"][0]["content"], "rules");
+        assert_eq!(
+            body["messages"][1]["content"],
+            json!([
+                {"type": "text", "text": "look"},
+                {"type": "image_url", "image_url": {"url": "data:image/jpeg;base64,/9j/"}}
+            ])
+        );
+        assert_eq!(
+            seeing.estimated_prompt_tokens(),
+            crate::llm::estimate_tokens("ruleslook".len()) + 765
+        );
+        assert!(seeing.has_images() && !seeing.without_images().has_images());
     }
 
     #[test]

@@ -156,4 +156,11 @@ impl Environment for ScriptEnvironment {
     async fn risk_facts(&mut self, action: &Action, page: &PageState) -> RiskFacts {
         self.inner.risk_facts(action, page).await
     }
+
+    async fn screenshot(
+        &mut self,
+        request: &crate::vision::ShotRequest,
+    ) -> Option<Result<crate::vision::Screenshot, String>> {
+        self.inner.screenshot(request).await
+    }
 }

@@ -161,6 +161,19 @@ pub fn log_line(event: &Event) -> Option<String> {
                 EndReason::Fatal => "an error",
             }
         )),
+        Event::Screenshot(shot) => Some(format!(
+            "  picture: {}×{} JPEG, {} marks, ~{} tokens, {:.0} ms{}",
+            shot.width,
+            shot.height,
+            shot.marks.len(),
+            shot.tokens,
+            shot.capture_ms,
+            if shot.purpose == "step" {
+                String::new()
+            } else {
+                format!(" ({})", shot.purpose)
+            }
+        )),
         Event::Text { .. }
         | Event::ToolCall { .. }
         | Event::ToolResult { .. }

@@ -197,7 +197,8 @@ impl Prepared {
                 self.config.downloads.follow_new_tabs,
                 self.config.downloads.commit,
             )
-            .with_events(events.clone());
+            .with_events(events.clone())
+            .with_secrets(self.secrets.clone());
         // `extract` asks the model only when there is one to ask.
         if self.model_configured {
             inner = inner.with_llm(Arc::clone(&self.llm), self.secrets.clone());
@@ -285,6 +286,7 @@ impl Session {
             events: self.events.clone(),
             max_invalid_answers: self.config.agent.max_invalid_answers,
             max_actions: self.config.agent.max_actions_per_step,
+            vision: self.config.vision(),
         }
     }
 

@@ -32,6 +32,8 @@ pub struct AgentSetup {
     pub max_invalid_answers: usize,
     /// Actions one answer may list.
     pub max_actions: usize,
+    /// Whether and how the model is shown the page.
+    pub vision: crate::agent::VisionSettings,
     /// Where events go.
     pub events: UnboundedSender<Event>,
 }
@@ -76,6 +78,7 @@ impl AgentSetup {
             .with_config(self.config.clone())
             .with_max_invalid_answers(self.max_invalid_answers)
             .with_max_actions(self.max_actions)
+            .with_vision(self.vision)
     }
 }
 

@@ -12,7 +12,7 @@ use crate::events::{StepRecord, TokenUsage};
 use crate::script::RecipeDef;
 use crate::sitemap::SitemapSet;
 
-use super::draw::areas;
+use super::draw::areas_with;
 use super::keymap::{KeyContext, Keymap};
 use super::theme::Theme;
 
@@ -350,6 +350,10 @@ pub struct AppState {
     /// Where the current run's entries begin in the log (step numbers
     /// restart with every run).
     pub run_log_start: usize,
+    /// The page pane's picture.
+    pub picture: super::page::PictureView,
+    /// Pictures received so far (numbers them for the renderer).
+    pub pictures_seen: u64,
 }
 
 impl AppState {
@@ -382,6 +386,8 @@ impl AppState {
             quit: false,
             next_action_id: 1,
             run_log_start: 0,
+            picture: super::page::PictureView::default(),
+            pictures_seen: 0,
         }
     }
 
@@ -408,7 +414,7 @@ impl AppState {
 
     /// Rows visible inside a pane (its height less the borders).
     pub fn visible_rows(&self, pane: Pane) -> usize {
-        let a = areas(self.area());
+        let a = areas_with(self.area(), self.picture.visible);
         let rect = match pane {
             Pane::Elements => a.elements,
             Pane::Reflection => a.reflection,

@@ -9,7 +9,7 @@ use ratatui::Frame;
 
 use super::app::{AppState, Pane};
 use super::theme::Theme;
-use super::{elements, log, modals, reflection, sitemap_tree, status, task};
+use super::{elements, log, modals, page, reflection, sitemap_tree, status, task};
 
 /// Where each pane goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -18,8 +18,11 @@ pub struct Areas {
     pub elements: Rect,
     /// The reflection (right, top).
     pub reflection: Rect,
-    /// The sitemap tree (right, below the reflection).
+    /// The sitemap tree (right, below the reflection); empty while the
+    /// page pane is shown.
     pub sitemap: Rect,
+    /// The page pane (right, above the reflection); empty while hidden.
+    pub page: Rect,
     /// The action log (below both).
     pub log: Rect,
     /// The task input.
@@ -33,6 +36,12 @@ pub struct Areas {
 /// The layout for a terminal area. Pure, so the update can know how many
 /// rows each list shows without drawing.
 pub fn areas(area: Rect) -> Areas {
+    areas_with(area, false)
+}
+
+/// The layout with the page pane shown or not. Shown, it takes the top of
+/// the right column and the sitemap tree gives way.
+pub fn areas_with(area: Rect, page: bool) -> Areas {
     let [main, task, status, hints] = Layout::vertical([
         Constraint::Min(6),
         Constraint::Length(3),
@@ -43,12 +52,20 @@ pub fn areas(area: Rect) -> Areas {
     let [top, log] = Layout::vertical([Constraint::Percentage(62), Constraint::Min(4)]).areas(main);
     let [elements, right] =
         Layout::horizontal([Constraint::Percentage(60), Constraint::Percentage(40)]).areas(top);
-    let [reflection, sitemap] =
-        Layout::vertical([Constraint::Percentage(55), Constraint::Percentage(45)]).areas(right);
+    let (page, reflection, sitemap) = if page {
+        let [page, reflection] =
+            Layout::vertical([Constraint::Percentage(65), Constraint::Percentage(35)]).areas(right);
+        (page, reflection, Rect::default())
+    } else {
+        let [reflection, sitemap] =
+            Layout::vertical([Constraint::Percentage(55), Constraint::Percentage(45)]).areas(right);
+        (Rect::default(), reflection, sitemap)
+    };
     Areas {
         elements,
         reflection,
         sitemap,
+        page,
         log,
         task,
         status,
@@ -60,10 +77,14 @@ pub fn areas(area: Rect) -> Areas {
 pub fn draw(frame: &mut Frame, state: &AppState) {
     let area = frame.area();
     frame.buffer_mut().set_style(area, state.theme.text());
-    let a = areas(area);
+    let a = areas_with(area, state.picture.visible);
     elements::draw(frame, a.elements, state);
     reflection::draw(frame, a.reflection, state);
-    sitemap_tree::draw(frame, a.sitemap, state);
+    if state.picture.visible {
+        page::draw(frame, a.page, state);
+    } else {
+        sitemap_tree::draw(frame, a.sitemap, state);
+    }
     log::draw(frame, a.log, state);
     task::draw(frame, a.task, state);
     status::draw(frame, a.status, state);

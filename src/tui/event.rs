@@ -85,6 +85,10 @@ pub enum AppEvent {
     },
     /// The session was exported as a recipe to this file, or why not.
     Exported(Result<std::path::PathBuf, String>),
+    /// A fresh picture of the page, with the listing's marks.
+    Picture(Box<crate::vision::Screenshot>),
+    /// A picture encoded for the page pane.
+    PictureRendered(Box<super::page::RenderedPicture>),
     /// A notice for the status line from a service.
     Notice {
         /// Whether it is an error.
@@ -161,6 +165,12 @@ pub enum Effect {
     SaveState(Option<std::path::PathBuf>),
     /// Switch to this theme (by name or path) and watch its file.
     LoadTheme(String),
+    /// The page pane was shown (take a picture now and with every
+    /// observation) or hidden (take none for it).
+    ShowPage(bool),
+    /// Fit a picture into the page pane's cells, off the loop's thread.
+    /// Newest wins: the service drops jobs a newer one replaced.
+    RenderPicture(super::page::PictureJob),
     /// Leave the workbench.
     Quit,
 }

@@ -106,6 +106,8 @@ pub enum Command {
     PickRecipe,
     /// Write the session so far as a recipe file.
     ExportSession,
+    /// Show or hide the page pane.
+    TogglePage,
     /// Move the cursor up one row.
     Up,
     /// Move the cursor down one row.
@@ -368,6 +370,13 @@ pub const GLOBAL_KEYS: &[Binding] = &[
         Command::NextTheme,
         "switch theme (dark / light)",
     ),
+    Binding::new(
+        KeyContext::Global,
+        KeyBinding::char('v'),
+        Command::TogglePage,
+        "show / hide the page picture",
+    )
+    .hinted(),
 ];
 
 /// The whole keymap: every context's bindings in help order.

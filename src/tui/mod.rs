@@ -22,6 +22,7 @@ pub mod event_loop;
 pub mod keymap;
 pub mod log;
 pub mod modals;
+pub mod page;
 pub mod reflection;
 pub mod services;
 pub mod sitemap_tree;

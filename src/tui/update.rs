@@ -32,6 +32,7 @@ pub fn update(state: &mut AppState, event: AppEvent) -> Vec<Effect> {
         AppEvent::Resize(columns, rows) => {
             state.size = (columns, rows);
             refollow(state);
+            request_picture(state, &mut effects);
         }
         AppEvent::Paste(text) => {
             if let Some(field) = active_field(state) {
@@ -56,6 +57,18 @@ pub fn update(state: &mut AppState, event: AppEvent) -> Vec<Effect> {
             state.page = Some(*page);
             let (len, rows) = (state.element_count(), state.visible_rows(Pane::Elements));
             state.elements.follow(len, rows);
+        }
+        AppEvent::Picture(shot) => {
+            state.pictures_seen += 1;
+            // The last rendering stays up until this one is ready, so the
+            // pane never blinks empty.
+            state.picture.shot = Some(std::sync::Arc::new(*shot));
+            request_picture(state, &mut effects);
+        }
+        AppEvent::PictureRendered(rendered) => {
+            if state.picture.requested == Some(rendered.key) {
+                state.picture.rendered = Some(*rendered);
+            }
         }
         AppEvent::ActionFinished { id, result, ms } => {
             if let Some(entry) = state.log.iter_mut().find(|e| e.manual_id == Some(id)) {
@@ -250,6 +263,7 @@ fn move_elements(state: &mut AppState, command: Command, effects: &mut Vec<Effec
         state.elements.move_to(target, len, rows);
         if state.elements.cursor != before {
             highlight_cursor(state, effects);
+            request_picture(state, effects);
         }
     }
 }
@@ -264,6 +278,48 @@ fn highlight_cursor(state: &AppState, effects: &mut Vec<Effect>) {
             effects.push(Effect::Highlight(index));
         }
     }
+}
+
+/// Asks for the picture to be fitted into the page pane, with the
+/// element under the listing's cursor outlined, unless that exact
+/// rendering was already asked for.
+fn request_picture(state: &mut AppState, effects: &mut Vec<Effect>) {
+    if !state.picture.visible {
+        return;
+    }
+    let Some(shot) = state.picture.shot.clone() else {
+        return;
+    };
+    let area = super::draw::areas_with(state.area(), true).page;
+    let (columns, rows) = super::page::picture_cells(area);
+    if columns == 0 || rows == 0 {
+        return;
+    }
+    let selected = state
+        .page
+        .as_ref()
+        .and_then(|p| p.elements.get(state.elements.cursor))
+        .map(|e| e.index.0);
+    let mark = selected.and_then(|i| shot.marks.iter().find(|m| m.index == i).copied());
+    let key = super::page::PictureJobKey {
+        picture: state.pictures_seen,
+        columns,
+        rows,
+        outline: mark.map(|m| m.index),
+    };
+    if state.picture.requested == Some(key) {
+        return;
+    }
+    state.picture.requested = Some(key);
+    let color = match state.theme.palette.warn {
+        ratatui::style::Color::Rgb(r, g, b) => [r, g, b],
+        _ => [235, 203, 139],
+    };
+    effects.push(Effect::RenderPicture(super::page::PictureJob {
+        key,
+        shot,
+        outline: mark.map(|m| (m, color)),
+    }));
 }
 
 fn run_active(state: &AppState) -> bool {
@@ -450,6 +506,13 @@ fn on_pane_key(state: &mut AppState, command: Command, effects: &mut Vec<Effect>
             }
             _ => notice(state, true, "no run to pause".into()),
         },
+        Command::TogglePage => {
+            state.picture.visible = !state.picture.visible;
+            state.picture.requested = None;
+            refollow(state);
+            effects.push(Effect::ShowPage(state.picture.visible));
+            request_picture(state, effects);
+        }
         Command::NextTheme => {
             let next = if state.theme.name == "light" {
                 "dark"
@@ -963,6 +1026,9 @@ fn step_entry(state: &mut AppState, step: usize) -> &mut LogEntry {
 
 fn on_agent_event(state: &mut AppState, event: Event) {
     match event {
+        // The picture arrives for the page pane on its own (the
+        // workbench's environment sends every one it takes).
+        Event::Screenshot(_) => {}
         Event::RunStarted {
             task,
             url,

@@ -494,9 +494,9 @@ impl<'a> Executor<'a> {
                     .await?;
                 Ok(ActionResult::ok_with(strip_ok(reply)))
             }
-            Action::Screenshot { path, full_page } => {
-                self.screenshot(path.as_deref(), *full_page).await
-            }
+            Action::Screenshot {
+                path, full_page, ..
+            } => self.screenshot(path.as_deref(), *full_page).await,
             Action::AskUser { .. } | Action::Think { .. } | Action::Done { .. } => {
                 // The agent loop acts on these; the browser has nothing to do.
                 Ok(ActionResult::ok_with(action.params()))

@@ -20,6 +20,7 @@ use crate::events::Event;
 use crate::llm::StopSignal;
 use crate::script::{CancelFlag, ScriptEnvironment};
 use crate::session::{run_recipe, LlmSubAgent, Prepared, Session};
+use crate::vision::{Screenshot, ShotRegion, ShotRequest};
 
 use super::super::event::AppEvent;
 use super::record::{Forwarder, SessionRecord};
@@ -122,15 +123,58 @@ impl Approver for WorkbenchApprover {
     }
 }
 
+/// Whether the page pane is shown, and the width its pictures are taken
+/// at (the model's, so one picture serves both).
+#[derive(Debug, Clone)]
+pub(super) struct PageView {
+    pub shown: watch::Receiver<bool>,
+    pub width: u32,
+}
+
+impl PageView {
+    fn shown(&self) -> bool {
+        *self.shown.borrow()
+    }
+}
+
+/// Takes the marked picture of the page as last observed and sends it to
+/// the page pane; the picture, when one was taken.
+async fn send_picture<E: Environment>(
+    environment: &mut E,
+    view: &PageView,
+    secrets: &Secrets,
+    tx: &Sender<AppEvent>,
+) -> Option<Screenshot> {
+    let request = ShotRequest::step(view.width, secrets.values());
+    match environment.screenshot(&request).await? {
+        Ok(shot) => {
+            let _ = tx.send(AppEvent::Picture(Box::new(shot.clone())));
+            Some(shot)
+        }
+        Err(error) => {
+            let _ = tx.send(AppEvent::Notice {
+                error: true,
+                text: format!("the page picture failed: {error}"),
+            });
+            None
+        }
+    }
+}
+
 /// The session's environment as a run in the workbench sees it: every
-/// observation also goes to the listing pane, and a pause holds the run
-/// before its next observation.
+/// observation also goes to the listing pane (and its picture to the page
+/// pane while it is shown), and a pause holds the run before its next
+/// observation.
 struct WorkbenchEnvironment<'a> {
     inner: &'a mut ScriptEnvironment,
     tx: Sender<AppEvent>,
     paused: watch::Receiver<bool>,
     stop: StopSignal,
     secrets: Secrets,
+    view: PageView,
+    /// The pane's picture of the latest observation, which the model gets
+    /// too when it asks for the same one.
+    picture: Option<Screenshot>,
 }
 
 impl WorkbenchEnvironment<'_> {
@@ -154,7 +198,29 @@ impl Environment for WorkbenchEnvironment<'_> {
         let page = self.inner.observe().await?;
         let shown = self.secrets.masked(page.clone());
         let _ = self.tx.send(AppEvent::Page(Box::new(shown)));
+        self.picture = None;
+        if self.view.shown() {
+            self.picture = send_picture(self.inner, &self.view, &self.secrets, &self.tx).await;
+        }
         Ok(page)
+    }
+
+    async fn screenshot(&mut self, request: &ShotRequest) -> Option<Result<Screenshot, String>> {
+        let step_picture = request.region == ShotRegion::Viewport
+            && request.marks
+            && request.width == self.view.width;
+        if step_picture {
+            if let Some(shot) = &self.picture {
+                return Some(Ok(shot.clone()));
+            }
+        }
+        let shot = self.inner.screenshot(request).await;
+        if let (true, Some(Ok(picture))) = (step_picture, &shot) {
+            // The model's picture is the person's too.
+            let _ = self.tx.send(AppEvent::Picture(Box::new(picture.clone())));
+            self.picture = Some(picture.clone());
+        }
+        shot
     }
 
     async fn execute(&mut self, action: &Action) -> ActionResult {
@@ -170,10 +236,13 @@ impl Environment for WorkbenchEnvironment<'_> {
     }
 }
 
-async fn observe_and_send(session: &mut Session, tx: &Sender<AppEvent>) {
+async fn observe_and_send(session: &mut Session, tx: &Sender<AppEvent>, view: &PageView) {
     match session.environment.observe().await {
         Ok(page) => {
             let _ = tx.send(AppEvent::Page(Box::new(session.secrets.masked(page))));
+            if view.shown() {
+                send_picture(&mut session.environment, view, &session.secrets, tx).await;
+            }
         }
         Err(error) => {
             let _ = tx.send(AppEvent::Notice {
@@ -217,6 +286,7 @@ pub(super) async fn browser_task(
     mut commands: mpsc::UnboundedReceiver<BrowserCommand>,
     mut highlights: watch::Receiver<Option<u32>>,
     mut closing: watch::Receiver<bool>,
+    mut shown: watch::Receiver<bool>,
 ) {
     let BrowserSetup {
         prepared,
@@ -225,6 +295,10 @@ pub(super) async fn browser_task(
         tools_changed,
     } = setup;
     let sessions_dir = prepared.config.paths.sessions.clone();
+    let view = PageView {
+        shown: shown.clone(),
+        width: prepared.config.llm.image_width,
+    };
     let (events, mut events_rx) = mpsc::unbounded_channel::<Event>();
     // Quitting while Chromium starts or the first page loads must not wait
     // for either: dropping the half-started session closes the browser.
@@ -266,7 +340,7 @@ pub(super) async fn browser_task(
         rx: &mut events_rx,
         forwarder: &mut forwarder,
     };
-    observe_and_send(&mut session, &tx).await;
+    observe_and_send(&mut session, &tx, &view).await;
     let disconnected = session.disconnected();
     tokio::pin!(disconnected);
     loop {
@@ -276,6 +350,14 @@ pub(super) async fn browser_task(
                 let _ = tx.send(AppEvent::BrowserFailed(why));
                 refuse_all(&mut commands, &tx, "the browser went away").await;
                 return;
+            }
+            changed = shown.changed() => {
+                if changed.is_err() {
+                    continue;
+                }
+                if *shown.borrow_and_update() {
+                    send_picture(&mut session.environment, &view, &session.secrets, &tx).await;
+                }
             }
             changed = highlights.changed() => {
                 if changed.is_err() {
@@ -300,7 +382,7 @@ pub(super) async fn browser_task(
                         .unwrap_or_else(PoisonError::into_inner)
                         .record_manual(&shown, &result, ms);
                     let _ = tx.send(AppEvent::ActionFinished { id, result, ms });
-                    observe_and_send(&mut session, &tx).await;
+                    observe_and_send(&mut session, &tx, &view).await;
                 }
                 Some(BrowserCommand::SaveState { path }) => {
                     let (error, text) = match session.save_state(path.as_deref()).await {
@@ -311,15 +393,15 @@ pub(super) async fn browser_task(
                 }
                 Some(BrowserCommand::Run { task, run }) => {
                     let shutting_down =
-                        run_agent(&mut session, task, run, &tx, &mut commands, &mut events).await;
+                        run_agent(&mut session, task, run, &tx, &view, &mut commands, &mut events).await;
                     if shutting_down {
                         break;
                     }
-                    observe_and_send(&mut session, &tx).await;
+                    observe_and_send(&mut session, &tx, &view).await;
                 }
                 Some(BrowserCommand::Mcp { request, run }) => {
                     let setup = session.agent_setup();
-                    let (environment, approver) = steered(&mut session, &run, &tx);
+                    let (environment, approver) = steered(&mut session, &run, &tx, &view);
                     let answering = crate::mcp::answer(
                         environment,
                         &setup,
@@ -344,11 +426,11 @@ pub(super) async fn browser_task(
                 }
                 Some(BrowserCommand::Recipe { name, with_model, run }) => {
                     let shutting_down =
-                        run_recipe_here(&mut session, name, with_model, run, &tx, &mut commands, &mut events).await;
+                        run_recipe_here(&mut session, name, with_model, run, &tx, &view, &mut commands, &mut events).await;
                     if shutting_down {
                         break;
                     }
-                    observe_and_send(&mut session, &tx).await;
+                    observe_and_send(&mut session, &tx, &view).await;
                 }
             },
         }
@@ -463,6 +545,7 @@ fn steered<'a>(
     session: &'a mut Session,
     run: &RunControl,
     tx: &Sender<AppEvent>,
+    view: &PageView,
 ) -> (WorkbenchEnvironment<'a>, Box<dyn Approver>) {
     session.environment.set_cancel(run.cancel.clone());
     let approver = WorkbenchApprover {
@@ -475,6 +558,8 @@ fn steered<'a>(
         paused: run.paused.clone(),
         stop: run.stop.clone(),
         secrets: session.secrets.clone(),
+        view: view.clone(),
+        picture: None,
     };
     (environment, Box::new(approver))
 }
@@ -486,6 +571,7 @@ async fn run_agent(
     task: String,
     run: RunControl,
     tx: &Sender<AppEvent>,
+    view: &PageView,
     commands: &mut mpsc::UnboundedReceiver<BrowserCommand>,
     events: &mut Events<'_>,
 ) -> bool {
@@ -498,7 +584,7 @@ async fn run_agent(
     // The agent asks about every action; the approver applies the mode the
     // person has chosen at that moment.
     setup.config.approval = ApprovalMode::Always;
-    let (environment, approver) = steered(session, &run, tx);
+    let (environment, approver) = steered(session, &run, tx, view);
     let mut agent = setup.agent(environment, approver, run.stop.clone());
     let (outcome, shutting_down) = while_running(
         agent.run(&task),
@@ -518,12 +604,16 @@ async fn run_agent(
 
 /// Runs a recipe on the session's tab, its steps through the person's
 /// approval gate; returns whether a shutdown came in meanwhile.
+// The loop's channels and the run's controls are all needed here; a
+// struct bundling them would only exist for this call.
+#[allow(clippy::too_many_arguments)]
 async fn run_recipe_here(
     session: &mut Session,
     name: String,
     with_model: bool,
     run: RunControl,
     tx: &Sender<AppEvent>,
+    view: &PageView,
     commands: &mut mpsc::UnboundedReceiver<BrowserCommand>,
     events: &mut Events<'_>,
 ) -> bool {
@@ -545,7 +635,7 @@ async fn run_recipe_here(
             stop: run.stop.clone(),
         }
     });
-    let (environment, approver) = steered(session, &run, tx);
+    let (environment, approver) = steered(session, &run, tx, view);
     let cancel = run.cancel.clone();
     let running = run_recipe(
         &setup,

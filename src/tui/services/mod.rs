@@ -9,8 +9,10 @@
 //! exports and where its events go.
 
 mod browser;
+mod picture;
 mod record;
 
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::mpsc::Sender;
@@ -32,6 +34,9 @@ use super::event::{AppEvent, Effect};
 use super::event_loop::{App, EffectHandler};
 use super::theme::{Theme, ThemeWatcher};
 use super::{terminal, TuiError};
+
+/// The browser actor's stack: the size of the main thread's.
+const BROWSER_THREAD_STACK: usize = 8 * 1024 * 1024;
 
 /// How long quitting waits for the browser to close.
 const SHUTDOWN_WAIT: Duration = Duration::from_secs(10);
@@ -81,6 +86,10 @@ pub fn run(options: WorkbenchOptions) -> Result<(), TuiError> {
     let (tx, rx) = std::sync::mpsc::channel();
     let mut services = Services::start(&options, tx.clone())?;
     let mut term = terminal::enter()?;
+    // Asked before the key reader starts: the terminal's answer comes in
+    // on stdin.
+    let picker = picture::picker(!options.mcp && std::io::stdout().is_terminal());
+    services.pictures = Some(picture::PictureService::start(picker, tx.clone())?);
     let size = term.size().map(|s| (s.width, s.height)).unwrap_or((80, 24));
     let mut state = AppState::new(size);
     state.status.approval = options.session.config.agent.approve;
@@ -132,6 +141,11 @@ pub struct Services {
     model: Result<(), String>,
     max_steps: usize,
     theme_watcher: Option<ThemeWatcher>,
+    /// Whether the page pane is shown (the browser takes its pictures).
+    show_page: watch::Sender<bool>,
+    /// Fits pictures into the page pane; started once the terminal is
+    /// known.
+    pictures: Option<picture::PictureService>,
 }
 
 impl std::fmt::Debug for Services {
@@ -214,6 +228,7 @@ impl Services {
         // the runtime's workers.
         let (browser_done_tx, browser_done) = std::sync::mpsc::channel::<()>();
         let (closing, closing_rx) = watch::channel(false);
+        let (show_page, show_page_rx) = watch::channel(false);
         let model = prepared.model().map(|_| ());
         let max_steps = prepared.config.agent.max_steps;
         let approval = Arc::new(AtomicU8::new(mode_code(prepared.config.agent.approve)));
@@ -231,8 +246,20 @@ impl Services {
             let tx = tx.clone();
             std::thread::Builder::new()
                 .name("tui-browser".into())
+                // A run, a recipe or an MCP call is one deep future driven
+                // by block_on on this thread's stack (unoptimized builds
+                // keep every layer's state there); the 2 MiB default of a
+                // spawned thread is not enough for all of them at once.
+                .stack_size(BROWSER_THREAD_STACK)
                 .spawn(move || {
-                    handle.block_on(browser_task(setup, tx, commands, highlight_rx, closing_rx));
+                    handle.block_on(browser_task(
+                        setup,
+                        tx,
+                        commands,
+                        highlight_rx,
+                        closing_rx,
+                        show_page_rx,
+                    ));
                     let _ = browser_done_tx.send(());
                 })?;
         }
@@ -253,6 +280,8 @@ impl Services {
             model,
             max_steps,
             theme_watcher: None,
+            show_page,
+            pictures: None,
         };
         if let Some(theme) = &options.theme {
             services.load_theme(theme);
@@ -430,6 +459,14 @@ impl EffectHandler for Services {
                 let _ = reply.send(answer);
             }
             Effect::LoadTheme(spec) => self.load_theme(&spec),
+            Effect::ShowPage(shown) => {
+                self.show_page.send_replace(shown);
+            }
+            Effect::RenderPicture(job) => {
+                if let Some(pictures) = &self.pictures {
+                    pictures.render(job);
+                }
+            }
             Effect::Quit => {
                 self.cancel.cancel();
                 if let Some(stop) = &self.stop {
