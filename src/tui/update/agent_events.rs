@@ -1,0 +1,228 @@
+//! What the agent reports (steps, reflections, results, usage) turned into
+//! the log, the reflection pane and the status line.
+
+use super::*;
+
+/// The log entry of an agent step, created when first needed.
+pub(super) fn step_entry(state: &mut AppState, step: usize) -> &mut LogEntry {
+    let start = state.run_log_start.min(state.log.len());
+    let position = state.log[start..].iter().position(|e| e.step == Some(step));
+    let at = match position {
+        Some(at) => start + at,
+        None => {
+            push_log(
+                state,
+                LogEntry {
+                    step: Some(step),
+                    manual_id: None,
+                    action: String::new(),
+                    params: String::new(),
+                    target: String::new(),
+                    outcome: Outcome::Pending,
+                    ms: None,
+                    record: None,
+                    raw_response: String::new(),
+                },
+            );
+            state.log.len() - 1
+        }
+    };
+    &mut state.log[at]
+}
+
+pub(super) fn on_agent_event(state: &mut AppState, event: Event) {
+    match event {
+        // The picture arrives for the page pane on its own (the
+        // workbench's environment sends every one it takes).
+        Event::Screenshot(_) => {}
+        Event::RunStarted {
+            task,
+            url,
+            max_steps,
+            ..
+        } if state.recipe.is_some() && state.recipe_began => {
+            // `agent("…")` in the recipe: the model's steps get rows of
+            // their own, numbered from 1, and the recipe's count resumes
+            // after it.
+            state.recipe_subgoals.push(state.status.step);
+            state.run_log_start = state.log.len();
+            state.status.step = 0;
+            state.status.url = url;
+            state.status.max_steps = max_steps;
+            notice(state, false, format!("the recipe asks the model: {task}"));
+        }
+        Event::RunStarted {
+            url,
+            model,
+            max_steps,
+            ..
+        } => {
+            state.recipe_began = state.recipe.is_some();
+            state.status.run = RunStatus::Running;
+            state.status.url = url;
+            if state.recipe.is_none() {
+                // A recipe's "model" is a label; the configured model
+                // stays, as it decides whether a task can start.
+                state.status.model = model;
+            }
+            state.status.max_steps = max_steps;
+            state.status.step = 0;
+            state.run_log_start = state.log.len();
+        }
+        Event::Observation(o) => {
+            state.status.step = o.step;
+            state.status.url = o.url;
+            let previous = std::mem::take(&mut state.reflection);
+            let has_fields = !previous.evaluation.is_empty()
+                || !previous.memory.is_empty()
+                || !previous.next_goal.is_empty();
+            state.reflection = if has_fields {
+                ReflectionView {
+                    step: o.step,
+                    streaming: true,
+                    shown_step: Some(previous.shown_step.unwrap_or(previous.step)),
+                    ..previous
+                }
+            } else {
+                ReflectionView {
+                    step: o.step,
+                    streaming: true,
+                    ..ReflectionView::default()
+                }
+            };
+            state.reflection.raw.clear();
+            state.reflection_view = ListView::default();
+        }
+        Event::Text { content } => {
+            if state.reflection.shown_step.take().is_some() {
+                let step = state.reflection.step;
+                state.reflection = ReflectionView {
+                    step,
+                    ..ReflectionView::default()
+                };
+            }
+            state.reflection.push_stream(&content);
+        }
+        Event::ToolCall { name, parameters } => {
+            if state.reflection.shown_step.take().is_some() {
+                // The fields on screen are the previous step's; the new
+                // action must not be read as following from them.
+                let step = state.reflection.step;
+                state.reflection = ReflectionView {
+                    step,
+                    ..ReflectionView::default()
+                };
+            }
+            if state.recipe.is_some() && state.recipe_subgoals.is_empty() {
+                // A recipe proposes its steps in order without observing
+                // first, so each call opens the next step.
+                state.status.step += 1;
+            }
+            state.reflection.streaming = false;
+            state.reflection.action = Some(format!("{name} {parameters}"));
+            let target = match parameters.get("index").and_then(Value::as_u64) {
+                Some(index) => target_text(
+                    state,
+                    Some(&Target::Index {
+                        index: crate::dom::ElementIndex(
+                            usize::try_from(index).unwrap_or(usize::MAX),
+                        ),
+                    }),
+                ),
+                None => parameters
+                    .get("selector")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string(),
+            };
+            let step = state.status.step;
+            let entry = step_entry(state, step);
+            entry.action = name;
+            entry.params = parameters.to_string();
+            entry.target = target;
+        }
+        Event::ToolResult { result, .. } => {
+            let step = state.status.step;
+            step_entry(state, step).outcome = outcome_of(&result);
+        }
+        Event::Step(record) => {
+            if let Some(usage) = record.usage {
+                state.status.tokens.add(usage);
+            }
+            let raw = std::mem::take(&mut state.reflection.raw);
+            state.reflection.streaming = false;
+            state.reflection.shown_step = None;
+            state.reflection.evaluation = record.reflection.evaluation_previous_goal.clone();
+            state.reflection.memory = record.reflection.memory.clone();
+            state.reflection.next_goal = record.reflection.next_goal.clone();
+            let (name, params) = match record.action.as_object().and_then(|o| o.iter().next()) {
+                Some((name, params)) => (name.clone(), params.to_string()),
+                None => ("(none)".to_string(), String::new()),
+            };
+            state.reflection.action = Some(format!("{name} {params}"));
+            let entry = step_entry(state, record.index);
+            entry.action = name;
+            entry.params = params;
+            entry.outcome = outcome_of(&record.result);
+            entry.ms = Some(record.timings.act_ms);
+            entry.raw_response = raw;
+            let result = record.result.clone();
+            entry.record = Some(record);
+            log_side_effects(state, &result);
+        }
+        Event::Done { success, text, .. } if !state.recipe_subgoals.is_empty() => {
+            if let Some(step) = state.recipe_subgoals.pop() {
+                state.status.step = step;
+            }
+            state.run_log_start = state.log.len();
+            state.reflection.streaming = false;
+            let outcome = if success { "done" } else { "not done" };
+            notice(
+                state,
+                !success,
+                format!("sub-goal {outcome}: {text}; the recipe goes on"),
+            );
+        }
+        Event::Done { success, text, .. } => {
+            state.status.run = RunStatus::Finished { success };
+            state.recipe = None;
+            state.recipe_began = false;
+            state.reflection.streaming = false;
+            notice(
+                state,
+                !success,
+                if success {
+                    format!("done: {text}")
+                } else {
+                    format!("not done: {text}")
+                },
+            );
+        }
+        Event::Error { error, .. } => notice(state, true, error),
+        Event::Approval(record) => {
+            if record.decision != crate::events::Verdict::Approved || record.note.is_none() {
+                notice(
+                    state,
+                    false,
+                    format!("step {}: {}", record.step, record.decision),
+                );
+            }
+        }
+        Event::SitemapReloaded { file, error } => match error {
+            Some(error) => state.status.sitemaps = LoadState::Failed(error),
+            None => notice(state, false, format!("reloaded {file}")),
+        },
+        Event::ScriptReloaded { file, error } => match error {
+            Some(error) => state.status.scripts = LoadState::Failed(error),
+            None => {
+                let n = match state.status.scripts {
+                    LoadState::Loaded(n) => n,
+                    _ => 1,
+                };
+                state.status.scripts = LoadState::Loaded(n);
+                notice(state, false, format!("reloaded {file}"));
+            }
+        },
+        Event::ActionRequest { .. } => {}
+    }
+}

@@ -1,0 +1,131 @@
+//! The approval modal: approve, edit, skip or stop an action, retarget it
+//! by picking an element, and answers to the model's questions.
+
+use super::*;
+
+/// Takes the approval modal's reply channel and closes the modal.
+pub(super) fn decide(state: &mut AppState, decision: ApprovalDecision, effects: &mut Vec<Effect>) {
+    if let Some(Modal::Approval(mut m)) = state.modal.take() {
+        if let Some(reply) = m.reply.take() {
+            effects.push(Effect::Decide { reply, decision });
+        }
+    }
+}
+
+pub(super) fn on_approval_key(state: &mut AppState, command: Command, effects: &mut Vec<Effect>) {
+    match command {
+        Command::Approve => decide(state, ApprovalDecision::Approve { note: None }, effects),
+        Command::Skip => decide(
+            state,
+            ApprovalDecision::Deny {
+                reason: SKIPPED.into(),
+            },
+            effects,
+        ),
+        Command::StopRun => {
+            state.status.run = RunStatus::Stopping;
+            decide(state, ApprovalDecision::Stop, effects);
+        }
+        Command::Edit => {
+            let theme = state.theme.clone();
+            if let Some(Modal::Approval(m)) = state.modal.as_mut() {
+                let json =
+                    serde_json::to_string_pretty(&m.request.action.to_json()).unwrap_or_default();
+                let mut editor = TextArea::new(json.lines().map(str::to_string).collect());
+                set_field_focus(&mut editor, true, &theme);
+                m.editor = Some(editor);
+                m.error = None;
+            }
+        }
+        Command::Pick => {
+            let target = match &state.modal {
+                Some(Modal::Approval(m)) => m.request.action.target().cloned(),
+                _ => None,
+            };
+            if target.is_none() {
+                notice(state, true, "this action has no element to change".into());
+                return;
+            }
+            if let Some(Modal::Approval(m)) = state.modal.as_mut() {
+                m.picking = true;
+            }
+            // Start the cursor on the element the model chose.
+            if let Some(Target::Index { index }) = target {
+                if let Some(pos) = state
+                    .page
+                    .as_ref()
+                    .and_then(|p| p.elements.iter().position(|e| e.index == index))
+                {
+                    let (len, rows) = (state.element_count(), state.visible_rows(Pane::Elements));
+                    state.elements.move_to(pos, len, rows);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+pub(super) fn submit_edit(state: &mut AppState, effects: &mut Vec<Effect>) {
+    let Some(Modal::Approval(m)) = state.modal.as_mut() else {
+        return;
+    };
+    let text = m
+        .editor
+        .as_ref()
+        .map(|e| e.lines().join("\n"))
+        .unwrap_or_default();
+    let parsed = serde_json::from_str::<Value>(&text)
+        .map_err(|e| format!("not JSON: {e}"))
+        .and_then(|value| state.catalog.parse(&value).map_err(|e| e.to_string()));
+    match parsed {
+        Ok(action) => decide(state, ApprovalDecision::Edit(action), effects),
+        Err(error) => m.error = Some(error),
+    }
+}
+
+/// The same action aimed at another listed element.
+pub(super) fn retarget(state: &AppState, action: &Action, index: u32) -> Result<Action, String> {
+    let mut json = action.to_json();
+    let params = json
+        .get_mut(action.name())
+        .and_then(Value::as_object_mut)
+        .ok_or_else(|| "this action has no parameters to change".to_string())?;
+    params.remove("selector");
+    params.insert("index".into(), Value::from(index));
+    state.catalog.parse(&json).map_err(|e| e.to_string())
+}
+
+pub(super) fn pick_element(state: &mut AppState, effects: &mut Vec<Effect>) {
+    let Some(index) = state
+        .page
+        .as_ref()
+        .and_then(|p| p.elements.get(state.elements.cursor))
+        .and_then(|e| u32::try_from(e.index.0).ok())
+    else {
+        notice(state, true, "no element under the cursor".into());
+        return;
+    };
+    let Some(Modal::Approval(m)) = &state.modal else {
+        return;
+    };
+    match retarget(state, &m.request.action, index) {
+        Ok(action) => decide(state, ApprovalDecision::Edit(action), effects),
+        Err(error) => {
+            notice(state, true, error.clone());
+            if let Some(Modal::Approval(m)) = state.modal.as_mut() {
+                m.picking = false;
+                m.error = Some(error);
+            }
+        }
+    }
+}
+
+pub(super) fn answer_question(state: &mut AppState, send: bool, effects: &mut Vec<Effect>) {
+    if let Some(Modal::AskUser(mut m)) = state.modal.take() {
+        let text = m.answer.lines().join("\n").trim().to_string();
+        let answer = (send && !text.is_empty()).then_some(text);
+        if let Some(reply) = m.reply.take() {
+            effects.push(Effect::Answer { reply, answer });
+        }
+    }
+}
