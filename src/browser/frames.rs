@@ -21,7 +21,9 @@ use chromiumoxide::cdp::browser_protocol::target::{
     AttachToTargetParams, DetachFromTargetParams, EventReceivedMessageFromTarget, SessionId,
     TargetId,
 };
-use chromiumoxide::cdp::js_protocol::runtime::{EvaluateParams, ExecutionContextId};
+use chromiumoxide::cdp::js_protocol::runtime::{
+    EvaluateParams, EvaluateReturns, ExecutionContextId,
+};
 use chromiumoxide::types::{Command, Method, MethodId};
 use chromiumoxide::Browser;
 use futures_util::StreamExt;
@@ -247,6 +249,29 @@ impl FrameSession {
     }
 }
 
+/// An evaluation in webagent's world `context`, answered by value.
+pub(crate) fn evaluate_in_world(expression: &str, context: ExecutionContextId) -> EvaluateParams {
+    let mut params = EvaluateParams::new(expression);
+    params.context_id = Some(context);
+    params.return_by_value = Some(true);
+    params.await_promise = Some(true);
+    params.silent = Some(true);
+    params
+}
+
+/// The value of an evaluation, or what it threw.
+pub(crate) fn evaluated(resp: &EvaluateReturns, what: &str) -> Result<Value, BrowserError> {
+    if let Some(ex) = &resp.exception_details {
+        let message = ex
+            .exception
+            .as_ref()
+            .and_then(|e| e.description.clone())
+            .unwrap_or_else(|| ex.text.clone());
+        return Err(BrowserError::Script(format!("{what}: {message}")));
+    }
+    Ok(resp.result.value.clone().unwrap_or(Value::Null))
+}
+
 /// What an evaluation in a frame's world gave.
 pub(crate) enum FrameEval {
     /// The expression's JSON value; `fresh` when the world was created for
@@ -316,23 +341,12 @@ impl FrameWorld {
         what: &str,
         limit: Duration,
     ) -> Result<Option<Value>, BrowserError> {
-        let mut params = EvaluateParams::new(expression);
-        params.context_id = Some(context);
-        params.return_by_value = Some(true);
-        params.await_promise = Some(true);
-        params.silent = Some(true);
-        match self.session.execute(params, what, limit).await {
-            Ok(resp) => {
-                if let Some(ex) = &resp.exception_details {
-                    let message = ex
-                        .exception
-                        .as_ref()
-                        .and_then(|e| e.description.clone())
-                        .unwrap_or_else(|| ex.text.clone());
-                    return Err(BrowserError::Script(format!("{what}: {message}")));
-                }
-                Ok(Some(resp.result.value.clone().unwrap_or(Value::Null)))
-            }
+        match self
+            .session
+            .execute(evaluate_in_world(expression, context), what, limit)
+            .await
+        {
+            Ok(resp) => evaluated(&resp, what).map(Some),
             Err(BrowserError::Cdp { message, .. }) if message.contains("context") => Ok(None),
             Err(e) => Err(e),
         }

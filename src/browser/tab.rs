@@ -177,6 +177,7 @@ async fn watch_worlds(
             return None;
         }
     };
+    // A tab's main frame has the id of its target.
     let main_frame = page.target_id().inner().clone();
     Some(tokio::spawn(async move {
         while let Some(event) = created.next().await {
@@ -548,32 +549,12 @@ impl Tab {
         what: &str,
         limit: Duration,
     ) -> Result<Evaluated, BrowserError> {
-        let mut params = EvaluateParams::new(expression);
-        params.context_id = Some(context);
-        params.return_by_value = Some(true);
-        params.await_promise = Some(true);
-        params.silent = Some(true);
+        let params = super::frames::evaluate_in_world(expression, context);
         match self
             .with_timeout(what, limit, self.page.execute(params))
             .await
         {
-            Ok(resp) => {
-                if let Some(ex) = &resp.result.exception_details {
-                    let message = ex
-                        .exception
-                        .as_ref()
-                        .and_then(|e| e.description.clone())
-                        .unwrap_or_else(|| ex.text.clone());
-                    return Err(BrowserError::Script(format!("{what}: {message}")));
-                }
-                Ok(Evaluated::Value(
-                    resp.result
-                        .result
-                        .value
-                        .clone()
-                        .unwrap_or(serde_json::Value::Null),
-                ))
-            }
+            Ok(resp) => super::frames::evaluated(&resp.result, what).map(Evaluated::Value),
             // The document went away under the call: Chromium says so as a
             // lost context, or as the target having navigated.
             Err(BrowserError::Cdp { message, .. })
