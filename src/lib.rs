@@ -13,6 +13,7 @@ pub mod cli;
 pub mod config;
 pub mod demo;
 pub mod dom;
+pub mod environment;
 pub mod events;
 pub mod llm;
 pub mod logging;

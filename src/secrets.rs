@@ -1,7 +1,13 @@
 //! Secrets the model must never see: it writes `<secret>name</secret>` and
 //! the value is filled in only when the action runs; anywhere text leaves
-//! the agent (prompts, events, traces) the value is replaced by the
-//! placeholder.
+//! the process the value is replaced by the placeholder.
+//!
+//! [`Secrets`] is the one masker. It is applied where text crosses out of
+//! the process's reach, and nowhere else: at the environment's boundary
+//! (`environment::Masked`, so pages and results arrive masked), at the
+//! event sink (`events::EventSink`: trace, `--json`, the panes), on each
+//! request to the model, and in the log writer ([`mask_in_logs`],
+//! [`mask_log_line`]).
 //!
 //! A value rarely comes back as written: results are JSON (quotes and
 //! backslashes escaped), a GET form puts it in the next page's URL
@@ -10,11 +16,15 @@
 //! these forms (see [`encoded_forms`]); a page that transforms the value
 //! some other way (upper-casing it, showing a part of it) is not covered.
 
+use std::borrow::Cow;
+use std::sync::RwLock;
+
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::actions::{Action, ActionError, Catalog};
+use crate::dom::PageState;
 
 /// Named secret values for one run.
 #[derive(Clone, Default, PartialEq, Eq)]
@@ -101,6 +111,38 @@ impl Secrets {
     /// Masks every string inside a JSON value.
     pub fn mask_json(&self, value: &mut Value) {
         self.walk(value, &|s, text| s.mask(text));
+    }
+
+    /// Masks a page in place: its URL, title, tabs, listing, text and every
+    /// element's text and attributes. Cheaper than [`Secrets::masked`] on
+    /// a listing of thousands of elements, which it would serialize twice.
+    pub fn mask_page(&self, page: &mut PageState) {
+        if self.is_empty() {
+            return;
+        }
+        let mask = |text: &mut String| {
+            if self
+                .forms
+                .iter()
+                .any(|(form, _)| text.contains(form.as_str()))
+            {
+                *text = self.mask(text);
+            }
+        };
+        mask(&mut page.url);
+        mask(&mut page.title);
+        mask(&mut page.listing);
+        mask(&mut page.page_text.text);
+        for tab in &mut page.tabs {
+            mask(&mut tab.url);
+            mask(&mut tab.title);
+        }
+        for element in &mut page.elements {
+            mask(&mut element.text);
+            for (_, value) in &mut element.attributes {
+                mask(value);
+            }
+        }
     }
 
     /// Fills placeholders in every string inside a JSON value.
@@ -203,10 +245,53 @@ pub fn encoded_forms(value: &str) -> Vec<String> {
             }
         }
     }
+    // A JSON payload quoted again (a result holding JSON text, a CDP
+    // message a library logs with `{:?}`) escapes each form once more.
+    let json_again = |s: &str| {
+        let quoted = serde_json::to_string(s).unwrap_or_else(|_| format!("\"{s}\""));
+        quoted[1..quoted.len() - 1].to_string()
+    };
+    let debug = |s: &str| {
+        let quoted = format!("{s:?}");
+        quoted[1..quoted.len() - 1].to_string()
+    };
+    let escaped: Vec<String> = forms
+        .iter()
+        .flat_map(|form| [json_again(form), debug(form), debug(&json_again(form))])
+        .collect();
+    forms.extend(escaped);
     forms.retain(|form| form == value || form.chars().count() >= 4);
     forms.sort();
     forms.dedup();
     forms
+}
+
+/// The secrets masked in the log file, for the rest of the process.
+static LOGGED: RwLock<Option<Secrets>> = RwLock::new(None);
+
+/// Masks these secrets in every log line written from now on: the log
+/// also receives text from libraries (at `debug` the CDP client logs the
+/// script that types a password), which no other sink sees.
+pub fn mask_in_logs(secrets: &Secrets) {
+    if secrets.is_empty() {
+        return;
+    }
+    let mut logged = LOGGED.write().unwrap_or_else(|e| e.into_inner());
+    let all = logged.get_or_insert_with(Secrets::new);
+    for (name, value) in &secrets.entries {
+        all.insert(name.clone(), value.clone());
+    }
+}
+
+/// A log line with every secret registered by [`mask_in_logs`] masked.
+pub fn mask_log_line(text: &str) -> Cow<'_, str> {
+    let logged = LOGGED.read().unwrap_or_else(|e| e.into_inner());
+    match logged.as_ref() {
+        Some(secrets) if secrets.forms.iter().any(|(f, _)| text.contains(f.as_str())) => {
+            Cow::Owned(secrets.mask(text))
+        }
+        _ => Cow::Borrowed(text),
+    }
 }
 
 /// `%XX` for every byte `keep` refuses.

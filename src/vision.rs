@@ -181,18 +181,22 @@ pub struct ShotRequest {
     /// Draw the listed elements' boxes and indices (viewport only).
     pub marks: bool,
     /// Values that must not show: visible text fields holding one are
-    /// blanked in the picture.
+    /// blanked in the picture. Whoever asks leaves it empty: the secrets'
+    /// boundary (`environment::Masked`) fills it on the way down.
     pub secrets: Vec<String>,
+    /// Encode a PNG (lossless, larger) rather than a JPEG.
+    pub png: bool,
 }
 
 impl ShotRequest {
     /// The picture of a step: the viewport, marked, `width` wide.
-    pub fn step(width: u32, secrets: Vec<String>) -> Self {
+    pub fn step(width: u32) -> Self {
         ShotRequest {
             region: ShotRegion::Viewport,
             width,
             marks: true,
-            secrets,
+            secrets: Vec::new(),
+            png: false,
         }
     }
 }

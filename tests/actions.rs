@@ -1022,10 +1022,10 @@ fn actions_without_a_browser_part_answer_without_acting() {
             failure(&act(&tab, json!({"goto_page": {"name": "billing"}})).await);
         assert_eq!(reason, FailureReason::NotFound);
         assert!(message.contains("sitemap"), "{message}");
-        let (reason, message) =
-            failure(&act(&tab, json!({"extract": {"instruction": "prices"}})).await);
-        assert_eq!(reason, FailureReason::Unknown);
-        assert!(message.contains("LLM"), "{message}");
+        // The browser's part of `extract` is reading the page; the model
+        // answers on the agent's side (tests/agent.rs).
+        let read = act(&tab, json!({"extract": {"instruction": "prices"}})).await;
+        assert_eq!(read.data().map(|d| d["text"].clone()), Some(json!("plain")));
         let done = act(&tab, json!({"done": {"text": "finished", "success": true}})).await;
         assert_eq!(
             done.data(),
@@ -1339,8 +1339,11 @@ fn dialogs_opened_by_an_action_are_answered_and_reported() {
 }
 
 #[test]
-fn extract_asks_the_model_with_the_page_text_and_the_schema() {
+fn extract_reads_the_page_and_the_model_answers_from_it_with_the_schema() {
     use llm_server::{tool_call_completion, LlmServer, Reply};
+    use std::sync::Arc;
+    use webagent::agent::ModelExtractor;
+    use webagent::environment::Extractor;
     use webagent::llm::{LlmClient, LlmConfig};
     let html = page("<h1>Plans</h1><p>Basic costs 9 dollars. Pro costs 29 dollars.</p>");
     with_page("/extract", &html, |tab, _| async move {
@@ -1364,9 +1367,21 @@ fn extract_asks_the_model_with_the_page_text_and_the_schema() {
                 &json!({"extract": {"instruction": "list the plans and prices", "schema": schema}}),
             )
             .expect("parsing");
-        let result = Executor::new(&tab, options())
-            .with_llm(&client)
+        // The browser reads the page; the model's side answers from it.
+        let read = Executor::new(&tab, options())
             .execute(&action, Some(&state))
+            .await;
+        let page = read.data().expect("the page text").clone();
+        assert!(
+            page["text"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("Pro costs 29"),
+            "{page}"
+        );
+        let extractor = ModelExtractor::new(Arc::new(client), Default::default());
+        let result = extractor
+            .extract("list the plans and prices", Some(&schema), &page)
             .await;
         assert_eq!(result.data(), Some(&answer), "{result:?}");
         let sent = server.requests()[0].json();

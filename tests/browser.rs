@@ -740,13 +740,13 @@ async fn saved_picture(
     secrets: Vec<String>,
     name: &str,
 ) -> (webagent::vision::Screenshot, image::RgbImage) {
-    let request = webagent::vision::ShotRequest::step(1024, secrets);
+    let mut request = webagent::vision::ShotRequest::step(1024);
+    request.secrets = secrets;
     let shot = webagent::browser::shot::capture(
         tab,
         Some(state),
         &request,
         &webagent::browser::shot::MarkColors::default(),
-        false,
     )
     .await
     .expect("a screenshot");

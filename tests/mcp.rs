@@ -246,6 +246,73 @@ async fn an_mcp_client_observes_acts_and_is_held_to_every_protection() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A client that starts the server without `--url` begins on a blank tab,
+/// which is no site: its first navigation leaves nothing and needs no
+/// `--yes`. `execute_javascript`, switched off, is refused by the policy
+/// before anyone is asked: no approval is recorded for it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_navigates_from_the_blank_tab_and_javascript_is_refused_by_policy_first() {
+    let dir = scratch("blank");
+    let server = PageServer::start().await.expect("serve pages");
+    server.html("/desk", PAGE);
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_webagent"));
+    command
+        .current_dir(&dir)
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("WEBAGENT_CONFIG")
+        .args(["mcp", "--allow-domain", "127.0.0.1"])
+        .args(["--sessions-dir", "sessions"]);
+    let (changed_tx, _changed) = mpsc::unbounded_channel();
+    let transport = TokioChildProcess::new(command).expect("webagent mcp starts");
+    let client = Client {
+        changed: changed_tx,
+    }
+    .serve(transport)
+    .await
+    .expect("the MCP handshake");
+
+    let (ok, navigated) = call(&client, "navigate", json!({"url": server.url("/desk")})).await;
+    assert!(ok, "{navigated}");
+    assert!(
+        navigated["page"]
+            .as_str()
+            .is_some_and(|p| p.contains("nobody greeted")),
+        "{navigated}"
+    );
+
+    let (ok, refused) = call(
+        &client,
+        "execute_javascript",
+        json!({"script": "document.title"}),
+    )
+    .await;
+    assert!(!ok, "{refused}");
+    assert_eq!(refused["result"]["reason"], "blocked", "{refused}");
+    assert!(
+        refused["result"]["message"]
+            .to_string()
+            .contains("allow-javascript"),
+        "the refusal says how to enable it: {refused}"
+    );
+
+    client.cancel().await.expect("the client closes");
+    let trace = newest_trace(&dir.join("sessions"));
+    let mut recorded = String::new();
+    for _ in 0..100 {
+        recorded = std::fs::read_to_string(&trace).unwrap_or_default();
+        if recorded.contains("\"type\":\"done\"") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(recorded.contains("execute_javascript"), "{recorded}");
+    assert!(
+        !recorded.contains("\"type\":\"approval\""),
+        "nobody was asked about either call:\n{recorded}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// `--http PORT` speaks the streamable-HTTP transport on 127.0.0.1: an
 /// `initialize` posted there is answered by webagent's server.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

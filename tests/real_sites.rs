@@ -12,9 +12,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use webagent::actions::{Action, ActionResult, Catalog};
-use webagent::agent::browser_env::BrowserEnvironment;
-use webagent::agent::Environment;
 use webagent::browser::act::ExecOptions;
+use webagent::browser::Driver;
 use webagent::browser::{BrowserError, BrowserSession, DownloadOptions, LaunchOptions, Tab};
 use webagent::dom::PageState;
 use webagent::serve::{PageServer, Response};
@@ -262,7 +261,7 @@ fn kill(pid: u32) {
 
 /// Kills the environment's Chromium and observes until the relaunched
 /// browser shows the page again.
-async fn kill_and_recover(env: &mut BrowserEnvironment, session: &BrowserSession) -> PageState {
+async fn kill_and_recover(env: &mut Driver, session: &BrowserSession) -> PageState {
     let profile = session
         .profile_dir()
         .expect("a launched browser")
@@ -285,8 +284,8 @@ async fn kill_and_recover(env: &mut BrowserEnvironment, session: &BrowserSession
     }
 }
 
-fn environment(tab: Tab) -> BrowserEnvironment {
-    BrowserEnvironment::new(
+fn environment(tab: Tab) -> Driver {
+    Driver::new(
         tab,
         ExecOptions::default(),
         std::sync::Arc::new(std::sync::RwLock::new(SitemapSet::default())),
@@ -466,7 +465,7 @@ fn shared() -> &'static Shared {
 /// Serves `html` at `path`, opens it and runs `body` on an environment.
 fn with_env<F, Fut>(path: &str, html: &str, body: F)
 where
-    F: FnOnce(BrowserEnvironment) -> Fut,
+    F: FnOnce(Driver) -> Fut,
     Fut: std::future::Future<Output = ()>,
 {
     let s = shared();

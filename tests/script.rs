@@ -15,11 +15,13 @@ use tokio::sync::mpsc;
 
 use llm_server::{tool_call_completion, LlmServer, Reply};
 use webagent::actions::FailureReason;
-use webagent::agent::browser_env::BrowserEnvironment;
-use webagent::agent::{Agent, AgentConfig, ApprovalMode, HeadlessApprover, AGENT_TOOL_NAME};
+use webagent::agent::{Agent, AgentConfig, AGENT_TOOL_NAME};
 use webagent::browser::act::ExecOptions;
+use webagent::browser::Driver;
 use webagent::browser::{ObserveOptions, Tab};
+use webagent::environment::{ApprovalMode, HeadlessApprover, Road};
 use webagent::events::Event;
+use webagent::events::EventSink;
 use webagent::llm::{LlmClient, LlmConfig, RetryPolicy};
 use webagent::script::{
     recipe_from_events, CancelFlag, HostCall, Limits, RecipeHost, ScriptEnvironment, ScriptError,
@@ -85,12 +87,28 @@ async fn out_text(tab: &Tab) -> String {
 
 fn environment(tab: Tab, scripts: &Scripts) -> ScriptEnvironment {
     ScriptEnvironment::new(
-        BrowserEnvironment::new(
+        Driver::new(
             tab,
             ExecOptions::default(),
             Arc::new(RwLock::new(SitemapSet::new())),
         ),
         scripts.clone(),
+    )
+}
+
+/// The road a test's steps take: `approver` asked when `mode` says so,
+/// events to `tx`.
+fn road(
+    catalog: webagent::actions::Catalog,
+    approver: HeadlessApprover,
+    mode: ApprovalMode,
+    tx: mpsc::UnboundedSender<Event>,
+) -> Road {
+    Road::new(
+        catalog,
+        Box::new(approver),
+        mode,
+        EventSink::new(tx, Default::default()),
     )
 }
 
@@ -174,14 +192,14 @@ fn the_model_sees_and_calls_a_custom_action() {
         let mut agent = Agent::new(
             llm(&server),
             environment(tab, &scripts),
-            Box::new(HeadlessApprover { yes: false }),
-            tx,
+            road(
+                scripts.catalog().expect("the catalog takes the actions"),
+                HeadlessApprover { yes: false },
+                ApprovalMode::Never,
+                tx,
+            ),
         )
-        .with_catalog(scripts.catalog().expect("the catalog takes the actions"))
-        .with_config(AgentConfig {
-            approval: ApprovalMode::Never,
-            ..AgentConfig::default()
-        });
+        .with_config(AgentConfig::default());
         let outcome = agent.run("subscribe ann").await.expect("the run starts");
         assert!(outcome.success, "{outcome:?}");
 
@@ -227,7 +245,7 @@ fn a_script_error_in_a_custom_action_is_an_unknown_result_with_its_place() {
             )
             .unwrap();
         let tab = open("/subscribe").await;
-        let mut environment = BrowserEnvironment::new(
+        let mut environment = Driver::new(
             tab,
             ExecOptions {
                 action_timeout: Duration::from_millis(300),
@@ -275,9 +293,12 @@ fn a_recipe_drives_a_served_page_and_reports_steps_like_the_agent() {
         let (tx, rx) = mpsc::unbounded_channel();
         let mut host = RecipeHost::new(
             environment(tab, &scripts),
-            Box::new(HeadlessApprover { yes: false }),
-            ApprovalMode::Risky,
-            tx,
+            road(
+                scripts.catalog().expect("the catalog"),
+                HeadlessApprover { yes: false },
+                ApprovalMode::Risky,
+                tx,
+            ),
         );
         let value = scripts
             .run_recipe(Some("signup"), &mut host, &CancelFlag::new())
@@ -325,9 +346,7 @@ fn a_failed_assertion_ends_the_recipe_with_its_message_and_place() {
         let (tx, rx) = mpsc::unbounded_channel();
         let mut host = RecipeHost::new(
             environment(tab, &scripts),
-            Box::new(HeadlessApprover { yes: false }),
-            ApprovalMode::Never,
-            tx,
+            road(scripts.catalog().expect("the catalog"), HeadlessApprover { yes: false }, ApprovalMode::Never, tx),
         );
         let error = scripts
             .run_recipe(None, &mut host, &CancelFlag::new())
@@ -359,9 +378,12 @@ fn recipe_steps_pass_the_approval_gate() {
         let (tx, rx) = mpsc::unbounded_channel();
         let mut host = RecipeHost::new(
             environment(tab, &scripts),
-            Box::new(HeadlessApprover { yes: false }),
-            ApprovalMode::Always,
-            tx,
+            road(
+                scripts.catalog().expect("the catalog"),
+                HeadlessApprover { yes: false },
+                ApprovalMode::Always,
+                tx,
+            ),
         );
         let error = scripts
             .run_recipe(None, &mut host, &CancelFlag::new())
@@ -666,13 +688,14 @@ fn an_exported_agent_run_replays_without_the_model_even_when_indices_shift() {
         let mut agent = Agent::new(
             llm(&server),
             environment(tab, &scripts),
-            Box::new(HeadlessApprover { yes: false }),
-            tx,
+            road(
+                scripts.catalog().expect("the catalog"),
+                HeadlessApprover { yes: false },
+                ApprovalMode::Never,
+                tx,
+            ),
         )
-        .with_config(AgentConfig {
-            approval: ApprovalMode::Never,
-            ..AgentConfig::default()
-        });
+        .with_config(AgentConfig::default());
         let outcome = agent.run("subscribe cy to pro").await.unwrap();
         assert!(outcome.success, "{outcome:?}");
         drop(agent);
@@ -701,9 +724,12 @@ fn an_exported_agent_run_replays_without_the_model_even_when_indices_shift() {
         let (tx, _rx) = mpsc::unbounded_channel();
         let mut host = RecipeHost::new(
             environment(replay_tab, &scripts),
-            Box::new(HeadlessApprover { yes: false }),
-            ApprovalMode::Never,
-            tx,
+            road(
+                scripts.catalog().expect("the catalog"),
+                HeadlessApprover { yes: false },
+                ApprovalMode::Never,
+                tx,
+            ),
         );
         scripts
             .run_recipe(Some("replay"), &mut host, &CancelFlag::new())
@@ -724,9 +750,12 @@ fn an_exported_agent_run_replays_without_the_model_even_when_indices_shift() {
         let (tx, _rx) = mpsc::unbounded_channel();
         let mut host = RecipeHost::new(
             environment(elsewhere, &scripts),
-            Box::new(HeadlessApprover { yes: false }),
-            ApprovalMode::Never,
-            tx,
+            road(
+                scripts.catalog().expect("the catalog"),
+                HeadlessApprover { yes: false },
+                ApprovalMode::Never,
+                tx,
+            ),
         );
         let error = scripts
             .run_recipe(Some("replay"), &mut host, &CancelFlag::new())
@@ -774,9 +803,12 @@ fn the_acme_recipes_sign_in_create_and_refund_on_the_demo() {
         let (tx, rx) = mpsc::unbounded_channel();
         let mut host = RecipeHost::new(
             environment(tab, &scripts),
-            Box::new(HeadlessApprover { yes: true }),
-            ApprovalMode::Risky,
-            tx,
+            road(
+                scripts.catalog().expect("the catalog"),
+                HeadlessApprover { yes: true },
+                ApprovalMode::Risky,
+                tx,
+            ),
         );
         let outcome = scripts
             .run_recipe(Some("new_order_refunded"), &mut host, &CancelFlag::new())
@@ -821,9 +853,12 @@ fn the_acme_recipes_sign_in_create_and_refund_on_the_demo() {
         let (tx, _rx) = mpsc::unbounded_channel();
         let mut host = RecipeHost::new(
             env,
-            Box::new(HeadlessApprover { yes: true }),
-            ApprovalMode::Risky,
-            tx,
+            road(
+                scripts.catalog().expect("the catalog"),
+                HeadlessApprover { yes: true },
+                ApprovalMode::Risky,
+                tx,
+            ),
         );
         let overview = scripts
             .run_recipe(Some("orders_overview"), &mut host, &CancelFlag::new())

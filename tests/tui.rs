@@ -11,6 +11,8 @@
 mod listing;
 #[path = "support/llm_server.rs"]
 mod llm_server;
+#[path = "support/tmux.rs"]
+mod tmux;
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{channel, Sender};
@@ -23,10 +25,10 @@ use serde_json::json;
 use tokio::sync::oneshot;
 
 use webagent::actions::{ActionResult, Catalog, Risk};
-use webagent::agent::{ApprovalDecision, ApprovalMode, ApprovalRequest};
 use webagent::dom::{
     ElementIndex, InteractiveElement, LeftOut, PageState, PageText, ScrollPosition,
 };
+use webagent::environment::{ApprovalDecision, ApprovalMode, ApprovalRequest};
 use webagent::events::{
     Event, ObservationSummary, Reflection, StepRecord, StepTimings, TokenUsage,
 };
@@ -34,6 +36,11 @@ use webagent::sitemap::{Sitemap, SitemapSet};
 use webagent::tui::app::{LoadState, Modal, Outcome, RunStatus};
 use webagent::tui::event_loop::{bench_draw, synthetic_page};
 use webagent::tui::{App, AppEvent, AppState, Effect, Pane, Theme};
+
+use tmux::{
+    capture, require_tmux_and_chromium, settled_screen, settled_screen_where, tmux_keys,
+    tmux_start, tmux_text, wait_for_screen, TmuxSession,
+};
 
 const SITEMAP: &str = r#"
 origin: http://127.0.0.1:8080
@@ -1206,113 +1213,6 @@ fn themes_are_found_by_name_and_unknown_names_say_what_exists() {
 // ------------------------------------------------------- end to end
 
 /// The pane of a tmux session, as text.
-fn capture(session: &str) -> String {
-    let out = std::process::Command::new("tmux")
-        .args(["capture-pane", "-p", "-t", session])
-        .output()
-        .expect("running tmux capture-pane");
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn tmux_keys(session: &str, keys: &[&str]) {
-    let status = std::process::Command::new("tmux")
-        .args(["send-keys", "-t", session])
-        .args(keys)
-        .status()
-        .expect("running tmux send-keys");
-    assert!(status.success());
-}
-
-fn tmux_text(session: &str, text: &str) {
-    let status = std::process::Command::new("tmux")
-        .args(["send-keys", "-t", session, "-l", text])
-        .status()
-        .expect("running tmux send-keys");
-    assert!(status.success());
-}
-
-/// Polls the pane until `want` shows on a settled screen: the same
-/// capture twice in a row, so a frame half drawn on a busy machine is
-/// never what a test reads. Past the bound it fails with what the person
-/// would see.
-async fn wait_for_screen(session: &str, want: &str) -> String {
-    settled_screen_where(session, |screen| screen.contains(want))
-        .await
-        .unwrap_or_else(|screen| {
-            panic!("`{want}` never showed on a settled screen; the last capture:\n{screen}")
-        })
-}
-
-/// The pane once it stops changing.
-async fn settled_screen(session: &str) -> String {
-    settled_screen_where(session, |_| true)
-        .await
-        .unwrap_or_else(|screen| panic!("the screen never settled; the last capture:\n{screen}"))
-}
-
-/// The first settled capture that `good` accepts, within 30 seconds; the
-/// last capture otherwise.
-async fn settled_screen_where(
-    session: &str,
-    good: impl Fn(&str) -> bool,
-) -> Result<String, String> {
-    let mut screen = String::new();
-    let mut previous = String::new();
-    for _ in 0..300 {
-        screen = capture(session);
-        if screen == previous && good(&screen) {
-            return Ok(screen);
-        }
-        previous = screen.clone();
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
-    Err(screen)
-}
-
-/// Kills the tmux session even when the test fails.
-struct TmuxSession(String);
-
-impl Drop for TmuxSession {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new("tmux")
-            .args(["kill-session", "-t", &self.0])
-            .status();
-    }
-}
-
-/// Browser tests never skip: a missing tool is a failure that says how to
-/// install it.
-fn require_tmux_and_chromium() {
-    let have = |cmd: &str| {
-        std::process::Command::new("sh")
-            .args(["-c", &format!("command -v {cmd}")])
-            .output()
-            .map(|o| o.status.success())
-            .unwrap_or(false)
-    };
-    let mut missing = Vec::new();
-    if !have("tmux") {
-        missing.push("tmux".to_string());
-    }
-    if let Err(error) = webagent::browser::find_chrome(None) {
-        missing.push(format!("Chromium ({error})"));
-    }
-    assert!(
-        missing.is_empty(),
-        "the end-to-end test needs {}: run `bash .ci/install-deps`, or `apt-get install -y chromium tmux`",
-        missing.join(" and ")
-    );
-}
-
-/// Starts `command` in a detached tmux session of 120×40.
-fn tmux_start(session: &str, command: &str) {
-    let status = std::process::Command::new("tmux")
-        .args(["new", "-d", "-s", session, "-x", "120", "-y", "40", command])
-        .status()
-        .expect("starting tmux");
-    assert!(status.success());
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_page_pane_draws_the_marked_picture_in_half_blocks_in_tmux() {
     require_tmux_and_chromium();
@@ -1384,6 +1284,11 @@ async fn end_to_end_demo_in_tmux_with_a_scripted_model() {
         )
     };
     let server = LlmServer::start(vec![
+        // Typing is an interact action: risky mode does not ask.
+        step(
+            "fill in the email",
+            json!({"input_text": {"index": 0, "text": "admin@acme.test"}}),
+        ),
         // Submitting the sign-in form is a commit action: risky mode asks.
         step("submit the sign-in form", json!({"click": {"index": 2}})),
         step(
@@ -1394,11 +1299,20 @@ async fn end_to_end_demo_in_tmux_with_a_scripted_model() {
     .await;
     let dir = scratch_dir("e2e");
     let exit_file = dir.join("exit");
+    // The run's trace goes to a directory of this test's own.
+    let sessions = dir.join("sessions");
+    let config = dir.join("webagent.yaml");
+    std::fs::write(
+        &config,
+        format!("paths:\n  sessions: {}\n", sessions.display()),
+    )
+    .expect("writing the test's config");
     let session = TmuxSession(format!("webagent-tui-e2e-{}", std::process::id()));
     let command = format!(
-        "cd {root} && OPENAI_BASE_URL={base} OPENAI_API_KEY=test WEBAGENT_MODEL=scripted \
-         {bin} --log-file {log} demo; echo $? > {exit}",
+        "cd {root} && WEBAGENT_CONFIG={config} OPENAI_BASE_URL={base} OPENAI_API_KEY=test \
+         WEBAGENT_MODEL=scripted {bin} --log-file {log} demo; echo $? > {exit}",
         root = env!("CARGO_MANIFEST_DIR"),
+        config = config.display(),
         base = server.base_url(),
         bin = env!("CARGO_BIN_EXE_webagent"),
         log = dir.join("log").display(),
@@ -1422,7 +1336,7 @@ async fn end_to_end_demo_in_tmux_with_a_scripted_model() {
     tmux_keys(&session.0, &["t"]);
     tmux_text(&session.0, "sign in");
     tmux_keys(&session.0, &["Enter"]);
-    let screen = wait_for_screen(&session.0, "Approve step 1?").await;
+    let screen = wait_for_screen(&session.0, "Approve step 2?").await;
     assert!(screen.contains("commit action"), "{screen}");
     assert!(
         screen.contains("Sign in</button>"),
@@ -1434,12 +1348,12 @@ async fn end_to_end_demo_in_tmux_with_a_scripted_model() {
         screen.contains("/dashboard"),
         "the click signed in:\n{screen}"
     );
-    // The inspector of step 1 shows what the model was sent and answered.
+    // The inspector of step 2 shows what the model was sent and answered.
     for _ in 0..3 {
         tmux_keys(&session.0, &["Tab"]);
     }
-    tmux_keys(&session.0, &["Home", "Down", "Down", "Enter"]);
-    let screen = wait_for_screen(&session.0, "Step 1 · rows 1–").await;
+    tmux_keys(&session.0, &["Home", "Down", "Down", "Down", "Enter"]);
+    let screen = wait_for_screen(&session.0, "Step 2 · rows 1–").await;
     assert!(
         screen.contains("raw response, as received:"),
         "the raw answer is shown:\n{screen}"
@@ -1490,7 +1404,25 @@ async fn end_to_end_demo_in_tmux_with_a_scripted_model() {
         !screen.contains("Elements"),
         "alternate screen left:\n{screen}"
     );
-    assert_eq!(server.request_count(), 2);
+    assert_eq!(server.request_count(), 3);
+    // Only the step the person was asked about carries an approval record:
+    // the workbench's mode decided, once, that typing needs no yes.
+    let approvals: Vec<serde_json::Value> = std::fs::read_dir(&sessions)
+        .expect("the run left a trace")
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "jsonl"))
+        .flat_map(|e| {
+            std::fs::read_to_string(e.path())
+                .unwrap_or_default()
+                .lines()
+                .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+                .filter(|v| v["type"] == "approval")
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    assert_eq!(approvals.len(), 1, "{approvals:#?}");
+    assert_eq!(approvals[0]["step"], 2, "{approvals:#?}");
+    assert_eq!(approvals[0]["decision"], "approved", "{approvals:#?}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

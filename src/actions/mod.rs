@@ -42,6 +42,20 @@ pub use risk::{origin_of, resolve_url, Risk, RiskFacts, TargetFacts};
 pub use selector::Selector;
 pub use wire::{grammar_subset_problems, model_schema};
 
+/// Checks `value` against a JSON schema of the subset the catalog uses
+/// (unknown keywords are annotations), as the catalog checks parameters:
+/// the value with defaults filled in, or what is wrong and where (`path`
+/// names the value).
+pub fn check_value(
+    schema: &serde_json::Value,
+    value: &serde_json::Value,
+    path: &str,
+) -> Result<serde_json::Value, ActionError> {
+    let mut checked = value.clone();
+    schema::validate(schema, &mut checked, path)?;
+    Ok(checked)
+}
+
 /// Everything that can be wrong with an action before it runs.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ActionError {

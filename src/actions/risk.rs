@@ -233,10 +233,14 @@ impl Action {
 
 /// Whether following `href` from `page` ends on a different origin. Paths
 /// stay on the page's origin; an absolute URL with no known page is treated
-/// as leaving.
+/// as leaving. A blank tab (`about:blank`, where a session without a start
+/// page begins) is no site, so going anywhere from it leaves none.
 fn leaves_origin(page: Option<&str>, href: &str) -> bool {
     let href = href.trim();
     let page = page.and_then(|p| Url::parse(p).ok());
+    if page.as_ref().is_some_and(|p| p.scheme() == "about") {
+        return false;
+    }
     let target = match &page {
         Some(base) => base.join(href),
         None => Url::parse(href),
@@ -501,6 +505,12 @@ mod tests {
         assert_eq!(
             action(json!({"navigate": {"url": "javascript:alert(1)"}})).effective_risk(&facts),
             Risk::Dangerous
+        );
+        // A blank tab is no site: the first navigation leaves nothing.
+        assert_eq!(
+            action(json!({"navigate": {"url": "https://example.com/"}}))
+                .effective_risk(&on_page("about:blank", None)),
+            Risk::Interact
         );
         // With no page known, an absolute URL is assumed to leave.
         assert_eq!(

@@ -10,41 +10,40 @@
 //! [`Event`]s through the channel the caller supplies; the library prints
 //! nothing.
 //!
-//! The loop does not know how actions run: it drives an [`Environment`]
-//! (the real browser in [`browser_env`], a script of pages in tests).
+//! The loop does not know how actions run: each travels the
+//! [`Road`] it was given to an [`Environment`] (a session's browser, a
+//! script of pages in tests). The model is only called from this module:
+//! each step's request and `extract`'s ([`ModelExtractor`]), both through
+//! [`masked_request`].
 
-pub mod approval;
-pub mod browser_env;
 pub mod normalize;
 pub mod prompt;
 
+mod extract;
 mod preview;
 mod tool;
 
-use std::future::Future;
 use std::sync::{Arc, RwLock};
 use std::time::Instant;
 
-use serde_json::{json, Value};
-use tokio::sync::mpsc::UnboundedSender;
+use serde_json::Value;
 
-use crate::actions::{Action, ActionResult, Catalog, RiskFacts, Target, TargetFacts};
+use crate::actions::{Action, ActionResult, Target};
 use crate::dom::PageState;
+use crate::environment::{Environment, Passage, Road};
 use crate::events::{
-    EndReason, Event, ObservationSummary, Reflection, StepRecord, StepTimings, TokenUsage,
+    EndReason, Event, EventSink, ObservationSummary, Reflection, StepRecord, StepTimings,
+    TokenUsage,
 };
 use crate::llm::{
     chars_for_tokens, ChatMessage, ChatRequest, ChatResponse, FunctionTool, ImagePart, LlmClient,
     LlmError, LlmEvent, StopSignal,
 };
+use crate::secrets::Secrets;
 use crate::sitemap::SitemapSet;
 use crate::vision::{Screenshot, ShotRegion, ShotRequest, VisionMode, DEFAULT_IMAGE_WIDTH};
 
-pub use crate::secrets::Secrets;
-pub use approval::{
-    ApprovalBinding, ApprovalDecision, ApprovalMode, ApprovalRequest, Approver, BoxFuture, Gate,
-    GateOutcome, HeadlessApprover,
-};
+pub use extract::{extract_tool, ModelExtractor, EXTRACT_TOOL};
 pub use normalize::{normalize, NormalizeError, NormalizedTurn};
 pub use prompt::{system_prompt, user_prompt, HistoryEntry, StepPrompt};
 pub use tool::{agent_tool, agent_tool_with};
@@ -75,130 +74,20 @@ pub enum AgentError {
     NoSteps,
 }
 
-/// A failure of the environment (the browser) outside an action.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{message}")]
-pub struct EnvironmentError {
-    /// What went wrong, for the person and the model.
-    pub message: String,
-    /// Whether the run must end (the browser is gone) rather than try the
-    /// next step.
-    pub fatal: bool,
-}
-
-/// Where actions run and pages are observed. The real one is a browser tab
-/// ([`browser_env::BrowserEnvironment`]); tests use scripted ones.
-pub trait Environment: Send {
-    /// The page as it is now.
-    fn observe(&mut self) -> impl Future<Output = Result<PageState, EnvironmentError>> + Send;
-
-    /// Runs one action on the page last observed. Failures are results,
-    /// not errors.
-    fn execute(&mut self, action: &Action) -> impl Future<Output = ActionResult> + Send;
-
-    /// The URL of the page now, cheaply, to check that an approval still
-    /// holds.
-    fn current_url(&mut self) -> impl Future<Output = Option<String>> + Send;
-
-    /// Facts that decide the action's risk on this page. The default reads
-    /// them from the listing; a browser may look closer (form membership).
-    fn risk_facts(
-        &mut self,
-        action: &Action,
-        page: &PageState,
-    ) -> impl Future<Output = RiskFacts> + Send {
-        let facts = listing_risk_facts(action, page);
-        async move { facts }
+/// A request to the model with every secret value masked in its text:
+/// the one way text leaves for a model (a task the person typed with a
+/// value in it, say). Pictures are pixels, covered before the capture.
+pub(crate) fn masked_request(mut request: ChatRequest, secrets: &Secrets) -> ChatRequest {
+    if secrets.is_empty() {
+        return request;
     }
-
-    /// A picture of the page as last observed, its listed elements marked
-    /// when asked. `None` when there is nothing to take a picture of (a
-    /// scripted page); a capture that failed is an error text for the
-    /// caller to report, never a crash.
-    fn screenshot(
-        &mut self,
-        request: &ShotRequest,
-    ) -> impl Future<Output = Option<Result<Screenshot, String>>> + Send {
-        let _ = request;
-        async { None }
-    }
-}
-
-/// An environment lent for a while (to a sub-agent, a recipe) is still an
-/// environment, so nothing needs a forwarding wrapper.
-impl<E: Environment> Environment for &mut E {
-    fn observe(&mut self) -> impl Future<Output = Result<PageState, EnvironmentError>> + Send {
-        (**self).observe()
-    }
-
-    fn execute(&mut self, action: &Action) -> impl Future<Output = ActionResult> + Send {
-        (**self).execute(action)
-    }
-
-    fn current_url(&mut self) -> impl Future<Output = Option<String>> + Send {
-        (**self).current_url()
-    }
-
-    fn risk_facts(
-        &mut self,
-        action: &Action,
-        page: &PageState,
-    ) -> impl Future<Output = RiskFacts> + Send {
-        (**self).risk_facts(action, page)
-    }
-
-    fn screenshot(
-        &mut self,
-        request: &ShotRequest,
-    ) -> impl Future<Output = Option<Result<Screenshot, String>>> + Send {
-        (**self).screenshot(request)
-    }
-}
-
-/// The one road from an approved action to the page: placeholders filled
-/// with the secrets' values, validated again, run by the environment, and
-/// the result masked before anyone sees it. Agent steps, recipe steps,
-/// hand-typed actions and `webagent exec` all come this way.
-pub async fn perform<E: Environment>(
-    environment: &mut E,
-    catalog: &Catalog,
-    secrets: &Secrets,
-    action: &Action,
-) -> ActionResult {
-    match secrets.fill_action(catalog, action) {
-        Ok(runnable) => secrets.masked(environment.execute(&runnable).await),
-        // A secret's value can break a limit the placeholder kept (a
-        // maximum length, say).
-        Err(error) => ActionResult::invalid_params(format!(
-            "with the secret values filled in, the action is not valid: {}",
-            secrets.mask(&error.to_string())
-        )),
-    }
-}
-
-/// Risk facts read from the listing alone: the page URL and the tag,
-/// type, href and download flag of an indexed target.
-pub fn listing_risk_facts(action: &Action, page: &PageState) -> RiskFacts {
-    let target = match action.target() {
-        Some(Target::Index { index }) => {
-            page.elements
-                .iter()
-                .find(|e| e.index == *index)
-                .map(|e| TargetFacts {
-                    tag: e.tag.clone(),
-                    input_type: e.attribute("type").map(str::to_ascii_lowercase),
-                    in_form: false,
-                    is_submit: false,
-                    href: e.attribute("href").map(str::to_owned),
-                    download: e.attribute("download").is_some(),
-                })
+    for message in &mut request.messages {
+        message.content = secrets.mask(&message.content);
+        for call in &mut message.tool_calls {
+            call.arguments = secrets.mask(&call.arguments);
         }
-        _ => None,
-    };
-    RiskFacts {
-        page_url: Some(page.url.clone()),
-        target,
     }
+    request
 }
 
 /// Settings of one run.
@@ -206,9 +95,8 @@ pub fn listing_risk_facts(action: &Action, page: &PageState) -> RiskFacts {
 pub struct AgentConfig {
     /// The step limit.
     pub max_steps: usize,
-    /// When the person is asked.
-    pub approval: ApprovalMode,
-    /// Values the model only sees as placeholders.
+    /// The secrets of the session: the model is told their names, and
+    /// their values are masked in every request it is sent.
     pub secrets: Secrets,
 }
 
@@ -216,7 +104,6 @@ impl Default for AgentConfig {
     fn default() -> Self {
         AgentConfig {
             max_steps: DEFAULT_MAX_STEPS,
-            approval: ApprovalMode::default(),
             secrets: Secrets::new(),
         }
     }
@@ -256,15 +143,14 @@ pub struct RunOutcome {
     pub usage: TokenUsage,
 }
 
-/// One agent run: the model, the catalog, the sitemaps, where actions run,
-/// who approves, and where events go.
+/// One agent run: the model, the sitemaps, the environment its actions
+/// run in, and the road they take there (catalog, policy, approvals,
+/// events, `extract`'s model).
 pub struct Agent<E: Environment> {
     llm: Arc<LlmClient>,
-    catalog: Catalog,
     sitemaps: Arc<RwLock<SitemapSet>>,
     environment: E,
-    approver: Box<dyn Approver>,
-    events: UnboundedSender<Event>,
+    road: Road,
     stop: StopSignal,
     config: AgentConfig,
     max_invalid_answers: usize,
@@ -334,9 +220,7 @@ impl StepDraft {
             raw_response: String::new(),
         }
     }
-}
 
-impl StepDraft {
     /// The step's record, with its result.
     fn into_record(self, result: ActionResult) -> StepRecord {
         StepRecord {
@@ -354,28 +238,36 @@ impl StepDraft {
     }
 }
 
-/// How one step ended, for the loop.
+/// How one step (or one phase of it) ended, for the loop.
 enum StepEnd {
     Continue,
     Finished(RunOutcome),
 }
 
+/// The model's usable answer to a step: the first action and the rest of
+/// its list.
+struct Answer {
+    action: Action,
+    rest: Vec<(Value, Result<Action, String>)>,
+}
+
+/// The fixed part of every request of a run.
+struct Fixed<'a> {
+    task: &'a str,
+    system: &'a str,
+    tool: &'a FunctionTool,
+}
+
 impl<E: Environment> Agent<E> {
-    /// An agent with default settings; `sitemaps` may be shared with a
-    /// watcher so edits apply from the next step on.
-    pub fn new(
-        llm: Arc<LlmClient>,
-        environment: E,
-        approver: Box<dyn Approver>,
-        events: UnboundedSender<Event>,
-    ) -> Self {
+    /// An agent with default settings whose actions take `road` to
+    /// `environment`; `sitemaps` may be shared with a watcher so edits
+    /// apply from the next step on (see [`Agent::with_sitemaps`]).
+    pub fn new(llm: Arc<LlmClient>, environment: E, road: Road) -> Self {
         Agent {
             llm,
-            catalog: Catalog::builtin(),
             sitemaps: Arc::new(RwLock::new(SitemapSet::new())),
             environment,
-            approver,
-            events,
+            road,
             stop: StopSignal::never(),
             config: AgentConfig::default(),
             max_invalid_answers: DEFAULT_MAX_INVALID_ANSWERS,
@@ -407,12 +299,6 @@ impl<E: Environment> Agent<E> {
         self
     }
 
-    /// Uses this catalog (with custom actions) instead of the built-in one.
-    pub fn with_catalog(mut self, catalog: Catalog) -> Self {
-        self.catalog = catalog;
-        self
-    }
-
     /// Uses these sitemaps.
     pub fn with_sitemaps(mut self, sitemaps: Arc<RwLock<SitemapSet>>) -> Self {
         self.sitemaps = sitemaps;
@@ -439,7 +325,7 @@ impl<E: Environment> Agent<E> {
     /// The forced tool: the reflection fields plus the union of every
     /// catalog action.
     pub fn tool(&self) -> FunctionTool {
-        agent_tool_with(&self.catalog, self.max_actions)
+        agent_tool_with(self.road.catalog(), self.max_actions)
     }
 
     /// Runs `task` until it ends; the outcome is also sent as a `done`
@@ -459,6 +345,11 @@ impl<E: Environment> Agent<E> {
         self.held.clear();
         let system = prompt::system_prompt_with(&self.config.secrets.names(), self.max_actions);
         let tool = self.tool();
+        let fixed = Fixed {
+            task,
+            system: &system,
+            tool: &tool,
+        };
         let mut state = RunState {
             history: Vec::new(),
             usage: TokenUsage::default(),
@@ -472,12 +363,9 @@ impl<E: Environment> Agent<E> {
                 outcome = Some(state.outcome(false, text, EndReason::Stopped, step - 1));
                 break;
             }
-            match self.step(step, task, &system, &tool, &mut state).await {
-                StepEnd::Continue => {}
-                StepEnd::Finished(done) => {
-                    outcome = Some(done);
-                    break;
-                }
+            if let StepEnd::Finished(done) = self.step(step, &fixed, &mut state).await {
+                outcome = Some(done);
+                break;
             }
         }
         let outcome = match outcome {
@@ -504,16 +392,34 @@ impl<E: Environment> Agent<E> {
         Ok(outcome)
     }
 
-    /// One step; returns whether the run goes on.
-    async fn step(
+    /// One step in four phases: observe the page, ask the model, read its
+    /// answer, act on it (the whole list). Each phase may end the step
+    /// early, recorded.
+    async fn step(&mut self, step: usize, fixed: &Fixed<'_>, state: &mut RunState) -> StepEnd {
+        let mut draft = StepDraft::new(step);
+        let page = match self.observe(step, &mut draft, state).await {
+            Ok(page) => page,
+            Err(end) => return end,
+        };
+        let response = match self.ask(step, fixed, &page, state, &mut draft).await {
+            Ok(response) => response,
+            Err(end) => return end,
+        };
+        let answer = match self.read_answer(step, &response, &mut draft, state) {
+            Ok(answer) => answer,
+            Err(end) => return end,
+        };
+        self.act_all(step, answer, page, draft, state).await
+    }
+
+    /// Phase 1: the page as it is now. A browser that could not be had
+    /// ends the run; any other failure is the step's result.
+    async fn observe(
         &mut self,
         step: usize,
-        task: &str,
-        system: &str,
-        tool: &FunctionTool,
+        draft: &mut StepDraft,
         state: &mut RunState,
-    ) -> StepEnd {
-        let mut draft = StepDraft::new(step);
+    ) -> Result<PageState, StepEnd> {
         let started = Instant::now();
         let observed = self.environment.observe().await;
         draft.timings.observe_ms = ms_since(started);
@@ -526,20 +432,22 @@ impl<E: Environment> Agent<E> {
                 });
                 if error.fatal {
                     let text = format!("the browser failed: {}", error.message);
-                    return StepEnd::Finished(state.outcome(
+                    return Err(StepEnd::Finished(state.outcome(
                         false,
                         text,
                         EndReason::Fatal,
                         step - 1,
-                    ));
+                    )));
                 }
-                draft.shown = "(no action: the page could not be observed)".into();
+                let mut failed = StepDraft::new(step);
+                failed.timings = draft.timings;
+                failed.shown = "(no action: the page could not be observed)".into();
                 let result = ActionResult::unknown(format!(
                     "the page could not be observed: {}",
                     error.message
                 ));
-                self.record(state, draft, result);
-                return StepEnd::Continue;
+                self.record(state, failed, result);
+                return Err(StepEnd::Continue);
             }
         };
         draft.url = page.url.clone();
@@ -551,39 +459,43 @@ impl<E: Environment> Agent<E> {
             new_elements: page.elements.iter().filter(|e| e.is_new).count(),
             listing_chars: page.listing.chars().count(),
         }));
+        Ok(page)
+    }
 
+    /// Phase 2: the model's answer to this step's prompt (with its
+    /// pictures; without them, once and for the rest of the run, when the
+    /// server refuses pictures). A failed call ends the run.
+    async fn ask(
+        &mut self,
+        step: usize,
+        fixed: &Fixed<'_>,
+        page: &PageState,
+        state: &mut RunState,
+        draft: &mut StepDraft,
+    ) -> Result<ChatResponse, StepEnd> {
         let started = Instant::now();
-        let pictures = self.pictures(step, &page).await;
+        let mut pictures = self.pictures(step, page).await;
         draft.timings.observe_ms += ms_since(started);
-
-        let mut request = self.request(step, task, system, tool, &page, state, &pictures);
         let started = Instant::now();
-        let mut answer = call_model(
-            &self.llm,
-            &request,
-            &self.events,
-            &self.config.secrets,
-            &self.stop,
-        )
-        .await;
-        if let Err(refusal @ LlmError::ImagesUnsupported { .. }) = &answer {
-            // Once is enough: the rest of the run reads text only.
-            self.seeing = false;
-            self.held.clear();
-            self.emit(Event::Error {
-                error: format!("{refusal}; going on without screenshots for the rest of this run"),
-                fatal: false,
-            });
-            request = self.request(step, task, system, tool, &page, state, &[]);
-            answer = call_model(
-                &self.llm,
-                &request,
-                &self.events,
-                &self.config.secrets,
-                &self.stop,
-            )
-            .await;
-        }
+        let (request, answer) = loop {
+            let request = self.request(step, fixed, page, state, &pictures);
+            let answer = call_model(&self.llm, &request, self.road.events(), &self.stop).await;
+            match &answer {
+                Err(refusal @ LlmError::ImagesUnsupported { .. }) if !pictures.is_empty() => {
+                    // Once is enough: the rest of the run reads text only.
+                    self.seeing = false;
+                    self.held.clear();
+                    pictures.clear();
+                    self.emit(Event::Error {
+                        error: format!(
+                            "{refusal}; going on without screenshots for the rest of this run"
+                        ),
+                        fatal: false,
+                    });
+                }
+                _ => break (request, answer),
+            }
+        };
         draft.timings.llm_ms = ms_since(started);
         draft.prompt_chars = request
             .messages
@@ -591,11 +503,23 @@ impl<E: Environment> Agent<E> {
             .map(|m| m.content.chars().count())
             .sum();
         draft.prompt = prompt_text(&request);
-        let response = match answer {
-            Ok(response) => response,
+        match answer {
+            Ok(response) => {
+                draft.raw_response = response.raw.clone();
+                draft.usage = response.usage;
+                if let Some(usage) = draft.usage {
+                    state.usage.add(usage);
+                }
+                Ok(response)
+            }
             Err(LlmError::Cancelled) => {
                 let text = "stopped by the person".to_string();
-                return StepEnd::Finished(state.outcome(false, text, EndReason::Stopped, step - 1));
+                Err(StepEnd::Finished(state.outcome(
+                    false,
+                    text,
+                    EndReason::Stopped,
+                    step - 1,
+                )))
             }
             Err(error) => {
                 let message = format!("the model call failed: {error}");
@@ -603,35 +527,42 @@ impl<E: Environment> Agent<E> {
                     error: message.clone(),
                     fatal: true,
                 });
-                return StepEnd::Finished(state.outcome(
+                Err(StepEnd::Finished(state.outcome(
                     false,
                     message,
                     EndReason::Fatal,
                     step - 1,
-                ));
+                )))
             }
-        };
-        draft.raw_response = response.raw.clone();
-        draft.usage = response.usage;
-        if let Some(usage) = draft.usage {
-            state.usage.add(usage);
         }
+    }
 
+    /// Phase 3: the reflection and a valid action from the answer. An
+    /// answer without one runs nothing; the model reads why at the next
+    /// step, and too many in a row end the run.
+    fn read_answer(
+        &mut self,
+        step: usize,
+        response: &ChatResponse,
+        draft: &mut StepDraft,
+        state: &mut RunState,
+    ) -> Result<Answer, StepEnd> {
         let cut_off = response.finish_reason.as_deref() == Some("length");
-        let turn = match normalize(&response, &self.catalog) {
+        let turn = match normalize(response, self.road.catalog()) {
             Ok(turn) => turn,
             Err(error) => {
                 self.emit(Event::Error {
                     error: format!("step {step}: the model's answer was unusable: {error}"),
                     fatal: false,
                 });
-                draft.shown = "(no usable answer)".into();
+                let mut unusable = std::mem::replace(draft, StepDraft::new(step));
+                unusable.shown = "(no usable answer)".into();
                 self.record(
                     state,
-                    draft,
+                    unusable,
                     ActionResult::invalid_params(error.to_string()),
                 );
-                return self.after_invalid_answer(step, state, &response);
+                return Err(self.after_invalid_answer(step, state, response));
             }
         };
         draft.reflection = turn.reflection;
@@ -649,8 +580,14 @@ impl<E: Environment> Agent<E> {
             Ok(_) if cut_off => Err(cut_off_message(self.llm.config().max_output_tokens)),
             other => other,
         };
-        let action = match checked {
-            Ok(action) => action,
+        match checked {
+            Ok(action) => {
+                state.invalid_in_row = 0;
+                Ok(Answer {
+                    action,
+                    rest: turn.rest,
+                })
+            }
             Err(message) => {
                 // Nothing runs on the page. The model sees this as the
                 // step's result and can correct itself at the next step.
@@ -666,22 +603,32 @@ impl<E: Environment> Agent<E> {
                         result: result.clone(),
                     });
                 }
-                self.record(state, draft, result);
-                return self.after_invalid_answer(step, state, &response);
+                let invalid = std::mem::replace(draft, StepDraft::new(step));
+                self.record(state, invalid, result);
+                Err(self.after_invalid_answer(step, state, response))
             }
-        };
-        state.invalid_in_row = 0;
+        }
+    }
 
-        let started = Instant::now();
+    /// Phase 4: the action, then the rest of the model's list while each
+    /// still makes sense on the page as it is now.
+    async fn act_all(
+        &mut self,
+        step: usize,
+        answer: Answer,
+        page: PageState,
+        mut draft: StepDraft,
+        state: &mut RunState,
+    ) -> StepEnd {
         let reflection = draft.reflection.clone();
-        let (ran, result, finished) = self.act(step, action, &reflection, &page).await;
+        let started = Instant::now();
+        let (ran, result, mut finished) = self.act(step, answer.action, &reflection, &page).await;
         draft.timings.act_ms = ms_since(started);
         draft.action = ran.to_json();
         draft.shown = ran.to_string();
         let mut going_on = result.is_ok();
         self.record(state, draft, result);
-        let mut finished = finished;
-        let mut rest = turn.rest;
+        let mut rest = answer.rest;
         if rest.len() >= self.max_actions {
             let dropped = rest.split_off(self.max_actions - 1);
             self.note_stop(
@@ -791,10 +738,7 @@ impl<E: Environment> Agent<E> {
             names.join("; ")
         );
         if let Some(last) = state.history.last_mut() {
-            last.result = self
-                .config
-                .secrets
-                .mask(&format!("{}; then {note}", last.result));
+            last.result = format!("{}; then {note}", last.result);
         }
         self.emit(Event::Error {
             error: format!("the list of actions stopped early: {note}"),
@@ -835,7 +779,7 @@ impl<E: Environment> Agent<E> {
         if !self.seeing {
             return Vec::new();
         }
-        let request = ShotRequest::step(self.vision.width, self.config.secrets.values());
+        let request = ShotRequest::step(self.vision.width);
         let mut pictures = Vec::new();
         match self.environment.screenshot(&request).await {
             None => {}
@@ -855,14 +799,12 @@ impl<E: Environment> Agent<E> {
     }
 
     /// The request of one step: the system prompt, the user prompt for the
-    /// page (secrets masked), the step's pictures and the forced tool.
-    #[allow(clippy::too_many_arguments)]
+    /// page, the step's pictures and the forced tool, the page cut to fit
+    /// the context window when one is set.
     fn request(
         &self,
         step: usize,
-        task: &str,
-        system: &str,
-        tool: &FunctionTool,
+        fixed: &Fixed<'_>,
         page: &PageState,
         state: &RunState,
         pictures: &[(Screenshot, String)],
@@ -873,14 +815,14 @@ impl<E: Environment> Agent<E> {
             Err(poisoned) => poisoned.into_inner().for_url(&page.url).cloned(),
         };
         let build = |page: &PageState| {
-            let mut user = self.config.secrets.mask(&user_prompt(&StepPrompt {
-                task,
+            let mut user = user_prompt(&StepPrompt {
+                task: fixed.task,
                 step,
                 max_steps: self.config.max_steps,
                 history: &state.history,
                 page,
                 sitemap: sitemap.as_deref(),
-            }));
+            });
             for (_, purpose) in pictures {
                 user.push_str(if purpose == "step" {
                     "\n\n[Attached: a screenshot of the viewport. Each listed element is outlined, its [index] in a tag at the box's top-left corner.]"
@@ -895,8 +837,9 @@ impl<E: Environment> Agent<E> {
                     tokens: shot.tokens(),
                 });
             }
-            ChatRequest::new(vec![ChatMessage::system(system), message])
-                .with_forced_tool(tool.clone())
+            let request = ChatRequest::new(vec![ChatMessage::system(fixed.system), message])
+                .with_forced_tool(fixed.tool.clone());
+            masked_request(request, &self.config.secrets)
         };
         let request = build(page);
         let config = self.llm.config();
@@ -926,8 +869,8 @@ impl<E: Environment> Agent<E> {
         request
     }
 
-    /// The approval gate and execution. Returns the action that ran (after
-    /// any edit), its result, and the outcome when the run ends here.
+    /// One action along the road. Returns the action that ran (after any
+    /// edit), its result, and the outcome when the run ends here.
     async fn act(
         &mut self,
         step: usize,
@@ -935,43 +878,9 @@ impl<E: Environment> Agent<E> {
         reflection: &Reflection,
         page: &PageState,
     ) -> (Action, ActionResult, Option<RunOutcome>) {
-        self.emit(Event::ToolCall {
-            name: action.name().to_string(),
-            parameters: action.params(),
-        });
-        if let Action::Done { text, success } = &action {
-            let result = ActionResult::ok();
-            self.emit(Event::ToolResult {
-                name: "done".into(),
-                result: result.clone(),
-            });
-            let outcome = RunOutcome {
-                success: *success,
-                text: text.clone(),
-                reason: EndReason::Done,
-                steps: step,
-                usage: TokenUsage::default(),
-            };
-            return (action, result, Some(outcome));
-        }
-
-        let emit = {
-            let events = self.events.clone();
-            let secrets = self.config.secrets.clone();
-            move |event: Event| {
-                if events.send(secrets.masked(event)).is_err() {
-                    tracing::debug!("no one is listening to agent events any more");
-                }
-            }
-        };
-        let mut gate = Gate {
-            approver: self.approver.as_mut(),
-            mode: self.config.approval,
-            catalog: &self.catalog,
-            emit: &emit,
-        };
-        let outcome = gate
-            .pass(
+        let passage = self
+            .road
+            .travel(
                 &mut self.environment,
                 step,
                 action.clone(),
@@ -979,20 +888,31 @@ impl<E: Environment> Agent<E> {
                 &reflection.next_goal,
             )
             .await;
-        let action = match outcome {
-            GateOutcome::Run(approved) => approved,
-            GateOutcome::Refused(result) => {
-                self.emit(Event::ToolResult {
-                    name: action.name().to_string(),
-                    result: result.clone(),
-                });
-                return (action, result, None);
+        match passage {
+            Passage::Ran(Action::Done { text, success }, result) => {
+                let outcome = RunOutcome {
+                    success,
+                    text: text.clone(),
+                    reason: EndReason::Done,
+                    steps: step,
+                    usage: TokenUsage::default(),
+                };
+                (Action::Done { text, success }, result, Some(outcome))
             }
-            GateOutcome::Stopped(result) => {
-                self.emit(Event::ToolResult {
-                    name: action.name().to_string(),
-                    result: result.clone(),
-                });
+            Passage::Ran(ran, result) => {
+                if let (
+                    Action::Screenshot {
+                        full_page, target, ..
+                    },
+                    true,
+                ) = (&ran, result.is_ok())
+                {
+                    self.hold_screenshot(*full_page, target.clone()).await;
+                }
+                (ran, result, None)
+            }
+            Passage::Refused(result) => (action, result, None),
+            Passage::Stopped(result) => {
                 let outcome = RunOutcome {
                     success: false,
                     text: "stopped by the person at the approval of this step".into(),
@@ -1000,48 +920,9 @@ impl<E: Environment> Agent<E> {
                     steps: step,
                     usage: TokenUsage::default(),
                 };
-                return (action, result, Some(outcome));
+                (action, result, Some(outcome))
             }
-        };
-
-        let result = match &action {
-            Action::AskUser { question } => {
-                let answer = self.approver.ask_user(question).await;
-                ActionResult::ok_with(json!({
-                    "answer": answer.unwrap_or_else(|| "no answer available".to_string())
-                }))
-            }
-            Action::Think { .. } => ActionResult::ok(),
-            _ => {
-                self.emit(Event::ActionRequest {
-                    correlation_id: format!("step-{step}"),
-                    action: action.name().to_string(),
-                    parameters: action.params(),
-                });
-                let result = perform(
-                    &mut self.environment,
-                    &self.catalog,
-                    &self.config.secrets,
-                    &action,
-                )
-                .await;
-                if let (
-                    Action::Screenshot {
-                        full_page, target, ..
-                    },
-                    true,
-                ) = (&action, result.is_ok())
-                {
-                    self.hold_screenshot(*full_page, target.clone()).await;
-                }
-                result
-            }
-        };
-        self.emit(Event::ToolResult {
-            name: action.name().to_string(),
-            result: result.clone(),
-        });
-        (action, result, None)
+        }
     }
 
     /// Takes the picture a `screenshot` action asked for, now, while its
@@ -1060,7 +941,8 @@ impl<E: Environment> Agent<E> {
             region,
             width: self.vision.width,
             marks: false,
-            secrets: self.config.secrets.values(),
+            secrets: Vec::new(),
+            png: false,
         };
         match self.environment.screenshot(&request).await {
             Some(Ok(shot)) => self.held.push(shot),
@@ -1079,18 +961,15 @@ impl<E: Environment> Agent<E> {
         state.history.push(HistoryEntry {
             step: draft.index,
             reflection: draft.reflection.clone(),
-            action: self.config.secrets.mask(&draft.shown),
-            result: self.config.secrets.mask(&result_text(&result)),
+            action: draft.shown.clone(),
+            result: result_text(&result),
             url: draft.url.clone(),
         });
         self.emit(Event::Step(draft.into_record(result)));
     }
 
     fn emit(&self, event: Event) {
-        let event = event.masked(&self.config.secrets);
-        if self.events.send(event).is_err() {
-            tracing::debug!("no one is listening to agent events any more");
-        }
+        self.road.events().send(event);
     }
 }
 
@@ -1101,12 +980,10 @@ impl<E: Environment> Agent<E> {
 async fn call_model(
     llm: &LlmClient,
     request: &ChatRequest,
-    events: &UnboundedSender<Event>,
-    secrets: &Secrets,
+    events: &EventSink,
     stop: &StopSignal,
 ) -> Result<ChatResponse, LlmError> {
     let events = events.clone();
-    let secrets = secrets.clone();
     let mut preview = preview::ReflectionPreview::default();
     let mut on_event = move |event: LlmEvent| {
         let event = match event {
@@ -1144,9 +1021,7 @@ async fn call_model(
             }
             _ => return,
         };
-        if events.send(secrets.masked(event)).is_err() {
-            tracing::debug!("no one is listening to agent events any more");
-        }
+        events.send(event);
     };
     llm.complete_observed(request, &mut on_event, stop).await
 }

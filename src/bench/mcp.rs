@@ -8,7 +8,6 @@ use std::time::Instant;
 use serde_json::json;
 use tokio::sync::mpsc;
 
-use crate::agent::ApprovalMode;
 use crate::browser::LaunchOptions;
 use crate::config::Config;
 use crate::mcp::{answer, serve_session, CallState, McpCall, WebagentMcp};
@@ -40,6 +39,7 @@ pub async fn measure(launch: LaunchOptions, runs: usize) -> anyhow::Result<Round
     config.browser.executable = launch.chrome.clone();
     config.browser.connect = launch.connect.clone();
     config.paths.sitemaps = Vec::new();
+    config.agent.approve = crate::environment::ApprovalMode::Never;
     let prepared =
         Prepared::new(config, &Default::default(), &[], &[]).map_err(|e| anyhow::anyhow!("{e}"))?;
     let (events, mut drained) = mpsc::unbounded_channel();
@@ -61,8 +61,7 @@ pub async fn measure(launch: LaunchOptions, runs: usize) -> anyhow::Result<Round
         let outcome = answer(
             &mut session.environment,
             &setup,
-            Box::new(crate::agent::HeadlessApprover { yes: true }),
-            ApprovalMode::Never,
+            Box::new(crate::environment::HeadlessApprover { yes: true }),
             &mut state,
             click(),
         )
@@ -77,7 +76,7 @@ pub async fn measure(launch: LaunchOptions, runs: usize) -> anyhow::Result<Round
     // The same session behind the protocol.
     let (calls, calls_rx) = mpsc::unbounded_channel();
     let mcp = WebagentMcp::new(calls, session.scripts.clone());
-    let answering = tokio::spawn(serve_session(session, calls_rx, ApprovalMode::Never, true));
+    let answering = tokio::spawn(serve_session(session, calls_rx, true));
     let (server_end, client_end) = tokio::io::duplex(1 << 20);
     let served = tokio::spawn(async move {
         use rmcp::ServiceExt;

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use super::{median, round2};
-use crate::cli::observe::BrowserOpts;
+use crate::config::BrowserOpts;
 
 /// Flags of `webagent bench observe`.
 #[derive(Debug, clap::Args)]
@@ -27,7 +27,7 @@ pub struct BenchArgs {
 
 /// Runs `webagent bench observe`.
 pub fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
-    let runtime = crate::cli::runtime()?;
+    let runtime = crate::session::runtime()?;
     runtime.block_on(bench_command(args))
 }
 

@@ -51,7 +51,7 @@ fn ask_url() { url() }
 "#,
         )
         .map_err(|e| anyhow::anyhow!("the benchmark script does not load: {e}"))?;
-    let runtime = crate::cli::runtime()?;
+    let runtime = crate::session::runtime()?;
     let started = Instant::now();
     for i in 0..calls {
         std::hint::black_box(add_one(&json!({ "n": i })));

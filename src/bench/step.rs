@@ -3,7 +3,7 @@
 use crate::actions::Catalog;
 use crate::browser::act::{ExecOptions, Executor};
 use crate::browser::{BrowserSession, ObserveOptions};
-use crate::cli::observe::BrowserOpts;
+use crate::config::BrowserOpts;
 use crate::serve::PageServer;
 use anyhow::Context;
 use chromiumoxide::cdp::browser_protocol::page::{
@@ -39,7 +39,7 @@ pub struct BenchArgs {
 
 /// Runs `webagent bench step`.
 pub fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
-    let runtime = crate::cli::runtime()?;
+    let runtime = crate::session::runtime()?;
     runtime.block_on(bench_command(args))
 }
 
@@ -116,7 +116,7 @@ async fn bench_command(args: BenchArgs) -> anyhow::Result<ExitCode> {
         Spread::default(),
         Spread::default(),
     );
-    let shot_request = crate::vision::ShotRequest::step(args.image_width, Vec::new());
+    let shot_request = crate::vision::ShotRequest::step(args.image_width);
     let colors = crate::browser::shot::MarkColors::default();
     let mut picture_size = (0, 0);
     let warmup = 5;
@@ -165,8 +165,7 @@ async fn bench_command(args: BenchArgs) -> anyhow::Result<ExitCode> {
             let floor = before.elapsed();
             let before = Instant::now();
             let shot =
-                crate::browser::shot::capture(&tab, Some(&state), &shot_request, &colors, false)
-                    .await?;
+                crate::browser::shot::capture(&tab, Some(&state), &shot_request, &colors).await?;
             let url = shot.data_url();
             picture_size = (shot.width, shot.height);
             Some((before.elapsed(), url.len(), floor))

@@ -79,6 +79,7 @@
 
 pub mod act;
 pub mod download;
+pub mod driver;
 mod frames;
 pub mod guard;
 mod launch;
@@ -91,6 +92,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 pub use download::{Download, DownloadOptions, DownloadState, Downloads};
+pub use driver::{Driver, DriverError, MAX_RELAUNCHES};
 pub use guard::{BlockedNavigation, DomainPolicy, GuardError, NavigationGuard, Verdict};
 pub use launch::{find_chrome, LaunchOptions, INSTALL_HINT};
 pub use session::{BrowserSession, SessionStatus};

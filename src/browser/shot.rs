@@ -91,15 +91,15 @@ struct Rect {
 
 /// Takes a screenshot of `tab` as `request` says. `page` is the latest
 /// observation of the tab: its elements are the marks, and index targets
-/// refer to it. The image is JPEG unless `png` is set (a file the person
-/// asked for).
+/// refer to it. The image is JPEG unless the request asks for a PNG (a
+/// file the person asked for).
 pub async fn capture(
     tab: &Tab,
     page: Option<&PageState>,
     request: &ShotRequest,
     colors: &MarkColors,
-    png: bool,
 ) -> Result<Screenshot, BrowserError> {
+    let png = request.png;
     let started = Instant::now();
     let viewport = request.region == ShotRegion::Viewport;
     let clip = match &request.region {

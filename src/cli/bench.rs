@@ -38,7 +38,7 @@ pub struct PromptBenchArgs {
     pub json: bool,
     /// The browser to use.
     #[command(flatten)]
-    pub browser: super::observe::BrowserOpts,
+    pub browser: crate::config::BrowserOpts,
 }
 
 fn bench_prompt(args: PromptBenchArgs) -> anyhow::Result<ExitCode> {

@@ -11,8 +11,8 @@ use super::flags::{RunFlags, SessionFlags};
 use super::headless::start_reporting;
 use super::observe::observation_json;
 use crate::actions::{ActionResult, Catalog};
-use crate::agent::Environment;
 use crate::dom::PageState;
+use crate::environment::Environment;
 use crate::session::Session;
 
 /// Flags of `webagent exec`.
@@ -115,10 +115,10 @@ async fn exec_command(args: &ExecArgs, mut session: Session) -> anyhow::Result<E
         // Observe after every action so the next one's indices refer to
         // the latest listing.
         state = observe_now(&mut session).await;
-        let url = session.secrets.mask(&match &state {
+        let url = match &state {
             Some(s) => s.url.clone(),
             None => session.environment.current_url().await.unwrap_or_default(),
-        });
+        };
         let picture = match &args.screenshot {
             Some(dir) if state.is_some() => {
                 let safe: String = name
@@ -157,16 +157,16 @@ async fn exec_command(args: &ExecArgs, mut session: Session) -> anyhow::Result<E
         match &state {
             Some(s) if args.json => {
                 let mut line = json!({"type": "observation"});
-                let observed = session.secrets.masked(observation_json(s));
+                let observed = observation_json(s);
                 if let (Value::Object(line), Value::Object(obs)) = (&mut line, observed) {
                     line.extend(obs);
                 }
                 println!("{line}");
             }
             Some(s) => {
-                println!("{}", session.secrets.mask(&s.url));
-                println!("{}", session.secrets.mask(&s.title));
-                print!("{}", session.secrets.mask(&s.listing));
+                println!("{}", s.url);
+                println!("{}", s.title);
+                print!("{}", s.listing);
             }
             None => anyhow::bail!("the page could not be observed after the actions"),
         }
@@ -186,15 +186,10 @@ async fn picture_after(
     session: &mut Session,
     file: &std::path::Path,
 ) -> Option<std::path::PathBuf> {
-    let request =
-        crate::vision::ShotRequest::step(session.config.llm.image_width, session.secrets.values());
-    let written = match session.environment.screenshot(&request).await {
-        Some(Ok(shot)) => super::observe::save_picture(&shot, file).map_err(|e| e.to_string()),
-        Some(Err(error)) => Err(error),
-        None => Err("this session takes no pictures".into()),
-    };
+    let width = session.config.llm.image_width;
+    let written = super::observe::write_screenshot(&mut session.environment, file, width).await;
     match written {
-        Ok(()) => Some(file.to_path_buf()),
+        Ok(_) => Some(file.to_path_buf()),
         Err(error) => {
             eprintln!("warning: no screenshot after this action: {error}");
             None

@@ -5,9 +5,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use super::config::EXIT_BAD_CONFIG;
-use super::observe::BrowserOpts;
-use crate::agent::ApprovalMode;
+use crate::config::BrowserOpts;
 use crate::config::Overrides;
+use crate::environment::ApprovalMode;
 use crate::session::Prepared;
 use crate::vision::VisionMode;
 

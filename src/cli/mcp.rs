@@ -60,7 +60,6 @@ pub fn run(args: McpArgs) -> anyhow::Result<ExitCode> {
     let runtime = super::runtime()?;
     runtime.block_on(async move {
         let (events, events_rx) = mpsc::unbounded_channel::<Event>();
-        let mode = prepared.config.agent.approve;
         let (session, trace) = match start_traced(prepared, Some(&url), events).await {
             Ok(started) => started,
             Err(code) => return Ok(code),
@@ -78,7 +77,7 @@ pub fn run(args: McpArgs) -> anyhow::Result<ExitCode> {
         let (calls, calls_rx) = mpsc::unbounded_channel();
         let server = WebagentMcp::new(calls, session.scripts.clone());
         server.notify_on(tools_changed);
-        let answering = tokio::spawn(serve_session(session, calls_rx, mode, args.yes));
+        let answering = tokio::spawn(serve_session(session, calls_rx, args.yes));
         let served = match args.http {
             Some(port) => {
                 serve_http(server, port, |addr| {

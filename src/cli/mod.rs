@@ -91,11 +91,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// A multi-threaded tokio runtime for the commands that talk to a browser.
+/// The runtime of the commands that talk to a browser (see
+/// [`crate::session::runtime`]).
 pub fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| anyhow::anyhow!("starting the async runtime: {e}"))
+    crate::session::runtime().map_err(|e| anyhow::anyhow!("starting the async runtime: {e}"))
 }

@@ -1,60 +1,14 @@
-//! `webagent observe` (print what the model would see on a page) and
-//! `webagent bench observe` (observation speed against a bare DOM snapshot).
-//! [`BrowserOpts`] is the browser flag set other commands flatten in.
+//! `webagent observe`: print what the model would see on a page.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use crate::bench::{median, round2};
-use crate::browser::{LaunchOptions, ObserveOptions};
+use crate::browser::ObserveOptions;
+use crate::config::BrowserOpts;
 use crate::dom::PageState;
+use crate::environment::Environment;
 use crate::session::Prepared;
-
-/// Which browser to use: flatten into any command that needs one.
-#[derive(Debug, Clone, Default, clap::Args)]
-pub struct BrowserOpts {
-    /// Chromium executable (default: `WEBAGENT_CHROME`, then chromium,
-    /// chromium-browser or google-chrome on PATH, then /usr/bin/chromium).
-    #[arg(long, value_name = "PATH")]
-    pub chrome: Option<PathBuf>,
-    /// Show the browser window instead of running headless.
-    #[arg(long)]
-    pub headed: bool,
-    /// Attach to a running browser (`ws://…` DevTools address, or
-    /// `http://host:port`) instead of launching one.
-    #[arg(long, value_name = "URL")]
-    pub connect: Option<String>,
-    /// Allow navigation only to URLs matching PATTERN (repeatable): a host
-    /// glob like `*.example.com` (https, plus http for loopback hosts), or
-    /// with scheme and port like `http://127.0.0.1:*`; `data:`, `blob:`,
-    /// `javascript:`, `file:` must be named to be allowed.
-    #[arg(long = "allow-domain", value_name = "PATTERN")]
-    pub allow_domains: Vec<String>,
-    /// A persistent Chromium profile directory: sign-ins last across runs
-    /// (default: config `browser.profile`; created when missing, never
-    /// deleted).
-    #[arg(long, value_name = "DIR")]
-    pub profile: Option<PathBuf>,
-    /// A state file of cookies and local storage loaded at start (default:
-    /// config `browser.state`); `webagent state save FILE` writes one.
-    #[arg(long, value_name = "FILE")]
-    pub state: Option<PathBuf>,
-}
-
-impl BrowserOpts {
-    /// The launch options these flags describe.
-    pub fn launch_options(&self) -> LaunchOptions {
-        LaunchOptions {
-            chrome: self.chrome.clone(),
-            headed: self.headed,
-            connect: self.connect.clone(),
-            allowed_domains: self.allow_domains.clone(),
-            profile: self.profile.clone(),
-            state: self.state.clone(),
-            ..LaunchOptions::default()
-        }
-    }
-}
 
 /// Flags of `webagent observe`.
 #[derive(Debug, clap::Args)]
@@ -116,16 +70,18 @@ fn observe_options(args: &ObserveArgs) -> ObserveOptions {
     }
 }
 
-async fn observe_command(args: ObserveArgs, prepared: Prepared) -> anyhow::Result<ExitCode> {
+async fn observe_command(args: ObserveArgs, mut prepared: Prepared) -> anyhow::Result<ExitCode> {
+    prepared.observe = observe_options(&args);
     let (events, _reports) = tokio::sync::mpsc::unbounded_channel();
-    let session = prepared.start(Some(&args.url), events).await?;
+    let mut session = prepared.start(Some(&args.url), events).await?;
     if let Err(error) = &session.opened {
         anyhow::bail!("{error}");
     }
-    let secrets = session.secrets.clone();
-    let tab = session.environment.inner().tab();
-    let opts = observe_options(&args);
     if let Some(n) = args.repeat {
+        // Timing only: no page content is printed, so the tab is observed
+        // directly, without the boundary's masking in the figures.
+        let tab = session.environment.inner().inner().tab();
+        let opts = observe_options(&args);
         let n = n.max(1);
         let mut times = Vec::with_capacity(n);
         let mut last = None;
@@ -151,16 +107,28 @@ async fn observe_command(args: ObserveArgs, prepared: Prepared) -> anyhow::Resul
         println!("{summary}");
         return Ok(ExitCode::SUCCESS);
     }
-    let raw = tab.observe(&opts).await?;
+    // Through the session's environment, like every command: what it
+    // returns is masked, and its pictures cover fields holding a secret.
+    let observed = session.environment.observe().await;
+    let state = match observed {
+        Ok(state) => state,
+        Err(error) => {
+            session.close().await;
+            anyhow::bail!("observing {}: {error}", args.url);
+        }
+    };
     if let Some(file) = &args.screenshot {
-        let written =
-            write_screenshot(tab, &raw, file, session.config.llm.image_width, &secrets).await;
+        let written = write_screenshot(
+            &mut session.environment,
+            file,
+            session.config.llm.image_width,
+        )
+        .await;
         if let Err(error) = written {
             session.close().await;
             anyhow::bail!("{error}");
         }
     }
-    let state = secrets.masked(raw);
     session.close().await;
     if args.json {
         println!("{}", observation_json(&state));
@@ -175,29 +143,24 @@ async fn observe_command(args: ObserveArgs, prepared: Prepared) -> anyhow::Resul
     Ok(ExitCode::SUCCESS)
 }
 
-/// Writes the model's picture of `state` (marked, secrets blanked,
-/// `width` wide) to `file`, PNG when its name ends in `.png`, and says so
-/// on stderr. The error names the file.
-pub async fn write_screenshot(
-    tab: &crate::browser::Tab,
-    state: &PageState,
+/// Writes the model's picture of the page as last observed in
+/// `environment` (marked, secrets blanked, `width` wide) to `file`, PNG
+/// when its name ends in `.png`, and says so on stderr. The error names
+/// the file.
+pub async fn write_screenshot<E: Environment>(
+    environment: &mut E,
     file: &std::path::Path,
     width: u32,
-    secrets: &crate::agent::Secrets,
 ) -> anyhow::Result<crate::vision::Screenshot> {
-    let png = file
+    let mut request = crate::vision::ShotRequest::step(width);
+    request.png = file
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("png"));
-    let request = crate::vision::ShotRequest::step(width, secrets.values());
-    let shot = crate::browser::shot::capture(
-        tab,
-        Some(state),
-        &request,
-        &crate::browser::shot::MarkColors::default(),
-        png,
-    )
-    .await
-    .map_err(|e| anyhow::anyhow!("the screenshot failed: {e}"))?;
+    let shot = match environment.screenshot(&request).await {
+        Some(Ok(shot)) => shot,
+        Some(Err(error)) => anyhow::bail!("the screenshot failed: {error}"),
+        None => anyhow::bail!("this session takes no pictures"),
+    };
     save_picture(&shot, file)?;
     Ok(shot)
 }

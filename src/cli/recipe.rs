@@ -12,7 +12,7 @@ use anyhow::Context;
 
 use super::flags::HeadlessFlags;
 use super::headless::{Headless, EXIT_USAGE};
-use crate::agent::HeadlessApprover;
+use crate::environment::HeadlessApprover;
 use crate::script::{export_recipe, CancelFlag, Scripts};
 use crate::session::{located_text, run_recipe, LlmSubAgent};
 
@@ -192,7 +192,6 @@ async fn run_recipe_command(args: RunArgs) -> anyhow::Result<ExitCode> {
             &name,
             format!("recipe {name} ({file})"),
             Box::new(HeadlessApprover { yes }),
-            session.config.agent.approve,
             sub_agent,
             &cancel,
         )

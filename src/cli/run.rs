@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use super::flags::HeadlessFlags;
 use super::headless::{Headless, EXIT_USAGE};
-use crate::agent::HeadlessApprover;
+use crate::environment::HeadlessApprover;
 use crate::events::EndReason;
 use crate::llm::stop_pair;
 use crate::session::Prepared;

@@ -19,8 +19,10 @@
 //! [`Config::resolve_secrets`] and never stored in the config, so printing
 //! a config cannot leak one.
 
+mod browser_flags;
 mod dotenv;
-pub mod redact;
+
+pub use browser_flags::BrowserOpts;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -30,9 +32,10 @@ use std::time::Duration;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_yaml::{Mapping, Value};
 
-use crate::agent::{ApprovalMode, Secrets};
 use crate::browser::{LaunchOptions, ObserveOptions};
+use crate::environment::ApprovalMode;
 use crate::llm::LlmConfig;
+use crate::secrets::Secrets;
 use crate::vision::VisionMode;
 
 /// The built-in defaults; every key a config file may set appears here.

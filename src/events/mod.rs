@@ -14,10 +14,61 @@ mod trace;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use tokio::sync::mpsc::{self, UnboundedReceiver, UnboundedSender};
 
 use crate::actions::{ActionResult, Risk};
+use crate::secrets::Secrets;
 
 pub use trace::{TraceWriter, DEFAULT_SESSIONS_DIR};
+
+/// Where a session's events go: the one masking point every event passes
+/// on its way to the trace, `--json`, the step log and the workbench's
+/// panes. Whoever emits holds a clone; a secret value in an event (the
+/// model echoing one, an error quoting a URL) leaves as its placeholder.
+#[derive(Clone)]
+pub struct EventSink {
+    tx: UnboundedSender<Event>,
+    secrets: Secrets,
+}
+
+impl std::fmt::Debug for EventSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EventSink")
+            .field("secrets", &self.secrets)
+            .finish_non_exhaustive()
+    }
+}
+
+impl EventSink {
+    /// Events sent here reach `tx`, each with the values of `secrets`
+    /// masked.
+    pub fn new(tx: UnboundedSender<Event>, secrets: Secrets) -> Self {
+        EventSink { tx, secrets }
+    }
+
+    /// A sink with no secrets and the receiver of what it is sent (tests,
+    /// benchmarks, a run whose events nobody reads).
+    pub fn detached() -> (Self, UnboundedReceiver<Event>) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        (EventSink::new(tx, Secrets::new()), rx)
+    }
+
+    /// Sends `event`, masked. A closed receiver (the run outlived its
+    /// reader) is not an error.
+    pub fn send(&self, event: Event) {
+        if self.tx.send(event.masked(&self.secrets)).is_err() {
+            tracing::debug!("no one is listening to this session's events any more");
+        }
+    }
+
+    /// The same sink with `secrets` masked (a sub-run of a session).
+    pub fn with_secrets(&self, secrets: Secrets) -> Self {
+        EventSink {
+            tx: self.tx.clone(),
+            secrets,
+        }
+    }
+}
 
 /// Everything that can go wrong writing a trace.
 #[derive(Debug, thiserror::Error)]

@@ -23,8 +23,8 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::actions::{Action, ActionResult};
 use crate::agent::prompt::page_for_model;
-use crate::agent::{ApprovalMode, Approver, Environment, HeadlessApprover};
 use crate::dom::PageState;
+use crate::environment::{Approver, Environment, HeadlessApprover};
 use crate::events::{EndReason, Event, TokenUsage};
 use crate::script::{CancelFlag, HostCall, RecipeHost, ScriptHost};
 use crate::session::{run_recipe, AgentSetup, Session};
@@ -91,21 +91,20 @@ impl CallState {
     }
 }
 
-/// Answers one call on `environment`: actions pass the gate (`approver`
-/// asked when `mode` says so) and are recorded like recipe steps.
+/// Answers one call on `environment` (whose pages and results arrive
+/// masked): actions travel the setup's road (`approver` asked when its
+/// live mode says so) and are recorded like recipe steps.
 pub async fn answer<E: Environment>(
     mut environment: E,
     setup: &AgentSetup,
     approver: Box<dyn Approver>,
-    mode: ApprovalMode,
     state: &mut CallState,
     call: McpCall,
 ) -> CallOutcome {
-    let secrets = &setup.config.secrets;
     match call {
         McpCall::Observe => match environment.observe().await {
             Ok(page) => {
-                let body = json!({"page": secrets.mask(&page_for_model(&page))});
+                let body = json!({"page": page_for_model(&page)});
                 state.last_page = Some(page);
                 CallOutcome { ok: true, body }
             }
@@ -120,8 +119,8 @@ pub async fn answer<E: Environment>(
                 Ok(action) => action,
                 Err(error) => return failed(error.to_result()),
             };
-            let result = run_step(&mut environment, setup, approver, mode, state, action).await;
-            with_page(&mut environment, secrets, state, result).await
+            let result = run_step(&mut environment, setup, approver, state, action).await;
+            with_page(&mut environment, state, result).await
         }
         McpCall::SitemapSearch { query } => CallOutcome {
             ok: true,
@@ -142,7 +141,6 @@ pub async fn answer<E: Environment>(
                 &name,
                 format!("recipe {name} (for an MCP client)"),
                 approver,
-                mode,
                 None,
                 &CancelFlag::new(),
             )
@@ -154,7 +152,7 @@ pub async fn answer<E: Environment>(
                 ActionResult::unknown(outcome.text)
             };
             state.last_page = None;
-            with_page(&mut environment, secrets, state, result).await
+            with_page(&mut environment, state, result).await
         }
     }
 }
@@ -195,18 +193,15 @@ fn failed(result: ActionResult) -> CallOutcome {
     }
 }
 
-/// One action through the gate and onto the page, recorded as a step.
+/// One action along the road and onto the page, recorded as a step.
 async fn run_step<E: Environment>(
     environment: &mut E,
     setup: &AgentSetup,
     approver: Box<dyn Approver>,
-    mode: ApprovalMode,
     state: &mut CallState,
     action: Action,
 ) -> ActionResult {
-    let mut host = RecipeHost::new(environment, approver, mode, setup.events.clone())
-        .with_catalog(setup.catalog())
-        .with_secrets(setup.config.secrets.clone())
+    let mut host = RecipeHost::new(environment, setup.road(approver))
         .continuing(state.last_page.take(), state.steps);
     let answer = host.handle(HostCall::Act(action)).await;
     state.steps = host.steps();
@@ -220,7 +215,6 @@ async fn run_step<E: Environment>(
 /// The result, and the page when it is not the one the client saw.
 async fn with_page<E: Environment>(
     environment: &mut E,
-    secrets: &crate::agent::Secrets,
     state: &mut CallState,
     result: ActionResult,
 ) -> CallOutcome {
@@ -233,7 +227,7 @@ async fn with_page<E: Environment>(
                 .as_ref()
                 .is_none_or(|last| last.url != page.url || last.listing != page.listing);
             if changed {
-                body["page"] = json!(secrets.mask(&page_for_model(&page)));
+                body["page"] = json!(page_for_model(&page));
             }
             state.last_page = Some(page);
         }
@@ -245,17 +239,16 @@ async fn with_page<E: Environment>(
 }
 
 /// Answers calls on `session` until every sender is gone, without a
-/// person: approvals follow `mode`, refused unless `yes`. The whole
-/// conversation is one run in the trace.
+/// person: approvals follow the session's mode (`--approve`), refused
+/// unless `yes`. The whole conversation is one run in the trace.
 pub async fn serve_session(
     mut session: Session,
     mut calls: mpsc::UnboundedReceiver<McpRequest>,
-    mode: ApprovalMode,
     yes: bool,
 ) {
     let setup = session.agent_setup();
     let url = session.environment.current_url().await.unwrap_or_default();
-    let _ = setup.events.send(Event::RunStarted {
+    setup.events.send(Event::RunStarted {
         task: "calls from an MCP client".into(),
         url,
         model: "the MCP client".into(),
@@ -267,14 +260,13 @@ pub async fn serve_session(
             &mut session.environment,
             &setup,
             Box::new(HeadlessApprover { yes }),
-            mode,
             &mut state,
             request.call,
         )
         .await;
         let _ = request.reply.send(outcome);
     }
-    let _ = setup.events.send(Event::Done {
+    setup.events.send(Event::Done {
         success: true,
         text: format!("the MCP client disconnected after {} steps", state.steps),
         reason: EndReason::Done,

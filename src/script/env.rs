@@ -1,4 +1,4 @@
-//! [`ScriptEnvironment`]: the browser environment with scripts plugged in.
+//! [`ScriptEnvironment`]: the browser's driver with scripts plugged in.
 //! Custom actions run their handlers on the same tab, and every targeted
 //! action's result carries a `locator` (id, `data-testid`, name,
 //! aria-label, role, label, text, URL) so a recorded session can be
@@ -9,9 +9,9 @@ use serde_json::{json, Value};
 use super::host::TabHost;
 use super::library::{CancelFlag, Scripts};
 use crate::actions::{Action, ActionResult, RiskFacts, Target};
-use crate::agent::browser_env::BrowserEnvironment;
-use crate::agent::{Environment, EnvironmentError};
+use crate::browser::Driver;
 use crate::dom::PageState;
+use crate::environment::{Environment, EnvironmentError};
 
 /// Reads what finds the element again without its index.
 const LOCATOR_JS: &str = "(el) => { \
@@ -32,11 +32,12 @@ const LOCATOR_JS: &str = "(el) => { \
         ariaLabel: attr('aria-label'), placeholder: attr('placeholder'), role, label, text, \
         url: location.href }; }";
 
-/// A [`BrowserEnvironment`] that runs custom actions from [`Scripts`] and
-/// records locators in results.
+/// A browser [`Driver`] that also runs custom actions from [`Scripts`] and
+/// records locators in results: a layer around the driver, which it calls
+/// once per action.
 #[derive(Debug)]
 pub struct ScriptEnvironment {
-    inner: BrowserEnvironment,
+    inner: Driver,
     scripts: Scripts,
     last: Option<PageState>,
     cancel: CancelFlag,
@@ -45,7 +46,7 @@ pub struct ScriptEnvironment {
 impl ScriptEnvironment {
     /// Wraps `inner`; custom action handlers drive it too, so they act
     /// with its settings, guard and sitemaps.
-    pub fn new(inner: BrowserEnvironment, scripts: Scripts) -> Self {
+    pub fn new(inner: Driver, scripts: Scripts) -> Self {
         ScriptEnvironment {
             inner,
             scripts,
@@ -64,13 +65,13 @@ impl ScriptEnvironment {
         &self.scripts
     }
 
-    /// The wrapped environment.
-    pub fn inner(&self) -> &BrowserEnvironment {
+    /// The wrapped driver.
+    pub fn inner(&self) -> &Driver {
         &self.inner
     }
 
-    /// The wrapped environment, for the caller to clean up.
-    pub fn into_inner(self) -> BrowserEnvironment {
+    /// The wrapped driver, for the caller to clean up.
+    pub fn into_inner(self) -> Driver {
         self.inner
     }
 
@@ -154,13 +155,13 @@ impl Environment for ScriptEnvironment {
     }
 
     async fn risk_facts(&mut self, action: &Action, page: &PageState) -> RiskFacts {
-        self.inner.risk_facts(action, page).await
+        Environment::risk_facts(&mut self.inner, action, page).await
     }
 
     async fn screenshot(
         &mut self,
         request: &crate::vision::ShotRequest,
     ) -> Option<Result<crate::vision::Screenshot, String>> {
-        self.inner.screenshot(request).await
+        Environment::screenshot(&mut self.inner, request).await
     }
 }

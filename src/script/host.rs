@@ -1,20 +1,18 @@
 //! What answers a script's host calls: [`TabHost`] drives a tab directly
 //! (a custom action the agent or the command line already approved), and
-//! [`RecipeHost`] runs a recipe's steps like agent steps (approval gate,
-//! `tool_call` / `tool_result` / `step` events).
+//! [`RecipeHost`] runs a recipe's steps like agent steps, along the same
+//! [`Road`] (policy, approval gate, `tool_call` / `tool_result` events),
+//! each recorded as a `step`.
 
 use std::future::Future;
 use std::time::Instant;
 
 use serde_json::{json, Value};
-use tokio::sync::mpsc::UnboundedSender;
 
-use crate::actions::{Action, ActionResult, Catalog};
-use crate::agent::browser_env::BrowserEnvironment;
-use crate::agent::{
-    perform, ApprovalMode, Approver, BoxFuture, Environment, Gate, GateOutcome, Secrets,
-};
+use crate::actions::{Action, ActionResult};
+use crate::browser::Driver;
 use crate::dom::PageState;
+use crate::environment::{BoxFuture, Environment, Passage, Road};
 use crate::events::{Event, StepRecord};
 
 /// One request from a script to the host.
@@ -77,21 +75,23 @@ fn result_json(result: &ActionResult) -> Value {
     serde_json::to_value(result).unwrap_or(Value::Null)
 }
 
-/// Drives the tab through its environment with no gate and no events: for
-/// a custom action's handler, whose call as a whole was approved and
-/// recorded by the caller. Going through [`BrowserEnvironment`] gives the
-/// handler's steps what every action gets: the allowed-domains guard and
-/// its reports, the sitemaps for `goto_page`, `extract`'s model, and a new
-/// browser when the old one died.
+/// Drives the tab through the browser's driver with no gate and no events:
+/// for a custom action's handler, whose call as a whole was approved and
+/// recorded by the caller. Going through the [`Driver`] gives the
+/// handler's steps what every action gets in the browser: the
+/// allowed-domains guard and its reports, the sitemaps for `goto_page`,
+/// and a new browser when the old one died. (`extract` needs the model's
+/// side of the house, which a handler does not reach: it gets the page
+/// text, as `read_page` does.)
 #[derive(Debug)]
 pub struct TabHost<'a> {
-    environment: &'a mut BrowserEnvironment,
+    driver: &'a mut Driver,
 }
 
 impl<'a> TabHost<'a> {
-    /// Drives the tab of `environment`.
-    pub fn new(environment: &'a mut BrowserEnvironment) -> Self {
-        TabHost { environment }
+    /// Drives the tab of `driver`.
+    pub fn new(driver: &'a mut Driver) -> Self {
+        TabHost { driver }
     }
 }
 
@@ -100,13 +100,13 @@ impl ScriptHost for TabHost<'_> {
         match call {
             HostCall::Observe => {
                 let state = self
-                    .environment
+                    .driver
                     .observe()
                     .await
                     .map_err(|e| format!("observing the page failed: {e}"))?;
                 Ok(page_json(&state))
             }
-            HostCall::Act(action) => Ok(result_json(&self.environment.execute(&action).await)),
+            HostCall::Act(action) => Ok(result_json(&self.driver.execute(&action).await)),
             HostCall::Gate(_) | HostCall::Record(..) | HostCall::Log(_) => Ok(Value::Null),
             HostCall::AskUser(_) => Ok(Value::Null),
             HostCall::Agent(_) => {
@@ -123,20 +123,15 @@ pub trait SubAgent<E>: Send {
         &'a mut self,
         goal: &'a str,
         environment: &'a mut E,
-        events: UnboundedSender<Event>,
     ) -> BoxFuture<'a, Result<Value, String>>;
 }
 
-/// Runs a recipe's steps like agent steps: each action passes the approval
-/// gate and is reported as `tool_call`, `approval`, `tool_result` and
-/// `step` events.
+/// Runs a recipe's steps like agent steps: each action travels the road
+/// (policy, approval gate) and is reported as `tool_call`, `approval`,
+/// `tool_result` and `step` events.
 pub struct RecipeHost<E> {
     environment: E,
-    approver: Box<dyn Approver>,
-    mode: ApprovalMode,
-    catalog: Catalog,
-    secrets: Secrets,
-    events: UnboundedSender<Event>,
+    road: Road,
     sub_agent: Option<Box<dyn SubAgent<E>>>,
     last: Option<PageState>,
     steps: usize,
@@ -147,41 +142,18 @@ pub struct RecipeHost<E> {
 }
 
 impl<E: Environment> RecipeHost<E> {
-    /// Steps run on `environment`, asking `approver` when `mode` says so,
-    /// and are reported on `events`.
-    pub fn new(
-        environment: E,
-        approver: Box<dyn Approver>,
-        mode: ApprovalMode,
-        events: UnboundedSender<Event>,
-    ) -> Self {
+    /// Steps run on `environment` along `road`, which asks, refuses and
+    /// reports.
+    pub fn new(environment: E, road: Road) -> Self {
         RecipeHost {
             environment,
-            approver,
-            mode,
-            catalog: Catalog::builtin(),
-            secrets: Secrets::new(),
-            events,
+            road,
             sub_agent: None,
             last: None,
             steps: 0,
             open_actions: Vec::new(),
             stopped: false,
         }
-    }
-
-    /// Validates the person's edits with this catalog (custom actions
-    /// included).
-    pub fn with_catalog(mut self, catalog: Catalog) -> Self {
-        self.catalog = catalog;
-        self
-    }
-
-    /// Fills `<secret>NAME</secret>` in steps with these values and masks
-    /// them in results and events.
-    pub fn with_secrets(mut self, secrets: Secrets) -> Self {
-        self.secrets = secrets;
-        self
     }
 
     /// Starts from `page` as the page last seen, so index targets refer to
@@ -214,9 +186,7 @@ impl<E: Environment> RecipeHost<E> {
     }
 
     fn emit(&self, event: Event) {
-        if self.events.send(self.secrets.masked(event)).is_err() {
-            tracing::debug!("no one is listening to recipe events any more");
-        }
+        self.road.events().send(event);
     }
 
     async fn page(&mut self) -> Result<PageState, String> {
@@ -232,9 +202,9 @@ impl<E: Environment> RecipeHost<E> {
         Ok(page)
     }
 
-    /// The approval gate for one step (the agent's own); returns the
-    /// action to run or why it must not.
-    async fn gate(&mut self, action: Action) -> Result<Action, ActionResult> {
+    /// The policy and the approval gate for a custom action a script runs
+    /// itself; the action to run or why it must not.
+    async fn approve(&mut self, action: Action) -> Result<Action, ActionResult> {
         self.emit(Event::ToolCall {
             name: action.name().to_string(),
             parameters: action.params(),
@@ -243,40 +213,45 @@ impl<E: Environment> RecipeHost<E> {
             Ok(page) => page,
             Err(message) => return Err(ActionResult::unknown(message)),
         };
-        let emit = {
-            let events = self.events.clone();
-            let secrets = self.secrets.clone();
-            move |event: Event| {
-                if events.send(secrets.masked(event)).is_err() {
-                    tracing::debug!("no one is listening to recipe events any more");
-                }
-            }
-        };
         let goal = format!("recipe step: {action}");
-        let mut gate = Gate {
-            approver: self.approver.as_mut(),
-            mode: self.mode,
-            catalog: &self.catalog,
-            emit: &emit,
-        };
-        match gate
-            .pass(&mut self.environment, self.steps, action, &page, &goal)
+        match self
+            .road
+            .approve(&mut self.environment, self.steps, action, &page, &goal)
             .await
         {
-            GateOutcome::Run(action) => Ok(action),
-            GateOutcome::Refused(result) => Err(result),
-            GateOutcome::Stopped(_) => {
+            Ok(action) => Ok(action),
+            Err(Passage::Stopped(_)) => {
                 self.stopped = true;
                 Err(ActionResult::denied("the person stopped the recipe"))
+            }
+            Err(passage) => Err(passage.result().clone()),
+        }
+    }
+
+    /// One step along the road; the action as it ran (or as asked, when
+    /// refused) and its result.
+    async fn travel(&mut self, action: Action) -> ActionResult {
+        let page = match self.page().await {
+            Ok(page) => page,
+            Err(message) => return ActionResult::unknown(message),
+        };
+        let goal = format!("recipe step: {action}");
+        let passage = self
+            .road
+            .travel(&mut self.environment, self.steps, action, &page, &goal)
+            .await;
+        // The page may have changed: observe afresh next time.
+        self.last = None;
+        match passage {
+            Passage::Ran(_, result) | Passage::Refused(result) => result,
+            Passage::Stopped(_) => {
+                self.stopped = true;
+                ActionResult::denied("the person stopped the recipe")
             }
         }
     }
 
     fn record(&mut self, index: usize, action: &Action, result: &ActionResult, act_ms: u64) {
-        self.emit(Event::ToolResult {
-            name: action.name().to_string(),
-            result: result.clone(),
-        });
         // Built from JSON so fields the step record gains later take their
         // defaults.
         let record = serde_json::from_value::<StepRecord>(json!({
@@ -318,26 +293,7 @@ impl<E: Environment> ScriptHost for RecipeHost<E> {
             HostCall::Act(action) => {
                 self.steps += 1;
                 let started = Instant::now();
-                let result = match self.gate(action.clone()).await {
-                    Ok(approved) => {
-                        self.emit(Event::ActionRequest {
-                            correlation_id: format!("step-{}", self.steps),
-                            action: approved.name().to_string(),
-                            parameters: approved.params(),
-                        });
-                        let result = perform(
-                            &mut self.environment,
-                            &self.catalog,
-                            &self.secrets,
-                            &approved,
-                        )
-                        .await;
-                        // The page may have changed: observe afresh next time.
-                        self.last = None;
-                        result
-                    }
-                    Err(refused) => refused,
-                };
+                let result = self.travel(action.clone()).await;
                 self.record(
                     self.steps,
                     &action,
@@ -351,7 +307,7 @@ impl<E: Environment> ScriptHost for RecipeHost<E> {
             }
             HostCall::Gate(action) => {
                 self.steps += 1;
-                match self.gate(action).await {
+                match self.approve(action).await {
                     Ok(_) => {
                         self.open_actions.push(self.steps);
                         Ok(Value::Null)
@@ -365,11 +321,15 @@ impl<E: Environment> ScriptHost for RecipeHost<E> {
             HostCall::Record(action, result) => {
                 self.last = None;
                 let index = self.open_actions.pop().unwrap_or(self.steps);
+                self.emit(Event::ToolResult {
+                    name: action.name().to_string(),
+                    result: result.clone(),
+                });
                 self.record(index, &action, &result, 0);
                 Ok(Value::Null)
             }
             HostCall::AskUser(question) => {
-                let answer = self.approver.ask_user(&question).await;
+                let answer = self.road.ask_user(&question).await;
                 Ok(answer.map_or(Value::Null, Value::String))
             }
             HostCall::Agent(goal) => {
@@ -379,9 +339,7 @@ impl<E: Environment> ScriptHost for RecipeHost<E> {
                             .into(),
                     );
                 };
-                let outcome = sub_agent
-                    .run(&goal, &mut self.environment, self.events.clone())
-                    .await;
+                let outcome = sub_agent.run(&goal, &mut self.environment).await;
                 self.last = None;
                 outcome
             }

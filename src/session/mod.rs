@@ -8,16 +8,18 @@
 //!    from one merged [`Config`]: the model client, the secrets, the
 //!    sitemap files, the Rhai scripts. A typo costs no Chromium launch.
 //! 2. [`Prepared::start`] launches (or attaches to) the browser, opens the
-//!    first page and assembles the environment every action goes through:
-//!    the allowed-domain guard with its reports, the relaunch after a
-//!    crash, `extract`'s model, the sitemaps for `goto_page` and the
-//!    custom actions. It starts the file watchers, whose reloads become
-//!    events on the session's one event sink, so every command's trace
-//!    records them.
+//!    first page and assembles the environment every action goes through,
+//!    from the page up: the browser's [`Driver`] (the allowed-domain guard
+//!    with its reports, the relaunch after a crash, the sitemaps for
+//!    `goto_page`), the scripts' custom actions and locators
+//!    ([`ScriptEnvironment`]), and the secrets' boundary ([`Masked`]), above
+//!    which no value exists. It starts the file watchers, whose reloads
+//!    become events on the session's one event sink, so every command's
+//!    trace records them.
 //!
-//! Commands differ only in who approves ([`crate::agent::Approver`]), how
-//! they stop, and where the events go, so a protection or a setting can
-//! never hold for one command and not another.
+//! Commands differ only in who approves ([`crate::environment::Approver`]),
+//! how they stop, and where the events go, so a protection or a setting
+//! can never hold for one command and not another.
 
 mod log;
 mod run;
@@ -29,14 +31,15 @@ use std::sync::{Arc, RwLock};
 use tokio::sync::mpsc::UnboundedSender;
 
 use crate::actions::{Action, ActionResult, Catalog};
-use crate::agent::browser_env::BrowserEnvironment;
-use crate::agent::{perform, Secrets};
+use crate::agent::ModelExtractor;
 use crate::browser::act::ExecOptions;
-use crate::browser::{BrowserError, BrowserSession};
+use crate::browser::{BrowserError, BrowserSession, Driver, ObserveOptions};
 use crate::config::Config;
-use crate::events::Event;
+use crate::environment::{CatalogSource, Environment, Extractor, LiveMode, Masked, Policy};
+use crate::events::{Event, EventSink};
 use crate::llm::{LlmClient, DEFAULT_BASE_URL};
 use crate::script::{ScriptEnvironment, ScriptError, ScriptEvent, ScriptWatcher, Scripts};
+use crate::secrets::Secrets;
 use crate::sitemap::{SitemapEvent, SitemapSet, SitemapWatcher};
 
 pub use log::{log_line, print_events};
@@ -95,6 +98,8 @@ pub struct Prepared {
     pub sitemaps: SitemapSet,
     /// How actions run (time limits, JavaScript, dialogs).
     pub exec: ExecOptions,
+    /// How pages are observed (the listing band, its margin).
+    pub observe: ObserveOptions,
 }
 
 impl Prepared {
@@ -131,7 +136,7 @@ impl Prepared {
                 }
             }
         }
-        crate::config::redact::mask_in_logs(&secrets);
+        crate::secrets::mask_in_logs(&secrets);
         let sitemaps = SitemapSet::load_paths(&config.sitemap_paths())
             .map_err(|e| SessionError::Usage(format!("sitemap: {e}")))?;
         let scripts = load_scripts(script_paths)?;
@@ -139,6 +144,7 @@ impl Prepared {
             allow_javascript: config.allow_javascript,
             ..ExecOptions::default()
         };
+        let observe = config.observe_options();
         Ok(Prepared {
             config,
             llm: Arc::new(llm),
@@ -148,6 +154,7 @@ impl Prepared {
             script_paths: script_paths.to_vec(),
             sitemaps,
             exec,
+            observe,
         })
     }
 
@@ -180,6 +187,7 @@ impl Prepared {
         url: Option<&str>,
         events: UnboundedSender<Event>,
     ) -> Result<Session, SessionError> {
+        let events = EventSink::new(events, self.secrets.clone());
         let browser = BrowserSession::start(self.config.launch_options()).await?;
         let tab = browser.new_tab("about:blank").await?;
         let opened = match url {
@@ -191,19 +199,20 @@ impl Prepared {
         };
         let (sitemaps, sitemap_watcher) = watch_sitemaps(&self.config, self.sitemaps, &events);
         let script_watcher = watch_scripts(&self.scripts, &self.script_paths, &events);
-        let mut inner = BrowserEnvironment::new(tab, self.exec.clone(), Arc::clone(&sitemaps))
-            .with_observe_options(self.config.observe_options())
+        let driver = Driver::new(tab, self.exec.clone(), Arc::clone(&sitemaps))
+            .with_observe_options(self.observe)
             .with_tab_and_download_policy(
                 self.config.downloads.follow_new_tabs,
                 self.config.downloads.commit,
             )
             .with_events(events.clone())
             .with_secrets(self.secrets.clone());
-        // `extract` asks the model only when there is one to ask.
-        if self.model_configured {
-            inner = inner.with_llm(Arc::clone(&self.llm), self.secrets.clone());
-        }
-        let environment = ScriptEnvironment::new(inner, self.scripts.clone());
+        let scripted = ScriptEnvironment::new(driver, self.scripts.clone());
+        let catalog: CatalogSource = {
+            let scripts = self.scripts.clone();
+            Arc::new(move || scripts.catalog().unwrap_or_else(|_| Catalog::builtin()))
+        };
+        let environment = Masked::new(scripted, self.secrets.clone(), catalog);
         Ok(Session {
             config: self.config,
             llm: self.llm,
@@ -235,11 +244,12 @@ pub struct Session {
     pub scripts: Scripts,
     /// The sitemaps, reloaded as their files change.
     pub sitemaps: Arc<RwLock<SitemapSet>>,
-    /// Where every action runs: custom actions, locators, the guard, the
-    /// relaunch after a crash.
-    pub environment: ScriptEnvironment,
-    /// Where the session's events go.
-    pub events: UnboundedSender<Event>,
+    /// Where every action runs: the secrets' boundary over custom
+    /// actions and locators over the browser's driver (the guard, the
+    /// relaunch after a crash). Everything read through it is masked.
+    pub environment: Masked<ScriptEnvironment>,
+    /// Where the session's events go, masked.
+    pub events: EventSink,
     /// Whether the first page opened, or why not.
     pub opened: Result<(), String>,
     _watchers: (Option<SitemapWatcher>, Option<ScriptWatcher>),
@@ -272,17 +282,34 @@ impl Session {
             .unwrap_or_else(|_| Catalog::builtin())
     }
 
-    /// What an agent run (or a recipe's sub-goal) is built from.
+    /// What the session refuses whoever asks.
+    pub fn policy(&self) -> Policy {
+        Policy {
+            allow_javascript: self.config.allow_javascript,
+        }
+    }
+
+    /// What an agent run (or a recipe's sub-goal, or an MCP client's call)
+    /// is built from.
     pub fn agent_setup(&self) -> AgentSetup {
+        // `extract` asks the model only when there is one to ask.
+        let extractor = self.model_configured.then(|| {
+            Arc::new(ModelExtractor::new(
+                Arc::clone(&self.llm),
+                self.secrets.clone(),
+            )) as Arc<dyn Extractor>
+        });
         AgentSetup {
             llm: Arc::clone(&self.llm),
             scripts: self.scripts.clone(),
             sitemaps: Arc::clone(&self.sitemaps),
             config: crate::agent::AgentConfig {
                 max_steps: self.config.agent.max_steps,
-                approval: self.config.agent.approve,
                 secrets: self.secrets.clone(),
             },
+            approval: LiveMode::fixed(self.config.agent.approve),
+            policy: self.policy(),
+            extractor,
             events: self.events.clone(),
             max_invalid_answers: self.config.agent.max_invalid_answers,
             max_actions: self.config.agent.max_actions_per_step,
@@ -299,7 +326,7 @@ impl Session {
             browser,
             ..
         } = self;
-        let (tab, replacement) = environment.into_inner().into_parts();
+        let (tab, replacement) = environment.into_inner().into_inner().into_parts();
         if let Err(error) = tab.close().await {
             tracing::debug!(%error, "closing the session's tab");
         }
@@ -326,6 +353,7 @@ impl Session {
         let state = self
             .environment
             .inner()
+            .inner()
             .tab()
             .save_state(&path)
             .await
@@ -345,12 +373,25 @@ impl Session {
     }
 
     /// Runs one action a person typed (the workbench's `:` line,
-    /// `webagent exec`): secrets filled, run on the session's environment,
-    /// the result masked. The person chose it, so no one else is asked.
+    /// `webagent exec`): refused when the policy switches it off, else
+    /// run on the session's environment (secrets filled, the result
+    /// masked). The person chose it, so no one else is asked.
     pub async fn act(&mut self, action: &Action) -> ActionResult {
-        let catalog = self.catalog();
-        perform(&mut self.environment, &catalog, &self.secrets, action).await
+        if let Some(refusal) = self.policy().refusal(action) {
+            return refusal;
+        }
+        self.environment.execute(action).await
     }
+}
+
+/// A multi-threaded tokio runtime for whatever drives a browser session
+/// (the commands, the benchmarks): two workers, as the CDP connection and
+/// the session's own task need no more.
+pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
 }
 
 /// `profile DIR`, `state FILE`, both, or `None` for a fresh profile.
@@ -410,7 +451,7 @@ pub fn located_text(file: &std::path::Path, error: &ScriptError) -> String {
 fn watch_sitemaps(
     config: &Config,
     loaded: SitemapSet,
-    events: &UnboundedSender<Event>,
+    events: &EventSink,
 ) -> (Arc<RwLock<SitemapSet>>, Option<SitemapWatcher>) {
     let paths = config.sitemap_paths();
     if paths.is_empty() {
@@ -438,12 +479,12 @@ fn watch_sitemaps(
             },
             SitemapEvent::Loaded { .. } | SitemapEvent::Removed { .. } => return,
         };
-        let _ = tx.send(event);
+        tx.send(event);
     });
     match watcher {
         Ok(watcher) => (watcher.sitemaps(), Some(watcher)),
         Err(error) => {
-            let _ = events.send(Event::Error {
+            events.send(Event::Error {
                 error: format!("the sitemaps are not watched ({error}); using them as loaded"),
                 fatal: false,
             });
@@ -456,7 +497,7 @@ fn watch_sitemaps(
 fn watch_scripts(
     scripts: &Scripts,
     paths: &[PathBuf],
-    events: &UnboundedSender<Event>,
+    events: &EventSink,
 ) -> Option<ScriptWatcher> {
     if paths.is_empty() {
         return None;
@@ -474,13 +515,13 @@ fn watch_scripts(
             return;
         }
         for event in event.to_events() {
-            let _ = tx.send(event);
+            tx.send(event);
         }
     });
     match started {
         Ok(watcher) => Some(watcher),
         Err(error) => {
-            let _ = events.send(Event::Error {
+            events.send(Event::Error {
                 error: format!("the scripts are not watched ({error}); edits will not apply"),
                 fatal: false,
             });

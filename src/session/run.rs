@@ -5,11 +5,11 @@
 use std::sync::{Arc, RwLock};
 
 use serde_json::{json, Value};
-use tokio::sync::mpsc::UnboundedSender;
 
 use crate::actions::Catalog;
-use crate::agent::{Agent, AgentConfig, ApprovalMode, Approver, BoxFuture, Environment};
-use crate::events::{EndReason, Event, TokenUsage};
+use crate::agent::{Agent, AgentConfig};
+use crate::environment::{Approver, BoxFuture, Environment, Extractor, LiveMode, Policy, Road};
+use crate::events::{EndReason, Event, EventSink, TokenUsage};
 use crate::llm::{LlmClient, StopSignal};
 use crate::script::host::SubAgent;
 use crate::script::{CancelFlag, RecipeHost, ScriptError, Scripts};
@@ -26,8 +26,15 @@ pub struct AgentSetup {
     pub scripts: Scripts,
     /// The sitemaps, as a watcher keeps them.
     pub sitemaps: Arc<RwLock<SitemapSet>>,
-    /// Step limit, approval mode and secrets.
+    /// Step limit and secrets.
     pub config: AgentConfig,
+    /// When a person is asked (it may change during a run in the
+    /// workbench).
+    pub approval: LiveMode,
+    /// What is refused whoever asks.
+    pub policy: Policy,
+    /// The model's side of `extract`, when there is a model.
+    pub extractor: Option<Arc<dyn Extractor>>,
     /// Answers in a row without a usable action after which a run ends.
     pub max_invalid_answers: usize,
     /// Actions one answer may list.
@@ -35,7 +42,7 @@ pub struct AgentSetup {
     /// Whether and how the model is shown the page.
     pub vision: crate::agent::VisionSettings,
     /// Where events go.
-    pub events: UnboundedSender<Event>,
+    pub events: EventSink,
 }
 
 impl AgentSetup {
@@ -45,13 +52,27 @@ impl AgentSetup {
         match self.scripts.catalog() {
             Ok(catalog) => catalog,
             Err(error) => {
-                let _ = self.events.send(Event::Error {
+                self.events.send(Event::Error {
                     error: format!("scripts: {error}; running with the built-in actions only"),
                     fatal: false,
                 });
                 Catalog::builtin()
             }
         }
+    }
+
+    /// The road an action of this setup takes: the catalog now, the
+    /// policy, `approver` asked when the live mode says so, `extract`'s
+    /// model, and the events.
+    pub fn road(&self, approver: Box<dyn Approver>) -> Road {
+        Road::new(
+            self.catalog(),
+            approver,
+            self.approval.clone(),
+            self.events.clone(),
+        )
+        .with_policy(self.policy)
+        .with_extractor(self.extractor.clone())
     }
 
     /// An agent on `environment`, asking `approver`, stopped by `stop`.
@@ -61,18 +82,7 @@ impl AgentSetup {
         approver: Box<dyn Approver>,
         stop: StopSignal,
     ) -> Agent<E> {
-        self.agent_with_events(environment, approver, stop, self.events.clone())
-    }
-
-    fn agent_with_events<E: Environment>(
-        &self,
-        environment: E,
-        approver: Box<dyn Approver>,
-        stop: StopSignal,
-        events: UnboundedSender<Event>,
-    ) -> Agent<E> {
-        Agent::new(Arc::clone(&self.llm), environment, approver, events)
-            .with_catalog(self.catalog())
+        Agent::new(Arc::clone(&self.llm), environment, self.road(approver))
             .with_sitemaps(Arc::clone(&self.sitemaps))
             .with_stop(stop)
             .with_config(self.config.clone())
@@ -99,13 +109,10 @@ impl<E: Environment> SubAgent<E> for LlmSubAgent {
         &'a mut self,
         goal: &'a str,
         environment: &'a mut E,
-        events: UnboundedSender<Event>,
     ) -> BoxFuture<'a, Result<Value, String>> {
         Box::pin(async move {
             let approver = (self.approver)();
-            let mut agent =
-                self.setup
-                    .agent_with_events(environment, approver, self.stop.clone(), events);
+            let mut agent = self.setup.agent(environment, approver, self.stop.clone());
             let outcome = agent.run(goal).await.map_err(|e| e.to_string())?;
             Ok(json!({
                 "success": outcome.success,
@@ -154,25 +161,22 @@ pub fn recipe_outcome(
 }
 
 /// Runs the recipe `name` on `environment`: `run_started` first, each step
-/// through the approval gate (`approver` asked when `mode` says so), custom
-/// actions and `agent("…")` (when `sub_agent` is given) included, and a
-/// `done` event last. `label` is what the run is called in the trace.
-#[allow(clippy::too_many_arguments)]
+/// along the setup's road (`approver` asked when the live mode says so),
+/// custom actions and `agent("…")` (when `sub_agent` is given) included,
+/// and a `done` event last. `label` is what the run is called in the
+/// trace.
 pub async fn run_recipe<E: Environment>(
     setup: &AgentSetup,
     mut environment: E,
     name: &str,
     label: String,
     approver: Box<dyn Approver>,
-    mode: ApprovalMode,
     sub_agent: Option<LlmSubAgent>,
     cancel: &CancelFlag,
 ) -> RecipeOutcome {
     let url = environment.current_url().await.unwrap_or_default();
     let events = setup.events.clone();
-    let mut host = RecipeHost::new(environment, approver, mode, events.clone())
-        .with_catalog(setup.catalog())
-        .with_secrets(setup.config.secrets.clone());
+    let mut host = RecipeHost::new(environment, setup.road(approver));
     let model = match &sub_agent {
         Some(sub) => format!(
             "none (recipe; {} for agent sub-goals)",
@@ -183,7 +187,7 @@ pub async fn run_recipe<E: Environment>(
     if let Some(sub_agent) = sub_agent {
         host = host.with_sub_agent(Box::new(sub_agent));
     }
-    let _ = events.send(Event::RunStarted {
+    events.send(Event::RunStarted {
         task: label,
         url,
         model,
@@ -195,18 +199,18 @@ pub async fn run_recipe<E: Environment>(
         .await;
     let outcome = recipe_outcome(name, returned, host.stopped(), host.steps());
     if outcome.reason == EndReason::Fatal {
-        let _ = events.send(Event::Error {
+        events.send(Event::Error {
             error: outcome.text.clone(),
             fatal: true,
         });
     }
-    let _ = events.send(setup.config.secrets.masked(Event::Done {
+    events.send(Event::Done {
         success: outcome.success,
         text: outcome.text.clone(),
         reason: outcome.reason,
         steps: outcome.steps,
         usage: TokenUsage::default(),
-    }));
+    });
     outcome
 }
 

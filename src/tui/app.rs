@@ -6,8 +6,8 @@ use tokio::sync::oneshot;
 use tui_textarea::TextArea;
 
 use crate::actions::Catalog;
-use crate::agent::{ApprovalDecision, ApprovalMode, ApprovalRequest};
 use crate::dom::PageState;
+use crate::environment::{ApprovalDecision, ApprovalMode, ApprovalRequest};
 use crate::events::{StepRecord, TokenUsage};
 use crate::script::RecipeDef;
 use crate::sitemap::SitemapSet;

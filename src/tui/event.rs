@@ -5,8 +5,8 @@ use crossterm::event::KeyEvent;
 use tokio::sync::oneshot;
 
 use crate::actions::{Action, ActionResult, Catalog};
-use crate::agent::{ApprovalDecision, ApprovalMode, ApprovalRequest};
 use crate::dom::PageState;
+use crate::environment::{ApprovalDecision, ApprovalMode, ApprovalRequest};
 use crate::events::Event;
 use crate::script::RecipeDef;
 use crate::sitemap::SitemapSet;

@@ -6,8 +6,8 @@ use serde_json::Value;
 use tui_textarea::TextArea;
 
 use crate::actions::{Action, ActionResult, Target};
-use crate::agent::{ApprovalDecision, ApprovalMode};
 use crate::dom::element_line;
+use crate::environment::{ApprovalDecision, ApprovalMode};
 use crate::events::Event;
 
 use super::app::{

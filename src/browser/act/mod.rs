@@ -69,7 +69,6 @@ use crate::actions::{
     ScrollDirection, Target,
 };
 use crate::dom::PageState;
-use crate::llm::LlmClient;
 use crate::sitemap::SitemapSet;
 
 /// The helper installed next to the observer in each document's world.
@@ -192,13 +191,7 @@ pub struct Executor<'a> {
     tab: &'a Tab,
     options: ExecOptions,
     sitemaps: Option<&'a SitemapSet>,
-    llm: Option<&'a LlmClient>,
-    page_filter: Option<&'a PageTextFilter<'a>>,
 }
-
-/// Rewrites page text before it leaves for a model (`extract`), e.g. to mask
-/// secret values the page shows.
-pub type PageTextFilter<'f> = dyn Fn(&str) -> String + Send + Sync + 'f;
 
 impl std::fmt::Debug for Executor<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -206,8 +199,6 @@ impl std::fmt::Debug for Executor<'_> {
             .field("tab", self.tab)
             .field("options", &self.options)
             .field("sitemaps", &self.sitemaps.is_some())
-            .field("llm", &self.llm.is_some())
-            .field("page_filter", &self.page_filter.is_some())
             .finish()
     }
 }
@@ -226,23 +217,7 @@ impl<'a> Executor<'a> {
             tab,
             options,
             sitemaps: None,
-            llm: None,
-            page_filter: None,
         }
-    }
-
-    /// Passes everything `extract` sends to the model through `filter`
-    /// first. The agent uses it to mask secrets the page shows.
-    pub fn with_page_filter(mut self, filter: &'a PageTextFilter<'a>) -> Self {
-        self.page_filter = Some(filter);
-        self
-    }
-
-    /// Lets `extract` ask this model (without one, `extract` fails with
-    /// `unknown` saying an LLM is needed).
-    pub fn with_llm(mut self, llm: &'a LlmClient) -> Self {
-        self.llm = Some(llm);
-        self
     }
 
     /// Lets `goto_page` search these sitemaps.
@@ -261,16 +236,10 @@ impl<'a> Executor<'a> {
     pub async fn execute(&self, action: &Action, state: Option<&PageState>) -> ActionResult {
         // The last-resort guard: every step has its own limit, so this only
         // fires if something unforeseen hangs.
-        let mut guard = self.options.action_timeout
+        let guard = self.options.action_timeout
             + self.options.navigation_timeout
             + self.options.settle.max
             + Duration::from_secs(5);
-        if let (Action::Extract { .. }, Some(llm)) = (action, self.llm) {
-            // The model call has its own limits, retries included.
-            let config = llm.config();
-            guard += config.total_timeout * (config.retry.max_retries + 1)
-                + config.retry.max_delay * config.retry.max_retries;
-        }
         let started = Instant::now();
         let guard_mark = self.tab.guard().map(|g| g.mark());
         let mut dialogs = Vec::new();
@@ -291,10 +260,16 @@ impl<'a> Executor<'a> {
         tracing::debug!(action = %action, ms = started.elapsed().as_millis() as u64, ok = result.is_ok(), "executed");
         let result = with_dialogs(result, dialogs);
         // Navigations the allowed-domain list refused while the action ran
-        // (a clicked link, a form post, a redirect) fail the action: the
-        // model must learn it did not get where the action leads.
-        let refused = match (self.tab.guard(), guard_mark) {
-            (Some(guard), Some(mark)) => guard.blocked_since(mark),
+        // in this tab or a popup it opened (a clicked link, a form post, a
+        // redirect) fail the action: the model must learn it did not get
+        // where the action leads. This is the one place that says so.
+        let me = self.tab.target_id();
+        let refused: Vec<_> = match (self.tab.guard(), guard_mark) {
+            (Some(guard), Some(mark)) => guard
+                .blocked_since(mark)
+                .into_iter()
+                .filter(|b| b.concerns(me))
+                .collect(),
             _ => Vec::new(),
         };
         match refused.first() {
@@ -484,11 +459,10 @@ impl<'a> Executor<'a> {
                 self.overlay(None, json!({"kind": "subtitle", "text": text}))
                     .await
             }
-            Action::Extract {
-                instruction,
-                schema,
-            } => self.extract(instruction, schema.as_ref()).await,
-            Action::ReadPage {} => {
+            // `extract` reads what `read_page` reads; the model's side of
+            // the house answers the instruction from it (the browser never
+            // asks a model).
+            Action::Extract { .. } | Action::ReadPage {} => {
                 let reply = self
                     .helper("readPage", json!({"limit": self.options.read_limit}))
                     .await?;

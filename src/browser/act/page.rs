@@ -1,6 +1,6 @@
 //! The executor's page-level actions: navigation and history, waiting,
-//! sitemap pages, screenshots, extraction through the LLM and the opt-in
-//! JavaScript escape hatch. Element actions live in the parent module.
+//! sitemap pages, screenshots and the opt-in JavaScript escape hatch.
+//! Element actions live in the parent module.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -16,10 +16,6 @@ use super::settle::{self, SettleOptions, Settled};
 use super::{strip_ok, unique, ActError, Executor};
 use crate::actions::{resolve_url, ActionResult, FailureReason, WaitCondition};
 use crate::browser::BrowserError;
-use crate::llm::{ChatMessage, ChatRequest, FunctionTool};
-
-/// The forced tool `extract` asks the model to call.
-const EXTRACT_TOOL: &str = "extract_result";
 
 impl Executor<'_> {
     pub(super) async fn wait_for(
@@ -301,73 +297,6 @@ impl Executor<'_> {
     /// Asks the model for data from the page's text, through a forced tool
     /// whose parameters are the wanted schema, so the answer is JSON of that
     /// shape rather than prose.
-    pub(super) async fn extract(
-        &self,
-        instruction: &str,
-        schema: Option<&Value>,
-    ) -> Result<ActionResult, ActError> {
-        let Some(llm) = self.llm else {
-            return Ok(ActionResult::unknown(
-                "extract needs an LLM, and none is connected to this executor; read_page returns the page text instead",
-            ));
-        };
-        let page = self
-            .helper("readPage", json!({"limit": self.options.read_limit}))
-            .await?;
-        let wrapped = is_wrapped(schema);
-        let tool = extract_tool(schema);
-        let prompt = format!(
-            "Instruction: {instruction}\n\nPage: {} ({})\n\nPage text{}:\n{}",
-            page["title"].as_str().unwrap_or(""),
-            page["url"].as_str().unwrap_or(""),
-            if page["clipped"].as_bool() == Some(true) {
-                " (cut short)"
-            } else {
-                ""
-            },
-            page["text"].as_str().unwrap_or(""),
-        );
-        let prompt = match self.page_filter {
-            Some(filter) => filter(&prompt),
-            None => prompt,
-        };
-        let request = ChatRequest::new(vec![
-            ChatMessage::system(
-                "You extract data from a web page for an agent. Use only what the page text says; \
-                 leave out what it does not contain rather than guessing. Answer by calling the tool.",
-            ),
-            ChatMessage::user(prompt),
-        ])
-        .with_forced_tool(tool);
-        let answer = match llm.complete(&request).await {
-            Ok(answer) => answer,
-            Err(err) => {
-                return Ok(ActionResult::unknown(format!(
-                    "extract: the model call failed: {err}"
-                )))
-            }
-        };
-        let Some(call) = answer.tool_call(EXTRACT_TOOL) else {
-            return Ok(ActionResult::unknown(
-                "extract: the model answered without the extraction tool call",
-            ));
-        };
-        let arguments: Value = match serde_json::from_str(&call.arguments) {
-            Ok(v) => v,
-            Err(err) => {
-                return Ok(ActionResult::unknown(format!(
-                    "extract: the model's answer is not JSON ({err})"
-                )))
-            }
-        };
-        let data = if wrapped {
-            arguments.get("result").cloned().unwrap_or(Value::Null)
-        } else {
-            arguments
-        };
-        Ok(ActionResult::ok_with(data))
-    }
-
     pub(super) async fn execute_javascript(&self, script: &str) -> Result<ActionResult, ActError> {
         if !self.options.allow_javascript {
             return Ok(ActionResult::blocked(
@@ -413,65 +342,5 @@ pub(super) fn same_document(current: &str, next: &str) -> bool {
             a == b
         }
         _ => false,
-    }
-}
-
-/// Tool parameters must be an object; any other wanted schema is wrapped
-/// as the object's `result`.
-fn is_wrapped(schema: Option<&Value>) -> bool {
-    !matches!(schema.and_then(|s| s.get("type")), Some(Value::String(t)) if t == "object")
-}
-
-/// The forced tool of `extract`: its parameters are the wanted schema (an
-/// object, or wrapped as `result`), reduced to what local servers can turn
-/// into a grammar.
-pub(crate) fn extract_tool(schema: Option<&Value>) -> FunctionTool {
-    let parameters = match schema {
-        Some(s) if !is_wrapped(schema) => s.clone(),
-        Some(s) => {
-            json!({"type": "object", "properties": {"result": s}, "required": ["result"]})
-        }
-        None => json!({
-            "type": "object",
-            "properties": {"result": {"description": "the extracted data, as JSON"}},
-            "required": ["result"],
-        }),
-    };
-    FunctionTool {
-        name: EXTRACT_TOOL.into(),
-        description: "Return the data the instruction asks for, taken only from the page text."
-            .into(),
-        parameters: crate::actions::model_schema(&parameters, false),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::actions::grammar_subset_problems;
-
-    #[test]
-    fn extract_tools_stay_inside_the_grammar_subset() {
-        let person = json!({
-            "type": "object",
-            "properties": {
-                "plans": {"type": "array", "minItems": 1, "items": {
-                    "type": "object",
-                    "properties": {"name": {"type": "string", "minLength": 1}, "price": {"type": ["number", "null"]}},
-                    "required": ["name"]
-                }}
-            },
-            "oneOf": [{"required": ["plans"]}]
-        });
-        for schema in [None, Some(&person), Some(&json!({"type": "string"}))] {
-            let tool = extract_tool(schema);
-            let problems = grammar_subset_problems(&tool.parameters);
-            assert!(problems.is_empty(), "{schema:?}: {problems:?}");
-        }
-        let tool = extract_tool(Some(&person));
-        assert_eq!(
-            tool.parameters["properties"]["plans"]["items"]["properties"]["price"]["type"],
-            "number"
-        );
     }
 }

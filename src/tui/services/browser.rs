@@ -2,7 +2,6 @@
 //! [`crate::session`] like every command's) and serves the loop's commands
 //! one at a time: hand-typed actions, agent runs, recipe runs, highlights.
 
-use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
@@ -11,11 +10,11 @@ use serde_json::json;
 use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::actions::{Action, ActionResult, Catalog, RiskFacts};
-use crate::agent::{
-    ApprovalDecision, ApprovalMode, ApprovalRequest, Approver, BoxFuture, Environment,
-    EnvironmentError, Secrets,
-};
 use crate::dom::PageState;
+use crate::environment::{
+    ApprovalDecision, ApprovalMode, ApprovalRequest, Approver, BoxFuture, Environment,
+    EnvironmentError, LiveMode, Masked,
+};
 use crate::events::Event;
 use crate::llm::StopSignal;
 use crate::script::{CancelFlag, ScriptEnvironment};
@@ -53,48 +52,25 @@ pub(super) enum BrowserCommand {
 }
 
 /// How the loop steers a run: stop, cancel a script, pause, the step
-/// limit, and the approval mode the person has chosen at each moment.
+/// limit, and the approval mode the person has chosen at each moment (the
+/// road reads it for every action).
 pub(super) struct RunControl {
     pub stop: StopSignal,
     pub cancel: CancelFlag,
     pub paused: watch::Receiver<bool>,
     pub max_steps: usize,
-    pub approval: Arc<AtomicU8>,
+    pub approval: watch::Receiver<ApprovalMode>,
 }
 
-pub(super) fn mode_code(mode: ApprovalMode) -> u8 {
-    match mode {
-        ApprovalMode::Never => 0,
-        ApprovalMode::Risky => 1,
-        ApprovalMode::Always => 2,
-    }
-}
-
-fn mode_from(code: u8) -> ApprovalMode {
-    match code {
-        0 => ApprovalMode::Never,
-        2 => ApprovalMode::Always,
-        _ => ApprovalMode::Risky,
-    }
-}
-
-/// Answers approvals and questions by asking the person through the
-/// loop, and skips asking when the workbench's current mode does not
-/// require it (the mode can change while a run goes on).
+/// Answers approvals and questions by asking the person through the loop.
+/// The road asks it only when the live mode says a step needs a yes.
 struct WorkbenchApprover {
     tx: Sender<AppEvent>,
-    mode: Arc<AtomicU8>,
 }
 
 impl Approver for WorkbenchApprover {
     fn approve<'a>(&'a mut self, request: &'a ApprovalRequest) -> BoxFuture<'a, ApprovalDecision> {
         Box::pin(async move {
-            let mode = mode_from(self.mode.load(Ordering::Relaxed));
-            if !mode.requires(&request.action, request.risk) {
-                return ApprovalDecision::Approve {
-                    note: Some(format!("approval mode {} does not ask", mode.as_str())),
-                };
-            }
             let (reply, answer) = oneshot::channel();
             let asked = self.tx.send(AppEvent::ApprovalRequested {
                 request: Box::new(request.clone()),
@@ -142,10 +118,9 @@ impl PageView {
 async fn send_picture<E: Environment>(
     environment: &mut E,
     view: &PageView,
-    secrets: &Secrets,
     tx: &Sender<AppEvent>,
 ) -> Option<Screenshot> {
-    let request = ShotRequest::step(view.width, secrets.values());
+    let request = ShotRequest::step(view.width);
     match environment.screenshot(&request).await? {
         Ok(shot) => {
             let _ = tx.send(AppEvent::Picture(Box::new(shot.clone())));
@@ -166,11 +141,10 @@ async fn send_picture<E: Environment>(
 /// pane while it is shown), and a pause holds the run before its next
 /// observation.
 struct WorkbenchEnvironment<'a> {
-    inner: &'a mut ScriptEnvironment,
+    inner: &'a mut Masked<ScriptEnvironment>,
     tx: Sender<AppEvent>,
     paused: watch::Receiver<bool>,
     stop: StopSignal,
-    secrets: Secrets,
     view: PageView,
     /// The pane's picture of the latest observation, which the model gets
     /// too when it asks for the same one.
@@ -196,11 +170,10 @@ impl Environment for WorkbenchEnvironment<'_> {
     async fn observe(&mut self) -> Result<PageState, EnvironmentError> {
         self.wait_while_paused().await;
         let page = self.inner.observe().await?;
-        let shown = self.secrets.masked(page.clone());
-        let _ = self.tx.send(AppEvent::Page(Box::new(shown)));
+        let _ = self.tx.send(AppEvent::Page(Box::new(page.clone())));
         self.picture = None;
         if self.view.shown() {
-            self.picture = send_picture(self.inner, &self.view, &self.secrets, &self.tx).await;
+            self.picture = send_picture(self.inner, &self.view, &self.tx).await;
         }
         Ok(page)
     }
@@ -239,9 +212,9 @@ impl Environment for WorkbenchEnvironment<'_> {
 async fn observe_and_send(session: &mut Session, tx: &Sender<AppEvent>, view: &PageView) {
     match session.environment.observe().await {
         Ok(page) => {
-            let _ = tx.send(AppEvent::Page(Box::new(session.secrets.masked(page))));
+            let _ = tx.send(AppEvent::Page(Box::new(page)));
             if view.shown() {
-                send_picture(&mut session.environment, view, &session.secrets, tx).await;
+                send_picture(&mut session.environment, view, tx).await;
             }
         }
         Err(error) => {
@@ -254,7 +227,7 @@ async fn observe_and_send(session: &mut Session, tx: &Sender<AppEvent>, view: &P
 }
 
 /// Outlines one listed element in the page, replacing the last outline.
-async fn highlight(env: &mut ScriptEnvironment, index: u32) {
+async fn highlight(env: &mut Masked<ScriptEnvironment>, index: u32) {
     let catalog = Catalog::builtin();
     let Ok(action) = catalog.parse(&json!({"highlight": {"index": index}})) else {
         return;
@@ -356,7 +329,7 @@ pub(super) async fn browser_task(
                     continue;
                 }
                 if *shown.borrow_and_update() {
-                    send_picture(&mut session.environment, &view, &session.secrets, &tx).await;
+                    send_picture(&mut session.environment, &view, &tx).await;
                 }
             }
             changed = highlights.changed() => {
@@ -371,7 +344,7 @@ pub(super) async fn browser_task(
             command = commands.recv() => match command {
                 None | Some(BrowserCommand::Shutdown) => break,
                 Some(BrowserCommand::Act { id, action, cancel }) => {
-                    session.environment.set_cancel(cancel);
+                    session.environment.inner_mut().set_cancel(cancel);
                     let started = Instant::now();
                     let result = session.act(&action).await;
                     let ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
@@ -400,13 +373,13 @@ pub(super) async fn browser_task(
                     observe_and_send(&mut session, &tx, &view).await;
                 }
                 Some(BrowserCommand::Mcp { request, run }) => {
-                    let setup = session.agent_setup();
+                    let mut setup = session.agent_setup();
+                    setup.approval = LiveMode::following(run.approval.clone());
                     let (environment, approver) = steered(&mut session, &run, &tx, &view);
                     let answering = crate::mcp::answer(
                         environment,
                         &setup,
                         approver,
-                        ApprovalMode::Always,
                         &mut mcp_state,
                         request.call,
                     );
@@ -547,17 +520,16 @@ fn steered<'a>(
     tx: &Sender<AppEvent>,
     view: &PageView,
 ) -> (WorkbenchEnvironment<'a>, Box<dyn Approver>) {
-    session.environment.set_cancel(run.cancel.clone());
-    let approver = WorkbenchApprover {
-        tx: tx.clone(),
-        mode: Arc::clone(&run.approval),
-    };
+    session
+        .environment
+        .inner_mut()
+        .set_cancel(run.cancel.clone());
+    let approver = WorkbenchApprover { tx: tx.clone() };
     let environment = WorkbenchEnvironment {
         inner: &mut session.environment,
         tx: tx.clone(),
         paused: run.paused.clone(),
         stop: run.stop.clone(),
-        secrets: session.secrets.clone(),
         view: view.clone(),
         picture: None,
     };
@@ -581,9 +553,8 @@ async fn run_agent(
     }
     let mut setup = session.agent_setup();
     setup.config.max_steps = run.max_steps;
-    // The agent asks about every action; the approver applies the mode the
-    // person has chosen at that moment.
-    setup.config.approval = ApprovalMode::Always;
+    // The road reads the mode the person has chosen at each action.
+    setup.approval = LiveMode::following(run.approval.clone());
     let (environment, approver) = steered(session, &run, tx, view);
     let mut agent = setup.agent(environment, approver, run.stop.clone());
     let (outcome, shutting_down) = while_running(
@@ -619,19 +590,14 @@ async fn run_recipe_here(
 ) -> bool {
     let mut setup = session.agent_setup();
     setup.config.max_steps = run.max_steps;
-    setup.config.approval = ApprovalMode::Always;
+    setup.approval = LiveMode::following(run.approval.clone());
     // `agent("…")` asks the person like any run; without a model it fails
     // with its reason.
     let sub_agent = (with_model && session.model().is_ok()).then(|| {
-        let (tx, mode) = (tx.clone(), Arc::clone(&run.approval));
+        let tx = tx.clone();
         LlmSubAgent {
             setup: setup.clone(),
-            approver: Box::new(move || {
-                Box::new(WorkbenchApprover {
-                    tx: tx.clone(),
-                    mode: Arc::clone(&mode),
-                })
-            }),
+            approver: Box::new(move || Box::new(WorkbenchApprover { tx: tx.clone() })),
             stop: run.stop.clone(),
         }
     });
@@ -643,7 +609,6 @@ async fn run_recipe_here(
         &name,
         format!("recipe {name}"),
         approver,
-        ApprovalMode::Always,
         sub_agent,
         &cancel,
     );

@@ -14,7 +14,7 @@ mod record;
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -22,12 +22,12 @@ use std::time::Duration;
 use tokio::sync::{mpsc, watch};
 
 use crate::actions::ActionResult;
-use crate::agent::ApprovalMode;
+use crate::environment::ApprovalMode;
 use crate::llm::{stop_pair, StopHandle};
 use crate::script::CancelFlag;
 use crate::session::Prepared;
 
-use self::browser::{browser_task, mode_code, BrowserCommand, BrowserSetup, RunControl};
+use self::browser::{browser_task, BrowserCommand, BrowserSetup, RunControl};
 pub use self::record::{export_session, SessionRecord};
 use super::app::AppState;
 use super::event::{AppEvent, Effect};
@@ -130,7 +130,9 @@ pub struct Services {
     tx: Sender<AppEvent>,
     browser: mpsc::UnboundedSender<BrowserCommand>,
     highlight: watch::Sender<Option<u32>>,
-    approval: Arc<AtomicU8>,
+    /// The approval mode the person has chosen; every road of the
+    /// workbench reads it at each action.
+    approval: watch::Sender<ApprovalMode>,
     paused: watch::Sender<bool>,
     stop: Option<StopHandle>,
     cancel: CancelFlag,
@@ -161,7 +163,7 @@ fn start_mcp(
     runtime: &tokio::runtime::Runtime,
     prepared: &Prepared,
     browser: &mpsc::UnboundedSender<BrowserCommand>,
-    approval: &Arc<AtomicU8>,
+    approval: &watch::Sender<ApprovalMode>,
     max_steps: usize,
     tx: &Sender<AppEvent>,
 ) -> Arc<tokio::sync::Notify> {
@@ -170,7 +172,7 @@ fn start_mcp(
     let changed = Arc::new(tokio::sync::Notify::new());
     let _guard = runtime.enter();
     server.notify_on(Arc::clone(&changed));
-    let (browser, approval) = (browser.clone(), Arc::clone(approval));
+    let (browser, approval) = (browser.clone(), approval.clone());
     runtime.spawn(async move {
         while let Some(request) = requests.recv().await {
             let (_, paused) = watch::channel(false);
@@ -179,7 +181,7 @@ fn start_mcp(
                 cancel: CancelFlag::new(),
                 paused,
                 max_steps,
-                approval: Arc::clone(&approval),
+                approval: approval.subscribe(),
             };
             if browser.send(BrowserCommand::Mcp { request, run }).is_err() {
                 break;
@@ -231,7 +233,7 @@ impl Services {
         let (show_page, show_page_rx) = watch::channel(false);
         let model = prepared.model().map(|_| ());
         let max_steps = prepared.config.agent.max_steps;
-        let approval = Arc::new(AtomicU8::new(mode_code(prepared.config.agent.approve)));
+        let (approval, _) = watch::channel(prepared.config.agent.approve);
         let tools_changed = options
             .mcp
             .then(|| start_mcp(&runtime, &prepared, &browser, &approval, max_steps, &tx));
@@ -291,7 +293,7 @@ impl Services {
 
     /// The controls of a new run: a fresh stop and cancel, unpaused.
     fn new_run(&mut self, approval: ApprovalMode) -> RunControl {
-        self.approval.store(mode_code(approval), Ordering::Relaxed);
+        self.approval.send_replace(approval);
         let (handle, signal) = stop_pair();
         self.stop = Some(handle);
         self.cancel = CancelFlag::new();
@@ -301,7 +303,7 @@ impl Services {
             cancel: self.cancel.clone(),
             paused: self.paused.subscribe(),
             max_steps: self.max_steps,
-            approval: Arc::clone(&self.approval),
+            approval: self.approval.subscribe(),
         }
     }
 
@@ -398,7 +400,7 @@ impl EffectHandler for Services {
                 }
             }
             Effect::SetApprovalMode(mode) => {
-                self.approval.store(mode_code(mode), Ordering::Relaxed)
+                self.approval.send_replace(mode);
             }
             Effect::RunRecipe { name, approval } => {
                 let run = self.new_run(approval);

@@ -1,5 +1,6 @@
-//! The approval gate: which actions a person must confirm, how they are
-//! asked, and what an approval is bound to.
+//! Approvals: which actions a person must confirm, who answers, and what
+//! an approval is bound to. The gate that asks is part of the
+//! [`super::Road`].
 //!
 //! An approval covers one exact action on one element of one page. If the
 //! page changed between the question and the execution (the person took
@@ -11,16 +12,9 @@ use std::pin::Pin;
 use std::str::FromStr;
 
 use serde_json::Value;
+use tokio::sync::watch;
 
-use crate::actions::{Action, ActionResult, Catalog, Risk, Target};
-use crate::dom::{element_line, PageState};
-use crate::events::{ApprovalRecord, Event, Verdict};
-
-use super::Environment;
-
-/// How often a person is asked again when the page keeps changing under an
-/// approval before the action is refused.
-const MAX_APPROVAL_ROUNDS: usize = 3;
+use crate::actions::{Action, Risk, Target};
 
 /// A boxed future, so [`Approver`] stays usable as a trait object (the TUI
 /// and the headless runner hand in different ones).
@@ -81,6 +75,36 @@ impl FromStr for ApprovalMode {
     }
 }
 
+/// The approval mode as it is at each moment: fixed for a headless run,
+/// changed by the person in the workbench while a run goes on. The gate
+/// reads it for every action, so whoever answers never decides twice.
+#[derive(Debug, Clone)]
+pub struct LiveMode(watch::Receiver<ApprovalMode>);
+
+impl LiveMode {
+    /// A mode that never changes.
+    pub fn fixed(mode: ApprovalMode) -> Self {
+        LiveMode(watch::channel(mode).1)
+    }
+
+    /// A mode the holder of the sender changes; the road sees each change
+    /// from the next action on.
+    pub fn following(receiver: watch::Receiver<ApprovalMode>) -> Self {
+        LiveMode(receiver)
+    }
+
+    /// The mode now.
+    pub fn now(&self) -> ApprovalMode {
+        *self.0.borrow()
+    }
+}
+
+impl From<ApprovalMode> for LiveMode {
+    fn from(mode: ApprovalMode) -> Self {
+        LiveMode::fixed(mode)
+    }
+}
+
 /// What the person is asked to decide.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ApprovalRequest {
@@ -121,7 +145,8 @@ pub enum ApprovalDecision {
 }
 
 /// Whoever answers approvals and `ask_user` questions: the TUI's modal, or
-/// the headless rules.
+/// the headless rules. It is only asked about actions the live mode says
+/// need a yes.
 pub trait Approver: Send {
     /// Decides about one action.
     fn approve<'a>(&'a mut self, request: &'a ApprovalRequest) -> BoxFuture<'a, ApprovalDecision>;
@@ -184,126 +209,6 @@ impl ApprovalBinding {
         self.action == action.to_json()
             && self.target.as_ref() == action.target()
             && same_page(&self.url, url)
-    }
-}
-
-/// What the gate decided about one action.
-#[derive(Debug, Clone, PartialEq)]
-pub enum GateOutcome {
-    /// Run this action: the one proposed, or the person's edit, validated
-    /// again.
-    Run(Action),
-    /// Do not run it; the result says why, for the model.
-    Refused(ActionResult),
-    /// The person stopped the whole run; the result is the step's.
-    Stopped(ActionResult),
-}
-
-/// The one approval gate: agent steps, recipe steps and custom actions a
-/// script calls all pass through it, so an approval means the same thing
-/// wherever it is asked.
-///
-/// It asks when `mode` requires it for the action's effective risk on this
-/// page, records every decision as an `approval` event, validates an edit
-/// with `catalog`, and asks again (up to three times) when the page
-/// changed between the question and the answer.
-pub struct Gate<'a> {
-    /// Who answers.
-    pub approver: &'a mut dyn Approver,
-    /// When to ask.
-    pub mode: ApprovalMode,
-    /// The catalog an edited action is validated with.
-    pub catalog: &'a Catalog,
-    /// Where approval records go.
-    pub emit: &'a (dyn Fn(Event) + Send + Sync),
-}
-
-impl Gate<'_> {
-    /// Decides about `action`, proposed at `step` on `page` for
-    /// `next_goal`.
-    pub async fn pass<E: Environment>(
-        &mut self,
-        environment: &mut E,
-        step: usize,
-        mut action: Action,
-        page: &PageState,
-        next_goal: &str,
-    ) -> GateOutcome {
-        let mut rounds = 0;
-        loop {
-            let facts = environment.risk_facts(&action, page).await;
-            let risk = action.effective_risk(&facts);
-            if !self.mode.requires(&action, risk) {
-                return GateOutcome::Run(action);
-            }
-            rounds += 1;
-            let url = environment
-                .current_url()
-                .await
-                .unwrap_or_else(|| page.url.clone());
-            if rounds > MAX_APPROVAL_ROUNDS {
-                return GateOutcome::Refused(ActionResult::denied(
-                    "the page kept changing while approval was asked; the action was not run",
-                ));
-            }
-            let request = ApprovalRequest {
-                step,
-                element: match action.target() {
-                    Some(Target::Index { index }) => page
-                        .elements
-                        .iter()
-                        .find(|e| e.index == *index)
-                        .map(element_line),
-                    _ => None,
-                },
-                action: action.clone(),
-                risk,
-                url: url.clone(),
-                next_goal: next_goal.to_string(),
-            };
-            let decision = self.approver.approve(&request).await;
-            let (verdict, note) = match &decision {
-                ApprovalDecision::Approve { note } => (Verdict::Approved, note.clone()),
-                ApprovalDecision::Edit(_) => (Verdict::Edited, None),
-                ApprovalDecision::Deny { reason } => (Verdict::Denied, Some(reason.clone())),
-                ApprovalDecision::Stop => (Verdict::Stopped, None),
-            };
-            (self.emit)(Event::Approval(ApprovalRecord {
-                step,
-                action: action.to_json(),
-                risk,
-                url: url.clone(),
-                decision: verdict,
-                note,
-            }));
-            let approved = match decision {
-                ApprovalDecision::Approve { .. } => action.clone(),
-                ApprovalDecision::Edit(edited) => match self.catalog.parse(&edited.to_json()) {
-                    Ok(edited) => edited,
-                    Err(error) => {
-                        return GateOutcome::Refused(ActionResult::invalid_params(format!(
-                            "the person's edit is not valid: {error}"
-                        )))
-                    }
-                },
-                ApprovalDecision::Deny { reason } => {
-                    return GateOutcome::Refused(ActionResult::denied(reason))
-                }
-                ApprovalDecision::Stop => {
-                    return GateOutcome::Stopped(ActionResult::denied("the person stopped the run"))
-                }
-            };
-            let binding = ApprovalBinding::new(&approved, &url);
-            let now = environment
-                .current_url()
-                .await
-                .unwrap_or_else(|| url.clone());
-            action = approved;
-            if binding.covers(&action, &now) {
-                return GateOutcome::Run(action);
-            }
-            tracing::info!(step, from = %url, to = %now, "page changed during approval; asking again");
-        }
     }
 }
 

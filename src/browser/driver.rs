@@ -1,6 +1,9 @@
-//! The agent's [`Environment`] on a real browser tab: observations from
-//! [`Tab::observe`], actions through the browser executor, and risk facts
-//! read from the page itself.
+//! The session's hold on its browser: observations from [`Tab::observe`],
+//! actions through the executor, risk facts read from the page itself,
+//! and what an action causes beyond its page (downloads, tabs it opens).
+//! It is what every environment of a session ends in
+//! (`environment::Environment` is implemented for it over there, so the
+//! browser knows nothing of who chose an action).
 //!
 //! It also keeps a run going through browser faults: when the browser
 //! process dies, the next observation starts a new one with the same
@@ -13,21 +16,16 @@ use std::sync::{Arc, RwLock};
 
 use serde_json::json;
 
-use crate::actions::{Action, ActionResult, FailureReason, RiskFacts, Target, TargetFacts};
-use crate::browser::act::{ExecOptions, Executor};
-use tokio::sync::mpsc::UnboundedSender;
-
-use crate::browser::shot::{self, MarkColors};
-use crate::browser::{
-    BlockedNavigation, BrowserError, BrowserSession, ObserveOptions, StorageState, Tab,
-};
+use crate::actions::{Action, ActionResult, FailureReason, Target, TargetFacts};
 use crate::dom::PageState;
-use crate::events::Event;
-use crate::llm::LlmClient;
+use crate::events::{Event, EventSink};
+use crate::secrets::Secrets;
 use crate::sitemap::SitemapSet;
 use crate::vision::{Screenshot, ShotRegion, ShotRequest};
 
-use super::{listing_risk_facts, Environment, EnvironmentError, Secrets};
+use super::act::{ExecOptions, Executor};
+use super::shot::{self, MarkColors};
+use super::{BlockedNavigation, BrowserError, BrowserSession, ObserveOptions, StorageState, Tab};
 
 /// Reads, from the element itself, what decides an action's risk: tag,
 /// type, link target, and whether activating it submits a form (the
@@ -41,9 +39,20 @@ const TARGET_FACTS_JS: &str = "(el) => { \
     return { tag, type: type || null, inForm: !!form, isSubmit: submits, \
         href: el.getAttribute('href'), download: el.hasAttribute('download') }; }";
 
-/// One tab driven by the agent.
+/// Why the page could not be observed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct DriverError {
+    /// What went wrong, for the person and the model.
+    pub message: String,
+    /// Whether no browser could be had (the run must end), rather than a
+    /// fault the next step may get past.
+    pub fatal: bool,
+}
+
+/// One tab driven for a session (and the tabs it opened).
 #[derive(Debug)]
-pub struct BrowserEnvironment {
+pub struct Driver {
     tab: Tab,
     exec: ExecOptions,
     observe: ObserveOptions,
@@ -59,9 +68,7 @@ pub struct BrowserEnvironment {
     /// Refusals of the allowed domains already reported (a guard mark).
     reported: u64,
     /// Where refusals the page caused on its own are reported.
-    events: Option<UnboundedSender<Event>>,
-    /// The model `extract` asks, and the secrets masked in what it is sent.
-    extract: Option<(Arc<LlmClient>, Secrets)>,
+    events: Option<EventSink>,
     /// The cookies at the last observation, put into a relaunched browser
     /// so a run on a profile or a state file stays signed in: Chromium
     /// writes cookies to disk in batches, so a killed one loses the last
@@ -75,7 +82,7 @@ pub struct BrowserEnvironment {
     /// A click on a download link counts as a commit.
     downloads_commit: bool,
     /// Values covered in the `screenshot` action's pictures.
-    secrets: Secrets,
+    covered: Secrets,
 }
 
 /// How long an action's result waits for the downloads it started.
@@ -88,12 +95,12 @@ const READ_FILE_MAX_BYTES: u64 = 8 * 1024 * 1024;
 /// How many times a run relaunches a dead browser before it gives up.
 pub const MAX_RELAUNCHES: usize = 3;
 
-impl BrowserEnvironment {
+impl Driver {
     /// Drives `tab`; `goto_page` searches `sitemaps` as they are at each
     /// step (a watcher may replace them in between).
     pub fn new(tab: Tab, exec: ExecOptions, sitemaps: Arc<RwLock<SitemapSet>>) -> Self {
         let reported = tab.guard().map_or(0, |g| g.mark());
-        BrowserEnvironment {
+        Driver {
             tab,
             exec,
             observe: ObserveOptions::default(),
@@ -104,19 +111,18 @@ impl BrowserEnvironment {
             relaunches: 0,
             reported,
             events: None,
-            extract: None,
             cookies: None,
             others: Vec::new(),
             follow_new_tabs: false,
             downloads_commit: false,
-            secrets: Secrets::new(),
+            covered: Secrets::new(),
         }
     }
 
     /// Covers text fields holding one of these values in the pictures the
     /// `screenshot` action writes.
     pub fn with_secrets(mut self, secrets: Secrets) -> Self {
-        self.secrets = secrets;
+        self.covered = secrets;
         self
     }
 
@@ -140,16 +146,9 @@ impl BrowserEnvironment {
         launch.profile.is_some() || launch.state.is_some()
     }
 
-    /// Lets the `extract` action ask `llm`; page text sent to it has the
-    /// values of `secrets` masked, as the agent's own prompts do.
-    pub fn with_llm(mut self, llm: Arc<LlmClient>, secrets: Secrets) -> Self {
-        self.extract = Some((llm, secrets));
-        self
-    }
-
     /// Reports navigations the allowed domains refused outside any action
     /// (a page's own timer or script) as non-fatal `error` events here.
-    pub fn with_events(mut self, events: UnboundedSender<Event>) -> Self {
+    pub fn with_events(mut self, events: EventSink) -> Self {
         self.events = Some(events);
         self
     }
@@ -184,7 +183,7 @@ impl BrowserEnvironment {
     }
 }
 
-impl BrowserEnvironment {
+impl Driver {
     /// Refusals since the last report, marked as reported.
     fn take_blocked(&mut self) -> Vec<BlockedNavigation> {
         let Some(guard) = self.tab.guard() else {
@@ -202,22 +201,19 @@ impl BrowserEnvironment {
     fn report_blocked(&self, blocked: &[BlockedNavigation]) {
         let Some(events) = &self.events else { return };
         for b in blocked {
-            let event = Event::Error {
+            events.send(Event::Error {
                 error: format!("blocked a navigation to {}: {}", b.url, b.reason),
                 fatal: false,
-            };
-            if events.send(event).is_err() {
-                tracing::debug!("no one is listening to environment events any more");
-            }
+            });
         }
     }
 
     /// The browser is gone: start another with the same options and reopen
     /// the last page. The error says what happened; it is fatal only when
     /// no browser could be had.
-    async fn relaunch(&mut self, reason: String) -> EnvironmentError {
+    async fn relaunch(&mut self, reason: String) -> DriverError {
         if self.relaunches >= MAX_RELAUNCHES {
-            return EnvironmentError {
+            return DriverError {
                 message: format!(
                     "the browser is gone ({reason}) and was already relaunched {MAX_RELAUNCHES} times; giving up"
                 ),
@@ -230,7 +226,7 @@ impl BrowserEnvironment {
         let session = match BrowserSession::start(options).await {
             Ok(session) => session,
             Err(error) => {
-                return EnvironmentError {
+                return DriverError {
                     message: format!(
                         "the browser is gone ({reason}) and could not be relaunched: {error}"
                     ),
@@ -246,7 +242,7 @@ impl BrowserEnvironment {
         let tab = match session.new_tab("about:blank").await {
             Ok(tab) => tab,
             Err(error) => {
-                return EnvironmentError {
+                return DriverError {
                     message: format!(
                         "the browser is gone ({reason}); a new one started but could not open a tab: {error}"
                     ),
@@ -266,7 +262,7 @@ impl BrowserEnvironment {
         self.tab = tab;
         self.replacement = Some(session);
         self.last = None;
-        EnvironmentError {
+        DriverError {
             message: format!(
                 "the browser was gone ({reason}); started a new one (relaunch {} of at most {MAX_RELAUNCHES}) and {reopened}",
                 self.relaunches
@@ -278,7 +274,7 @@ impl BrowserEnvironment {
     /// A renderer that crashed answers nothing; loading the page again
     /// gives the tab a new one. A tab that cannot load (closed under us)
     /// is replaced.
-    async fn reload_after_crash(&mut self, error: BrowserError) -> EnvironmentError {
+    async fn reload_after_crash(&mut self, error: BrowserError) -> DriverError {
         let url = self
             .last_url
             .clone()
@@ -292,7 +288,7 @@ impl BrowserEnvironment {
             ),
         };
         self.last = None;
-        EnvironmentError {
+        DriverError {
             message: format!("the page could not be observed ({error}); {reloaded}"),
             fatal: false,
         }
@@ -382,21 +378,9 @@ impl BrowserEnvironment {
             },
         )
     }
-
-    /// The URL a `navigate` action would load, when it can be known here.
-    fn navigate_target(&self, action: &Action) -> Option<String> {
-        let Action::Navigate { url } = action else {
-            return None;
-        };
-        if let Ok(parsed) = url::Url::parse(url) {
-            return Some(parsed.to_string());
-        }
-        let base = url::Url::parse(self.last_url.as_deref()?).ok()?;
-        base.join(url).ok().map(|u| u.to_string())
-    }
 }
 
-impl BrowserEnvironment {
+impl Driver {
     /// Adds what an action caused beyond its page to its result: the
     /// files it downloaded, and a tab it opened (switched to, unless
     /// configured otherwise).
@@ -642,14 +626,14 @@ impl BrowserEnvironment {
             region,
             width: u32::MAX,
             marks: false,
-            secrets: self.secrets.values(),
+            secrets: self.covered.values(),
+            png: true,
         };
         let shot = match Box::pin(shot::capture(
             &self.tab,
             self.last.as_ref(),
             &request,
             &MarkColors::default(),
-            true,
         ))
         .await
         {
@@ -760,11 +744,9 @@ impl BrowserEnvironment {
             }
         };
         let clipped = text.chars().count() > READ_FILE_LIMIT;
+        // Secrets the file holds are masked above, at the environment's
+        // boundary, like everything else a page hands back.
         let shown: String = text.chars().take(READ_FILE_LIMIT).collect();
-        let shown = match &self.extract {
-            Some((_, secrets)) => secrets.mask(&shown),
-            None => shown,
-        };
         ActionResult::ok_with(json!({
             "file": file.display().to_string(),
             "size": size,
@@ -823,16 +805,19 @@ fn is_navigation(action: &Action) -> bool {
     )
 }
 
-fn environment_error(error: BrowserError) -> EnvironmentError {
+fn driver_error(error: BrowserError) -> DriverError {
     let fatal = matches!(error, BrowserError::Disconnected(_));
-    EnvironmentError {
+    DriverError {
         message: error.to_string(),
         fatal,
     }
 }
 
-impl Environment for BrowserEnvironment {
-    async fn observe(&mut self) -> Result<PageState, EnvironmentError> {
+impl Driver {
+    /// The page as it is now. A browser that died is relaunched (up to
+    /// [`MAX_RELAUNCHES`] times) and a crashed page reloaded; the error
+    /// then says so and is fatal only when no browser could be had.
+    pub async fn observe(&mut self) -> Result<PageState, DriverError> {
         // The cookie read runs beside the walk, so it adds no wait.
         let (observed, cookies) = if self.keeps_sign_ins() {
             let (observed, cookies) =
@@ -882,7 +867,7 @@ impl Environment for BrowserEnvironment {
                 {
                     return Err(self.reload_after_crash(error).await);
                 }
-                return Err(environment_error(error));
+                return Err(driver_error(error));
             }
         };
         self.last_url = Some(state.url.clone());
@@ -890,7 +875,10 @@ impl Environment for BrowserEnvironment {
         Ok(state)
     }
 
-    async fn execute(&mut self, action: &Action) -> ActionResult {
+    /// Runs one action on the page last observed; a failure is a result.
+    /// What it caused beyond the page (downloads, a tab it opened, a
+    /// navigation the allowed domains refused) is added to the result.
+    pub async fn execute(&mut self, action: &Action) -> ActionResult {
         match action {
             Action::Screenshot {
                 path,
@@ -912,29 +900,11 @@ impl Environment for BrowserEnvironment {
             Some(_) => self.tab.open_tabs().await.ok(),
             None => None,
         };
-        // `data:` and `javascript:` never reach the network, so the
-        // interception would not see them: refuse them before sending.
-        if let Some(url) = self.navigate_target(action) {
-            if let Err(BrowserError::Blocked { url, reason }) = self.tab.check_navigation(&url) {
-                let _ = self.take_blocked();
-                return ActionResult::blocked(format!("navigation to {url} blocked: {reason}"));
-            }
-        }
         // Refusals before the action were the page's own doing.
         let earlier = self.take_blocked();
         self.report_blocked(&earlier);
         let sitemaps = self.sitemap_snapshot();
-        let extract = self.extract.clone();
-        let mask = |text: &str| match &extract {
-            Some((_, secrets)) => secrets.mask(text),
-            None => text.to_string(),
-        };
-        let mut executor = Executor::new(&self.tab, self.exec.clone())
-            .with_sitemaps(&sitemaps)
-            .with_page_filter(&mask);
-        if let Some((llm, _)) = &extract {
-            executor = executor.with_llm(llm);
-        }
+        let executor = Executor::new(&self.tab, self.exec.clone()).with_sitemaps(&sitemaps);
         let result = executor.execute(action, self.last.as_ref()).await;
         let result = match result {
             ActionResult::Failure {
@@ -948,35 +918,35 @@ impl Environment for BrowserEnvironment {
         };
         let result = self.after_action(result, download_mark, tabs_before).await;
         let left = self.leave_refused_document().await;
+        // The executor turned a refusal during the action into `blocked`
+        // (its one place for it); what is left here is to mark them seen
+        // and to give the agent its page back.
         let blocked = self.take_blocked();
-        if blocked.is_empty() {
-            return result;
-        }
-        let message = match result {
-            // The executor may already have said so in its own words.
-            ActionResult::Failure {
-                reason: FailureReason::Blocked,
-                message,
-            } => message,
-            _ => {
+        match (result, left) {
+            (
+                ActionResult::Failure {
+                    reason: FailureReason::Blocked,
+                    message,
+                },
+                left,
+            ) => match left.or(self.restore_after_block().await) {
+                Some(restored) => ActionResult::blocked(format!("{message}; {restored}")),
+                None => ActionResult::blocked(message),
+            },
+            // A document that never touched the network (a `blob:` the
+            // page built) got past the interception during the action.
+            (_, Some(left)) => ActionResult::blocked(format!("{} ran, but {left}", action.name())),
+            (other, None) => {
+                // Refused after the action's own wait (a timer of the
+                // page's): the page's doing, reported like one.
                 self.report_blocked(&blocked);
-                let list: Vec<String> = blocked
-                    .iter()
-                    .map(|b| format!("{} ({})", b.url, b.reason))
-                    .collect();
-                format!(
-                    "the page tried to load a URL outside the allowed domains and was stopped: {}",
-                    list.join("; ")
-                )
+                other
             }
-        };
-        match left.or(self.restore_after_block().await) {
-            Some(restored) => ActionResult::blocked(format!("{message}; {restored}")),
-            None => ActionResult::blocked(message),
         }
     }
 
-    async fn current_url(&mut self) -> Option<String> {
+    /// The URL of the driven tab now.
+    pub async fn current_url(&mut self) -> Option<String> {
         match self.tab.url().await {
             Ok(url) => Some(url),
             Err(error) => {
@@ -986,22 +956,24 @@ impl Environment for BrowserEnvironment {
         }
     }
 
-    async fn screenshot(&mut self, request: &ShotRequest) -> Option<Result<Screenshot, String>> {
+    /// A picture of the page as last observed, as `request` asks.
+    pub async fn screenshot(&mut self, request: &ShotRequest) -> Result<Screenshot, BrowserError> {
         // Boxed: the capture's state is large, and the futures of a run,
         // a recipe or an MCP call nest it on a thread's stack.
-        let shot = Box::pin(shot::capture(
+        Box::pin(shot::capture(
             &self.tab,
             self.last.as_ref(),
             request,
             &MarkColors::default(),
-            false,
         ))
-        .await;
-        Some(shot.map_err(|e| e.to_string()))
+        .await
     }
 
-    async fn risk_facts(&mut self, action: &Action, page: &PageState) -> RiskFacts {
-        let mut facts = listing_risk_facts(action, page);
+    /// What decides the risk of acting on `action`'s target, read from the
+    /// element itself (the listing does not show form membership); `None`
+    /// for an action without a target, or one whose element is gone (the
+    /// executor will say so).
+    pub async fn target_facts(&mut self, action: &Action, page: &PageState) -> Option<TargetFacts> {
         let reply = match action.target() {
             Some(Target::Index { index }) => {
                 self.tab
@@ -1014,21 +986,21 @@ impl Environment for BrowserEnvironment {
                     .eval_on_selector(selector.as_str(), &first, json!({}))
                     .await
             }
-            None => return facts,
+            None => return None,
         };
         match reply {
             Ok(value) if value.is_object() => {
                 let mut target = target_facts(&value);
                 // Downloads are a commit only when the person said so.
                 target.download &= self.downloads_commit;
-                facts.target = Some(target);
+                Some(target)
             }
-            Ok(_) => {}
-            // The element may be gone; the executor will say so. The risk
-            // stays what the listing shows.
-            Err(error) => tracing::debug!(%error, "reading the target's risk facts"),
+            Ok(_) => None,
+            Err(error) => {
+                tracing::debug!(%error, "reading the target's risk facts");
+                None
+            }
         }
-        facts
     }
 }
 

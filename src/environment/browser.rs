@@ -1,0 +1,49 @@
+//! The browser's [`Driver`] as an [`Environment`]. The behaviour is the
+//! driver's; this only gives it the environment's face, so the browser
+//! module knows nothing of who chooses actions or how they are approved.
+
+use crate::actions::{Action, ActionResult, RiskFacts};
+use crate::browser::{Driver, DriverError};
+use crate::dom::PageState;
+use crate::vision::{Screenshot, ShotRequest};
+
+use super::{listing_risk_facts, Environment, EnvironmentError};
+
+impl From<DriverError> for EnvironmentError {
+    fn from(error: DriverError) -> Self {
+        EnvironmentError {
+            message: error.message,
+            fatal: error.fatal,
+        }
+    }
+}
+
+impl Environment for Driver {
+    async fn observe(&mut self) -> Result<PageState, EnvironmentError> {
+        Ok(Driver::observe(self).await?)
+    }
+
+    async fn execute(&mut self, action: &Action) -> ActionResult {
+        Driver::execute(self, action).await
+    }
+
+    async fn current_url(&mut self) -> Option<String> {
+        Driver::current_url(self).await
+    }
+
+    async fn risk_facts(&mut self, action: &Action, page: &PageState) -> RiskFacts {
+        let mut facts = listing_risk_facts(action, page);
+        if let Some(target) = self.target_facts(action, page).await {
+            facts.target = Some(target);
+        }
+        facts
+    }
+
+    async fn screenshot(&mut self, request: &ShotRequest) -> Option<Result<Screenshot, String>> {
+        Some(
+            Driver::screenshot(self, request)
+                .await
+                .map_err(|e| e.to_string()),
+        )
+    }
+}

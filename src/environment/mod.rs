@@ -1,0 +1,146 @@
+//! Where an action runs, and the one road to it.
+//!
+//! This module stands between the ones that choose actions (the agent, a
+//! recipe, an MCP client, a person at the `:` line) and the browser that
+//! runs them. Every chosen action travels the same [`Road`] downwards,
+//! once:
+//!
+//! 1. the policy refuses what is switched off (`execute_javascript`), before
+//!    anyone is asked;
+//! 2. the approval gate asks a person when the live [`ApprovalMode`] says so,
+//!    and only then records an approval;
+//! 3. the [`Environment`] runs it: behaviour a caller adds around a run (the
+//!    workbench's pause and page forwarding, a script's custom actions and
+//!    locators) wraps the environment from outside and calls the inner one
+//!    once; at the bottom, [`Masked`] fills `<secret>NAME</secret>`
+//!    placeholders with their values on the way down and masks every value
+//!    in what comes back up, so nothing above it ever holds a secret;
+//! 4. `extract` hands the page text the browser read to an [`Extractor`] on
+//!    the model's side of the house (the browser never asks a model).
+//!
+//! The browser's own environment is [`crate::browser::Driver`]; its
+//! [`Environment`] face is in `browser.rs` here, so the browser knows
+//! nothing of this module.
+
+mod approval;
+mod browser;
+mod masked;
+mod road;
+
+use std::future::Future;
+
+use crate::actions::{Action, ActionResult, RiskFacts, Target, TargetFacts};
+use crate::dom::PageState;
+use crate::vision::{Screenshot, ShotRequest};
+
+pub use approval::{
+    ApprovalBinding, ApprovalDecision, ApprovalMode, ApprovalRequest, Approver, BoxFuture,
+    HeadlessApprover, LiveMode,
+};
+pub use masked::{CatalogSource, Masked};
+pub use road::{Extractor, Passage, Policy, Road};
+
+/// A failure of the environment (the browser) outside an action.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct EnvironmentError {
+    /// What went wrong, for the person and the model.
+    pub message: String,
+    /// Whether the run must end (the browser is gone) rather than try the
+    /// next step.
+    pub fatal: bool,
+}
+
+/// Where actions run and pages are observed. The real one is a browser tab
+/// ([`crate::browser::Driver`]); tests use scripted ones.
+pub trait Environment: Send {
+    /// The page as it is now.
+    fn observe(&mut self) -> impl Future<Output = Result<PageState, EnvironmentError>> + Send;
+
+    /// Runs one action on the page last observed. Failures are results,
+    /// not errors.
+    fn execute(&mut self, action: &Action) -> impl Future<Output = ActionResult> + Send;
+
+    /// The URL of the page now, cheaply, to check that an approval still
+    /// holds.
+    fn current_url(&mut self) -> impl Future<Output = Option<String>> + Send;
+
+    /// Facts that decide the action's risk on this page. The default reads
+    /// them from the listing; a browser may look closer (form membership).
+    fn risk_facts(
+        &mut self,
+        action: &Action,
+        page: &PageState,
+    ) -> impl Future<Output = RiskFacts> + Send {
+        let facts = listing_risk_facts(action, page);
+        async move { facts }
+    }
+
+    /// A picture of the page as last observed, its listed elements marked
+    /// when asked. `None` when there is nothing to take a picture of (a
+    /// scripted page); a capture that failed is an error text for the
+    /// caller to report, never a crash.
+    fn screenshot(
+        &mut self,
+        request: &ShotRequest,
+    ) -> impl Future<Output = Option<Result<Screenshot, String>>> + Send {
+        let _ = request;
+        async { None }
+    }
+}
+
+/// An environment lent for a while (to a sub-agent, a recipe) is still an
+/// environment, so nothing needs a forwarding wrapper.
+impl<E: Environment> Environment for &mut E {
+    fn observe(&mut self) -> impl Future<Output = Result<PageState, EnvironmentError>> + Send {
+        (**self).observe()
+    }
+
+    fn execute(&mut self, action: &Action) -> impl Future<Output = ActionResult> + Send {
+        (**self).execute(action)
+    }
+
+    fn current_url(&mut self) -> impl Future<Output = Option<String>> + Send {
+        (**self).current_url()
+    }
+
+    fn risk_facts(
+        &mut self,
+        action: &Action,
+        page: &PageState,
+    ) -> impl Future<Output = RiskFacts> + Send {
+        (**self).risk_facts(action, page)
+    }
+
+    fn screenshot(
+        &mut self,
+        request: &ShotRequest,
+    ) -> impl Future<Output = Option<Result<Screenshot, String>>> + Send {
+        (**self).screenshot(request)
+    }
+}
+
+/// Risk facts read from the listing alone: the page URL and the tag,
+/// type, href and download flag of an indexed target.
+pub fn listing_risk_facts(action: &Action, page: &PageState) -> RiskFacts {
+    let target = match action.target() {
+        Some(Target::Index { index }) => {
+            page.elements
+                .iter()
+                .find(|e| e.index == *index)
+                .map(|e| TargetFacts {
+                    tag: e.tag.clone(),
+                    input_type: e.attribute("type").map(str::to_ascii_lowercase),
+                    in_form: false,
+                    is_submit: false,
+                    href: e.attribute("href").map(str::to_owned),
+                    download: e.attribute("download").is_some(),
+                })
+        }
+        _ => None,
+    };
+    RiskFacts {
+        page_url: Some(page.url.clone()),
+        target,
+    }
+}

@@ -1,0 +1,360 @@
+//! The one road from a chosen action to the page: the policy, the
+//! approval gate, the environment, and the model's side of `extract`.
+//! The agent's steps, a recipe's steps, an MCP client's calls and the
+//! person's own `:` actions all travel it, so a protection holds for each
+//! of them alike.
+
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+
+use crate::actions::{Action, ActionResult, Catalog, Target};
+use crate::dom::{element_line, PageState};
+use crate::events::{ApprovalRecord, Event, EventSink, Verdict};
+
+use super::approval::{ApprovalBinding, ApprovalDecision, ApprovalRequest};
+use super::{Approver, BoxFuture, Environment, LiveMode};
+
+/// How often a person is asked again when the page keeps changing under an
+/// approval before the action is refused.
+const MAX_APPROVAL_ROUNDS: usize = 3;
+
+/// What the configuration switches off, whoever asks and whatever the
+/// approval mode: refused before anyone is asked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Policy {
+    /// `execute_javascript` may run (`allow_javascript`).
+    pub allow_javascript: bool,
+}
+
+impl Policy {
+    /// Why `action` may not run at all, as the result the caller gets.
+    pub fn refusal(&self, action: &Action) -> Option<ActionResult> {
+        match action {
+            Action::ExecuteJavascript { .. } if !self.allow_javascript => {
+                Some(ActionResult::blocked(
+                    "execute_javascript is off; enable it with `allow_javascript: true` in the config or --allow-javascript",
+                ))
+            }
+            _ => None,
+        }
+    }
+}
+
+/// The model's side of `extract`: the browser reads the page, this answers
+/// the instruction from what it read. The page arrives as the browser
+/// returned it (`{url, title, text, clipped}`, secrets already masked).
+pub trait Extractor: Send + Sync {
+    /// The extracted data as `extract`'s result.
+    fn extract<'a>(
+        &'a self,
+        instruction: &'a str,
+        schema: Option<&'a Value>,
+        page: &'a Value,
+    ) -> BoxFuture<'a, ActionResult>;
+}
+
+/// How an action's trip along the road ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Passage {
+    /// It ran: the action that ran (the person may have edited it) and its
+    /// result.
+    Ran(Action, ActionResult),
+    /// It did not run: the policy or the person refused it. The result
+    /// says why, for whoever chose it.
+    Refused(ActionResult),
+    /// The person stopped the whole run at its approval.
+    Stopped(ActionResult),
+}
+
+impl Passage {
+    /// The result whoever chose the action reads.
+    pub fn result(&self) -> &ActionResult {
+        match self {
+            Passage::Ran(_, result) | Passage::Refused(result) | Passage::Stopped(result) => result,
+        }
+    }
+}
+
+/// The road: everything an action passes between whoever chose it and the
+/// environment that runs it. Each caller owns one (the agent, a recipe, an
+/// MCP session), built from the same parts.
+pub struct Road {
+    catalog: Catalog,
+    policy: Policy,
+    mode: LiveMode,
+    approver: Box<dyn Approver>,
+    events: EventSink,
+    extractor: Option<Arc<dyn Extractor>>,
+}
+
+impl std::fmt::Debug for Road {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Road")
+            .field("policy", &self.policy)
+            .field("mode", &self.mode.now())
+            .field("extractor", &self.extractor.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Road {
+    /// A road asking `approver` when `mode` says so, validating edits with
+    /// `catalog`, reporting on `events`. No policy refusals and no model
+    /// for `extract` until given.
+    pub fn new(
+        catalog: Catalog,
+        approver: Box<dyn Approver>,
+        mode: impl Into<LiveMode>,
+        events: EventSink,
+    ) -> Self {
+        Road {
+            catalog,
+            policy: Policy::default(),
+            mode: mode.into(),
+            approver,
+            events,
+            extractor: None,
+        }
+    }
+
+    /// Refuses what `policy` switches off.
+    pub fn with_policy(mut self, policy: Policy) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    /// Answers `extract` with this model side (without one, `extract` fails
+    /// saying a model is needed).
+    pub fn with_extractor(mut self, extractor: Option<Arc<dyn Extractor>>) -> Self {
+        self.extractor = extractor;
+        self
+    }
+
+    /// The catalog actions are checked against.
+    pub fn catalog(&self) -> &Catalog {
+        &self.catalog
+    }
+
+    /// Where the road reports.
+    pub fn events(&self) -> &EventSink {
+        &self.events
+    }
+
+    /// Asks whoever answers approvals; `None` when nobody can.
+    pub async fn ask_user(&mut self, question: &str) -> Option<String> {
+        self.approver.ask_user(question).await
+    }
+
+    /// The whole way for `action`, chosen at `step` on `page` for `goal`:
+    /// `tool_call`, the policy, the gate, `action_request`, the
+    /// environment (and the model for `extract`), `tool_result`. `done`,
+    /// `think` and `ask_user` touch no page: they pass without the
+    /// environment.
+    pub async fn travel<E: Environment>(
+        &mut self,
+        environment: &mut E,
+        step: usize,
+        action: Action,
+        page: &PageState,
+        goal: &str,
+    ) -> Passage {
+        self.events.send(Event::ToolCall {
+            name: action.name().to_string(),
+            parameters: action.params(),
+        });
+        let name = action.name().to_string();
+        let passage = match self.approve(environment, step, action, page, goal).await {
+            Err(passage) => passage,
+            Ok(approved) => {
+                let result = self.run(environment, step, &approved).await;
+                Passage::Ran(approved, result)
+            }
+        };
+        self.events.send(Event::ToolResult {
+            name,
+            result: passage.result().clone(),
+        });
+        passage
+    }
+
+    /// The policy and the gate alone, for an action whose caller runs it
+    /// itself (a custom action a script calls from its own thread): the
+    /// action to run, or how it was refused.
+    pub async fn approve<E: Environment>(
+        &mut self,
+        environment: &mut E,
+        step: usize,
+        mut action: Action,
+        page: &PageState,
+        goal: &str,
+    ) -> Result<Action, Passage> {
+        if let Some(refusal) = self.policy.refusal(&action) {
+            return Err(Passage::Refused(refusal));
+        }
+        let mut rounds = 0;
+        loop {
+            let facts = environment.risk_facts(&action, page).await;
+            let risk = action.effective_risk(&facts);
+            let mode = self.mode.now();
+            if !mode.requires(&action, risk) {
+                return Ok(action);
+            }
+            rounds += 1;
+            let url = environment
+                .current_url()
+                .await
+                .unwrap_or_else(|| page.url.clone());
+            if rounds > MAX_APPROVAL_ROUNDS {
+                return Err(Passage::Refused(ActionResult::denied(
+                    "the page kept changing while approval was asked; the action was not run",
+                )));
+            }
+            let request = ApprovalRequest {
+                step,
+                element: match action.target() {
+                    Some(Target::Index { index }) => page
+                        .elements
+                        .iter()
+                        .find(|e| e.index == *index)
+                        .map(element_line),
+                    _ => None,
+                },
+                action: action.clone(),
+                risk,
+                url: url.clone(),
+                next_goal: goal.to_string(),
+            };
+            let decision = self.approver.approve(&request).await;
+            let (verdict, note) = match &decision {
+                ApprovalDecision::Approve { note } => (Verdict::Approved, note.clone()),
+                ApprovalDecision::Edit(_) => (Verdict::Edited, None),
+                ApprovalDecision::Deny { reason } => (Verdict::Denied, Some(reason.clone())),
+                ApprovalDecision::Stop => (Verdict::Stopped, None),
+            };
+            self.events.send(Event::Approval(ApprovalRecord {
+                step,
+                action: action.to_json(),
+                risk,
+                url: url.clone(),
+                decision: verdict,
+                note,
+            }));
+            let approved = match decision {
+                ApprovalDecision::Approve { .. } => action.clone(),
+                ApprovalDecision::Edit(edited) => match self.catalog.parse(&edited.to_json()) {
+                    Ok(edited) => edited,
+                    Err(error) => {
+                        return Err(Passage::Refused(ActionResult::invalid_params(format!(
+                            "the person's edit is not valid: {error}"
+                        ))))
+                    }
+                },
+                ApprovalDecision::Deny { reason } => {
+                    return Err(Passage::Refused(ActionResult::denied(reason)))
+                }
+                ApprovalDecision::Stop => {
+                    return Err(Passage::Stopped(ActionResult::denied(
+                        "the person stopped the run",
+                    )))
+                }
+            };
+            // An edit may be refused by the policy too.
+            if let Some(refusal) = self.policy.refusal(&approved) {
+                return Err(Passage::Refused(refusal));
+            }
+            let binding = ApprovalBinding::new(&approved, &url);
+            let now = environment
+                .current_url()
+                .await
+                .unwrap_or_else(|| url.clone());
+            action = approved;
+            if binding.covers(&action, &now) {
+                return Ok(action);
+            }
+            tracing::info!(step, from = %url, to = %now, "page changed during approval; asking again");
+        }
+    }
+
+    /// Runs an approved action: in the environment, or, for the ones that
+    /// touch no page, here.
+    async fn run<E: Environment>(
+        &mut self,
+        environment: &mut E,
+        step: usize,
+        action: &Action,
+    ) -> ActionResult {
+        match action {
+            Action::Done { .. } | Action::Think { .. } => return ActionResult::ok(),
+            Action::AskUser { question } => {
+                let answer = self.approver.ask_user(question).await;
+                return ActionResult::ok_with(json!({
+                    "answer": answer.unwrap_or_else(|| "no answer available".to_string())
+                }));
+            }
+            _ => {}
+        }
+        self.events.send(Event::ActionRequest {
+            correlation_id: format!("step-{step}"),
+            action: action.name().to_string(),
+            parameters: action.params(),
+        });
+        let result = environment.execute(action).await;
+        match (action, result) {
+            (
+                Action::Extract {
+                    instruction,
+                    schema,
+                },
+                ActionResult::Success { data: Some(page) },
+            ) => match &self.extractor {
+                Some(extractor) => extractor.extract(instruction, schema.as_ref(), &page).await,
+                None => ActionResult::unknown(
+                    "extract needs a model, and none is configured; read_page returns the page text instead",
+                ),
+            },
+            (_, result) => result,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::environment::{ApprovalMode, HeadlessApprover};
+    use serde_json::json;
+
+    fn action(value: Value) -> Action {
+        Catalog::builtin().parse(&value).expect("a valid action")
+    }
+
+    #[test]
+    fn the_policy_refuses_javascript_when_off_and_only_then() {
+        let script = action(json!({"execute_javascript": {"script": "1"}}));
+        let off = Policy::default().refusal(&script).expect("refused");
+        assert!(format!("{off:?}").contains("allow_javascript"), "{off:?}");
+        assert!(Policy {
+            allow_javascript: true
+        }
+        .refusal(&script)
+        .is_none());
+        assert!(Policy::default()
+            .refusal(&action(json!({"click": {"index": 1}})))
+            .is_none());
+    }
+
+    #[test]
+    fn a_road_reads_its_mode_at_each_action() {
+        let (tx, rx) = tokio::sync::watch::channel(ApprovalMode::Never);
+        let (events, _rx) = EventSink::detached();
+        let road = Road::new(
+            Catalog::builtin(),
+            Box::new(HeadlessApprover { yes: false }),
+            LiveMode::following(rx),
+            events,
+        );
+        assert_eq!(road.mode.now(), ApprovalMode::Never);
+        tx.send(ApprovalMode::Always).expect("the road listens");
+        assert_eq!(road.mode.now(), ApprovalMode::Always);
+    }
+}
