@@ -18,9 +18,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::actions::Target;
 
-/// The image width when none is configured: enough to read a page's
-/// labels, and four 512-pixel tiles at a 1280×800 viewport.
-pub const DEFAULT_IMAGE_WIDTH: u32 = 1024;
+/// The image width when none is configured (`llm.image_width` of the
+/// built-in defaults): enough to read a page's labels, and four
+/// 512-pixel tiles at a 1280×800 viewport.
+pub fn default_image_width() -> u32 {
+    crate::defaults::number(&["llm", "image_width"]) as u32
+}
 
 /// The narrowest and widest image `llm.image_width` accepts.
 pub const IMAGE_WIDTH_RANGE: std::ops::RangeInclusive<u32> = 256..=4096;

@@ -406,10 +406,12 @@ fn recipe_steps_pass_the_approval_gate() {
 struct NoPage;
 
 impl ScriptHost for NoPage {
-    async fn handle(&mut self, call: HostCall) -> Result<Value, String> {
+    async fn handle(&mut self, call: HostCall) -> Result<Value, webagent::script::HostError> {
         match call {
             HostCall::Log(_) => Ok(Value::Null),
-            other => Err(format!("unexpected host call {other:?}")),
+            other => Err(webagent::script::HostError::Refused(format!(
+                "unexpected host call {other:?}"
+            ))),
         }
     }
 }

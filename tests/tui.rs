@@ -1796,7 +1796,7 @@ fn a_session_exports_as_a_recipe_that_compiles() {
     assert!(
         empty
             .as_ref()
-            .is_err_and(|why| why.contains("nothing to replay")),
+            .is_err_and(|why| why.to_string().contains("nothing to replay")),
         "{empty:?}"
     );
     let catalog = Catalog::builtin();

@@ -41,7 +41,7 @@ use crate::llm::{
 };
 use crate::secrets::Secrets;
 use crate::sitemap::SitemapSet;
-use crate::vision::{Screenshot, ShotRegion, ShotRequest, VisionMode, DEFAULT_IMAGE_WIDTH};
+use crate::vision::{default_image_width, Screenshot, ShotRegion, ShotRequest, VisionMode};
 
 pub use extract::{extract_tool, ModelExtractor, EXTRACT_TOOL};
 pub use normalize::{normalize, NormalizeError, NormalizedTurn};
@@ -51,16 +51,23 @@ pub use tool::{agent_tool, agent_tool_with};
 /// The name of the one tool the model must call each step.
 pub const AGENT_TOOL_NAME: &str = "agent_step";
 
-/// The step limit when none is given.
-pub const DEFAULT_MAX_STEPS: usize = 40;
+/// The step limit when none is given (`agent.max_steps` of the built-in
+/// defaults).
+pub fn default_max_steps() -> usize {
+    crate::defaults::number(&["agent", "max_steps"]) as usize
+}
 
 /// Actions the model may send as one step's list, when the caller sets no
-/// other limit.
-pub const DEFAULT_MAX_ACTIONS: usize = 5;
+/// other limit (`agent.max_actions_per_step`).
+pub fn default_max_actions() -> usize {
+    crate::defaults::number(&["agent", "max_actions_per_step"]) as usize
+}
 
 /// Answers in a row without a usable action after which a run ends, when
-/// the caller sets no other limit.
-pub const DEFAULT_MAX_INVALID_ANSWERS: usize = 3;
+/// the caller sets no other limit (`agent.max_invalid_answers`).
+pub fn default_max_invalid_answers() -> usize {
+    crate::defaults::number(&["agent", "max_invalid_answers"]) as usize
+}
 
 /// Tokens kept free for the answer when a prompt is fitted into the
 /// context window: a step's reflection and action need a few hundred.
@@ -103,7 +110,7 @@ pub struct AgentConfig {
 impl Default for AgentConfig {
     fn default() -> Self {
         AgentConfig {
-            max_steps: DEFAULT_MAX_STEPS,
+            max_steps: default_max_steps(),
             secrets: Secrets::new(),
         }
     }
@@ -123,7 +130,7 @@ impl Default for VisionSettings {
     fn default() -> Self {
         VisionSettings {
             mode: VisionMode::Never,
-            width: DEFAULT_IMAGE_WIDTH,
+            width: default_image_width(),
         }
     }
 }
@@ -270,8 +277,8 @@ impl<E: Environment> Agent<E> {
             road,
             stop: StopSignal::never(),
             config: AgentConfig::default(),
-            max_invalid_answers: DEFAULT_MAX_INVALID_ANSWERS,
-            max_actions: DEFAULT_MAX_ACTIONS,
+            max_invalid_answers: default_max_invalid_answers(),
+            max_actions: default_max_actions(),
             vision: VisionSettings::default(),
             seeing: false,
             held: Vec::new(),

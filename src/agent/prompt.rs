@@ -75,7 +75,7 @@ pub struct StepPrompt<'a> {
 /// rules, reasoning rules and output format. `secret_names` are the
 /// placeholders the model may use for values it must never see.
 pub fn system_prompt(secret_names: &[String]) -> String {
-    system_prompt_with(secret_names, super::DEFAULT_MAX_ACTIONS)
+    system_prompt_with(secret_names, super::default_max_actions())
 }
 
 /// [`system_prompt`] for a run that takes lists of up to `max_actions`
@@ -190,7 +190,7 @@ pub fn user_prompt(p: &StepPrompt<'_>) -> String {
                 out,
                 "\nFull result of step {}: {}",
                 last.step,
-                clip(&last.result, LATEST_RESULT_CHARS)
+                fenced_result(&clip(&last.result, LATEST_RESULT_CHARS))
             );
         }
     }
@@ -217,7 +217,7 @@ fn render_history(out: &mut String, history: &[HistoryEntry]) {
                 entry.step,
                 clip(&entry.reflection.next_goal, 120),
                 clip(&entry.action, 200),
-                clip(&entry.result, 120)
+                fenced_result(&clip(&entry.result, 120))
             );
             continue;
         }
@@ -230,7 +230,7 @@ fn render_history(out: &mut String, history: &[HistoryEntry]) {
             field(&entry.reflection.memory),
             field(&entry.reflection.next_goal),
             clip(&entry.action, 600),
-            clip(&entry.result, OLDER_RESULT_CHARS),
+            fenced_result(&clip(&entry.result, OLDER_RESULT_CHARS)),
             entry.url,
         );
     }
@@ -407,6 +407,16 @@ pub fn fit_page(page: &PageState, keep_chars: usize) -> PageState {
         fitted.page_text.clipped = false;
     }
     fitted
+}
+
+/// A result as the model reads it: a bare `ok` as it is; anything else may
+/// quote the page (`read_page`'s text, an element covering another, a
+/// value read back), so it is fenced as untrusted like the page itself.
+fn fenced_result(result: &str) -> String {
+    if result == "ok" {
+        return result.to_string();
+    }
+    format!("<{UNTRUSTED_TAG}>{}</{UNTRUSTED_TAG}>", defuse(result))
 }
 
 /// Makes the closing fence tag harmless inside page content.

@@ -69,7 +69,7 @@ const SUMMARIES: &[(&str, &str)] = &[
 /// The forced tool for a catalog: the reflection fields and the action
 /// union, all required.
 pub fn agent_tool(catalog: &Catalog) -> FunctionTool {
-    agent_tool_with(catalog, super::DEFAULT_MAX_ACTIONS)
+    agent_tool_with(catalog, super::default_max_actions())
 }
 
 /// [`agent_tool`] for a run that takes lists of up to `max_actions`
@@ -310,7 +310,7 @@ mod tests {
             "tool {tool} + system {system} characters"
         );
         // Everything a request carries now: the new actions and lists.
-        let (tool, system) = fixed_part(crate::agent::DEFAULT_MAX_ACTIONS, &[]);
+        let (tool, system) = fixed_part(crate::agent::default_max_actions(), &[]);
         assert!(
             tool + system <= 11_000,
             "tool {tool} + system {system} characters"

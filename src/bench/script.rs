@@ -1,7 +1,7 @@
 //! `webagent bench script`.
 
 use crate::actions::ActionResult;
-use crate::script::{CancelFlag, HostCall, Limits, ScriptHost, Scripts};
+use crate::script::{CancelFlag, HostCall, HostError, Limits, ScriptHost, Scripts};
 use serde_json::{json, Value};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -19,7 +19,7 @@ pub struct BenchArgs {
 struct InstantHost;
 
 impl ScriptHost for InstantHost {
-    async fn handle(&mut self, call: HostCall) -> Result<Value, String> {
+    async fn handle(&mut self, call: HostCall) -> Result<Value, HostError> {
         Ok(match call {
             HostCall::Observe => {
                 json!({"url": "http://127.0.0.1/", "title": "", "text": "", "elements": []})

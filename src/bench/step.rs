@@ -30,7 +30,7 @@ pub struct BenchArgs {
     #[arg(long)]
     pub vision: bool,
     /// The screenshot's width in pixels, with --vision.
-    #[arg(long, value_name = "PX", default_value_t = crate::vision::DEFAULT_IMAGE_WIDTH)]
+    #[arg(long, value_name = "PX", default_value_t = crate::vision::default_image_width())]
     pub image_width: u32,
     /// The browser to use.
     #[command(flatten)]

@@ -415,31 +415,7 @@ impl Driver {
                 extra.insert("new_tab".into(), opened);
             }
         }
-        if extra.is_empty() {
-            return result;
-        }
-        match result {
-            ActionResult::Success { data } => {
-                let mut object = match data {
-                    Some(serde_json::Value::Object(map)) => map,
-                    Some(other) => {
-                        let mut map = serde_json::Map::new();
-                        map.insert("result".into(), other);
-                        map
-                    }
-                    None => serde_json::Map::new(),
-                };
-                object.extend(extra);
-                ActionResult::ok_with(serde_json::Value::Object(object))
-            }
-            ActionResult::Failure { reason, message } => {
-                let text = serde_json::Value::Object(extra).to_string();
-                ActionResult::Failure {
-                    reason,
-                    message: format!("{message}; meanwhile: {text}"),
-                }
-            }
-        }
+        with_extras(result, extra)
     }
 
     /// A note in the log file (the action's result carries the facts to
@@ -677,84 +653,123 @@ impl Driver {
     /// `read_file`: a downloaded file's text, clipped. Only files in the
     /// downloads directory can be read.
     fn read_file(&self, path: &str) -> ActionResult {
-        let Some(downloads) = self.tab.downloads() else {
-            return ActionResult::blocked(
+        match self.tab.downloads() {
+            Some(downloads) => read_download(downloads.dir(), path),
+            None => ActionResult::blocked(
                 "read_file reads downloaded files, and this session keeps no downloads",
-            );
-        };
-        let dir = downloads.dir();
-        let given = std::path::Path::new(path.trim());
-        let candidate = if given.is_absolute() {
-            given.to_path_buf()
-        } else {
-            dir.join(given)
-        };
-        let file = match candidate.canonicalize() {
-            Ok(file) => file,
-            Err(_) => {
-                let mut names: Vec<String> = std::fs::read_dir(dir)
-                    .map(|entries| {
-                        entries
-                            .flatten()
-                            .filter(|e| e.path().is_file())
-                            .map(|e| e.file_name().to_string_lossy().into_owned())
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                names.sort();
-                names.truncate(20);
-                return ActionResult::not_found(format!(
-                    "no downloaded file `{path}` in {}; there are: {}",
-                    dir.display(),
-                    if names.is_empty() {
-                        "none".into()
-                    } else {
-                        names.join(", ")
-                    }
-                ));
+            ),
+        }
+    }
+}
+
+/// What an action caused beyond its page, added to its result: to a
+/// success's data (a bare value moves under `result`), or to a failure's
+/// message.
+fn with_extras(
+    result: ActionResult,
+    extra: serde_json::Map<String, serde_json::Value>,
+) -> ActionResult {
+    if extra.is_empty() {
+        return result;
+    }
+    match result {
+        ActionResult::Success { data } => {
+            let mut object = match data {
+                Some(serde_json::Value::Object(map)) => map,
+                Some(other) => {
+                    let mut map = serde_json::Map::new();
+                    map.insert("result".into(), other);
+                    map
+                }
+                None => serde_json::Map::new(),
+            };
+            object.extend(extra);
+            ActionResult::ok_with(serde_json::Value::Object(object))
+        }
+        ActionResult::Failure { reason, message } => {
+            let text = serde_json::Value::Object(extra).to_string();
+            ActionResult::Failure {
+                reason,
+                message: format!("{message}; meanwhile: {text}"),
             }
-        };
-        if !file.starts_with(dir) || !file.is_file() {
-            return ActionResult::blocked(format!(
-                "read_file reads only files in the downloads directory {}; `{path}` is not one",
-                dir.display()
+        }
+    }
+}
+
+/// A downloaded file's text, clipped to [`READ_FILE_LIMIT`] characters:
+/// `path` is taken in `dir` (an absolute one must lie inside it), and only
+/// text files up to [`READ_FILE_MAX_BYTES`] are read.
+fn read_download(dir: &std::path::Path, path: &str) -> ActionResult {
+    let dir = &dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    let given = std::path::Path::new(path.trim());
+    let candidate = if given.is_absolute() {
+        given.to_path_buf()
+    } else {
+        dir.join(given)
+    };
+    let file = match candidate.canonicalize() {
+        Ok(file) => file,
+        Err(_) => {
+            let mut names: Vec<String> = std::fs::read_dir(dir)
+                .map(|entries| {
+                    entries
+                        .flatten()
+                        .filter(|e| e.path().is_file())
+                        .map(|e| e.file_name().to_string_lossy().into_owned())
+                        .collect()
+                })
+                .unwrap_or_default();
+            names.sort();
+            names.truncate(20);
+            return ActionResult::not_found(format!(
+                "no downloaded file `{path}` in {}; there are: {}",
+                dir.display(),
+                if names.is_empty() {
+                    "none".into()
+                } else {
+                    names.join(", ")
+                }
             ));
         }
-        let size = std::fs::metadata(&file).map(|m| m.len()).unwrap_or(0);
-        let mime = crate::browser::download::mime_of(&file);
-        if size > READ_FILE_MAX_BYTES {
+    };
+    if !file.starts_with(dir) || !file.is_file() {
+        return ActionResult::blocked(format!(
+            "read_file reads only files in the downloads directory {}; `{path}` is not one",
+            dir.display()
+        ));
+    }
+    let size = std::fs::metadata(&file).map(|m| m.len()).unwrap_or(0);
+    let mime = crate::browser::download::mime_of(&file);
+    if size > READ_FILE_MAX_BYTES {
+        return ActionResult::invalid_params(format!(
+            "{} is {size} bytes; read_file opens files up to {READ_FILE_MAX_BYTES} bytes",
+            file.display()
+        ));
+    }
+    let bytes = match std::fs::read(&file) {
+        Ok(bytes) => bytes,
+        Err(error) => return ActionResult::unknown(format!("reading {}: {error}", file.display())),
+    };
+    let text = match String::from_utf8(bytes) {
+        Ok(text) if !text.contains('\0') => text,
+        _ => {
             return ActionResult::invalid_params(format!(
-                "{} is {size} bytes; read_file opens files up to {READ_FILE_MAX_BYTES} bytes",
-                file.display()
-            ));
-        }
-        let bytes = match std::fs::read(&file) {
-            Ok(bytes) => bytes,
-            Err(error) => {
-                return ActionResult::unknown(format!("reading {}: {error}", file.display()))
-            }
-        };
-        let text = match String::from_utf8(bytes) {
-            Ok(text) if !text.contains('\0') => text,
-            _ => {
-                return ActionResult::invalid_params(format!(
                 "{} is not a text file ({mime}, {size} bytes); read_file reads text, CSV and JSON",
                 file.display()
             ))
-            }
-        };
-        let clipped = text.chars().count() > READ_FILE_LIMIT;
-        // Secrets the file holds are masked above, at the environment's
-        // boundary, like everything else a page hands back.
-        let shown: String = text.chars().take(READ_FILE_LIMIT).collect();
-        ActionResult::ok_with(json!({
-            "file": file.display().to_string(),
-            "size": size,
-            "type": mime,
-            "clipped": clipped,
-            "text": shown,
-        }))
-    }
+        }
+    };
+    let clipped = text.chars().count() > READ_FILE_LIMIT;
+    // Secrets the file holds are masked above, at the environment's
+    // boundary, like everything else a page hands back.
+    let shown: String = text.chars().take(READ_FILE_LIMIT).collect();
+    ActionResult::ok_with(json!({
+        "file": file.display().to_string(),
+        "size": size,
+        "type": mime,
+        "clipped": clipped,
+        "text": shown,
+    }))
 }
 
 /// Waits (up to `limit`) for a tab to leave `about:blank` and finish
@@ -1014,5 +1029,120 @@ fn target_facts(value: &serde_json::Value) -> TargetFacts {
         is_submit: flag("isSubmit"),
         href: text("href"),
         download: flag("download"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(name: &str) -> std::path::PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("webagent-driver-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("a scratch directory");
+        dir
+    }
+
+    #[test]
+    fn read_file_reads_downloads_only_and_says_what_is_there() {
+        let dir = scratch("read");
+        std::fs::write(dir.join("orders.csv"), "id,total\n1,42\n").expect("a file");
+        let read = read_download(&dir, "orders.csv");
+        let data = read.data().expect("read");
+        assert_eq!(data["text"], "id,total\n1,42\n");
+        assert_eq!(data["type"], "text/csv");
+        assert_eq!(data["clipped"], false);
+        // By its absolute path too, when it lies inside.
+        let absolute = dir.join("orders.csv").display().to_string();
+        assert!(read_download(&dir, &absolute).is_ok());
+        // Outside the directory, nothing is read, whatever the path says.
+        let outside = dir
+            .parent()
+            .expect("a parent")
+            .join(format!("outside-{}.txt", std::process::id()));
+        std::fs::write(&outside, "not yours").expect("a file outside");
+        let escaped = read_download(
+            &dir,
+            &format!(
+                "../{}",
+                outside
+                    .file_name()
+                    .and_then(|n| n.to_str())
+                    .unwrap_or_default()
+            ),
+        );
+        assert_eq!(
+            escaped.reason(),
+            Some(FailureReason::Blocked),
+            "{escaped:?}"
+        );
+        let _ = std::fs::remove_file(&outside);
+        // A missing file names the ones there are.
+        let missing = read_download(&dir, "invoice.pdf");
+        assert_eq!(missing.reason(), Some(FailureReason::NotFound));
+        assert!(format!("{missing:?}").contains("orders.csv"), "{missing:?}");
+        // Binary files are refused, long text is clipped.
+        std::fs::write(dir.join("logo.png"), [0x89, b'P', b'N', b'G', 0, 0, 1]).expect("a file");
+        assert_eq!(
+            read_download(&dir, "logo.png").reason(),
+            Some(FailureReason::InvalidParams)
+        );
+        std::fs::write(dir.join("long.txt"), "x".repeat(READ_FILE_LIMIT + 10)).expect("a file");
+        let long = read_download(&dir, "long.txt");
+        let data = long.data().expect("read");
+        assert_eq!(data["clipped"], true);
+        assert_eq!(data["text"].as_str().map(str::len), Some(READ_FILE_LIMIT));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn what_an_action_caused_joins_its_result() {
+        let mut extra = serde_json::Map::new();
+        extra.insert("new_tab".into(), json!({"url": "http://a.test/"}));
+        let joined = with_extras(ActionResult::ok_with(json!("clicked")), extra.clone());
+        assert_eq!(
+            joined.data(),
+            Some(&json!({"result": "clicked", "new_tab": {"url": "http://a.test/"}}))
+        );
+        let joined = with_extras(ActionResult::ok(), extra.clone());
+        assert_eq!(
+            joined.data(),
+            Some(&json!({"new_tab": {"url": "http://a.test/"}}))
+        );
+        let failed = with_extras(ActionResult::timeout("slow"), extra);
+        assert_eq!(failed.reason(), Some(FailureReason::Timeout));
+        assert!(format!("{failed:?}").contains("meanwhile"), "{failed:?}");
+        // Nothing caused, nothing added.
+        assert_eq!(
+            with_extras(ActionResult::ok(), serde_json::Map::new()),
+            ActionResult::ok()
+        );
+    }
+
+    #[test]
+    fn only_a_lost_browser_is_fatal_and_navigations_are_known() {
+        assert!(driver_error(BrowserError::Disconnected("gone".into())).fatal);
+        assert!(!driver_error(BrowserError::Script("boom".into())).fatal);
+        assert!(is_error_page("chrome-error://chromewebdata/"));
+        assert!(!is_error_page("http://a.test/"));
+        let catalog = crate::actions::Catalog::builtin();
+        let parse = |v| catalog.parse(&v).expect("valid");
+        assert!(is_navigation(&parse(json!({"navigate": {"url": "/x"}}))));
+        assert!(is_navigation(&parse(json!({"back": {}}))));
+        assert!(!is_navigation(&parse(json!({"click": {"index": 1}}))));
+    }
+
+    #[test]
+    fn a_targets_risk_facts_are_read_from_the_helpers_answer() {
+        let facts = target_facts(&json!({
+            "tag": "button", "type": null, "inForm": true, "isSubmit": true,
+            "href": null, "download": false
+        }));
+        assert!(facts.submits_form());
+        assert_eq!(facts.tag, "button");
+        let link = target_facts(&json!({"tag": "a", "href": "/x.csv", "download": true}));
+        assert!(link.download && !link.in_form);
+        assert_eq!(link.href.as_deref(), Some("/x.csv"));
     }
 }

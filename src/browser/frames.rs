@@ -272,6 +272,54 @@ pub(crate) fn evaluated(resp: &EvaluateReturns, what: &str) -> Result<Value, Bro
     Ok(resp.result.value.clone().unwrap_or(Value::Null))
 }
 
+/// Where an evaluation in one of webagent's worlds is sent: a tab's own
+/// page, or a cross-origin frame's session.
+pub(crate) trait WorldChannel {
+    /// Sends the evaluation, bounded by `limit`.
+    async fn send_evaluation(
+        &self,
+        params: EvaluateParams,
+        what: &str,
+        limit: Duration,
+    ) -> Result<EvaluateReturns, BrowserError>;
+}
+
+impl WorldChannel for FrameSession {
+    async fn send_evaluation(
+        &self,
+        params: EvaluateParams,
+        what: &str,
+        limit: Duration,
+    ) -> Result<EvaluateReturns, BrowserError> {
+        self.execute(params, what, limit).await
+    }
+}
+
+/// Evaluates `expression` in webagent's world `context` over `channel`:
+/// its value; `None` when the document went away under the call, which
+/// Chromium says as a lost context or as the target having navigated; or
+/// the error.
+pub(crate) async fn evaluate_in(
+    channel: &impl WorldChannel,
+    context: ExecutionContextId,
+    expression: &str,
+    what: &str,
+    limit: Duration,
+) -> Result<Option<Value>, BrowserError> {
+    let sent = channel
+        .send_evaluation(evaluate_in_world(expression, context), what, limit)
+        .await;
+    match sent {
+        Ok(resp) => evaluated(&resp, what).map(Some),
+        Err(BrowserError::Cdp { message, .. })
+            if message.contains("context") || message.contains("navigated or closed") =>
+        {
+            Ok(None)
+        }
+        Err(e) => Err(e),
+    }
+}
+
 /// What an evaluation in a frame's world gave.
 pub(crate) enum FrameEval {
     /// The expression's JSON value; `fresh` when the world was created for
@@ -319,36 +367,10 @@ impl FrameWorld {
             Err(e) => return Err(e),
         };
         let id = created.execution_context_id;
-        match self
-            .evaluate_in(
-                id,
-                self.observer,
-                "installing the observer in a frame",
-                limit,
-            )
-            .await?
-        {
+        let installing = "installing the observer in a frame";
+        match evaluate_in(&self.session, id, self.observer, installing, limit).await? {
             Some(_) => Ok(Some(id)),
             None => Ok(None),
-        }
-    }
-
-    /// `None` when the context is gone.
-    async fn evaluate_in(
-        &self,
-        context: ExecutionContextId,
-        expression: &str,
-        what: &str,
-        limit: Duration,
-    ) -> Result<Option<Value>, BrowserError> {
-        match self
-            .session
-            .execute(evaluate_in_world(expression, context), what, limit)
-            .await
-        {
-            Ok(resp) => evaluated(&resp, what).map(Some),
-            Err(BrowserError::Cdp { message, .. }) if message.contains("context") => Ok(None),
-            Err(e) => Err(e),
         }
     }
 
@@ -377,7 +399,7 @@ impl FrameWorld {
                     }
                 },
             };
-            match self.evaluate_in(id, expression, what, limit).await? {
+            match evaluate_in(&self.session, id, expression, what, limit).await? {
                 Some(value) => return Ok(FrameEval::Value { value, fresh }),
                 None => *context = None,
             }

@@ -52,7 +52,7 @@ const BASE_FLAGS: [&str; 15] = [
 /// How to get a browser: which executable, headed or not, window size.
 #[derive(Debug, Clone)]
 pub struct LaunchOptions {
-    /// The Chromium executable; `None` searches `WEBAGENT_CHROME`, `PATH`
+    /// The Chromium executable; `None` searches `PATH`
     /// and `/usr/bin/chromium`.
     pub chrome: Option<PathBuf>,
     /// Show a window instead of running headless.
@@ -98,22 +98,15 @@ impl Default for LaunchOptions {
     }
 }
 
-/// Finds the Chromium executable: the explicit path, then `WEBAGENT_CHROME`,
-/// then the usual names on `PATH`, then `/usr/bin/chromium`.
+/// Finds the Chromium executable: the explicit path (the configuration's
+/// `browser.executable`, which `WEBAGENT_CHROME` and `--chrome` set), then
+/// the usual names on `PATH`, then `/usr/bin/chromium`.
 pub fn find_chrome(explicit: Option<&Path>) -> Result<PathBuf, BrowserError> {
     if let Some(path) = explicit {
         return if path.is_file() {
             Ok(path.to_path_buf())
         } else {
             Err(BrowserError::ChromeMissingAt(path.to_path_buf()))
-        };
-    }
-    if let Some(value) = std::env::var_os("WEBAGENT_CHROME").filter(|v| !v.is_empty()) {
-        let path = PathBuf::from(value);
-        return if path.is_file() {
-            Ok(path)
-        } else {
-            Err(BrowserError::ChromeMissingAt(path))
         };
     }
     let path_var = std::env::var_os("PATH").unwrap_or_default();
@@ -130,10 +123,7 @@ pub fn find_chrome(explicit: Option<&Path>) -> Result<PathBuf, BrowserError> {
         return Ok(fallback);
     }
     Err(BrowserError::ChromeNotFound {
-        tried: format!(
-            "WEBAGENT_CHROME, {} on PATH, /usr/bin/chromium",
-            PATH_NAMES.join(", ")
-        ),
+        tried: format!("{} on PATH, /usr/bin/chromium", PATH_NAMES.join(", ")),
     })
 }
 

@@ -203,6 +203,20 @@ enum Evaluated {
     ContextGone,
 }
 
+/// The tab's own world is reached over its page.
+impl super::frames::WorldChannel for Tab {
+    async fn send_evaluation(
+        &self,
+        params: EvaluateParams,
+        what: &str,
+        limit: Duration,
+    ) -> Result<chromiumoxide::cdp::js_protocol::runtime::EvaluateReturns, BrowserError> {
+        self.with_timeout(what, limit, self.page.execute(params))
+            .await
+            .map(|resp| resp.result)
+    }
+}
+
 impl Tab {
     /// Wraps a page and installs the click-listener hook for every document
     /// it loads from now on (and the current one).
@@ -549,21 +563,12 @@ impl Tab {
         what: &str,
         limit: Duration,
     ) -> Result<Evaluated, BrowserError> {
-        let params = super::frames::evaluate_in_world(expression, context);
-        match self
-            .with_timeout(what, limit, self.page.execute(params))
-            .await
-        {
-            Ok(resp) => super::frames::evaluated(&resp.result, what).map(Evaluated::Value),
-            // The document went away under the call: Chromium says so as a
-            // lost context, or as the target having navigated.
-            Err(BrowserError::Cdp { message, .. })
-                if message.contains("context") || message.contains("navigated or closed") =>
-            {
-                Ok(Evaluated::ContextGone)
-            }
-            Err(e) => Err(e),
-        }
+        Ok(
+            match super::frames::evaluate_in(self, context, expression, what, limit).await? {
+                Some(value) => Evaluated::Value(value),
+                None => Evaluated::ContextGone,
+            },
+        )
     }
 
     /// Evaluates `expression` in the isolated world of the current document

@@ -37,10 +37,15 @@ pub struct BrowserOpts {
 }
 
 impl BrowserOpts {
-    /// The launch options these flags describe.
+    /// The launch options these flags describe, for a benchmark that starts
+    /// a browser of its own (commands go through the whole configuration):
+    /// `--chrome`, else `WEBAGENT_CHROME`, else Chromium on `PATH`.
     pub fn launch_options(&self) -> LaunchOptions {
+        let from_env = std::env::var_os(super::CHROME_VAR)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from);
         LaunchOptions {
-            chrome: self.chrome.clone(),
+            chrome: self.chrome.clone().or(from_env),
             headed: self.headed,
             connect: self.connect.clone(),
             allowed_domains: self.allow_domains.clone(),

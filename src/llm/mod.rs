@@ -63,7 +63,7 @@ mod stream;
 mod tokens;
 
 pub use client::{stop_pair, LlmClient, LlmEvent, StopHandle, StopSignal};
-pub use config::{LlmConfig, DEFAULT_BASE_URL, DEFAULT_MAX_OUTPUT_TOKENS, DEFAULT_MODEL};
+pub use config::{default_base_url, default_max_output_tokens, LlmConfig};
 pub use error::{LlmError, TimeoutPhase};
 pub use request::{ChatMessage, ChatRequest, FunctionTool, ImagePart, Role, ToolChoice};
 pub use response::{CallStats, ChatResponse, ToolCall, UsageTotals};

@@ -439,7 +439,10 @@ mod tests {
         assert_eq!(body["stream"], true);
         assert_eq!(body["stream_options"], json!({"include_usage": true}));
         assert_eq!(body["temperature"].to_string(), "0.2");
-        assert_eq!(body["max_tokens"], crate::llm::DEFAULT_MAX_OUTPUT_TOKENS);
+        assert_eq!(
+            body["max_tokens"],
+            crate::llm::default_max_output_tokens().unwrap_or_default()
+        );
         assert!(body.get("tools").is_none() && body.get("tool_choice").is_none());
     }
 

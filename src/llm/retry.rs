@@ -24,7 +24,7 @@ pub struct RetryPolicy {
 impl Default for RetryPolicy {
     fn default() -> Self {
         RetryPolicy {
-            max_retries: 3,
+            max_retries: crate::defaults::number(&["llm", "max_retries"]) as u32,
             base_delay: Duration::from_millis(500),
             max_delay: Duration::from_secs(20),
             max_retry_after: Duration::from_secs(60),

@@ -29,7 +29,7 @@ use crate::events::{EndReason, Event, TokenUsage};
 use crate::script::{CancelFlag, HostCall, RecipeHost, ScriptHost};
 use crate::session::{run_recipe, AgentSetup, Session};
 
-pub use server::{serve_http, serve_stdio, WebagentMcp};
+pub use server::{serve_http, serve_stdio, ServeError, WebagentMcp};
 
 /// What a client asked for, once the server has read the tool call.
 #[derive(Debug, Clone, PartialEq)]
@@ -208,7 +208,7 @@ async fn run_step<E: Environment>(
     match answer {
         Ok(value) => serde_json::from_value(value)
             .unwrap_or_else(|e| ActionResult::unknown(format!("the result did not read: {e}"))),
-        Err(message) => ActionResult::denied(message),
+        Err(error) => ActionResult::denied(error.to_string()),
     }
 }
 

@@ -265,6 +265,25 @@ impl ServerHandler for WebagentMcp {
     }
 }
 
+/// Why the MCP server could not serve.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// The HTTP port could not be opened or stopped accepting.
+    #[error("listening on 127.0.0.1:{port}: {source}")]
+    Listen {
+        /// The port asked for.
+        port: u16,
+        /// What the system said.
+        source: std::io::Error,
+    },
+    /// The MCP handshake on stdio failed.
+    #[error("starting the MCP server on stdio: {0}")]
+    Start(String),
+    /// The session ended with an error.
+    #[error("the MCP session ended with an error: {0}")]
+    Ended(String),
+}
+
 /// Serves MCP over streamable HTTP at `http://127.0.0.1:PORT/` until the
 /// process ends; every client shares the one session. `bound` hears the
 /// address once it listens (port 0 picks a free one).
@@ -272,7 +291,8 @@ pub async fn serve_http(
     server: WebagentMcp,
     port: u16,
     bound: impl FnOnce(std::net::SocketAddr),
-) -> anyhow::Result<()> {
+) -> Result<(), ServeError> {
+    let listen = |source| ServeError::Listen { port, source };
     use hyper_util::rt::TokioIo;
     use hyper_util::service::TowerToHyperService;
     use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -280,15 +300,15 @@ pub async fn serve_http(
 
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
         .await
-        .map_err(|e| anyhow::anyhow!("listening on 127.0.0.1:{port}: {e}"))?;
-    bound(listener.local_addr()?);
+        .map_err(listen)?;
+    bound(listener.local_addr().map_err(listen)?);
     let service = TowerToHyperService::new(StreamableHttpService::new(
         move || Ok(server.clone()),
         LocalSessionManager::default().into(),
         Default::default(),
     ));
     loop {
-        let (stream, _) = listener.accept().await?;
+        let (stream, _) = listener.accept().await.map_err(listen)?;
         let service = service.clone();
         tokio::spawn(async move {
             let served = hyper::server::conn::http1::Builder::new()
@@ -302,14 +322,14 @@ pub async fn serve_http(
 }
 
 /// Serves MCP on this process's stdin and stdout until the client leaves.
-pub async fn serve_stdio(server: WebagentMcp) -> anyhow::Result<()> {
+pub async fn serve_stdio(server: WebagentMcp) -> Result<(), ServeError> {
     let running = server
         .serve(rmcp::transport::stdio())
         .await
-        .map_err(|e| anyhow::anyhow!("starting the MCP server on stdio: {e}"))?;
+        .map_err(|e| ServeError::Start(e.to_string()))?;
     running
         .waiting()
         .await
-        .map_err(|e| anyhow::anyhow!("the MCP session ended with an error: {e}"))?;
+        .map_err(|e| ServeError::Ended(e.to_string()))?;
     Ok(())
 }

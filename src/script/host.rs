@@ -36,11 +36,37 @@ pub enum HostCall {
     Log(String),
 }
 
-/// Answers host calls. An `Err` answer raises a script error with that
+/// Why a host call could not be answered; the script sees it as an error
+/// at the calling line.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum HostError {
+    /// The page could not be observed.
+    #[error("observing the page failed: {0}")]
+    Observe(String),
+    /// The person stopped the recipe at an approval.
+    #[error("the person stopped the recipe")]
+    Stopped,
+    /// A custom action was refused before it ran (by the policy or the
+    /// person).
+    #[error("{0}")]
+    Refused(String),
+    /// `agent("…")` without a model to ask.
+    #[error("agent(...) needs a model: set OPENAI_API_KEY (or --base-url) for this run")]
+    NoModel,
+    /// `agent("…")` from a custom action's handler, which runs inside an
+    /// action already approved as a whole.
+    #[error("agent(...) only works in a recipe run with a model configured")]
+    NoAgentHere,
+    /// The sub-goal's run could not start.
+    #[error("the sub-goal could not run: {0}")]
+    SubGoal(String),
+}
+
+/// Answers host calls. An `Err` answer raises a script error with its
 /// message at the calling line.
 pub trait ScriptHost: Send {
     /// Answers one call.
-    fn handle(&mut self, call: HostCall) -> impl Future<Output = Result<Value, String>> + Send;
+    fn handle(&mut self, call: HostCall) -> impl Future<Output = Result<Value, HostError>> + Send;
 }
 
 /// The page as scripts see it: `url`, `title`, `text`, and `elements`, each
@@ -96,22 +122,20 @@ impl<'a> TabHost<'a> {
 }
 
 impl ScriptHost for TabHost<'_> {
-    async fn handle(&mut self, call: HostCall) -> Result<Value, String> {
+    async fn handle(&mut self, call: HostCall) -> Result<Value, HostError> {
         match call {
             HostCall::Observe => {
                 let state = self
                     .driver
                     .observe()
                     .await
-                    .map_err(|e| format!("observing the page failed: {e}"))?;
+                    .map_err(|e| HostError::Observe(e.to_string()))?;
                 Ok(page_json(&state))
             }
             HostCall::Act(action) => Ok(result_json(&self.driver.execute(&action).await)),
             HostCall::Gate(_) | HostCall::Record(..) | HostCall::Log(_) => Ok(Value::Null),
             HostCall::AskUser(_) => Ok(Value::Null),
-            HostCall::Agent(_) => {
-                Err("agent(...) only works in a recipe run with a model configured".into())
-            }
+            HostCall::Agent(_) => Err(HostError::NoAgentHere),
         }
     }
 }
@@ -123,7 +147,7 @@ pub trait SubAgent<E>: Send {
         &'a mut self,
         goal: &'a str,
         environment: &'a mut E,
-    ) -> BoxFuture<'a, Result<Value, String>>;
+    ) -> BoxFuture<'a, Result<Value, HostError>>;
 }
 
 /// Runs a recipe's steps like agent steps: each action travels the road
@@ -189,7 +213,7 @@ impl<E: Environment> RecipeHost<E> {
         self.road.events().send(event);
     }
 
-    async fn page(&mut self) -> Result<PageState, String> {
+    async fn page(&mut self) -> Result<PageState, HostError> {
         if let Some(page) = &self.last {
             return Ok(page.clone());
         }
@@ -197,7 +221,7 @@ impl<E: Environment> RecipeHost<E> {
             .environment
             .observe()
             .await
-            .map_err(|e| format!("observing the page failed: {}", e.message))?;
+            .map_err(|e| HostError::Observe(e.message))?;
         self.last = Some(page.clone());
         Ok(page)
     }
@@ -211,7 +235,7 @@ impl<E: Environment> RecipeHost<E> {
         });
         let page = match self.page().await {
             Ok(page) => page,
-            Err(message) => return Err(ActionResult::unknown(message)),
+            Err(error) => return Err(ActionResult::unknown(error.to_string())),
         };
         let goal = format!("recipe step: {action}");
         match self
@@ -233,7 +257,7 @@ impl<E: Environment> RecipeHost<E> {
     async fn travel(&mut self, action: Action) -> ActionResult {
         let page = match self.page().await {
             Ok(page) => page,
-            Err(message) => return ActionResult::unknown(message),
+            Err(error) => return ActionResult::unknown(error.to_string()),
         };
         let goal = format!("recipe step: {action}");
         let passage = self
@@ -275,9 +299,9 @@ impl<E: Environment> RecipeHost<E> {
 }
 
 impl<E: Environment> ScriptHost for RecipeHost<E> {
-    async fn handle(&mut self, call: HostCall) -> Result<Value, String> {
+    async fn handle(&mut self, call: HostCall) -> Result<Value, HostError> {
         if self.stopped {
-            return Err("the person stopped the recipe".into());
+            return Err(HostError::Stopped);
         }
         match call {
             HostCall::Observe => {
@@ -285,7 +309,7 @@ impl<E: Environment> ScriptHost for RecipeHost<E> {
                     .environment
                     .observe()
                     .await
-                    .map_err(|e| format!("observing the page failed: {}", e.message))?;
+                    .map_err(|e| HostError::Observe(e.message))?;
                 let json = page_json(&page);
                 self.last = Some(page);
                 Ok(json)
@@ -301,7 +325,7 @@ impl<E: Environment> ScriptHost for RecipeHost<E> {
                     started.elapsed().as_millis() as u64,
                 );
                 if self.stopped {
-                    return Err("the person stopped the recipe".into());
+                    return Err(HostError::Stopped);
                 }
                 Ok(result_json(&result))
             }
@@ -312,10 +336,10 @@ impl<E: Environment> ScriptHost for RecipeHost<E> {
                         self.open_actions.push(self.steps);
                         Ok(Value::Null)
                     }
-                    Err(refused) => Err(match refused {
+                    Err(refused) => Err(HostError::Refused(match refused {
                         ActionResult::Failure { message, .. } => message,
                         ActionResult::Success { .. } => "refused".into(),
-                    }),
+                    })),
                 }
             }
             HostCall::Record(action, result) => {
@@ -334,10 +358,7 @@ impl<E: Environment> ScriptHost for RecipeHost<E> {
             }
             HostCall::Agent(goal) => {
                 let Some(sub_agent) = self.sub_agent.as_mut() else {
-                    return Err(
-                        "agent(...) needs a model: set OPENAI_API_KEY (or --base-url) for this run"
-                            .into(),
-                    );
+                    return Err(HostError::NoModel);
                 };
                 let outcome = sub_agent.run(&goal, &mut self.environment).await;
                 self.last = None;

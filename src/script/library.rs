@@ -529,7 +529,7 @@ impl Scripts {
                     // A cancelled call is dropped unanswered: the script
                     // thread sees the flag and ends.
                     if let Some(answer) = answer {
-                        let _ = reply.send(answer);
+                        let _ = reply.send(answer.map_err(|e| e.to_string()));
                     }
                 }
                 out = &mut done => {

@@ -51,7 +51,7 @@ use std::path::PathBuf;
 pub use engine::Limits;
 pub use env::ScriptEnvironment;
 pub use export::{export_recipe, recipe_from_events, url_matches, url_pattern, ExportError};
-pub use host::{HostCall, RecipeHost, ScriptHost, SubAgent, TabHost};
+pub use host::{HostCall, HostError, RecipeHost, ScriptHost, SubAgent, TabHost};
 pub use library::{ActionDef, CancelFlag, FileSummary, RecipeDef, Scripts};
 pub use watch::{ScriptEvent, ScriptWatcher};
 

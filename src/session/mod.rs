@@ -37,7 +37,7 @@ use crate::browser::{BrowserError, BrowserSession, Driver, ObserveOptions};
 use crate::config::Config;
 use crate::environment::{CatalogSource, Environment, Extractor, LiveMode, Masked, Policy};
 use crate::events::{Event, EventSink};
-use crate::llm::{LlmClient, DEFAULT_BASE_URL};
+use crate::llm::{default_base_url, LlmClient};
 use crate::script::{ScriptEnvironment, ScriptError, ScriptEvent, ScriptWatcher, Scripts};
 use crate::secrets::Secrets;
 use crate::sitemap::{SitemapEvent, SitemapSet, SitemapWatcher};
@@ -58,6 +58,18 @@ pub enum SessionError {
     /// The browser did not start or answer.
     #[error("starting the browser: {0}")]
     Browser(#[from] BrowserError),
+    /// A task needs a model and none is configured.
+    #[error(
+        "no model is configured: set OPENAI_API_KEY (and OPENAI_BASE_URL for a local server) \
+         or pass --base-url; actions typed after `:` work without one"
+    )]
+    NoModel,
+    /// `state save` was given no file and the session has none.
+    #[error("no state file to save to: name one (`state save FILE`) or start with --state FILE")]
+    NoStateFile,
+    /// The browser could not read or the file could not be written.
+    #[error("state not saved: {0}")]
+    StateNotSaved(BrowserError),
 }
 
 impl SessionError {
@@ -116,7 +128,7 @@ impl Prepared {
     ) -> Result<Prepared, SessionError> {
         let llm_config = config.llm_config(env);
         let model_configured =
-            llm_config.api_key.is_some() || llm_config.base_url != DEFAULT_BASE_URL;
+            llm_config.api_key.is_some() || llm_config.base_url != default_base_url();
         let llm = LlmClient::new(llm_config).map_err(|e| SessionError::Usage(e.to_string()))?;
         let mut secrets = config
             .resolve_secrets(env)
@@ -159,7 +171,7 @@ impl Prepared {
     }
 
     /// The model, or why there is none to ask.
-    pub fn model(&self) -> Result<Arc<LlmClient>, String> {
+    pub fn model(&self) -> Result<Arc<LlmClient>, SessionError> {
         model_or_why(&self.llm, self.model_configured)
     }
 
@@ -264,7 +276,7 @@ impl std::fmt::Debug for Session {
 
 impl Session {
     /// The model, or why there is none to ask.
-    pub fn model(&self) -> Result<Arc<LlmClient>, String> {
+    pub fn model(&self) -> Result<Arc<LlmClient>, SessionError> {
         model_or_why(&self.llm, self.model_configured)
     }
 
@@ -340,15 +352,10 @@ impl Session {
     /// to `path`, else to the configured state file (`--state`,
     /// `browser.state`), owner-only. Says what was saved (counts only: the
     /// values are credentials and never reach a log or an event).
-    pub async fn save_state(&self, path: Option<&std::path::Path>) -> Result<String, String> {
+    pub async fn save_state(&self, path: Option<&std::path::Path>) -> Result<String, SessionError> {
         let path = match path.or(self.config.browser.state.as_deref()) {
             Some(path) => path.to_path_buf(),
-            None => {
-                return Err(
-                    "no state file to save to: name one (`state save FILE`) or start with                      --state FILE"
-                        .into(),
-                )
-            }
+            None => return Err(SessionError::NoStateFile),
         };
         let state = self
             .environment
@@ -357,7 +364,7 @@ impl Session {
             .tab()
             .save_state(&path)
             .await
-            .map_err(|e| e.to_string())?;
+            .map_err(SessionError::StateNotSaved)?;
         Ok(format!(
             "saved {} cookies and the local storage of {} origins to {} (owner-only)",
             state.cookies.len(),
@@ -406,15 +413,11 @@ pub fn sign_in_source(config: &Config) -> Option<String> {
     (!parts.is_empty()).then(|| parts.join(", "))
 }
 
-fn model_or_why(llm: &Arc<LlmClient>, configured: bool) -> Result<Arc<LlmClient>, String> {
+fn model_or_why(llm: &Arc<LlmClient>, configured: bool) -> Result<Arc<LlmClient>, SessionError> {
     if configured {
         Ok(Arc::clone(llm))
     } else {
-        Err(
-            "no model is configured: set OPENAI_API_KEY (and OPENAI_BASE_URL for a local \
-             server) or pass --base-url; actions typed after `:` work without one"
-                .into(),
-        )
+        Err(SessionError::NoModel)
     }
 }
 

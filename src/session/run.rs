@@ -11,7 +11,7 @@ use crate::agent::{Agent, AgentConfig};
 use crate::environment::{Approver, BoxFuture, Environment, Extractor, LiveMode, Policy, Road};
 use crate::events::{EndReason, Event, EventSink, TokenUsage};
 use crate::llm::{LlmClient, StopSignal};
-use crate::script::host::SubAgent;
+use crate::script::host::{HostError, SubAgent};
 use crate::script::{CancelFlag, RecipeHost, ScriptError, Scripts};
 use crate::sitemap::SitemapSet;
 
@@ -109,11 +109,14 @@ impl<E: Environment> SubAgent<E> for LlmSubAgent {
         &'a mut self,
         goal: &'a str,
         environment: &'a mut E,
-    ) -> BoxFuture<'a, Result<Value, String>> {
+    ) -> BoxFuture<'a, Result<Value, HostError>> {
         Box::pin(async move {
             let approver = (self.approver)();
             let mut agent = self.setup.agent(environment, approver, self.stop.clone());
-            let outcome = agent.run(goal).await.map_err(|e| e.to_string())?;
+            let outcome = agent
+                .run(goal)
+                .await
+                .map_err(|e| HostError::SubGoal(e.to_string()))?;
             Ok(json!({
                 "success": outcome.success,
                 "text": outcome.text,

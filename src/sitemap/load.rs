@@ -15,6 +15,7 @@ use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, Visitor};
 
 use super::model::{check_segment, join_pattern, two_dynamic_message, SitemapNode};
 use super::SitemapError;
+use crate::yaml::YamlError;
 
 /// The keys a page accepts, as written in YAML.
 const PAGE_FIELDS: &[&str] = &[
@@ -51,12 +52,11 @@ pub(crate) fn parse_tree(
     source: &Path,
 ) -> Result<(SitemapNode, Option<String>), SitemapError> {
     if text.trim().is_empty() {
-        return Err(SitemapError::Invalid {
-            file: source.to_path_buf(),
-            line: 1,
-            column: 1,
-            message: "the file is empty; a sitemap needs at least a root `title`".into(),
-        });
+        return Err(SitemapError::Invalid(YamlError::at(
+            source,
+            (1, 1),
+            "the file is empty; a sitemap needs at least a root `title`",
+        )));
     }
     OWN_MESSAGE.with(|own| own.borrow_mut().take());
     let deserializer = serde_yaml::Deserializer::from_str(text);
@@ -69,32 +69,13 @@ pub(crate) fn parse_tree(
 }
 
 fn yaml_error(err: serde_yaml::Error, source: &Path) -> SitemapError {
-    let (line, column) = err
-        .location()
-        .map(|l| (l.line(), l.column()))
-        .unwrap_or((1, 1));
-    let text = err.to_string();
+    let mut problem = YamlError::parsing(source, &err, (1, 1));
+    // A message of this module's own, said without serde's wrapping.
     let own = OWN_MESSAGE.with(|own| own.borrow_mut().take());
-    if let Some(message) = own.filter(|m| text.contains(m.as_str())) {
-        return SitemapError::Invalid {
-            file: source.to_path_buf(),
-            line,
-            column,
-            message,
-        };
+    if let Some(own) = own.filter(|m| problem.message.contains(m.as_str())) {
+        problem.message = own;
     }
-    // serde_yaml appends " at line L column C"; the position is reported in
-    // its own fields, so the message drops it.
-    let message = match text.rfind(" at line ") {
-        Some(at) if text[at..].contains(" column ") => text[..at].to_string(),
-        _ => text,
-    };
-    SitemapError::Invalid {
-        file: source.to_path_buf(),
-        line,
-        column,
-        message,
-    }
+    SitemapError::Invalid(problem)
 }
 
 /// Deserializes one page; the root additionally accepts `origin`.
@@ -455,14 +436,9 @@ mod tests {
     /// Parses `text` as `bad.yaml` and returns (line, column, message).
     fn invalid(text: &str) -> (usize, usize, String) {
         match Sitemap::parse(text, Path::new("bad.yaml")) {
-            Err(SitemapError::Invalid {
-                file,
-                line,
-                column,
-                message,
-            }) => {
-                assert_eq!(file, PathBuf::from("bad.yaml"));
-                (line, column, message)
+            Err(SitemapError::Invalid(problem)) => {
+                assert_eq!(problem.file, PathBuf::from("bad.yaml"));
+                (problem.line, problem.column, problem.message)
             }
             Err(other) => panic!("expected a positioned error, got {other}"),
             Ok(_) => panic!("expected an error for:\n{text}"),

@@ -46,17 +46,8 @@ pub enum SitemapError {
     },
     /// The YAML is malformed or describes an invalid tree; the position
     /// points at the offending key or value.
-    #[error("{}:{line}:{column}: {message}", file.display())]
-    Invalid {
-        /// The file (or `<string>` for text parsed from memory).
-        file: PathBuf,
-        /// 1-based line of the problem.
-        line: usize,
-        /// 1-based column of the problem.
-        column: usize,
-        /// What is wrong, in words a sitemap author can act on.
-        message: String,
-    },
+    #[error(transparent)]
+    Invalid(crate::yaml::YamlError),
     /// A tree built in code (not from YAML) breaks a rule; `page` is the
     /// pattern of the page where it does.
     #[error("page {page}: {message}")]
@@ -80,7 +71,7 @@ impl SitemapError {
     /// The 1-based line and column of the problem, when it has a position.
     pub fn position(&self) -> Option<(usize, usize)> {
         match self {
-            SitemapError::Invalid { line, column, .. } => Some((*line, *column)),
+            SitemapError::Invalid(problem) => Some((problem.line, problem.column)),
             _ => None,
         }
     }
@@ -90,7 +81,7 @@ impl SitemapError {
     pub fn message(&self) -> String {
         match self {
             SitemapError::Read { source, .. } => format!("cannot read the sitemap: {source}"),
-            SitemapError::Invalid { message, .. } => message.clone(),
+            SitemapError::Invalid(problem) => problem.message.clone(),
             SitemapError::Tree { page, message } => format!("page {page}: {message}"),
             SitemapError::Watch { message, .. } => message.clone(),
         }

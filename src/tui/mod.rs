@@ -54,17 +54,8 @@ pub enum TuiError {
         message: String,
     },
     /// A theme file is not valid YAML or names unknown roles or colours.
-    #[error("{}:{line}:{column}: {message}", path.display())]
-    ThemeParse {
-        /// The file.
-        path: PathBuf,
-        /// 1-based line, 0 when unknown.
-        line: usize,
-        /// 1-based column, 0 when unknown.
-        column: usize,
-        /// What is wrong.
-        message: String,
-    },
+    #[error(transparent)]
+    ThemeParse(crate::yaml::YamlError),
     /// `--theme` named neither a file nor a shipped theme.
     #[error("no theme `{0}`: give a file path, or one of dark, light (or a name in themes/)")]
     ThemeNotFound(String),

@@ -40,15 +40,14 @@ fn parse_color(value: &str, role: &str, text: &str, path: &Path) -> Result<Color
                 })
             })
             .unwrap_or((0, 0));
-        TuiError::ThemeParse {
-            path: path.to_path_buf(),
-            line,
-            column,
-            message: format!(
+        TuiError::ThemeParse(crate::yaml::YamlError::at(
+            path,
+            (line, column),
+            format!(
                 "`{value}` is not a colour for {role}; write a name (dark_gray, light_cyan, \
                  reset), an xterm index 0-255 or \"#rrggbb\""
             ),
-        }
+        ))
     })
 }
 
@@ -365,48 +364,25 @@ fn stem(path: &Path) -> String {
 
 fn parse_file(text: &str, path: &Path) -> Result<ThemeFile, TuiError> {
     if text.trim().is_empty() {
-        return Err(TuiError::ThemeParse {
-            path: path.to_path_buf(),
-            line: 1,
-            column: 1,
-            message: "the file is empty; write `colors:` with the roles to change".into(),
-        });
+        return Err(TuiError::ThemeParse(crate::yaml::YamlError::at(
+            path,
+            (1, 1),
+            "the file is empty; write `colors:` with the roles to change",
+        )));
     }
-    serde_yaml::from_str::<ThemeFile>(text).map_err(|e| {
-        let (line, column) = e
-            .location()
-            .map(|l| (l.line(), l.column()))
-            .unwrap_or((0, 0));
-        TuiError::ThemeParse {
-            path: path.to_path_buf(),
-            line,
-            column,
-            message: strip_position(&e.to_string()),
-        }
-    })
-}
-
-/// serde_yaml appends " at line L column C"; the error already carries the
-/// position in front, so it is said once.
-fn strip_position(message: &str) -> String {
-    match message.find(" at line ") {
-        Some(at) => message[..at].to_string(),
-        None => message.to_string(),
-    }
+    serde_yaml::from_str::<ThemeFile>(text)
+        .map_err(|e| TuiError::ThemeParse(crate::yaml::YamlError::parsing(path, &e, (0, 0))))
 }
 
 fn parse_complete(text: &str, path: &Path) -> Result<Theme, TuiError> {
     let file = parse_file(text, path)?;
-    let palette =
-        file.colors
-            .parse(text, path)?
-            .complete()
-            .map_err(|role| TuiError::ThemeParse {
-                path: path.to_path_buf(),
-                line: 0,
-                column: 0,
-                message: format!("the base theme must name every role; `{role}` is missing"),
-            })?;
+    let palette = file.colors.parse(text, path)?.complete().map_err(|role| {
+        TuiError::ThemeParse(crate::yaml::YamlError::at(
+            path,
+            (0, 0),
+            format!("the base theme must name every role; `{role}` is missing"),
+        ))
+    })?;
     Ok(Theme {
         name: file.name.unwrap_or_else(|| stem(path)),
         source: None,

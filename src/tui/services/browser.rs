@@ -360,7 +360,7 @@ pub(super) async fn browser_task(
                 Some(BrowserCommand::SaveState { path }) => {
                     let (error, text) = match session.save_state(path.as_deref()).await {
                         Ok(text) => (false, text),
-                        Err(why) => (true, format!("state not saved: {why}")),
+                        Err(why) => (true, why.to_string()),
                     };
                     let _ = tx.send(AppEvent::Notice { error, text });
                 }
@@ -548,7 +548,9 @@ async fn run_agent(
     events: &mut Events<'_>,
 ) -> bool {
     if let Err(why) = session.model() {
-        let _ = tx.send(AppEvent::RunEnded { error: Some(why) });
+        let _ = tx.send(AppEvent::RunEnded {
+            error: Some(why.to_string()),
+        });
         return false;
     }
     let mut setup = session.agent_setup();

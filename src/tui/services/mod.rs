@@ -142,7 +142,9 @@ pub struct Services {
     closing: watch::Sender<bool>,
     model: Result<(), String>,
     max_steps: usize,
-    theme_watcher: Option<ThemeWatcher>,
+    /// Watches the theme in use; replaced by each theme load (which runs
+    /// off the loop's thread, as it reads files).
+    theme_watcher: Arc<Mutex<Option<ThemeWatcher>>>,
     /// Whether the page pane is shown (the browser takes its pictures).
     show_page: watch::Sender<bool>,
     /// Fits pictures into the page pane; started once the terminal is
@@ -231,7 +233,7 @@ impl Services {
         let (browser_done_tx, browser_done) = std::sync::mpsc::channel::<()>();
         let (closing, closing_rx) = watch::channel(false);
         let (show_page, show_page_rx) = watch::channel(false);
-        let model = prepared.model().map(|_| ());
+        let model = prepared.model().map(|_| ()).map_err(|e| e.to_string());
         let max_steps = prepared.config.agent.max_steps;
         let (approval, _) = watch::channel(prepared.config.agent.approve);
         let tools_changed = options
@@ -281,7 +283,7 @@ impl Services {
             closing,
             model,
             max_steps,
-            theme_watcher: None,
+            theme_watcher: Arc::new(Mutex::new(None)),
             show_page,
             pictures: None,
         };
@@ -307,31 +309,51 @@ impl Services {
         }
     }
 
+    /// Loads a theme and watches its file, on a blocking worker: the loop
+    /// never waits on files. The outcome comes back as an event.
     fn load_theme(&mut self, spec: &str) {
-        self.theme_watcher = None;
-        match Theme::find(spec) {
-            Ok(theme) => {
-                if let Some(path) = theme.source.clone() {
-                    let tx = self.tx.clone();
-                    match ThemeWatcher::start(&path, move |result| {
-                        let _ = tx.send(AppEvent::ThemeReloaded(result.map_err(|e| e.to_string())));
-                    }) {
-                        Ok(watcher) => self.theme_watcher = Some(watcher),
-                        Err(error) => {
-                            let _ = self.tx.send(AppEvent::Notice {
-                                error: true,
-                                text: error.to_string(),
-                            });
-                        }
+        let (tx, slot, spec) = (
+            self.tx.clone(),
+            Arc::clone(&self.theme_watcher),
+            spec.to_string(),
+        );
+        self.off_the_loop(move || {
+            let mut watcher = slot.lock().unwrap_or_else(PoisonError::into_inner);
+            *watcher = None;
+            let theme = match Theme::find(&spec) {
+                Ok(theme) => theme,
+                Err(error) => {
+                    let _ = tx.send(AppEvent::ThemeReloaded(Err(error.to_string())));
+                    return;
+                }
+            };
+            if let Some(path) = theme.source.clone() {
+                let reloads = tx.clone();
+                match ThemeWatcher::start(&path, move |result| {
+                    let _ =
+                        reloads.send(AppEvent::ThemeReloaded(result.map_err(|e| e.to_string())));
+                }) {
+                    Ok(started) => *watcher = Some(started),
+                    Err(error) => {
+                        let _ = tx.send(AppEvent::Notice {
+                            error: true,
+                            text: error.to_string(),
+                        });
                     }
                 }
-                let _ = self.tx.send(AppEvent::ThemeReloaded(Ok(theme)));
             }
-            Err(error) => {
-                let _ = self
-                    .tx
-                    .send(AppEvent::ThemeReloaded(Err(error.to_string())));
+            let _ = tx.send(AppEvent::ThemeReloaded(Ok(theme)));
+        });
+    }
+
+    /// Runs file work on the runtime's blocking pool (at once when the
+    /// runtime is gone, at shutdown).
+    fn off_the_loop(&self, work: impl FnOnce() + Send + 'static) {
+        match &self.runtime {
+            Some(runtime) => {
+                runtime.spawn_blocking(work);
             }
+            None => work(),
         }
     }
 
@@ -436,10 +458,12 @@ impl EffectHandler for Services {
                     .unwrap_or_else(PoisonError::into_inner)
                     .events()
                     .to_vec();
-                let _ = self.tx.send(AppEvent::Exported(export_session(
-                    &events,
-                    &self.export_dir,
-                )));
+                let (tx, dir) = (self.tx.clone(), self.export_dir.clone());
+                self.off_the_loop(move || {
+                    let _ = tx.send(AppEvent::Exported(
+                        export_session(&events, &dir).map_err(|e| e.to_string()),
+                    ));
+                });
             }
             Effect::StopRun => {
                 // A script in a loop stops at once; the run at its next

@@ -71,18 +71,45 @@ impl SessionRecord {
     }
 }
 
+/// Why a session could not be exported as a recipe.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionExportError {
+    /// No successful page action was recorded yet.
+    #[error(
+        "nothing to replay yet: run actions (`:`), a task or a recipe first; only successful \
+         page actions are exported"
+    )]
+    NothingToReplay,
+    /// The directory could not be made.
+    #[error("could not create {}: {source}", dir.display())]
+    CreateDir {
+        /// The directory.
+        dir: PathBuf,
+        /// What the system said.
+        source: std::io::Error,
+    },
+    /// The file could not be written.
+    #[error("could not write {}: {source}", path.display())]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// What the system said.
+        source: std::io::Error,
+    },
+}
+
 /// Writes `events` as a recipe `session-<unix seconds>.rhai` in `dir`
-/// and returns its path, or says why there is nothing to write or the
-/// file could not be written.
-pub fn export_session(events: &[Event], dir: &std::path::Path) -> Result<PathBuf, String> {
-    let Some(source) = recipe_from_events(events, "a webagent workbench session") else {
-        return Err(
-            "nothing to replay yet: run actions (`:`), a task or a recipe first; only \
-             successful page actions are exported"
-                .into(),
-        );
-    };
-    std::fs::create_dir_all(dir).map_err(|e| format!("could not create {}: {e}", dir.display()))?;
+/// and returns its path.
+pub fn export_session(
+    events: &[Event],
+    dir: &std::path::Path,
+) -> Result<PathBuf, SessionExportError> {
+    let source = recipe_from_events(events, "a webagent workbench session")
+        .ok_or(SessionExportError::NothingToReplay)?;
+    std::fs::create_dir_all(dir).map_err(|source| SessionExportError::CreateDir {
+        dir: dir.to_path_buf(),
+        source,
+    })?;
     let stamp = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
@@ -93,8 +120,10 @@ pub fn export_session(events: &[Event], dir: &std::path::Path) -> Result<PathBuf
         n += 1;
         path = dir.join(format!("session-{stamp}-{n}.rhai"));
     }
-    std::fs::write(&path, source)
-        .map_err(|e| format!("could not write {}: {e}", path.display()))?;
+    std::fs::write(&path, source).map_err(|source| SessionExportError::Write {
+        path: path.clone(),
+        source,
+    })?;
     Ok(path)
 }
 
