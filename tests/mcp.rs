@@ -69,6 +69,40 @@ async fn call(
     (result.is_error != Some(true), body(&result))
 }
 
+/// The session's trace once the server has written its `done`, after the
+/// client left.
+async fn finished_trace(sessions: &Path) -> String {
+    let trace = newest_trace(sessions);
+    let mut recorded = String::new();
+    for _ in 0..100 {
+        recorded = std::fs::read_to_string(&trace).unwrap_or_default();
+        if recorded.contains("\"type\":\"done\"") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    recorded
+}
+
+/// Starts `command` as an MCP server and connects a client to it, with
+/// the receiver of its `tools/list_changed` notifications.
+async fn connect(
+    command: tokio::process::Command,
+) -> (
+    RunningService<RoleClient, Client>,
+    mpsc::UnboundedReceiver<()>,
+) {
+    let (changed_tx, changed) = mpsc::unbounded_channel();
+    let transport = TokioChildProcess::new(command).expect("webagent mcp starts");
+    let client = Client {
+        changed: changed_tx,
+    }
+    .serve(transport)
+    .await
+    .expect("the MCP handshake");
+    (client, changed)
+}
+
 fn newest_trace(dir: &Path) -> PathBuf {
     std::fs::read_dir(dir)
         .expect("the sessions directory exists")
@@ -98,14 +132,7 @@ async fn an_mcp_client_observes_acts_and_is_held_to_every_protection() {
         ])
         .args(["--sessions-dir", "sessions", "--url"])
         .arg(server.url("/desk"));
-    let (changed_tx, mut changed) = mpsc::unbounded_channel();
-    let transport = TokioChildProcess::new(command).expect("webagent mcp starts");
-    let client = Client {
-        changed: changed_tx,
-    }
-    .serve(transport)
-    .await
-    .expect("the MCP handshake");
+    let (client, mut changed) = connect(command).await;
 
     // Tools: the session's own, the built-ins and the custom action, with
     // their risk in the description and MCP's annotations.
@@ -228,15 +255,8 @@ async fn an_mcp_client_observes_acts_and_is_held_to_every_protection() {
 
     client.cancel().await.expect("the client closes");
     // The calls are the session's trace: it exports as a recipe.
+    let recorded = finished_trace(&dir.join("sessions")).await;
     let trace = newest_trace(&dir.join("sessions"));
-    let mut recorded = String::new();
-    for _ in 0..100 {
-        recorded = std::fs::read_to_string(&trace).unwrap_or_default();
-        if recorded.contains("\"type\":\"done\"") {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
     assert!(!recorded.contains("Pw-7731-hidden"));
     let recipe = webagent::script::export_recipe(&trace).expect("the trace exports");
     assert!(
@@ -262,14 +282,7 @@ async fn a_client_navigates_from_the_blank_tab_and_javascript_is_refused_by_poli
         .env_remove("WEBAGENT_CONFIG")
         .args(["mcp", "--allow-domain", "127.0.0.1"])
         .args(["--sessions-dir", "sessions"]);
-    let (changed_tx, _changed) = mpsc::unbounded_channel();
-    let transport = TokioChildProcess::new(command).expect("webagent mcp starts");
-    let client = Client {
-        changed: changed_tx,
-    }
-    .serve(transport)
-    .await
-    .expect("the MCP handshake");
+    let (client, _changed) = connect(command).await;
 
     let (ok, navigated) = call(&client, "navigate", json!({"url": server.url("/desk")})).await;
     assert!(ok, "{navigated}");
@@ -296,15 +309,7 @@ async fn a_client_navigates_from_the_blank_tab_and_javascript_is_refused_by_poli
     );
 
     client.cancel().await.expect("the client closes");
-    let trace = newest_trace(&dir.join("sessions"));
-    let mut recorded = String::new();
-    for _ in 0..100 {
-        recorded = std::fs::read_to_string(&trace).unwrap_or_default();
-        if recorded.contains("\"type\":\"done\"") {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let recorded = finished_trace(&dir.join("sessions")).await;
     assert!(recorded.contains("execute_javascript"), "{recorded}");
     assert!(
         !recorded.contains("\"type\":\"approval\""),

