@@ -94,7 +94,7 @@ impl Headless {
             json,
         };
         if let Err(error) = headless.session.opened.clone() {
-            let _ = headless
+            headless
                 .session
                 .events
                 .send(Event::Error { error, fatal: true });
