@@ -134,7 +134,7 @@
     'mdi', 'bi', 'ion', 'ionicon', 'ionicons', 'feather', 'lucide', 'octicon', 'ui', 'el', 'is', 'has', 'js',
     'active', 'selected', 'disabled', 'hidden', 'visible', 'show', 'open', 'small', 'large', 'lg', 'sm', 'md', 'xs',
     'xl', 'xxl', 'wrapper', 'wrap', 'container', 'inner', 'outer', 'item', 'col', 'flex', 'inline', 'block', 'primary',
-    'secondary', 'default', 'light', 'dark', 'white', 'black', 'text', 'control', 'img', 'image', 'sprite',
+    'secondary', 'default', 'light', 'dark', 'white', 'black', 'text', 'control', 'img', 'image', 'sprite', 'sprites',
     'action', 'actions', 'tool', 'toolbar', 'clickable', 'pointer', 'hover', 'focus', 'solid', 'regular', 'the',
     'and', 'with', 'fw', 'lg', 'pull', 'ms', 'me', 'mx', 'my', 'px', 'py', 'mt', 'mb', 'ml', 'mr', 'ng']);
   // Words a class or id token contributes; hashed or generated tokens
@@ -165,10 +165,52 @@
     }
     return words;
   }
+  const decoded = (s) => { try { return decodeURIComponent(s); } catch (_) { return s; } };
+  // Words of a picture's file name (`icons/retweet.3f9a1c@2x.png`: retweet)
+  // and of a sprite's fragment (`sprite.svg#retweet`).
   const fileWords = (url) => {
-    const m = /([^/?#]+?)(?:\.[a-z0-9]{2,5})?(?:[?#].*)?$/i.exec(url || '');
-    return m ? classWords(decodeURIComponent(m[1])) : [];
+    const m = /([^/?#]*)(?:\?[^#]*)?(?:#(.*))?$/.exec(url || '');
+    if (!m) return [];
+    const words = [];
+    const parts = decoded(m[1]).split('.');
+    if (parts.length > 1 && /^[a-z0-9]{2,5}$/i.test(parts[parts.length - 1])) parts.pop();
+    for (const part of parts) words.push(...classWords(part.replace(/@\d(\.\d+)?x$/i, '')));
+    if (m[2]) words.push(...classWords(decoded(m[2])));
+    return words;
   };
+  // Words of the picture files a style draws: every url() in `content`,
+  // background and mask images (data: URLs carry no name).
+  function styleWords(cs, words) {
+    for (const value of [cs.content, cs.backgroundImage, cs.getPropertyValue('mask-image') || cs.getPropertyValue('-webkit-mask-image')]) {
+      if (!value || value.indexOf('url(') < 0) continue;
+      const re = /url\(\s*["']?([^"')]+)/g;
+      for (let m = re.exec(value); m; m = re.exec(value)) {
+        if (!/^data:/i.test(m[1])) words.push(...fileWords(m[1]));
+      }
+    }
+  }
+  // What CSS draws for an element: [words of the pictures of its own box
+  // and its ::before / ::after boxes, text those boxes show]. Icon fonts'
+  // private-use glyphs are no text.
+  function drawn(el) {
+    const words = [];
+    let text = '';
+    styleWords(getComputedStyle(el), words);
+    for (const pseudo of ['::before', '::after']) {
+      const ps = getComputedStyle(el, pseudo);
+      const content = ps.content;
+      // A pseudo box exists only with content.
+      if (!content || content === 'none' || content === 'normal') continue;
+      styleWords(ps, words);
+      const quoted = /^"((?:[^"\\]|\\.)*)"$/.exec(content);
+      if (quoted) {
+        const shown = squeeze(quoted[1].replace(/\\(.)/g, '$1').replace(/[\uE000-\uF8FF]|[\uDB80-\uDBFF][\uDC00-\uDFFF]/g, ''));
+        // Words, not a counter badge's digits or a decorative bullet.
+        if (/\p{L}/u.test(shown)) text = squeeze(`${text} ${shown}`);
+      }
+    }
+    return [words, text];
+  }
   const textOfIds = (el, attr) => {
     const ids = el.getAttribute(attr);
     if (!ids) return '';
@@ -226,13 +268,16 @@
       s = textOfIds(el, 'aria-describedby') || rowText(el);
       if (s) return ['label', clip(s, 60)];
     }
-    // Guesses: own class/id first, then what is inside, then pictures.
-    const words = wordsOfElement(el).concat(guesses);
+    // Text CSS draws before or after the element is part of its name as a
+    // browser computes it.
+    const [pictures, cssText] = drawn(el);
+    if (cssText) return ['label', clip(cssText, 60)];
+    // Guesses: own class/id first, then the pictures its style draws, then
+    // what is inside (and the pictures drawn for the first few of those).
+    const words = wordsOfElement(el).concat(pictures, guesses);
     if (tag === 'img') words.push(...fileWords(el.getAttribute('src')));
-    if (!words.length) {
-      const bg = getComputedStyle(el).backgroundImage;
-      const m = bg && bg !== 'none' ? /url\(["']?([^"')]+)/.exec(bg) : null;
-      if (m && !/^data:/.test(m[1])) words.push(...fileWords(m[1]));
+    for (let c = el.firstElementChild, k = 0; c && k < 4 && !words.length; c = c.nextElementSibling, k++) {
+      words.push(...drawn(c)[0]);
     }
     const unique = [];
     for (const w of words) if (!unique.includes(w)) unique.push(w);
