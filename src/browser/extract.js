@@ -28,6 +28,19 @@
     'aria-expanded', 'aria-checked', 'aria-selected', 'aria-pressed', 'aria-haspopup',
     'aria-disabled', 'min', 'max', 'accept', 'multiple', 'readonly', 'required'];
   const TEXT_PER_ELEMENT = 100;
+  // A field's value is shown whole, whitespace and all, up to this many
+  // characters (src/dom/mod.rs FIELD_VALUE_LIMIT and the secrets' masked
+  // forms mirror it).
+  const VALUE_LIMIT = 2000;
+  // A select's (or listbox's) options are listed up to this many; past it
+  // the line counts the rest.
+  const OPTION_LIMIT = 100;
+  const OPTION_CHARS = 80;
+  // Controls that repeat once per row say which row: its first words.
+  const ROW_LEAD = 40;
+  // A text-less inline box no larger than this inside a sentence is an
+  // icon the text names.
+  const ICON_PX = 40;
 
   const ids = new WeakMap();     // element -> stable id within this document
   let nextId = 1;
@@ -87,10 +100,15 @@
       } else if (type === 'password') {
         if (el.value) out.push(['value', '•'.repeat(Math.min(8, el.value.length))]);
       } else if (tag === 'select') {
-        const opt = el.selectedOptions && el.selectedOptions[0];
-        if (opt) out.push(['value', clip(squeeze(opt.textContent || ''), 60)]);
+        // Every chosen option of a multiple select, not only the first.
+        const chosen = [];
+        for (const o of el.selectedOptions || []) chosen.push(clip(squeeze(o.textContent || ''), 60));
+        if (chosen.length) out.push(['value', clip(chosen.join(' | '), 200)]);
       } else if (el.value) {
-        out.push(['value', clip(squeeze(el.value), 60)]);
+        // Exact, not squeezed: a model copying a value needs its spaces.
+        const [head, left] = fieldValue(el.value);
+        out.push(['value', head]);
+        if (left) out.push(['value+', String(left)]);
       }
     }
     if ((tag === 'input' || tag === 'select' || tag === 'textarea') && el.labels && el.labels.length) {
@@ -100,6 +118,31 @@
     if (tag === 'option' && el.selected) out.push(['selected', '']);
     if (FORM_TAGS.has(tag) && el.matches(':disabled')) out.push(['disabled', '']);
     return out;
+  }
+
+  // A field's value up to VALUE_LIMIT characters (code points, as Rust
+  // counts them, so a masked secret's clipped form matches) and how many
+  // characters are left past it.
+  function fieldValue(v) {
+    if (v.length <= VALUE_LIMIT) return [v, 0];
+    const points = Array.from(v);
+    if (points.length <= VALUE_LIMIT) return [v, 0];
+    return [points.slice(0, VALUE_LIMIT).join(''), points.length - VALUE_LIMIT];
+  }
+
+  // The names of a select's options, OPTION_LIMIT at most, with how many
+  // more there are.
+  function optionList(options, note) {
+    const names = [];
+    let total = 0;
+    for (const o of options) {
+      const name = clip(squeeze(o.textContent || ''), OPTION_CHARS);
+      if (!name) continue;
+      total += 1;
+      if (names.length < OPTION_LIMIT) names.push(name);
+    }
+    const more = total - names.length;
+    return names.join(' | ') + (more ? ` (+${more} more${note})` : '');
   }
 
   // A label's own words, without the text of the control inside it (a
@@ -501,10 +544,8 @@
         cand = { el, tag, extra, owner, frame, shadow: inShadow, box, clip: myClip,
           positioned: myPositioned, text: '', crossOrigin: false, covered: false };
         if (tag === 'select') {
-          const names = [];
-          for (const o of el.options) { names.push(squeeze(o.textContent || '')); if (names.length >= 12) break; }
-          const more = el.options.length > names.length ? ` (+${el.options.length - names.length} more)` : '';
-          cand.text = clip(names.join(' | '), 160) + more;
+          cand.text = optionList(el.options, "; select_option takes any option's visible text");
+          cand.whole = true;
         }
         candidates.push(cand);
       }
@@ -676,7 +717,7 @@
       const attrs = attributesOf(c.el, c.tag);
       if (c.extra) attrs.push(['scrollable', c.extra]);
       if (c.el.isContentEditable && c.tag !== 'input' && c.tag !== 'textarea') attrs.push(['contenteditable', '']);
-      const words = c.text ? clip(squeeze(c.text), TEXT_PER_ELEMENT) : '';
+      const words = c.whole ? c.text : c.text ? clip(squeeze(c.text), TEXT_PER_ELEMENT) : '';
       if (!words && c.tag !== 'iframe' && c.tag !== 'select' && !attrs.some((a) => a[1] && (NAMED_BY.has(a[0]) || (a[0] === 'value' && /^(submit|button|reset)$/.test(c.el.type))))) {
         const named = nameFor(c.el, c.tag);
         if (named) attrs.push(named);
