@@ -348,6 +348,151 @@
     return '';
   }
 
+  // ---- icons inside text ----
+
+  // No words inside: an icon font's glyph comes from CSS, an SVG's <title>
+  // is a name, not text on the page.
+  function textless(el, tag) {
+    if (tag === 'svg') return !el.querySelector('text, foreignObject');
+    if (tag !== 'img' && tag !== 'i' && el.firstElementChild) return false;
+    return !/\S/.test(el.textContent || '');
+  }
+
+  // The words next to `el` in its parent (a few nodes each way), or ''
+  // when it stands alone (an icon button's own picture, a toolbar: the
+  // words of a neighbouring button or field are not a sentence).
+  const NOT_PROSE = new Set([...SKIP, 'button', 'input', 'select', 'textarea']);
+  function besideText(el) {
+    const parts = [];
+    for (const step of ['previousSibling', 'nextSibling']) {
+      let n = el[step];
+      for (let k = 0; n && k < 3; k++, n = n[step]) {
+        const t = n.nodeType === 3 ? n.data : n.nodeType === 1 && !NOT_PROSE.has(n.localName) ? n.textContent || '' : '';
+        if (/\S/.test(t)) { parts.push(t.slice(0, 200)); break; }
+      }
+    }
+    return squeeze(parts.join(' '));
+  }
+
+  // The name an icon in a sentence reads by, or '' when it needs none:
+  // alone (not in text), decorative by its author's word (alt=""), or
+  // saying only what the words beside it say (a disk icon before "disk").
+  function iconName(el, tag) {
+    const near = besideText(el);
+    if (!near) return '';
+    if (tag === 'img' && el.getAttribute('alt') === '') return '';
+    let name = squeeze(el.getAttribute('aria-label') || el.getAttribute('title') || (tag === 'img' ? el.getAttribute('alt') || '' : ''));
+    if (!name) {
+      const named = nameFor(el, tag);
+      name = named ? named[1] : '';
+    }
+    if (!name) return '';
+    const lower = near.toLowerCase();
+    if (name.toLowerCase().split(/\s+/).every((w) => lower.includes(w))) return '';
+    return clip(name, 40);
+  }
+
+  // How read_page shows a field in the text: its value quoted exactly
+  // (JSON escapes, so a trailing space or a line break shows), clipped at
+  // VALUE_LIMIT with the rest counted. Passwords, check boxes and empty
+  // fields add nothing.
+  function fieldShown(el, tag) {
+    if (tag === 'select') {
+      const chosen = Array.from(el.selectedOptions || [], (o) => squeeze(o.textContent || '')).filter(Boolean);
+      return chosen.length ? `[select: ${chosen.map((c) => JSON.stringify(c)).join(', ')}]` : '';
+    }
+    const type = tag === 'input' ? (el.getAttribute('type') || 'text').toLowerCase() : 'textarea';
+    if (/^(password|hidden|checkbox|radio|file|submit|button|reset|image)$/.test(type) || !el.value) return '';
+    const [head, left] = fieldValue(el.value);
+    return `[${type === 'text' ? 'input' : type}: ${JSON.stringify(head)}${left ? ` (+${left} more characters)` : ''}]`;
+  }
+
+  // ---- controls repeated once per row ----
+
+  // Attributes that differ between rows without naming the control.
+  const ROW_VARYING = new Set(['href', 'value', 'value+', 'checked', 'selected', 'aria-checked', 'aria-selected',
+    'aria-pressed', 'aria-expanded', 'src', 'disabled', 'scrollable', 'readonly', 'required']);
+  const lineKey = (item) => {
+    let key = `${item.tag}\u0001${item.text || ''}`;
+    for (const [name, value] of item.attrs || []) if (!ROW_VARYING.has(name)) key += `\u0001${name}=${value}`;
+    return key;
+  };
+
+  // Controls whose lines would read alike (a retweet per post, an Edit
+  // per table row) get in="…": the first words of their row, the largest
+  // ancestor that holds no other control of the same line. A row found
+  // this way is structural: whatever repeats (list items, table rows,
+  // cards), however the site names its classes. A control nested under a
+  // listed element of its row that shows text is placed by that line.
+  function tieToRows(lines) {
+    const groups = new Map();
+    for (const line of lines) {
+      const key = lineKey(line[1]);
+      const group = groups.get(key);
+      if (group) group.push(line); else groups.set(key, [line]);
+    }
+    for (const group of groups.values()) {
+      if (group.length < 2) continue;
+      const counts = new Map();
+      const chains = group.map(([c]) => {
+        const chain = [];
+        for (let a = composedParent(c.el), d = 0; a && d < 12; a = composedParent(a), d++) {
+          if (a.localName === 'body' || a.localName === 'html') break;
+          chain.push(a);
+          counts.set(a, (counts.get(a) || 0) + 1);
+        }
+        return chain;
+      });
+      const found = group.map(([c, item, parent], i) => {
+        let row = null;
+        for (const a of chains[i]) { if (counts.get(a) === 1) row = a; else break; }
+        if (!row) return '';
+        if (parent && ancestorOf(row, parent.el) && elementsText(parent)) return '';
+        return rowWords(row, c.el);
+      });
+      // Rows that start alike are told apart by more of their words.
+      const leads = found.map((words) => lead(words, ROW_LEAD));
+      group.forEach(([, item], i) => {
+        if (!leads[i]) return;
+        const twin = leads.some((l, j) => j !== i && l === leads[i]);
+        (item.attrs || (item.attrs = [])).push(['in', twin ? lead(found[i], ROW_LEAD * 2) : leads[i]]);
+      });
+    }
+  }
+  const elementsText = (cand) => cand.text && squeeze(cand.text);
+
+  // An ARIA listbox whose options are not all listed (scrolled out of its
+  // box, or past the observed band) names the rest on its own line, so a
+  // model knows they are there to scroll to.
+  function unlistedOptions(lines) {
+    let shown = null;
+    for (const [c, item] of lines) {
+      if (c.el.getAttribute('role') !== 'listbox' || item.text) continue;
+      const options = c.el.querySelectorAll('[role="option"]');
+      if (!options.length) continue;
+      if (!shown) shown = new Set(listed);
+      const rest = Array.from(options).filter((o) => !shown.has(o));
+      if (rest.length) item.text = `options not listed: ${optionList(rest, '')}`;
+    }
+  }
+
+  // A row's words without the control's own.
+  function rowWords(row, control) {
+    const raw = row.textContent || '';
+    // innerText lays text out as shown; the start of a very long row is
+    // enough and is cheaper to take from the source.
+    let words = squeeze(raw.length > 3000 ? raw.slice(0, 600) : row.innerText || raw);
+    const own = squeeze(control.innerText || '');
+    if (own) words = squeeze(words.replace(own, ' '));
+    return words;
+  }
+  // The first words of `s` up to about n characters.
+  function lead(s, n) {
+    if (s.length <= n) return s;
+    const cut = s.lastIndexOf(' ', n);
+    return `${s.slice(0, cut > n / 2 ? cut : n)}…`;
+  }
+
   // Sample points of a visible area (top-level coordinates) for hit tests:
   // the centre first, then points towards the corners.
   function samplePoints(a) {
@@ -416,8 +561,11 @@
   }
 
   function observe(opts) {
-    const full = !!opts.fullPage;
-    const withListeners = opts.listeners !== false;
+    // Reading (read_page): the whole page's text with fields' values, and
+    // nothing listed, so the latest observation's indices stay valid.
+    const reading = !!opts.read;
+    const full = reading || !!opts.fullPage;
+    const withListeners = !reading && opts.listeners !== false;
     const textLimit = opts.textLimit || 4000;
     const topDoc = document;
     const vw = window.innerWidth, vh = window.innerHeight;
@@ -429,13 +577,13 @@
     const margin = full ? Infinity : (opts.marginPx >= 0 ? opts.marginPx : vh / 2);
     const band = opts.band && !full ? rect(opts.band)
       : { top: -margin, bottom: vh + margin, left: -margin, right: vw + margin };
-    sequence += 1;
     const candidates = [];  // interactive elements in document order, before the covered check
     const walked = full ? null : new Set();  // elements whose styles were read (default mode)
     const occluders = [];   // positioned boxes that may paint over others
     let skippedAbove = 0, skippedBelow = 0;
     const text = [];
-    let textLen = 0, textCut = false;
+    let textLen = 0, textCut = false, textSeen = 0;
+    let iconQuiet = 0;              // > 0 inside an icon already named in the text
 
     // Text keeps the spaces the page has and adds none: inline elements
     // join their neighbours as a reader sees them ("Click <b>here</b>."
@@ -444,6 +592,7 @@
     const addText = (s) => {
       if (s[0] === ' ' && (lastChar === ' ' || lastChar === '\n')) s = s.slice(1);
       if (!s) return;
+      textSeen += s.length;
       if (textLen >= textLimit) { if (s.trim()) textCut = true; return; }
       if (textLen + s.length > textLimit) { s = s.slice(0, textLimit - textLen); textCut = true; }
       text.push(s); textLen += s.length; lastChar = s[s.length - 1];
@@ -555,7 +704,31 @@
       const cell = disp === 'table-cell' || tag === 'td' || tag === 'th';
       const blockish = !cell && (BLOCK.has(tag) || !(disp.startsWith('inline') || disp === 'contents'));
       if (blockish || cell) { addBreak(cell); ownerSpace(owner); }
-      if (tag === 'select' || tag === 'input' || tag === 'textarea') return;
+      if (tag === 'select' || tag === 'input' || tag === 'textarea') {
+        if (reading && visible) {
+          const shown = fieldShown(el, tag);
+          if (shown) { if (lastChar !== ' ' && lastChar !== '\n') addText(' '); addText(`${shown} `); }
+        }
+        return;
+      }
+
+      // A text-less inline icon in a sentence reads as [icon: name], with
+      // the name the listing would give it (a guess unless it has a label).
+      let icon = '';
+      if (iconQuiet === 0 && visible && disp.startsWith('inline') && tag !== 'br' && tag !== 'wbr' && textless(el, tag)) {
+        if (box === null) measure();
+        const w = box.right - box.left, h = box.bottom - box.top;
+        if (w >= 4 && h >= 4 && w <= ICON_PX && h <= ICON_PX) icon = iconName(el, tag);
+      }
+      if (icon) {
+        const token = `[icon: ${icon}]`;
+        if (lastChar !== ' ' && lastChar !== '\n') addText(' ');
+        addText(`${token} `);
+        if (owner && owner.text.length < TEXT_PER_ELEMENT) {
+          owner.text = `${owner.text}${owner.text && !owner.text.endsWith(' ') ? ' ' : ''}${token} `;
+        }
+        iconQuiet += 1;
+      }
 
       if (tag === 'iframe') {
         let doc = null;
@@ -602,6 +775,7 @@
         if (c.nodeType === 3 && !visible) continue;
         visit(c, frame, textOwner, pointer, inShadow, myClip, myPositioned);
       }
+      if (icon) iconQuiet -= 1;
       if (blockish || cell) { addBreak(cell); ownerSpace(owner); }
     }
 
@@ -623,6 +797,7 @@
       clicky: withListeners ? clickTargets(topDoc) : null };
     const start = topDoc.body || topDoc.documentElement;
     if (start) walk(start, rootFrame, null, false, false, EVERYWHERE, false);
+    if (reading) return { text: text.join('').trim(), clipped: textCut, chars: textSeen };
     if (!full) walkStrayFixed();
 
     // A fixed element nested in a container that lies outside the band (a
@@ -702,9 +877,11 @@
       return pts.every(([x, y]) => layers.some((l) => x >= l.left && x <= l.right && y >= l.top && y <= l.bottom));
     }
 
+    sequence += 1;
     listed = [];
     const seen = new Set();
     const elements = [];
+    const lines = [];  // [candidate, its item] for tying repeated controls to rows
     for (const c of candidates) {
       if (c.covered) continue;
       let p = c.owner;
@@ -740,7 +917,10 @@
       if (c.crossOrigin) item.crossOrigin = true;
       if (c.frameAt) item.frameAt = c.frameAt;
       elements.push(item);
+      lines.push([c, item, p]);
     }
+    tieToRows(lines);
+    unlistedOptions(lines);
     previousIds = seen;
 
     const se = topDoc.scrollingElement || topDoc.documentElement;
@@ -837,6 +1017,9 @@
 
   globalThis.__webagentObserver = {
     observe: (opts) => observe(opts || {}),
+    // The whole page's text as read_page gives it: what observations read,
+    // plus the values of fields; {text, clipped, chars}.
+    read: (limit) => observe({ read: true, textLimit: limit }),
     // Runs fn(element, args, helpers) on the element listed under index and
     // returns {ok, value} or {ok:false, error, detail} as a JSON string.
     call(seq, index, fn, args) {
