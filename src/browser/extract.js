@@ -443,10 +443,30 @@
         }
         return chain;
       });
-      const found = group.map(([c, item, parent], i) => {
+      // Links to one address do one thing wherever they sit (a section's
+      // link in the sidebar and in its tabs): nothing to tell apart.
+      const hrefs = new Set(group.map(([c]) => c.el.getAttribute('href')));
+      if (hrefs.size === 1 && !hrefs.has(null)) continue;
+      const rows = group.map((line, i) => {
         let row = null;
         for (const a of chains[i]) { if (counts.get(a) === 1) row = a; else break; }
-        if (!row) return '';
+        return row;
+      });
+      // A row is one of a kind's repeats (items of one list, rows of one
+      // table, cards of one feed): a sibling of the same tag holds another
+      // control of the group. Two unlike regions (a sidebar and the main
+      // column) are not rows.
+      const kin = new Map();
+      for (const row of rows) {
+        if (!row) continue;
+        const key = row.parentNode;
+        const tags = kin.get(key) || new Map();
+        tags.set(row.localName, (tags.get(row.localName) || 0) + 1);
+        kin.set(key, tags);
+      }
+      const found = group.map(([c, , parent], i) => {
+        const row = rows[i];
+        if (!row || kin.get(row.parentNode).get(row.localName) < 2) return '';
         if (parent && ancestorOf(row, parent.el) && elementsText(parent)) return '';
         return rowWords(row, c.el);
       });
