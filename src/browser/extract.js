@@ -235,10 +235,13 @@
   // What CSS draws for an element: [words of the pictures of its own box
   // and its ::before / ::after boxes, text those boxes show]. Icon fonts'
   // private-use glyphs are no text.
+  // Fields and images draw no ::before / ::after boxes.
+  const NO_PSEUDO = new Set(['input', 'select', 'textarea', 'img', 'iframe', 'video', 'audio', 'canvas']);
   function drawn(el) {
     const words = [];
     let text = '';
     styleWords(getComputedStyle(el), words);
+    if (NO_PSEUDO.has(el.localName)) return [words, text];
     for (const pseudo of ['::before', '::after']) {
       const ps = getComputedStyle(el, pseudo);
       const content = ps.content;
@@ -487,7 +490,7 @@
   function unlistedOptions(lines) {
     let shown = null;
     for (const [c, item] of lines) {
-      if (c.el.getAttribute('role') !== 'listbox' || item.text) continue;
+      if (item.text || !item.attrs || !item.attrs.some((a) => a[0] === 'role' && a[1] === 'listbox')) continue;
       const options = c.el.querySelectorAll('[role="option"]');
       if (!options.length) continue;
       if (!shown) shown = new Set(listed);
