@@ -509,11 +509,16 @@
     if (own) words = squeeze(words.replace(own, ' '));
     return words;
   }
-  // The first words of `s` up to about n characters.
+  // The first words of `s` up to about n characters. A word is never cut
+  // (a long first word is kept whole up to 2n, or nothing is said), so a
+  // secret shown in a row is either whole, and masked, or left out.
   function lead(s, n) {
     if (s.length <= n) return s;
-    const cut = s.lastIndexOf(' ', n);
-    return `${s.slice(0, cut > n / 2 ? cut : n)}…`;
+    let cut = s.lastIndexOf(' ', n);
+    if (cut <= 0) cut = s.indexOf(' ');
+    if (cut <= 0) return s.length <= 2 * n ? s : '';
+    if (cut > 2 * n) return '';
+    return `${s.slice(0, cut)}…`;
   }
 
   // Sample points of a visible area (top-level coordinates) for hit tests:
