@@ -12,9 +12,11 @@
 //! A value rarely comes back as written: results are JSON (quotes and
 //! backslashes escaped), a GET form puts it in the next page's URL
 //! (percent-encoded), and the element listing squeezes whitespace, turns
-//! `"` into `'` and clips long attribute values. Masking covers each of
-//! these forms (see [`encoded_forms`]); a page that transforms the value
-//! some other way (upper-casing it, showing a part of it) is not covered.
+//! `"` into `'` and clips long attribute values, while it shows a field's
+//! value JSON-escaped and clipped at [`FIELD_VALUE_LIMIT`] characters (as
+//! `read_page` does). Masking covers each of these forms (see
+//! [`encoded_forms`]); a page that transforms the value some other way
+//! (upper-casing it, showing a part of it) is not covered.
 
 use std::borrow::Cow;
 use std::sync::RwLock;
@@ -24,7 +26,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::actions::{Action, ActionError, Catalog};
-use crate::dom::PageState;
+use crate::dom::{PageState, FIELD_VALUE_LIMIT};
 
 /// Named secret values for one run.
 #[derive(Clone, Default, PartialEq, Eq)]
@@ -216,8 +218,10 @@ impl Secrets {
 
 /// The forms a value takes on its way back from a page: as written,
 /// JSON-escaped, percent-encoded (by forms, by `encodeURIComponent`, and
-/// fully), and as the element listing shows attributes (whitespace
-/// squeezed, `"` as `'`, clipped to 60 or 80 characters with `…`).
+/// fully), as the element listing shows attributes (whitespace squeezed,
+/// `"` as `'`, clipped to 60 or 80 characters with `…`), and as it shows a
+/// field's value (JSON-escaped, clipped to its first
+/// [`FIELD_VALUE_LIMIT`] characters).
 /// Derived forms shorter than four characters are left out (masking them
 /// would mangle ordinary text); the value itself is always kept.
 pub fn encoded_forms(value: &str) -> Vec<String> {
@@ -244,6 +248,12 @@ pub fn encoded_forms(value: &str) -> Vec<String> {
                 forms.push(format!("{head}…"));
             }
         }
+    }
+    if value.chars().count() > FIELD_VALUE_LIMIT {
+        let head: String = value.chars().take(FIELD_VALUE_LIMIT).collect();
+        let json = serde_json::to_string(&head).unwrap_or_else(|_| format!("\"{head}\""));
+        forms.push(json[1..json.len() - 1].to_string());
+        forms.push(head);
     }
     // A JSON payload quoted again (a result holding JSON text, a CDP
     // message a library logs with `{:?}`) escapes each form once more.
@@ -436,6 +446,48 @@ mod tests {
         assert_eq!(
             secrets.mask(&format!("[3]<input value=\"{clipped}\" />")),
             "[3]<input value=\"<secret>long</secret>\" />"
+        );
+    }
+
+    #[test]
+    fn a_field_value_is_masked_as_the_listing_shows_it_whole_or_clipped() {
+        use crate::dom::{element_line, ElementIndex, InteractiveElement};
+        let field = |value: &str, left: Option<usize>| {
+            let mut attributes = vec![("value".to_string(), value.to_string())];
+            if let Some(left) = left {
+                attributes.push(("value+".into(), left.to_string()));
+            }
+            InteractiveElement {
+                index: ElementIndex(7),
+                tag: "textarea".into(),
+                attributes,
+                text: String::new(),
+                is_new: false,
+                depth: 0,
+                parent: None,
+                in_shadow_root: false,
+                frame: None,
+                cross_origin_frame: false,
+            }
+        };
+        let mut secrets = Secrets::new();
+        // Whitespace and quotes exact, as the listing now keeps them.
+        let short = "key \"A\"\n  line two ";
+        secrets.insert("short", short);
+        assert_eq!(
+            secrets.mask(&element_line(&field(short, None))),
+            "[7]<textarea value=\"<secret>short</secret>\" />"
+        );
+        // Longer than the listing shows: the head it shows is masked.
+        let long: String = (0..FIELD_VALUE_LIMIT + 50)
+            .map(|i| if i % 7 == 0 { '"' } else { 'k' })
+            .collect();
+        secrets.insert("long", long.as_str());
+        let head: String = long.chars().take(FIELD_VALUE_LIMIT).collect();
+        let line = element_line(&field(&head, Some(50)));
+        assert_eq!(
+            secrets.mask(&line),
+            "[7]<textarea value=\"<secret>long</secret>\" (+50 more characters) />"
         );
     }
 }

@@ -28,6 +28,19 @@
     'aria-expanded', 'aria-checked', 'aria-selected', 'aria-pressed', 'aria-haspopup',
     'aria-disabled', 'min', 'max', 'accept', 'multiple', 'readonly', 'required'];
   const TEXT_PER_ELEMENT = 100;
+  // A field's value is shown whole, whitespace and all, up to this many
+  // characters (src/dom/mod.rs FIELD_VALUE_LIMIT and the secrets' masked
+  // forms mirror it).
+  const VALUE_LIMIT = 2000;
+  // A select's (or listbox's) options are listed up to this many; past it
+  // the line counts the rest.
+  const OPTION_LIMIT = 100;
+  const OPTION_CHARS = 80;
+  // Controls that repeat once per row say which row: its first words.
+  const ROW_LEAD = 40;
+  // A text-less inline box no larger than this inside a sentence is an
+  // icon the text names.
+  const ICON_PX = 40;
 
   const ids = new WeakMap();     // element -> stable id within this document
   let nextId = 1;
@@ -87,10 +100,15 @@
       } else if (type === 'password') {
         if (el.value) out.push(['value', '•'.repeat(Math.min(8, el.value.length))]);
       } else if (tag === 'select') {
-        const opt = el.selectedOptions && el.selectedOptions[0];
-        if (opt) out.push(['value', clip(squeeze(opt.textContent || ''), 60)]);
+        // Every chosen option of a multiple select, not only the first.
+        const chosen = [];
+        for (const o of el.selectedOptions || []) chosen.push(clip(squeeze(o.textContent || ''), 60));
+        if (chosen.length) out.push(['value', clip(chosen.join(' | '), 200)]);
       } else if (el.value) {
-        out.push(['value', clip(squeeze(el.value), 60)]);
+        // Exact, not squeezed: a model copying a value needs its spaces.
+        const [head, left] = fieldValue(el.value);
+        out.push(['value', head]);
+        if (left) out.push(['value+', String(left)]);
       }
     }
     if ((tag === 'input' || tag === 'select' || tag === 'textarea') && el.labels && el.labels.length) {
@@ -100,6 +118,31 @@
     if (tag === 'option' && el.selected) out.push(['selected', '']);
     if (FORM_TAGS.has(tag) && el.matches(':disabled')) out.push(['disabled', '']);
     return out;
+  }
+
+  // A field's value up to VALUE_LIMIT characters (code points, as Rust
+  // counts them, so a masked secret's clipped form matches) and how many
+  // characters are left past it.
+  function fieldValue(v) {
+    if (v.length <= VALUE_LIMIT) return [v, 0];
+    const points = Array.from(v);
+    if (points.length <= VALUE_LIMIT) return [v, 0];
+    return [points.slice(0, VALUE_LIMIT).join(''), points.length - VALUE_LIMIT];
+  }
+
+  // The names of a select's options, OPTION_LIMIT at most, with how many
+  // more there are.
+  function optionList(options, note) {
+    const names = [];
+    let total = 0;
+    for (const o of options) {
+      const name = clip(squeeze(o.textContent || ''), OPTION_CHARS);
+      if (!name) continue;
+      total += 1;
+      if (names.length < OPTION_LIMIT) names.push(name);
+    }
+    const more = total - names.length;
+    return names.join(' | ') + (more ? ` (+${more} more${note})` : '');
   }
 
   // A label's own words, without the text of the control inside it (a
@@ -134,7 +177,7 @@
     'mdi', 'bi', 'ion', 'ionicon', 'ionicons', 'feather', 'lucide', 'octicon', 'ui', 'el', 'is', 'has', 'js',
     'active', 'selected', 'disabled', 'hidden', 'visible', 'show', 'open', 'small', 'large', 'lg', 'sm', 'md', 'xs',
     'xl', 'xxl', 'wrapper', 'wrap', 'container', 'inner', 'outer', 'item', 'col', 'flex', 'inline', 'block', 'primary',
-    'secondary', 'default', 'light', 'dark', 'white', 'black', 'text', 'control', 'img', 'image', 'sprite',
+    'secondary', 'default', 'light', 'dark', 'white', 'black', 'text', 'control', 'img', 'image', 'sprite', 'sprites',
     'action', 'actions', 'tool', 'toolbar', 'clickable', 'pointer', 'hover', 'focus', 'solid', 'regular', 'the',
     'and', 'with', 'fw', 'lg', 'pull', 'ms', 'me', 'mx', 'my', 'px', 'py', 'mt', 'mb', 'ml', 'mr', 'ng']);
   // Words a class or id token contributes; hashed or generated tokens
@@ -165,10 +208,55 @@
     }
     return words;
   }
+  const decoded = (s) => { try { return decodeURIComponent(s); } catch (_) { return s; } };
+  // Words of a picture's file name (`icons/retweet.3f9a1c@2x.png`: retweet)
+  // and of a sprite's fragment (`sprite.svg#retweet`).
   const fileWords = (url) => {
-    const m = /([^/?#]+?)(?:\.[a-z0-9]{2,5})?(?:[?#].*)?$/i.exec(url || '');
-    return m ? classWords(decodeURIComponent(m[1])) : [];
+    const m = /([^/?#]*)(?:\?[^#]*)?(?:#(.*))?$/.exec(url || '');
+    if (!m) return [];
+    const words = [];
+    const parts = decoded(m[1]).split('.');
+    if (parts.length > 1 && /^[a-z0-9]{2,5}$/i.test(parts[parts.length - 1])) parts.pop();
+    for (const part of parts) words.push(...classWords(part.replace(/@\d(\.\d+)?x$/i, '')));
+    if (m[2]) words.push(...classWords(decoded(m[2])));
+    return words;
   };
+  // Words of the picture files a style draws: every url() in `content`,
+  // background and mask images (data: URLs carry no name).
+  function styleWords(cs, words) {
+    for (const value of [cs.content, cs.backgroundImage, cs.getPropertyValue('mask-image') || cs.getPropertyValue('-webkit-mask-image')]) {
+      if (!value || value.indexOf('url(') < 0) continue;
+      const re = /url\(\s*["']?([^"')]+)/g;
+      for (let m = re.exec(value); m; m = re.exec(value)) {
+        if (!/^data:/i.test(m[1])) words.push(...fileWords(m[1]));
+      }
+    }
+  }
+  // What CSS draws for an element: [words of the pictures of its own box
+  // and its ::before / ::after boxes, text those boxes show]. Icon fonts'
+  // private-use glyphs are no text.
+  // Fields and images draw no ::before / ::after boxes.
+  const NO_PSEUDO = new Set(['input', 'select', 'textarea', 'img', 'iframe', 'video', 'audio', 'canvas']);
+  function drawn(el) {
+    const words = [];
+    let text = '';
+    styleWords(getComputedStyle(el), words);
+    if (NO_PSEUDO.has(el.localName)) return [words, text];
+    for (const pseudo of ['::before', '::after']) {
+      const ps = getComputedStyle(el, pseudo);
+      const content = ps.content;
+      // A pseudo box exists only with content.
+      if (!content || content === 'none' || content === 'normal') continue;
+      styleWords(ps, words);
+      const quoted = /^"((?:[^"\\]|\\.)*)"$/.exec(content);
+      if (quoted) {
+        const shown = squeeze(quoted[1].replace(/\\(.)/g, '$1').replace(/[\uE000-\uF8FF]|[\uDB80-\uDBFF][\uDC00-\uDFFF]/g, ''));
+        // Words, not a counter badge's digits or a decorative bullet.
+        if (/\p{L}/u.test(shown)) text = squeeze(`${text} ${shown}`);
+      }
+    }
+    return [words, text];
+  }
   const textOfIds = (el, attr) => {
     const ids = el.getAttribute(attr);
     if (!ids) return '';
@@ -226,13 +314,16 @@
       s = textOfIds(el, 'aria-describedby') || rowText(el);
       if (s) return ['label', clip(s, 60)];
     }
-    // Guesses: own class/id first, then what is inside, then pictures.
-    const words = wordsOfElement(el).concat(guesses);
+    // Text CSS draws before or after the element is part of its name as a
+    // browser computes it.
+    const [pictures, cssText] = drawn(el);
+    if (cssText) return ['label', clip(cssText, 60)];
+    // Guesses: own class/id first, then the pictures its style draws, then
+    // what is inside (and the pictures drawn for the first few of those).
+    const words = wordsOfElement(el).concat(pictures, guesses);
     if (tag === 'img') words.push(...fileWords(el.getAttribute('src')));
-    if (!words.length) {
-      const bg = getComputedStyle(el).backgroundImage;
-      const m = bg && bg !== 'none' ? /url\(["']?([^"')]+)/.exec(bg) : null;
-      if (m && !/^data:/.test(m[1])) words.push(...fileWords(m[1]));
+    for (let c = el.firstElementChild, k = 0; c && k < 4 && !words.length; c = c.nextElementSibling, k++) {
+      words.push(...drawn(c)[0]);
     }
     const unique = [];
     for (const w of words) if (!unique.includes(w)) unique.push(w);
@@ -258,6 +349,176 @@
       if (words) return words.length <= 80 ? words : '';
     }
     return '';
+  }
+
+  // ---- icons inside text ----
+
+  // No words inside: an icon font's glyph comes from CSS, an SVG's <title>
+  // is a name, not text on the page.
+  function textless(el, tag) {
+    if (tag === 'svg') return !el.querySelector('text, foreignObject');
+    if (tag !== 'img' && tag !== 'i' && el.firstElementChild) return false;
+    return !/\S/.test(el.textContent || '');
+  }
+
+  // The words next to `el` in its parent (a few nodes each way), or ''
+  // when it stands alone (an icon button's own picture, a toolbar: the
+  // words of a neighbouring button or field are not a sentence).
+  const NOT_PROSE = new Set([...SKIP, 'button', 'input', 'select', 'textarea']);
+  function besideText(el) {
+    const parts = [];
+    for (const step of ['previousSibling', 'nextSibling']) {
+      let n = el[step];
+      for (let k = 0; n && k < 3; k++, n = n[step]) {
+        const t = n.nodeType === 3 ? n.data : n.nodeType === 1 && !NOT_PROSE.has(n.localName) ? n.textContent || '' : '';
+        if (/\S/.test(t)) { parts.push(t.slice(0, 200)); break; }
+      }
+    }
+    return squeeze(parts.join(' '));
+  }
+
+  // The name an icon in a sentence reads by, or '' when it needs none:
+  // alone (not in text), decorative by its author's word (alt=""), or
+  // saying only what the words beside it say (a disk icon before "disk").
+  function iconName(el, tag) {
+    const near = besideText(el);
+    if (!near) return '';
+    if (tag === 'img' && el.getAttribute('alt') === '') return '';
+    let name = squeeze(el.getAttribute('aria-label') || el.getAttribute('title') || (tag === 'img' ? el.getAttribute('alt') || '' : ''));
+    if (!name) {
+      const named = nameFor(el, tag);
+      name = named ? named[1] : '';
+    }
+    if (!name) return '';
+    const lower = near.toLowerCase();
+    if (name.toLowerCase().split(/\s+/).every((w) => lower.includes(w))) return '';
+    return clip(name, 40);
+  }
+
+  // How read_page shows a field in the text: its value quoted exactly
+  // (JSON escapes, so a trailing space or a line break shows), clipped at
+  // VALUE_LIMIT with the rest counted. Passwords, check boxes and empty
+  // fields add nothing.
+  function fieldShown(el, tag) {
+    if (tag === 'select') {
+      const chosen = Array.from(el.selectedOptions || [], (o) => squeeze(o.textContent || '')).filter(Boolean);
+      return chosen.length ? `[select: ${chosen.map((c) => JSON.stringify(c)).join(', ')}]` : '';
+    }
+    const type = tag === 'input' ? (el.getAttribute('type') || 'text').toLowerCase() : 'textarea';
+    if (/^(password|hidden|checkbox|radio|file|submit|button|reset|image)$/.test(type) || !el.value) return '';
+    const [head, left] = fieldValue(el.value);
+    return `[${type === 'text' ? 'input' : type}: ${JSON.stringify(head)}${left ? ` (+${left} more characters)` : ''}]`;
+  }
+
+  // ---- controls repeated once per row ----
+
+  // Attributes that differ between rows without naming the control.
+  const ROW_VARYING = new Set(['href', 'value', 'value+', 'checked', 'selected', 'aria-checked', 'aria-selected',
+    'aria-pressed', 'aria-expanded', 'src', 'disabled', 'scrollable', 'readonly', 'required']);
+  const lineKey = (item) => {
+    let key = `${item.tag}\u0001${item.text || ''}`;
+    for (const [name, value] of item.attrs || []) if (!ROW_VARYING.has(name)) key += `\u0001${name}=${value}`;
+    return key;
+  };
+
+  // Controls whose lines would read alike (a retweet per post, an Edit
+  // per table row) get in="…": the first words of their row, the largest
+  // ancestor that holds no other control of the same line. A row found
+  // this way is structural: whatever repeats (list items, table rows,
+  // cards), however the site names its classes. A control nested under a
+  // listed element of its row that shows text is placed by that line.
+  function tieToRows(lines) {
+    const groups = new Map();
+    for (const line of lines) {
+      const key = lineKey(line[1]);
+      const group = groups.get(key);
+      if (group) group.push(line); else groups.set(key, [line]);
+    }
+    for (const group of groups.values()) {
+      if (group.length < 2) continue;
+      const counts = new Map();
+      const chains = group.map(([c]) => {
+        const chain = [];
+        for (let a = composedParent(c.el), d = 0; a && d < 12; a = composedParent(a), d++) {
+          if (a.localName === 'body' || a.localName === 'html') break;
+          chain.push(a);
+          counts.set(a, (counts.get(a) || 0) + 1);
+        }
+        return chain;
+      });
+      // Links to one address do one thing wherever they sit (a section's
+      // link in the sidebar and in its tabs): nothing to tell apart.
+      const hrefs = new Set(group.map(([c]) => c.el.getAttribute('href')));
+      if (hrefs.size === 1 && !hrefs.has(null)) continue;
+      const rows = group.map((line, i) => {
+        let row = null;
+        for (const a of chains[i]) { if (counts.get(a) === 1) row = a; else break; }
+        return row;
+      });
+      // A row is one of a kind's repeats (items of one list, rows of one
+      // table, cards of one feed): a sibling of the same tag holds another
+      // control of the group. Two unlike regions (a sidebar and the main
+      // column) are not rows.
+      const kin = new Map();
+      for (const row of rows) {
+        if (!row) continue;
+        const key = row.parentNode;
+        const tags = kin.get(key) || new Map();
+        tags.set(row.localName, (tags.get(row.localName) || 0) + 1);
+        kin.set(key, tags);
+      }
+      const found = group.map(([c, , parent], i) => {
+        const row = rows[i];
+        if (!row || kin.get(row.parentNode).get(row.localName) < 2) return '';
+        if (parent && ancestorOf(row, parent.el) && elementsText(parent)) return '';
+        return rowWords(row, c.el);
+      });
+      // Rows that start alike are told apart by more of their words.
+      const leads = found.map((words) => lead(words, ROW_LEAD));
+      group.forEach(([, item], i) => {
+        if (!leads[i]) return;
+        const twin = leads.some((l, j) => j !== i && l === leads[i]);
+        (item.attrs || (item.attrs = [])).push(['in', twin ? lead(found[i], ROW_LEAD * 2) : leads[i]]);
+      });
+    }
+  }
+  const elementsText = (cand) => cand.text && squeeze(cand.text);
+
+  // An ARIA listbox whose options are not all listed (scrolled out of its
+  // box, or past the observed band) names the rest on its own line, so a
+  // model knows they are there to scroll to.
+  function unlistedOptions(lines) {
+    let shown = null;
+    for (const [c, item] of lines) {
+      if (item.text || !item.attrs || !item.attrs.some((a) => a[0] === 'role' && a[1] === 'listbox')) continue;
+      const options = c.el.querySelectorAll('[role="option"]');
+      if (!options.length) continue;
+      if (!shown) shown = new Set(listed);
+      const rest = Array.from(options).filter((o) => !shown.has(o));
+      if (rest.length) item.text = `options not listed: ${optionList(rest, '')}`;
+    }
+  }
+
+  // A row's words without the control's own.
+  function rowWords(row, control) {
+    const raw = row.textContent || '';
+    // innerText lays text out as shown; the start of a very long row is
+    // enough and is cheaper to take from the source.
+    let words = squeeze(raw.length > 3000 ? raw.slice(0, 600) : row.innerText || raw);
+    const own = squeeze(control.innerText || '');
+    if (own) words = squeeze(words.replace(own, ' '));
+    return words;
+  }
+  // The first words of `s` up to about n characters. A word is never cut
+  // (a long first word is kept whole up to 2n, or nothing is said), so a
+  // secret shown in a row is either whole, and masked, or left out.
+  function lead(s, n) {
+    if (s.length <= n) return s;
+    let cut = s.lastIndexOf(' ', n);
+    if (cut <= 0) cut = s.indexOf(' ');
+    if (cut <= 0) return s.length <= 2 * n ? s : '';
+    if (cut > 2 * n) return '';
+    return `${s.slice(0, cut)}…`;
   }
 
   // Sample points of a visible area (top-level coordinates) for hit tests:
@@ -328,8 +589,11 @@
   }
 
   function observe(opts) {
-    const full = !!opts.fullPage;
-    const withListeners = opts.listeners !== false;
+    // Reading (read_page): the whole page's text with fields' values, and
+    // nothing listed, so the latest observation's indices stay valid.
+    const reading = !!opts.read;
+    const full = reading || !!opts.fullPage;
+    const withListeners = !reading && opts.listeners !== false;
     const textLimit = opts.textLimit || 4000;
     const topDoc = document;
     const vw = window.innerWidth, vh = window.innerHeight;
@@ -341,13 +605,13 @@
     const margin = full ? Infinity : (opts.marginPx >= 0 ? opts.marginPx : vh / 2);
     const band = opts.band && !full ? rect(opts.band)
       : { top: -margin, bottom: vh + margin, left: -margin, right: vw + margin };
-    sequence += 1;
     const candidates = [];  // interactive elements in document order, before the covered check
     const walked = full ? null : new Set();  // elements whose styles were read (default mode)
     const occluders = [];   // positioned boxes that may paint over others
     let skippedAbove = 0, skippedBelow = 0;
     const text = [];
-    let textLen = 0, textCut = false;
+    let textLen = 0, textCut = false, textSeen = 0;
+    let iconQuiet = 0;              // > 0 inside an icon already named in the text
 
     // Text keeps the spaces the page has and adds none: inline elements
     // join their neighbours as a reader sees them ("Click <b>here</b>."
@@ -356,6 +620,7 @@
     const addText = (s) => {
       if (s[0] === ' ' && (lastChar === ' ' || lastChar === '\n')) s = s.slice(1);
       if (!s) return;
+      textSeen += s.length;
       if (textLen >= textLimit) { if (s.trim()) textCut = true; return; }
       if (textLen + s.length > textLimit) { s = s.slice(0, textLimit - textLen); textCut = true; }
       text.push(s); textLen += s.length; lastChar = s[s.length - 1];
@@ -456,10 +721,8 @@
         cand = { el, tag, extra, owner, frame, shadow: inShadow, box, clip: myClip,
           positioned: myPositioned, text: '', crossOrigin: false, covered: false };
         if (tag === 'select') {
-          const names = [];
-          for (const o of el.options) { names.push(squeeze(o.textContent || '')); if (names.length >= 12) break; }
-          const more = el.options.length > names.length ? ` (+${el.options.length - names.length} more)` : '';
-          cand.text = clip(names.join(' | '), 160) + more;
+          cand.text = optionList(el.options, "; select_option takes any option's visible text");
+          cand.whole = true;
         }
         candidates.push(cand);
       }
@@ -469,7 +732,31 @@
       const cell = disp === 'table-cell' || tag === 'td' || tag === 'th';
       const blockish = !cell && (BLOCK.has(tag) || !(disp.startsWith('inline') || disp === 'contents'));
       if (blockish || cell) { addBreak(cell); ownerSpace(owner); }
-      if (tag === 'select' || tag === 'input' || tag === 'textarea') return;
+      if (tag === 'select' || tag === 'input' || tag === 'textarea') {
+        if (reading && visible) {
+          const shown = fieldShown(el, tag);
+          if (shown) { if (lastChar !== ' ' && lastChar !== '\n') addText(' '); addText(`${shown} `); }
+        }
+        return;
+      }
+
+      // A text-less inline icon in a sentence reads as [icon: name], with
+      // the name the listing would give it (a guess unless it has a label).
+      let icon = '';
+      if (iconQuiet === 0 && visible && disp.startsWith('inline') && tag !== 'br' && tag !== 'wbr' && textless(el, tag)) {
+        if (box === null) measure();
+        const w = box.right - box.left, h = box.bottom - box.top;
+        if (w >= 4 && h >= 4 && w <= ICON_PX && h <= ICON_PX) icon = iconName(el, tag);
+      }
+      if (icon) {
+        const token = `[icon: ${icon}]`;
+        if (lastChar !== ' ' && lastChar !== '\n') addText(' ');
+        addText(`${token} `);
+        if (owner && owner.text.length < TEXT_PER_ELEMENT) {
+          owner.text = `${owner.text}${owner.text && !owner.text.endsWith(' ') ? ' ' : ''}${token} `;
+        }
+        iconQuiet += 1;
+      }
 
       if (tag === 'iframe') {
         let doc = null;
@@ -516,6 +803,7 @@
         if (c.nodeType === 3 && !visible) continue;
         visit(c, frame, textOwner, pointer, inShadow, myClip, myPositioned);
       }
+      if (icon) iconQuiet -= 1;
       if (blockish || cell) { addBreak(cell); ownerSpace(owner); }
     }
 
@@ -537,6 +825,7 @@
       clicky: withListeners ? clickTargets(topDoc) : null };
     const start = topDoc.body || topDoc.documentElement;
     if (start) walk(start, rootFrame, null, false, false, EVERYWHERE, false);
+    if (reading) return { text: text.join('').trim(), clipped: textCut, chars: textSeen };
     if (!full) walkStrayFixed();
 
     // A fixed element nested in a container that lies outside the band (a
@@ -616,9 +905,11 @@
       return pts.every(([x, y]) => layers.some((l) => x >= l.left && x <= l.right && y >= l.top && y <= l.bottom));
     }
 
+    sequence += 1;
     listed = [];
     const seen = new Set();
     const elements = [];
+    const lines = [];  // [candidate, its item] for tying repeated controls to rows
     for (const c of candidates) {
       if (c.covered) continue;
       let p = c.owner;
@@ -631,7 +922,7 @@
       const attrs = attributesOf(c.el, c.tag);
       if (c.extra) attrs.push(['scrollable', c.extra]);
       if (c.el.isContentEditable && c.tag !== 'input' && c.tag !== 'textarea') attrs.push(['contenteditable', '']);
-      const words = c.text ? clip(squeeze(c.text), TEXT_PER_ELEMENT) : '';
+      const words = c.whole ? c.text : c.text ? clip(squeeze(c.text), TEXT_PER_ELEMENT) : '';
       if (!words && c.tag !== 'iframe' && c.tag !== 'select' && !attrs.some((a) => a[1] && (NAMED_BY.has(a[0]) || (a[0] === 'value' && /^(submit|button|reset)$/.test(c.el.type))))) {
         const named = nameFor(c.el, c.tag);
         if (named) attrs.push(named);
@@ -654,7 +945,10 @@
       if (c.crossOrigin) item.crossOrigin = true;
       if (c.frameAt) item.frameAt = c.frameAt;
       elements.push(item);
+      lines.push([c, item, p]);
     }
+    tieToRows(lines);
+    unlistedOptions(lines);
     previousIds = seen;
 
     const se = topDoc.scrollingElement || topDoc.documentElement;
@@ -751,6 +1045,9 @@
 
   globalThis.__webagentObserver = {
     observe: (opts) => observe(opts || {}),
+    // The whole page's text as read_page gives it: what observations read,
+    // plus the values of fields; {text, clipped, chars}.
+    read: (limit) => observe({ read: true, textLimit: limit }),
     // Runs fn(element, args, helpers) on the element listed under index and
     // returns {ok, value} or {ok:false, error, detail} as a JSON string.
     call(seq, index, fn, args) {

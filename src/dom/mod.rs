@@ -10,10 +10,16 @@
 //! An element that shows no words of its own is named for the model:
 //! `label="…"` when the name comes from where a browser's accessible name
 //! would (aria-labelledby, an image's alt, an SVG title, an inner
-//! aria-label) or from a lone control's row; `name~="…"` when it is a guess
-//! from class, id, `data-icon`, an SVG `<use>` reference or a file name, so
-//! the model can weigh it (see `browser/extract.js` for the order). This module knows nothing of CDP: it reads the JSON
-//! the in-page observer produces and renders text.
+//! aria-label, CSS-drawn text) or from a lone control's row; `name~="…"`
+//! when it is a guess from class, id, `data-icon`, an SVG `<use>` reference
+//! or the file name of a picture (an image's `src`, or one its style draws),
+//! so the model can weigh it (see `browser/extract.js` for the order). A
+//! control whose line repeats (one per row or card) carries `in="…"`, its
+//! row's first words. A field's value is shown exactly, JSON-quoted, up to
+//! [`FIELD_VALUE_LIMIT`] characters, with the rest counted.
+//!
+//! This module knows nothing of CDP: it reads the JSON the in-page observer
+//! produces and renders text.
 
 use std::fmt::{self, Write as _};
 
@@ -47,9 +53,11 @@ pub struct InteractiveElement {
     pub tag: String,
     /// The attributes kept for choosing (type, name, placeholder, aria-label,
     /// role, value, href, title, checked, selected, disabled, contenteditable,
-    /// …), in listing order, values shortened, then a found name (`label`) or
-    /// a guessed one (`name~`) for an element without words. Flags have an
-    /// empty value.
+    /// …), in listing order, values shortened (a field's `value` is exact up
+    /// to [`FIELD_VALUE_LIMIT`] characters, with `value+` the count left past
+    /// it), then a found name (`label`) or a guessed one (`name~`) for an
+    /// element without words, then `in` (its row's first words) for a
+    /// control repeated once per row. Flags have an empty value.
     pub attributes: Vec<(String, String)>,
     /// Its visible text, whitespace collapsed and clipped (text of listed
     /// descendants belongs to them, not to this element).
@@ -309,10 +317,21 @@ impl RawObservation {
     }
 }
 
+/// The most characters of a field's value (input, textarea) the listing
+/// shows; the observer (`browser/extract.js`, `VALUE_LIMIT`) clips there and
+/// says how many are left, and secrets are masked in that clipped form.
+pub const FIELD_VALUE_LIMIT: usize = 2000;
+
 /// Quotes an attribute value for the listing: double quotes inside become
 /// single ones so a line stays one readable unit.
 fn quote(value: &str) -> String {
     value.replace('"', "'")
+}
+
+/// Quotes a field's value exactly: JSON escapes keep a trailing space, a
+/// line break or a quote visible on the one line.
+pub fn quote_value(value: &str) -> String {
+    serde_json::to_string(value).unwrap_or_else(|_| format!("\"{}\"", quote(value)))
 }
 
 /// Renders one element line (without indentation).
@@ -324,7 +343,20 @@ pub fn element_line(e: &InteractiveElement) -> String {
     // ok: writing to a String cannot fail.
     let _ = write!(line, "[{}]<{}", e.index, e.tag);
     for (name, value) in &e.attributes {
-        if value.is_empty() {
+        if name == "value+" {
+            // Said with the value itself.
+            continue;
+        }
+        if name == "value" {
+            let _ = write!(line, " value={}", quote_value(value));
+            if let Some(left) = e.attribute("value+") {
+                let left = left
+                    .parse()
+                    .map(grouped)
+                    .unwrap_or_else(|_| left.to_string());
+                let _ = write!(line, " (+{left} more characters)");
+            }
+        } else if value.is_empty() {
             let _ = write!(line, " {name}");
         } else {
             let _ = write!(line, " {name}=\"{}\"", quote(value));
@@ -449,6 +481,28 @@ mod tests {
         );
         let b = element(0, "button", "Save", 0);
         assert_eq!(element_line(&b), "[0]<button>Save</button>");
+    }
+
+    #[test]
+    fn a_fields_value_is_quoted_exactly_and_a_clipped_one_says_what_is_left() {
+        let mut e = element(3, "textarea", "", 0);
+        e.attributes = vec![
+            ("name".into(), "notes".into()),
+            ("value".into(), "say \"hi\"\nthen wait ".into()),
+        ];
+        assert_eq!(
+            element_line(&e),
+            "[3]<textarea name=\"notes\" value=\"say \\\"hi\\\"\\nthen wait \" />"
+        );
+        e.attributes = vec![
+            ("value".into(), "abc".into()),
+            ("value+".into(), "1234".into()),
+            ("in".into(), "Row \"one\"".into()),
+        ];
+        assert_eq!(
+            element_line(&e),
+            "[3]<textarea value=\"abc\" (+1,234 more characters) in=\"Row 'one'\" />"
+        );
     }
 
     #[test]

@@ -832,11 +832,12 @@
     return { ok: true, found: text.includes(args.text) };
   }
 
+  // The observer reads the page as observations do (icons named, fields'
+  // values quoted exactly), so read_page and the page text agree.
   function readPage(args) {
-    const text = squeeze((document.body && document.body.innerText) || '').length
-      ? (document.body.innerText || '').replace(/\n{3,}/g, '\n\n').trim() : '';
-    return { ok: true, url: location.href, title: document.title, text: clip(text, args.limit),
-      clipped: text.length > args.limit, chars: text.length };
+    const read = globalThis.__webagentObserver.read(args.limit);
+    return { ok: true, url: location.href, title: document.title, text: read.text,
+      clipped: read.clipped, chars: read.chars };
   }
 
   async function run(target, op, args) {
