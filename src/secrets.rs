@@ -468,6 +468,7 @@ mod tests {
                 in_shadow_root: false,
                 frame: None,
                 cross_origin_frame: false,
+                node: None,
             }
         };
         let mut secrets = Secrets::new();

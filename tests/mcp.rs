@@ -183,10 +183,11 @@ async fn an_mcp_client_observes_acts_and_is_held_to_every_protection() {
     .await;
     assert!(ok, "{clicked}");
     assert_eq!(clicked["result"]["ok"], true, "{clicked}");
+    // What changed comes back: here, a line of the page text.
     assert!(
-        clicked["page"]
-            .as_str()
-            .is_some_and(|p| p.contains("greeted 1 times")),
+        clicked["page_delta"]["text"]["insert"]
+            .to_string()
+            .contains("greeted 1 times"),
         "{clicked}"
     );
 
@@ -379,5 +380,169 @@ async fn the_http_transport_answers_on_loopback() {
         "{answer}"
     );
     let _ = child.kill().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The element lines of a page as `observe` shows it: (index, line).
+fn element_lines(page: &str) -> Vec<(u64, String)> {
+    page.lines()
+        .filter_map(|line| {
+            let bare = line.trim_start_matches('\t').trim_start_matches('*');
+            let index = bare.strip_prefix('[')?.split(']').next()?.parse().ok()?;
+            Some((index, line.to_string()))
+        })
+        .collect()
+}
+
+/// The page text as `observe` shows it.
+fn page_text(page: &str) -> String {
+    page.split_once("\nPage text:\n")
+        .and_then(|(_, rest)| rest.split_once("\n</untrusted_page_content>"))
+        .map(|(text, _)| text.to_string())
+        .unwrap_or_default()
+}
+
+/// What a client does with a `page_delta`'s text: replace the lines named.
+fn apply_text(text: &str, splice: &Value) -> String {
+    if splice.is_null() {
+        return text.to_string();
+    }
+    let mut lines: Vec<String> = text.split('\n').map(str::to_string).collect();
+    let at = splice["at"].as_u64().unwrap_or(0) as usize;
+    let end = (at + splice["remove"].as_u64().unwrap_or(0) as usize).min(lines.len());
+    let insert = splice["insert"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|l| l.as_str().unwrap_or_default().to_string());
+    lines.splice(at.min(end)..end, insert);
+    lines.join("\n")
+}
+
+/// What a client does with a `page_delta`: remove, change, insert.
+fn apply(lines: &[(u64, String)], delta: &Value) -> Vec<(u64, String)> {
+    let key = |v: &Value| v.as_u64().unwrap_or(u64::MAX);
+    let pair = |v: &Value| (key(&v[0]), v[1].as_str().unwrap_or_default().to_string());
+    let removed: Vec<u64> = delta["removed"]
+        .as_array()
+        .map_or(Vec::new(), |r| r.iter().map(key).collect());
+    let mut out: Vec<(u64, String)> = lines
+        .iter()
+        .filter(|(k, _)| !removed.contains(k))
+        .cloned()
+        .collect();
+    for changed in delta["changed"].as_array().into_iter().flatten() {
+        let (k, line) = pair(changed);
+        if let Some(entry) = out.iter_mut().find(|(at, _)| *at == k) {
+            entry.1 = line;
+        }
+    }
+    for run in delta["inserted"].as_array().into_iter().flatten() {
+        let at = match run[0].as_u64() {
+            None => 0,
+            Some(after) => out
+                .iter()
+                .position(|(k, _)| *k == after)
+                .map_or(out.len(), |p| p + 1),
+        };
+        for (offset, line) in run[1].as_array().into_iter().flatten().enumerate() {
+            out.insert(at + offset, pair(line));
+        }
+    }
+    out
+}
+
+/// After an action, a client gets what changed in the listing, and
+/// applying it gives what `observe` shows; an element keeps the index the
+/// client first saw it under while others are added above it, and a call
+/// with that index acts on it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn action_results_carry_deltas_a_client_applies_to_the_whole_listing() {
+    let dir = scratch("delta");
+    let server = PageServer::start().await.expect("serve pages");
+    let rows: String = (0..40)
+        .map(|i| {
+            format!(
+                "<li><button onclick=\"picked.textContent = 'picked {i}'\">Item {i}</button></li>"
+            )
+        })
+        .collect();
+    server.html(
+        "/list",
+        format!(
+            "<!doctype html><html><head><title>List</title></head><body>\
+             <p id=picked>none picked</p>\
+             <button id=add onclick=\"const li = document.createElement('li'); \
+               li.innerHTML = '<button>New ' + (++window.n || (window.n = 1)) + '</button>'; \
+               list.prepend(li)\">Add at the top</button>\
+             <button id=drop onclick=\"list.lastElementChild.remove()\">Drop the last</button>\
+             <button id=rename onclick=\"list.children[3].firstChild.textContent = 'Renamed'\">Rename</button>\
+             <ul id=list>{rows}</ul></body></html>"
+        ),
+    );
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_webagent"));
+    command
+        .current_dir(&dir)
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("WEBAGENT_CONFIG")
+        .args([
+            "mcp",
+            "--allow-domain",
+            "127.0.0.1",
+            "--sessions-dir",
+            "sessions",
+        ])
+        .args(["--url", &server.url("/list")]);
+    let (client, _changed) = connect(command).await;
+
+    let (ok, observed) = call(&client, "observe", json!({})).await;
+    assert!(ok, "{observed}");
+    let first = observed["page"].as_str().expect("the page").to_string();
+    let mut lines = element_lines(&first);
+    let mut text = page_text(&first);
+    let item_five = index_of(&first, ">Item 5<");
+    let whole = first.chars().count();
+
+    let mut delta_chars = 0;
+    for (selector, what) in [
+        ("#add", "one line at the top"),
+        ("#add", "another"),
+        ("#rename", "a line changed"),
+        ("#drop", "a line removed"),
+    ] {
+        let (ok, acted) = call(&client, "click", json!({"selector": selector})).await;
+        assert!(ok, "{what}: {acted}");
+        assert!(
+            acted.get("page").is_none(),
+            "{what}: a delta, not the whole page: {acted}"
+        );
+        let delta = &acted["page_delta"];
+        delta_chars += delta.to_string().chars().count();
+        lines = apply(&lines, delta);
+        text = apply_text(&text, &delta["text"]);
+        let (_, now) = call(&client, "observe", json!({})).await;
+        let now = now["page"].as_str().expect("the page");
+        assert_eq!(lines, element_lines(now), "{what}: {delta}");
+        assert_eq!(text, page_text(now), "{what}: {delta}");
+    }
+    // Four small changes together cost less than the page once.
+    assert!(
+        delta_chars < whole,
+        "{delta_chars} delta characters against {whole}"
+    );
+
+    // The index the client first saw Item 5 under still names it, though
+    // two buttons were added above it.
+    let (ok, clicked) = call(&client, "click", json!({"index": item_five})).await;
+    assert!(ok, "{clicked}");
+    lines = apply(&lines, &clicked["page_delta"]);
+    text = apply_text(&text, &clicked["page_delta"]["text"]);
+    let (_, now) = call(&client, "observe", json!({})).await;
+    let now = now["page"].as_str().expect("the page");
+    assert!(now.contains("picked 5"), "{now}");
+    assert_eq!(lines, element_lines(now));
+    assert_eq!(text, page_text(now));
+
+    client.cancel().await.expect("the client closes");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -76,6 +76,7 @@ fn element(index: usize, tag: &str, text: &str, depth: usize, is_new: bool) -> I
         in_shadow_root: false,
         frame: None,
         cross_origin_frame: false,
+        node: None,
     }
 }
 

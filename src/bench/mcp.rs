@@ -76,7 +76,7 @@ pub async fn measure(launch: LaunchOptions, runs: usize) -> anyhow::Result<Round
     // The same session behind the protocol.
     let (calls, calls_rx) = mpsc::unbounded_channel();
     let mcp = WebagentMcp::new(calls, session.scripts.clone());
-    let answering = tokio::spawn(serve_session(session, calls_rx, true));
+    let answering = tokio::spawn(serve_session(session, calls_rx, true, false));
     let (server_end, client_end) = tokio::io::duplex(1 << 20);
     let served = tokio::spawn(async move {
         use rmcp::ServiceExt;

@@ -935,7 +935,9 @@
       while (frameCand && frameCand.covered) frameCand = frameCand.frame.cand;
       // Fields at their default are left out: a whole-page listing of a long
       // page is tens of thousands of entries.
-      const item = { tag: c.tag };
+      // The id lets a reader that keeps its own numbering (an MCP
+      // client's listing) follow an element across observations.
+      const item = { tag: c.tag, id };
       if (attrs.length) item.attrs = attrs;
       if (words) item.text = words;
       if (previousIds !== null && !previousIds.has(id)) item.isNew = true;

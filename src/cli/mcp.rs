@@ -31,6 +31,10 @@ pub struct McpArgs {
     /// (otherwise such calls are refused, as in a headless run).
     #[arg(long)]
     pub yes: bool,
+    /// After an action that changed the page, send the whole page (in the
+    /// client's numbering) rather than what changed.
+    #[arg(long)]
+    pub whole_pages: bool,
     /// Approval mode (who is asked when).
     #[command(flatten)]
     pub run: RunFlags,
@@ -54,6 +58,7 @@ pub fn run(args: McpArgs) -> anyhow::Result<ExitCode> {
     if args.workbench {
         let mut options = WorkbenchOptions::new(url, prepared);
         options.mcp = true;
+        options.mcp_whole_pages = args.whole_pages;
         crate::tui::services::run(options)?;
         return Ok(ExitCode::SUCCESS);
     }
@@ -77,7 +82,7 @@ pub fn run(args: McpArgs) -> anyhow::Result<ExitCode> {
         let (calls, calls_rx) = mpsc::unbounded_channel();
         let server = WebagentMcp::new(calls, session.scripts.clone());
         server.notify_on(tools_changed);
-        let answering = tokio::spawn(serve_session(session, calls_rx, args.yes));
+        let answering = tokio::spawn(serve_session(session, calls_rx, args.yes, args.whole_pages));
         let served = match args.http {
             Some(port) => {
                 serve_http(server, port, |addr| {

@@ -74,6 +74,11 @@ pub struct InteractiveElement {
     pub frame: Option<ElementIndex>,
     /// An `<iframe>` from another origin whose contents cannot be read.
     pub cross_origin_frame: bool,
+    /// The element's identity in its document, the same in every
+    /// observation of that document (`None` inside a cross-origin frame,
+    /// whose numbering is its own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<u64>,
 }
 
 impl InteractiveElement {
@@ -236,6 +241,9 @@ pub struct RawObservation {
 pub struct RawElement {
     /// Tag name.
     pub tag: String,
+    /// Identity in its document across observations.
+    #[serde(default)]
+    pub id: Option<u64>,
     /// Kept attributes as `[name, value]` pairs.
     #[serde(default)]
     pub attrs: Vec<(String, String)>,
@@ -290,6 +298,7 @@ impl RawObservation {
                 in_shadow_root: e.shadow,
                 frame: e.frame.map(ElementIndex),
                 cross_origin_frame: e.cross_origin,
+                node: e.id,
             })
             .collect();
         let left_out = LeftOut {
@@ -463,6 +472,7 @@ mod tests {
             in_shadow_root: false,
             frame: None,
             cross_origin_frame: false,
+            node: None,
         }
     }
 

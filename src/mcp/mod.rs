@@ -17,12 +17,12 @@
 //! workbench's browser actor (the person approves in the modal).
 
 mod server;
+mod view;
 
 use serde_json::{json, Value};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::actions::{Action, ActionResult};
-use crate::agent::prompt::page_for_model;
 use crate::dom::PageState;
 use crate::environment::{Approver, Environment, HeadlessApprover};
 use crate::events::{EndReason, Event, TokenUsage};
@@ -30,6 +30,7 @@ use crate::script::{CancelFlag, HostCall, RecipeHost, ScriptHost};
 use crate::session::{run_recipe, AgentSetup, Session};
 
 pub use server::{serve_http, serve_stdio, ServeError, WebagentMcp};
+pub use view::{apply as apply_delta, ClientView, Line, PageDelta, PageUpdate, TextSplice};
 
 /// What a client asked for, once the server has read the tool call.
 #[derive(Debug, Clone, PartialEq)]
@@ -78,13 +79,25 @@ pub struct CallOutcome {
 /// What a client's session keeps between calls.
 #[derive(Debug, Default)]
 pub struct CallState {
-    /// The page the client saw last (its indices are the ones it uses).
+    /// The page observed last, in the page's own numbering (a recipe step
+    /// continues from it).
     last_page: Option<PageState>,
+    /// What the client has been shown, in its own numbering.
+    view: ClientView,
     /// Steps so far, so every call is numbered in the trace.
     steps: usize,
 }
 
 impl CallState {
+    /// A client's state; `whole_pages` sends the whole page after every
+    /// action that changed it, never a delta.
+    pub fn new(whole_pages: bool) -> Self {
+        CallState {
+            view: ClientView::new(whole_pages),
+            ..CallState::default()
+        }
+    }
+
     /// Steps so far.
     pub fn steps(&self) -> usize {
         self.steps
@@ -104,7 +117,7 @@ pub async fn answer<E: Environment>(
     match call {
         McpCall::Observe => match environment.observe().await {
             Ok(page) => {
-                let body = json!({"page": page_for_model(&page)});
+                let body = json!({"page": state.view.whole(&page)});
                 state.last_page = Some(page);
                 CallOutcome { ok: true, body }
             }
@@ -113,7 +126,14 @@ pub async fn answer<E: Environment>(
                 error.message
             ))),
         },
-        McpCall::Act { name, arguments } => {
+        McpCall::Act {
+            name,
+            mut arguments,
+        } => {
+            // The client's indices are its own numbering.
+            if let Err(message) = state.view.translate(&mut arguments) {
+                return failed(ActionResult::not_found(message));
+            }
             let catalog = setup.catalog();
             let action = match catalog.parse(&json!({ name.as_str(): arguments })) {
                 Ok(action) => action,
@@ -222,12 +242,10 @@ async fn with_page<E: Environment>(
     let mut body = json!({ "result": result });
     match environment.observe().await {
         Ok(page) => {
-            let changed = state
-                .last_page
-                .as_ref()
-                .is_none_or(|last| last.url != page.url || last.listing != page.listing);
-            if changed {
-                body["page"] = json!(page_for_model(&page));
+            match state.view.update(&page) {
+                PageUpdate::Same => {}
+                PageUpdate::Delta(delta) => body["page_delta"] = json!(delta),
+                PageUpdate::Whole(text) => body["page"] = json!(text),
             }
             state.last_page = Some(page);
         }
@@ -240,11 +258,14 @@ async fn with_page<E: Environment>(
 
 /// Answers calls on `session` until every sender is gone, without a
 /// person: approvals follow the session's mode (`--approve`), refused
-/// unless `yes`. The whole conversation is one run in the trace.
+/// unless `yes`. After an action the client gets what changed in the page
+/// (whole pages only with `whole_pages`). The whole conversation is one
+/// run in the trace.
 pub async fn serve_session(
     mut session: Session,
     mut calls: mpsc::UnboundedReceiver<McpRequest>,
     yes: bool,
+    whole_pages: bool,
 ) {
     let setup = session.agent_setup();
     let url = session.environment.current_url().await.unwrap_or_default();
@@ -254,7 +275,7 @@ pub async fn serve_session(
         model: "the MCP client".into(),
         max_steps: 0,
     });
-    let mut state = CallState::default();
+    let mut state = CallState::new(whole_pages);
     while let Some(request) = calls.recv().await {
         let outcome = answer(
             &mut session.environment,

@@ -297,6 +297,7 @@ pub fn synthetic_page(n: usize) -> crate::dom::PageState {
             in_shadow_root: false,
             frame: None,
             cross_origin_frame: false,
+            node: None,
         })
         .collect();
     PageState {

@@ -166,6 +166,10 @@ impl Tab {
                 e.parent = e.parent.and_then(|p| globals.get(p).copied()).or(owner);
                 e.frame = e.frame.and_then(|f| globals.get(f).copied()).or(owner);
                 e.depth += base_depth;
+                if world.is_some() {
+                    // A frame's world numbers its elements on its own.
+                    e.id = None;
+                }
                 let depth = e.depth;
                 let at = e.frame_at.take();
                 merge.elements.push(e);

@@ -249,6 +249,8 @@ pub(super) struct BrowserSetup {
     /// Woken when the scripts reload, when an MCP server lists them as
     /// tools.
     pub tools_changed: Option<Arc<tokio::sync::Notify>>,
+    /// The MCP client gets whole pages, never deltas.
+    pub mcp_whole_pages: bool,
 }
 
 /// Owns the session: starts it, opens the page, then serves commands
@@ -266,6 +268,7 @@ pub(super) async fn browser_task(
         url,
         record,
         tools_changed,
+        mcp_whole_pages,
     } = setup;
     let sessions_dir = prepared.config.paths.sessions.clone();
     let view = PageView {
@@ -308,7 +311,7 @@ pub(super) async fn browser_task(
         whole_session: tools_changed.is_some(),
         tools_changed,
     };
-    let mut mcp_state = crate::mcp::CallState::default();
+    let mut mcp_state = crate::mcp::CallState::new(mcp_whole_pages);
     let mut events = Events {
         rx: &mut events_rx,
         forwarder: &mut forwarder,

@@ -57,6 +57,9 @@ pub struct WorkbenchOptions {
     /// Serve MCP on stdin/stdout: a client's calls run in this session,
     /// risky ones through the approval modal.
     pub mcp: bool,
+    /// The MCP client gets the whole page after every action that changed
+    /// it, never a delta (`--whole-pages`).
+    pub mcp_whole_pages: bool,
 }
 
 impl WorkbenchOptions {
@@ -76,6 +79,7 @@ impl WorkbenchOptions {
             theme: None,
             task: None,
             mcp: false,
+            mcp_whole_pages: false,
         }
     }
 }
@@ -246,6 +250,7 @@ impl Services {
                 url: options.url.clone(),
                 record: Arc::clone(&session),
                 tools_changed,
+                mcp_whole_pages: options.mcp_whole_pages,
             };
             let tx = tx.clone();
             std::thread::Builder::new()
