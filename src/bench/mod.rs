@@ -5,6 +5,7 @@
 
 pub mod late_ui;
 pub mod mcp;
+pub mod mcp_session;
 pub mod observe;
 pub mod prompt;
 pub mod script;

@@ -28,6 +28,9 @@ pub enum BenchCommand {
     /// history at step 1 and 20) on the demo pages and a 20,000-item list,
     /// and whether the part before the page stays a cacheable prefix.
     Prompt(PromptBenchArgs),
+    /// The characters an MCP client is sent over a scripted 20-call
+    /// session on the demo: whole pages after each action against deltas.
+    Mcp(PromptBenchArgs),
 }
 
 /// Flags of `webagent bench prompt`.
@@ -79,5 +82,13 @@ pub fn run(command: BenchCommand) -> anyhow::Result<ExitCode> {
         BenchCommand::Tui(args) => crate::bench::tui::bench(args),
         BenchCommand::Script(args) => crate::bench::script::bench(args),
         BenchCommand::Prompt(args) => bench_prompt(args),
+        BenchCommand::Mcp(args) => {
+            let runtime = super::runtime()?;
+            let sent = runtime.block_on(crate::bench::mcp_session::measure(
+                args.browser.launch_options(),
+            ))?;
+            crate::bench::mcp_session::print(&sent, args.json);
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }
