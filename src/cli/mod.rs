@@ -19,6 +19,7 @@ pub mod recipe;
 pub mod run;
 pub mod sitemap;
 pub mod state;
+pub mod test;
 pub mod tui;
 
 /// A terminal workbench for LLM web agents driving Chromium over CDP.
@@ -64,6 +65,9 @@ pub enum Command {
     /// Save a session's sign-ins (cookies, local storage) to a state file.
     #[command(subcommand)]
     State(state::StateCommand),
+    /// Run suites of checks (YAML): workers, isolation, retries, shards,
+    /// JUnit and HTML reports.
+    Test(test::TestArgs),
     /// Run a benchmark and print its figures.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
@@ -88,6 +92,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Mcp(args) => mcp::run(args),
         Command::State(command) => state::run(command),
         Command::Bench(command) => bench::run(command),
+        Command::Test(args) => test::run_command(args),
     }
 }
 
