@@ -1,7 +1,7 @@
 //! The checks after a case's run.
 //!
 //! Checks on the page wait, as a person watching would, for a short while
-//! ([`EXPECT_WAIT`]) for the page to get there: a recipe's last click may
+//! (the suite's `expect_timeout`, 5 s unless set) for the page to get there: a recipe's last click may
 //! still be rendering its answer when the run ends. A check that never
 //! holds fails with what the page showed instead.
 
@@ -16,9 +16,6 @@ use crate::environment::{Environment, HeadlessApprover};
 use crate::script::{CancelFlag, RecipeHost, Scripts};
 use crate::session::Session;
 
-/// How long a check on the page waits for it to hold.
-pub const EXPECT_WAIT: Duration = Duration::from_secs(5);
-
 /// How often a waiting check looks again.
 const LOOK_AGAIN: Duration = Duration::from_millis(200);
 
@@ -30,6 +27,7 @@ const QUOTE_LIMIT: usize = 300;
 /// (`run`), so a recipe error or an agent that gave up is never a pass.
 pub async fn check_all(
     expects: &[Expect],
+    wait: Duration,
     case: usize,
     run_text: &str,
     run_success: bool,
@@ -66,7 +64,7 @@ pub async fn check_all(
                 let waited = session
                     .act(&Action::WaitFor {
                         condition: WaitCondition::Text { text: text.clone() },
-                        timeout_ms: EXPECT_WAIT.as_millis() as u64,
+                        timeout_ms: wait.as_millis() as u64,
                     })
                     .await;
                 if !waited.is_ok() {
@@ -75,7 +73,7 @@ pub async fn check_all(
                         expect,
                         format!(
                             "the page does not show it after {} s; it reads: {}",
-                            EXPECT_WAIT.as_secs(),
+                            wait.as_secs(),
                             quote(&shown)
                         ),
                     ));
@@ -87,7 +85,7 @@ pub async fn check_all(
                 let waited = session
                     .act(&Action::WaitFor {
                         condition: WaitCondition::Selector { selector: parsed },
-                        timeout_ms: EXPECT_WAIT.as_millis() as u64,
+                        timeout_ms: wait.as_millis() as u64,
                     })
                     .await;
                 if let ActionResult::Failure { message, .. } = waited {
@@ -101,7 +99,7 @@ pub async fn check_all(
                     if url_glob_matches(&url, pattern) {
                         break;
                     }
-                    if started.elapsed() >= EXPECT_WAIT {
+                    if started.elapsed() >= wait {
                         return Err(fail(expect, format!("the page is at {url}")));
                     }
                     tokio::time::sleep(LOOK_AGAIN).await;
@@ -112,13 +110,13 @@ pub async fn check_all(
                 loop {
                     match rhai_holds(session, checks, &check_name(case, n), cancel).await {
                         Ok(true) => break,
-                        Ok(false) if started.elapsed() < EXPECT_WAIT => {
+                        Ok(false) if started.elapsed() < wait => {
                             tokio::time::sleep(LOOK_AGAIN).await;
                         }
                         Ok(false) => {
                             return Err(fail(
                                 expect,
-                                format!("it was false for {} s", EXPECT_WAIT.as_secs()),
+                                format!("it was false for {} s", wait.as_secs()),
                             ))
                         }
                         Err(message) => return Err(fail(expect, message)),
@@ -200,7 +198,8 @@ fn quote(text: &str) -> String {
 /// Whether `url` matches `pattern`: a path pattern (`/orders/*`) against
 /// the URL's path, a full URL pattern (`http://*/orders`) against the URL
 /// without query and fragment. `*` stands for any run of characters other
-/// than `/`, `**` for any run at all.
+/// than `/`, `**` for any run at all. A trailing slash of the URL's path
+/// is ignored unless the pattern ends with one.
 pub fn url_glob_matches(url: &str, pattern: &str) -> bool {
     let subject = if pattern.starts_with('/') {
         match url::Url::parse(url) {
@@ -209,6 +208,12 @@ pub fn url_glob_matches(url: &str, pattern: &str) -> bool {
         }
     } else {
         url.split(['?', '#']).next().unwrap_or("").to_string()
+    };
+    // `/dashboard/` is the page `/dashboard` names, unless the pattern
+    // itself asks for the slash.
+    let subject = match subject.strip_suffix('/') {
+        Some(bare) if !bare.is_empty() && !bare.ends_with('/') && !pattern.ends_with('/') => bare,
+        _ => subject.as_str(),
     };
     glob(subject.as_bytes(), pattern.as_bytes())
 }

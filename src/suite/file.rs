@@ -27,6 +27,11 @@ use crate::yaml::YamlError;
 /// How long a case may run when neither it nor the suite's defaults say.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
 
+/// How long a check on the page waits for it to hold, unless the suite's
+/// `defaults: {expect_timeout}` says otherwise: a recipe's last click may
+/// still be rendering its answer when the run ends.
+pub const DEFAULT_EXPECT_WAIT: Duration = Duration::from_secs(5);
+
 /// Why a suite cannot run.
 #[derive(Debug, thiserror::Error)]
 pub enum SuiteError {
@@ -91,6 +96,8 @@ pub struct Case {
     /// How often a failed attempt is tried again (`--retries` may raise
     /// it).
     pub retries: u32,
+    /// How long a check on the page waits for it to hold.
+    pub expect_wait: Duration,
 }
 
 /// What a case runs.
@@ -190,6 +197,9 @@ impl Suite {
                         .or(defaults.timeout)
                         .map_or(DEFAULT_TIMEOUT, Duration::from_secs_f64),
                     retries: case.retries.or(defaults.retries).unwrap_or(0),
+                    expect_wait: defaults
+                        .expect_timeout
+                        .map_or(DEFAULT_EXPECT_WAIT, Duration::from_secs_f64),
                 }
             })
             .collect();
@@ -310,6 +320,8 @@ struct Defaults {
     retries: Option<u32>,
     #[serde(default)]
     tags: Vec<String>,
+    #[serde(default, deserialize_with = "seconds")]
+    expect_timeout: Option<f64>,
 }
 
 /// One case as written: `task` and `recipe` are told apart (exactly one
@@ -344,6 +356,8 @@ impl<'de> Visitor<'de> for CaseVisitor {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CaseFile, A::Error> {
+        // Keys are read as `CaseKey`, so an unknown one fails at its own
+        // position.
         let mut name: Option<CaseName> = None;
         let mut url: Option<String> = None;
         let mut task: Option<String> = None;
@@ -352,25 +366,16 @@ impl<'de> Visitor<'de> for CaseVisitor {
         let mut tags: Vec<String> = Vec::new();
         let mut timeout: Option<f64> = None;
         let mut retries: Option<u32> = None;
-        while let Some(key) = map.next_key::<String>()? {
-            match key.as_str() {
+        while let Some(CaseKey(key)) = map.next_key::<CaseKey>()? {
+            match key {
                 "name" => name = Some(map.next_value()?),
                 "url" => url = Some(map.next_value()?),
-                "task" => {
-                    let text: String = map.next_value()?;
-                    if text.trim().is_empty() {
-                        return Err(de::Error::custom(
-                            "the task is empty; say what the agent should do",
-                        ));
-                    }
-                    task = Some(text);
-                }
+                "task" => task = Some(map.next_value::<TaskText>()?.0),
                 "recipe" => recipe = Some(map.next_value::<RecipeCallFile>()?.0),
                 "expect" => expect = map.next_value::<Vec<ExpectFile>>()?.into_iter().map(|e| e.0).collect(),
                 "tags" => tags = map.next_value()?,
                 "timeout" => timeout = Some(map.next_value::<Seconds>()?.0),
-                "retries" => retries = Some(map.next_value()?),
-                other => return Err(de::Error::unknown_field(other, CASE_KEYS)),
+                _ => retries = Some(map.next_value()?),
             }
         }
         let name = name.ok_or_else(|| de::Error::missing_field("name"))?;
@@ -408,22 +413,84 @@ impl<'de> Visitor<'de> for CaseVisitor {
     }
 }
 
+/// Reads a string and checks it inside the parser's own visit of the
+/// value: only an error raised there carries the value's position (one
+/// raised after the value was read is placed at the enclosing map).
+fn checked_str<'de, D: Deserializer<'de>, T>(
+    d: D,
+    expecting: &'static str,
+    check: impl FnOnce(&str) -> Result<T, String>,
+) -> Result<T, D::Error> {
+    struct Checking<F>(&'static str, F);
+    impl<T, F: FnOnce(&str) -> Result<T, String>> Visitor<'_> for Checking<F> {
+        type Value = T;
+
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str(self.0)
+        }
+
+        fn visit_str<E: de::Error>(self, text: &str) -> Result<T, E> {
+            (self.1)(text).map_err(E::custom)
+        }
+    }
+    d.deserialize_str(Checking(expecting, check))
+}
+
+/// A key of a case's map, one of [`CASE_KEYS`].
+struct CaseKey(&'static str);
+
+impl<'de> Deserialize<'de> for CaseKey {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        checked_str(d, "a case's key", |key| {
+            CASE_KEYS.iter().find(|k| **k == key).map(|k| CaseKey(k)).ok_or_else(|| {
+                format!(
+                    "unknown field `{key}`, expected one of {}",
+                    quoted_list(CASE_KEYS)
+                )
+            })
+        })
+    }
+}
+
+fn quoted_list(keys: &[&str]) -> String {
+    keys.iter()
+        .map(|k| format!("`{k}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// A case name, unique in its suite.
 struct CaseName(String);
 
 impl<'de> Deserialize<'de> for CaseName {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let name = String::deserialize(d)?;
-        if name.trim().is_empty() {
-            return Err(de::Error::custom("a case name may not be empty"));
-        }
-        let fresh = Reading::with(|r| r.names.insert(name.clone())).unwrap_or(true);
-        if !fresh {
-            return Err(de::Error::custom(format!(
-                "a case named `{name}` is already in this suite; case names must be unique"
-            )));
-        }
-        Ok(CaseName(name))
+        checked_str(d, "a case name", |name| {
+            if name.trim().is_empty() {
+                return Err("a case name may not be empty".to_string());
+            }
+            let fresh = Reading::with(|r| r.names.insert(name.to_string())).unwrap_or(true);
+            if !fresh {
+                return Err(format!(
+                    "a case named `{name}` is already in this suite; case names must be unique"
+                ));
+            }
+            Ok(CaseName(name.to_string()))
+        })
+    }
+}
+
+/// A task in plain words, not empty.
+struct TaskText(String);
+
+impl<'de> Deserialize<'de> for TaskText {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        checked_str(d, "a task in plain words", |task| {
+            if task.trim().is_empty() {
+                Err("the task is empty; say what the agent should do".to_string())
+            } else {
+                Ok(TaskText(task.to_string()))
+            }
+        })
     }
 }
 
@@ -432,8 +499,9 @@ struct SecretRef(SecretSource);
 
 impl<'de> Deserialize<'de> for SecretRef {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let text = String::deserialize(d)?;
-        text.parse().map(SecretRef).map_err(de::Error::custom)
+        checked_str(d, "env:NAME or file:PATH", |text| {
+            text.parse().map(SecretRef)
+        })
     }
 }
 
@@ -442,13 +510,33 @@ struct Seconds(f64);
 
 impl<'de> Deserialize<'de> for Seconds {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let value = f64::deserialize(d)?;
-        if !(value > 0.0 && value.is_finite()) {
-            return Err(de::Error::custom(format!(
-                "a timeout is a number of seconds above 0, not {value}"
-            )));
+        struct Positive;
+        impl Visitor<'_> for Positive {
+            type Value = Seconds;
+
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a number of seconds above 0")
+            }
+
+            fn visit_f64<E: de::Error>(self, value: f64) -> Result<Seconds, E> {
+                if value > 0.0 && value.is_finite() {
+                    Ok(Seconds(value))
+                } else {
+                    Err(E::custom(format!(
+                        "a time is a number of seconds above 0, not {value}"
+                    )))
+                }
+            }
+
+            fn visit_u64<E: de::Error>(self, value: u64) -> Result<Seconds, E> {
+                self.visit_f64(value as f64)
+            }
+
+            fn visit_i64<E: de::Error>(self, value: i64) -> Result<Seconds, E> {
+                self.visit_f64(value as f64)
+            }
         }
-        Ok(Seconds(value))
+        d.deserialize_any(Positive)
     }
 }
 
@@ -462,16 +550,34 @@ struct RecipeCallFile(RecipeCall);
 
 impl<'de> Deserialize<'de> for RecipeCallFile {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(deny_unknown_fields)]
-        struct Written {
-            file: PathBuf,
-            #[serde(default)]
-            name: Option<String>,
-            #[serde(default)]
-            params: Map<String, Value>,
-        }
-        let written = Written::deserialize(d)?;
+        d.deserialize_map(RecipeCallVisitor)
+    }
+}
+
+/// What `recipe:` says, before its file is looked at.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RecipeWritten {
+    file: PathBuf,
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    params: Map<String, Value>,
+}
+
+struct RecipeCallVisitor;
+
+impl<'de> Visitor<'de> for RecipeCallVisitor {
+    type Value = RecipeCallFile;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a recipe: {file, name, params}")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<RecipeCallFile, A::Error> {
+        // Checked here, inside the map's visit, so a missing file or
+        // recipe is placed at the `recipe:` it concerns.
+        let written = RecipeWritten::deserialize(de::value::MapAccessDeserializer::new(map))?;
         let checked = Reading::with(|r| {
             let file = if written.file.is_absolute() {
                 written.file.clone()
@@ -545,6 +651,27 @@ impl<'de> Deserialize<'de> for ExpectFile {
 
 struct ExpectVisitor;
 
+/// The kind of a check, one of [`EXPECT_KEYS`] (an unknown one fails at
+/// its own position).
+struct ExpectKey(&'static str);
+
+impl<'de> Deserialize<'de> for ExpectKey {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        checked_str(d, "a check's kind", |key| {
+            EXPECT_KEYS
+                .iter()
+                .find(|k| **k == key)
+                .map(|k| ExpectKey(k))
+                .ok_or_else(|| {
+                    format!(
+                        "unknown check `{key}`, expected one of {}",
+                        quoted_list(EXPECT_KEYS)
+                    )
+                })
+        })
+    }
+}
+
 impl<'de> Visitor<'de> for ExpectVisitor {
     type Value = ExpectFile;
 
@@ -553,12 +680,12 @@ impl<'de> Visitor<'de> for ExpectVisitor {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ExpectFile, A::Error> {
-        let Some(key) = map.next_key::<String>()? else {
+        let Some(ExpectKey(key)) = map.next_key::<ExpectKey>()? else {
             return Err(de::Error::custom(
                 "an empty check; write one of text, url, selector, done, rhai",
             ));
         };
-        let expect = match key.as_str() {
+        let expect = match key {
             "text" => Expect::Text(non_empty(map.next_value()?, "text")?),
             "url" => Expect::Url(non_empty(map.next_value()?, "url")?),
             "selector" => {
@@ -579,12 +706,11 @@ impl<'de> Visitor<'de> for ExpectVisitor {
                     }
                 }
             }
-            "rhai" => {
+            _ => {
                 let code: String = map.next_value()?;
                 check_rhai(&code).map_err(de::Error::custom)?;
                 Expect::Rhai(code)
             }
-            other => return Err(de::Error::unknown_field(other, EXPECT_KEYS)),
         };
         if let Some(extra) = map.next_key::<String>()? {
             return Err(de::Error::custom(format!(
@@ -695,8 +821,8 @@ mod tests {
         assert_eq!(rhai.line, 6, "{rhai}");
         assert!(rhai.message.contains("does not compile"), "{rhai}");
 
-        let both = problem("cases:\n  - name: a\n    url: /\n    task: t\n    recipe: {file: x.rhai}\n");
-        assert!(both.message.contains("neither") || both.message.contains("both"), "{both}");
+        let neither = problem("cases:\n  - name: a\n    url: /\n");
+        assert!(neither.message.contains("neither"), "{neither}");
 
         let two_checks = problem(
             "cases:\n  - name: a\n    url: /\n    task: t\n    expect:\n      - text: a\n        url: /b\n",
@@ -724,6 +850,14 @@ mod tests {
         assert!(wrong.message.contains("a, b"), "{wrong}");
         let unnamed = Suite::parse(&path, "cases:\n  - name: x\n    url: /\n    recipe: {file: two.rhai}\n");
         assert!(matches!(unnamed, Err(SuiteError::Invalid(_))), "{unnamed:?}");
+        let both = Suite::parse(
+            &path,
+            "cases:\n  - name: x\n    url: /\n    task: t\n    recipe: {file: two.rhai, name: a}\n",
+        );
+        let Err(SuiteError::Invalid(both)) = both else {
+            panic!("a task and a recipe are refused together: {both:?}");
+        };
+        assert!(both.message.contains("both"), "{both}");
         let named = Suite::parse(
             &path,
             "cases:\n  - name: x\n    url: /\n    recipe: {file: two.rhai, name: b, params: {n: 3}}\n",

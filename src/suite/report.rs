@@ -319,7 +319,7 @@ pub fn write_html(
         let tokens = case.tokens();
         let _ = writeln!(
             html,
-            "<section class=\"case {status}\"><div><span class=\"status\">{}</span><strong>{}</strong></div>\n<div class=\"meta\">{} · {} attempt(s) · {:.2} s · {} tokens{}</div>",
+            "<section class=\"case {status}\"><div><span class=\"status\">{}</span><strong class=\"name\">{}</strong></div>\n<div class=\"meta\">{} · {} attempt(s) · {:.2} s · {} tokens{}</div>",
             status.replace('_', " "),
             escape(&case.name),
             escape(&case.suite.display().to_string()),

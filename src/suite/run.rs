@@ -510,6 +510,10 @@ async fn attempt(
             Ok(end) => result.outcome = end.text,
             Err(failure) => result.failure = Some(failure),
         }
+        if result.timed_out {
+            // The run's own last words are its cancellation, not news.
+            result.outcome = "stopped at the case's time limit".into();
+        }
     }
     result.screenshot = last_picture(&mut session, dir).await;
     let events_sink = session.events.clone();
@@ -588,6 +592,7 @@ async fn run_and_check(
     };
     check_all(
         &case.expect,
+        case.expect_wait,
         case_index,
         &end.text,
         end.success,
