@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use serde_json::Value;
 use webagent::serve::Response;
@@ -177,7 +178,10 @@ fn a_suite_reports_passing_failing_flaky_and_timed_out_cases() {
         .find(|e| e["type"] == "case_finished" && e["name"] == "says goodbye")
         .expect("the failed case");
     let attempt = &goodbye["attempts"][0];
-    assert_eq!(attempt["failure"]["check"], "text: \"Goodbye\"", "{goodbye}");
+    assert_eq!(
+        attempt["failure"]["check"], "text: \"Goodbye\"",
+        "{goodbye}"
+    );
     assert!(
         attempt["failure"]["message"]
             .as_str()
@@ -194,17 +198,25 @@ fn a_suite_reports_passing_failing_flaky_and_timed_out_cases() {
 
     // A CI system's parser reads the JUnit file.
     let junit = std::fs::File::open(dir.join("out/junit.xml")).expect("the JUnit file");
-    let parsed = junit_parser::from_reader(std::io::BufReader::new(junit)).expect("valid JUnit XML");
+    let parsed =
+        junit_parser::from_reader(std::io::BufReader::new(junit)).expect("valid JUnit XML");
     assert_eq!((parsed.tests, parsed.failures), (4, 2));
     let cases: BTreeMap<String, &junit_parser::TestCase> = parsed.suites[0]
         .cases
         .iter()
         .map(|c| (c.original_name.clone(), c))
         .collect();
-    assert_eq!(cases["greets"].name, "suite::greets", "class and name, as CI shows them");
+    assert_eq!(
+        cases["greets"].name, "suite::greets",
+        "class and name, as CI shows them"
+    );
     assert!(cases["greets"].status.is_success());
     assert!(cases["warms up"].status.is_success());
-    assert_eq!(cases["warms up"].reruns.len(), 1, "the flaky attempt is kept");
+    assert_eq!(
+        cases["warms up"].reruns.len(),
+        1,
+        "the flaky attempt is kept"
+    );
     match &cases["says goodbye"].status {
         junit_parser::TestStatus::Failure(failure) => {
             assert!(failure.message.contains("Goodbye"), "{failure:?}")
@@ -218,7 +230,10 @@ fn a_suite_reports_passing_failing_flaky_and_timed_out_cases() {
 
     // The HTML report opens from disk: failures first, pictures shown.
     let page = dir.join("out/report/index.html");
-    let url = format!("file://{}", page.canonicalize().expect("the report").display());
+    let url = format!(
+        "file://{}",
+        page.canonicalize().expect("the report").display()
+    );
     let runtime = &shared().runtime;
     let read = runtime.block_on(async {
         let tab = shared()
@@ -252,15 +267,37 @@ fn a_suite_reports_passing_failing_flaky_and_timed_out_cases() {
     assert_eq!(order[2], "warms up", "then the flaky case: {order:?}");
     assert!(read["images"].as_u64().unwrap_or(0) >= 4, "{read}");
     assert_eq!(read["broken"], 0, "every picture loads from disk: {read}");
-    assert!(read["text"].as_str().is_some_and(|t| t.contains("ran out of its 2 s")), "{read}");
+    assert!(
+        read["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("ran out of its 2 s")),
+        "{read}"
+    );
 
     // A flaky case fails the run only when asked to.
     for (flag, code) in [(None, 0), (Some("--fail-on-flaky"), 1)] {
-        let mut args = vec!["suite.yaml", "--base-url", &origin, "--grep", "warms up", "--json"];
+        let mut args = vec![
+            "suite.yaml",
+            "--base-url",
+            &origin,
+            "--grep",
+            "warms up",
+            "--json",
+        ];
         args.extend(flag);
         let output = webagent_test(&dir, &args);
-        assert_eq!(finished(&events(&output))["warms up"], "flaky", "{}", said(&output));
-        assert_eq!(output.status.code(), Some(code), "{flag:?}: {}", said(&output));
+        assert_eq!(
+            finished(&events(&output))["warms up"],
+            "flaky",
+            "{}",
+            said(&output)
+        );
+        assert_eq!(
+            output.status.code(),
+            Some(code),
+            "{flag:?}: {}",
+            said(&output)
+        );
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -314,7 +351,14 @@ fn cases_running_at_once_share_no_cookies_or_storage() {
     let origin = server.origin();
     let output = webagent_test(
         &dir,
-        &["suite.yaml", "--base-url", &origin, "--workers", "2", "--json"],
+        &[
+            "suite.yaml",
+            "--base-url",
+            &origin,
+            "--workers",
+            "2",
+            "--json",
+        ],
     );
     assert_eq!(output.status.code(), Some(0), "{}", said(&output));
     let statuses = finished(&events(&output));
@@ -343,7 +387,14 @@ fn shards_run_every_case_exactly_once() {
             let shard = format!("{index}/{count}");
             let output = webagent_test(
                 &dir,
-                &["suite.yaml", "--base-url", &origin, "--shard", &shard, "--json"],
+                &[
+                    "suite.yaml",
+                    "--base-url",
+                    &origin,
+                    "--shard",
+                    &shard,
+                    "--json",
+                ],
             );
             assert_eq!(output.status.code(), Some(0), "{shard}: {}", said(&output));
             ran.extend(finished(&events(&output)).into_keys());
@@ -393,7 +444,13 @@ fn the_demo_suite_passes() {
         .current_dir(&dir)
         .env_remove("OPENAI_API_KEY")
         .env_remove("WEBAGENT_CONFIG")
-        .args(["test", suite.to_str().expect("a path"), "--demo", "--yes", "--json"])
+        .args([
+            "test",
+            suite.to_str().expect("a path"),
+            "--demo",
+            "--yes",
+            "--json",
+        ])
         .output()
         .expect("the webagent binary runs");
     assert_eq!(output.status.code(), Some(0), "{}", said(&output));
@@ -401,4 +458,431 @@ fn the_demo_suite_passes() {
     assert!(statuses.len() >= 5, "{statuses:?}");
     assert!(statuses.values().all(|s| s == "passed"), "{statuses:?}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A stand-in for a browser pool such as browserless, speaking its
+/// protocol as a client meets it: a DevTools websocket at `/?token=…`
+/// (the token checked: 401 without it, 400 for a request line that is not
+/// a path), at most `limit` sessions at once with the rest queued (a
+/// queued client waits with no answer), and a Chromium of its own per
+/// connection, stopped when the client goes. `restart` stops every
+/// browser and refuses connections for a while, as a pool that restarts.
+mod pool {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::{Arc, Mutex};
+    use std::time::{Duration, Instant};
+
+    use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+    use tokio::net::{TcpListener, TcpStream};
+    use tokio::process::{Child, Command};
+    use tokio::sync::Semaphore;
+
+    /// The running stand-in.
+    #[derive(Clone)]
+    pub struct Pool {
+        /// Its port on 127.0.0.1.
+        pub port: u16,
+        /// Sessions it gave a browser, over its life.
+        pub served: Arc<AtomicUsize>,
+        /// The most sessions it held at once.
+        pub most_at_once: Arc<AtomicUsize>,
+        at_once: Arc<AtomicUsize>,
+        waiting: Arc<AtomicUsize>,
+        down_until: Arc<Mutex<Option<Instant>>>,
+        browsers: Arc<Mutex<Vec<(usize, Child)>>>,
+        generation: Arc<AtomicUsize>,
+    }
+
+    const TOKEN: &str = "s3cret";
+
+    impl Pool {
+        /// Starts listening; serves until the runtime ends.
+        pub async fn start(limit: usize) -> Pool {
+            let listener = TcpListener::bind("127.0.0.1:0").await.expect("a port");
+            let port = listener.local_addr().expect("an address").port();
+            let pool = Pool {
+                port,
+                served: Arc::default(),
+                most_at_once: Arc::default(),
+                at_once: Arc::default(),
+                waiting: Arc::default(),
+                down_until: Arc::default(),
+                browsers: Arc::default(),
+                generation: Arc::default(),
+            };
+            let slots = Arc::new(Semaphore::new(limit));
+            let serving = pool.clone();
+            tokio::spawn(async move {
+                while let Ok((client, _)) = listener.accept().await {
+                    let pool = serving.clone();
+                    let slots = Arc::clone(&slots);
+                    tokio::spawn(async move { pool.session(client, slots).await });
+                }
+            });
+            pool
+        }
+
+        /// The address a client is told to use, as pools document it (no
+        /// path before the query).
+        pub fn address(&self) -> String {
+            format!("ws://127.0.0.1:{}?token={TOKEN}", self.port)
+        }
+
+        /// Stops every browser now and refuses connections for `down`.
+        pub fn restart(&self, down: Duration) {
+            if let Ok(mut until) = self.down_until.lock() {
+                *until = Some(Instant::now() + down);
+            }
+            self.generation.fetch_add(1, Ordering::SeqCst);
+            // Each session then waits for its browser to exit and removes
+            // its profile.
+            if let Ok(mut browsers) = self.browsers.lock() {
+                for (_, browser) in browsers.iter_mut() {
+                    let _ = browser.start_kill();
+                }
+            }
+        }
+
+        /// Waits until every session has ended and its browser is
+        /// stopped, then stops whatever is left, so no Chromium outlives
+        /// the test.
+        pub fn close(&self) {
+            let deadline = Instant::now() + Duration::from_secs(30);
+            while self.at_once.load(Ordering::SeqCst) > 0 && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            if let Ok(mut browsers) = self.browsers.lock() {
+                for (_, browser) in browsers.iter_mut() {
+                    let _ = browser.start_kill();
+                }
+                browsers.clear();
+            }
+        }
+
+        /// Clients waiting in the queue now.
+        pub fn waiting(&self) -> usize {
+            self.waiting.load(Ordering::SeqCst)
+        }
+
+        fn down(&self) -> bool {
+            self.down_until
+                .lock()
+                .map(|u| u.is_some_and(|until| Instant::now() < until))
+                .unwrap_or(false)
+        }
+
+        async fn session(&self, mut client: TcpStream, slots: Arc<Semaphore>) {
+            if self.down() {
+                return; // the connection closes unanswered
+            }
+            let mut head = Vec::new();
+            let mut byte = [0u8; 1];
+            while !head.ends_with(b"\r\n\r\n") {
+                match client.read(&mut byte).await {
+                    Ok(1) => head.push(byte[0]),
+                    _ => return,
+                }
+            }
+            let head = String::from_utf8_lossy(&head).into_owned();
+            let target = head.split(' ').nth(1).unwrap_or_default().to_string();
+            let refuse = |status: &str| {
+                format!("HTTP/1.1 {status}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+            };
+            if !target.starts_with('/') {
+                let _ = client.write_all(refuse("400 Bad Request").as_bytes()).await;
+                return;
+            }
+            if !target.contains(&format!("token={TOKEN}")) {
+                let _ = client
+                    .write_all(refuse("401 Unauthorized").as_bytes())
+                    .await;
+                return;
+            }
+            // The queue: wait, unanswered, for a free slot.
+            self.waiting.fetch_add(1, Ordering::SeqCst);
+            let slot = slots.acquire_owned().await;
+            self.waiting.fetch_sub(1, Ordering::SeqCst);
+            let Ok(_slot) = slot else { return };
+            let now = self.at_once.fetch_add(1, Ordering::SeqCst) + 1;
+            self.most_at_once.fetch_max(now, Ordering::SeqCst);
+            let generation = self.generation.load(Ordering::SeqCst);
+            if let Some((id, child, ws, profile)) = self.launch().await {
+                self.served.fetch_add(1, Ordering::SeqCst);
+                let path = ws
+                    .splitn(4, '/')
+                    .nth(3)
+                    .map(|p| format!("/{p}"))
+                    .unwrap_or_default();
+                let port = ws
+                    .split(':')
+                    .nth(2)
+                    .and_then(|p| p.split('/').next())
+                    .unwrap_or_default()
+                    .to_string();
+                let rest = head.split_once("\r\n").map(|(_, r)| r).unwrap_or_default();
+                let rest: String = rest
+                    .lines()
+                    .filter(|l| !l.to_ascii_lowercase().starts_with("host:"))
+                    .map(|l| format!("{l}\r\n"))
+                    .collect();
+                let forwarded = format!(
+                    "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{}",
+                    rest.trim_end_matches("\r\n").to_string() + "\r\n\r\n"
+                );
+                if let Ok(mut browsers) = self.browsers.lock() {
+                    browsers.push((id, child));
+                }
+                if let Ok(mut upstream) = TcpStream::connect(format!("127.0.0.1:{port}")).await {
+                    if generation == self.generation.load(Ordering::SeqCst)
+                        && upstream.write_all(forwarded.as_bytes()).await.is_ok()
+                    {
+                        let _ = tokio::io::copy_bidirectional(&mut client, &mut upstream).await;
+                    }
+                }
+                // The client left: its browser goes, as in a pool.
+                let finished =
+                    self.browsers.lock().ok().and_then(|mut b| {
+                        b.iter().position(|(i, _)| *i == id).map(|at| b.remove(at))
+                    });
+                if let Some((_, mut child)) = finished {
+                    let _ = child.kill().await;
+                }
+                let _ = std::fs::remove_dir_all(profile);
+            }
+            self.at_once.fetch_sub(1, Ordering::SeqCst);
+        }
+
+        /// A Chromium of the session's own: its number, the process, its
+        /// DevTools address and its profile.
+        async fn launch(&self) -> Option<(usize, Child, String, std::path::PathBuf)> {
+            let chrome = webagent::browser::find_chrome(None).ok()?;
+            // Every browser of every pool in this process gets a profile
+            // of its own.
+            static LAUNCHED: AtomicUsize = AtomicUsize::new(0);
+            let id = LAUNCHED.fetch_add(1, Ordering::SeqCst);
+            let profile =
+                std::env::temp_dir().join(format!("webagent-pool-{}-{id}", std::process::id(),));
+            let mut command = Command::new(chrome);
+            command
+                .args([
+                    "--headless",
+                    "--disable-gpu",
+                    "--no-sandbox",
+                    "--disable-background-networking",
+                    "--disable-component-update",
+                    "--disable-sync",
+                    "--no-first-run",
+                    "--remote-debugging-port=0",
+                ])
+                .arg(format!("--user-data-dir={}", profile.display()))
+                .arg("about:blank")
+                .stderr(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::null())
+                .kill_on_drop(true);
+            let mut child = command.spawn().ok()?;
+            let mut lines = BufReader::new(child.stderr.take()?).lines();
+            let ws = tokio::time::timeout(Duration::from_secs(30), async {
+                while let Ok(Some(line)) = lines.next_line().await {
+                    if let Some(at) = line.find("ws://") {
+                        return Some(line[at..].trim().to_string());
+                    }
+                }
+                None
+            })
+            .await
+            .ok()??;
+            // Chromium keeps writing to stderr; keep reading so it never
+            // blocks on a full pipe.
+            tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+            Some((id, child, ws, profile))
+        }
+    }
+}
+
+#[test]
+fn a_pool_that_queues_sessions_serves_a_suite_at_its_documented_address() {
+    serve_outcome_pages();
+    let pool = shared().runtime.block_on(pool::Pool::start(2));
+    let dir = scratch("pool");
+    std::fs::write(dir.join("steps.rhai"), RECIPES).expect("recipes");
+    let mut suite = String::from("cases:\n");
+    for n in 1..=6 {
+        suite.push_str(&format!(
+            "  - {{name: case {n}, url: /hello, recipe: {{file: steps.rhai, name: greet}}, expect: [{{text: \"Hello, tester\"}}]}}\n"
+        ));
+    }
+    std::fs::write(dir.join("suite.yaml"), suite).expect("a suite");
+    let origin = shared().server.origin();
+    // Four workers against a pool of two: two wait in its queue, unanswered,
+    // until the first two leave.
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_webagent"))
+        .current_dir(&dir)
+        .args([
+            "test",
+            "suite.yaml",
+            "--base-url",
+            &origin,
+            "--workers",
+            "4",
+            "--json",
+        ])
+        .args(["--connect", &pool.address(), "--connect-timeout", "120"])
+        .output()
+        .expect("the webagent binary runs");
+    assert_eq!(output.status.code(), Some(0), "{}", said(&output));
+    let statuses = finished(&events(&output));
+    assert_eq!(statuses.len(), 6, "{statuses:?}");
+    assert!(statuses.values().all(|s| s == "passed"), "{statuses:?}");
+    let served = pool.served.load(std::sync::atomic::Ordering::SeqCst);
+    assert!(
+        (2..=4).contains(&served),
+        "a browser per worker connection: {served}"
+    );
+    assert_eq!(
+        pool.most_at_once.load(std::sync::atomic::Ordering::SeqCst),
+        2
+    );
+
+    // A pool whose one slot is taken keeps the next session waiting: a
+    // client gives up after --connect-timeout, and one patient enough gets
+    // the browser once the slot frees.
+    let busy = shared().runtime.block_on(pool::Pool::start(1));
+    let holder = shared().runtime.block_on(async {
+        let launch = webagent::browser::LaunchOptions {
+            connect: Some(busy.address()),
+            ..Default::default()
+        };
+        webagent::browser::BrowserSession::start(launch)
+            .await
+            .expect("the first session gets the slot")
+    });
+    let (page, address, here) = (format!("{origin}/hello"), busy.address(), dir.clone());
+    let observe = move |timeout: &str| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_webagent"))
+            .current_dir(&here)
+            .args(["observe", &page, "--connect", &address])
+            .args(["--connect-timeout", timeout])
+            .output()
+            .expect("the webagent binary runs")
+    };
+    let impatient = observe("1");
+    let stderr = String::from_utf8_lossy(&impatient.stderr);
+    assert_eq!(impatient.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("no answer within 1s"), "{stderr}");
+    assert!(stderr.contains("--connect-timeout"), "{stderr}");
+    let patient = std::thread::spawn({
+        let observe = observe.clone();
+        move || observe("60")
+    });
+    // The slot frees once the patient one is surely queued behind it.
+    let queued = std::time::Instant::now();
+    while busy.waiting() == 0 && queued.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    drop(holder);
+    let patient = patient.join().expect("the patient observe ends");
+    assert_eq!(patient.status.code(), Some(0), "{}", said(&patient));
+    assert!(
+        String::from_utf8_lossy(&patient.stdout).contains("Greet"),
+        "{}",
+        said(&patient)
+    );
+
+    // A wrong token is the server's answer, said as such.
+    let wrong = pool.address().replace("s3cret", "wrong");
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_webagent"))
+        .current_dir(&dir)
+        .args(["observe", &format!("{origin}/hello"), "--connect", &wrong])
+        .output()
+        .expect("the webagent binary runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("401"), "{stderr}");
+    assert!(stderr.contains("token"), "{stderr}");
+    assert!(!stderr.contains("--remote-debugging-port"), "{stderr}");
+    assert_eq!(stderr.matches("401").count(), 1, "said once: {stderr}");
+    pool.close();
+    busy.close();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_pool_that_restarts_is_joined_again_and_one_that_stays_down_ends_the_run() {
+    let pool = shared().runtime.block_on(pool::Pool::start(4));
+    let server = &shared().server;
+    let b_visits = Arc::new(AtomicUsize::new(0));
+    let seen = Arc::clone(&b_visits);
+    server.html(
+        "/before",
+        "<!doctype html><title>Before</title><p>before</p>",
+    );
+    server.handle("/after", move |_| {
+        seen.fetch_add(1, Ordering::SeqCst);
+        Response::html("<!doctype html><title>After</title><p>after</p>")
+    });
+    for (down, window, rejoins) in [
+        (Duration::from_millis(1500), 20, true),
+        (Duration::from_secs(30), 2, false),
+    ] {
+        let restarting = pool.clone();
+        // Once: the page is opened again after the browser is back, which
+        // must not restart the pool a second time.
+        let once = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        server.handle("/restart", move |_| {
+            // A moment after this page is served, as a pool restarting
+            // between two calls.
+            let pool = restarting.clone();
+            if !once.swap(true, Ordering::SeqCst) {
+                std::thread::spawn(move || {
+                    std::thread::sleep(Duration::from_millis(300));
+                    pool.restart(down);
+                });
+            }
+            Response::html("<!doctype html><title>Restart</title><p>restarting</p>")
+        });
+        let dir = scratch(if rejoins { "rejoin" } else { "give-up" });
+        std::fs::write(
+            dir.join("webagent.yaml"),
+            format!("browser:\n  reconnect_window: {window}\n"),
+        )
+        .expect("a config");
+        let before = b_visits.load(Ordering::SeqCst);
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_webagent"))
+            .current_dir(&dir)
+            .args(["exec", &server.url("/before")])
+            .args([
+                &format!(
+                    "{{\"navigate\":{{\"url\":\"{}\"}}}}",
+                    server.url("/restart")
+                ),
+                "{\"wait\":{\"seconds\":1}}",
+                &format!("{{\"navigate\":{{\"url\":\"{}\"}}}}", server.url("/after")),
+            ])
+            .args(["--connect", &pool.address()])
+            .output()
+            .expect("the webagent binary runs");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        if rejoins {
+            assert_eq!(output.status.code(), Some(0), "{}", said(&output));
+            assert_eq!(
+                b_visits.load(Ordering::SeqCst),
+                before + 1,
+                "{}",
+                said(&output)
+            );
+        } else {
+            assert_eq!(output.status.code(), Some(1), "{}", said(&output));
+            assert_eq!(
+                b_visits.load(Ordering::SeqCst),
+                before,
+                "no action runs after giving up: {}",
+                said(&output)
+            );
+            let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error:")).collect();
+            assert_eq!(errors.len(), 1, "one fatal error: {stderr}");
+            assert!(errors[0].contains("reconnect_window"), "{stderr}");
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    pool.close();
 }

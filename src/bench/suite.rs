@@ -104,9 +104,10 @@ pub async fn measure(
         let peak_mib = sampler.stop();
         let totals = Totals::of(&reports);
         let per_minute = reports.len() as f64 / seconds * 60.0;
-        let (base_rate, base_peak, base_workers) = rows
-            .first()
-            .map_or((per_minute, peak_mib, count), |r| (r.per_minute, r.peak_mib, r.workers));
+        let (base_rate, base_peak, base_workers) =
+            rows.first().map_or((per_minute, peak_mib, count), |r| {
+                (r.per_minute, r.peak_mib, r.workers)
+            });
         let extra = count.saturating_sub(base_workers);
         rows.push(Row {
             workers: count,
@@ -140,7 +141,14 @@ pub fn print(rows: &[Row], json: bool) {
     }
     println!(
         "{:>7}  {:>5}  {:>6}  {:>8}  {:>9}  {:>8}  {:>9}  {:>15}",
-        "workers", "cases", "passed", "seconds", "cases/min", "speed-up", "peak MiB", "MiB/extra worker"
+        "workers",
+        "cases",
+        "passed",
+        "seconds",
+        "cases/min",
+        "speed-up",
+        "peak MiB",
+        "MiB/extra worker"
     );
     for row in rows {
         println!(
@@ -200,7 +208,11 @@ fn tree_rss_kib(root: u32) -> u64 {
     };
     let mut parents: Vec<(u32, u32, u64)> = Vec::new();
     for entry in entries.flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
             continue;
         };
         let dir: PathBuf = entry.path();
@@ -217,12 +229,14 @@ fn tree_rss_kib(root: u32) -> u64 {
             continue;
         };
         let field = |file: &str, name: &str| {
-            std::fs::read_to_string(dir.join(file)).ok().and_then(|text| {
-                text.lines()
-                    .find(|l| l.starts_with(name))
-                    .and_then(|l| l.split_whitespace().nth(1))
-                    .and_then(|kib| kib.parse::<u64>().ok())
-            })
+            std::fs::read_to_string(dir.join(file))
+                .ok()
+                .and_then(|text| {
+                    text.lines()
+                        .find(|l| l.starts_with(name))
+                        .and_then(|l| l.split_whitespace().nth(1))
+                        .and_then(|kib| kib.parse::<u64>().ok())
+                })
         };
         // Chromium's processes share most of their pages; the
         // proportional share counts each shared page once over all of

@@ -103,7 +103,9 @@ const MAX_REATTACH_PAUSE: std::time::Duration = std::time::Duration::from_secs(4
 /// growing pauses until `reconnect_window` has passed: a pool that
 /// restarts, or a grid that replaces a node, is back after a while, and
 /// attempts bunched into the first moments would all miss it.
-async fn start_again(options: &crate::browser::LaunchOptions) -> Result<BrowserSession, BrowserError> {
+async fn start_again(
+    options: &crate::browser::LaunchOptions,
+) -> Result<BrowserSession, BrowserError> {
     if options.connect.is_none() {
         return BrowserSession::start(options.clone()).await;
     }

@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use chromiumoxide::cdp::browser_protocol::browser::BrowserContextId;
 use chromiumoxide::cdp::browser_protocol::target::{
-    CloseTargetParams, CreateBrowserContextParams, CreateTargetParams,
-    DisposeBrowserContextParams, GetTargetsParams, TargetId,
+    CloseTargetParams, CreateBrowserContextParams, CreateTargetParams, DisposeBrowserContextParams,
+    GetTargetsParams, TargetId,
 };
 use chromiumoxide::error::CdpError;
 use chromiumoxide::handler::HandlerConfig;
@@ -164,7 +164,8 @@ impl BrowserSession {
         if cookies.is_empty() {
             return Ok(());
         }
-        let mut params = chromiumoxide::cdp::browser_protocol::storage::SetCookiesParams::new(cookies);
+        let mut params =
+            chromiumoxide::cdp::browser_protocol::storage::SetCookiesParams::new(cookies);
         params.browser_context_id = context.cloned();
         call(
             "restoring cookies",
@@ -273,7 +274,11 @@ impl BrowserSession {
     }
 
     /// Opens a new tab at `url` in `context` and waits for it to load.
-    pub async fn new_tab_in(&self, context: &IsolatedContext, url: &str) -> Result<Tab, BrowserError> {
+    pub async fn new_tab_in(
+        &self,
+        context: &IsolatedContext,
+        url: &str,
+    ) -> Result<Tab, BrowserError> {
         self.open_in(context.family.clone(), Some(context.id.clone()), url)
             .await
     }
@@ -674,5 +679,36 @@ pub(crate) async fn call<T>(
             what: what.to_string(),
             after: limit,
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_address_without_a_path_is_asked_for_at_the_root() {
+        assert_eq!(
+            connect_address("ws://127.0.0.1:3000?token=x"),
+            "ws://127.0.0.1:3000/?token=x"
+        );
+        assert_eq!(
+            connect_address("ws://127.0.0.1:9222/devtools/browser/abc"),
+            "ws://127.0.0.1:9222/devtools/browser/abc"
+        );
+        assert_eq!(
+            connect_address("http://127.0.0.1:9222"),
+            "http://127.0.0.1:9222/"
+        );
+        assert_eq!(connect_address("not a url"), "not a url");
+    }
+
+    #[test]
+    fn the_hint_follows_what_the_server_answered() {
+        assert!(connect_hint("HTTP error: 401 Unauthorized").contains("token"));
+        assert!(connect_hint("HTTP error: 404 Not Found").contains("path"));
+        assert!(
+            connect_hint("Connection refused (os error 111)").contains("--remote-debugging-port")
+        );
     }
 }

@@ -104,7 +104,7 @@ pub fn run(command: BenchCommand) -> anyhow::Result<ExitCode> {
         BenchCommand::Script(args) => crate::bench::script::bench(args),
         BenchCommand::Prompt(args) => bench_prompt(args),
         BenchCommand::Suite(args) => {
-            if args.cases == 0 || args.workers.iter().any(|w| *w == 0) {
+            if args.cases == 0 || args.workers.contains(&0) {
                 anyhow::bail!("--cases and every --workers count must be at least 1");
             }
             let runtime = super::runtime()?;

@@ -222,7 +222,11 @@ fn default_workers() -> usize {
 /// A suite's session settings: the config with the suite's secrets and
 /// sitemaps added, and its scripts (the configured ones, the suite's
 /// `recipes:`, every recipe file a case runs), all checked now.
-fn plan(suite: &Suite, loaded: &super::config::Loaded, args: &TestArgs) -> Result<SuitePlan, String> {
+fn plan(
+    suite: &Suite,
+    loaded: &super::config::Loaded,
+    args: &TestArgs,
+) -> Result<SuitePlan, String> {
     let at = |message: String| format!("{}: {message}", suite.path.display());
     let mut config = loaded.config.clone();
     config.secrets.extend(suite.secrets.clone());
@@ -330,13 +334,14 @@ async fn run_suites(
         }
     }
     if total == 0 {
-        eprintln!("no case falls to shard {}", args.shard.map(|s| s.to_string()).unwrap_or_default());
+        eprintln!(
+            "no case falls to shard {}",
+            args.shard.map(|s| s.to_string()).unwrap_or_default()
+        );
     } else if !args.json {
         eprintln!("traces and pictures: {}", output.display());
     }
-    let passed = reports
-        .iter()
-        .all(|r| r.status.passed(args.fail_on_flaky));
+    let passed = reports.iter().all(|r| r.status.passed(args.fail_on_flaky));
     Ok(if passed {
         ExitCode::SUCCESS
     } else {
@@ -384,7 +389,18 @@ async fn show_progress(
                 eprintln!("{}", case_line(report, done.len(), total));
             }
         }
-        if let SuiteEvent::AttemptFailed { name, attempt, failure } = &event {
+        if let (SuiteEvent::Error { message }, false) = (&event, json) {
+            if live {
+                eprint!("\r\x1b[2K");
+            }
+            eprintln!("warning: {message}");
+        }
+        if let SuiteEvent::AttemptFailed {
+            name,
+            attempt,
+            failure,
+        } = &event
+        {
             if !json {
                 if live {
                     eprint!("\r\x1b[2K");
@@ -422,7 +438,9 @@ fn progress_text(done: &[CaseStatus], total: usize, started: Instant) -> String 
         let per_case = elapsed.as_secs_f64() / done.len() as f64;
         format!(
             " · ~{} left",
-            clock(Duration::from_secs_f64(per_case * (total - done.len()) as f64))
+            clock(Duration::from_secs_f64(
+                per_case * (total - done.len()) as f64
+            ))
         )
     };
     format!(
@@ -468,7 +486,10 @@ fn case_line(report: &CaseReport, n: usize, total: usize) -> String {
     }
     line.push(')');
     if let Some(failure) = report.failure() {
-        line.push_str(&format!("\n          {}: {}", failure.check, failure.message));
+        line.push_str(&format!(
+            "\n          {}: {}",
+            failure.check, failure.message
+        ));
         if let Some(trace) = report.attempts.last().and_then(|a| a.trace.as_ref()) {
             line.push_str(&format!("\n          trace: {}", trace.display()));
         }

@@ -200,7 +200,7 @@ impl Prepared {
         events: UnboundedSender<Event>,
     ) -> Result<Session, SessionError> {
         let browser = BrowserSession::start(self.config.launch_options()).await?;
-        self.start_on(SessionBrowser::Own(browser), url, events)
+        self.start_on(SessionBrowser::Own(Box::new(browser)), url, events)
             .await
     }
 
@@ -302,7 +302,7 @@ pub struct Session {
 /// in a browser shared with other sessions.
 enum SessionBrowser {
     /// Launched (or attached) for this session alone.
-    Own(BrowserSession),
+    Own(Box<BrowserSession>),
     /// A browser context in a shared browser.
     Shared {
         /// The shared browser.

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::file::{rhai_check_source, Expect};
+use super::file::{rhai_check_source, Case, Expect};
 use super::run::Failure;
 use crate::actions::{Action, ActionResult, Selector, WaitCondition};
 use crate::environment::{Environment, HeadlessApprover};
@@ -26,15 +26,14 @@ const QUOTE_LIMIT: usize = 300;
 /// Without a `done` check, a run that did not succeed fails the case
 /// (`run`), so a recipe error or an agent that gave up is never a pass.
 pub async fn check_all(
-    expects: &[Expect],
-    wait: Duration,
-    case: usize,
-    run_text: &str,
-    run_success: bool,
+    case: (&Case, usize),
+    (run_text, run_success): (&str, bool),
     session: &mut Session,
     checks: &Scripts,
     cancel: &CancelFlag,
 ) -> Result<(), Failure> {
+    let (case, index) = case;
+    let (expects, wait) = (case.expect.as_slice(), case.expect_wait);
     let fail = |expect: &Expect, message: String| Failure {
         check: expect.to_string(),
         message,
@@ -51,7 +50,12 @@ pub async fn check_all(
         .iter()
         .enumerate()
         .filter(|(_, e)| matches!(e, Expect::Done(_)))
-        .chain(expects.iter().enumerate().filter(|(_, e)| !matches!(e, Expect::Done(_))));
+        .chain(
+            expects
+                .iter()
+                .enumerate()
+                .filter(|(_, e)| !matches!(e, Expect::Done(_))),
+        );
     for (n, expect) in run_first {
         match expect {
             Expect::Done(wanted) => {
@@ -108,7 +112,7 @@ pub async fn check_all(
             Expect::Rhai(_) => {
                 let started = Instant::now();
                 loop {
-                    match rhai_holds(session, checks, &check_name(case, n), cancel).await {
+                    match rhai_holds(session, checks, &check_name(index, n), cancel).await {
                         Ok(true) => break,
                         Ok(false) if started.elapsed() < wait => {
                             tokio::time::sleep(LOOK_AGAIN).await;

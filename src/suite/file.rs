@@ -372,7 +372,13 @@ impl<'de> Visitor<'de> for CaseVisitor {
                 "url" => url = Some(map.next_value()?),
                 "task" => task = Some(map.next_value::<TaskText>()?.0),
                 "recipe" => recipe = Some(map.next_value::<RecipeCallFile>()?.0),
-                "expect" => expect = map.next_value::<Vec<ExpectFile>>()?.into_iter().map(|e| e.0).collect(),
+                "expect" => {
+                    expect = map
+                        .next_value::<Vec<ExpectFile>>()?
+                        .into_iter()
+                        .map(|e| e.0)
+                        .collect()
+                }
                 "tags" => tags = map.next_value()?,
                 "timeout" => timeout = Some(map.next_value::<Seconds>()?.0),
                 _ => retries = Some(map.next_value()?),
@@ -442,12 +448,16 @@ struct CaseKey(&'static str);
 impl<'de> Deserialize<'de> for CaseKey {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         checked_str(d, "a case's key", |key| {
-            CASE_KEYS.iter().find(|k| **k == key).map(|k| CaseKey(k)).ok_or_else(|| {
-                format!(
-                    "unknown field `{key}`, expected one of {}",
-                    quoted_list(CASE_KEYS)
-                )
-            })
+            CASE_KEYS
+                .iter()
+                .find(|k| **k == key)
+                .map(|k| CaseKey(k))
+                .ok_or_else(|| {
+                    format!(
+                        "unknown field `{key}`, expected one of {}",
+                        quoted_list(CASE_KEYS)
+                    )
+                })
         })
     }
 }
@@ -804,9 +814,8 @@ mod tests {
         assert_eq!(twice.line, 5, "{twice}");
         assert!(twice.message.contains("already"), "{twice}");
 
-        let missing = problem(
-            "cases:\n  - name: a\n    url: /\n    recipe: {file: nowhere.rhai, name: x}\n",
-        );
+        let missing =
+            problem("cases:\n  - name: a\n    url: /\n    recipe: {file: nowhere.rhai, name: x}\n");
         assert_eq!(missing.line, 4, "{missing}");
         assert!(missing.message.contains("does not exist"), "{missing}");
 
@@ -827,7 +836,10 @@ mod tests {
         let two_checks = problem(
             "cases:\n  - name: a\n    url: /\n    task: t\n    expect:\n      - text: a\n        url: /b\n",
         );
-        assert!(two_checks.message.contains("one check per entry"), "{two_checks}");
+        assert!(
+            two_checks.message.contains("one check per entry"),
+            "{two_checks}"
+        );
     }
 
     #[test]
@@ -848,8 +860,14 @@ mod tests {
             panic!("an unknown recipe is refused: {wrong:?}");
         };
         assert!(wrong.message.contains("a, b"), "{wrong}");
-        let unnamed = Suite::parse(&path, "cases:\n  - name: x\n    url: /\n    recipe: {file: two.rhai}\n");
-        assert!(matches!(unnamed, Err(SuiteError::Invalid(_))), "{unnamed:?}");
+        let unnamed = Suite::parse(
+            &path,
+            "cases:\n  - name: x\n    url: /\n    recipe: {file: two.rhai}\n",
+        );
+        assert!(
+            matches!(unnamed, Err(SuiteError::Invalid(_))),
+            "{unnamed:?}"
+        );
         let both = Suite::parse(
             &path,
             "cases:\n  - name: x\n    url: /\n    task: t\n    recipe: {file: two.rhai, name: a}\n",

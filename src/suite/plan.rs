@@ -131,7 +131,10 @@ mod tests {
                     ..Selection::default()
                 }
                 .pick(&suites);
-                assert!(part.len().abs_diff(12 / count) <= 1, "{index}/{count}: {part:?}");
+                assert!(
+                    part.len().abs_diff(12 / count) <= 1,
+                    "{index}/{count}: {part:?}"
+                );
                 seen.extend(part);
             }
             seen.sort_by_key(|p| (p.suite, p.case));

@@ -108,7 +108,10 @@ pub fn write_junit(path: &Path, reports: &[CaseReport]) -> Result<(), ReportErro
 pub fn junit(reports: &[CaseReport]) -> String {
     let mut suites: Vec<(&Path, Vec<&CaseReport>)> = Vec::new();
     for report in reports {
-        match suites.iter_mut().find(|(s, _)| *s == report.suite.as_path()) {
+        match suites
+            .iter_mut()
+            .find(|(s, _)| *s == report.suite.as_path())
+        {
             Some((_, cases)) => cases.push(report),
             None => suites.push((report.suite.as_path(), vec![report])),
         }
@@ -357,7 +360,11 @@ fn html_attempt(
     several: bool,
     keep: &mut impl FnMut(&Path) -> Option<String>,
 ) {
-    let open = if attempt.failure.is_some() { " open" } else { "" };
+    let open = if attempt.failure.is_some() {
+        " open"
+    } else {
+        ""
+    };
     let verdict = match &attempt.failure {
         None => "<span class=\"ok\">passed</span>".to_string(),
         Some(failure) => format!(
@@ -408,11 +415,7 @@ fn html_attempt(
                 ("next goal", &reflection.next_goal),
             ] {
                 if !text.is_empty() {
-                    let _ = writeln!(
-                        html,
-                        "<div class=\"meta\">{label}: {}</div>",
-                        escape(text)
-                    );
+                    let _ = writeln!(html, "<div class=\"meta\">{label}: {}</div>", escape(text));
                 }
             }
             if let Some(src) = step.picture.as_deref().and_then(&mut *keep) {
@@ -494,9 +497,15 @@ mod tests {
             report("bad", CaseStatus::Failed, &["text: \"x\""]),
             report("shaky", CaseStatus::Flaky, &["url: \"/a\""]),
         ]);
-        assert!(xml.contains("<testsuites name=\"webagent\" tests=\"3\" failures=\"1\""), "{xml}");
+        assert!(
+            xml.contains("<testsuites name=\"webagent\" tests=\"3\" failures=\"1\""),
+            "{xml}"
+        );
         assert!(xml.contains("<failure message=\"text: &quot;x&quot;: it &lt;was&gt; &amp; &quot;was not&quot;\" type=\"check\">"), "{xml}");
-        assert!(xml.contains("<flakyFailure message=\"attempt 1: url: &quot;/a&quot;"), "{xml}");
+        assert!(
+            xml.contains("<flakyFailure message=\"attempt 1: url: &quot;/a&quot;"),
+            "{xml}"
+        );
         assert_eq!(xml.matches("<testcase ").count(), 3);
     }
 }

@@ -292,25 +292,44 @@ pub async fn run(
         workers.push(tokio::spawn(async move {
             let mut own = None;
             let mut done = Vec::new();
+            let mut refused = None;
             loop {
+                if pending(&queue) == 0 {
+                    break;
+                }
+                // A browser first, then a case: a pool that queues this
+                // worker keeps it waiting here, not holding a case that
+                // another worker could run meanwhile.
+                if let Err(error) = browsers.get(&mut own).await {
+                    let _ = events.send(SuiteEvent::Error {
+                        message: format!(
+                            "a worker got no browser and stops; the others go on: {error}"
+                        ),
+                    });
+                    refused = Some(error.to_string());
+                    break;
+                }
                 let next = match queue.lock() {
                     Ok(mut queue) => queue.pop_front(),
                     Err(poisoned) => poisoned.into_inner().pop_front(),
                 };
                 let Some(picked) = next else { break };
                 let plan = &plans[picked.suite];
-                let report =
-                    run_case(plan, picked, &options, &browsers, &mut own, &events).await;
+                let report = run_case(plan, picked, &options, &browsers, &mut own, &events).await;
                 let _ = events.send(SuiteEvent::CaseFinished(report.clone()));
                 done.push((picked, report));
             }
-            done
+            (done, refused)
         }));
     }
     let mut reports = Vec::new();
+    let mut refused = None;
     for worker in workers {
         match worker.await {
-            Ok(done) => reports.extend(done),
+            Ok((done, why)) => {
+                reports.extend(done);
+                refused = refused.or(why);
+            }
             Err(error) => {
                 let _ = events.send(SuiteEvent::Error {
                     message: format!("a worker failed: {error}"),
@@ -318,8 +337,61 @@ pub async fn run(
             }
         }
     }
+    // Cases no worker could take (every one was refused a browser) fail
+    // with the reason, so none is silently missing from the reports.
+    let left: Vec<Picked> = match queue.lock() {
+        Ok(mut queue) => queue.drain(..).collect(),
+        Err(poisoned) => poisoned.into_inner().drain(..).collect(),
+    };
+    for picked in left {
+        let plan = &plans[picked.suite];
+        let case = &plan.suite.cases[picked.case];
+        let report = CaseReport {
+            suite: plan.suite.path.clone(),
+            name: case.name.clone(),
+            status: CaseStatus::Failed,
+            tags: case.tags.clone(),
+            attempts: vec![Attempt::unrun(
+                1,
+                Failure {
+                    check: "browser".into(),
+                    message: format!(
+                        "no browser could be had: {}",
+                        refused.as_deref().unwrap_or("every worker stopped")
+                    ),
+                },
+            )],
+        };
+        let _ = events.send(SuiteEvent::CaseFinished(report.clone()));
+        reports.push((picked, report));
+    }
     reports.sort_by_key(|(picked, _)| order.iter().position(|p| p == picked));
     Ok(reports.into_iter().map(|(_, report)| report).collect())
+}
+
+/// How many cases wait in `queue`.
+fn pending(queue: &std::sync::Mutex<VecDeque<Picked>>) -> usize {
+    match queue.lock() {
+        Ok(queue) => queue.len(),
+        Err(poisoned) => poisoned.into_inner().len(),
+    }
+}
+
+impl Attempt {
+    /// An attempt that could not run at all.
+    fn unrun(number: u32, failure: Failure) -> Attempt {
+        Attempt {
+            number,
+            failure: Some(failure),
+            timed_out: false,
+            duration: Duration::ZERO,
+            tokens: TokenUsage::default(),
+            model_calls: 0,
+            outcome: String::new(),
+            trace: None,
+            screenshot: None,
+        }
+    }
 }
 
 /// Every attempt of one case, until one passes or the retries run out.
@@ -355,20 +427,13 @@ async fn run_case(
             Ok(browser) => {
                 Box::pin(attempt(plan, picked.case, options, browser, number, &dir)).await
             }
-            Err(error) => Attempt {
+            Err(error) => Attempt::unrun(
                 number,
-                failure: Some(Failure {
+                Failure {
                     check: "browser".into(),
                     message: format!("no browser for the case: {error}"),
-                }),
-                timed_out: false,
-                duration: Duration::ZERO,
-                tokens: TokenUsage::default(),
-                model_calls: 0,
-                outcome: String::new(),
-                trace: None,
-                screenshot: None,
-            },
+                },
+            ),
         };
         let passed = attempt.failure.is_none();
         if let (false, Some(failure)) = (number > retries, &attempt.failure) {
@@ -443,7 +508,13 @@ async fn attempt(
         }
     };
     result.trace = Some(trace.path().to_path_buf());
-    let url = match case_url(&case.url, options.base_url.as_deref().or(plan.suite.base_url.as_deref())) {
+    let url = match case_url(
+        &case.url,
+        options
+            .base_url
+            .as_deref()
+            .or(plan.suite.base_url.as_deref()),
+    ) {
         Ok(url) => url,
         Err(message) => {
             result.failure = fail("run", message);
@@ -569,8 +640,7 @@ async fn run_and_check(
             let sub_agent = session.model().ok().map(|_| LlmSubAgent {
                 setup: setup.clone(),
                 approver: Box::new(move || {
-                    Box::new(HeadlessApprover { yes })
-                        as Box<dyn crate::environment::Approver>
+                    Box::new(HeadlessApprover { yes }) as Box<dyn crate::environment::Approver>
                 }),
                 stop: stop.clone(),
             });
@@ -591,11 +661,8 @@ async fn run_and_check(
         }
     };
     check_all(
-        &case.expect,
-        case.expect_wait,
-        case_index,
-        &end.text,
-        end.success,
+        (case, case_index),
+        (&end.text, end.success),
         session,
         &plan.checks,
         cancel,
@@ -617,7 +684,8 @@ pub fn case_url(url: &str, base: Option<&str>) -> Result<String, String> {
             "the url {url:?} is a path and no base URL is set: pass --base-url or write base_url: in the suite"
         ));
     };
-    let base = url::Url::parse(base).map_err(|e| format!("the base URL {base:?} is not a URL: {e}"))?;
+    let base =
+        url::Url::parse(base).map_err(|e| format!("the base URL {base:?} is not a URL: {e}"))?;
     base.join(url)
         .map(|u| u.to_string())
         .map_err(|e| format!("the url {url:?} cannot be taken against {base}: {e}"))
@@ -662,11 +730,7 @@ async fn record(mut events: mpsc::UnboundedReceiver<Event>, mut trace: TraceWrit
             }
         }
         match &event {
-            Event::Step(step) => {
-                if step.usage.is_some() {
-                    recorded.model_calls += 1;
-                }
-            }
+            Event::Step(step) if step.usage.is_some() => recorded.model_calls += 1,
             Event::Done { usage, text, .. } => {
                 recorded.tokens = *usage;
                 recorded.done_text = text.clone();
