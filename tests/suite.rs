@@ -7,6 +7,8 @@
 
 #[path = "support/chromium.rs"]
 mod chromium;
+#[path = "support/llm_server.rs"]
+mod llm_server;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -299,6 +301,73 @@ fn a_suite_reports_passing_failing_flaky_and_timed_out_cases() {
             said(&output)
         );
     }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A task case runs the agent against a scripted model (the real client
+/// over HTTP), is checked, and counts the tokens the model reported.
+#[test]
+fn a_task_case_runs_the_agent_and_counts_its_tokens() {
+    use llm_server::{tool_call_completion, LlmServer, Reply};
+    serve_outcome_pages();
+    let step = |goal: &str, action: Value| {
+        Reply::json(
+            200,
+            tool_call_completion(
+                "agent_step",
+                &serde_json::json!({
+                    "evaluation_previous_goal": "",
+                    "memory": "",
+                    "next_goal": goal,
+                    "action": action,
+                }),
+            ),
+        )
+    };
+    let model = shared().runtime.block_on(LlmServer::start(vec![
+        step("greet", serde_json::json!({"click": {"selector": "#greet"}})),
+        step(
+            "report",
+            serde_json::json!({"done": {"text": "greeted the tester", "success": true}}),
+        ),
+    ]));
+    let dir = scratch("task");
+    std::fs::write(
+        dir.join("suite.yaml"),
+        "cases:\n\
+         \x20 - name: greets by task\n\
+         \x20   url: /hello\n\
+         \x20   task: Greet the tester\n\
+         \x20   expect:\n\
+         \x20     - done: success\n\
+         \x20     - text: Hello, tester\n",
+    )
+    .expect("a suite");
+    let origin = shared().server.origin();
+    let output = webagent_test(
+        &dir,
+        &[
+            "suite.yaml",
+            "--base-url",
+            &origin,
+            "--llm-base-url",
+            &model.base_url(),
+            "--model",
+            "test-model",
+            "--json",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", said(&output));
+    let seen = events(&output);
+    let case = seen
+        .iter()
+        .find(|e| e["type"] == "case_finished")
+        .expect("the case finished");
+    assert_eq!(case["status"], "passed", "{case}");
+    let attempt = &case["attempts"][0];
+    assert_eq!(attempt["tokens"]["total_tokens"], 300, "two answers of 150: {case}");
+    assert_eq!(attempt["model_calls"], 2, "{case}");
+    assert_eq!(model.request_count(), 2);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
