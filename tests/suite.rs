@@ -325,7 +325,10 @@ fn a_task_case_runs_the_agent_and_counts_its_tokens() {
         )
     };
     let model = shared().runtime.block_on(LlmServer::start(vec![
-        step("greet", serde_json::json!({"click": {"selector": "#greet"}})),
+        step(
+            "greet",
+            serde_json::json!({"click": {"selector": "#greet"}}),
+        ),
         step(
             "report",
             serde_json::json!({"done": {"text": "greeted the tester", "success": true}}),
@@ -365,7 +368,10 @@ fn a_task_case_runs_the_agent_and_counts_its_tokens() {
         .expect("the case finished");
     assert_eq!(case["status"], "passed", "{case}");
     let attempt = &case["attempts"][0];
-    assert_eq!(attempt["tokens"]["total_tokens"], 300, "two answers of 150: {case}");
+    assert_eq!(
+        attempt["tokens"]["total_tokens"], 300,
+        "two answers of 150: {case}"
+    );
     assert_eq!(attempt["model_calls"], 2, "{case}");
     assert_eq!(model.request_count(), 2);
     let _ = std::fs::remove_dir_all(&dir);
@@ -434,6 +440,46 @@ fn cases_running_at_once_share_no_cookies_or_storage() {
     assert_eq!(statuses["case a"], "passed", "{}", said(&output));
     assert_eq!(statuses["case b"], "passed", "{}", said(&output));
     assert_eq!(arrived.lock().map(|a| a.len()).unwrap_or(0), 2);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_case_in_its_own_context_downloads_into_the_download_folder() {
+    let server = &shared().server;
+    server.page("/export.csv", "text/csv", "id,total\n1002,59.00\n");
+    server.html(
+        "/export",
+        "<!doctype html><title>Export</title><a id=get href=/export.csv download>Export CSV</a>",
+    );
+    let dir = scratch("download");
+    std::fs::write(
+        dir.join("get.rhai"),
+        "recipe(\"get\", \"downloads the export\");\n\
+         fn get() { let r = run_action(\"click\", #{ selector: \"#get\" }); r.data.downloads[0].state }\n",
+    )
+    .expect("a recipe");
+    std::fs::write(
+        dir.join("suite.yaml"),
+        "cases:\n  - {name: exports, url: /export, recipe: {file: get.rhai, name: get}}\n",
+    )
+    .expect("a suite");
+    let origin = server.origin();
+    let output = webagent_test(
+        &dir,
+        &["suite.yaml", "--base-url", &origin, "--json", "--yes"],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", said(&output));
+    let seen = events(&output);
+    let case = seen
+        .iter()
+        .find(|e| e["type"] == "case_finished")
+        .expect("the case finished");
+    assert_eq!(case["attempts"][0]["outcome"], "completed", "{case}");
+    let file = dir.join(".webagent/downloads/export.csv");
+    assert_eq!(
+        std::fs::read_to_string(&file).expect("the download"),
+        "id,total\n1002,59.00\n"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -3,7 +3,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use chromiumoxide::cdp::browser_protocol::browser::BrowserContextId;
+use chromiumoxide::cdp::browser_protocol::browser::{
+    BrowserContextId, SetDownloadBehaviorBehavior, SetDownloadBehaviorParams,
+};
 use chromiumoxide::cdp::browser_protocol::target::{
     CloseTargetParams, CreateBrowserContextParams, CreateTargetParams, DisposeBrowserContextParams,
     GetTargetsParams, TargetId,
@@ -269,6 +271,24 @@ impl BrowserSession {
             if let Some(state) = StorageState::load_if_present(path)? {
                 self.set_cookies(&state, Some(&context.id)).await?;
             }
+        }
+        // Downloads of the context go where the default context's go, and
+        // are reported to the same watcher.
+        if let Some(options) = &self.options.downloads {
+            let params = SetDownloadBehaviorParams::builder()
+                .behavior(SetDownloadBehaviorBehavior::AllowAndName)
+                .browser_context_id(context.id.clone())
+                .download_path(options.dir.display().to_string())
+                .events_enabled(true)
+                .build()
+                .map_err(BrowserError::Script)?;
+            call(
+                "setting where the context's downloads go",
+                self.call_timeout,
+                &self.status,
+                browser.execute(params),
+            )
+            .await?;
         }
         Ok(context)
     }

@@ -748,7 +748,11 @@ impl Config {
             profile: self.browser.profile.clone(),
             state: self.browser.state.clone(),
             downloads: Some(crate::browser::DownloadOptions {
-                dir: self.paths.downloads.clone(),
+                // The browser resolves the folder itself: an attached one
+                // runs elsewhere, so a relative path would be taken from
+                // its working folder, not ours.
+                dir: std::path::absolute(&self.paths.downloads)
+                    .unwrap_or_else(|_| self.paths.downloads.clone()),
                 max_bytes: self.downloads.max_bytes,
             }),
             ..LaunchOptions::default()
