@@ -916,6 +916,10 @@ fn a_pool_that_queues_sessions_serves_a_suite_at_its_documented_address() {
     assert!(stderr.contains("token"), "{stderr}");
     assert!(!stderr.contains("--remote-debugging-port"), "{stderr}");
     assert_eq!(stderr.matches("401").count(), 1, "said once: {stderr}");
+    assert!(
+        !stderr.contains("token=wrong"),
+        "a token is a credential: {stderr}"
+    );
     pool.close();
     busy.close();
     let _ = std::fs::remove_dir_all(&dir);
@@ -979,6 +983,7 @@ fn a_pool_that_restarts_is_joined_again_and_one_that_stays_down_ends_the_run() {
         let stderr = String::from_utf8_lossy(&output.stderr);
         if rejoins {
             assert_eq!(output.status.code(), Some(0), "{}", said(&output));
+            assert!(stderr.contains("attached to it again"), "{}", said(&output));
             assert_eq!(
                 b_visits.load(Ordering::SeqCst),
                 before + 1,

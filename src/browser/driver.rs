@@ -125,7 +125,9 @@ async fn start_again(
                         other => other.to_string(),
                     };
                     return Err(BrowserError::Connect {
-                        url: options.connect.clone().unwrap_or_default(),
+                        url: super::session::shown_address(
+                            options.connect.as_deref().unwrap_or_default(),
+                        ),
                         reason: format!(
                             "tried {attempts} times over {}s (browser.reconnect_window); the last: {last}",
                             options.reconnect_window.as_secs()
@@ -268,12 +270,17 @@ impl Driver {
         self.relaunches += 1;
         tracing::warn!(%reason, attempt = self.relaunches, "the browser is gone; relaunching");
         let options = self.tab.launch_options().clone();
+        // An attached browser is not started by us: it is attached again.
+        let (again, again_done) = match options.connect {
+            Some(_) => ("attached again", "attached to it again"),
+            None => ("relaunched", "started a new one"),
+        };
         let session = match start_again(&options).await {
             Ok(session) => session,
             Err(error) => {
                 return DriverError {
                     message: format!(
-                        "the browser is gone ({reason}) and could not be relaunched: {error}"
+                        "the browser is gone ({reason}) and could not be {again}: {error}"
                     ),
                     fatal: true,
                 }
@@ -309,7 +316,7 @@ impl Driver {
         self.last = None;
         DriverError {
             message: format!(
-                "the browser was gone ({reason}); started a new one (relaunch {} of at most {MAX_RELAUNCHES}) and {reopened}",
+                "the browser was gone ({reason}); {again_done} (time {} of at most {MAX_RELAUNCHES}) and {reopened}",
                 self.relaunches
             ),
             fatal: false,

@@ -522,13 +522,13 @@ async fn connect(options: &LaunchOptions) -> Result<Connected, BrowserError> {
             let reason = e.to_string();
             let hint = connect_hint(&reason);
             return Err(BrowserError::Connect {
-                url: ws_url,
+                url: shown_address(&ws_url),
                 reason: format!("{reason}{hint}"),
             });
         }
         Err(_) => {
             return Err(BrowserError::Connect {
-                url: ws_url,
+                url: shown_address(&ws_url),
                 reason: format!(
                     "no answer within {}s (a pool that queues sessions answers when a browser \
                      frees: raise --connect-timeout / browser.connect_timeout above its queue wait)",
@@ -539,7 +539,7 @@ async fn connect(options: &LaunchOptions) -> Result<Connected, BrowserError> {
     };
     let (tx, rx) = watch::channel(SessionStatus::Running);
     let task = tokio::spawn(drive_handler(handler, tx));
-    tracing::info!(%ws_url, "connected to the browser");
+    tracing::info!(address = %shown_address(&ws_url), "connected to the browser");
     Ok((browser, task, rx, chrome))
 }
 
@@ -553,6 +553,23 @@ fn connect_address(given: &str) -> String {
         }
         _ => given.to_string(),
     }
+}
+
+/// The address as errors and logs show it: the query's values (a pool's
+/// token, an API key) are credentials, so they are left out.
+pub(crate) fn shown_address(address: &str) -> String {
+    let Ok(mut parsed) = url::Url::parse(address) else {
+        return address.to_string();
+    };
+    if parsed.query().is_none() {
+        return address.to_string();
+    }
+    let hidden: Vec<String> = parsed
+        .query_pairs()
+        .map(|(name, _)| format!("{name}=***"))
+        .collect();
+    parsed.set_query(Some(&hidden.join("&")));
+    parsed.to_string()
 }
 
 /// What a failed attach most likely means, said after the reason: an HTTP
@@ -721,6 +738,16 @@ mod tests {
             "http://127.0.0.1:9222/"
         );
         assert_eq!(connect_address("not a url"), "not a url");
+    }
+
+    #[test]
+    fn a_token_in_the_address_is_not_shown() {
+        let shown = shown_address("ws://127.0.0.1:3000/?token=s3cret&launch=x");
+        assert_eq!(shown, "ws://127.0.0.1:3000/?token=***&launch=***");
+        assert_eq!(
+            shown_address("ws://h:1/devtools/browser/a"),
+            "ws://h:1/devtools/browser/a"
+        );
     }
 
     #[test]

@@ -91,6 +91,9 @@ async fn observe_now(session: &mut Session) -> Result<Option<PageState>, Environ
             Ok(state) => return Ok(Some(state)),
             Err(err) if err.fatal => return Err(err),
             Err(err) => {
+                // Said on stderr: a reload after a crash, or a browser
+                // attached again, is news to the person running actions.
+                eprintln!("warning: {}", err.message);
                 tracing::warn!(%err, attempt, "observing after an action failed");
                 tokio::time::sleep(Duration::from_millis(100)).await;
             }
