@@ -287,6 +287,7 @@ fn step_record() -> StepRecord {
             observe_ms: 41,
             llm_ms: 1830,
             act_ms: 212,
+            wait_ms: 0,
         },
         usage: Some(TokenUsage {
             prompt_tokens: 2400,

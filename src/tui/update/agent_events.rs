@@ -224,5 +224,6 @@ pub(super) fn on_agent_event(state: &mut AppState, event: Event) {
             }
         },
         Event::ActionRequest { .. } => {}
+        _ => {}
     }
 }
