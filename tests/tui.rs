@@ -969,7 +969,7 @@ fn a_typed_task_starts_a_run_and_the_mode_cycles() {
     bench.key(KeyCode::Enter);
     bench.idle();
     match bench.effects.as_slice() {
-        [Effect::SetApprovalMode(ApprovalMode::Always), Effect::StartRun { task, approval }] => {
+        [Effect::SetApprovalMode(ApprovalMode::Always), Effect::StartRun { task, approval, .. }] => {
             assert_eq!(task, "ship order 1042");
             assert_eq!(*approval, ApprovalMode::Always);
         }
