@@ -64,7 +64,7 @@ pub const KEYS: &[Binding] = &[
         KeyContext::Approval,
         KeyBinding::char('r'),
         Command::RetryStep,
-        "ask the model again for this step",
+        "ask the model again",
     )
     .hinted(),
     Binding::new(

@@ -68,8 +68,7 @@ pub fn set_field_focus(field: &mut TextArea<'static>, focused: bool, theme: &The
 pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
     let title = match state.status.run {
         RunStatus::Running | RunStatus::Paused if state.recipe.is_none() => {
-            "Message to the agent: Enter sends it with the next step (s stops, p pauses)"
-                .to_string()
+            "Message to the agent: Enter sends it (s stops, p pauses)".to_string()
         }
         RunStatus::Running | RunStatus::Paused | RunStatus::Stopping => {
             "Task (running: s stops, p pauses)".to_string()
