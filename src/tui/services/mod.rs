@@ -44,6 +44,46 @@ const BROWSER_THREAD_STACK: usize = 8 * 1024 * 1024;
 /// and the loop is not woken a thousand times.
 const SESSIONS_BATCH: usize = 100;
 
+/// The work behind the sessions view, on the caller's thread (never the
+/// loop's): lists `dir` newest first and sends the files, then reads and
+/// sums up the traces in batches, stopping when `current` moves past
+/// `generation` (the view was opened again) or the loop is gone.
+pub fn read_sessions(
+    dir: &std::path::Path,
+    generation: u64,
+    current: &AtomicU64,
+    tx: &Sender<AppEvent>,
+) {
+    let files = match list_traces(dir) {
+        Ok(files) => files,
+        Err(error) => {
+            let _ = tx.send(AppEvent::SessionsListed {
+                generation,
+                files: Err(format!("{}: {error}", dir.display())),
+            });
+            return;
+        }
+    };
+    let _ = tx.send(AppEvent::SessionsListed {
+        generation,
+        files: Ok(files.clone()),
+    });
+    for (batch, chunk) in files.chunks(SESSIONS_BATCH).enumerate() {
+        if current.load(Ordering::Relaxed) != generation {
+            return;
+        }
+        let summaries = chunk.iter().cloned().map(summarize_trace).collect();
+        let sent = tx.send(AppEvent::SessionsRead {
+            generation,
+            from: batch * SESSIONS_BATCH,
+            summaries,
+        });
+        if sent.is_err() {
+            return;
+        }
+    }
+}
+
 /// The plan for resuming the trace at `path`, or the newest trace in
 /// `dir` whose run did not end.
 fn read_resume(
@@ -425,36 +465,7 @@ impl Services {
             self.sessions_dir.clone(),
             Arc::clone(&self.sessions_generation),
         );
-        self.off_the_loop(move || {
-            let files = match list_traces(&dir) {
-                Ok(files) => files,
-                Err(error) => {
-                    let _ = tx.send(AppEvent::SessionsListed {
-                        generation,
-                        files: Err(format!("{}: {error}", dir.display())),
-                    });
-                    return;
-                }
-            };
-            let _ = tx.send(AppEvent::SessionsListed {
-                generation,
-                files: Ok(files.clone()),
-            });
-            for (batch, chunk) in files.chunks(SESSIONS_BATCH).enumerate() {
-                if current.load(Ordering::Relaxed) != generation {
-                    return;
-                }
-                let summaries = chunk.iter().cloned().map(summarize_trace).collect();
-                let sent = tx.send(AppEvent::SessionsRead {
-                    generation,
-                    from: batch * SESSIONS_BATCH,
-                    summaries,
-                });
-                if sent.is_err() {
-                    return;
-                }
-            }
-        });
+        self.off_the_loop(move || read_sessions(&dir, generation, &current, &tx));
     }
 
     /// Runs file work on the runtime's blocking pool (at once when the
