@@ -2167,7 +2167,15 @@ async fn an_mcp_clients_risky_call_is_approved_and_edited_in_the_workbench() {
     .expect("joined");
     let writer = tokio::fs::File::from_std(writer.expect("the server's stdin"));
     let reader = tokio::fs::File::from_std(reader.expect("the server's stdout"));
-    let client = ().serve((reader, writer)).await.expect("the MCP handshake");
+    // The client names itself in `initialize`; the workbench says so.
+    let named = rmcp::model::ClientConfig::new(
+        rmcp::model::ClientCapabilities::default(),
+        rmcp::model::Implementation::new("desk-agent", "1.0"),
+    );
+    let client = named
+        .serve((reader, writer))
+        .await
+        .expect("the MCP handshake");
     wait_for_screen(&session.0, "Send B</button>").await;
 
     let call = |name: &str, arguments: serde_json::Value| {
@@ -2198,6 +2206,14 @@ async fn an_mcp_clients_risky_call_is_approved_and_edited_in_the_workbench() {
     });
     let screen = wait_for_screen(&session.0, "Approve step").await;
     assert!(screen.contains("Send A"), "the target is shown:\n{screen}");
+    assert!(
+        screen.contains("Approve step 1?"),
+        "calls are numbered like steps, from 1:\n{screen}"
+    );
+    assert!(
+        screen.contains("MCP client desk-agent asks: click"),
+        "the call is the client's, by its name:\n{screen}"
+    );
     // The person retargets it to B in the editor.
     tmux_keys(&session.0, &["e"]);
     wait_for_screen(&session.0, "Edit the action (JSON)").await;
@@ -2219,8 +2235,13 @@ async fn an_mcp_clients_risky_call_is_approved_and_edited_in_the_workbench() {
         "the edit ran, not the request:\n{page}"
     );
     // The workbench followed the call: its status line is on the page B
-    // led to.
-    wait_for_screen(&session.0, "/sent-b").await;
+    // led to, and the log numbers the call 1.
+    let screen = wait_for_screen(&session.0, "/sent-b").await;
+    assert!(
+        screen.lines().any(|l| l.contains("  1 click")),
+        "the first call is step 1:\n{screen}"
+    );
+    assert!(!screen.lines().any(|l| l.contains("  0 click")), "{screen}");
     client.cancel().await.expect("the client closes");
     tmux_keys(&session.0, &["q"]);
     let _ = std::fs::remove_dir_all(&dir);
@@ -2587,5 +2608,492 @@ fn the_sessions_view_lists_searches_and_replays_a_trace_read_only() {
         screen.contains("Refund</button>"),
         "the live listing is back:\n{screen}"
     );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+// ------------------------------------ the conversation in a real terminal
+
+/// A till: the Count button tells the test each time it is clicked (the
+/// page fetches /count), the Pay button submits a form (a commit action).
+fn till(pages: &webagent::serve::PageServer) -> std::sync::Arc<std::sync::atomic::AtomicUsize> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    use webagent::serve::Response;
+    let clicks = Arc::new(AtomicUsize::new(0));
+    pages.html(
+        "/till",
+        "<!doctype html><html><head><title>Till</title></head><body>\
+         <button id=count type=button onclick=\"fetch('/count')\">Count</button>\
+         <form action=/paid><button id=pay type=submit>Pay</button></form></body></html>",
+    );
+    pages.html(
+        "/paid",
+        "<html><head><title>Paid</title></head><body>Paid.</body></html>",
+    );
+    let counted = Arc::clone(&clicks);
+    pages.handle("/count", move |_| {
+        counted.fetch_add(1, Ordering::SeqCst);
+        Response::text("counted")
+    });
+    clicks
+}
+
+/// One scripted answer of the model: its reflection and `action`.
+fn model_step(goal: &str, action: serde_json::Value) -> llm_server::Reply {
+    use webagent::agent::AGENT_TOOL_NAME;
+    llm_server::Reply::json(
+        200,
+        llm_server::tool_call_completion(
+            AGENT_TOOL_NAME,
+            &json!({
+                "evaluation_previous_goal": "as planned",
+                "memory": "on the till",
+                "next_goal": goal,
+                "action": action,
+            }),
+        ),
+    )
+}
+
+fn model_done(text: &str) -> llm_server::Reply {
+    model_step("report", json!({"done": {"text": text, "success": true}}))
+}
+
+/// The user message of a recorded request: the prompt the model read.
+fn user_message(request: &llm_server::RecordedRequest) -> String {
+    let body = request.json();
+    let messages = body["messages"].as_array().cloned().unwrap_or_default();
+    let user = messages
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "user")
+        .cloned()
+        .unwrap_or_default();
+    match &user["content"] {
+        serde_json::Value::String(text) => text.clone(),
+        serde_json::Value::Array(parts) => parts
+            .iter()
+            .filter_map(|p| p["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+/// Whether `needle` shows in `prompt` outside every page fence.
+fn outside_the_fence(prompt: &str, needle: &str) -> bool {
+    let Some(at) = prompt.find(needle) else {
+        return false;
+    };
+    let mut from = 0;
+    while let Some(open) = prompt[from..].find("<untrusted_page_content>") {
+        let open = from + open;
+        let close = prompt[open..]
+            .find("</untrusted_page_content>")
+            .map_or(prompt.len(), |c| open + c);
+        if at > open && at < close {
+            return false;
+        }
+        from = close.min(prompt.len() - 1) + 1;
+        if from >= prompt.len() {
+            break;
+        }
+    }
+    true
+}
+
+/// Starts the workbench in tmux on `url` with the scripted model, its
+/// traces in `dir/sessions`; the process id goes to `dir/pid` (the shell
+/// execs the workbench, so it is the workbench's).
+fn start_workbench(session: &str, dir: &Path, llm: &llm_server::LlmServer, args: &str) {
+    let command = format!(
+        "cd {dir} && echo $$ > pid && exec env OPENAI_BASE_URL={base} OPENAI_API_KEY=test \
+         WEBAGENT_MODEL=scripted {bin} --log-file log {args}",
+        dir = dir.display(),
+        base = llm.base_url(),
+        bin = env!("CARGO_BIN_EXE_webagent"),
+    );
+    tmux_start(session, &command);
+}
+
+/// The traces in `dir`, oldest first.
+fn traces_in(dir: &Path) -> Vec<PathBuf> {
+    let mut traces: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+                .collect()
+        })
+        .unwrap_or_default();
+    traces.sort();
+    traces
+}
+
+fn trace_kinds(path: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_follow_up_task_tells_the_model_the_earlier_task_and_how_it_ended() {
+    use webagent::serve::PageServer;
+    require_tmux_and_chromium();
+    let pages = PageServer::start().await.expect("serve pages");
+    let _clicks = till(&pages);
+    let llm = llm_server::LlmServer::start(vec![
+        model_step("count once", json!({"click": {"selector": "#count"}})),
+        model_done("counted once: the total is 1"),
+        model_done("it was the Count button"),
+    ])
+    .await;
+    let dir = scratch_dir("follow-up");
+    let session = TmuxSession(format!("webagent-follow-up-{}", std::process::id()));
+    start_workbench(
+        &session.0,
+        &dir,
+        &llm,
+        &format!("tui --sessions-dir sessions --url {}", pages.url("/till")),
+    );
+    wait_for_screen(&session.0, "Count</button>").await;
+    tmux_keys(&session.0, &["t"]);
+    tmux_text(&session.0, "Click the Count button once");
+    tmux_keys(&session.0, &["Enter"]);
+    let screen = wait_for_screen(&session.0, "done: counted once").await;
+    assert!(screen.contains("follows up on 1 earlier task"), "{screen}");
+    tmux_keys(&session.0, &["t"]);
+    tmux_text(&session.0, "Which button did you click?");
+    tmux_keys(&session.0, &["Enter"]);
+    wait_for_screen(&session.0, "done: it was the Count button").await;
+    let requests = llm.requests();
+    assert_eq!(requests.len(), 3);
+    let first = user_message(&requests[0]);
+    assert!(!first.contains("<earlier_tasks>"), "{first}");
+    let follow_up = user_message(&requests[2]);
+    assert!(follow_up.contains("<earlier_tasks>"), "{follow_up}");
+    assert!(
+        follow_up.contains("Click the Count button once"),
+        "the earlier task:\n{follow_up}"
+    );
+    assert!(
+        follow_up.contains("counted once: the total is 1"),
+        "how it ended:\n{follow_up}"
+    );
+    assert!(follow_up.contains("<task>\nWhich button did you click?\n</task>"));
+    // Both runs went into the one trace.
+    let traces = traces_in(&dir.join("sessions"));
+    assert_eq!(traces.len(), 1, "{traces:?}");
+    let starts = trace_kinds(&traces[0])
+        .iter()
+        .filter(|e| e["type"] == "run_started")
+        .count();
+    assert_eq!(starts, 2);
+    tmux_keys(&session.0, &["q"]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_sent_while_the_model_answers_goes_with_the_next_request() {
+    use webagent::serve::PageServer;
+    require_tmux_and_chromium();
+    let pages = PageServer::start().await.expect("serve pages");
+    let _clicks = till(&pages);
+    let gate = std::sync::Arc::new(tokio::sync::Notify::new());
+    let llm = llm_server::LlmServer::start(vec![
+        llm_server::Reply::held(
+            &gate,
+            model_step("count", json!({"click": {"selector": "#count"}})),
+        ),
+        model_done("counted"),
+    ])
+    .await;
+    let dir = scratch_dir("steer");
+    let session = TmuxSession(format!("webagent-steer-{}", std::process::id()));
+    start_workbench(
+        &session.0,
+        &dir,
+        &llm,
+        &format!("tui --sessions-dir sessions --url {}", pages.url("/till")),
+    );
+    wait_for_screen(&session.0, "Count</button>").await;
+    tmux_keys(&session.0, &["t"]);
+    tmux_text(&session.0, "Count the visitors");
+    tmux_keys(&session.0, &["Enter"]);
+    // The model is answering the first step (the reply is held).
+    tokio::time::timeout(std::time::Duration::from_secs(60), llm.wait_for_requests(1))
+        .await
+        .expect("the first request");
+    tmux_keys(&session.0, &["t"]);
+    tmux_text(&session.0, "count only the adults");
+    tmux_keys(&session.0, &["Enter"]);
+    let screen = wait_for_screen(&session.0, "waiting").await;
+    assert!(screen.contains("you say"), "{screen}");
+    gate.notify_one();
+    let screen = wait_for_screen(&session.0, "done: counted").await;
+    let row = screen
+        .lines()
+        .find(|l| l.contains("you say"))
+        .unwrap_or_else(|| panic!("the message row:\n{screen}"));
+    assert!(row.contains("sent"), "{row}");
+    let requests = llm.requests();
+    assert_eq!(requests.len(), 2);
+    assert!(!user_message(&requests[0]).contains("count only the adults"));
+    let next = user_message(&requests[1]);
+    assert!(
+        next.contains("- before step 2: count only the adults"),
+        "{next}"
+    );
+    assert!(
+        outside_the_fence(&next, "count only the adults"),
+        "the person's words are not page content:\n{next}"
+    );
+    let trace = traces_in(&dir.join("sessions")).remove(0);
+    let said: Vec<serde_json::Value> = trace_kinds(&trace)
+        .into_iter()
+        .filter(|e| e["type"] == "person_message")
+        .collect();
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert_eq!(said[0]["text"], "count only the adults");
+    tmux_keys(&session.0, &["q"]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_step_is_asked_again_at_the_approval_and_after_it_failed() {
+    use webagent::serve::PageServer;
+    require_tmux_and_chromium();
+    let pages = PageServer::start().await.expect("serve pages");
+    let clicks = till(&pages);
+    let gate = std::sync::Arc::new(tokio::sync::Notify::new());
+    let llm = llm_server::LlmServer::start(vec![
+        // Step 1: paying needs approval; the person asks for another idea.
+        model_step("pay", json!({"click": {"selector": "#pay"}})),
+        model_step("count instead", json!({"click": {"selector": "#count"}})),
+        // Step 2 fails; step 3's answer is held while the person asks
+        // for step 2 again.
+        model_step(
+            "press a button that is not there",
+            json!({"click": {"selector": "#gone"}}),
+        ),
+        llm_server::Reply::held(&gate, model_done("never used")),
+        model_done("counted once"),
+    ])
+    .await;
+    let dir = scratch_dir("retry");
+    let session = TmuxSession(format!("webagent-retry-{}", std::process::id()));
+    start_workbench(
+        &session.0,
+        &dir,
+        &llm,
+        &format!("tui --sessions-dir sessions --url {}", pages.url("/till")),
+    );
+    wait_for_screen(&session.0, "Count</button>").await;
+    tmux_keys(&session.0, &["t"]);
+    tmux_text(&session.0, "Settle the till");
+    tmux_keys(&session.0, &["Enter"]);
+    let screen = wait_for_screen(&session.0, "Approve step 1?").await;
+    assert!(
+        screen.contains("target  [1]<button type=\"submit\">Pay</button>"),
+        "a selector's target shows what it matched:\n{screen}"
+    );
+    tmux_keys(&session.0, &["r"]);
+    tokio::time::timeout(std::time::Duration::from_secs(60), llm.wait_for_requests(4))
+        .await
+        .expect("the run reaches step 3");
+    // Step 2 failed and step 3's answer is awaited: ask for step 2 again.
+    wait_for_screen(&session.0, "not_found").await;
+    tmux_keys(&session.0, &["r"]);
+    wait_for_screen(&session.0, "done: counted once").await;
+    let requests = llm.requests();
+    assert_eq!(requests.len(), 5);
+    let again_1 = user_message(&requests[1]);
+    assert!(again_1.contains("Step 1 of"), "{again_1}");
+    assert!(
+        again_1.contains("the person asked you for another answer"),
+        "{again_1}"
+    );
+    let again_2 = user_message(&requests[4]);
+    assert!(again_2.contains("Step 2 of"), "{again_2}");
+    assert!(
+        again_2.contains("the person asked for this step again"),
+        "{again_2}"
+    );
+    assert_eq!(clicks.load(std::sync::atomic::Ordering::SeqCst), 1);
+    // The failed attempts stay, in the log and the trace.
+    let screen = settled_screen(&session.0).await;
+    assert!(screen.contains("denied"), "{screen}");
+    assert!(screen.contains("not_found"), "{screen}");
+    let trace = traces_in(&dir.join("sessions")).remove(0);
+    let events = trace_kinds(&trace);
+    let retried: Vec<u64> = events
+        .iter()
+        .filter(|e| e["type"] == "step_retried")
+        .filter_map(|e| e["step"].as_u64())
+        .collect();
+    assert_eq!(retried, [1, 2]);
+    let steps = events.iter().filter(|e| e["type"] == "step").count();
+    assert_eq!(
+        steps, 4,
+        "both failed attempts are recorded, and the answers after"
+    );
+    tmux_keys(&session.0, &["q"]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_killed_mid_step_resumes_without_repeating_an_action() {
+    use webagent::serve::PageServer;
+    require_tmux_and_chromium();
+    let pages = PageServer::start().await.expect("serve pages");
+    let clicks = till(&pages);
+    let llm = llm_server::LlmServer::start(vec![
+        model_step("count once", json!({"click": {"selector": "#count"}})),
+        // A list: the count runs, the payment waits for approval, and the
+        // workbench is killed there.
+        model_step(
+            "count again, then pay",
+            json!([{"click": {"selector": "#count"}}, {"click": {"selector": "#pay"}}]),
+        ),
+        model_done("counted twice, not paid"),
+    ])
+    .await;
+    let dir = scratch_dir("resume");
+    let session = TmuxSession(format!("webagent-killed-{}", std::process::id()));
+    start_workbench(
+        &session.0,
+        &dir,
+        &llm,
+        &format!("tui --sessions-dir sessions --url {}", pages.url("/till")),
+    );
+    wait_for_screen(&session.0, "Count</button>").await;
+    tmux_keys(&session.0, &["t"]);
+    tmux_text(&session.0, "Count twice and pay");
+    tmux_keys(&session.0, &["Enter"]);
+    wait_for_screen(&session.0, "Approve step 2?").await;
+    let count_before = clicks.load(std::sync::atomic::Ordering::SeqCst);
+    assert_eq!(count_before, 2);
+    let pid = std::fs::read_to_string(dir.join("pid")).expect("the pid");
+    let killed = std::process::Command::new("kill")
+        .args(["-KILL", pid.trim()])
+        .status()
+        .expect("kill runs");
+    assert!(killed.success());
+    drop(session);
+    let old = traces_in(&dir.join("sessions"));
+    assert_eq!(old.len(), 1);
+    assert!(
+        !trace_kinds(&old[0]).iter().any(|e| e["type"] == "done"),
+        "the killed run never ended"
+    );
+
+    let session = TmuxSession(format!("webagent-resumed-{}", std::process::id()));
+    start_workbench(
+        &session.0,
+        &dir,
+        &llm,
+        &format!("resume --sessions-dir sessions {}", old[0].display()),
+    );
+    let screen = wait_for_screen(&session.0, "done: counted twice, not paid").await;
+    assert!(screen.contains("resumed"), "{screen}");
+    assert_eq!(
+        clicks.load(std::sync::atomic::Ordering::SeqCst),
+        2,
+        "nothing that ran before the kill ran again"
+    );
+    let requests = llm.requests();
+    assert_eq!(requests.len(), 3);
+    let resumed = user_message(&requests[2]);
+    assert!(
+        resumed.contains("<task>\nCount twice and pay\n</task>"),
+        "{resumed}"
+    );
+    assert!(
+        resumed.contains("Step 2 of"),
+        "the step that did not finish:\n{resumed}"
+    );
+    assert!(resumed.contains("Step 1:"), "{resumed}");
+    assert!(
+        resumed.contains("not run: the run was interrupted"),
+        "{resumed}"
+    );
+    assert!(resumed.contains("/till"), "{resumed}");
+    let traces = traces_in(&dir.join("sessions"));
+    assert_eq!(traces.len(), 2);
+    let new = traces.iter().find(|t| **t != old[0]).expect("a new trace");
+    let record = trace_kinds(new)
+        .into_iter()
+        .find(|e| e["type"] == "resumed")
+        .expect("the new trace says what it continues");
+    assert_eq!(record["from"], old[0].display().to_string());
+    assert_eq!(record["step"], 2);
+    tmux_keys(&session.0, &["q"]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sessions_view_over_a_thousand_traces_searches_replays_and_exports() {
+    use webagent::bench::tui::write_synthetic_traces;
+    require_tmux_and_chromium();
+    let dir = scratch_dir("sessions-1000");
+    let sessions = dir.join("sessions");
+    write_synthetic_traces(&sessions, 1000).expect("traces written");
+    std::fs::create_dir_all(dir.join("recipes")).expect("a recipes directory");
+    let session = TmuxSession(format!("webagent-sessions-{}", std::process::id()));
+    let command = format!(
+        "cd {dir} && {bin} --log-file log tui --sessions-dir sessions --recipes recipes",
+        dir = dir.display(),
+        bin = env!("CARGO_BIN_EXE_webagent"),
+    );
+    tmux_start(&session.0, &command);
+    wait_for_screen(&session.0, "READY").await;
+    tmux_keys(&session.0, &["S"]);
+    let screen = settled_screen_where(&session.0, |s| {
+        s.contains("Past sessions 1000") && !s.contains("reading")
+    })
+    .await
+    .unwrap_or_else(|s| panic!("the list never filled:\n{s}"));
+    let first = screen
+        .lines()
+        .find(|l| l.contains("2026-"))
+        .unwrap_or_else(|| panic!("no rows:\n{screen}"));
+    assert!(first.contains("Ship order 1999"), "newest first: {first}");
+    tmux_keys(&session.0, &["/"]);
+    tmux_text(&session.0, "blender");
+    tmux_keys(&session.0, &["Enter"]);
+    let screen = wait_for_screen(&session.0, "· 1 match").await;
+    assert!(
+        screen.contains("Refund the damaged blender on order 1500"),
+        "{screen}"
+    );
+    tmux_keys(&session.0, &["Enter"]);
+    let screen = wait_for_screen(&session.0, "REPLAY").await;
+    assert!(screen.contains("goal of step 1 of trace 500"), "{screen}");
+    tmux_keys(&session.0, &["j"]);
+    let screen = wait_for_screen(&session.0, "goal of step 2 of trace 500").await;
+    assert!(
+        screen.contains("Elements as recorded at step 2"),
+        "{screen}"
+    );
+    tmux_keys(&session.0, &["E"]);
+    let screen = wait_for_screen(&session.0, "exported as a recipe").await;
+    let recipes: Vec<PathBuf> = std::fs::read_dir(dir.join("recipes"))
+        .expect("the recipes directory")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "rhai"))
+        .collect();
+    assert_eq!(recipes.len(), 1, "{screen}");
+    let recipe = std::fs::read_to_string(&recipes[0]).expect("the recipe");
+    assert!(
+        recipe.contains("1500"),
+        "the typed value is in it:\n{recipe}"
+    );
+    tmux_keys(&session.0, &["Escape"]);
+    wait_for_screen(&session.0, "Past sessions 1000").await;
+    tmux_keys(&session.0, &["Escape", "q"]);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -437,7 +437,7 @@ impl<E: Environment> Agent<E> {
                 outcome = Some(state.outcome(false, text, EndReason::Stopped, step - 1));
                 break;
             }
-            if let Some(again) = self.retry_asked(&state) {
+            if let Some(again) = self.retry_asked(&mut state) {
                 step = again;
             }
             self.note_mode(&mut state);
@@ -477,13 +477,17 @@ impl<E: Environment> Agent<E> {
     /// A retry the person asked for, when it names the step that may be
     /// asked again (the last one, failed); any other is reported and
     /// dropped.
-    fn retry_asked(&self, state: &RunState) -> Option<usize> {
+    fn retry_asked(&self, state: &mut RunState) -> Option<usize> {
         let asked = self.steering.as_ref()?.take_retry()?;
         self.accept_retry(asked, state)
     }
 
-    fn accept_retry(&self, asked: usize, state: &RunState) -> Option<usize> {
+    fn accept_retry(&self, asked: usize, state: &mut RunState) -> Option<usize> {
         if state.last_failed == Some(asked) {
+            // The failed attempt stays in the history, marked, so the
+            // model does not answer the same again.
+            conversation::mark_retried(&mut state.history, asked);
+            state.last_failed = None;
             self.emit(Event::StepRetried {
                 step: asked,
                 reason: "the person asked the model again for this failed step".into(),

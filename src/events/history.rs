@@ -212,10 +212,20 @@ fn for_each_event<E>(
             // The writer puts each line down whole; only a disk that filled
             // up mid-write leaves a last line like this.
             Err(_) if !complete && i + 1 == count => {}
-            Err(error) => each(i + 1, Err(error.to_string()))?,
+            Err(error) => each(i + 1, Err(parse_error(&error)))?,
         }
     }
     Ok(())
+}
+
+/// What is wrong with a line, placed by column (the line is already
+/// named; serde's own text would call every line `line 1`).
+fn parse_error(error: &serde_json::Error) -> String {
+    let text = error.to_string();
+    let what = text
+        .rsplit_once(" at line ")
+        .map_or(text.as_str(), |(what, _)| what);
+    format!("{what} (column {})", error.column())
 }
 
 /// Reads `file` and sums it up; a trace that does not read says why in

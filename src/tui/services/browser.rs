@@ -223,6 +223,14 @@ impl Environment for WorkbenchEnvironment<'_> {
     async fn risk_facts(&mut self, action: &Action, page: &PageState) -> RiskFacts {
         self.inner.risk_facts(action, page).await
     }
+
+    async fn describe_target(
+        &mut self,
+        target: &crate::actions::Target,
+        page: &PageState,
+    ) -> Option<String> {
+        self.inner.describe_target(target, page).await
+    }
 }
 
 async fn observe_and_send(session: &mut Session, tx: &Sender<AppEvent>, view: &PageView) {

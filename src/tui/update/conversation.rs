@@ -326,7 +326,7 @@ pub(super) fn trace_opened(
         .position(|e| e.record.is_some())
         .unwrap_or(0);
     let title = format!(
-        "{}: `{}`, {} steps, {}; Tab to the log and j/k to step through",
+        "{}: `{}`, {} steps, {}; j/k step through it",
         data.name,
         clip(&data.task, 50),
         data.steps,
