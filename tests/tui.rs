@@ -2328,7 +2328,8 @@ fn every_action_of_a_list_is_its_own_log_row_with_its_own_result_and_time() {
         list_step(1, json!({"click": {"selector": "#login"}}), 84, 4873),
     );
     bench.idle();
-    let rows: Vec<(Option<usize>, String, Option<u64>, Option<u64>)> = bench
+    type Row = (Option<usize>, String, Option<u64>, Option<u64>);
+    let rows: Vec<Row> = bench
         .state()
         .log
         .iter()
