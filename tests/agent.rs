@@ -1276,35 +1276,43 @@ fn the_command_prints_json_events_and_exits_0_on_success() {
     let _ = std::fs::remove_dir_all(&sessions);
 }
 
+/// Runs `task` on `url` with `webagent run`, its first step scrolling and
+/// its second model call never answered, and kills it there (SIGKILL).
+async fn kill_at_second_model_call(task: &str, url: &str, sessions: &std::path::Path) {
+    let llm = LlmServer::start(vec![
+        reply("scroll first", json!({"scroll": {"direction": "down"}})),
+        Reply::Hang,
+    ])
+    .await;
+    let mut child = tokio::process::Command::from(webagent())
+        .args(["run", task, "--model", "m"])
+        .args(["--url", url])
+        .args(["--base-url", &llm.base_url()])
+        .arg("--sessions-dir")
+        .arg(sessions)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("spawns");
+    tokio::time::timeout(Duration::from_secs(60), llm.wait_for_requests(2))
+        .await
+        .expect("the run reaches its second model call");
+    child.kill().await.expect("kills");
+    let _ = child.wait().await;
+}
+
 #[test]
 fn a_killed_run_leaves_a_readable_trace() {
     let s = shared();
     s.server
         .html("/killed", page("Kill", "<button>Hi</button>"));
     let sessions = temp_dir("killed");
-    s.runtime.block_on(async {
-        // The first step completes; the second model call never answers.
-        let llm = LlmServer::start(vec![
-            reply("scroll first", json!({"scroll": {"direction": "down"}})),
-            Reply::Hang,
-        ])
-        .await;
-        let mut child = tokio::process::Command::from(webagent())
-            .args(["run", "Never finishes", "--model", "m"])
-            .args(["--url", &s.server.url("/killed")])
-            .args(["--base-url", &llm.base_url()])
-            .arg("--sessions-dir")
-            .arg(&sessions)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("spawns");
-        tokio::time::timeout(Duration::from_secs(60), llm.wait_for_requests(2))
-            .await
-            .expect("the run reaches its second model call");
-        child.kill().await.expect("kills");
-    });
+    s.runtime.block_on(kill_at_second_model_call(
+        "Never finishes",
+        &s.server.url("/killed"),
+        &sessions,
+    ));
     let traces: Vec<_> = std::fs::read_dir(&sessions).unwrap().flatten().collect();
     assert_eq!(traces.len(), 1);
     let trace = std::fs::read_to_string(traces[0].path()).unwrap();
@@ -1336,27 +1344,8 @@ fn a_killed_run_resumes_headless_at_the_step_that_did_not_finish() {
     let sessions = temp_dir("resume-headless");
     let (trace, output, prompt) = s.runtime.block_on(async {
         // Killed while the model answers step 2.
-        let llm = LlmServer::start(vec![
-            reply("scroll first", json!({"scroll": {"direction": "down"}})),
-            Reply::Hang,
-        ])
-        .await;
-        let mut child = tokio::process::Command::from(webagent())
-            .args(["run", "Scroll, then report", "--model", "m"])
-            .args(["--url", &s.server.url("/resumed")])
-            .args(["--base-url", &llm.base_url()])
-            .arg("--sessions-dir")
-            .arg(&sessions)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("spawns");
-        tokio::time::timeout(Duration::from_secs(60), llm.wait_for_requests(2))
-            .await
-            .expect("the run reaches its second model call");
-        child.kill().await.expect("kills");
-        let _ = child.wait().await;
+        kill_at_second_model_call("Scroll, then report", &s.server.url("/resumed"), &sessions)
+            .await;
         let trace = std::fs::read_dir(&sessions)
             .unwrap()
             .flatten()

@@ -2740,20 +2740,25 @@ fn trace_kinds(path: &Path) -> Vec<serde_json::Value> {
         .collect()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_follow_up_task_tells_the_model_the_earlier_task_and_how_it_ended() {
-    use webagent::serve::PageServer;
+/// A workbench on the till, the scripted model answering `replies`, with
+/// `task` typed in and started.
+struct TillRun {
+    session: TmuxSession,
+    llm: llm_server::LlmServer,
+    clicks: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    dir: PathBuf,
+    _pages: webagent::serve::PageServer,
+}
+
+async fn till_run(name: &str, replies: Vec<llm_server::Reply>, task: &str) -> TillRun {
     require_tmux_and_chromium();
-    let pages = PageServer::start().await.expect("serve pages");
-    let _clicks = till(&pages);
-    let llm = llm_server::LlmServer::start(vec![
-        model_step("count once", json!({"click": {"selector": "#count"}})),
-        model_done("counted once: the total is 1"),
-        model_done("it was the Count button"),
-    ])
-    .await;
-    let dir = scratch_dir("follow-up");
-    let session = TmuxSession(format!("webagent-follow-up-{}", std::process::id()));
+    let pages = webagent::serve::PageServer::start()
+        .await
+        .expect("serve pages");
+    let clicks = till(&pages);
+    let llm = llm_server::LlmServer::start(replies).await;
+    let dir = scratch_dir(name);
+    let session = TmuxSession(format!("webagent-{name}-{}", std::process::id()));
     start_workbench(
         &session.0,
         &dir,
@@ -2762,8 +2767,35 @@ async fn a_follow_up_task_tells_the_model_the_earlier_task_and_how_it_ended() {
     );
     wait_for_screen(&session.0, "Count</button>").await;
     tmux_keys(&session.0, &["t"]);
-    tmux_text(&session.0, "Click the Count button once");
+    tmux_text(&session.0, task);
     tmux_keys(&session.0, &["Enter"]);
+    TillRun {
+        session,
+        llm,
+        clicks,
+        dir,
+        _pages: pages,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_follow_up_task_tells_the_model_the_earlier_task_and_how_it_ended() {
+    let TillRun {
+        session,
+        llm,
+        clicks: _clicks,
+        dir,
+        _pages,
+    } = till_run(
+        "follow-up",
+        vec![
+            model_step("count once", json!({"click": {"selector": "#count"}})),
+            model_done("counted once: the total is 1"),
+            model_done("it was the Count button"),
+        ],
+        "Click the Count button once",
+    )
+    .await;
     let screen = wait_for_screen(&session.0, "done: counted once").await;
     assert!(screen.contains("follows up on 1 earlier task"), "{screen}");
     tmux_keys(&session.0, &["t"]);
@@ -2799,31 +2831,25 @@ async fn a_follow_up_task_tells_the_model_the_earlier_task_and_how_it_ended() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_message_sent_while_the_model_answers_goes_with_the_next_request() {
-    use webagent::serve::PageServer;
-    require_tmux_and_chromium();
-    let pages = PageServer::start().await.expect("serve pages");
-    let _clicks = till(&pages);
     let gate = std::sync::Arc::new(tokio::sync::Notify::new());
-    let llm = llm_server::LlmServer::start(vec![
-        llm_server::Reply::held(
-            &gate,
-            model_step("count", json!({"click": {"selector": "#count"}})),
-        ),
-        model_done("counted"),
-    ])
+    let TillRun {
+        session,
+        llm,
+        clicks: _clicks,
+        dir,
+        _pages,
+    } = till_run(
+        "steer",
+        vec![
+            llm_server::Reply::held(
+                &gate,
+                model_step("count", json!({"click": {"selector": "#count"}})),
+            ),
+            model_done("counted"),
+        ],
+        "Count the visitors",
+    )
     .await;
-    let dir = scratch_dir("steer");
-    let session = TmuxSession(format!("webagent-steer-{}", std::process::id()));
-    start_workbench(
-        &session.0,
-        &dir,
-        &llm,
-        &format!("tui --sessions-dir sessions --url {}", pages.url("/till")),
-    );
-    wait_for_screen(&session.0, "Count</button>").await;
-    tmux_keys(&session.0, &["t"]);
-    tmux_text(&session.0, "Count the visitors");
-    tmux_keys(&session.0, &["Enter"]);
     // The model is answering the first step (the reply is held).
     tokio::time::timeout(std::time::Duration::from_secs(60), llm.wait_for_requests(1))
         .await
@@ -2865,37 +2891,31 @@ async fn a_message_sent_while_the_model_answers_goes_with_the_next_request() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_step_is_asked_again_at_the_approval_and_after_it_failed() {
-    use webagent::serve::PageServer;
-    require_tmux_and_chromium();
-    let pages = PageServer::start().await.expect("serve pages");
-    let clicks = till(&pages);
     let gate = std::sync::Arc::new(tokio::sync::Notify::new());
-    let llm = llm_server::LlmServer::start(vec![
-        // Step 1: paying needs approval; the person asks for another idea.
-        model_step("pay", json!({"click": {"selector": "#pay"}})),
-        model_step("count instead", json!({"click": {"selector": "#count"}})),
-        // Step 2 fails; step 3's answer is held while the person asks
-        // for step 2 again.
-        model_step(
-            "press a button that is not there",
-            json!({"click": {"selector": "#gone"}}),
-        ),
-        llm_server::Reply::held(&gate, model_done("never used")),
-        model_done("counted once"),
-    ])
+    let TillRun {
+        session,
+        llm,
+        clicks,
+        dir,
+        _pages,
+    } = till_run(
+        "retry",
+        vec![
+            // Step 1: paying needs approval; the person asks for another idea.
+            model_step("pay", json!({"click": {"selector": "#pay"}})),
+            model_step("count instead", json!({"click": {"selector": "#count"}})),
+            // Step 2 fails; step 3's answer is held while the person asks
+            // for step 2 again.
+            model_step(
+                "press a button that is not there",
+                json!({"click": {"selector": "#gone"}}),
+            ),
+            llm_server::Reply::held(&gate, model_done("never used")),
+            model_done("counted once"),
+        ],
+        "Settle the till",
+    )
     .await;
-    let dir = scratch_dir("retry");
-    let session = TmuxSession(format!("webagent-retry-{}", std::process::id()));
-    start_workbench(
-        &session.0,
-        &dir,
-        &llm,
-        &format!("tui --sessions-dir sessions --url {}", pages.url("/till")),
-    );
-    wait_for_screen(&session.0, "Count</button>").await;
-    tmux_keys(&session.0, &["t"]);
-    tmux_text(&session.0, "Settle the till");
-    tmux_keys(&session.0, &["Enter"]);
     let screen = wait_for_screen(&session.0, "Approve step 1?").await;
     assert!(
         screen.contains("target  [1]<button type=\"submit\">Pay</button>"),
@@ -2947,33 +2967,27 @@ async fn a_step_is_asked_again_at_the_approval_and_after_it_failed() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_run_killed_mid_step_resumes_without_repeating_an_action() {
-    use webagent::serve::PageServer;
-    require_tmux_and_chromium();
-    let pages = PageServer::start().await.expect("serve pages");
-    let clicks = till(&pages);
-    let llm = llm_server::LlmServer::start(vec![
-        model_step("count once", json!({"click": {"selector": "#count"}})),
-        // A list: the count runs, the payment waits for approval, and the
-        // workbench is killed there.
-        model_step(
-            "count again, then pay",
-            json!([{"click": {"selector": "#count"}}, {"click": {"selector": "#pay"}}]),
-        ),
-        model_done("counted twice, not paid"),
-    ])
+    let TillRun {
+        session,
+        llm,
+        clicks,
+        dir,
+        _pages,
+    } = till_run(
+        "resume",
+        vec![
+            model_step("count once", json!({"click": {"selector": "#count"}})),
+            // A list: the count runs, the payment waits for approval, and the
+            // workbench is killed there.
+            model_step(
+                "count again, then pay",
+                json!([{"click": {"selector": "#count"}}, {"click": {"selector": "#pay"}}]),
+            ),
+            model_done("counted twice, not paid"),
+        ],
+        "Count twice and pay",
+    )
     .await;
-    let dir = scratch_dir("resume");
-    let session = TmuxSession(format!("webagent-killed-{}", std::process::id()));
-    start_workbench(
-        &session.0,
-        &dir,
-        &llm,
-        &format!("tui --sessions-dir sessions --url {}", pages.url("/till")),
-    );
-    wait_for_screen(&session.0, "Count</button>").await;
-    tmux_keys(&session.0, &["t"]);
-    tmux_text(&session.0, "Count twice and pay");
-    tmux_keys(&session.0, &["Enter"]);
     wait_for_screen(&session.0, "Approve step 2?").await;
     let count_before = clicks.load(std::sync::atomic::Ordering::SeqCst);
     assert_eq!(count_before, 2);

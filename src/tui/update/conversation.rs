@@ -28,6 +28,20 @@ pub(super) fn send_message(state: &mut AppState, text: String, effects: &mut Vec
     effects.push(Effect::Steer(text));
 }
 
+/// Whether a run is in progress, saying so: what starts another waits
+/// for it to end.
+fn busy(state: &mut AppState) -> bool {
+    let running = run_active(state);
+    if running {
+        notice(
+            state,
+            true,
+            "a run is in progress; stop it (s) first".into(),
+        );
+    }
+    running
+}
+
 /// The run's last step, when it failed: the one the model may be asked
 /// for again.
 fn failed_step(state: &AppState) -> Option<usize> {
@@ -70,12 +84,7 @@ pub(super) fn retry_failed_step(state: &mut AppState, effects: &mut Vec<Effect>)
 
 /// `N` or `:new`: the next task starts a fresh conversation.
 pub(super) fn new_conversation(state: &mut AppState, effects: &mut Vec<Effect>) {
-    if run_active(state) {
-        notice(
-            state,
-            true,
-            "a run is in progress; stop it (s) first".into(),
-        );
+    if busy(state) {
         return;
     }
     state.command_line = None;
@@ -99,12 +108,7 @@ pub(super) fn ask_resume(
     path: Option<std::path::PathBuf>,
     effects: &mut Vec<Effect>,
 ) {
-    if run_active(state) {
-        notice(
-            state,
-            true,
-            "a run is in progress; stop it (s) first".into(),
-        );
+    if busy(state) {
         return;
     }
     if state.status.model.is_empty() {
@@ -134,12 +138,7 @@ pub(super) fn resume_ready(
             return;
         }
     };
-    if run_active(state) {
-        notice(
-            state,
-            true,
-            "a run is in progress; stop it (s) first".into(),
-        );
+    if busy(state) {
         return;
     }
     close_replay(state);
@@ -460,12 +459,7 @@ pub(super) fn on_replay_key(state: &mut AppState, command: Command, effects: &mu
                 );
                 return;
             }
-            if run_active(state) {
-                notice(
-                    state,
-                    true,
-                    "a run is in progress; stop it (s) first".into(),
-                );
+            if busy(state) {
                 return;
             }
             if state.status.model.is_empty() {
