@@ -1071,6 +1071,72 @@ impl Driver {
     }
 }
 
+/// Finds the first element a selector matches among the listed ones (or
+/// describes it briefly when it is not listed).
+const DESCRIBE_SELECTOR_JS: &str = "(els, args) => { \
+    if (!els.length) return null; \
+    const o = globalThis.__webagentObserver; \
+    for (const i of args.indices) { if (o.element(args.seq, i) === els[0]) return { index: i, count: els.length }; } \
+    const el = els[0]; \
+    const text = String(el.innerText || el.value || '').replace(/\\s+/g, ' ').trim().slice(0, 60); \
+    const attrs = ['id', 'type', 'name', 'aria-label', 'placeholder', 'href', 'role'] \
+      .filter((a) => el.hasAttribute(a)) \
+      .map((a) => ` ${a}=\"${String(el.getAttribute(a)).slice(0, 40)}\"`).join(''); \
+    return { tag: el.localName, attrs, text, count: els.length }; \
+  }";
+
+impl Driver {
+    /// What a selector target matches on `page`, as a person checking an
+    /// approval reads it: the listing line of the listed element it
+    /// matches, else a short description of the element, else that it
+    /// matches nothing. `None` for an index target or when the page could
+    /// not be asked.
+    pub async fn describe_selector(&mut self, target: &Target, page: &PageState) -> Option<String> {
+        let Target::Selector { selector } = target else {
+            return None;
+        };
+        let indices: Vec<usize> = page.elements.iter().map(|e| e.index.0).collect();
+        let args = json!({"seq": page.observation, "indices": indices});
+        let reply = self
+            .tab
+            .eval_on_selector(selector.as_str(), DESCRIBE_SELECTOR_JS, args)
+            .await;
+        let value = match reply {
+            Ok(value) => value,
+            Err(error) => {
+                tracing::debug!(%error, "describing a selector target");
+                return None;
+            }
+        };
+        if value.is_null() {
+            return Some(format!("`{selector}` matches nothing on the page now"));
+        }
+        let count = value.get("count").and_then(|v| v.as_u64()).unwrap_or(1);
+        let more = if count > 1 {
+            format!(" (first of {count} matches)")
+        } else {
+            String::new()
+        };
+        if let Some(index) = value.get("index").and_then(|v| v.as_u64()) {
+            let listed = page
+                .elements
+                .iter()
+                .find(|e| e.index.0 as u64 == index)
+                .map(crate::dom::element_line)?;
+            return Some(format!("{listed}{more}"));
+        }
+        let text = |key: &str| value.get(key).and_then(|v| v.as_str()).unwrap_or("");
+        let tag = text("tag");
+        let body = text("text");
+        let element = if body.is_empty() {
+            format!("<{tag}{} />", text("attrs"))
+        } else {
+            format!("<{tag}{}>{body}</{tag}>", text("attrs"))
+        };
+        Some(format!("{element} (not in the listing){more}"))
+    }
+}
+
 fn target_facts(value: &serde_json::Value) -> TargetFacts {
     let text = |key: &str| value.get(key).and_then(|v| v.as_str()).map(str::to_owned);
     let flag = |key: &str| value.get(key).and_then(|v| v.as_bool()).unwrap_or(false);

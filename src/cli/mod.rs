@@ -16,6 +16,7 @@ pub mod headless;
 pub mod mcp;
 pub mod observe;
 pub mod recipe;
+pub mod resume;
 pub mod run;
 pub mod sitemap;
 pub mod state;
@@ -49,6 +50,8 @@ pub enum Command {
     Exec(exec::ExecArgs),
     /// Run a task headless with the agent and print its steps or events.
     Run(run::RunArgs),
+    /// Continue a run from its trace, at the step that did not finish.
+    Resume(resume::ResumeArgs),
     /// Serve the built-in Acme demo app and open the workbench on it.
     Demo(demo::DemoArgs),
     /// Open the terminal workbench.
@@ -84,6 +87,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Actions(args) => actions::run(args),
         Command::Exec(args) => exec::run(args),
         Command::Run(args) => run::run(args),
+        Command::Resume(args) => resume::run(args),
         Command::Demo(args) => demo::run(args),
         Command::Tui(args) => tui::run(args),
         Command::Recipe(command) => recipe::run(command),

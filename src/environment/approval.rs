@@ -116,8 +116,8 @@ pub struct ApprovalRequest {
     pub risk: Risk,
     /// The page it would run on.
     pub url: String,
-    /// The targeted element as listed (`[4]<button>Pay</button>`), when the
-    /// target is an index on the current listing.
+    /// The targeted element as listed (`[4]<button>Pay</button>`): the
+    /// index's listing line, or what a selector matched on the page.
     pub element: Option<String>,
     /// The model's stated goal for the step.
     pub next_goal: String,
@@ -142,6 +142,9 @@ pub enum ApprovalDecision {
     },
     /// Stop the whole run.
     Stop,
+    /// Do not run it; ask the model again for the same step (an agent run
+    /// only; anyone else reads it as a refusal).
+    Retry,
 }
 
 /// Whoever answers approvals and `ask_user` questions: the TUI's modal, or

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use crate::actions::{Action, ActionResult, Catalog, RiskFacts};
+use crate::actions::{Action, ActionResult, Catalog, RiskFacts, Target};
 use crate::dom::PageState;
 use crate::secrets::Secrets;
 use crate::vision::{Screenshot, ShotRequest};
@@ -112,6 +112,12 @@ impl<E: Environment> Environment for Masked<E> {
             .fill_action(&catalog, action)
             .unwrap_or_else(|_| action.clone());
         self.inner.risk_facts(&runnable, page).await
+    }
+
+    async fn describe_target(&mut self, target: &Target, page: &PageState) -> Option<String> {
+        // A field's value may show a secret: the line leaves masked.
+        let line = self.inner.describe_target(target, page).await?;
+        Some(self.secrets.mask(&line))
     }
 
     async fn screenshot(&mut self, request: &ShotRequest) -> Option<Result<Screenshot, String>> {

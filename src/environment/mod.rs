@@ -38,7 +38,7 @@ pub use approval::{
     HeadlessApprover, LiveMode,
 };
 pub use masked::{CatalogSource, Masked};
-pub use road::{Extractor, Passage, Policy, Road};
+pub use road::{Extractor, Passage, Policy, Road, RETRY_ASKED};
 
 /// A failure of the environment (the browser) outside an action.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -87,6 +87,30 @@ pub trait Environment: Send {
         let _ = request;
         async { None }
     }
+
+    /// What `target` names on the page, as a person checking an approval
+    /// reads it: the element's listing line. The default reads an index
+    /// from the listing; a browser also finds what a selector matches.
+    fn describe_target(
+        &mut self,
+        target: &Target,
+        page: &PageState,
+    ) -> impl Future<Output = Option<String>> + Send {
+        let line = listed_line(target, page);
+        async move { line }
+    }
+}
+
+/// The listing line of an index target, when the index is listed.
+pub fn listed_line(target: &Target, page: &PageState) -> Option<String> {
+    match target {
+        Target::Index { index } => page
+            .elements
+            .iter()
+            .find(|e| e.index == *index)
+            .map(crate::dom::element_line),
+        Target::Selector { .. } => None,
+    }
 }
 
 /// An environment lent for a while (to a sub-agent, a recipe) is still an
@@ -117,6 +141,14 @@ impl<E: Environment> Environment for &mut E {
         request: &ShotRequest,
     ) -> impl Future<Output = Option<Result<Screenshot, String>>> + Send {
         (**self).screenshot(request)
+    }
+
+    fn describe_target(
+        &mut self,
+        target: &Target,
+        page: &PageState,
+    ) -> impl Future<Output = Option<String>> + Send {
+        (**self).describe_target(target, page)
     }
 }
 

@@ -10,6 +10,7 @@
 //! snake_case, which is what `webagent run --json` prints one per line and
 //! what the trace file holds.
 
+mod history;
 mod trace;
 
 use serde::{Deserialize, Serialize};
@@ -19,6 +20,9 @@ use tokio::sync::mpsc::{self, UnboundedReceiver, UnboundedSender};
 use crate::actions::{ActionResult, Risk};
 use crate::secrets::Secrets;
 
+pub use history::{
+    list_traces, read_trace, summarize_trace, TraceFile, TraceOutcome, TraceReadError, TraceSummary,
+};
 pub use trace::{TraceWriter, DEFAULT_SESSIONS_DIR};
 
 /// Where a session's events go: the one masking point every event passes
@@ -192,6 +196,45 @@ pub enum Event {
     /// marks). The image itself travels beside the JSON: a trace stores it
     /// once as a file and names the file here.
     Screenshot(ScreenshotRecord),
+    /// How a run was set up, right after its `run_started`: what resuming
+    /// it needs besides its steps.
+    RunSettings(RunSettings),
+    /// The approval mode changed while the run went on (the person
+    /// switched it); it holds from the next action on.
+    ApprovalModeChanged {
+        /// `never`, `risky` or `always`.
+        mode: String,
+    },
+    /// The element listing the model was shown at a step, as it was, so a
+    /// replay shows what the model saw.
+    Listing(ListingRecord),
+    /// The person's own words to the agent while it worked; sent with the
+    /// request of `step`, outside the page's fence.
+    PersonMessage {
+        /// The step whose request carried it.
+        step: usize,
+        /// What the person wrote.
+        text: String,
+    },
+    /// The person asked the model again for a step: the attempt before
+    /// stays in the trace, the next `step` events of this index are the
+    /// new attempt.
+    StepRetried {
+        /// The step asked again.
+        step: usize,
+        /// What was asked again (a failed step, or a proposal at the
+        /// approval).
+        reason: String,
+    },
+    /// Every action of a step has run (or was refused): a run resumed
+    /// from the trace starts after it.
+    StepEnded {
+        /// The step.
+        step: usize,
+    },
+    /// This run continues another run, whose trace is named; the record
+    /// carries what that run had reached, so this trace stands alone.
+    Resumed(ResumeRecord),
 }
 
 impl Event {
@@ -216,6 +259,13 @@ impl Event {
             Event::SitemapReloaded { .. } => "sitemap_reloaded",
             Event::ScriptReloaded { .. } => "script_reloaded",
             Event::Screenshot(_) => "screenshot",
+            Event::RunSettings(_) => "run_settings",
+            Event::ApprovalModeChanged { .. } => "approval_mode_changed",
+            Event::Listing(_) => "listing",
+            Event::PersonMessage { .. } => "person_message",
+            Event::StepRetried { .. } => "step_retried",
+            Event::StepEnded { .. } => "step_ended",
+            Event::Resumed(_) => "resumed",
         }
     }
 
@@ -309,6 +359,92 @@ impl ScreenshotRecord {
     }
 }
 
+/// How a run was set up: what a resume rebuilds besides the steps.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct RunSettings {
+    /// The approval mode at the start (`never`, `risky`, `always`).
+    pub approval: String,
+    /// The persistent browser profile the session used, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
+    /// The state file (cookies, local storage) the session used, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<String>,
+    /// Whether the run follows up on the earlier tasks of its trace (a
+    /// fresh conversation forgets them).
+    #[serde(default)]
+    pub follow_up: bool,
+}
+
+/// The listing the model read at one step.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ListingRecord {
+    /// The step.
+    pub step: usize,
+    /// The page.
+    pub url: String,
+    /// Its title.
+    pub title: String,
+    /// The listing text exactly as the model got it.
+    pub listing: String,
+}
+
+/// A finished task of a conversation, as a follow-up is told of it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EarlierTask {
+    /// The task as the person gave it.
+    pub task: String,
+    /// Whether it was accomplished.
+    pub success: bool,
+    /// Why it ended.
+    pub reason: EndReason,
+    /// The model's final text, or why the run ended without one.
+    pub text: String,
+    /// Steps it took.
+    pub steps: usize,
+}
+
+/// One earlier step as a resumed run is reminded of it: the same facts
+/// the model read in its history.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PriorStep {
+    /// The step's number.
+    pub step: usize,
+    /// The model's reflection.
+    pub reflection: Reflection,
+    /// The action as `name {params}`.
+    pub action: String,
+    /// What came of it, as the model read it.
+    pub result: String,
+    /// The page it acted on.
+    pub url: String,
+}
+
+/// What a resumed run starts from: the run it continues, as far as its
+/// trace shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResumeRecord {
+    /// The trace of the run it continues.
+    pub from: String,
+    /// The step it resumes at (the first that had not finished).
+    pub step: usize,
+    /// Steps already taken, as the model reads them.
+    #[serde(default)]
+    pub history: Vec<PriorStep>,
+    /// Finished tasks of the same conversation, oldest first.
+    #[serde(default)]
+    pub earlier: Vec<EarlierTask>,
+    /// The person's messages so far, each with the step that carried it.
+    #[serde(default)]
+    pub messages: Vec<(usize, String)>,
+    /// Tokens the run had used.
+    #[serde(default)]
+    pub usage: TokenUsage,
+    /// What the model is told about the interruption.
+    #[serde(default)]
+    pub note: String,
+}
+
 /// Why a run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -377,8 +513,12 @@ pub struct StepTimings {
     pub observe_ms: u64,
     /// The model call, retries included.
     pub llm_ms: u64,
-    /// Approval and execution of the action.
+    /// The action's own execution (the wait for the person's approval is
+    /// `wait_ms`, apart).
     pub act_ms: u64,
+    /// Waiting for the person to approve the action.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub wait_ms: u64,
 }
 
 /// One step as recorded in the trace and shown in the step inspector.
@@ -461,6 +601,8 @@ pub enum Verdict {
     Denied,
     /// The whole run was stopped.
     Stopped,
+    /// Not run: the person asked the model for another answer.
+    Retried,
 }
 
 impl Verdict {
@@ -471,6 +613,7 @@ impl Verdict {
             Verdict::Edited => "edited",
             Verdict::Denied => "denied",
             Verdict::Stopped => "stopped",
+            Verdict::Retried => "asked again",
         }
     }
 }
@@ -531,6 +674,7 @@ mod tests {
                 observe_ms: 1,
                 llm_ms: 2,
                 act_ms: 3,
+                wait_ms: 0,
             },
             usage: None,
             prompt_chars: 900,

@@ -164,4 +164,8 @@ impl Environment for ScriptEnvironment {
     ) -> Option<Result<crate::vision::Screenshot, String>> {
         Environment::screenshot(&mut self.inner, request).await
     }
+
+    async fn describe_target(&mut self, target: &Target, page: &PageState) -> Option<String> {
+        Environment::describe_target(&mut self.inner, target, page).await
+    }
 }

@@ -163,6 +163,9 @@ pub struct RecipeHost<E> {
     /// under the number it was approved with.
     open_actions: Vec<usize>,
     stopped: bool,
+    /// Who chose the steps, as the approval and the step's goal say it
+    /// (`None`: a recipe).
+    caller: Option<String>,
 }
 
 impl<E: Environment> RecipeHost<E> {
@@ -177,6 +180,22 @@ impl<E: Environment> RecipeHost<E> {
             steps: 0,
             open_actions: Vec::new(),
             stopped: false,
+            caller: None,
+        }
+    }
+
+    /// Says the steps come from `caller` (an MCP client) rather than a
+    /// recipe, in the approval and the step's goal.
+    pub fn called_by(mut self, caller: &str) -> Self {
+        self.caller = Some(caller.to_string());
+        self
+    }
+
+    /// The goal a step is shown and approved with.
+    fn goal(&self, action: &Action) -> String {
+        match &self.caller {
+            Some(caller) => format!("{caller} asks: {action}"),
+            None => format!("recipe step: {action}"),
         }
     }
 
@@ -237,7 +256,7 @@ impl<E: Environment> RecipeHost<E> {
             Ok(page) => page,
             Err(error) => return Err(ActionResult::unknown(error.to_string())),
         };
-        let goal = format!("recipe step: {action}");
+        let goal = self.goal(&action);
         match self
             .road
             .approve(&mut self.environment, self.steps, action, &page, &goal)
@@ -259,7 +278,7 @@ impl<E: Environment> RecipeHost<E> {
             Ok(page) => page,
             Err(error) => return ActionResult::unknown(error.to_string()),
         };
-        let goal = format!("recipe step: {action}");
+        let goal = self.goal(&action);
         let passage = self
             .road
             .travel(&mut self.environment, self.steps, action, &page, &goal)
@@ -275,7 +294,11 @@ impl<E: Environment> RecipeHost<E> {
         }
     }
 
-    fn record(&mut self, index: usize, action: &Action, result: &ActionResult, act_ms: u64) {
+    fn record(&mut self, index: usize, action: &Action, result: &ActionResult, took_ms: u64) {
+        // The wait for the person's approval is reported apart from the
+        // action's own time.
+        let wait_ms = self.road.take_wait().as_millis() as u64;
+        let act_ms = took_ms.saturating_sub(wait_ms);
         // Built from JSON so fields the step record gains later take their
         // defaults.
         let record = serde_json::from_value::<StepRecord>(json!({
@@ -283,12 +306,12 @@ impl<E: Environment> RecipeHost<E> {
             "reflection": {
                 "evaluation_previous_goal": "",
                 "memory": "",
-                "next_goal": format!("recipe step: {action}"),
+                "next_goal": self.goal(action),
             },
             "action": action.to_json(),
             "result": result,
             "repairs": [],
-            "timings": {"observe_ms": 0, "llm_ms": 0, "act_ms": act_ms},
+            "timings": {"observe_ms": 0, "llm_ms": 0, "act_ms": act_ms, "wait_ms": wait_ms},
             "prompt_chars": 0,
         }));
         match record {

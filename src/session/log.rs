@@ -117,8 +117,15 @@ pub fn log_line(event: &Event) -> Option<String> {
                 ActionResult::Failure { reason, message } => format!("FAILED {reason}: {message}"),
             };
             text.push_str(&format!(
-                "  result: {outcome}  (observe {} ms, model {} ms, act {} ms)",
-                step.timings.observe_ms, step.timings.llm_ms, step.timings.act_ms
+                "  result: {outcome}  (observe {} ms, model {} ms, act {} ms{})",
+                step.timings.observe_ms,
+                step.timings.llm_ms,
+                step.timings.act_ms,
+                if step.timings.wait_ms > 0 {
+                    format!(", waited {} ms for approval", step.timings.wait_ms)
+                } else {
+                    String::new()
+                }
             ));
             Some(text)
         }
@@ -174,10 +181,24 @@ pub fn log_line(event: &Event) -> Option<String> {
                 format!(" ({})", shot.purpose)
             }
         )),
+        Event::PersonMessage { step, text } => {
+            Some(format!("  the person said (read at step {step}): {text}"))
+        }
+        Event::StepRetried { step, reason } => Some(format!("  step {step} asked again: {reason}")),
+        Event::ApprovalModeChanged { mode } => Some(format!("  approval mode now {mode}")),
+        Event::Resumed(record) => Some(format!(
+            "resumes {} at step {} ({} steps already taken)",
+            record.from,
+            record.step,
+            record.history.len()
+        )),
         Event::Text { .. }
         | Event::ToolCall { .. }
         | Event::ToolResult { .. }
-        | Event::ActionRequest { .. } => None,
+        | Event::ActionRequest { .. }
+        | Event::RunSettings(_)
+        | Event::Listing(_)
+        | Event::StepEnded { .. } => None,
     }
 }
 
@@ -203,6 +224,7 @@ mod tests {
                 observe_ms: 5,
                 llm_ms: 700,
                 act_ms: 1,
+                wait_ms: 0,
             },
             usage: None,
             prompt_chars: 3000,

@@ -22,6 +22,7 @@
 //! can never hold for one command and not another.
 
 mod log;
+mod resume;
 mod run;
 
 use std::collections::BTreeMap;
@@ -43,6 +44,7 @@ use crate::secrets::Secrets;
 use crate::sitemap::{SitemapEvent, SitemapSet, SitemapWatcher};
 
 pub use log::{log_line, print_events};
+pub use resume::{resume_plan, ResumeError, ResumePlan};
 pub use run::{recipe_outcome, run_recipe, AgentSetup, LlmSubAgent, RecipeOutcome};
 
 /// How long the first page may take to load.
@@ -379,6 +381,21 @@ impl Session {
             max_invalid_answers: self.config.agent.max_invalid_answers,
             max_actions: self.config.agent.max_actions_per_step,
             vision: self.config.vision(),
+            settings: crate::events::RunSettings {
+                profile: self
+                    .config
+                    .browser
+                    .profile
+                    .as_ref()
+                    .map(|p| p.display().to_string()),
+                state: self
+                    .config
+                    .browser
+                    .state
+                    .as_ref()
+                    .map(|p| p.display().to_string()),
+                ..crate::events::RunSettings::default()
+            },
         }
     }
 

@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 use crate::actions::Catalog;
 use crate::agent::{Agent, AgentConfig};
 use crate::environment::{Approver, BoxFuture, Environment, Extractor, LiveMode, Policy, Road};
-use crate::events::{EndReason, Event, EventSink, TokenUsage};
+use crate::events::{EndReason, Event, EventSink, RunSettings, TokenUsage};
 use crate::llm::{LlmClient, StopSignal};
 use crate::script::host::{HostError, SubAgent};
 use crate::script::{CancelFlag, RecipeHost, ScriptError, Scripts};
@@ -43,6 +43,9 @@ pub struct AgentSetup {
     pub vision: crate::agent::VisionSettings,
     /// Where events go.
     pub events: EventSink,
+    /// What a run's trace records of how the session was set up (its
+    /// profile and state file), for a resume.
+    pub settings: RunSettings,
 }
 
 impl AgentSetup {
@@ -89,6 +92,7 @@ impl AgentSetup {
             .with_max_invalid_answers(self.max_invalid_answers)
             .with_max_actions(self.max_actions)
             .with_vision(self.vision)
+            .with_settings(self.settings.clone())
     }
 }
 
