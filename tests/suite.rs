@@ -97,8 +97,14 @@ fn said(output: &Output) -> String {
 
 /// Serves the pages of the outcome test: a greeting, and a page that
 /// fails on every other visit (odd ones), so a case's first attempt fails
-/// and its retry passes.
+/// and its retry passes. Once per binary: tests run side by side, and
+/// registering again would restart the count under a running case.
 fn serve_outcome_pages() {
+    static SERVED: std::sync::Once = std::sync::Once::new();
+    SERVED.call_once(serve_outcome_pages_now);
+}
+
+fn serve_outcome_pages_now() {
     let server = &shared().server;
     server.html(
         "/hello",
