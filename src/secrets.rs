@@ -180,6 +180,15 @@ impl Secrets {
         out
     }
 
+    /// A locator with placeholders in its text filled in.
+    pub fn filled_locator(&self, locator: &crate::dom::Locator) -> crate::dom::Locator {
+        if self.is_empty() {
+            return locator.clone();
+        }
+        crate::dom::Locator::parse(&self.fill(&locator.to_string()))
+            .unwrap_or_else(|_| locator.clone())
+    }
+
     /// Masks every string inside a JSON value.
     pub fn mask_json(&self, value: &mut Value) {
         self.walk(value, &|s, text| s.mask(text));

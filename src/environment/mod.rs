@@ -30,12 +30,12 @@ mod road;
 use std::future::Future;
 
 use crate::actions::{Action, ActionResult, RiskFacts, Target, TargetFacts};
-use crate::dom::PageState;
+use crate::dom::{LocateFailure, Location, Locator, PageState};
 use crate::vision::{Screenshot, ShotRequest};
 
 pub use approval::{
     ApprovalBinding, ApprovalDecision, ApprovalMode, ApprovalRequest, Approver, BoxFuture,
-    HeadlessApprover, LiveMode,
+    HeadlessApprover, LiveMode, RecipeRewrite,
 };
 pub use masked::{CatalogSource, Masked};
 pub use road::{Extractor, Passage, Policy, Road};
@@ -87,6 +87,23 @@ pub trait Environment: Send {
         let _ = request;
         async { None }
     }
+
+    /// The one element a recipe step's `locators` name on the page now,
+    /// tried in order (see [`Locator`]): the first locator that names an
+    /// element wins, and locators that name different elements make the
+    /// step ambiguous rather than a guess. The default cannot look
+    /// (a scripted page); the browser's environment can.
+    fn locate(
+        &mut self,
+        locators: &[Locator],
+    ) -> impl Future<Output = Result<Location, LocateFailure>> + Send {
+        let _ = locators;
+        async {
+            Err(LocateFailure::unavailable(
+                "this environment cannot look elements up by locator",
+            ))
+        }
+    }
 }
 
 /// An environment lent for a while (to a sub-agent, a recipe) is still an
@@ -117,6 +134,13 @@ impl<E: Environment> Environment for &mut E {
         request: &ShotRequest,
     ) -> impl Future<Output = Option<Result<Screenshot, String>>> + Send {
         (**self).screenshot(request)
+    }
+
+    fn locate(
+        &mut self,
+        locators: &[Locator],
+    ) -> impl Future<Output = Result<Location, LocateFailure>> + Send {
+        (**self).locate(locators)
     }
 }
 

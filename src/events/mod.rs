@@ -192,6 +192,26 @@ pub enum Event {
     /// marks). The image itself travels beside the JSON: a trace stores it
     /// once as a file and names the file here.
     Screenshot(ScreenshotRecord),
+    /// A recipe step that no longer ran as recorded was handed to the
+    /// agent as a sub-goal: what it was asked, what it cost, and what
+    /// takes the step's place.
+    Healed(HealRecord),
+    /// What the task cache did for a run: a miss recorded the run, a hit
+    /// replayed it, a heal repaired the replay, a refresh redid the task.
+    Cache(CacheRecord),
+    /// A healed recipe's repaired version was written (or not: the person
+    /// declined it, or it could not be written).
+    RecipeRewritten {
+        /// The file written, or that would have been.
+        file: String,
+        /// Steps that were healed.
+        healed: usize,
+        /// Whether it was written.
+        written: bool,
+        /// Why not, when it was not.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        note: Option<String>,
+    },
 }
 
 impl Event {
@@ -216,6 +236,9 @@ impl Event {
             Event::SitemapReloaded { .. } => "sitemap_reloaded",
             Event::ScriptReloaded { .. } => "script_reloaded",
             Event::Screenshot(_) => "screenshot",
+            Event::Healed(_) => "healed",
+            Event::Cache(_) => "cache",
+            Event::RecipeRewritten { .. } => "recipe_rewritten",
         }
     }
 
@@ -307,6 +330,84 @@ impl ScreenshotRecord {
             capture_ms: self.capture_ms,
         })
     }
+}
+
+/// A recipe step handed to the agent because it no longer ran as
+/// recorded.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HealRecord {
+    /// The step's number in the recipe.
+    pub step: usize,
+    /// The recipe's line that failed.
+    pub line: usize,
+    /// Why it failed: the locators tried and what the page showed, or the
+    /// page a location check expected.
+    pub failure: String,
+    /// What the agent was asked to do.
+    pub sub_goal: String,
+    /// Whether the agent did it.
+    pub success: bool,
+    /// Model calls the healing made.
+    pub model_calls: usize,
+    /// Tokens they used.
+    pub usage: TokenUsage,
+    /// The step's first recorded locator (or the page it expected).
+    pub old: String,
+    /// What replaces it: the new first locator, or the new lines.
+    pub new: String,
+}
+
+/// What the task cache did for one run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CacheState {
+    /// No recipe was stored for the task: the agent did it, and its run
+    /// was stored.
+    Miss,
+    /// The stored recipe replayed without a model call.
+    Hit,
+    /// The stored recipe replayed, some steps healed by the agent; the
+    /// repaired recipe is stored.
+    Healed,
+    /// The stored recipe failed and healing did not save it: the agent did
+    /// the task anew and its run replaced the stored one.
+    Refreshed,
+}
+
+impl CacheState {
+    /// The word logs and the status line show.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CacheState::Miss => "miss",
+            CacheState::Hit => "hit",
+            CacheState::Healed => "healed",
+            CacheState::Refreshed => "refreshed",
+        }
+    }
+}
+
+/// The cache's report on one run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CacheRecord {
+    /// What happened.
+    pub state: CacheState,
+    /// The entry's key (a hash of the task and the start route).
+    pub key: String,
+    /// The task.
+    pub task: String,
+    /// The start page's route (its path, or sitemap route).
+    pub route: String,
+    /// The stored recipe.
+    pub recipe: String,
+    /// Model calls the run made (0 for a hit).
+    pub model_calls: usize,
+    /// Tokens they used.
+    pub usage: TokenUsage,
+    /// Whether the task ended done.
+    pub success: bool,
+    /// Anything worth saying (why a run was not stored).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// Why a run ended.

@@ -207,6 +207,13 @@ impl Environment for WorkbenchEnvironment<'_> {
     async fn risk_facts(&mut self, action: &Action, page: &PageState) -> RiskFacts {
         self.inner.risk_facts(action, page).await
     }
+
+    async fn locate(
+        &mut self,
+        locators: &[crate::dom::Locator],
+    ) -> Result<crate::dom::Location, crate::dom::LocateFailure> {
+        self.inner.locate(locators).await
+    }
 }
 
 async fn observe_and_send(session: &mut Session, tx: &Sender<AppEvent>, view: &PageView) {

@@ -67,6 +67,7 @@ pub(super) fn on_agent_event(state: &mut AppState, event: Event) {
             }
             state.status.max_steps = max_steps;
             state.status.step = 0;
+            state.status.cache = None;
             state.run_log_start = state.log.len();
         }
         Event::Observation(o) => {
@@ -223,6 +224,43 @@ pub(super) fn on_agent_event(state: &mut AppState, event: Event) {
                 notice(state, false, format!("reloaded {file}"));
             }
         },
+        Event::Healed(heal) => notice(
+            state,
+            !heal.success,
+            format!(
+                "step {} healed: {} → {} ({} model calls)",
+                heal.step,
+                heal.old,
+                if heal.success {
+                    heal.new.as_str()
+                } else {
+                    "not healed"
+                },
+                heal.model_calls
+            ),
+        ),
+        Event::Cache(cache) => {
+            state.status.cache = Some(cache.state);
+            notice(
+                state,
+                false,
+                format!(
+                    "cache: {} ({} model calls, {} tokens)",
+                    cache.state.as_str(),
+                    cache.model_calls,
+                    cache.usage.total_tokens
+                ),
+            );
+        }
+        Event::RecipeRewritten { file, written, .. } => notice(
+            state,
+            !written,
+            if written {
+                format!("repaired recipe written to {file}")
+            } else {
+                format!("repaired recipe not written to {file}")
+            },
+        ),
         Event::ActionRequest { .. } => {}
     }
 }
