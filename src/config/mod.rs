@@ -260,6 +260,12 @@ pub struct AgentSettings {
     pub max_invalid_answers: usize,
     /// How many actions one answer may list (1: one action per step).
     pub max_actions_per_step: usize,
+    /// Model calls the agent may make to heal one recipe step that no
+    /// longer runs as recorded.
+    pub heal_budget: usize,
+    /// The task cache's directory: `run` replays a task's stored recipe
+    /// instead of asking the model again (`run --cache`). `None`: off.
+    pub cache: Option<PathBuf>,
 }
 
 /// Where files live.
@@ -676,6 +682,9 @@ impl Config {
         if self.agent.max_actions_per_step == 0 {
             return Err(bad("agent.max_actions_per_step", "must be at least 1"));
         }
+        if self.agent.heal_budget == 0 {
+            return Err(bad("agent.heal_budget", "must be at least 1"));
+        }
         if self.llm.max_output_tokens == Some(0) {
             return Err(bad(
                 "llm.max_output_tokens",
@@ -1015,6 +1024,8 @@ check_struct!(AgentSettingsCheck {
     listing: Given<ListingMode>,
     max_invalid_answers: Given<usize>,
     max_actions_per_step: Given<usize>,
+    heal_budget: Given<usize>,
+    cache: Option<PathBuf>,
 });
 check_struct!(PathSettingsCheck {
     sitemaps: Given<Vec<PathBuf>>,

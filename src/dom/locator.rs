@@ -81,9 +81,11 @@ impl Locator {
                         name: name.trim().to_string(),
                     }
                 }
-                _ => return Err(format!(
+                _ => {
+                    return Err(format!(
                     "locator {text:?}: a role is written role:ROLE:NAME, e.g. role:button:Sign in"
-                )),
+                ))
+                }
             },
             "label" => Locator::Label(value),
             "placeholder" => Locator::Placeholder(value),

@@ -29,6 +29,31 @@ pub use trace::{TraceWriter, DEFAULT_SESSIONS_DIR};
 pub struct EventSink {
     tx: UnboundedSender<Event>,
     secrets: Secrets,
+    /// Recordings that also keep what is sent (masked, as sent).
+    copies: Vec<Recording>,
+}
+
+/// A copy of the events a sink sends from some moment on, for a caller
+/// that turns a run into a recipe (the task cache, a healed step) while
+/// the events still go where they always go.
+#[derive(Clone, Default)]
+pub struct Recording(std::sync::Arc<std::sync::Mutex<Vec<Event>>>);
+
+impl Recording {
+    /// Everything recorded so far, leaving the recording empty.
+    pub fn take(&self) -> Vec<Event> {
+        std::mem::take(&mut *self.0.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    fn push(&self, event: Event) {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).push(event);
+    }
+}
+
+impl std::fmt::Debug for Recording {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Recording").finish_non_exhaustive()
+    }
 }
 
 impl std::fmt::Debug for EventSink {
@@ -43,7 +68,20 @@ impl EventSink {
     /// Events sent here reach `tx`, each with the values of `secrets`
     /// masked.
     pub fn new(tx: UnboundedSender<Event>, secrets: Secrets) -> Self {
-        EventSink { tx, secrets }
+        EventSink {
+            tx,
+            secrets,
+            copies: Vec::new(),
+        }
+    }
+
+    /// The same sink, also keeping a copy of what it sends from now on in
+    /// the returned [`Recording`].
+    pub fn recording(&self) -> (EventSink, Recording) {
+        let recording = Recording::default();
+        let mut sink = self.clone();
+        sink.copies.push(recording.clone());
+        (sink, recording)
     }
 
     /// A sink with no secrets and the receiver of what it is sent (tests,
@@ -56,7 +94,11 @@ impl EventSink {
     /// Sends `event`, masked. A closed receiver (the run outlived its
     /// reader) is not an error.
     pub fn send(&self, event: Event) {
-        if self.tx.send(event.masked(&self.secrets)).is_err() {
+        let event = event.masked(&self.secrets);
+        for copy in &self.copies {
+            copy.push(event.clone());
+        }
+        if self.tx.send(event).is_err() {
             tracing::debug!("no one is listening to this session's events any more");
         }
     }
@@ -66,6 +108,7 @@ impl EventSink {
         EventSink {
             tx: self.tx.clone(),
             secrets,
+            copies: self.copies.clone(),
         }
     }
 }

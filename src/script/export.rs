@@ -164,6 +164,67 @@ fn typed_default(text: &str) -> (&'static str, Value) {
     }
 }
 
+/// Words Rhai keeps for itself: a parameter named so could not be read
+/// as `params.NAME`.
+const RHAI_RESERVED: [&str; 56] = [
+    "as",
+    "async",
+    "await",
+    "break",
+    "call",
+    "case",
+    "catch",
+    "const",
+    "continue",
+    "curry",
+    "debug",
+    "default",
+    "do",
+    "else",
+    "eval",
+    "exit",
+    "export",
+    "false",
+    "fn",
+    "for",
+    "global",
+    "go",
+    "goto",
+    "if",
+    "import",
+    "in",
+    "is",
+    "let",
+    "loop",
+    "match",
+    "module",
+    "new",
+    "package",
+    "print",
+    "private",
+    "protected",
+    "public",
+    "return",
+    "shared",
+    "spawn",
+    "static",
+    "super",
+    "switch",
+    "sync",
+    "this",
+    "thread",
+    "throw",
+    "true",
+    "try",
+    "type_of",
+    "until",
+    "use",
+    "var",
+    "while",
+    "with",
+    "yield",
+];
+
 /// A parameter's name from what names its field: `name`, id, label,
 /// placeholder, the accessible name; in snake_case.
 fn param_base(facts: &Value) -> String {
@@ -198,6 +259,9 @@ fn param_base(facts: &Value) -> String {
             }
         }
         let name = name.trim_start_matches(|c: char| c.is_ascii_digit() || c == '_');
+        if RHAI_RESERVED.contains(&name) {
+            return format!("{name}_value");
+        }
         if !name.is_empty() {
             return name.to_string();
         }
@@ -350,8 +414,9 @@ pub fn recipe_from_events_with(
             rhai_string(&description)
         ));
         for param in &gathered.params {
+            // `default` is a reserved word in Rhai: the key is quoted.
             out.push_str(&format!(
-                "    {}: #{{ type: \"{}\", default: {} }},\n",
+                "    {}: #{{ type: \"{}\", \"default\": {} }},\n",
                 param.name,
                 param.kind,
                 rhai_literal(&param.default)
@@ -382,6 +447,27 @@ fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// Actions that leave the page as it was (or need the model, as
+/// `extract` does): a replay leaves them out.
+const NOT_REPLAYED: [&str; 11] = [
+    "think",
+    "done",
+    "ask_user",
+    "read_page",
+    "extract",
+    "screenshot",
+    "highlight",
+    "border",
+    "spotlight",
+    "clear_overlays",
+    "show_subtitle",
+];
+
+/// Whether a replay repeats the action `name` (it changes the page).
+pub fn replays(name: &str) -> bool {
+    !NOT_REPLAYED.contains(&name)
+}
+
 /// The script line of one recorded action, or `None` for actions that do
 /// not act on the page (think, done, read_page, …).
 fn step_line(
@@ -392,20 +478,7 @@ fn step_line(
     gathered: &mut Gathered,
     no_params: bool,
 ) -> Option<String> {
-    if matches!(
-        name,
-        "think"
-            | "done"
-            | "ask_user"
-            | "read_page"
-            | "extract"
-            | "screenshot"
-            | "highlight"
-            | "border"
-            | "spotlight"
-            | "clear_overlays"
-            | "show_subtitle"
-    ) {
+    if !replays(name) {
         return None;
     }
     let text_param = |key: &str| params.get(key).and_then(Value::as_str);

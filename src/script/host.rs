@@ -568,9 +568,23 @@ impl<E: Environment> RecipeHost<E> {
 
     /// Runs one action as the recipe's next step, recorded.
     async fn act(&mut self, action: Action) -> Result<ActionResult, HostError> {
+        self.act_found(action, None).await
+    }
+
+    /// [`Self::act`] on an element `location` found, which the record
+    /// notes (which locator matched).
+    async fn act_found(
+        &mut self,
+        action: Action,
+        location: Option<&Location>,
+    ) -> Result<ActionResult, HostError> {
         self.steps += 1;
         let started = Instant::now();
         let result = self.travel(action.clone()).await;
+        let result = match location {
+            Some(location) => with_matched(result, location),
+            None => result,
+        };
         self.record(
             self.steps,
             &action,
@@ -684,7 +698,7 @@ impl<E: Environment> RecipeHost<E> {
                 params: &params,
                 locators: &locators,
             };
-            return self.heal(step, failure, why, true).await;
+            return Box::pin(self.heal(step, failure, why, true)).await;
         }
         let location = match self.locate(&locators).await {
             Ok(location) => location,
@@ -715,7 +729,7 @@ impl<E: Environment> RecipeHost<E> {
             }
         };
         let action = targeted(&name, &params, &location)?;
-        let result = self.act(action).await?;
+        let result = self.act_found(action, Some(&location)).await?;
         let failed = match &result {
             ActionResult::Failure { reason, message }
                 if matches!(
@@ -743,9 +757,9 @@ impl<E: Environment> RecipeHost<E> {
                     location.element, location.matched
                 );
                 let why = format!("the element was found but the action failed ({reason})");
-                self.heal(step, failure, why, false).await
+                Box::pin(self.heal(step, failure, why, false)).await
             }
-            _ => Ok(result_json(&with_matched(result, &location))),
+            _ => Ok(result_json(&result)),
         }
     }
 
@@ -974,7 +988,9 @@ impl<E: Environment> ScriptHost for RecipeHost<E> {
                 params,
                 locators,
                 line,
-            } => self.act_on(name, params, locators, line).await,
+                // Boxed: a step's future (locate, act, heal with an agent run)
+                // is large, and the script's driver holds one per call.
+            } => Box::pin(self.act_on(name, params, locators, line)).await,
             HostCall::Navigate(url) => {
                 let origin = self.origin().await;
                 let url = resolve_url(&url, origin.as_deref())?;

@@ -583,7 +583,7 @@ impl Scripts {
                 biased;
                 Some((call, reply)) = calls.recv() => {
                     let answer = tokio::select! {
-                        answer = host.handle(call) => Some(answer),
+                        answer = Box::pin(host.handle(call)) => Some(answer),
                         () = cancelled(cancel) => None,
                     };
                     // A cancelled call is dropped unanswered: the script

@@ -4,12 +4,13 @@
 //!
 //! ```rhai
 //! recipe("new_order", "Creates an order", #{
-//!     customer: #{ type: "string", default: "Bob" },
-//!     quantity: #{ type: "integer", default: 2 },
+//!     customer: #{ type: "string", "default": "Bob" },
+//!     quantity: #{ type: "integer", "default": 2 },
 //! });
 //! fn new_order(params) { fill(["label:Customer"], params.customer); }
 //! ```
 //!
+//! (`default` is a reserved word in Rhai, so the key is written quoted.)
 //! A value given as text (from the command line) is read as the declared
 //! type; a JSON value (from a suite) must have it, except that a number or
 //! a boolean is accepted as a string's text. A parameter without a

@@ -21,7 +21,9 @@
 //! how they stop, and where the events go, so a protection or a setting
 //! can never hold for one command and not another.
 
+pub mod cache;
 mod log;
+mod recipes;
 mod run;
 
 use std::collections::BTreeMap;
@@ -42,8 +44,13 @@ use crate::script::{ScriptEnvironment, ScriptError, ScriptEvent, ScriptWatcher, 
 use crate::secrets::Secrets;
 use crate::sitemap::{SitemapEvent, SitemapSet, SitemapWatcher};
 
+pub use cache::{run_cached, CacheEntry, CacheError, CachedOutcome, CachedRun, TaskCache};
 pub use log::{log_line, print_events};
-pub use run::{recipe_outcome, run_recipe, AgentSetup, LlmSubAgent, RecipeOutcome};
+pub use recipes::{same_file, ReplayOptions};
+pub use run::{
+    actions_of, recipe_outcome, run_recipe, run_recipe_with, AgentSetup, ApproverFactory,
+    LlmHealer, LlmSubAgent, RecipeOutcome, RecipeRun, RewriteTarget,
+};
 
 /// How long the first page may take to load.
 const OPEN_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
@@ -326,6 +333,7 @@ impl Session {
             max_invalid_answers: self.config.agent.max_invalid_answers,
             max_actions: self.config.agent.max_actions_per_step,
             vision: self.config.vision(),
+            heal_budget: self.config.agent.heal_budget,
         }
     }
 
