@@ -241,6 +241,32 @@ pub(super) fn on_agent_event(state: &mut AppState, event: Event) {
         ),
         Event::Cache(cache) => {
             state.status.cache = Some(cache.state);
+            push_log(
+                state,
+                LogEntry {
+                    step: None,
+                    manual_id: None,
+                    action: "cache".into(),
+                    params: format!(
+                        "{}: {} model calls, {} tokens",
+                        cache.state.as_str(),
+                        cache.model_calls,
+                        cache.usage.total_tokens
+                    ),
+                    target: String::new(),
+                    outcome: if cache.success {
+                        Outcome::Ok
+                    } else {
+                        Outcome::Failed {
+                            reason: "not done".into(),
+                            message: cache.note.clone().unwrap_or_default(),
+                        }
+                    },
+                    ms: None,
+                    record: None,
+                    raw_response: String::new(),
+                },
+            );
             notice(
                 state,
                 false,
