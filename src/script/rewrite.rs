@@ -32,7 +32,7 @@ pub fn rewrite_source(source: &str, healed: &[HealedStep]) -> String {
             }
         }
     }
-    edits.sort_by(|a, b| b.line.cmp(&a.line));
+    edits.sort_by_key(|e| std::cmp::Reverse(e.line));
     for edit in edits {
         let at = edit.line - 1;
         let Some(original) = lines.get(at).cloned() else {
