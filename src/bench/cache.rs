@@ -278,7 +278,10 @@ async fn runs_on(
             .await
             .map_err(|e| anyhow::anyhow!("{e}"))?;
         directs.push(started.elapsed());
-        anyhow::ensure!(outcome.success, "the exported recipe should replay: {outcome:?}");
+        anyhow::ensure!(
+            outcome.success,
+            "the exported recipe should replay: {outcome:?}"
+        );
     }
     let here = session.environment.current_url().await.unwrap_or_default();
     anyhow::ensure!(
@@ -309,16 +312,17 @@ pub fn print(figures: &CacheFigures, json: bool) {
     let to_direct = seconds(figures.hit.wall) / seconds(figures.recipe.wall).max(1e-9);
     let goals = [
         ("a hit makes no model call", figures.hit.model_calls == 0),
-        ("a hit is at least 10x faster than the miss", speedup >= 10.0),
+        (
+            "a hit is at least 10x faster than the miss",
+            speedup >= 10.0,
+        ),
         (
             "a hit takes at most 1.5x the exported recipe's time",
             to_direct <= 1.5,
         ),
     ];
     if json {
-        let row = |r: &RunFigures| {
-            json!({"model_calls": r.model_calls, "tokens": r.tokens, "wall_ms": super::round2(seconds(r.wall) * 1000.0)})
-        };
+        let row = |r: &RunFigures| json!({"model_calls": r.model_calls, "tokens": r.tokens, "wall_ms": super::round2(seconds(r.wall) * 1000.0)});
         println!(
             "{}",
             json!({

@@ -580,7 +580,9 @@ impl<E: Environment> RecipeHost<E> {
     ) -> Result<ActionResult, HostError> {
         self.steps += 1;
         let started = Instant::now();
-        let result = self.travel(action.clone()).await;
+        // Boxed: the road's future (the environment's action under it) is
+        // large, and every kind of host call reaches it.
+        let result = Box::pin(self.travel(action.clone())).await;
         let result = match location {
             Some(location) => with_matched(result, location),
             None => result,
