@@ -252,10 +252,14 @@ async fn index_on(url: &str, pick: impl Fn(&webagent::dom::InteractiveElement) -
 /// The scripted model's answers for signing in on the sign-in page as
 /// `email`: the three actions as one list, then done.
 async fn sign_in_replies(app: &App, email: &str) -> Vec<Reply> {
-    let url = app.url("/login");
-    let email_field = index_on(&url, |e| e.attribute("name") == Some("email")).await;
-    let days_field = index_on(&url, |e| e.attribute("name") == Some("days")).await;
-    let button = index_on(&url, |e| e.text == "Sign in").await;
+    sign_in_replies_at(&app.url("/login"), "Sign in", email).await
+}
+
+/// [`sign_in_replies`] on the page at `url`, whose button says `button`.
+async fn sign_in_replies_at(url: &str, button: &str, email: &str) -> Vec<Reply> {
+    let email_field = index_on(url, |e| e.attribute("name") == Some("email")).await;
+    let days_field = index_on(url, |e| e.attribute("name") == Some("days")).await;
+    let button = index_on(url, |e| e.text == button).await;
     vec![
         step_reply(
             "Sign in as the test user",
@@ -631,6 +635,27 @@ fn a_step_heals_with_the_model_and_the_repaired_recipe_replays_without_it() {
     assert!(json_events(&out).iter().all(|e| e["type"] != "healed"));
     assert_eq!(llm.request_count(), 4, "no model request");
     assert_eq!(app.welcomes().len(), before + 1);
+
+    // With --update the repair is written over the file itself.
+    std::fs::write(dir.join("mine.rhai"), &source).expect("a second copy");
+    heal(&llm);
+    let out = run(
+        "mine.rhai",
+        &[
+            "--base-url",
+            &llm.base_url(),
+            "--approve",
+            "never",
+            "--update",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", said(&out));
+    let updated = std::fs::read_to_string(dir.join("mine.rhai")).expect("the file");
+    assert!(
+        updated.contains("// healed step 3: id:login → id:next"),
+        "{updated}"
+    );
+    assert!(!dir.join("mine.healed.rhai").exists());
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -705,6 +730,43 @@ fn the_cache_misses_then_hits_with_no_model_request_then_heals_a_changed_page() 
     assert_eq!(fourth.request_count(), 0);
     assert_eq!(app.welcomes().len(), 4);
 
+    // A change healing cannot mend (the model gives up on the step): the
+    // agent does the task anew from the start page, and its run replaces
+    // the stored one.
+    let mut replies = vec![step_reply(
+        "look for the button",
+        json!({"done": {"text": "no such button", "success": false}}),
+    )];
+    replies.extend(s.runtime.block_on(sign_in_replies_at(
+        &renamed,
+        "Continue",
+        "ann@example.test",
+    )));
+    let fifth = s.runtime.block_on(LlmServer::start(replies));
+    let stored = dir
+        .join("cache")
+        .join(format!("{}.rhai", hit["key"].as_str().unwrap_or_default()));
+    let stale = std::fs::read_to_string(&stored)
+        .expect("the stored recipe")
+        .replace(
+            "[\"id:next\", \"role:button:Continue\", \"text:Continue\", \"css:#next\"]",
+            "[\"id:gone\", \"text:Gone\"]",
+        );
+    std::fs::write(&stored, stale).expect("the stored recipe, made stale");
+    let out = run(&fifth, &renamed);
+    assert_eq!(out.status.code(), Some(0), "{}", said(&out));
+    let refreshed = cache_event(&out);
+    assert_eq!(refreshed["state"], "refreshed", "{refreshed}");
+    assert_eq!(
+        refreshed["model_calls"], 3,
+        "one for the failed heal, two for the task"
+    );
+    assert_eq!(fifth.request_count(), 3);
+    let sixth = s.runtime.block_on(LlmServer::start(Vec::new()));
+    let out = run(&sixth, &renamed);
+    assert_eq!(cache_event(&out)["state"], "hit", "{}", said(&out));
+    assert_eq!(sixth.request_count(), 0);
+
     // The step log says the same, and the cache lists, shows and clears.
     let mut command = webagent(&dir);
     command
@@ -727,7 +789,10 @@ fn the_cache_misses_then_hits_with_no_model_request_then_heals_a_changed_page() 
     let mut command = webagent(&dir);
     command.args(["cache", "show", "sign in as ann", "--dir", "cache"]);
     let shown = String::from_utf8_lossy(&output(command).stdout).to_string();
-    assert!(shown.contains("// healed step 3"), "{shown}");
+    assert!(
+        shown.contains("click([\"id:next\", \"role:button:Continue\""),
+        "the refreshed recording: {shown}"
+    );
     let mut command = webagent(&dir);
     command.args(["cache", "clear", "--dir", "cache"]);
     assert!(String::from_utf8_lossy(&output(command).stdout).contains("removed 1"));

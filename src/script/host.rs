@@ -669,6 +669,28 @@ impl<E: Environment> RecipeHost<E> {
         }
     }
 
+    /// A failed location check that no step acting on an element took up
+    /// (healing hands the agent a step with its element): the error it is.
+    fn unhealed_location(&mut self) -> Result<(), HostError> {
+        let Some(step) = self.current.as_mut() else {
+            return Ok(());
+        };
+        match step.location_failure.take() {
+            None => Ok(()),
+            Some(failure) => {
+                let place = if step.line > 0 {
+                    format!(" (line {})", step.line)
+                } else {
+                    String::new()
+                };
+                Err(HostError::Step(format!(
+                    "step {}{place}, {:?}: {failure}",
+                    step.number, step.goal
+                )))
+            }
+        }
+    }
+
     /// The step a call belongs to: the one `step(…)` began, else the next.
     fn step_number(&self) -> usize {
         self.current
@@ -984,7 +1006,10 @@ impl<E: Environment> ScriptHost for RecipeHost<E> {
                 self.last = Some(page);
                 Ok(json)
             }
-            HostCall::Act(action) => Ok(result_json(&self.act(action).await?)),
+            HostCall::Act(action) => {
+                self.unhealed_location()?;
+                Ok(result_json(&self.act(action).await?))
+            }
             HostCall::ActOn {
                 name,
                 params,
@@ -994,6 +1019,7 @@ impl<E: Environment> ScriptHost for RecipeHost<E> {
                 // is large, and the script's driver holds one per call.
             } => Box::pin(self.act_on(name, params, locators, line)).await,
             HostCall::Navigate(url) => {
+                self.unhealed_location()?;
                 let origin = self.origin().await;
                 let url = resolve_url(&url, origin.as_deref())?;
                 Ok(result_json(&self.act(navigate_action(&url)?).await?))
@@ -1015,6 +1041,7 @@ impl<E: Environment> ScriptHost for RecipeHost<E> {
                 page,
                 line,
             } => {
+                self.unhealed_location()?;
                 self.current = Some(StepContext {
                     number,
                     goal: goal.clone(),
