@@ -36,8 +36,9 @@ pub struct BenchArgs {
     /// Milliseconds the scripted model waits before each answer.
     #[arg(long, default_value_t = 800)]
     pub delay_ms: u64,
-    /// Hits and direct runs to take the median of.
-    #[arg(long, default_value_t = 3)]
+    /// Hits and direct runs to take the median of (a navigating click's
+    /// settling varies from run to run).
+    #[arg(long, default_value_t = 5)]
     pub runs: usize,
     /// Print one JSON object instead of a table.
     #[arg(long)]
