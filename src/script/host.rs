@@ -543,6 +543,16 @@ impl<E: Environment> RecipeHost<E> {
     async fn travel(&mut self, action: Action) -> ActionResult {
         let page = match self.page().await {
             Ok(page) => page,
+            // An action that names no listed element (navigate, a
+            // selector, keys) needs no listing: a page caught between two
+            // documents need not stop it.
+            Err(error)
+                if !matches!(action.target(), Some(crate::actions::Target::Index { .. })) =>
+            {
+                tracing::debug!(%error, "no listing before a step that needs none");
+                let url = self.environment.current_url().await.unwrap_or_default();
+                stand_in_page(url)
+            }
             Err(error) => return ActionResult::unknown(error.to_string()),
         };
         let goal = match &self.current {
@@ -879,6 +889,24 @@ impl<E: Environment> RecipeHost<E> {
             "healed": true,
             "text": outcome.text,
         }))))
+    }
+}
+
+/// The page as far as a step that names no listed element needs it: its
+/// URL.
+fn stand_in_page(url: String) -> PageState {
+    PageState {
+        observation: 0,
+        url,
+        title: String::new(),
+        tabs: Vec::new(),
+        scroll: Default::default(),
+        elements: Vec::new(),
+        left_out: Default::default(),
+        full_page: false,
+        listing: String::new(),
+        page_text: Default::default(),
+        extract_ms: 0.0,
     }
 }
 
