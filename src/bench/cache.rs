@@ -38,7 +38,7 @@ pub struct BenchArgs {
     pub delay_ms: u64,
     /// Hits and direct runs to take the median of (a navigating click's
     /// settling varies from run to run).
-    #[arg(long, default_value_t = 5)]
+    #[arg(long, default_value_t = 7)]
     pub runs: usize,
     /// Print one JSON object instead of a table.
     #[arg(long)]
@@ -62,6 +62,8 @@ pub struct RunFigures {
     pub tokens: u64,
     /// Wall time (the median, for repeated runs).
     pub wall: Duration,
+    /// The fastest and slowest of repeated runs.
+    pub spread: (Duration, Duration),
 }
 
 /// The three runs' figures.
@@ -69,6 +71,8 @@ pub struct RunFigures {
 pub struct CacheFigures {
     /// The model's delay per call.
     pub delay: Duration,
+    /// Hits and direct runs measured.
+    pub runs: usize,
     /// The first run.
     pub miss: RunFigures,
     /// The replays from the cache.
@@ -173,9 +177,14 @@ async fn reset(session: &mut Session, site: &DemoSite) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn median(mut walls: Vec<Duration>) -> Duration {
+/// The median, fastest and slowest of `walls`.
+fn median(mut walls: Vec<Duration>) -> (Duration, (Duration, Duration)) {
     walls.sort();
-    walls.get(walls.len() / 2).copied().unwrap_or_default()
+    let at = |i: usize| walls.get(i).copied().unwrap_or_default();
+    (
+        at(walls.len() / 2),
+        (at(0), at(walls.len().saturating_sub(1))),
+    )
 }
 
 /// Runs the three kinds of run on the demo.
@@ -215,6 +224,7 @@ pub async fn measure(
     let (miss, hit, recipe) = measured?;
     Ok(CacheFigures {
         delay,
+        runs: runs.max(1),
         miss,
         hit,
         recipe,
@@ -246,6 +256,7 @@ async fn runs_on(
         model_calls: calls,
         tokens,
         wall,
+        spread: (wall, wall),
     };
     // The recipe the miss exported, as `recipe run` would take it.
     let exported = dir.join("exported.rhai");
@@ -289,19 +300,23 @@ async fn runs_on(
         here.contains("/orders/"),
         "the last run should end on the new order's page, not {here}"
     );
+    let (hit_wall, hit_spread) = median(hits);
+    let (direct_wall, direct_spread) = median(directs);
     Ok((
         miss,
         RunFigures {
             name: "hit",
             model_calls: hit_calls,
             tokens: hit_tokens,
-            wall: median(hits),
+            wall: hit_wall,
+            spread: hit_spread,
         },
         RunFigures {
             name: "recipe",
             model_calls: 0,
             tokens: 0,
-            wall: median(directs),
+            wall: direct_wall,
+            spread: direct_spread,
         },
     ))
 }
@@ -344,8 +359,8 @@ pub fn print(figures: &CacheFigures, json: bool) {
         figures.delay.as_millis()
     );
     println!(
-        "  {:<28} {:>11} {:>8} {:>12}",
-        "run", "model calls", "tokens", "wall time"
+        "  {:<28} {:>11} {:>8} {:>12}   {}",
+        "run", "model calls", "tokens", "wall time", "fastest – slowest"
     );
     for (label, r) in [
         ("miss (agent, recorded)", &figures.miss),
@@ -353,12 +368,18 @@ pub fn print(figures: &CacheFigures, json: bool) {
         ("exported recipe, directly", &figures.recipe),
     ] {
         println!(
-            "  {label:<28} {:>11} {:>8} {:>12}",
+            "  {label:<28} {:>11} {:>8} {:>12}   {} – {}",
             r.model_calls,
             r.tokens,
-            super::fmt_duration(r.wall)
+            super::fmt_duration(r.wall),
+            super::fmt_duration(r.spread.0),
+            super::fmt_duration(r.spread.1)
         );
     }
+    println!(
+        "  (hits and direct runs: the median of {} each)",
+        figures.runs
+    );
     println!("  a hit is {speedup:.1}x faster than the miss and takes {to_direct:.2}x the direct recipe's time");
     for (goal, met) in goals {
         println!("  goal: {goal}: {}", if met { "met" } else { "NOT met" });
