@@ -359,8 +359,8 @@ pub fn print(figures: &CacheFigures, json: bool) {
         figures.delay.as_millis()
     );
     println!(
-        "  {:<28} {:>11} {:>8} {:>12}   {}",
-        "run", "model calls", "tokens", "wall time", "fastest – slowest"
+        "  {:<28} {:>11} {:>8} {:>12}   fastest – slowest",
+        "run", "model calls", "tokens", "wall time"
     );
     for (label, r) in [
         ("miss (agent, recorded)", &figures.miss),
