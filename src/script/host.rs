@@ -718,35 +718,28 @@ impl<E: Environment> RecipeHost<E> {
         locators: Vec<Locator>,
         line: usize,
     ) -> Result<Value, HostError> {
-        let number = self.step_number();
+        let step = Failed {
+            number: self.step_number(),
+            line,
+            name: &name,
+            params: &params,
+            locators: &locators,
+        };
         let pending = self
             .current
             .as_mut()
-            .and_then(|step| step.location_failure.take());
+            .and_then(|current| current.location_failure.take());
         if let Some(failure) = pending {
             let why = "the page was not the one the step was recorded on".to_string();
-            let step = Failed {
-                number,
-                line,
-                name: &name,
-                params: &params,
-                locators: &locators,
-            };
             return Box::pin(self.heal(step, failure, why, true)).await;
         }
         let location = match self.locate(&locators).await {
             Ok(location) => location,
             Err(failure) => {
-                let step = Failed {
-                    number,
-                    line,
-                    name: &name,
-                    params: &params,
-                    locators: &locators,
-                };
                 if self.healer.is_none() || failure.problem == LocateProblem::Unavailable {
                     return Err(HostError::Step(format!(
-                        "step {number}{}: {name}: {}",
+                        "step {}{}: {name}: {}",
+                        step.number,
                         step.place(),
                         failure.describe()
                     )));
@@ -757,9 +750,8 @@ impl<E: Environment> RecipeHost<E> {
                     }
                     _ => "no recorded locator names an element on the page any more (not found)",
                 };
-                return self
-                    .heal(step, failure.describe(), why.to_string(), false)
-                    .await;
+                let failure = failure.describe();
+                return Box::pin(self.heal(step, failure, why.to_string(), false)).await;
             }
         };
         let action = targeted(&name, &params, &location)?;
@@ -779,13 +771,6 @@ impl<E: Environment> RecipeHost<E> {
         };
         match failed {
             Some((reason, message)) if self.healer.is_some() => {
-                let step = Failed {
-                    number,
-                    line,
-                    name: &name,
-                    params: &params,
-                    locators: &locators,
-                };
                 let failure = format!(
                     "{name} on {} (found by {}) failed: {reason}: {message}",
                     location.element, location.matched
