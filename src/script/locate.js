@@ -181,7 +181,7 @@
     const pool = Array.from(document.querySelectorAll(CONTROL)).filter(visible)
       .filter((e) => !wanted || roleOf(e) === wanted.role);
     const shown = pool.slice(0, 8).map(describe);
-    return location.href + ' (' + norm(document.title) + ')' + (shown.length ? '; ' + (wanted ? wanted.role + 's' : 'controls') + ': ' + shown.join(', ') : '');
+    return location.href + ' (' + norm(document.title) + ')' + (shown.length ? '; ' + (wanted ? 'elements with role ' + wanted.role : 'controls') + ': ' + shown.join(', ') : '');
   };
   let chosen = null;
   let matched = -1;
