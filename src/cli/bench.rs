@@ -31,6 +31,11 @@ pub enum BenchCommand {
     /// The characters an MCP client is sent over a scripted 20-call
     /// session on the demo: whole pages after each action against deltas.
     Mcp(PromptBenchArgs),
+    /// The demo's create-order task with a scripted model answering after a
+    /// delay: the first run (cache miss), replays from the task cache
+    /// (hits), and the exported recipe run directly; model calls, tokens
+    /// and wall time of each.
+    Cache(crate::bench::cache::BenchArgs),
 }
 
 /// Flags of `webagent bench prompt`.
@@ -82,6 +87,7 @@ pub fn run(command: BenchCommand) -> anyhow::Result<ExitCode> {
         BenchCommand::Tui(args) => crate::bench::tui::bench(args),
         BenchCommand::Script(args) => crate::bench::script::bench(args),
         BenchCommand::Prompt(args) => bench_prompt(args),
+        BenchCommand::Cache(args) => crate::bench::cache::bench(args),
         BenchCommand::Mcp(args) => {
             let runtime = super::runtime()?;
             let sent = runtime.block_on(crate::bench::mcp_session::measure(
