@@ -3,6 +3,7 @@
 //! an unwindowed draw, a plain Rust call), so a figure means the same on
 //! any machine. Build with `--release` before trusting them.
 
+pub mod cache;
 pub mod late_ui;
 pub mod mcp;
 pub mod mcp_session;

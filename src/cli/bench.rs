@@ -31,6 +31,11 @@ pub enum BenchCommand {
     /// The characters an MCP client is sent over a scripted 20-call
     /// session on the demo: whole pages after each action against deltas.
     Mcp(PromptBenchArgs),
+    /// The demo's create-order task with a scripted model answering after a
+    /// delay: the first run (cache miss), replays from the task cache
+    /// (hits), and the exported recipe run directly; model calls, tokens
+    /// and wall time of each.
+    Cache(crate::bench::cache::BenchArgs),
     /// `webagent test` on 16 recipe cases of the demo at 1, 2 and 4
     /// workers: cases per minute, the speed-up against one worker, and
     /// peak memory.
@@ -116,6 +121,7 @@ pub fn run(command: BenchCommand) -> anyhow::Result<ExitCode> {
             crate::bench::suite::print(&rows, args.json);
             Ok(ExitCode::SUCCESS)
         }
+        BenchCommand::Cache(args) => crate::bench::cache::bench(args),
         BenchCommand::Mcp(args) => {
             let runtime = super::runtime()?;
             let sent = runtime.block_on(crate::bench::mcp_session::measure(

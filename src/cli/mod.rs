@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand};
 
 pub mod actions;
 pub mod bench;
+pub mod cache;
 pub mod config;
 pub mod demo;
 pub mod exec;
@@ -61,6 +62,9 @@ pub enum Command {
     Recipe(recipe::RecipeCommand),
     /// Turn a session trace into a recipe that replays without the LLM.
     Export(recipe::ExportArgs),
+    /// The task cache `run --cache` fills: list, show, clear.
+    #[command(subcommand)]
+    Cache(cache::CacheCommand),
     /// Print the merged configuration, secrets masked.
     Config(config::ConfigArgs),
     /// Serve the session over MCP (stdio) for another agent to drive.
@@ -92,6 +96,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Tui(args) => tui::run(args),
         Command::Recipe(command) => recipe::run(command),
         Command::Export(args) => recipe::export(args),
+        Command::Cache(command) => cache::run(command),
         Command::Config(args) => config::run(args),
         Command::Mcp(args) => mcp::run(args),
         Command::State(command) => state::run(command),

@@ -156,6 +156,31 @@ pub trait Approver: Send {
 
     /// Answers the model's question, or `None` when nobody can.
     fn ask_user<'a>(&'a mut self, question: &'a str) -> BoxFuture<'a, Option<String>>;
+
+    /// Decides whether a healed recipe's repaired version may be written:
+    /// `rewrite` names the file and shows each change. By default the
+    /// person is asked as a question, and only a yes writes it.
+    fn approve_rewrite<'a>(&'a mut self, rewrite: &'a RecipeRewrite) -> BoxFuture<'a, bool> {
+        Box::pin(async move {
+            let question = format!(
+                "The replay healed {} step(s). Write the repaired recipe to {}?\n{}\nAnswer yes to write it.",
+                rewrite.healed, rewrite.file, rewrite.changes
+            );
+            let answer = self.ask_user(&question).await.unwrap_or_default();
+            matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes")
+        })
+    }
+}
+
+/// A repaired recipe waiting to be written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecipeRewrite {
+    /// The file it would be written to.
+    pub file: String,
+    /// How many steps were healed.
+    pub healed: usize,
+    /// Each change, one per line (`step 3: id:login → role:button:Sign in`).
+    pub changes: String,
 }
 
 /// The rules of a run without a person at a terminal: every approval is
@@ -185,6 +210,12 @@ impl Approver for HeadlessApprover {
 
     fn ask_user<'a>(&'a mut self, _question: &'a str) -> BoxFuture<'a, Option<String>> {
         Box::pin(async { None })
+    }
+
+    /// Headless, a rewrite is written with `--yes` and refused without.
+    fn approve_rewrite<'a>(&'a mut self, _rewrite: &'a RecipeRewrite) -> BoxFuture<'a, bool> {
+        let yes = self.yes;
+        Box::pin(async move { yes })
     }
 }
 

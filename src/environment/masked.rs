@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use crate::actions::{Action, ActionResult, Catalog, RiskFacts, Target};
-use crate::dom::PageState;
+use crate::dom::{LocateFailure, Location, Locator, PageState};
 use crate::secrets::Secrets;
 use crate::vision::{Screenshot, ShotRequest};
 
@@ -125,5 +125,18 @@ impl<E: Environment> Environment for Masked<E> {
         request.secrets = self.secrets.values();
         let shot = self.inner.screenshot(&request).await?;
         Some(shot.map_err(|error| self.secrets.mask(&error)))
+    }
+
+    async fn locate(&mut self, locators: &[Locator]) -> Result<Location, LocateFailure> {
+        // A locator is what a page showed (a label, a text); a secret's
+        // placeholder in one is looked for as its value.
+        let filled: Vec<Locator> = locators
+            .iter()
+            .map(|l| self.secrets.filled_locator(l))
+            .collect();
+        match self.inner.locate(&filled).await {
+            Ok(location) => Ok(self.secrets.masked(location)),
+            Err(failure) => Err(self.secrets.masked(failure)),
+        }
     }
 }

@@ -30,12 +30,12 @@ mod road;
 use std::future::Future;
 
 use crate::actions::{Action, ActionResult, RiskFacts, Target, TargetFacts};
-use crate::dom::PageState;
+use crate::dom::{LocateFailure, Location, Locator, PageState};
 use crate::vision::{Screenshot, ShotRequest};
 
 pub use approval::{
     ApprovalBinding, ApprovalDecision, ApprovalMode, ApprovalRequest, Approver, BoxFuture,
-    HeadlessApprover, LiveMode,
+    HeadlessApprover, LiveMode, RecipeRewrite,
 };
 pub use masked::{CatalogSource, Masked};
 pub use road::{Extractor, Passage, Policy, Road, RETRY_ASKED};
@@ -99,6 +99,23 @@ pub trait Environment: Send {
         let line = listed_line(target, page);
         async move { line }
     }
+
+    /// The one element a recipe step's `locators` name on the page now,
+    /// tried in order (see [`Locator`]): the first locator that names an
+    /// element wins, and locators that name different elements make the
+    /// step ambiguous rather than a guess. The default cannot look
+    /// (a scripted page); the browser's environment can.
+    fn locate(
+        &mut self,
+        locators: &[Locator],
+    ) -> impl Future<Output = Result<Location, LocateFailure>> + Send {
+        let _ = locators;
+        async {
+            Err(LocateFailure::unavailable(
+                "this environment cannot look elements up by locator",
+            ))
+        }
+    }
 }
 
 /// The listing line of an index target, when the index is listed.
@@ -149,6 +166,13 @@ impl<E: Environment> Environment for &mut E {
         page: &PageState,
     ) -> impl Future<Output = Option<String>> + Send {
         (**self).describe_target(target, page)
+    }
+
+    fn locate(
+        &mut self,
+        locators: &[Locator],
+    ) -> impl Future<Output = Result<Location, LocateFailure>> + Send {
+        (**self).locate(locators)
     }
 }
 

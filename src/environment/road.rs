@@ -13,7 +13,7 @@ use crate::actions::{Action, ActionResult, Catalog};
 use crate::dom::PageState;
 use crate::events::{ApprovalRecord, Event, EventSink, Verdict};
 
-use super::approval::{ApprovalBinding, ApprovalDecision, ApprovalRequest};
+use super::approval::{ApprovalBinding, ApprovalDecision, ApprovalRequest, RecipeRewrite};
 use super::{ApprovalMode, Approver, BoxFuture, Environment, LiveMode};
 
 /// What the model reads when the person asked it for another answer
@@ -173,6 +173,30 @@ impl Road {
     /// Asks whoever answers approvals; `None` when nobody can.
     pub async fn ask_user(&mut self, question: &str) -> Option<String> {
         self.approver.ask_user(question).await
+    }
+
+    /// Whether a healed recipe's repaired version may be written to
+    /// `file`. Rewriting a recipe changes what later runs do, so it is
+    /// asked about like a commit: in `risky` and `always` modes the
+    /// approver decides (headless: `--yes`), in `never` it is written.
+    /// `Err` says why not.
+    pub async fn approve_rewrite(&mut self, file: &str, changes: &str) -> Result<(), String> {
+        if self.mode.now() == super::ApprovalMode::Never {
+            return Ok(());
+        }
+        let rewrite = RecipeRewrite {
+            file: file.to_string(),
+            healed: changes.lines().count(),
+            changes: changes.to_string(),
+        };
+        if self.approver.approve_rewrite(&rewrite).await {
+            Ok(())
+        } else {
+            Err(format!(
+                "the rewrite needs approval ({} mode) and was not approved; headless, pass --yes",
+                self.mode.now().as_str()
+            ))
+        }
     }
 
     /// The whole way for `action`, chosen at `step` on `page` for `goal`:

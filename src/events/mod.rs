@@ -33,6 +33,31 @@ pub use trace::{TraceWriter, DEFAULT_SESSIONS_DIR};
 pub struct EventSink {
     tx: UnboundedSender<Event>,
     secrets: Secrets,
+    /// Recordings that also keep what is sent (masked, as sent).
+    copies: Vec<Recording>,
+}
+
+/// A copy of the events a sink sends from some moment on, for a caller
+/// that turns a run into a recipe (the task cache, a healed step) while
+/// the events still go where they always go.
+#[derive(Clone, Default)]
+pub struct Recording(std::sync::Arc<std::sync::Mutex<Vec<Event>>>);
+
+impl Recording {
+    /// Everything recorded so far, leaving the recording empty.
+    pub fn take(&self) -> Vec<Event> {
+        std::mem::take(&mut *self.0.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    fn push(&self, event: Event) {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).push(event);
+    }
+}
+
+impl std::fmt::Debug for Recording {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Recording").finish_non_exhaustive()
+    }
 }
 
 impl std::fmt::Debug for EventSink {
@@ -47,7 +72,20 @@ impl EventSink {
     /// Events sent here reach `tx`, each with the values of `secrets`
     /// masked.
     pub fn new(tx: UnboundedSender<Event>, secrets: Secrets) -> Self {
-        EventSink { tx, secrets }
+        EventSink {
+            tx,
+            secrets,
+            copies: Vec::new(),
+        }
+    }
+
+    /// The same sink, also keeping a copy of what it sends from now on in
+    /// the returned [`Recording`].
+    pub fn recording(&self) -> (EventSink, Recording) {
+        let recording = Recording::default();
+        let mut sink = self.clone();
+        sink.copies.push(recording.clone());
+        (sink, recording)
     }
 
     /// A sink with no secrets and the receiver of what it is sent (tests,
@@ -60,7 +98,11 @@ impl EventSink {
     /// Sends `event`, masked. A closed receiver (the run outlived its
     /// reader) is not an error.
     pub fn send(&self, event: Event) {
-        if self.tx.send(event.masked(&self.secrets)).is_err() {
+        let event = event.masked(&self.secrets);
+        for copy in &self.copies {
+            copy.push(event.clone());
+        }
+        if self.tx.send(event).is_err() {
             tracing::debug!("no one is listening to this session's events any more");
         }
     }
@@ -70,6 +112,7 @@ impl EventSink {
         EventSink {
             tx: self.tx.clone(),
             secrets,
+            copies: self.copies.clone(),
         }
     }
 }
@@ -235,6 +278,26 @@ pub enum Event {
     /// This run continues another run, whose trace is named; the record
     /// carries what that run had reached, so this trace stands alone.
     Resumed(ResumeRecord),
+    /// A recipe step that no longer ran as recorded was handed to the
+    /// agent as a sub-goal: what it was asked, what it cost, and what
+    /// takes the step's place.
+    Healed(HealRecord),
+    /// What the task cache did for a run: a miss recorded the run, a hit
+    /// replayed it, a heal repaired the replay, a refresh redid the task.
+    Cache(CacheRecord),
+    /// A healed recipe's repaired version was written (or not: the person
+    /// declined it, or it could not be written).
+    RecipeRewritten {
+        /// The file written, or that would have been.
+        file: String,
+        /// Steps that were healed.
+        healed: usize,
+        /// Whether it was written.
+        written: bool,
+        /// Why not, when it was not.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        note: Option<String>,
+    },
 }
 
 impl Event {
@@ -266,6 +329,9 @@ impl Event {
             Event::StepRetried { .. } => "step_retried",
             Event::StepEnded { .. } => "step_ended",
             Event::Resumed(_) => "resumed",
+            Event::Healed(_) => "healed",
+            Event::Cache(_) => "cache",
+            Event::RecipeRewritten { .. } => "recipe_rewritten",
         }
     }
 
@@ -443,6 +509,84 @@ pub struct ResumeRecord {
     /// What the model is told about the interruption.
     #[serde(default)]
     pub note: String,
+}
+
+/// A recipe step handed to the agent because it no longer ran as
+/// recorded.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HealRecord {
+    /// The step's number in the recipe.
+    pub step: usize,
+    /// The recipe's line that failed.
+    pub line: usize,
+    /// Why it failed: the locators tried and what the page showed, or the
+    /// page a location check expected.
+    pub failure: String,
+    /// What the agent was asked to do.
+    pub sub_goal: String,
+    /// Whether the agent did it.
+    pub success: bool,
+    /// Model calls the healing made.
+    pub model_calls: usize,
+    /// Tokens they used.
+    pub usage: TokenUsage,
+    /// The step's first recorded locator (or the page it expected).
+    pub old: String,
+    /// What replaces it: the new first locator, or the new lines.
+    pub new: String,
+}
+
+/// What the task cache did for one run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CacheState {
+    /// No recipe was stored for the task: the agent did it, and its run
+    /// was stored.
+    Miss,
+    /// The stored recipe replayed without a model call.
+    Hit,
+    /// The stored recipe replayed, some steps healed by the agent; the
+    /// repaired recipe is stored.
+    Healed,
+    /// The stored recipe failed and healing did not save it: the agent did
+    /// the task anew and its run replaced the stored one.
+    Refreshed,
+}
+
+impl CacheState {
+    /// The word logs and the status line show.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CacheState::Miss => "miss",
+            CacheState::Hit => "hit",
+            CacheState::Healed => "healed",
+            CacheState::Refreshed => "refreshed",
+        }
+    }
+}
+
+/// The cache's report on one run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CacheRecord {
+    /// What happened.
+    pub state: CacheState,
+    /// The entry's key (a hash of the task and the start route).
+    pub key: String,
+    /// The task.
+    pub task: String,
+    /// The start page's route (its path, or sitemap route).
+    pub route: String,
+    /// The stored recipe.
+    pub recipe: String,
+    /// Model calls the run made (0 for a hit).
+    pub model_calls: usize,
+    /// Tokens they used.
+    pub usage: TokenUsage,
+    /// Whether the task ended done.
+    pub success: bool,
+    /// Anything worth saying (why a run was not stored).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// Why a run ended.

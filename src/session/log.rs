@@ -192,6 +192,47 @@ pub fn log_line(event: &Event) -> Option<String> {
             record.step,
             record.history.len()
         )),
+        Event::Healed(heal) => Some(format!(
+            "  healed step {} (line {}): {} → {}  ({} model calls, {} tokens){}\n  because: {}",
+            heal.step,
+            heal.line,
+            heal.old,
+            if heal.success {
+                heal.new.as_str()
+            } else {
+                "(not healed)"
+            },
+            heal.model_calls,
+            heal.usage.total_tokens,
+            if heal.success { "" } else { " FAILED" },
+            heal.failure
+        )),
+        Event::Cache(cache) => Some(format!(
+            "cache: {} ({} model calls, {} tokens) {}{}",
+            cache.state.as_str(),
+            cache.model_calls,
+            cache.usage.total_tokens,
+            cache.recipe,
+            cache
+                .note
+                .as_deref()
+                .map(|n| format!("; {n}"))
+                .unwrap_or_default()
+        )),
+        Event::RecipeRewritten {
+            file,
+            healed,
+            written,
+            note,
+        } => Some(match (written, note) {
+            (true, _) => format!("repaired recipe ({healed} healed step(s)) written to {file}"),
+            (false, note) => format!(
+                "repaired recipe ({healed} healed step(s)) NOT written to {file}{}",
+                note.as_deref()
+                    .map(|n| format!(": {n}"))
+                    .unwrap_or_default()
+            ),
+        }),
         Event::Text { .. }
         | Event::ToolCall { .. }
         | Event::ToolResult { .. }

@@ -21,7 +21,9 @@
 //! how they stop, and where the events go, so a protection or a setting
 //! can never hold for one command and not another.
 
+pub mod cache;
 mod log;
+mod recipes;
 mod resume;
 mod run;
 
@@ -43,9 +45,14 @@ use crate::script::{ScriptEnvironment, ScriptError, ScriptEvent, ScriptWatcher, 
 use crate::secrets::Secrets;
 use crate::sitemap::{SitemapEvent, SitemapSet, SitemapWatcher};
 
+pub use cache::{run_cached, CacheEntry, CacheError, CachedOutcome, CachedRun, TaskCache};
 pub use log::{log_line, print_events};
+pub use recipes::{same_file, ReplayOptions};
 pub use resume::{resume_plan, ResumeError, ResumePlan};
-pub use run::{recipe_outcome, run_recipe, AgentSetup, LlmSubAgent, RecipeOutcome};
+pub use run::{
+    actions_of, recipe_outcome, run_recipe, run_recipe_with, AgentSetup, ApproverFactory,
+    LlmHealer, LlmSubAgent, RecipeOutcome, RecipeRun, RewriteTarget,
+};
 
 /// How long the first page may take to load.
 const OPEN_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
@@ -396,6 +403,7 @@ impl Session {
                     .map(|p| p.display().to_string()),
                 ..crate::events::RunSettings::default()
             },
+            heal_budget: self.config.agent.heal_budget,
         }
     }
 

@@ -184,6 +184,9 @@ pub struct StatusInfo {
     /// What keeps sign-ins (`profile DIR`, `state FILE`); `None` for a
     /// fresh profile.
     pub sign_in: Option<String>,
+    /// What the task cache did for the latest run (`cache: hit`), when it
+    /// was used.
+    pub cache: Option<crate::events::CacheState>,
 }
 
 /// How an action in the log ended.

@@ -131,6 +131,15 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
         sep(),
         Span::styled(tokens_label(&s.tokens), theme.fg(theme.palette.text)),
         sep(),
+    ]);
+    if let Some(cache) = s.cache {
+        spans.push(Span::styled(
+            format!("cache {}", cache.as_str()),
+            theme.fg(theme.palette.accent),
+        ));
+        spans.push(sep());
+    }
+    spans.extend([
         load_span(if narrow { "map" } else { "sitemaps" }, &s.sitemaps, theme),
         Span::raw(" "),
         load_span(if narrow { "rcp" } else { "scripts" }, &s.scripts, theme),

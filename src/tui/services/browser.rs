@@ -231,6 +231,13 @@ impl Environment for WorkbenchEnvironment<'_> {
     ) -> Option<String> {
         self.inner.describe_target(target, page).await
     }
+
+    async fn locate(
+        &mut self,
+        locators: &[crate::dom::Locator],
+    ) -> Result<crate::dom::Location, crate::dom::LocateFailure> {
+        self.inner.locate(locators).await
+    }
 }
 
 async fn observe_and_send(session: &mut Session, tx: &Sender<AppEvent>, view: &PageView) {
@@ -680,6 +687,9 @@ async fn run_agent(
         });
         return false;
     }
+    if let Some(dir) = session.config.agent.cache.clone() {
+        return run_cached_here(session, task, dir, run, tx, view, commands, events).await;
+    }
     let mut setup = session.agent_setup();
     setup.config.max_steps = run.max_steps;
     // The road reads the mode the person has chosen at each action.
@@ -746,6 +756,51 @@ async fn run_recipe_here(
     let (_, shutting_down) = while_running(
         running,
         "a recipe is running",
+        &run.cancel,
+        tx,
+        commands,
+        events,
+    )
+    .await;
+    let _ = tx.send(AppEvent::RunEnded { error: None });
+    shutting_down
+}
+
+/// Runs a task through the task cache (config `agent.cache`): a stored
+/// recipe replays with no model call, healing what no longer runs, and
+/// the `cache` event puts the state in the status line and the log.
+// The same channels and controls as `run_agent`.
+#[allow(clippy::too_many_arguments)]
+async fn run_cached_here(
+    session: &mut Session,
+    task: String,
+    dir: std::path::PathBuf,
+    run: RunControl,
+    tx: &Sender<AppEvent>,
+    view: &PageView,
+    commands: &mut mpsc::UnboundedReceiver<BrowserCommand>,
+    events: &mut Events<'_>,
+) -> bool {
+    let mut setup = session.agent_setup();
+    setup.config.max_steps = run.max_steps;
+    setup.approval = LiveMode::following(run.approval.clone());
+    let asking = tx.clone();
+    let approvers: crate::session::ApproverFactory =
+        Arc::new(move || Box::new(WorkbenchApprover { tx: asking.clone() }) as Box<dyn Approver>);
+    let cache = crate::session::TaskCache::new(dir);
+    let cached = crate::session::CachedRun {
+        cache: &cache,
+        approvers,
+        stop: run.stop.clone(),
+        cancel: run.cancel.clone(),
+        model: true,
+    };
+    let (mut environment, _) = steered(session, &run, tx, view);
+    let running = crate::session::run_cached(&setup, &mut environment, &task, cached);
+    // How it ended reaches the panes as `done` and `cache` events.
+    let (_, shutting_down) = while_running(
+        running,
+        "the agent is running",
         &run.cancel,
         tx,
         commands,

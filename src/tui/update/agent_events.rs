@@ -81,6 +81,7 @@ pub(super) fn on_agent_event(state: &mut AppState, event: Event) {
             }
             state.status.max_steps = max_steps;
             state.status.step = 0;
+            state.status.cache = None;
             state.run_log_start = state.log.len();
         }
         Event::Observation(o) => {
@@ -293,5 +294,69 @@ pub(super) fn on_agent_event(state: &mut AppState, event: Event) {
         | Event::Listing(_)
         | Event::StepEnded { .. }
         | Event::ActionRequest { .. } => {}
+        Event::Healed(heal) => notice(
+            state,
+            !heal.success,
+            format!(
+                "step {} healed: {} → {} ({} model calls)",
+                heal.step,
+                heal.old,
+                if heal.success {
+                    heal.new.as_str()
+                } else {
+                    "not healed"
+                },
+                heal.model_calls
+            ),
+        ),
+        Event::Cache(cache) => {
+            state.status.cache = Some(cache.state);
+            push_log(
+                state,
+                LogEntry {
+                    step: None,
+                    manual_id: None,
+                    action: "cache".into(),
+                    params: format!(
+                        "{}: {} model calls, {} tokens",
+                        cache.state.as_str(),
+                        cache.model_calls,
+                        cache.usage.total_tokens
+                    ),
+                    target: String::new(),
+                    outcome: if cache.success {
+                        Outcome::Ok
+                    } else {
+                        Outcome::Failed {
+                            reason: "not done".into(),
+                            message: cache.note.clone().unwrap_or_default(),
+                        }
+                    },
+                    ms: None,
+                    wait_ms: None,
+                    record: None,
+                    raw_response: String::new(),
+                },
+            );
+            notice(
+                state,
+                false,
+                format!(
+                    "cache: {} ({} model calls, {} tokens)",
+                    cache.state.as_str(),
+                    cache.model_calls,
+                    cache.usage.total_tokens
+                ),
+            );
+        }
+        Event::RecipeRewritten { file, written, .. } => notice(
+            state,
+            !written,
+            if written {
+                format!("repaired recipe written to {file}")
+            } else {
+                format!("repaired recipe not written to {file}")
+            },
+        ),
     }
 }
