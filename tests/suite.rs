@@ -380,6 +380,49 @@ fn a_task_case_runs_the_agent_and_counts_its_tokens() {
     );
     assert_eq!(attempt["model_calls"], 2, "{case}");
     assert_eq!(model.request_count(), 2);
+
+    // With the task cache, the first run stores what the agent did and a
+    // second run of the unchanged suite asks the model nothing.
+    model.push(step(
+        "greet",
+        serde_json::json!({"click": {"selector": "#greet"}}),
+    ));
+    model.push(step(
+        "report",
+        serde_json::json!({"done": {"text": "greeted the tester", "success": true}}),
+    ));
+    let llm = model.base_url();
+    let base = [
+        "suite.yaml",
+        "--base-url",
+        &origin,
+        "--llm-base-url",
+        &llm,
+        "--model",
+        "test-model",
+        "--json",
+        "--cache=cache",
+    ];
+    let mut states = Vec::new();
+    for run in ["miss", "hit"] {
+        let output = webagent_test(&dir, &base);
+        assert_eq!(output.status.code(), Some(0), "{run}: {}", said(&output));
+        let seen = events(&output);
+        let attempt = seen
+            .iter()
+            .find(|e| e["type"] == "case_finished")
+            .map(|e| e["attempts"][0].clone())
+            .expect("the case finished");
+        states.push((attempt["cache"].clone(), attempt["model_calls"].clone()));
+    }
+    assert_eq!(
+        states,
+        vec![
+            (Value::from("miss"), Value::from(2)),
+            (Value::from("hit"), Value::from(0))
+        ]
+    );
+    assert_eq!(model.request_count(), 4, "the hit asked the model nothing");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -28,7 +28,7 @@ const RECIPES: [&str; 5] = [
     "orders_overview",
     "shipped_orders",
     "new_order",
-    "member_opens_billing",
+    "new_order_refunded",
 ];
 
 /// One worker count's figures.
@@ -94,6 +94,7 @@ pub async fn measure(
             retries: None,
             yes: true,
             output: scratch.join(format!("results-{count}")),
+            cache: None,
             launch: launch.clone(),
         };
         let (events, _ignored) = mpsc::unbounded_channel();

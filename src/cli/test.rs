@@ -70,6 +70,13 @@ pub struct TestArgs {
     /// .webagent/test-results/<time of the run>).
     #[arg(long, value_name = "DIR")]
     pub output: Option<PathBuf>,
+    /// Run task cases through the task cache: a task done before replays
+    /// its stored recipe with no model call, healing a step that no longer
+    /// runs. `--cache` alone uses .webagent/cache (default: config
+    /// `agent.cache`, off).
+    #[arg(long, value_name = "DIR", num_args = 0..=1, require_equals = true,
+          default_missing_value = crate::session::cache::DEFAULT_CACHE_DIR)]
+    pub cache: Option<PathBuf>,
     /// Print the run's events as JSON lines (NDJSON) on stdout.
     #[arg(long)]
     pub json: bool,
@@ -188,6 +195,10 @@ pub fn run_command(args: TestArgs) -> anyhow::Result<ExitCode> {
             retries: args.retries,
             yes: args.yes,
             output,
+            cache: args
+                .cache
+                .clone()
+                .or_else(|| loaded.config.agent.cache.clone()),
             launch,
         };
         let code = run_suites(&args, Arc::new(plans), picked, options).await;
@@ -246,7 +257,12 @@ fn plan(
         .find(|c| matches!(c.run, CaseRun::Task(_)));
     let prepared = Prepared::new(config, &loaded.env, &scripts, &args.secret)
         .map_err(|e| at(e.to_string()))?;
-    if let Some(case) = needs_model {
+    // With the task cache a task done before needs no model (a miss then
+    // fails its case saying so); without it every task needs one.
+    if let (Some(case), false) = (
+        needs_model,
+        args.cache.is_some() || loaded.config.agent.cache.is_some(),
+    ) {
         if let Err(error) = prepared.model() {
             return Err(at(format!("the case `{}` is a task: {error}", case.name)));
         }
@@ -480,6 +496,13 @@ fn case_line(report: &CaseReport, n: usize, total: usize) -> String {
     let tokens = report.tokens().total_tokens;
     if tokens > 0 {
         line.push_str(&format!(", {tokens} tokens"));
+    }
+    if let Some(cache) = report.attempts.last().and_then(|a| a.cache) {
+        line.push_str(&format!(", cache {}", cache.as_str()));
+    }
+    let healed: usize = report.attempts.iter().map(|a| a.healed).sum();
+    if healed > 0 {
+        line.push_str(&format!(", {healed} step(s) healed"));
     }
     if report.attempts.len() > 1 {
         line.push_str(&format!(", {} attempts", report.attempts.len()));

@@ -482,9 +482,18 @@ impl Session {
 pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
+        // A run spawned onto a worker (a suite's case, an MCP call) polls
+        // the agent, a recipe and healing nested in one another; the main
+        // thread's size keeps a debug build's deep frames from overflowing
+        // the 2 MiB a worker gets by default. Only what is used is
+        // committed.
+        .thread_stack_size(RUN_STACK)
         .enable_all()
         .build()
 }
+
+/// The stack of a thread that polls a whole run.
+const RUN_STACK: usize = 8 << 20;
 
 /// `profile DIR`, `state FILE`, both, or `None` for a fresh profile.
 pub fn sign_in_source(config: &Config) -> Option<String> {

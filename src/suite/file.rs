@@ -21,7 +21,8 @@ use serde_json::{Map, Value};
 
 use crate::actions::Selector;
 use crate::config::SecretSource;
-use crate::script::Scripts;
+use crate::script::params::resolve_params;
+use crate::script::{RecipeDef, Scripts};
 use crate::yaml::YamlError;
 
 /// How long a case may run when neither it nor the suite's defaults say.
@@ -264,7 +265,7 @@ pub fn load_all(paths: &[PathBuf]) -> Result<Vec<Suite>, SuiteError> {
 struct Reading {
     folder: PathBuf,
     names: HashSet<String>,
-    recipes: BTreeMap<PathBuf, Result<Vec<String>, String>>,
+    recipes: BTreeMap<PathBuf, Result<Vec<RecipeDef>, String>>,
 }
 
 thread_local! {
@@ -601,34 +602,47 @@ impl<'de> Visitor<'de> for RecipeCallVisitor {
                 .clone();
             (file, declared)
         });
-        let (file, declared) = match checked {
-            Some((file, declared)) => (file, declared.map_err(de::Error::custom)?),
-            None => (written.file.clone(), Vec::new()),
+        let Some((file, declared)) = checked else {
+            return Err(de::Error::custom(
+                "a recipe case is read only as part of a suite file",
+            ));
         };
-        let name = match (written.name, declared.as_slice()) {
-            (Some(name), _) if declared.is_empty() || declared.contains(&name) => name,
-            (Some(name), _) => {
-                return Err(de::Error::custom(format!(
+        let declared = declared.map_err(de::Error::custom)?;
+        let names = || {
+            declared
+                .iter()
+                .map(|r| r.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let recipe = match (&written.name, declared.as_slice()) {
+            (Some(name), _) => declared.iter().find(|r| r.name == *name).ok_or_else(|| {
+                de::Error::custom(format!(
                     "{} declares no recipe `{name}`; it declares: {}",
                     file.display(),
-                    declared.join(", ")
-                )))
-            }
-            (None, [only]) => only.clone(),
+                    names()
+                ))
+            })?,
+            (None, [only]) => only,
             (None, []) => {
                 return Err(de::Error::custom(format!(
                     "{} declares no recipe",
                     file.display()
                 )))
             }
-            (None, several) => {
+            (None, _) => {
                 return Err(de::Error::custom(format!(
                     "{} declares several recipes ({}); say which with `name:`",
                     file.display(),
-                    several.join(", ")
+                    names()
                 )))
             }
         };
+        // The parameters are checked as `recipe run --param` checks them:
+        // an unknown name or a wrong type stops the suite before anything
+        // runs, with what the recipe takes.
+        resolve_params(&recipe.name, &recipe.params, &written.params).map_err(de::Error::custom)?;
+        let name = recipe.name.clone();
         Ok(RecipeCallFile(RecipeCall {
             file,
             name,
@@ -637,15 +651,17 @@ impl<'de> Visitor<'de> for RecipeCallVisitor {
     }
 }
 
-/// The recipes `file` declares, or why it cannot be used.
-fn declared_recipes(file: &Path) -> Result<Vec<String>, String> {
+/// The recipes `file` declares, with their parameters, or why it cannot
+/// be used.
+fn declared_recipes(file: &Path) -> Result<Vec<RecipeDef>, String> {
     if !file.is_file() {
         return Err(format!("the recipe file {} does not exist", file.display()));
     }
-    Scripts::default()
-        .check_file(file)
-        .map(|summary| summary.recipes)
-        .map_err(|e| format!("the recipe file does not load: {e}"))
+    let scripts = Scripts::default();
+    scripts
+        .load_file(file)
+        .map_err(|e| format!("the recipe file does not load: {e}"))?;
+    Ok(scripts.recipes())
 }
 
 /// One `expect:` entry: a map with exactly one check.
@@ -878,14 +894,38 @@ mod tests {
         assert!(both.message.contains("both"), "{both}");
         let named = Suite::parse(
             &path,
-            "cases:\n  - name: x\n    url: /\n    recipe: {file: two.rhai, name: b, params: {n: 3}}\n",
+            "cases:\n  - name: x\n    url: /\n    recipe: {file: two.rhai, name: b}\n",
         )
         .expect("a named recipe");
         let CaseRun::Recipe(call) = &named.cases[0].run else {
             panic!("a recipe case");
         };
         assert_eq!(call.file, dir.join("two.rhai"));
-        assert_eq!(call.params.get("n"), Some(&serde_json::json!(3)));
+        std::fs::write(
+            dir.join("typed.rhai"),
+            "recipe(\"order\", \"orders\", #{ qty: #{ type: \"integer\", \"default\": 1 } });\nfn order(params) { params.qty }\n",
+        )
+        .expect("a script");
+        let typed = Suite::parse(
+            &path,
+            "cases:\n  - name: x\n    url: /\n    recipe: {file: typed.rhai, params: {qty: 3}}\n",
+        )
+        .expect("a parameter of the declared type");
+        assert!(matches!(&typed.cases[0].run, CaseRun::Recipe(c) if c.params["qty"] == 3));
+        for wrong in ["{qty: many}", "{quantity: 3}"] {
+            let refused = Suite::parse(
+                &path,
+                &format!("cases:\n  - name: x\n    url: /\n    recipe: {{file: typed.rhai, params: {wrong}}}\n"),
+            );
+            let Err(SuiteError::Invalid(refused)) = refused else {
+                panic!("{wrong} is refused before anything runs: {refused:?}");
+            };
+            assert_eq!(refused.line, 4, "{refused}");
+            assert!(
+                refused.message.contains("qty"),
+                "says what the recipe takes: {refused}"
+            );
+        }
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -203,9 +203,13 @@ fn attempt_details(case: &CaseReport) -> String {
             None => "passed".to_string(),
             Some(failure) => format!("failed {}: {}", failure.check, failure.message),
         };
+        let cache = attempt
+            .cache
+            .map(|c| format!(", cache {}", c.as_str()))
+            .unwrap_or_default();
         let _ = writeln!(
             text,
-            "attempt {}: {outcome} ({} s, {} tokens, {} model calls)",
+            "attempt {}: {outcome} ({} s, {} tokens, {} model calls{cache})",
             attempt.number,
             seconds(attempt.duration),
             attempt.tokens.total_tokens,
@@ -377,9 +381,16 @@ fn html_attempt(
     } else {
         String::new()
     };
+    let mut extra = String::new();
+    if let Some(cache) = attempt.cache {
+        extra.push_str(&format!(" · cache {}", cache.as_str()));
+    }
+    if attempt.healed > 0 {
+        extra.push_str(&format!(" · {} step(s) healed", attempt.healed));
+    }
     let _ = writeln!(
         html,
-        "<details{open}><summary>{title}{verdict} · {:.2} s · {} tokens · {} model call(s)</summary>",
+        "<details{open}><summary>{title}{verdict} · {:.2} s · {} tokens · {} model call(s){extra}</summary>",
         attempt.duration.as_secs_f64(),
         attempt.tokens.total_tokens,
         attempt.model_calls
@@ -464,6 +475,8 @@ mod tests {
                 tokens: TokenUsage::default(),
                 model_calls: 0,
                 outcome: String::new(),
+                cache: None,
+                healed: 0,
                 trace: None,
                 screenshot: None,
             })
@@ -477,6 +490,8 @@ mod tests {
                 tokens: TokenUsage::default(),
                 model_calls: 0,
                 outcome: String::new(),
+                cache: None,
+                healed: 0,
                 trace: None,
                 screenshot: None,
             });

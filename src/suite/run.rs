@@ -21,10 +21,10 @@ use super::file::{CaseRun, Suite};
 use super::plan::Picked;
 use crate::browser::{BrowserError, BrowserSession, LaunchOptions, SessionStatus};
 use crate::environment::{Environment, HeadlessApprover};
-use crate::events::{EndReason, Event, TokenUsage, TraceWriter};
+use crate::events::{CacheState, EndReason, Event, TokenUsage, TraceWriter};
 use crate::llm::stop_pair;
 use crate::script::{CancelFlag, Scripts};
-use crate::session::{run_recipe, LlmSubAgent, Prepared, Session};
+use crate::session::{Prepared, ReplayOptions, Session, TaskCache};
 use crate::vision::{ShotRegion, ShotRequest};
 
 /// How long a run stopped at its time limit may take to wind down (its
@@ -56,6 +56,8 @@ pub struct RunOptions {
     pub yes: bool,
     /// Where each attempt's trace and pictures go.
     pub output: PathBuf,
+    /// Run task cases through the task cache in this folder (`--cache`).
+    pub cache: Option<PathBuf>,
     /// How to get the browser.
     pub launch: LaunchOptions,
 }
@@ -116,6 +118,12 @@ pub struct Attempt {
     /// What the run said at its end (the agent's `done` text, a recipe's
     /// return value or error).
     pub outcome: String,
+    /// What the task cache did, for a task case run with `--cache`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache: Option<CacheState>,
+    /// Recipe steps the model healed in this attempt.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub healed: usize,
     /// Its trace file.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trace: Option<PathBuf>,
@@ -388,6 +396,8 @@ impl Attempt {
             tokens: TokenUsage::default(),
             model_calls: 0,
             outcome: String::new(),
+            cache: None,
+            healed: 0,
             trace: None,
             screenshot: None,
         }
@@ -468,6 +478,10 @@ async fn run_case(
 struct RunEnd {
     success: bool,
     text: String,
+    /// What the task cache did, for a task run through it.
+    cache: Option<CacheState>,
+    /// Steps a recipe's replay had healed.
+    healed: usize,
 }
 
 /// One attempt: a session in a fresh browser context, the run under the
@@ -491,6 +505,8 @@ async fn attempt(
         tokens: TokenUsage::default(),
         model_calls: 0,
         outcome: String::new(),
+        cache: None,
+        healed: 0,
         trace: None,
         screenshot: None,
     };
@@ -547,10 +563,14 @@ async fn attempt(
     } else {
         let (stop, stop_signal) = stop_pair();
         let cancel = CancelFlag::new();
+        let origin = url::Url::parse(&url)
+            .ok()
+            .map(|u| u.origin().ascii_serialization());
         let mut run = Box::pin(run_and_check(
             plan,
             case_index,
             options,
+            origin,
             &mut session,
             stop_signal,
             &cancel,
@@ -578,7 +598,11 @@ async fn attempt(
             }
         };
         match ended {
-            Ok(end) => result.outcome = end.text,
+            Ok(end) => {
+                result.outcome = end.text;
+                result.cache = end.cache;
+                result.healed = end.healed;
+            }
             Err(failure) => result.failure = Some(failure),
         }
         if result.timed_out {
@@ -608,6 +632,7 @@ async fn run_and_check(
     plan: &SuitePlan,
     case_index: usize,
     options: &RunOptions,
+    origin: Option<String>,
     session: &mut Session,
     stop: crate::llm::StopSignal,
     cancel: &CancelFlag,
@@ -615,16 +640,64 @@ async fn run_and_check(
     let case = &plan.suite.cases[case_index];
     let approver = || Box::new(HeadlessApprover { yes: options.yes });
     let end = match &case.run {
-        CaseRun::Task(task) => {
+        CaseRun::Task(task) => match &options.cache {
+            // Through the task cache: a task done before replays its
+            // stored recipe with no model call.
+            Some(dir) => {
+                let mut replay = ReplayOptions::headless(options.yes);
+                replay.stop = stop;
+                replay.cancel = cancel.clone();
+                replay.rewrite = None;
+                let outcome = session
+                    .run_task_cached(task, &TaskCache::new(dir.clone()), replay)
+                    .await;
+                RunEnd {
+                    success: outcome.success && outcome.reason == EndReason::Done,
+                    text: outcome.text,
+                    cache: Some(outcome.state),
+                    healed: 0,
+                }
+            }
+            None => {
+                let outcome = session
+                    .agent_setup()
+                    .agent(&mut session.environment, approver(), stop)
+                    .run(task)
+                    .await;
+                match outcome {
+                    Ok(outcome) => RunEnd {
+                        success: outcome.success && outcome.reason == EndReason::Done,
+                        text: outcome.text,
+                        cache: None,
+                        healed: 0,
+                    },
+                    Err(error) => {
+                        return Err(Failure {
+                            check: "run".into(),
+                            message: error.to_string(),
+                        })
+                    }
+                }
+            }
+        },
+        CaseRun::Recipe(call) => {
+            // Healed like `recipe run` when a model is configured; the
+            // repaired recipe is not written over the suite's files (the
+            // trace and the report carry each healed step).
+            let mut replay = ReplayOptions::headless(options.yes);
+            replay.stop = stop;
+            replay.cancel = cancel.clone();
+            replay.rewrite = None;
+            replay.origin = origin;
             let outcome = session
-                .agent_setup()
-                .agent(&mut session.environment, approver(), stop)
-                .run(task)
+                .run_recipe_file(&call.file, Some(&call.name), call.params.clone(), replay)
                 .await;
             match outcome {
                 Ok(outcome) => RunEnd {
-                    success: outcome.success && outcome.reason == EndReason::Done,
+                    success: outcome.success,
                     text: outcome.text,
+                    cache: None,
+                    healed: outcome.healed.len(),
                 },
                 Err(error) => {
                     return Err(Failure {
@@ -632,31 +705,6 @@ async fn run_and_check(
                         message: error.to_string(),
                     })
                 }
-            }
-        }
-        CaseRun::Recipe(call) => {
-            let setup = session.agent_setup();
-            let yes = options.yes;
-            let sub_agent = session.model().ok().map(|_| LlmSubAgent {
-                setup: setup.clone(),
-                approver: Box::new(move || {
-                    Box::new(HeadlessApprover { yes }) as Box<dyn crate::environment::Approver>
-                }),
-                stop: stop.clone(),
-            });
-            let outcome = run_recipe(
-                &setup,
-                &mut session.environment,
-                &call.name,
-                format!("suite case {:?}: recipe {}", case.name, call.name),
-                approver(),
-                sub_agent,
-                cancel,
-            )
-            .await;
-            RunEnd {
-                success: outcome.success,
-                text: outcome.text,
             }
         }
     };
@@ -757,6 +805,10 @@ pub fn slug(name: &str) -> String {
     } else {
         trimmed.chars().take(60).collect()
     }
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 fn millis<S: serde::Serializer>(duration: &Duration, s: S) -> Result<S::Ok, S::Error> {
