@@ -12,6 +12,7 @@ pub mod prompt;
 pub mod script;
 pub mod sitemap;
 pub mod step;
+pub mod suite;
 pub mod tui;
 
 use std::time::Duration;

@@ -95,6 +95,53 @@ const READ_FILE_MAX_BYTES: u64 = 8 * 1024 * 1024;
 /// How many times a run relaunches a dead browser before it gives up.
 pub const MAX_RELAUNCHES: usize = 3;
 
+/// The longest pause between two attempts to attach again.
+const MAX_REATTACH_PAUSE: std::time::Duration = std::time::Duration::from_secs(4);
+
+/// A browser in place of one that went away. A launched one is started
+/// again once. An attached one (`--connect`) is attached again with
+/// growing pauses until `reconnect_window` has passed: a pool that
+/// restarts, or a grid that replaces a node, is back after a while, and
+/// attempts bunched into the first moments would all miss it.
+async fn start_again(
+    options: &crate::browser::LaunchOptions,
+) -> Result<BrowserSession, BrowserError> {
+    if options.connect.is_none() {
+        return BrowserSession::start(options.clone()).await;
+    }
+    let deadline = std::time::Instant::now() + options.reconnect_window;
+    let mut pause = std::time::Duration::from_millis(250);
+    let mut attempts = 0;
+    loop {
+        attempts += 1;
+        match BrowserSession::start(options.clone()).await {
+            Ok(session) => return Ok(session),
+            Err(error) => {
+                let now = std::time::Instant::now();
+                if now + pause >= deadline {
+                    tracing::warn!(%error, attempts, "attaching again failed; giving up");
+                    let last = match error {
+                        BrowserError::Connect { reason, .. } => reason,
+                        other => other.to_string(),
+                    };
+                    return Err(BrowserError::Connect {
+                        url: super::session::shown_address(
+                            options.connect.as_deref().unwrap_or_default(),
+                        ),
+                        reason: format!(
+                            "tried {attempts} times over {}s (browser.reconnect_window); the last: {last}",
+                            options.reconnect_window.as_secs()
+                        ),
+                    });
+                }
+                tracing::info!(%error, attempts, ?pause, "attaching again failed; trying again");
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(MAX_REATTACH_PAUSE);
+            }
+        }
+    }
+}
+
 impl Driver {
     /// Drives `tab`; `goto_page` searches `sitemaps` as they are at each
     /// step (a watcher may replace them in between).
@@ -223,12 +270,17 @@ impl Driver {
         self.relaunches += 1;
         tracing::warn!(%reason, attempt = self.relaunches, "the browser is gone; relaunching");
         let options = self.tab.launch_options().clone();
-        let session = match BrowserSession::start(options).await {
+        // An attached browser is not started by us: it is attached again.
+        let (again, again_done) = match options.connect {
+            Some(_) => ("attached again", "attached to it again"),
+            None => ("relaunched", "started a new one"),
+        };
+        let session = match start_again(&options).await {
             Ok(session) => session,
             Err(error) => {
                 return DriverError {
                     message: format!(
-                        "the browser is gone ({reason}) and could not be relaunched: {error}"
+                        "the browser is gone ({reason}) and could not be {again}: {error}"
                     ),
                     fatal: true,
                 }
@@ -264,7 +316,7 @@ impl Driver {
         self.last = None;
         DriverError {
             message: format!(
-                "the browser was gone ({reason}); started a new one (relaunch {} of at most {MAX_RELAUNCHES}) and {reopened}",
+                "the browser was gone ({reason}); {again_done} (time {} of at most {MAX_RELAUNCHES}) and {reopened}",
                 self.relaunches
             ),
             fatal: false,

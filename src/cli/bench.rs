@@ -36,6 +36,27 @@ pub enum BenchCommand {
     /// (hits), and the exported recipe run directly; model calls, tokens
     /// and wall time of each.
     Cache(crate::bench::cache::BenchArgs),
+    /// `webagent test` on 16 recipe cases of the demo at 1, 2 and 4
+    /// workers: cases per minute, the speed-up against one worker, and
+    /// peak memory.
+    Suite(SuiteBenchArgs),
+}
+
+/// Flags of `webagent bench suite`.
+#[derive(Debug, clap::Args)]
+pub struct SuiteBenchArgs {
+    /// Cases in the suite.
+    #[arg(long, default_value_t = 16)]
+    pub cases: usize,
+    /// The worker counts to compare, the first being the baseline.
+    #[arg(long, value_delimiter = ',', default_values_t = vec![1, 2, 4])]
+    pub workers: Vec<usize>,
+    /// Print one JSON object per worker count instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// The browser to use.
+    #[command(flatten)]
+    pub browser: crate::config::BrowserOpts,
 }
 
 /// Flags of `webagent bench prompt`.
@@ -87,6 +108,19 @@ pub fn run(command: BenchCommand) -> anyhow::Result<ExitCode> {
         BenchCommand::Tui(args) => crate::bench::tui::bench(args),
         BenchCommand::Script(args) => crate::bench::script::bench(args),
         BenchCommand::Prompt(args) => bench_prompt(args),
+        BenchCommand::Suite(args) => {
+            if args.cases == 0 || args.workers.contains(&0) {
+                anyhow::bail!("--cases and every --workers count must be at least 1");
+            }
+            let runtime = super::runtime()?;
+            let rows = runtime.block_on(crate::bench::suite::measure(
+                args.browser.launch_options(),
+                args.cases,
+                &args.workers,
+            ))?;
+            crate::bench::suite::print(&rows, args.json);
+            Ok(ExitCode::SUCCESS)
+        }
         BenchCommand::Cache(args) => crate::bench::cache::bench(args),
         BenchCommand::Mcp(args) => {
             let runtime = super::runtime()?;

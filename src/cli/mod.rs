@@ -21,6 +21,7 @@ pub mod resume;
 pub mod run;
 pub mod sitemap;
 pub mod state;
+pub mod test;
 pub mod tui;
 
 /// A terminal workbench for LLM web agents driving Chromium over CDP.
@@ -71,6 +72,9 @@ pub enum Command {
     /// Save a session's sign-ins (cookies, local storage) to a state file.
     #[command(subcommand)]
     State(state::StateCommand),
+    /// Run suites of checks (YAML): workers, isolation, retries, shards,
+    /// JUnit and HTML reports.
+    Test(test::TestArgs),
     /// Run a benchmark and print its figures.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
@@ -97,6 +101,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Mcp(args) => mcp::run(args),
         Command::State(command) => state::run(command),
         Command::Bench(command) => bench::run(command),
+        Command::Test(args) => test::run_command(args),
     }
 }
 

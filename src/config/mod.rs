@@ -208,6 +208,11 @@ pub struct BrowserSettings {
     pub headless: bool,
     /// Attach to this DevTools address instead of launching.
     pub connect: Option<String>,
+    /// Seconds attaching to `connect` may take (a pool's queue wait
+    /// included).
+    pub connect_timeout: u64,
+    /// Seconds during which a lost `connect` browser is attached again.
+    pub reconnect_window: u64,
     /// The window (and headless viewport) size.
     pub window: WindowSize,
     /// More Chromium flags.
@@ -462,6 +467,8 @@ pub struct Overrides {
     pub headed: bool,
     /// `--connect`.
     pub connect: Option<String>,
+    /// `--connect-timeout`.
+    pub connect_timeout: Option<u64>,
     /// `--profile`.
     pub profile: Option<PathBuf>,
     /// `--state`.
@@ -581,6 +588,9 @@ impl Config {
         if flags.connect.is_some() {
             set("browser.connect", "--connect");
         }
+        if flags.connect_timeout.is_some() {
+            set("browser.connect_timeout", "--connect-timeout");
+        }
         if flags.profile.is_some() {
             set("browser.profile", "--profile");
         }
@@ -625,6 +635,9 @@ impl Config {
         }
         if let Some(connect) = &flags.connect {
             self.browser.connect = Some(connect.clone());
+        }
+        if let Some(seconds) = flags.connect_timeout {
+            self.browser.connect_timeout = seconds;
         }
         if let Some(dir) = &flags.profile {
             self.browser.profile = Some(dir.clone());
@@ -760,13 +773,19 @@ impl Config {
             chrome: self.browser.executable.clone(),
             headed: !self.browser.headless,
             connect: self.browser.connect.clone(),
+            connect_timeout: Duration::from_secs(self.browser.connect_timeout.max(1)),
+            reconnect_window: Duration::from_secs(self.browser.reconnect_window),
             window: (self.browser.window.width, self.browser.window.height),
             extra_args: self.browser.extra_args.clone(),
             allowed_domains: self.allowed_domains.clone(),
             profile: self.browser.profile.clone(),
             state: self.browser.state.clone(),
             downloads: Some(crate::browser::DownloadOptions {
-                dir: self.paths.downloads.clone(),
+                // The browser resolves the folder itself: an attached one
+                // runs elsewhere, so a relative path would be taken from
+                // its working folder, not ours.
+                dir: std::path::absolute(&self.paths.downloads)
+                    .unwrap_or_else(|_| self.paths.downloads.clone()),
                 max_bytes: self.downloads.max_bytes,
             }),
             ..LaunchOptions::default()
@@ -1008,6 +1027,8 @@ check_struct!(BrowserSettingsCheck {
     executable: Option<PathBuf>,
     headless: Given<bool>,
     connect: Option<String>,
+    connect_timeout: Given<u64>,
+    reconnect_window: Given<u64>,
     window: Option<WindowCheck>,
     extra_args: Given<Vec<String>>,
     profile: Option<PathBuf>,
