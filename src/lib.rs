@@ -19,6 +19,7 @@ pub mod environment;
 pub mod events;
 pub mod llm;
 pub mod logging;
+pub mod markup;
 pub mod mcp;
 pub mod script;
 pub mod secrets;

@@ -4,24 +4,9 @@
 
 use std::collections::HashMap;
 
-/// Escapes text for use inside an HTML element or a quoted attribute.
-///
 /// Every piece of text that came from a request (customer names, notes,
 /// search terms, key names) goes through this before it reaches a page.
-pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 8);
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            _ => out.push(c),
-        }
-    }
-    out
-}
+pub use crate::markup::escape;
 
 /// Name/value pairs from an `application/x-www-form-urlencoded` body or a
 /// query string. A repeated name keeps its last value, as the demo's forms

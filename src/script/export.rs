@@ -699,19 +699,28 @@ pub fn url_pattern(url: &str) -> String {
 }
 
 /// Whether `url` (query and fragment ignored) matches a pattern where `*`
-/// stands for any run of characters other than `/`.
+/// stands for any run of characters other than `/` (see [`glob`]).
 pub fn url_matches(url: &str, pattern: &str) -> bool {
     let url = url.split(['?', '#']).next().unwrap_or("");
-    glob(url.as_bytes(), pattern.as_bytes())
+    glob(url, pattern)
 }
 
-fn glob(text: &[u8], pattern: &[u8]) -> bool {
-    match pattern.split_first() {
-        None => text.is_empty(),
-        Some((b'*', rest)) => {
+/// Whether `text` matches `pattern`, where `*` stands for any run of
+/// characters other than `/` and `**` for any run at all: the one glob of
+/// URLs and paths (recipes' location checks, Rhai's `url_matches`, a
+/// suite's `url:` check).
+pub fn glob(text: &str, pattern: &str) -> bool {
+    glob_bytes(text.as_bytes(), pattern.as_bytes())
+}
+
+fn glob_bytes(text: &[u8], pattern: &[u8]) -> bool {
+    match pattern {
+        [] => text.is_empty(),
+        [b'*', b'*', rest @ ..] => (0..=text.len()).any(|i| glob_bytes(&text[i..], rest)),
+        [b'*', rest @ ..] => {
             let mut i = 0;
             loop {
-                if glob(&text[i..], rest) {
+                if glob_bytes(&text[i..], rest) {
                     return true;
                 }
                 if i >= text.len() || text[i] == b'/' {
@@ -720,7 +729,7 @@ fn glob(text: &[u8], pattern: &[u8]) -> bool {
                 i += 1;
             }
         }
-        Some((c, rest)) => text.first() == Some(c) && glob(&text[1..], rest),
+        [c, rest @ ..] => text.first() == Some(c) && glob_bytes(&text[1..], rest),
     }
 }
 

@@ -219,27 +219,7 @@ pub fn url_glob_matches(url: &str, pattern: &str) -> bool {
         Some(bare) if !bare.is_empty() && !bare.ends_with('/') && !pattern.ends_with('/') => bare,
         _ => subject.as_str(),
     };
-    glob(subject.as_bytes(), pattern.as_bytes())
-}
-
-fn glob(text: &[u8], pattern: &[u8]) -> bool {
-    match pattern {
-        [] => text.is_empty(),
-        [b'*', b'*', rest @ ..] => (0..=text.len()).any(|i| glob(&text[i..], rest)),
-        [b'*', rest @ ..] => {
-            let mut i = 0;
-            loop {
-                if glob(&text[i..], rest) {
-                    return true;
-                }
-                if i >= text.len() || text[i] == b'/' {
-                    return false;
-                }
-                i += 1;
-            }
-        }
-        [c, rest @ ..] => text.first() == Some(c) && glob(&text[1..], rest),
-    }
+    crate::script::export::glob(subject, pattern)
 }
 
 #[cfg(test)]

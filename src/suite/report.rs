@@ -21,6 +21,7 @@ use std::time::Duration;
 
 use super::run::{Attempt, CaseReport, CaseStatus};
 use crate::events::{Event, StepRecord};
+use crate::markup::escape;
 
 /// Why a report could not be written.
 #[derive(Debug, thiserror::Error)]
@@ -75,25 +76,6 @@ impl Totals {
 
 fn seconds(duration: Duration) -> String {
     format!("{:.3}", duration.as_secs_f64())
-}
-
-/// Text made safe inside XML or HTML, attribute values included. Characters
-/// XML 1.0 does not allow at all (most control characters) are dropped.
-fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            '\n' | '\t' | '\r' => out.push(c),
-            c if (c as u32) < 0x20 => {}
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 /// Writes the JUnit XML of `reports` to `path`.
@@ -457,7 +439,6 @@ fn html_attempt(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::events::TokenUsage;
     use crate::suite::run::Failure;
 
     fn report(name: &str, status: CaseStatus, failures: &[&str]) -> CaseReport {
@@ -465,35 +446,18 @@ mod tests {
             .iter()
             .enumerate()
             .map(|(n, check)| Attempt {
-                number: n as u32 + 1,
                 failure: Some(Failure {
                     check: (*check).into(),
                     message: "it <was> & \"was not\"".into(),
                 }),
-                timed_out: false,
                 duration: Duration::from_millis(1500),
-                tokens: TokenUsage::default(),
-                model_calls: 0,
-                outcome: String::new(),
-                cache: None,
-                healed: 0,
-                trace: None,
-                screenshot: None,
+                ..Attempt::new(n as u32 + 1)
             })
             .collect();
         if status == CaseStatus::Passed || status == CaseStatus::Flaky {
             attempts.push(Attempt {
-                number: attempts.len() as u32 + 1,
-                failure: None,
-                timed_out: false,
                 duration: Duration::from_millis(250),
-                tokens: TokenUsage::default(),
-                model_calls: 0,
-                outcome: String::new(),
-                cache: None,
-                healed: 0,
-                trace: None,
-                screenshot: None,
+                ..Attempt::new(attempts.len() as u32 + 1)
             });
         }
         CaseReport {

@@ -389,8 +389,16 @@ impl Attempt {
     /// An attempt that could not run at all.
     fn unrun(number: u32, failure: Failure) -> Attempt {
         Attempt {
-            number,
             failure: Some(failure),
+            ..Attempt::new(number)
+        }
+    }
+
+    /// Attempt `number` before it has run: passed until something fails.
+    pub fn new(number: u32) -> Attempt {
+        Attempt {
+            number,
+            failure: None,
             timed_out: false,
             duration: Duration::ZERO,
             tokens: TokenUsage::default(),
@@ -497,19 +505,7 @@ async fn attempt(
 ) -> Attempt {
     let case = &plan.suite.cases[case_index];
     let started = Instant::now();
-    let mut result = Attempt {
-        number,
-        failure: None,
-        timed_out: false,
-        duration: Duration::ZERO,
-        tokens: TokenUsage::default(),
-        model_calls: 0,
-        outcome: String::new(),
-        cache: None,
-        healed: 0,
-        trace: None,
-        screenshot: None,
-    };
+    let mut result = Attempt::new(number);
     let fail = |check: &str, message: String| {
         Some(Failure {
             check: check.into(),
