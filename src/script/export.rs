@@ -22,30 +22,15 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::dom::Locator;
-use crate::events::Event;
+use crate::events::{read_trace, Event, TraceReadError};
 use crate::sitemap::SitemapSet;
 
 /// Everything that can go wrong exporting.
 #[derive(Debug, thiserror::Error)]
 pub enum ExportError {
-    /// The trace could not be read.
-    #[error("could not read the trace {}: {message}", path.display())]
-    Read {
-        /// The trace file.
-        path: PathBuf,
-        /// What the operating system said.
-        message: String,
-    },
-    /// A line of the trace is not an event.
-    #[error("{}:{line}: not a webagent event: {message}", path.display())]
-    Parse {
-        /// The trace file.
-        path: PathBuf,
-        /// 1-based line.
-        line: usize,
-        /// What is wrong with it.
-        message: String,
-    },
+    /// The trace could not be read, or a line of it is not an event.
+    #[error(transparent)]
+    Trace(#[from] TraceReadError),
     /// The trace has no successful step to replay.
     #[error("the trace {} has no successful step to replay", path.display())]
     NoSteps {
@@ -62,27 +47,6 @@ pub struct ExportOptions<'a> {
     /// Leave typed values in the steps instead of making them parameters
     /// (a cached recipe replays exactly what its run typed).
     pub no_params: bool,
-}
-
-/// Reads the events of a trace file.
-pub fn read_trace(path: &Path) -> Result<Vec<Event>, ExportError> {
-    let text = std::fs::read_to_string(path).map_err(|e| ExportError::Read {
-        path: path.to_path_buf(),
-        message: e.to_string(),
-    })?;
-    let mut events = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let event = serde_json::from_str::<Event>(line).map_err(|e| ExportError::Parse {
-            path: path.to_path_buf(),
-            line: i + 1,
-            message: e.to_string(),
-        })?;
-        events.push(event);
-    }
-    Ok(events)
 }
 
 /// Reads the trace at `path` and returns the recipe's source.

@@ -53,8 +53,8 @@ use std::path::PathBuf;
 pub use engine::Limits;
 pub use env::ScriptEnvironment;
 pub use export::{
-    export_recipe, export_recipe_with, page_matches, read_trace, recipe_from_events,
-    recipe_from_events_with, url_matches, url_pattern, ExportError, ExportOptions,
+    export_recipe, export_recipe_with, page_matches, recipe_from_events, recipe_from_events_with,
+    url_matches, url_pattern, ExportError, ExportOptions,
 };
 pub use host::{
     HealOutcome, HealRequest, HealedAction, HealedStep, Healer, HostCall, HostError, RecipeHost,
