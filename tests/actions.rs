@@ -1702,3 +1702,108 @@ fn find_text<'a>(
 ) -> Option<&'a webagent::dom::InteractiveElement> {
     state.elements.iter().find(|e| e.text == text)
 }
+
+// ---- selecting text, typing into widgets ----
+
+#[test]
+fn select_text_highlights_a_paragraph_with_a_real_drag_the_page_sees() {
+    let html = page(
+        r#"<main><h1>Notes</h1>
+        <p>First paragraph, about nothing in particular.</p>
+        <p>Second paragraph: lorem ipsum dolor sit amet, <b>consectetur</b> adipiscing elit, sed tristique nunc.</p>
+        <p>Third paragraph ends with tristique cursus euismod.</p></main>
+        <p><a href="/elsewhere">A link that must not be followed</a></p>
+        <script>
+          let last = '';
+          document.addEventListener('selectionchange', () => { last = String(getSelection()); });
+          document.addEventListener('mouseup', (e) => {
+            seen.push((e.isTrusted ? 'trusted ' : 'synthetic ') + 'mouseup: ' + String(getSelection()));
+          });
+          window.lastSelection = () => last;
+        </script>"#,
+    );
+    with_page("/select-text", &html, |tab, url| async move {
+        // A paragraph that is no listed element, by selector: its whole text.
+        let result = act(
+            &tab,
+            json!({"select_text": {"selector": "main > p:nth-child(3)"}}),
+        )
+        .await;
+        assert_ok(&result);
+        let second = "Second paragraph: lorem ipsum dolor sit amet, consectetur adipiscing elit, sed tristique nunc.";
+        let data = result.data().cloned().unwrap_or_default();
+        assert_eq!(data["selected"], second, "{data}");
+        assert!(
+            data.get("drag_selected").is_none(),
+            "the drag itself selected it: {data}"
+        );
+        assert_eq!(
+            seen(&tab).await,
+            vec![format!("trusted mouseup: {second}")],
+            "the page's own mouseup saw the drag and the selection"
+        );
+        assert_eq!(page_js(&tab, "window.lastSelection()").await, second);
+        // A passage quoted by its start and end, anywhere on the page.
+        page_js(&tab, "seen.length = 0").await;
+        let result = act(
+            &tab,
+            json!({"select_text": {"text": "lorem ipsum…adipiscing elit"}}),
+        )
+        .await;
+        assert_ok(&result);
+        let passage = "lorem ipsum dolor sit amet, consectetur adipiscing elit";
+        assert_eq!(result.data().unwrap()["selected"], passage);
+        assert!(result.data().unwrap().get("drag_selected").is_none());
+        assert_eq!(
+            seen(&tab).await,
+            vec![format!("trusted mouseup: {passage}")]
+        );
+        // Words within a target: the third paragraph's, not the second's.
+        let result = act(
+            &tab,
+            json!({"select_text": {"selector": "main > p:nth-child(4)", "text": "tristique cursus"}}),
+        )
+        .await;
+        assert_ok(&result);
+        assert_eq!(result.data().unwrap()["selected"], "tristique cursus");
+        let range_in_third = page_js(
+            &tab,
+            "getSelection().anchorNode.parentElement === document.querySelector('main > p:nth-child(4)')",
+        )
+        .await;
+        assert_eq!(range_in_third, true);
+        // A link's text is selected without following it.
+        let state = observe(&tab).await;
+        let link = index_of(&state, "A link that must not be followed");
+        let result = act_on(
+            &tab,
+            &state,
+            json!({"select_text": {"index": link}}),
+            options(),
+        )
+        .await;
+        assert_ok(&result);
+        assert_eq!(
+            result.data().unwrap()["selected"],
+            "A link that must not be followed",
+            "{result:?}"
+        );
+        assert!(
+            result.data().unwrap().get("drag_selected").is_none(),
+            "a drag from beside the link selected it: {result:?}"
+        );
+        assert_eq!(page_js(&tab, "location.href").await, url);
+        // Nothing to select, or text the page does not show.
+        let (reason, message) = failure(&act(&tab, json!({"select_text": {}})).await);
+        assert_eq!(reason, FailureReason::InvalidParams, "{message}");
+        let (reason, message) = failure(
+            &act(
+                &tab,
+                json!({"select_text": {"text": "words nowhere on the page"}}),
+            )
+            .await,
+        );
+        assert_eq!(reason, FailureReason::NotFound, "{message}");
+        assert!(message.contains("words nowhere on the page"), "{message}");
+    });
+}

@@ -31,6 +31,10 @@ const SUMMARIES: &[(&str, &str)] = &[
     ("hover", "move the mouse over"),
     ("input_text", "type into a field"),
     ("select_option", "choose an option by value or visible text"),
+    (
+        "select_text",
+        "mouse-select the target's text, or the passage text (start…end)",
+    ),
     ("submit_form", "submit the form holding the element"),
     ("clear_input", "empty a field"),
     ("set_text", "replace a contenteditable's text"),

@@ -389,6 +389,13 @@ impl<'a> Executor<'a> {
                 self.element_op(&self.aim(target, seq).await?, "select", args, true)
                     .await
             }
+            Action::SelectText { target, text } => {
+                let target = match target {
+                    Some(t) => self.aim(t, seq).await?,
+                    None => Value::Null,
+                };
+                self.select_text(&target, text.as_deref()).await
+            }
             Action::SubmitForm { target } => {
                 self.element_op(&self.aim(target, seq).await?, "submit", json!({}), false)
                     .await
@@ -879,6 +886,46 @@ impl<'a> Executor<'a> {
             "repaired": reply.get("repaired").cloned().unwrap_or(Value::Bool(false)),
         });
         self.finish(&reply, extra, settled).await
+    }
+
+    /// Selects text the way a person does: the mouse pressed just inside
+    /// the passage's first character, moved in steps to just inside its
+    /// last (the page scrolled there while the button is held, when it is
+    /// out of view), and released. `target` is `null` for the whole page.
+    async fn select_text(
+        &self,
+        target: &Value,
+        text: Option<&str>,
+    ) -> Result<ActionResult, ActError> {
+        let mut watch = settle::NavWatch::start(self.tab).await;
+        let args = match text {
+            Some(text) => json!({"text": text}),
+            None => json!({}),
+        };
+        let start = point_of(self.until_ready(target, "textStart", args).await?)?;
+        self.mouse(DispatchMouseEventType::MouseMoved, start.x, start.y, false)
+            .await?;
+        self.mouse(DispatchMouseEventType::MousePressed, start.x, start.y, true)
+            .await?;
+        let end = point_of(self.run(Some(target), "textEnd", json!({})).await?)?;
+        for (x, y) in drag_path((start.x, start.y), (end.x, end.y), 5)
+            .into_iter()
+            .skip(1)
+        {
+            self.mouse(DispatchMouseEventType::MouseMoved, x, y, true)
+                .await?;
+        }
+        self.mouse(DispatchMouseEventType::MouseReleased, end.x, end.y, false)
+            .await?;
+        let reply = self.run(Some(target), "textSelected", json!({})).await?;
+        let settled = watch.settle(self.tab, &self.options.settle).await;
+        let mut extra = strip_ok(reply.clone());
+        if let Some(count) = start.reply.get("occurrences").and_then(Value::as_u64) {
+            if count > 1 {
+                extra["occurrences"] = json!(count);
+            }
+        }
+        self.finish(&start.reply, extra, settled).await
     }
 
     /// One helper operation on an element (retried while waiting could
