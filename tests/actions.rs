@@ -1807,3 +1807,55 @@ fn select_text_highlights_a_paragraph_with_a_real_drag_the_page_sees() {
         assert!(message.contains("words nowhere on the page"), "{message}");
     });
 }
+
+#[test]
+fn input_text_types_into_a_keydown_terminal_key_by_key() {
+    let html = page(
+        r#"<div id="term" tabindex="0" style="font:14px monospace;background:#111;color:#eee;height:200px">
+          <pre id="out"></pre><span id="line"></span></div>
+        <div id="label">Not focusable</div>
+        <script>
+          let line = '';
+          term.addEventListener('keydown', (e) => {
+            if (!e.isTrusted) return;
+            if (e.key === 'Enter') {
+              out.textContent += '$ ' + line + '\n' + (line.startsWith('echo ') ? line.slice(5) : 'unknown: ' + line) + '\n';
+              seen.push(line);
+              line = '';
+            } else if (e.key.length === 1) {
+              line += e.key;
+            }
+            document.getElementById('line').textContent = line;
+            e.preventDefault();
+          });
+        </script>"#,
+    );
+    with_page("/terminal", &html, |tab, _| async move {
+        let result = act(
+            &tab,
+            json!({"input_text": {"selector": "#term", "text": "echo Hello, World!\necho two\n"}}),
+        )
+        .await;
+        assert_ok(&result);
+        let data = result.data().cloned().unwrap_or_default();
+        assert_eq!(data["typed"], "keystrokes", "{data}");
+        assert_eq!(data["keystrokes"], 28, "{data}");
+        assert_eq!(seen(&tab).await, vec!["echo Hello, World!", "echo two"]);
+        let after = observe(&tab).await;
+        assert!(
+            after.page_text.text.contains("Hello, World!"),
+            "{}",
+            after.page_text.text
+        );
+        // Only an element that cannot take focus is refused, and says so.
+        let (reason, message) = failure(
+            &act(
+                &tab,
+                json!({"input_text": {"selector": "#label", "text": "x"}}),
+            )
+            .await,
+        );
+        assert_eq!(reason, FailureReason::NotInteractive, "{message}");
+        assert!(message.contains("cannot take focus"), "{message}");
+    });
+}

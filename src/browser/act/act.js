@@ -180,8 +180,10 @@
     }
     if (opts.editable) {
       const kind = editableKind(el);
-      if (!kind) return { ...fail('not_interactive', `${label} (${describe(el)}) is not a text field or contenteditable`), retry: false };
-      if (el.readOnly) return { ...fail('not_interactive', `${label} (${describe(el)}) is read-only`), retry: true };
+      // `keys`: a widget that is no field (a terminal reading keydown) is
+      // typed into with key events once it takes focus.
+      if (!kind && !opts.keys) return { ...fail('not_interactive', `${label} (${describe(el)}) is not a text field or contenteditable`), retry: false };
+      if (kind && el.readOnly) return { ...fail('not_interactive', `${label} (${describe(el)}) is read-only`), retry: true };
     }
     let box = topBox(el);
     const vw = window.innerWidth, vh = window.innerHeight;
@@ -278,6 +280,40 @@
     }
     return el.ownerDocument.activeElement === el || el.contains(el.ownerDocument.activeElement) ||
       (el.getRootNode && el.getRootNode().activeElement === el);
+  }
+
+  // The element that has focus, looking into shadow roots and frames.
+  function deepActive(doc) {
+    let a = doc.activeElement;
+    for (let guard = 0; a && guard < 16; guard++) {
+      if (a.shadowRoot && a.shadowRoot.activeElement) { a = a.shadowRoot.activeElement; continue; }
+      let inner = null;
+      if (a.localName === 'iframe') { try { inner = a.contentDocument; } catch (_) { inner = null; } }
+      if (inner && inner.activeElement && inner.activeElement !== inner.body) { a = inner.activeElement; continue; }
+      break;
+    }
+    return a;
+  }
+
+  // Focus for typing into a widget that is no field (a terminal, a game,
+  // a custom editor reading keydown): the element itself, or, when it
+  // takes no focus, the first thing inside it that does (a terminal's
+  // hidden input). The executor then sends one key press per character.
+  function focusForKeys(found) {
+    const el = found.el;
+    const focusedIn = () => { const a = deepActive(el.ownerDocument); return a && a !== el.ownerDocument.body && contains(el, a) ? a : null; };
+    el.focus({ preventScroll: true });
+    let into = focusedIn();
+    if (!into) {
+      const inner = el.querySelector('textarea, input, [contenteditable=""], [contenteditable="true"], [tabindex]:not([tabindex="-1"]), button, a[href]');
+      if (inner) { inner.focus({ preventScroll: true }); into = focusedIn(); }
+    }
+    if (!into) {
+      return { ...fail('not_interactive', `${found.label} (${describe(el)}) is not a text field or contenteditable and cannot take focus, so typed keys would go nowhere`), retry: false };
+    }
+    const out = { ok: true, done: false, keys: true };
+    if (into !== el) out.into = describe(into);
+    return out;
   }
 
   // ---- values for date, time, colour and range fields ----
@@ -671,13 +707,15 @@
     beginFill: async (found, args) => {
       // Typing goes to the focused element, not to coordinates, so a field
       // that moves cannot make the text land elsewhere: no frame wait.
-      const p = await prepare(found, { enabled: true, editable: true, hitTest: args.hitTest !== false, deferStable: true });
+      const keys = !args.contentEditable;
+      const p = await prepare(found, { enabled: true, editable: true, keys, hitTest: args.hitTest !== false, deferStable: true });
       if (!p.ok) return p;
       const el = found.el;
       const kind = editableKind(el);
       if (args.contentEditable && kind !== 'contenteditable') {
         return { ...fail('not_interactive', `${found.label} (${describe(el)}) is not contenteditable; use input_text for form fields`), retry: false };
       }
+      if (!kind) return focusForKeys(found);
       if (kind === 'value') {
         const type = (el.getAttribute('type') || '').toLowerCase();
         const wanted = controlValue(type, args.text);

@@ -65,8 +65,8 @@ pub use settle::{SettleOptions, Settled};
 
 use super::{BrowserError, Tab};
 use crate::actions::{
-    Action, ActionResult, FailureReason, InjectPosition, KeyChord, KeyEventKind, OptionChoice,
-    ScrollDirection, Target,
+    typing_events, Action, ActionResult, FailureReason, InjectPosition, KeyChord, KeyEvent,
+    KeyEventKind, OptionChoice, ScrollDirection, Target,
 };
 use crate::dom::PageState;
 use crate::sitemap::SitemapSet;
@@ -803,7 +803,12 @@ impl<'a> Executor<'a> {
     }
 
     async fn keys(&self, chord: &KeyChord) -> Result<(), ActError> {
-        for event in chord.events() {
+        self.key_events(&chord.events()).await
+    }
+
+    /// Sends key events to whatever has focus, one CDP call each.
+    async fn key_events(&self, events: &[KeyEvent]) -> Result<(), ActError> {
+        for event in events {
             let kind = match event.kind {
                 KeyEventKind::KeyDown => DispatchKeyEventType::KeyDown,
                 KeyEventKind::RawKeyDown => DispatchKeyEventType::RawKeyDown,
@@ -866,6 +871,22 @@ impl<'a> Executor<'a> {
         let mut watch = settle::NavWatch::start(self.tab).await;
         let args = json!({"text": text, "clear": clear, "contentEditable": content_editable});
         let begun = self.until_ready(target, "beginFill", args.clone()).await?;
+        if begun.get("keys").and_then(Value::as_bool) == Some(true) {
+            // A widget that is no field: typed into key by key, and there
+            // is no value to empty first or to read back.
+            let events = typing_events(text);
+            self.key_events(&events).await?;
+            let settled = watch.settle(self.tab, &self.options.settle).await;
+            let presses = events
+                .iter()
+                .filter(|e| e.kind != KeyEventKind::KeyUp)
+                .count();
+            let mut extra = json!({"typed": "keystrokes", "keystrokes": presses});
+            if let Some(into) = begun.get("into") {
+                extra["into"] = into.clone();
+            }
+            return self.finish(&begun, extra, settled).await;
+        }
         let mut reply = begun.clone();
         if begun.get("done").and_then(Value::as_bool) != Some(true) {
             if !text.is_empty() {
