@@ -1859,3 +1859,77 @@ fn input_text_types_into_a_keydown_terminal_key_by_key() {
         assert!(message.contains("cannot take focus"), "{message}");
     });
 }
+
+#[test]
+fn an_accordion_still_opening_after_a_click_is_listed_whole_in_the_next_observation() {
+    // Four panels that take 400 ms to open, each animated another way: a
+    // CSS transition, CSS keyframes, the Web Animations API, and a script
+    // that changes a stylesheet rule each frame (no DOM mutation at all).
+    let body = |n: usize| {
+        format!(
+            "<p>Panel {n} opens. Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt ut labore et dolore magna aliqua duis. Sed tristique nunc, cursus euismod {n}.</p>\
+             <p><a href=\"#a{n}\">First link {n}</a></p><p><a href=\"#b{n}\">Lower link {n}</a></p>"
+        )
+    };
+    let html = page(&format!(
+        r#"<style>
+          .panel {{ overflow: hidden; height: 0; }}
+          #p1.open {{ height: 220px; transition: height 400ms linear; }}
+          @keyframes grow {{ from {{ height: 0 }} to {{ height: 220px }} }}
+          #p2.open {{ height: 220px; animation: grow 400ms linear; }}
+          .inner {{ height: 220px; }}
+        </style>
+        <style id="rule">#p4 {{ height: 0px; }}</style>
+        <button id="h1">Section 1</button><div class="panel" id="p1"><div class="inner">{}</div></div>
+        <button id="h2">Section 2</button><div class="panel" id="p2"><div class="inner">{}</div></div>
+        <button id="h3">Section 3</button><div class="panel" id="p3"><div class="inner">{}</div></div>
+        <button id="h4">Section 4</button><div class="panel" id="p4"><div class="inner">{}</div></div>
+        <script>
+          h1.onclick = () => p1.classList.add('open');
+          h2.onclick = () => p2.classList.add('open');
+          h3.onclick = () => {{
+            p3.animate([{{ height: '0px' }}, {{ height: '220px' }}], {{ duration: 400, fill: 'forwards' }});
+          }};
+          h4.onclick = () => {{
+            const rule = document.getElementById('rule').sheet.cssRules[0];
+            const start = performance.now();
+            const step = (now) => {{
+              const t = Math.min(1, (now - start) / 400);
+              rule.style.height = (220 * t) + 'px';
+              if (t < 1) requestAnimationFrame(step);
+            }};
+            requestAnimationFrame(step);
+          }};
+        </script>"#,
+        body(1),
+        body(2),
+        body(3),
+        body(4)
+    ));
+    with_page("/accordion", &html, |tab, _| async move {
+        for n in 1..=4 {
+            let before = observe(&tab).await;
+            assert!(find_text(&before, &format!("Lower link {n}")).is_none());
+            let result = act_on(
+                &tab,
+                &before,
+                json!({"click": {"index": index_of(&before, &format!("Section {n}"))}}),
+                options(),
+            )
+            .await;
+            assert_ok(&result);
+            let after = observe(&tab).await;
+            assert!(
+                find_text(&after, &format!("Lower link {n}")).is_some(),
+                "panel {n}: {result:?}\n{}",
+                after.listing
+            );
+            let sentence = format!("duis. Sed tristique nunc, cursus euismod {n}.");
+            assert!(
+                after.page_text.text.contains(&sentence),
+                "panel {n}: {result:?}\n{}",
+                after.page_text.text
+            );
+        }
+    });
+}

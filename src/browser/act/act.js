@@ -1051,19 +1051,51 @@
     return transitions.size > 0;
   };
 
-  // Resolves once no DOM mutation happened for `quiet` ms, no timer the
-  // action's input started is pending and no transition runs (or after
-  // `max`). A page that starts nothing is done after one quiet period.
-  function domQuiet(quiet, max) {
+  // Animations the action started that move or reveal something and will
+  // end: CSS animations and transitions, and the Web Animations API, all
+  // of which document.getAnimations() lists. Ones that began before the
+  // action (`since`, in the page's clock) are the page's own business, and
+  // endless ones (spinners) never finish, so neither is waited for.
+  const kebab = (name) => name.replace(/[A-Z]/g, (c) => '-' + c.toLowerCase());
+  function reveals(animation) {
+    if (animation.transitionProperty) return REVEALING.test(animation.transitionProperty);
+    const effect = animation.effect;
+    if (!effect || !effect.getKeyframes) return false;
+    for (const frame of effect.getKeyframes()) {
+      for (const key of Object.keys(frame)) {
+        if (REVEALING.test(kebab(key))) return true;
+      }
+    }
+    return false;
+  }
+  function animationsRunning(since) {
+    if (!document.getAnimations) return false;
+    for (const a of document.getAnimations()) {
+      if (a.playState !== 'running') continue;
+      if (a.startTime !== null && a.startTime < since) continue;
+      const timing = a.effect && a.effect.getComputedTiming ? a.effect.getComputedTiming() : null;
+      if (!timing || !Number.isFinite(timing.endTime)) continue;
+      if (reveals(a)) return true;
+    }
+    return false;
+  }
+
+  // Resolves once no DOM mutation happened for `quiet` ms, no timer or
+  // animation frame the action's input started is pending, and no
+  // transition or animation the action started runs (or after `max`).
+  // `sinceAgo` is how long ago the action began. A page that starts
+  // nothing is done after one quiet period.
+  function domQuiet(quiet, max, sinceAgo) {
     return new Promise((resolve) => {
       const start = performance.now();
+      const since = start - (sinceAgo || 0) - 50;
       let last = start, mutations = 0, lateWait = false;
       const obs = new MutationObserver((records) => { mutations += records.length; last = performance.now(); });
       obs.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
       const check = () => {
         const now = performance.now();
         const quietNow = now - last >= quiet;
-        const late = quietNow && (inputTimersPending() || transitionsRunning());
+        const late = quietNow && (inputTimersPending() || transitionsRunning() || animationsRunning(since));
         if (late) lateWait = true;
         if ((quietNow && !late) || now - start >= max) {
           obs.disconnect();

@@ -1,7 +1,10 @@
 //! Waiting for a page to settle after an action: a navigation's load event
 //! when one started, then a short quiet period without DOM mutations or
-//! requests in flight. Never a fixed sleep: a page that reacts at once is
-//! done after one quiet period.
+//! requests in flight, and without what the action set going (timers and
+//! animation frames its input asked for, CSS transitions and animations,
+//! Web Animations; see `domQuiet` in act.js). Never a fixed sleep: a page
+//! that reacts at once is done after one quiet period, and what is waited
+//! for is capped by [`SettleOptions::max`].
 
 use std::collections::HashSet;
 use std::pin::Pin;
@@ -83,6 +86,9 @@ pub(crate) struct NavWatch {
     in_flight: HashSet<String>,
     navigating: bool,
     navigated: bool,
+    /// When the watch began, just before the action: animations that
+    /// started earlier are not the action's.
+    began: Instant,
 }
 
 fn boxed<T, S, F>(stream: S, map: F) -> EventStreamBox
@@ -98,6 +104,7 @@ impl NavWatch {
     /// Subscribes to the events of `tab`. Failing to subscribe only costs
     /// navigation detection, so errors leave that stream out.
     pub(crate) async fn start(tab: &Tab) -> NavWatch {
+        let began = Instant::now();
         let page = tab.page();
         let mut streams: Vec<EventStreamBox> = Vec::new();
         if let Ok(s) = page.event_listener::<EventFrameRequestedNavigation>().await {
@@ -172,6 +179,7 @@ impl NavWatch {
             in_flight: HashSet::new(),
             navigating: false,
             navigated: false,
+            began,
         }
     }
 
@@ -238,7 +246,7 @@ impl NavWatch {
         let mut load_timed_out = false;
         let quiet_deadline = started + opts.max;
         // Round 1: whatever the action changed in place.
-        dom_quiet(tab, opts.quiet, opts.max).await;
+        dom_quiet(tab, opts.quiet, opts.max, self.began.elapsed()).await;
         self.drain();
         for _round in 0..4 {
             let mut waited = false;
@@ -271,7 +279,7 @@ impl NavWatch {
             let left = quiet_deadline
                 .saturating_duration_since(Instant::now())
                 .max(opts.quiet * 2);
-            dom_quiet(tab, opts.quiet, left).await;
+            dom_quiet(tab, opts.quiet, left, self.began.elapsed()).await;
             self.drain();
             if !self.navigating && self.in_flight.is_empty() {
                 break;
@@ -286,14 +294,17 @@ impl NavWatch {
     }
 }
 
-/// Waits in the page until no DOM mutation happened for `quiet`. A document
-/// replaced meanwhile (the world's context destroyed) ends the wait: the
-/// caller's events say what happened.
-async fn dom_quiet(tab: &Tab, quiet: Duration, max: Duration) {
+/// Waits in the page until no DOM mutation happened for `quiet`, and what
+/// the action started (timers, animation frames, animations begun since
+/// `since_ago`) is over, for at most `max`. A document replaced meanwhile
+/// (the world's context destroyed) ends the wait: the caller's events say
+/// what happened.
+async fn dom_quiet(tab: &Tab, quiet: Duration, max: Duration, since_ago: Duration) {
     let expression = format!(
-        "globalThis.__webagentAct ? globalThis.__webagentAct.domQuiet({}, {}) : 'missing'",
+        "globalThis.__webagentAct ? globalThis.__webagentAct.domQuiet({}, {}, {}) : 'missing'",
         quiet.as_millis(),
-        max.as_millis()
+        max.as_millis(),
+        since_ago.as_millis()
     );
     for _ in 0..2 {
         match tab.eval(&expression).await {
