@@ -46,7 +46,7 @@ use crate::vision::{default_image_width, Screenshot, ShotRegion, ShotRequest, Vi
 pub use extract::{extract_tool, ModelExtractor, EXTRACT_TOOL};
 pub use normalize::{normalize, NormalizeError, NormalizedTurn};
 pub use prompt::{system_prompt, user_prompt, HistoryEntry, StepPrompt};
-pub use tool::{agent_tool, agent_tool_with};
+pub use tool::{agent_tool, agent_tool_with, FIXED_PART_LIMIT};
 
 /// The name of the one tool the model must call each step.
 pub const AGENT_TOOL_NAME: &str = "agent_step";
