@@ -301,6 +301,20 @@ impl Tab {
             tab.page.execute(observer),
         )
         .await?;
+        // The action helper likewise: settling after a navigation finds it
+        // in place rather than installing it after the load, and it sees
+        // the load event it counts the quiet from.
+        let helper = AddScriptToEvaluateOnNewDocumentParams::builder()
+            .source(super::act::ACT_JS)
+            .world_name(WORLD_NAME)
+            .build()
+            .map_err(BrowserError::Script)?;
+        tab.with_timeout(
+            "installing the action helper for new documents",
+            limit,
+            tab.page.execute(helper),
+        )
+        .await?;
         Ok(tab)
     }
 

@@ -1051,6 +1051,20 @@
     return transitions.size > 0;
   };
 
+  // When the document's load event fired and when the DOM last changed in
+  // the moments after it (the helper goes into each new document as it
+  // starts, so it sees both).
+  let loadedAt = null, changedAt = -Infinity;
+  if (document.readyState !== 'complete') {
+    addEventListener('load', () => {
+      loadedAt = performance.now();
+      const watch = new MutationObserver(() => { changedAt = performance.now(); });
+      watch.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+      // Only settling right after the navigation asks.
+      setTimeout(() => watch.disconnect(), 5000);
+    }, { once: true });
+  }
+
   // Animations the action started that move or reveal something and will
   // end: CSS animations and transitions, and the Web Animations API, all
   // of which document.getAnimations() lists. Ones that began before the
@@ -1085,11 +1099,15 @@
   // transition or animation the action started runs (or after `max`).
   // `sinceAgo` is how long ago the action began. A page that starts
   // nothing is done after one quiet period.
-  function domQuiet(quiet, max, sinceAgo) {
+  function domQuiet(quiet, max, sinceAgo, afterLoad) {
     return new Promise((resolve) => {
       const start = performance.now();
       const since = start - (sinceAgo || 0) - 50;
       let last = start, mutations = 0, lateWait = false;
+      // After a navigation the quiet counts from the new document's load
+      // (or its last change since), not from when settling asks: the time
+      // the renderer spent on its first frame meanwhile was quiet too.
+      if (afterLoad && loadedAt !== null) last = Math.min(start, Math.max(loadedAt, changedAt));
       const obs = new MutationObserver((records) => { mutations += records.length; last = performance.now(); });
       obs.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
       const check = () => {
@@ -1104,7 +1122,8 @@
           setTimeout(check, late ? Math.min(quiet, 16) : Math.max(1, quiet - (now - last)));
         }
       };
-      setTimeout(check, quiet);
+      const first = quiet - (performance.now() - last);
+      if (first <= 0) check(); else setTimeout(check, first);
     });
   }
 

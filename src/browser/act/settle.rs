@@ -245,8 +245,11 @@ impl NavWatch {
         let started = Instant::now();
         let mut load_timed_out = false;
         let quiet_deadline = started + opts.max;
-        // Round 1: whatever the action changed in place.
-        dom_quiet(tab, opts.quiet, opts.max, self.began.elapsed()).await;
+        // Round 1: whatever the action changed in place, or the document a
+        // navigation loaded.
+        self.drain();
+        let loaded = self.navigated && !self.navigating;
+        dom_quiet(tab, opts.quiet, opts.max, self.began.elapsed(), loaded).await;
         self.drain();
         for _round in 0..4 {
             let mut waited = false;
@@ -279,7 +282,8 @@ impl NavWatch {
             let left = quiet_deadline
                 .saturating_duration_since(Instant::now())
                 .max(opts.quiet * 2);
-            dom_quiet(tab, opts.quiet, left, self.began.elapsed()).await;
+            let loaded = self.navigated && !self.navigating;
+            dom_quiet(tab, opts.quiet, left, self.began.elapsed(), loaded).await;
             self.drain();
             if !self.navigating && self.in_flight.is_empty() {
                 break;
@@ -296,12 +300,13 @@ impl NavWatch {
 
 /// Waits in the page until no DOM mutation happened for `quiet`, and what
 /// the action started (timers, animation frames, animations begun since
-/// `since_ago`) is over, for at most `max`. A document replaced meanwhile
-/// (the world's context destroyed) ends the wait: the caller's events say
-/// what happened.
-async fn dom_quiet(tab: &Tab, quiet: Duration, max: Duration, since_ago: Duration) {
+/// `since_ago`) is over, for at most `max`. `loaded`: a navigation loaded
+/// the document, so the quiet counts from its load event. A document
+/// replaced meanwhile (the world's context destroyed) ends the wait: the
+/// caller's events say what happened.
+async fn dom_quiet(tab: &Tab, quiet: Duration, max: Duration, since_ago: Duration, loaded: bool) {
     let expression = format!(
-        "globalThis.__webagentAct ? globalThis.__webagentAct.domQuiet({}, {}, {}) : 'missing'",
+        "globalThis.__webagentAct ? globalThis.__webagentAct.domQuiet({}, {}, {}, {loaded}) : 'missing'",
         quiet.as_millis(),
         max.as_millis(),
         since_ago.as_millis()
