@@ -42,6 +42,20 @@ enum PageEvent {
     RequestEnded(String),
 }
 
+impl PageEvent {
+    /// Where the event falls in a navigation: requested, committed, loaded;
+    /// a request's start before its end.
+    fn phase(&self) -> u8 {
+        match self {
+            PageEvent::NavigationStarted(_) => 0,
+            PageEvent::Committed(_) | PageEvent::SameDocument(_) => 1,
+            PageEvent::RequestStarted(_) => 2,
+            PageEvent::RequestEnded(_) => 3,
+            PageEvent::Loaded | PageEvent::Stopped(_) => 4,
+        }
+    }
+}
+
 type EventStreamBox = Pin<Box<dyn Stream<Item = PageEvent> + Send>>;
 
 /// How long settling may take and what counts as quiet.
@@ -84,6 +98,10 @@ pub(crate) struct NavWatch {
     events: futures_util::stream::SelectAll<EventStreamBox>,
     main_frame: Option<String>,
     in_flight: HashSet<String>,
+    /// Requests that ended before their start was seen: the events come
+    /// over separate streams, whose order between them is not kept, so a
+    /// fast request's end can arrive first.
+    ended_early: HashSet<String>,
     navigating: bool,
     navigated: bool,
     /// When the watch began, just before the action: animations that
@@ -177,6 +195,7 @@ impl NavWatch {
             events: select_all(streams),
             main_frame,
             in_flight: HashSet::new(),
+            ended_early: HashSet::new(),
             navigating: false,
             navigated: false,
             began,
@@ -210,18 +229,31 @@ impl NavWatch {
                 self.navigating = false;
             }
             PageEvent::RequestStarted(id) => {
-                self.in_flight.insert(id);
+                if !self.ended_early.remove(&id) {
+                    self.in_flight.insert(id);
+                }
             }
             PageEvent::RequestEnded(id) => {
-                self.in_flight.remove(&id);
+                if !self.in_flight.remove(&id) {
+                    self.ended_early.insert(id);
+                }
             }
             _ => {}
         }
     }
 
-    /// Applies every event already delivered, without waiting.
+    /// Applies every event already delivered, without waiting. Each kind
+    /// of event comes over a stream of its own, and the streams' order
+    /// between them is lost once several wait (all of a navigation's
+    /// events wait while `Page.navigate` is answered), so they are applied
+    /// in the order a navigation produces them.
     fn drain(&mut self) {
+        let mut waiting = Vec::new();
         while let Some(Some(event)) = self.events.next().now_or_never() {
+            waiting.push(event);
+        }
+        waiting.sort_by_key(PageEvent::phase);
+        for event in waiting {
             self.apply(event);
         }
     }
@@ -327,5 +359,54 @@ async fn dom_quiet(tab: &Tab, quiet: Duration, max: Duration, since_ago: Duratio
                 return;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A watch over events already delivered, in the order given.
+    fn watch_over(events: Vec<PageEvent>) -> NavWatch {
+        let stream: EventStreamBox = Box::pin(futures_util::stream::iter(events));
+        NavWatch {
+            events: select_all(vec![stream]),
+            main_frame: Some("main".into()),
+            in_flight: HashSet::new(),
+            ended_early: HashSet::new(),
+            navigating: false,
+            navigated: false,
+            began: Instant::now(),
+        }
+    }
+
+    #[test]
+    fn events_that_waited_are_applied_in_a_navigations_order() {
+        // All of a navigation's events wait while Page.navigate is
+        // answered, and come out of their separate streams in any order.
+        let mut watch = watch_over(vec![
+            PageEvent::Loaded,
+            PageEvent::RequestEnded("frame".into()),
+            PageEvent::Stopped("main".into()),
+            PageEvent::Committed("main".into()),
+            PageEvent::RequestStarted("frame".into()),
+            PageEvent::NavigationStarted("main".into()),
+        ]);
+        watch.expect_navigation();
+        watch.drain();
+        assert!(watch.navigated);
+        assert!(!watch.navigating, "the load was seen");
+        assert!(watch.in_flight.is_empty(), "{:?}", watch.in_flight);
+    }
+
+    #[test]
+    fn a_request_whose_end_came_first_is_not_waited_for() {
+        let mut watch = watch_over(Vec::new());
+        watch.apply(PageEvent::RequestEnded("fast".into()));
+        watch.apply(PageEvent::RequestStarted("fast".into()));
+        watch.apply(PageEvent::RequestStarted("slow".into()));
+        assert_eq!(watch.in_flight, HashSet::from(["slow".to_string()]));
+        watch.apply(PageEvent::RequestEnded("slow".into()));
+        assert!(watch.in_flight.is_empty() && watch.ended_early.is_empty());
     }
 }
