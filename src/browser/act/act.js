@@ -1054,10 +1054,13 @@
   // When the document's load event fired and when the DOM last changed in
   // the moments after it (the helper goes into each new document as it
   // starts, so it sees both).
-  let loadedAt = null, changedAt = -Infinity;
+  let loadedAt = null, changedAt = -Infinity, paintedAt = null;
   if (document.readyState !== 'complete') {
     addEventListener('load', () => {
       loadedAt = performance.now();
+      // The first frame after the load, once it is painted: what a person
+      // first sees of the page.
+      requestAnimationFrame(() => setTimeout(() => { paintedAt = performance.now(); }, 0));
       const watch = new MutationObserver(() => { changedAt = performance.now(); });
       watch.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
       // Only settling right after the navigation asks.
@@ -1105,24 +1108,29 @@
       const since = start - (sinceAgo || 0) - 50;
       let last = start, mutations = 0, lateWait = false;
       // After a navigation the quiet counts from the new document's load
-      // (or its last change since), not from when settling asks: the time
-      // the renderer spent on its first frame meanwhile was quiet too.
-      if (afterLoad && loadedAt !== null) last = Math.min(start, Math.max(loadedAt, changedAt));
+      // (or its last change since), not from when settling asks; and a
+      // document that has not changed since its load is settled once the
+      // first frame after the load is painted, as a person then sees it.
+      const loaded = afterLoad && loadedAt !== null;
+      if (loaded) last = Math.min(start, Math.max(loadedAt, changedAt));
+      const painted = () => loaded && paintedAt !== null && changedAt < loadedAt && mutations === 0;
       const obs = new MutationObserver((records) => { mutations += records.length; last = performance.now(); });
       obs.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
       const check = () => {
         const now = performance.now();
-        const quietNow = now - last >= quiet;
+        const quietNow = now - last >= quiet || painted();
         const late = quietNow && (inputTimersPending() || transitionsRunning() || animationsRunning(since));
         if (late) lateWait = true;
         if ((quietNow && !late) || now - start >= max) {
           obs.disconnect();
           resolve({ ok: true, mutations, waited: Math.round(now - start), capped: !quietNow || late, late: lateWait });
         } else {
-          setTimeout(check, late ? Math.min(quiet, 16) : Math.max(1, quiet - (now - last)));
+          // Until the first frame after a load is painted, look often.
+          const until = late ? Math.min(quiet, 16) : Math.max(1, quiet - (now - last));
+          setTimeout(check, loaded && paintedAt === null ? Math.min(until, 2) : until);
         }
       };
-      const first = quiet - (performance.now() - last);
+      const first = painted() ? 0 : Math.min(quiet - (performance.now() - last), loaded ? 2 : quiet);
       if (first <= 0) check(); else setTimeout(check, first);
     });
   }
