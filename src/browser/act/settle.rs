@@ -228,15 +228,13 @@ impl NavWatch {
             PageEvent::Stopped(frame) if self.navigating && self.is_main(&frame) => {
                 self.navigating = false;
             }
-            PageEvent::RequestStarted(id) => {
-                if !self.ended_early.remove(&id) {
-                    self.in_flight.insert(id);
-                }
+            // The guards do the bookkeeping: a start whose end came first
+            // (or an end whose start came first) only clears its note.
+            PageEvent::RequestStarted(id) if !self.ended_early.remove(&id) => {
+                self.in_flight.insert(id);
             }
-            PageEvent::RequestEnded(id) => {
-                if !self.in_flight.remove(&id) {
-                    self.ended_early.insert(id);
-                }
+            PageEvent::RequestEnded(id) if !self.in_flight.remove(&id) => {
+                self.ended_early.insert(id);
             }
             _ => {}
         }
