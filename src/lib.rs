@@ -25,6 +25,8 @@ pub mod secrets;
 pub mod serve;
 pub mod session;
 pub mod sitemap;
+pub mod suite;
+pub mod totp;
 pub mod tui;
 pub mod vision;
 pub mod watch;

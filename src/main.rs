@@ -12,8 +12,23 @@ fn main() -> ExitCode {
     match webagent::cli::run(cli) {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("error: {err:#}");
+            eprintln!("error: {}", chain_text(&err));
             ExitCode::from(1)
         }
     }
+}
+
+/// The error and its causes, each said once: a message that already quotes
+/// its cause (`starting the browser: X`, whose source is X) is not
+/// followed by the cause again.
+fn chain_text(err: &anyhow::Error) -> String {
+    let mut text = err.to_string();
+    for cause in err.chain().skip(1) {
+        let cause = cause.to_string();
+        if !text.contains(&cause) {
+            text.push_str(": ");
+            text.push_str(&cause);
+        }
+    }
+    text
 }

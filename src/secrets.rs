@@ -34,6 +34,9 @@ pub struct Secrets {
     entries: Vec<(String, String)>,
     /// (a form the value may take, its secret's name), longest first.
     forms: Vec<(String, String)>,
+    /// One-time-code secrets: (name, seed bytes). The placeholder fills
+    /// with the code of the moment; the seed's text is among `forms`.
+    totp: Vec<(String, Vec<u8>)>,
 }
 
 // Values must not reach a log through `{:?}`.
@@ -60,6 +63,7 @@ impl Secrets {
         }
         self.entries.retain(|(n, _)| *n != name);
         self.forms.retain(|(_, n)| *n != name);
+        self.totp.retain(|(n, _)| *n != name);
         for form in encoded_forms(&value) {
             self.forms.push((form, name.clone()));
         }
@@ -72,28 +76,87 @@ impl Secrets {
             .sort_by_key(|form| std::cmp::Reverse(form.0.len()));
     }
 
+    /// Adds a one-time-code secret from its base32 seed (RFC 6238): its
+    /// placeholder fills with the code of the moment, and the seed and the
+    /// codes around now are masked like any value.
+    pub fn insert_totp(
+        &mut self,
+        name: impl Into<String>,
+        seed: &str,
+    ) -> Result<(), crate::totp::TotpError> {
+        let name = name.into();
+        let bytes = crate::totp::decode_seed(seed)?;
+        self.entries.retain(|(n, _)| *n != name);
+        self.forms.retain(|(_, n)| *n != name);
+        self.totp.retain(|(n, _)| *n != name);
+        let seed = seed.trim();
+        for form in encoded_forms(seed) {
+            self.forms.push((form, name.clone()));
+        }
+        self.forms
+            .sort_by_key(|form| std::cmp::Reverse(form.0.len()));
+        self.totp.push((name, bytes));
+        Ok(())
+    }
+
     /// The names, for the system prompt.
     pub fn names(&self) -> Vec<String> {
-        let mut names: Vec<String> = self.entries.iter().map(|(n, _)| n.clone()).collect();
+        let mut names: Vec<String> = self
+            .entries
+            .iter()
+            .map(|(n, _)| n.clone())
+            .chain(self.totp.iter().map(|(n, _)| n.clone()))
+            .collect();
         names.sort();
         names
     }
 
     /// The values themselves, for blanking them where text cannot be
-    /// masked (a field a screenshot would show).
+    /// masked (a field a screenshot would show): a one-time code's seed is
+    /// among them, and so is the code of the moment.
     pub fn values(&self) -> Vec<String> {
-        self.entries.iter().map(|(_, v)| v.clone()).collect()
+        let mut values: Vec<String> = self.entries.iter().map(|(_, v)| v.clone()).collect();
+        for (_, seed) in &self.totp {
+            values.push(crate::totp::current_code(seed));
+        }
+        values
     }
 
     /// Whether there are none.
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.entries.is_empty() && self.totp.is_empty()
+    }
+
+    /// (form, name) pairs of one-time codes valid around now: they change
+    /// every 30 seconds, so they are worked out at each masking.
+    fn code_forms(&self) -> Vec<(String, String)> {
+        self.totp
+            .iter()
+            .flat_map(|(name, seed)| {
+                crate::totp::nearby_codes(seed)
+                    .into_iter()
+                    .map(move |code| (code, name.clone()))
+            })
+            .collect()
+    }
+
+    /// Whether `text` holds any form of any value.
+    fn shows_any(&self, text: &str, codes: &[(String, String)]) -> bool {
+        self.forms
+            .iter()
+            .chain(codes)
+            .any(|(form, _)| text.contains(form.as_str()))
     }
 
     /// `text` with every secret value replaced by its placeholder.
     pub fn mask(&self, text: &str) -> String {
+        let codes = self.code_forms();
+        self.mask_with(text, &codes)
+    }
+
+    fn mask_with(&self, text: &str, codes: &[(String, String)]) -> String {
         let mut out = text.to_string();
-        for (form, name) in &self.forms {
+        for (form, name) in self.forms.iter().chain(codes) {
             if out.contains(form.as_str()) {
                 out = out.replace(form.as_str(), &placeholder(name));
             }
@@ -101,13 +164,29 @@ impl Secrets {
         out
     }
 
-    /// `text` with placeholders replaced by their values.
+    /// `text` with placeholders replaced by their values (a one-time
+    /// code's placeholder by the code of the moment).
     pub fn fill(&self, text: &str) -> String {
         let mut out = text.to_string();
         for (name, value) in &self.entries {
             out = out.replace(&placeholder(name), value);
         }
+        for (name, seed) in &self.totp {
+            let wanted = placeholder(name);
+            if out.contains(&wanted) {
+                out = out.replace(&wanted, &crate::totp::current_code(seed));
+            }
+        }
         out
+    }
+
+    /// A locator with placeholders in its text filled in.
+    pub fn filled_locator(&self, locator: &crate::dom::Locator) -> crate::dom::Locator {
+        if self.is_empty() {
+            return locator.clone();
+        }
+        crate::dom::Locator::parse(&self.fill(&locator.to_string()))
+            .unwrap_or_else(|_| locator.clone())
     }
 
     /// Masks every string inside a JSON value.
@@ -122,13 +201,10 @@ impl Secrets {
         if self.is_empty() {
             return;
         }
+        let codes = self.code_forms();
         let mask = |text: &mut String| {
-            if self
-                .forms
-                .iter()
-                .any(|(form, _)| text.contains(form.as_str()))
-            {
-                *text = self.mask(text);
+            if self.shows_any(text, &codes) {
+                *text = self.mask_with(text, &codes);
             }
         };
         mask(&mut page.url);
@@ -204,7 +280,7 @@ impl Secrets {
     }
 
     fn walk(&self, value: &mut Value, change: &dyn Fn(&Secrets, &str) -> String) {
-        if self.entries.is_empty() {
+        if self.is_empty() {
             return;
         }
         match value {
@@ -291,16 +367,32 @@ pub fn mask_in_logs(secrets: &Secrets) {
     for (name, value) in &secrets.entries {
         all.insert(name.clone(), value.clone());
     }
+    for (name, seed) in &secrets.totp {
+        all.totp.retain(|(n, _)| n != name);
+        all.totp.push((name.clone(), seed.clone()));
+    }
+    for (form, name) in &secrets.forms {
+        if secrets.totp.iter().any(|(n, _)| n == name) {
+            all.forms.push((form.clone(), name.clone()));
+        }
+    }
+    all.forms
+        .sort_by_key(|form| std::cmp::Reverse(form.0.len()));
 }
 
 /// A log line with every secret registered by [`mask_in_logs`] masked.
 pub fn mask_log_line(text: &str) -> Cow<'_, str> {
     let logged = LOGGED.read().unwrap_or_else(|e| e.into_inner());
     match logged.as_ref() {
-        Some(secrets) if secrets.forms.iter().any(|(f, _)| text.contains(f.as_str())) => {
-            Cow::Owned(secrets.mask(text))
+        Some(secrets) => {
+            let codes = secrets.code_forms();
+            if secrets.shows_any(text, &codes) {
+                Cow::Owned(secrets.mask_with(text, &codes))
+            } else {
+                Cow::Borrowed(text)
+            }
         }
-        _ => Cow::Borrowed(text),
+        None => Cow::Borrowed(text),
     }
 }
 
@@ -411,6 +503,29 @@ mod tests {
         secrets.mask_json(&mut value);
         assert_eq!(value["input_text"]["text"], "<secret>password</secret>");
         assert!(!format!("{secrets:?}").contains("hunter2"));
+    }
+
+    #[test]
+    fn a_one_time_code_fills_with_the_current_code_and_both_it_and_the_seed_are_masked() {
+        let mut secrets = Secrets::new();
+        let seed = "GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ";
+        secrets.insert_totp("otp", seed).expect("a base32 seed");
+        assert_eq!(secrets.names(), ["otp"]);
+        let code = crate::totp::current_code(b"12345678901234567890");
+        let filled = secrets.fill("code: <secret>otp</secret>");
+        // A step boundary may pass between the two readings.
+        let step = crate::totp::now() / crate::totp::STEP_SECONDS;
+        let then = crate::totp::hotp(b"12345678901234567890", step, 6);
+        assert!(
+            filled == format!("code: {code}") || filled == format!("code: {then}"),
+            "{filled}"
+        );
+        assert_eq!(
+            secrets.mask(&format!("typed {then}, seed {seed}")),
+            "typed <secret>otp</secret>, seed <secret>otp</secret>"
+        );
+        assert!(secrets.values().iter().any(|v| v.len() == 6));
+        assert!(Secrets::new().insert_totp("bad", "not base32!").is_err());
     }
 
     #[test]

@@ -61,6 +61,9 @@ pub struct Response {
     pub headers: Vec<(String, String)>,
     /// The body bytes.
     pub body: Vec<u8>,
+    /// How long to wait before answering (a slow server, for benchmarks
+    /// standing in for one); zero answers at once.
+    pub delay: std::time::Duration,
 }
 
 impl Response {
@@ -71,7 +74,15 @@ impl Response {
             content_type: content_type.to_string(),
             headers: Vec::new(),
             body: body.into(),
+            delay: std::time::Duration::ZERO,
         }
+    }
+
+    /// The same answer, sent after `delay` (the connection's task waits;
+    /// other connections are served meanwhile).
+    pub fn after(mut self, delay: std::time::Duration) -> Self {
+        self.delay = delay;
+        self
     }
 
     /// A 200 HTML page.
@@ -301,6 +312,9 @@ async fn serve_connection(
             Some(handler) => handler(&request),
             None => Response::not_found(&request.path),
         };
+        if !response.delay.is_zero() {
+            tokio::time::sleep(response.delay).await;
+        }
         let keep_alive = !request
             .headers
             .get("connection")

@@ -411,23 +411,27 @@ fn signs_in_goes_by_the_sitemap_fills_and_submits_until_done() {
         "{streamed_text}"
     );
     // Events come in protocol order for an executed step (streamed text
-    // interleaves while the model writes).
+    // interleaves while the model writes): what a resume reads to know
+    // how far a killed step got.
     let kinds: Vec<&str> = run
         .events
         .iter()
         .map(Event::kind)
         .filter(|k| *k != "text")
         .collect();
-    let first_step = &kinds[..kinds.iter().position(|k| *k == "step").unwrap() + 1];
+    let first_step = &kinds[..kinds.iter().position(|k| *k == "step_ended").unwrap() + 1];
     assert_eq!(
         first_step,
         [
             "run_started",
+            "run_settings",
             "observation",
+            "listing",
             "tool_call",
             "action_request",
             "tool_result",
-            "step"
+            "step",
+            "step_ended"
         ]
     );
     assert_eq!(kinds.last(), Some(&"done"));
@@ -1272,35 +1276,43 @@ fn the_command_prints_json_events_and_exits_0_on_success() {
     let _ = std::fs::remove_dir_all(&sessions);
 }
 
+/// Runs `task` on `url` with `webagent run`, its first step scrolling and
+/// its second model call never answered, and kills it there (SIGKILL).
+async fn kill_at_second_model_call(task: &str, url: &str, sessions: &std::path::Path) {
+    let llm = LlmServer::start(vec![
+        reply("scroll first", json!({"scroll": {"direction": "down"}})),
+        Reply::Hang,
+    ])
+    .await;
+    let mut child = tokio::process::Command::from(webagent())
+        .args(["run", task, "--model", "m"])
+        .args(["--url", url])
+        .args(["--base-url", &llm.base_url()])
+        .arg("--sessions-dir")
+        .arg(sessions)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("spawns");
+    tokio::time::timeout(Duration::from_secs(60), llm.wait_for_requests(2))
+        .await
+        .expect("the run reaches its second model call");
+    child.kill().await.expect("kills");
+    let _ = child.wait().await;
+}
+
 #[test]
 fn a_killed_run_leaves_a_readable_trace() {
     let s = shared();
     s.server
         .html("/killed", page("Kill", "<button>Hi</button>"));
     let sessions = temp_dir("killed");
-    s.runtime.block_on(async {
-        // The first step completes; the second model call never answers.
-        let llm = LlmServer::start(vec![
-            reply("scroll first", json!({"scroll": {"direction": "down"}})),
-            Reply::Hang,
-        ])
-        .await;
-        let mut child = tokio::process::Command::from(webagent())
-            .args(["run", "Never finishes", "--model", "m"])
-            .args(["--url", &s.server.url("/killed")])
-            .args(["--base-url", &llm.base_url()])
-            .arg("--sessions-dir")
-            .arg(&sessions)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("spawns");
-        tokio::time::timeout(Duration::from_secs(60), llm.wait_for_requests(2))
-            .await
-            .expect("the run reaches its second model call");
-        child.kill().await.expect("kills");
-    });
+    s.runtime.block_on(kill_at_second_model_call(
+        "Never finishes",
+        &s.server.url("/killed"),
+        &sessions,
+    ));
     let traces: Vec<_> = std::fs::read_dir(&sessions).unwrap().flatten().collect();
     assert_eq!(traces.len(), 1);
     let trace = std::fs::read_to_string(traces[0].path()).unwrap();
@@ -1321,6 +1333,78 @@ fn a_killed_run_leaves_a_readable_trace() {
         "{kinds:?}"
     );
     assert!(!kinds.iter().any(|k| k == "done"));
+    let _ = std::fs::remove_dir_all(&sessions);
+}
+
+#[test]
+fn a_killed_run_resumes_headless_at_the_step_that_did_not_finish() {
+    let s = shared();
+    s.server
+        .html("/resumed", page("Resume", "<button>Hi</button>"));
+    let sessions = temp_dir("resume-headless");
+    let (trace, output, prompt) = s.runtime.block_on(async {
+        // Killed while the model answers step 2.
+        kill_at_second_model_call("Scroll, then report", &s.server.url("/resumed"), &sessions)
+            .await;
+        let trace = std::fs::read_dir(&sessions)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| p.extension().is_some_and(|x| x == "jsonl"))
+            .expect("the killed run's trace");
+        let resumed = LlmServer::start(vec![done("scrolled and reported", true)]).await;
+        let output = tokio::process::Command::from(webagent())
+            .arg("resume")
+            .arg(&trace)
+            .args(["--headless", "--json", "--model", "m"])
+            .args(["--base-url", &resumed.base_url()])
+            .arg("--sessions-dir")
+            .arg(&sessions)
+            .output()
+            .await
+            .expect("resume runs");
+        let requests = resumed.requests();
+        assert_eq!(requests.len(), 1);
+        let prompt = requests[0].json()["messages"][1]["content"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        (trace, output, prompt)
+    });
+    assert!(output.status.success(), "{output:?}");
+    assert!(prompt.contains("Step 2 of"), "{prompt}");
+    assert!(
+        prompt.contains("Step 1:"),
+        "the step before is history:\n{prompt}"
+    );
+    assert!(prompt.contains("scroll first"), "{prompt}");
+    let events: Vec<Value> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let resumed = events
+        .iter()
+        .find(|e| e["type"] == "resumed")
+        .expect("the run says what it resumes");
+    assert_eq!(resumed["from"], trace.display().to_string());
+    assert_eq!(resumed["step"], 2);
+    assert_eq!(events.last().unwrap()["type"], "done");
+    // A finished run has nothing to resume: a clear refusal, exit 2.
+    let again_trace = std::fs::read_dir(&sessions)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "jsonl") && *p != trace)
+        .expect("the resumed run's trace");
+    let refused = webagent()
+        .arg("resume")
+        .arg(&again_trace)
+        .arg("--headless")
+        .output()
+        .expect("runs");
+    assert_eq!(refused.status.code(), Some(2));
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(said.contains("nothing to resume"), "{said}");
     let _ = std::fs::remove_dir_all(&sessions);
 }
 

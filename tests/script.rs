@@ -708,15 +708,20 @@ fn an_exported_agent_run_replays_without_the_model_even_when_indices_shift() {
             !source.contains("index") && !source.contains("run_action"),
             "indices leaked into:\n{source}"
         );
+        // Every recorded locator, strongest first; the typed and chosen
+        // values are parameters with the recorded ones as defaults.
         assert!(
-            source.contains("fill(\"#email\", \"cy@example.test\");"),
+            source.contains("fill([\"id:email\", \"role:textbox:Email\", \"placeholder:Email\", \"name:email\", \"css:#email\"], params.email);"),
             "{source}"
         );
         assert!(
-            source.contains("click(\"[data-testid=\\\"subscribe\\\"]\");"),
+            source.contains("click([\"testid:subscribe\", \"role:button:Subscribe\", \"text:Subscribe\""),
             "{source}"
         );
-        assert!(source.contains("url_matches(url(), "), "{source}");
+        assert!(source.contains("\"default\": \"cy@example.test\""), "{source}");
+        assert!(source.contains("\"default\": \"Pro plan\""), "{source}");
+        assert!(source.contains("start_at(\"/subscribe\");"), "{source}");
+        assert!(source.contains(", \"/subscribe\");"), "{source}");
         scripts
             .load_source("replay.rhai", &source)
             .unwrap_or_else(|e| panic!("the export compiles: {e}\n{source}"));
@@ -743,7 +748,38 @@ fn an_exported_agent_run_replays_without_the_model_even_when_indices_shift() {
             "Subscribed cy@example.test to pro"
         );
 
-        // On another page the URL check stops the replay before it acts.
+        // Started elsewhere, the recipe opens its start page first.
+        let elsewhere = s
+            .session
+            .new_tab(&s.server.url("/elsewhere"))
+            .await
+            .unwrap();
+        let (tx, _rx) = mpsc::unbounded_channel();
+        let mut host = RecipeHost::new(
+            environment(elsewhere, &scripts),
+            road(
+                scripts.catalog().expect("the catalog"),
+                HeadlessApprover { yes: false },
+                ApprovalMode::Never,
+                tx,
+            ),
+        );
+        scripts
+            .run_recipe(Some("replay"), &mut host, &CancelFlag::new())
+            .await
+            .unwrap_or_else(|e| panic!("the replay opens its start page: {e}\n{source}"));
+
+        // Without a start page, the location check stops the replay on the
+        // wrong page before it acts.
+        let without_start: String = source
+            .lines()
+            .filter(|l| !l.contains("start_at("))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let scripts = Scripts::default();
+        scripts
+            .load_source("no-start.rhai", &without_start)
+            .expect("compiles");
         let elsewhere = s
             .session
             .new_tab(&s.server.url("/elsewhere"))
@@ -764,8 +800,9 @@ fn an_exported_agent_run_replays_without_the_model_even_when_indices_shift() {
             .await
             .unwrap_err();
         assert!(
-            error.to_string().contains("expected to be on")
-                && error.to_string().contains("/subscribe"),
+            error.to_string().contains("step 1")
+                && error.to_string().contains("expected to be on /subscribe")
+                && error.to_string().contains("/elsewhere"),
             "{error}"
         );
         assert_eq!(host.steps(), 0, "nothing ran on the wrong page");

@@ -287,6 +287,7 @@ fn step_record() -> StepRecord {
             observe_ms: 41,
             llm_ms: 1830,
             act_ms: 212,
+            wait_ms: 0,
         },
         usage: Some(TokenUsage {
             prompt_tokens: 2400,
@@ -331,6 +332,37 @@ fn feed_step(bench: &Bench) {
         result: ActionResult::ok(),
     }));
     bench.send(AppEvent::agent(Event::Step(step_record())));
+}
+
+/// The task cache's report reaches the status line and the log.
+#[test]
+fn a_cache_report_shows_in_the_status_line_and_the_log() {
+    let mut bench = Bench::on_orders(160, 48);
+    feed_step(&bench);
+    bench.send(AppEvent::agent(Event::Cache(
+        webagent::events::CacheRecord {
+            state: webagent::events::CacheState::Hit,
+            key: "a856caa5f6419a0e".into(),
+            task: "ship order 1042".into(),
+            route: "/orders/:id".into(),
+            recipe: ".webagent/cache/a856caa5f6419a0e.rhai".into(),
+            model_calls: 0,
+            usage: webagent::events::TokenUsage::default(),
+            success: true,
+            note: None,
+        },
+    )));
+    bench.idle();
+    let screen = bench.screen();
+    assert!(screen.contains("cache hit"), "the status line:\n{screen}");
+    assert!(
+        screen.contains("cache            hit: 0 model calls, 0 tokens"),
+        "the log:\n{screen}"
+    );
+    // A new run clears the state until its own report.
+    feed_step(&bench);
+    bench.idle();
+    assert!(!bench.screen().contains("cache hit"));
 }
 
 // ---------------------------------------------------------------- renders
@@ -968,7 +1000,7 @@ fn a_typed_task_starts_a_run_and_the_mode_cycles() {
     bench.key(KeyCode::Enter);
     bench.idle();
     match bench.effects.as_slice() {
-        [Effect::SetApprovalMode(ApprovalMode::Always), Effect::StartRun { task, approval }] => {
+        [Effect::SetApprovalMode(ApprovalMode::Always), Effect::StartRun { task, approval, .. }] => {
             assert_eq!(task, "ship order 1042");
             assert_eq!(*approval, ApprovalMode::Always);
         }
@@ -1842,12 +1874,13 @@ fn a_session_exports_as_a_recipe_that_compiles() {
         "{name}"
     );
     let source = std::fs::read_to_string(&path).expect("the file was written");
-    assert!(
-        source.contains("navigate(\"http://127.0.0.1:8080/login\")"),
-        "{source}"
-    );
+    // Portable: the path on whatever origin the recipe runs against.
+    assert!(source.contains("navigate(\"/login\")"), "{source}");
     assert!(source.contains("admin@acme.test"), "{source}");
-    assert!(source.contains("#email"), "by id, not index:\n{source}");
+    assert!(
+        source.contains("\"id:email\""),
+        "by id, not index:\n{source}"
+    );
     assert!(source.contains("step 3"), "{source}");
     // The file is a recipe the script engine accepts.
     let scripts = webagent::script::Scripts::default();
@@ -2166,7 +2199,15 @@ async fn an_mcp_clients_risky_call_is_approved_and_edited_in_the_workbench() {
     .expect("joined");
     let writer = tokio::fs::File::from_std(writer.expect("the server's stdin"));
     let reader = tokio::fs::File::from_std(reader.expect("the server's stdout"));
-    let client = ().serve((reader, writer)).await.expect("the MCP handshake");
+    // The client names itself in `initialize`; the workbench says so.
+    let named = rmcp::model::ClientConfig::new(
+        rmcp::model::ClientCapabilities::default(),
+        rmcp::model::Implementation::new("desk-agent", "1.0"),
+    );
+    let client = named
+        .serve((reader, writer))
+        .await
+        .expect("the MCP handshake");
     wait_for_screen(&session.0, "Send B</button>").await;
 
     let call = |name: &str, arguments: serde_json::Value| {
@@ -2197,6 +2238,14 @@ async fn an_mcp_clients_risky_call_is_approved_and_edited_in_the_workbench() {
     });
     let screen = wait_for_screen(&session.0, "Approve step").await;
     assert!(screen.contains("Send A"), "the target is shown:\n{screen}");
+    assert!(
+        screen.contains("Approve step 1?"),
+        "calls are numbered like steps, from 1:\n{screen}"
+    );
+    assert!(
+        screen.contains("MCP client desk-agent asks: click"),
+        "the call is the client's, by its name:\n{screen}"
+    );
     // The person retargets it to B in the editor.
     tmux_keys(&session.0, &["e"]);
     wait_for_screen(&session.0, "Edit the action (JSON)").await;
@@ -2218,9 +2267,882 @@ async fn an_mcp_clients_risky_call_is_approved_and_edited_in_the_workbench() {
         "the edit ran, not the request:\n{page}"
     );
     // The workbench followed the call: its status line is on the page B
-    // led to.
-    wait_for_screen(&session.0, "/sent-b").await;
+    // led to, and the log numbers the call 1.
+    let screen = wait_for_screen(&session.0, "/sent-b").await;
+    assert!(
+        screen.lines().any(|l| l.contains("  1 click")),
+        "the first call is step 1:\n{screen}"
+    );
+    assert!(!screen.lines().any(|l| l.contains("  0 click")), "{screen}");
     client.cancel().await.expect("the client closes");
     tmux_keys(&session.0, &["q"]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+// ------------------------------------------------- the session as a conversation
+
+/// A step record of `action` at `index`, its own time and the person's
+/// wait apart.
+fn list_step(index: usize, action: serde_json::Value, act_ms: u64, wait_ms: u64) -> StepRecord {
+    StepRecord {
+        index,
+        action,
+        timings: StepTimings {
+            observe_ms: 5,
+            llm_ms: 700,
+            act_ms,
+            wait_ms,
+        },
+        usage: None,
+        ..step_record()
+    }
+}
+
+fn feed_run_start(bench: &Bench, step: usize) {
+    bench.send(AppEvent::agent(Event::RunStarted {
+        task: "sign in".into(),
+        url: "http://127.0.0.1:8080/login".into(),
+        model: "gpt-4o-mini".into(),
+        max_steps: 40,
+    }));
+    bench.send(AppEvent::agent(Event::Observation(ObservationSummary {
+        step,
+        url: "http://127.0.0.1:8080/login".into(),
+        title: "Sign in".into(),
+        elements: 3,
+        new_elements: 0,
+        listing_chars: 90,
+    })));
+}
+
+fn feed_action(bench: &Bench, record: StepRecord) {
+    let (name, parameters) = record
+        .action
+        .as_object()
+        .and_then(|o| o.iter().next())
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .expect("an action");
+    bench.send(AppEvent::agent(Event::ToolCall {
+        name: name.clone(),
+        parameters,
+    }));
+    bench.send(AppEvent::agent(Event::ToolResult {
+        name,
+        result: record.result.clone(),
+    }));
+    bench.send(AppEvent::agent(Event::Step(record)));
+}
+
+#[test]
+fn every_action_of_a_list_is_its_own_log_row_with_its_own_result_and_time() {
+    let mut bench = Bench::on_orders(120, 30);
+    feed_run_start(&bench, 1);
+    feed_action(
+        &bench,
+        list_step(
+            1,
+            json!({"input_text": {"selector": "#user", "text": "ann"}}),
+            31,
+            0,
+        ),
+    );
+    feed_action(
+        &bench,
+        list_step(
+            1,
+            json!({"input_text": {"selector": "#pass", "text": "pw"}}),
+            27,
+            0,
+        ),
+    );
+    feed_action(
+        &bench,
+        list_step(1, json!({"click": {"selector": "#login"}}), 84, 4873),
+    );
+    bench.idle();
+    type Row = (Option<usize>, String, Option<u64>, Option<u64>);
+    let rows: Vec<Row> = bench
+        .state()
+        .log
+        .iter()
+        .map(|e| (e.step, e.action.clone(), e.ms, e.wait_ms))
+        .collect();
+    assert_eq!(
+        rows,
+        vec![
+            (Some(1), "input_text".to_string(), Some(31), None),
+            (Some(1), "input_text".to_string(), Some(27), None),
+            (Some(1), "click".to_string(), Some(84), Some(4873)),
+        ]
+    );
+    let screen = bench.screen();
+    let click = screen
+        .lines()
+        .find(|l| l.contains("#login") && l.contains("  1 click"))
+        .unwrap_or_else(|| panic!("no click row:\n{screen}"));
+    assert!(click.contains("84ms +you 4.9s"), "the wait apart: {click}");
+    assert!(screen.contains("#pass"), "{screen}");
+}
+
+#[test]
+fn the_task_field_talks_to_a_running_agent_and_marks_the_message_once_read() {
+    let mut bench = Bench::on_orders(120, 30);
+    bench.key(KeyCode::Char('t'));
+    bench.type_text("export the orders");
+    bench.key(KeyCode::Enter);
+    feed_run_start(&bench, 1);
+    bench.idle();
+    bench.effects.clear();
+    bench.key(KeyCode::Char('t'));
+    bench.type_text("the export button is in the ⋯ menu");
+    bench.key(KeyCode::Enter);
+    bench.idle();
+    match bench.effects.as_slice() {
+        [Effect::Steer(text)] => assert_eq!(text, "the export button is in the ⋯ menu"),
+        other => panic!("expected the message for the agent, got {other:?}"),
+    }
+    let screen = bench.screen();
+    let row = screen
+        .lines()
+        .find(|l| l.contains("you say"))
+        .unwrap_or_else(|| panic!("the message is in the log:\n{screen}"));
+    assert!(row.contains("waiting"), "{row}");
+    assert!(screen.contains("Message to the agent"), "{screen}");
+    // The agent's next request carried it.
+    bench.send(AppEvent::agent(Event::PersonMessage {
+        step: 2,
+        text: "the export button is in the ⋯ menu".into(),
+    }));
+    bench.idle();
+    let message = bench
+        .state()
+        .log
+        .iter()
+        .find(|e| e.action == "you say")
+        .expect("the row");
+    assert_eq!((message.step, &message.outcome), (Some(2), &Outcome::Ok));
+    assert_eq!(bench.state().log.len(), 1, "one row, not two");
+    assert!(bench.screen().contains("sent"), "{}", bench.screen());
+}
+
+#[test]
+fn r_asks_again_for_a_failed_step_and_for_another_proposal_at_the_approval() {
+    let mut bench = Bench::on_orders(120, 30);
+    bench.key(KeyCode::Char('t'));
+    bench.type_text("pay");
+    bench.key(KeyCode::Enter);
+    feed_run_start(&bench, 2);
+    feed_action(
+        &bench,
+        StepRecord {
+            result: ActionResult::not_found("no element matches #pay-now"),
+            ..list_step(2, json!({"click": {"selector": "#pay-now"}}), 5, 0)
+        },
+    );
+    bench.idle();
+    bench.effects.clear();
+    bench.key(KeyCode::Char('r'));
+    bench.idle();
+    assert!(
+        matches!(bench.effects.as_slice(), [Effect::RetryStep(2)]),
+        "{:?}",
+        bench.effects
+    );
+    // Asked again, step 2 ran: nothing failed to ask again for.
+    feed_action(&bench, list_step(2, json!({"click": {"index": 3}}), 5, 0));
+    bench.idle();
+    bench.effects.clear();
+    bench.key(KeyCode::Char('r'));
+    bench.idle();
+    assert!(bench.effects.is_empty(), "{:?}", bench.effects);
+    let notice = bench.state().status.notice.clone().expect("why not");
+    assert!(notice.text.contains("did not fail"), "{notice:?}");
+    // At the approval, r answers the agent: ask the model again.
+    let (reply, _answer) = oneshot::channel();
+    bench.send(AppEvent::ApprovalRequested {
+        request: Box::new(approval_request()),
+        reply,
+    });
+    bench.key(KeyCode::Char('r'));
+    bench.idle();
+    match bench.effects.as_slice() {
+        [Effect::Decide { decision, .. }] => assert_eq!(*decision, ApprovalDecision::Retry),
+        other => panic!("expected the retry decision, got {other:?}"),
+    }
+    let rows: Vec<&str> = bench
+        .state()
+        .log
+        .iter()
+        .map(|e| e.action.as_str())
+        .collect();
+    assert_eq!(rows, ["click", "click"], "the failed attempt stays");
+}
+
+#[test]
+fn a_finished_task_is_followed_up_until_n_starts_fresh() {
+    let mut bench = Bench::on_orders(120, 30);
+    bench.key(KeyCode::Char('t'));
+    bench.type_text("ship order 1003");
+    bench.key(KeyCode::Enter);
+    feed_run_start(&bench, 1);
+    bench.send(AppEvent::agent(Event::Done {
+        success: true,
+        text: "shipped".into(),
+        reason: webagent::events::EndReason::Done,
+        steps: 1,
+        usage: TokenUsage::default(),
+    }));
+    bench.idle();
+    assert!(
+        bench.screen().contains("follows up on 1 earlier task"),
+        "{}",
+        bench.screen()
+    );
+    bench.effects.clear();
+    bench.key(KeyCode::Char('N'));
+    bench.idle();
+    assert!(
+        matches!(bench.effects.as_slice(), [Effect::NewConversation]),
+        "{:?}",
+        bench.effects
+    );
+    assert!(!bench.screen().contains("follows up"), "{}", bench.screen());
+    // `:new` says the same through the command line.
+    bench.effects.clear();
+    bench.key(KeyCode::Char(':'));
+    bench.type_text("new");
+    bench.key(KeyCode::Enter);
+    bench.idle();
+    assert!(
+        matches!(bench.effects.as_slice(), [Effect::NewConversation]),
+        "{:?}",
+        bench.effects
+    );
+}
+
+#[test]
+fn an_mcp_clients_calls_are_numbered_like_steps_from_one() {
+    let mut bench = Bench::on_orders(120, 30);
+    bench.app.state.mcp = true;
+    for n in 1..=2 {
+        feed_action(
+            &bench,
+            StepRecord {
+                reflection: Reflection {
+                    next_goal: "MCP client claude-code asks: click 3".into(),
+                    ..Reflection::default()
+                },
+                ..list_step(n, json!({"click": {"index": 3}}), 9, 0)
+            },
+        );
+    }
+    bench.idle();
+    let steps: Vec<Option<usize>> = bench.state().log.iter().map(|e| e.step).collect();
+    assert_eq!(steps, [Some(1), Some(2)]);
+    assert!(
+        bench.screen().contains("MCP client claude-code"),
+        "{}",
+        bench.screen()
+    );
+}
+
+#[test]
+fn the_sessions_view_lists_searches_and_replays_a_trace_read_only() {
+    use webagent::bench::tui::{synthetic_task, write_synthetic_traces};
+    use webagent::tui::replay::ReplayData;
+    let dir = scratch_dir("sessions-view");
+    write_synthetic_traces(&dir, 30).expect("traces written");
+    std::fs::write(
+        dir.join("20990101T000000Z-1.jsonl"),
+        "{\"type\":\"run_started\",\"task\":\"t\",\"url\":\"u\",\"model\":\"m\",\"max_steps\":1}\nnot json\n",
+    )
+    .expect("a broken trace");
+    let mut bench = Bench::on_orders(120, 40);
+    bench.key(KeyCode::Char('S'));
+    bench.idle();
+    let generation = match bench.effects.as_slice() {
+        [Effect::ListSessions { generation }] => *generation,
+        other => panic!("expected the listing asked for, got {other:?}"),
+    };
+    webagent::tui::services::read_sessions(
+        &dir,
+        generation,
+        &std::sync::atomic::AtomicU64::new(generation),
+        &bench.tx,
+    );
+    bench.idle();
+    let screen = bench.screen();
+    assert!(screen.contains("Past sessions 31"), "{screen}");
+    let rows: Vec<&str> = screen.lines().filter(|l| l.contains("2026-")).collect();
+    assert!(
+        rows[0].contains(&synthetic_task(29, 30)),
+        "newest first:\n{screen}"
+    );
+    assert!(
+        screen.contains("does not read: line 2:"),
+        "the broken one says why:\n{screen}"
+    );
+    bench.key(KeyCode::Char('/'));
+    bench.type_text("blender");
+    bench.idle();
+    assert!(bench.screen().contains("· 1 match"), "{}", bench.screen());
+    bench.key(KeyCode::Enter);
+    bench.key(KeyCode::Enter);
+    bench.idle();
+    let path = match bench.effects.last() {
+        Some(Effect::OpenTrace(path)) => path.clone(),
+        other => panic!("expected the trace opened, got {other:?}"),
+    };
+    let events = webagent::events::read_trace(&path).expect("it reads");
+    bench.send(AppEvent::TraceOpened(Ok(Box::new(
+        ReplayData::from_events(&path, &events),
+    ))));
+    bench.idle();
+    let screen = bench.screen();
+    assert!(screen.contains("REPLAY"), "{screen}");
+    assert!(screen.contains("goal of step 1 of trace 15"), "{screen}");
+    assert!(
+        screen.contains("Elements as recorded at step 1"),
+        "{screen}"
+    );
+    bench.key(KeyCode::Char('j'));
+    bench.idle();
+    let screen = bench.screen();
+    assert!(screen.contains("goal of step 2 of trace 15"), "{screen}");
+    assert!(
+        screen.contains("Elements as recorded at step 2"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("[3]<button>Ship order</button>"),
+        "{screen}"
+    );
+    bench.effects.clear();
+    bench.key(KeyCode::Char('E'));
+    bench.idle();
+    assert!(
+        matches!(bench.effects.as_slice(), [Effect::ExportTrace(p)] if *p == path),
+        "{:?}",
+        bench.effects
+    );
+    // Esc goes back to the list, again to the live panes as they were.
+    bench.key(KeyCode::Esc);
+    bench.idle();
+    assert!(
+        bench.screen().contains("Past sessions 31"),
+        "{}",
+        bench.screen()
+    );
+    bench.key(KeyCode::Esc);
+    bench.idle();
+    let screen = bench.screen();
+    assert!(!screen.contains("REPLAY"), "{screen}");
+    assert!(
+        screen.contains("Refund</button>"),
+        "the live listing is back:\n{screen}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+// ------------------------------------ the conversation in a real terminal
+
+/// A till: the Count button tells the test each time it is clicked (the
+/// page fetches /count), the Pay button submits a form (a commit action).
+fn till(pages: &webagent::serve::PageServer) -> std::sync::Arc<std::sync::atomic::AtomicUsize> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    use webagent::serve::Response;
+    let clicks = Arc::new(AtomicUsize::new(0));
+    pages.html(
+        "/till",
+        "<!doctype html><html><head><title>Till</title></head><body>\
+         <button id=count type=button onclick=\"fetch('/count')\">Count</button>\
+         <form action=/paid><button id=pay type=submit>Pay</button></form></body></html>",
+    );
+    pages.html(
+        "/paid",
+        "<html><head><title>Paid</title></head><body>Paid.</body></html>",
+    );
+    let counted = Arc::clone(&clicks);
+    pages.handle("/count", move |_| {
+        counted.fetch_add(1, Ordering::SeqCst);
+        Response::text("counted")
+    });
+    clicks
+}
+
+/// One scripted answer of the model: its reflection and `action`.
+fn model_step(goal: &str, action: serde_json::Value) -> llm_server::Reply {
+    use webagent::agent::AGENT_TOOL_NAME;
+    llm_server::Reply::json(
+        200,
+        llm_server::tool_call_completion(
+            AGENT_TOOL_NAME,
+            &json!({
+                "evaluation_previous_goal": "as planned",
+                "memory": "on the till",
+                "next_goal": goal,
+                "action": action,
+            }),
+        ),
+    )
+}
+
+fn model_done(text: &str) -> llm_server::Reply {
+    model_step("report", json!({"done": {"text": text, "success": true}}))
+}
+
+/// The user message of a recorded request: the prompt the model read.
+fn user_message(request: &llm_server::RecordedRequest) -> String {
+    let body = request.json();
+    let messages = body["messages"].as_array().cloned().unwrap_or_default();
+    let user = messages
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "user")
+        .cloned()
+        .unwrap_or_default();
+    match &user["content"] {
+        serde_json::Value::String(text) => text.clone(),
+        serde_json::Value::Array(parts) => parts
+            .iter()
+            .filter_map(|p| p["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+/// Whether `needle` shows in `prompt` outside every page fence.
+fn outside_the_fence(prompt: &str, needle: &str) -> bool {
+    let Some(at) = prompt.find(needle) else {
+        return false;
+    };
+    let mut from = 0;
+    while let Some(open) = prompt[from..].find("<untrusted_page_content>") {
+        let open = from + open;
+        let close = prompt[open..]
+            .find("</untrusted_page_content>")
+            .map_or(prompt.len(), |c| open + c);
+        if at > open && at < close {
+            return false;
+        }
+        from = close.min(prompt.len() - 1) + 1;
+        if from >= prompt.len() {
+            break;
+        }
+    }
+    true
+}
+
+/// Starts the workbench in tmux on `url` with the scripted model, its
+/// traces in `dir/sessions`; the process id goes to `dir/pid` (the shell
+/// execs the workbench, so it is the workbench's).
+fn start_workbench(session: &str, dir: &Path, llm: &llm_server::LlmServer, args: &str) {
+    let command = format!(
+        "cd {dir} && echo $$ > pid && exec env OPENAI_BASE_URL={base} OPENAI_API_KEY=test \
+         WEBAGENT_MODEL=scripted {bin} --log-file log {args}",
+        dir = dir.display(),
+        base = llm.base_url(),
+        bin = env!("CARGO_BIN_EXE_webagent"),
+    );
+    tmux_start(session, &command);
+}
+
+/// The traces in `dir`, oldest first.
+fn traces_in(dir: &Path) -> Vec<PathBuf> {
+    let mut traces: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+                .collect()
+        })
+        .unwrap_or_default();
+    traces.sort();
+    traces
+}
+
+fn trace_kinds(path: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
+/// A workbench on the till, the scripted model answering `replies`, with
+/// `task` typed in and started.
+struct TillRun {
+    session: TmuxSession,
+    llm: llm_server::LlmServer,
+    clicks: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    dir: PathBuf,
+    _pages: webagent::serve::PageServer,
+}
+
+async fn till_run(name: &str, replies: Vec<llm_server::Reply>, task: &str) -> TillRun {
+    require_tmux_and_chromium();
+    let pages = webagent::serve::PageServer::start()
+        .await
+        .expect("serve pages");
+    let clicks = till(&pages);
+    let llm = llm_server::LlmServer::start(replies).await;
+    let dir = scratch_dir(name);
+    let session = TmuxSession(format!("webagent-{name}-{}", std::process::id()));
+    start_workbench(
+        &session.0,
+        &dir,
+        &llm,
+        &format!("tui --sessions-dir sessions --url {}", pages.url("/till")),
+    );
+    wait_for_screen(&session.0, "Count</button>").await;
+    tmux_keys(&session.0, &["t"]);
+    tmux_text(&session.0, task);
+    tmux_keys(&session.0, &["Enter"]);
+    TillRun {
+        session,
+        llm,
+        clicks,
+        dir,
+        _pages: pages,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_follow_up_task_tells_the_model_the_earlier_task_and_how_it_ended() {
+    let TillRun {
+        session,
+        llm,
+        clicks: _clicks,
+        dir,
+        _pages,
+    } = till_run(
+        "follow-up",
+        vec![
+            model_step("count once", json!({"click": {"selector": "#count"}})),
+            model_done("counted once: the total is 1"),
+            model_done("it was the Count button"),
+        ],
+        "Click the Count button once",
+    )
+    .await;
+    let screen = wait_for_screen(&session.0, "done: counted once").await;
+    assert!(screen.contains("follows up on 1 earlier task"), "{screen}");
+    tmux_keys(&session.0, &["t"]);
+    tmux_text(&session.0, "Which button did you click?");
+    tmux_keys(&session.0, &["Enter"]);
+    wait_for_screen(&session.0, "done: it was the Count button").await;
+    let requests = llm.requests();
+    assert_eq!(requests.len(), 3);
+    let first = user_message(&requests[0]);
+    assert!(!first.contains("<earlier_tasks>"), "{first}");
+    let follow_up = user_message(&requests[2]);
+    assert!(follow_up.contains("<earlier_tasks>"), "{follow_up}");
+    assert!(
+        follow_up.contains("Click the Count button once"),
+        "the earlier task:\n{follow_up}"
+    );
+    assert!(
+        follow_up.contains("counted once: the total is 1"),
+        "how it ended:\n{follow_up}"
+    );
+    assert!(follow_up.contains("<task>\nWhich button did you click?\n</task>"));
+    // Both runs went into the one trace.
+    let traces = traces_in(&dir.join("sessions"));
+    assert_eq!(traces.len(), 1, "{traces:?}");
+    let starts = trace_kinds(&traces[0])
+        .iter()
+        .filter(|e| e["type"] == "run_started")
+        .count();
+    assert_eq!(starts, 2);
+    tmux_keys(&session.0, &["q"]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_sent_while_the_model_answers_goes_with_the_next_request() {
+    let gate = std::sync::Arc::new(tokio::sync::Notify::new());
+    let TillRun {
+        session,
+        llm,
+        clicks: _clicks,
+        dir,
+        _pages,
+    } = till_run(
+        "steer",
+        vec![
+            llm_server::Reply::held(
+                &gate,
+                model_step("count", json!({"click": {"selector": "#count"}})),
+            ),
+            model_done("counted"),
+        ],
+        "Count the visitors",
+    )
+    .await;
+    // The model is answering the first step (the reply is held).
+    tokio::time::timeout(std::time::Duration::from_secs(60), llm.wait_for_requests(1))
+        .await
+        .expect("the first request");
+    tmux_keys(&session.0, &["t"]);
+    tmux_text(&session.0, "count only the adults");
+    tmux_keys(&session.0, &["Enter"]);
+    let screen = wait_for_screen(&session.0, "waiting").await;
+    assert!(screen.contains("you say"), "{screen}");
+    gate.notify_one();
+    let screen = wait_for_screen(&session.0, "done: counted").await;
+    let row = screen
+        .lines()
+        .find(|l| l.contains("you say"))
+        .unwrap_or_else(|| panic!("the message row:\n{screen}"));
+    assert!(row.contains("sent"), "{row}");
+    let requests = llm.requests();
+    assert_eq!(requests.len(), 2);
+    assert!(!user_message(&requests[0]).contains("count only the adults"));
+    let next = user_message(&requests[1]);
+    assert!(
+        next.contains("- before step 2: count only the adults"),
+        "{next}"
+    );
+    assert!(
+        outside_the_fence(&next, "count only the adults"),
+        "the person's words are not page content:\n{next}"
+    );
+    let trace = traces_in(&dir.join("sessions")).remove(0);
+    let said: Vec<serde_json::Value> = trace_kinds(&trace)
+        .into_iter()
+        .filter(|e| e["type"] == "person_message")
+        .collect();
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert_eq!(said[0]["text"], "count only the adults");
+    tmux_keys(&session.0, &["q"]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_step_is_asked_again_at_the_approval_and_after_it_failed() {
+    let gate = std::sync::Arc::new(tokio::sync::Notify::new());
+    let TillRun {
+        session,
+        llm,
+        clicks,
+        dir,
+        _pages,
+    } = till_run(
+        "retry",
+        vec![
+            // Step 1: paying needs approval; the person asks for another idea.
+            model_step("pay", json!({"click": {"selector": "#pay"}})),
+            model_step("count instead", json!({"click": {"selector": "#count"}})),
+            // Step 2 fails; step 3's answer is held while the person asks
+            // for step 2 again.
+            model_step(
+                "press a button that is not there",
+                json!({"click": {"selector": "#gone"}}),
+            ),
+            llm_server::Reply::held(&gate, model_done("never used")),
+            model_done("counted once"),
+        ],
+        "Settle the till",
+    )
+    .await;
+    let screen = wait_for_screen(&session.0, "Approve step 1?").await;
+    assert!(
+        screen.contains("target  [1]<button type=\"submit\">Pay</button>"),
+        "a selector's target shows what it matched:\n{screen}"
+    );
+    tmux_keys(&session.0, &["r"]);
+    tokio::time::timeout(std::time::Duration::from_secs(60), llm.wait_for_requests(4))
+        .await
+        .expect("the run reaches step 3");
+    // Step 2 failed and step 3's answer is awaited: ask for step 2 again.
+    wait_for_screen(&session.0, "not_found").await;
+    tmux_keys(&session.0, &["r"]);
+    wait_for_screen(&session.0, "done: counted once").await;
+    let requests = llm.requests();
+    assert_eq!(requests.len(), 5);
+    let again_1 = user_message(&requests[1]);
+    assert!(again_1.contains("Step 1 of"), "{again_1}");
+    assert!(
+        again_1.contains("the person asked you for another answer"),
+        "{again_1}"
+    );
+    let again_2 = user_message(&requests[4]);
+    assert!(again_2.contains("Step 2 of"), "{again_2}");
+    assert!(
+        again_2.contains("the person asked for this step again"),
+        "{again_2}"
+    );
+    assert_eq!(clicks.load(std::sync::atomic::Ordering::SeqCst), 1);
+    // The failed attempts stay, in the log and the trace.
+    let screen = settled_screen(&session.0).await;
+    assert!(screen.contains("denied"), "{screen}");
+    assert!(screen.contains("not_found"), "{screen}");
+    let trace = traces_in(&dir.join("sessions")).remove(0);
+    let events = trace_kinds(&trace);
+    let retried: Vec<u64> = events
+        .iter()
+        .filter(|e| e["type"] == "step_retried")
+        .filter_map(|e| e["step"].as_u64())
+        .collect();
+    assert_eq!(retried, [1, 2]);
+    let steps = events.iter().filter(|e| e["type"] == "step").count();
+    assert_eq!(
+        steps, 4,
+        "both failed attempts are recorded, and the answers after"
+    );
+    tmux_keys(&session.0, &["q"]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_killed_mid_step_resumes_without_repeating_an_action() {
+    let TillRun {
+        session,
+        llm,
+        clicks,
+        dir,
+        _pages,
+    } = till_run(
+        "resume",
+        vec![
+            model_step("count once", json!({"click": {"selector": "#count"}})),
+            // A list: the count runs, the payment waits for approval, and the
+            // workbench is killed there.
+            model_step(
+                "count again, then pay",
+                json!([{"click": {"selector": "#count"}}, {"click": {"selector": "#pay"}}]),
+            ),
+            model_done("counted twice, not paid"),
+        ],
+        "Count twice and pay",
+    )
+    .await;
+    wait_for_screen(&session.0, "Approve step 2?").await;
+    let count_before = clicks.load(std::sync::atomic::Ordering::SeqCst);
+    assert_eq!(count_before, 2);
+    let pid = std::fs::read_to_string(dir.join("pid")).expect("the pid");
+    let killed = std::process::Command::new("kill")
+        .args(["-KILL", pid.trim()])
+        .status()
+        .expect("kill runs");
+    assert!(killed.success());
+    drop(session);
+    let old = traces_in(&dir.join("sessions"));
+    assert_eq!(old.len(), 1);
+    assert!(
+        !trace_kinds(&old[0]).iter().any(|e| e["type"] == "done"),
+        "the killed run never ended"
+    );
+
+    let session = TmuxSession(format!("webagent-resumed-{}", std::process::id()));
+    start_workbench(
+        &session.0,
+        &dir,
+        &llm,
+        &format!("resume --sessions-dir sessions {}", old[0].display()),
+    );
+    let screen = wait_for_screen(&session.0, "done: counted twice, not paid").await;
+    assert!(screen.contains("resumed"), "{screen}");
+    assert_eq!(
+        clicks.load(std::sync::atomic::Ordering::SeqCst),
+        2,
+        "nothing that ran before the kill ran again"
+    );
+    let requests = llm.requests();
+    assert_eq!(requests.len(), 3);
+    let resumed = user_message(&requests[2]);
+    assert!(
+        resumed.contains("<task>\nCount twice and pay\n</task>"),
+        "{resumed}"
+    );
+    assert!(
+        resumed.contains("Step 2 of"),
+        "the step that did not finish:\n{resumed}"
+    );
+    assert!(resumed.contains("Step 1:"), "{resumed}");
+    assert!(
+        resumed.contains("not run: the run was interrupted"),
+        "{resumed}"
+    );
+    assert!(resumed.contains("/till"), "{resumed}");
+    let traces = traces_in(&dir.join("sessions"));
+    assert_eq!(traces.len(), 2);
+    let new = traces.iter().find(|t| **t != old[0]).expect("a new trace");
+    let record = trace_kinds(new)
+        .into_iter()
+        .find(|e| e["type"] == "resumed")
+        .expect("the new trace says what it continues");
+    assert_eq!(record["from"], old[0].display().to_string());
+    assert_eq!(record["step"], 2);
+    tmux_keys(&session.0, &["q"]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sessions_view_over_a_thousand_traces_searches_replays_and_exports() {
+    use webagent::bench::tui::write_synthetic_traces;
+    require_tmux_and_chromium();
+    let dir = scratch_dir("sessions-1000");
+    let sessions = dir.join("sessions");
+    write_synthetic_traces(&sessions, 1000).expect("traces written");
+    std::fs::create_dir_all(dir.join("recipes")).expect("a recipes directory");
+    let session = TmuxSession(format!("webagent-sessions-{}", std::process::id()));
+    let command = format!(
+        "cd {dir} && {bin} --log-file log tui --sessions-dir sessions --recipes recipes",
+        dir = dir.display(),
+        bin = env!("CARGO_BIN_EXE_webagent"),
+    );
+    tmux_start(&session.0, &command);
+    wait_for_screen(&session.0, "READY").await;
+    tmux_keys(&session.0, &["S"]);
+    let screen = settled_screen_where(&session.0, |s| {
+        s.contains("Past sessions 1000") && !s.contains("reading")
+    })
+    .await
+    .unwrap_or_else(|s| panic!("the list never filled:\n{s}"));
+    let first = screen
+        .lines()
+        .find(|l| l.contains("2026-"))
+        .unwrap_or_else(|| panic!("no rows:\n{screen}"));
+    assert!(first.contains("Ship order 1999"), "newest first: {first}");
+    tmux_keys(&session.0, &["/"]);
+    tmux_text(&session.0, "blender");
+    tmux_keys(&session.0, &["Enter"]);
+    let screen = wait_for_screen(&session.0, "· 1 match").await;
+    assert!(
+        screen.contains("Refund the damaged blender on order 1500"),
+        "{screen}"
+    );
+    tmux_keys(&session.0, &["Enter"]);
+    let screen = wait_for_screen(&session.0, "REPLAY").await;
+    assert!(screen.contains("goal of step 1 of trace 500"), "{screen}");
+    tmux_keys(&session.0, &["j"]);
+    let screen = wait_for_screen(&session.0, "goal of step 2 of trace 500").await;
+    assert!(
+        screen.contains("Elements as recorded at step 2"),
+        "{screen}"
+    );
+    tmux_keys(&session.0, &["E"]);
+    // The export is a log row (the notice gives way to the reload of the
+    // new file at once).
+    let screen = wait_for_screen(&session.0, "export           recipes/session-").await;
+    let recipes: Vec<PathBuf> = std::fs::read_dir(dir.join("recipes"))
+        .expect("the recipes directory")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "rhai"))
+        .collect();
+    assert_eq!(recipes.len(), 1, "{screen}");
+    let recipe = std::fs::read_to_string(&recipes[0]).expect("the recipe");
+    assert!(
+        recipe.contains("1500"),
+        "the typed value is in it:\n{recipe}"
+    );
+    tmux_keys(&session.0, &["Escape"]);
+    wait_for_screen(&session.0, "Past sessions 1000").await;
+    tmux_keys(&session.0, &["Escape", "q"]);
     let _ = std::fs::remove_dir_all(&dir);
 }

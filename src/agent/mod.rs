@@ -16,11 +16,13 @@
 //! each step's request and `extract`'s ([`ModelExtractor`]), both through
 //! [`masked_request`].
 
+pub mod conversation;
 pub mod normalize;
 pub mod prompt;
 
 mod extract;
 mod preview;
+mod steering;
 mod tool;
 
 use std::sync::{Arc, RwLock};
@@ -30,10 +32,10 @@ use serde_json::Value;
 
 use crate::actions::{Action, ActionResult, Target};
 use crate::dom::PageState;
-use crate::environment::{Environment, Passage, Road};
+use crate::environment::{ApprovalMode, Environment, Passage, Road};
 use crate::events::{
-    EndReason, Event, EventSink, ObservationSummary, Reflection, StepRecord, StepTimings,
-    TokenUsage,
+    EarlierTask, EndReason, Event, EventSink, ListingRecord, ObservationSummary, Reflection,
+    RunSettings, StepRecord, StepTimings, TokenUsage,
 };
 use crate::llm::{
     chars_for_tokens, ChatMessage, ChatRequest, ChatResponse, FunctionTool, ImagePart, LlmClient,
@@ -43,9 +45,13 @@ use crate::secrets::Secrets;
 use crate::sitemap::SitemapSet;
 use crate::vision::{default_image_width, Screenshot, ShotRegion, ShotRequest, VisionMode};
 
+pub use conversation::{Conversation, Prior, ResumePoint};
 pub use extract::{extract_tool, ModelExtractor, EXTRACT_TOOL};
 pub use normalize::{normalize, NormalizeError, NormalizedTurn};
-pub use prompt::{system_prompt, user_prompt, HistoryEntry, StepPrompt};
+pub use prompt::{
+    system_prompt, user_prompt, user_prompt_in, ConversationPrompt, HistoryEntry, StepPrompt,
+};
+pub use steering::Steering;
 pub use tool::{agent_tool, agent_tool_with, FIXED_PART_LIMIT};
 
 /// The name of the one tool the model must call each step.
@@ -168,6 +174,11 @@ pub struct Agent<E: Environment> {
     seeing: bool,
     /// Pictures a `screenshot` action took, held for the next step.
     held: Vec<Screenshot>,
+    /// The person's messages and retries while the run goes.
+    steering: Option<Steering>,
+    /// What the trace records of how the session was set up (profile,
+    /// state file); the approval mode is read from the road.
+    settings: RunSettings,
 }
 
 /// What the loop keeps between steps.
@@ -177,6 +188,17 @@ struct RunState {
     last_reflection: Reflection,
     /// Answers in a row that gave no usable action.
     invalid_in_row: usize,
+    /// The tasks this run follows up on.
+    earlier: Vec<EarlierTask>,
+    /// The memory the last of them left.
+    memory: String,
+    /// The person's messages so far, with the step that carried each.
+    messages: Vec<(usize, String)>,
+    /// The last step recorded, when its last action failed: the one the
+    /// person may ask for again.
+    last_failed: Option<usize>,
+    /// The approval mode last written to the trace.
+    mode: ApprovalMode,
 }
 
 impl RunState {
@@ -249,6 +271,8 @@ impl StepDraft {
 enum StepEnd {
     Continue,
     Finished(RunOutcome),
+    /// The person asked the model again for this step.
+    Retry(usize),
 }
 
 /// The model's usable answer to a step: the first action and the rest of
@@ -282,7 +306,23 @@ impl<E: Environment> Agent<E> {
             vision: VisionSettings::default(),
             seeing: false,
             held: Vec::new(),
+            steering: None,
+            settings: RunSettings::default(),
         }
+    }
+
+    /// Takes the person's messages and retries from `steering` while it
+    /// runs.
+    pub fn with_steering(mut self, steering: Steering) -> Self {
+        self.steering = Some(steering);
+        self
+    }
+
+    /// Records these settings (profile, state file) in the trace at the
+    /// start of each run, so a resume can rebuild the session.
+    pub fn with_settings(mut self, settings: RunSettings) -> Self {
+        self.settings = settings;
+        self
     }
 
     /// Shows the model a picture of the page with each step, as `vision`
@@ -338,6 +378,13 @@ impl<E: Environment> Agent<E> {
     /// Runs `task` until it ends; the outcome is also sent as a `done`
     /// event.
     pub async fn run(&mut self, task: &str) -> Result<RunOutcome, AgentError> {
+        self.run_with(task, Prior::fresh()).await
+    }
+
+    /// Runs `task` from `prior`: as a follow-up of earlier tasks, or from
+    /// the step a resumed run had reached (the trace then names the one it
+    /// continues).
+    pub async fn run_with(&mut self, task: &str, prior: Prior) -> Result<RunOutcome, AgentError> {
         if self.config.max_steps == 0 {
             return Err(AgentError::NoSteps);
         }
@@ -348,8 +395,21 @@ impl<E: Environment> Agent<E> {
             model: self.llm.config().model.clone(),
             max_steps: self.config.max_steps,
         });
+        let mode = self.road.mode();
+        self.emit(Event::RunSettings(RunSettings {
+            approval: mode.as_str().to_string(),
+            follow_up: prior.follow_up,
+            ..self.settings.clone()
+        }));
+        if let Some(record) = prior.resume_record() {
+            self.emit(Event::Resumed(record));
+        }
         self.seeing = self.vision.mode.enabled_for(&self.llm.config().model);
         self.held.clear();
+        if let Some(steering) = &self.steering {
+            // A retry asked before this run began is not for it.
+            steering.take_retry();
+        }
         let system = prompt::system_prompt_with(&self.config.secrets.names(), self.max_actions);
         let tool = self.tool();
         let fixed = Fixed {
@@ -357,22 +417,37 @@ impl<E: Environment> Agent<E> {
             system: &system,
             tool: &tool,
         };
+        let first = prior.next_step.max(1);
         let mut state = RunState {
-            history: Vec::new(),
-            usage: TokenUsage::default(),
+            history: prior.history,
+            usage: prior.usage,
             last_reflection: Reflection::default(),
             invalid_in_row: 0,
+            earlier: prior.earlier,
+            memory: prior.memory,
+            messages: prior.messages,
+            last_failed: None,
+            mode,
         };
         let mut outcome = None;
-        for step in 1..=self.config.max_steps {
+        let mut step = first;
+        while step <= self.config.max_steps {
             if self.stop.is_stopped() {
                 let text = "stopped by the person".to_string();
                 outcome = Some(state.outcome(false, text, EndReason::Stopped, step - 1));
                 break;
             }
-            if let StepEnd::Finished(done) = self.step(step, &fixed, &mut state).await {
-                outcome = Some(done);
-                break;
+            if let Some(again) = self.retry_asked(&mut state) {
+                step = again;
+            }
+            self.note_mode(&mut state);
+            match self.step(step, &fixed, &mut state).await {
+                StepEnd::Continue => step += 1,
+                StepEnd::Retry(again) => step = again,
+                StepEnd::Finished(done) => {
+                    outcome = Some(done);
+                    break;
+                }
             }
         }
         let outcome = match outcome {
@@ -399,10 +474,64 @@ impl<E: Environment> Agent<E> {
         Ok(outcome)
     }
 
+    /// A retry the person asked for, when it names the step that may be
+    /// asked again (the last one, failed); any other is reported and
+    /// dropped.
+    fn retry_asked(&self, state: &mut RunState) -> Option<usize> {
+        let asked = self.steering.as_ref()?.take_retry()?;
+        self.accept_retry(asked, state)
+    }
+
+    fn accept_retry(&self, asked: usize, state: &mut RunState) -> Option<usize> {
+        if state.last_failed == Some(asked) {
+            // The failed attempt stays in the history, marked, so the
+            // model does not answer the same again.
+            conversation::mark_retried(&mut state.history, asked);
+            state.last_failed = None;
+            self.emit(Event::StepRetried {
+                step: asked,
+                reason: "the person asked the model again for this failed step".into(),
+            });
+            return Some(asked);
+        }
+        self.emit(Event::Error {
+            error: format!(
+                "step {asked} cannot be asked again: only the run's last step, when it failed"
+            ),
+            fatal: false,
+        });
+        None
+    }
+
+    /// Writes the approval mode to the trace when the person changed it.
+    fn note_mode(&self, state: &mut RunState) {
+        let now = self.road.mode();
+        if now != state.mode {
+            state.mode = now;
+            self.emit(Event::ApprovalModeChanged {
+                mode: now.as_str().to_string(),
+            });
+        }
+    }
+
     /// One step in four phases: observe the page, ask the model, read its
     /// answer, act on it (the whole list). Each phase may end the step
     /// early, recorded.
     async fn step(&mut self, step: usize, fixed: &Fixed<'_>, state: &mut RunState) -> StepEnd {
+        let end = self.step_phases(step, fixed, state).await;
+        if !matches!(end, StepEnd::Retry(_)) {
+            // Every action of the step has run: a resume starts after it.
+            self.emit(Event::StepEnded { step });
+        }
+        end
+    }
+
+    async fn step_phases(
+        &mut self,
+        step: usize,
+        fixed: &Fixed<'_>,
+        state: &mut RunState,
+    ) -> StepEnd {
         let mut draft = StepDraft::new(step);
         let page = match self.observe(step, &mut draft, state).await {
             Ok(page) => page,
@@ -466,6 +595,12 @@ impl<E: Environment> Agent<E> {
             new_elements: page.elements.iter().filter(|e| e.is_new).count(),
             listing_chars: page.listing.chars().count(),
         }));
+        self.emit(Event::Listing(ListingRecord {
+            step,
+            url: page.url.clone(),
+            title: page.title.clone(),
+            listing: page.listing.clone(),
+        }));
         Ok(page)
     }
 
@@ -483,10 +618,35 @@ impl<E: Environment> Agent<E> {
         let started = Instant::now();
         let mut pictures = self.pictures(step, page).await;
         draft.timings.observe_ms += ms_since(started);
+        self.take_messages(step, state);
+        // A retry asked for meanwhile replaces this step, before the model
+        // is asked for it.
+        if let Some(again) = self.retry_asked(state) {
+            return Err(StepEnd::Retry(again));
+        }
         let started = Instant::now();
         let (request, answer) = loop {
             let request = self.request(step, fixed, page, state, &pictures);
-            let answer = call_model(&self.llm, &request, self.road.events(), &self.stop).await;
+            let calling = call_model(&self.llm, &request, self.road.events(), &self.stop);
+            let answer = match self.steering.clone() {
+                None => calling.await,
+                Some(steering) => {
+                    // The person may ask for the failed step before this
+                    // one while the model answers: the answer is dropped,
+                    // as nothing has acted on it yet.
+                    tokio::pin!(calling);
+                    loop {
+                        tokio::select! {
+                            answer = &mut calling => break answer,
+                            asked = steering.next_retry() => {
+                                if let Some(again) = self.accept_retry(asked, state) {
+                                    return Err(StepEnd::Retry(again));
+                                }
+                            }
+                        }
+                    }
+                }
+            };
             match &answer {
                 Err(refusal @ LlmError::ImagesUnsupported { .. }) if !pictures.is_empty() => {
                     // Once is enough: the rest of the run reads text only.
@@ -541,6 +701,21 @@ impl<E: Environment> Agent<E> {
                     step - 1,
                 )))
             }
+        }
+    }
+
+    /// The person's messages waiting in the inbox join the conversation
+    /// from this step's request on, each recorded with the step.
+    fn take_messages(&self, step: usize, state: &mut RunState) {
+        let Some(steering) = &self.steering else {
+            return;
+        };
+        for text in steering.take_messages() {
+            self.emit(Event::PersonMessage {
+                step,
+                text: text.clone(),
+            });
+            state.messages.push((step, text));
         }
     }
 
@@ -630,11 +805,14 @@ impl<E: Environment> Agent<E> {
         let reflection = draft.reflection.clone();
         let started = Instant::now();
         let (ran, result, mut finished) = self.act(step, answer.action, &reflection, &page).await;
-        draft.timings.act_ms = ms_since(started);
+        self.time_action(&mut draft.timings, started);
         draft.action = ran.to_json();
         draft.shown = ran.to_string();
         let mut going_on = result.is_ok();
         self.record(state, draft, result);
+        if let Some(again) = self.retry_at_approval(step) {
+            return again;
+        }
         let mut rest = answer.rest;
         if rest.len() >= self.max_actions {
             let dropped = rest.split_off(self.max_actions - 1);
@@ -665,12 +843,15 @@ impl<E: Environment> Agent<E> {
             draft.reflection = reflection.clone();
             let started = Instant::now();
             let (ran, result, ended) = self.act(step, action, &reflection, &now).await;
-            draft.timings.act_ms = ms_since(started);
+            self.time_action(&mut draft.timings, started);
             draft.action = ran.to_json();
             draft.shown = ran.to_string();
             // A refusal ends the list: the model planned the rest with it.
             going_on = result.is_ok();
             self.record(state, draft, result);
+            if let Some(again) = self.retry_at_approval(step) {
+                return again;
+            }
             finished = ended;
             seen = now;
         }
@@ -682,6 +863,27 @@ impl<E: Environment> Agent<E> {
             }),
             None => StepEnd::Continue,
         }
+    }
+
+    /// The action's own time and, apart, the wait for the person's
+    /// approval, since `started`.
+    fn time_action(&mut self, timings: &mut StepTimings, started: Instant) {
+        let waited = self.road.take_wait().as_millis() as u64;
+        timings.wait_ms = waited;
+        timings.act_ms = ms_since(started).saturating_sub(waited);
+    }
+
+    /// When the person asked, at the approval, for another answer: the
+    /// step is asked again (the refused proposal stays in the history).
+    fn retry_at_approval(&mut self, step: usize) -> Option<StepEnd> {
+        if !self.road.take_retry() {
+            return None;
+        }
+        self.emit(Event::StepRetried {
+            step,
+            reason: "the person asked for another proposal at the approval".into(),
+        });
+        Some(StepEnd::Retry(step))
     }
 
     /// Whether the next action of a list may run, on the page as it is
@@ -822,14 +1024,21 @@ impl<E: Environment> Agent<E> {
             Err(poisoned) => poisoned.into_inner().for_url(&page.url).cloned(),
         };
         let build = |page: &PageState| {
-            let mut user = user_prompt(&StepPrompt {
-                task: fixed.task,
-                step,
-                max_steps: self.config.max_steps,
-                history: &state.history,
-                page,
-                sitemap: sitemap.as_deref(),
-            });
+            let mut user = user_prompt_in(
+                &StepPrompt {
+                    task: fixed.task,
+                    step,
+                    max_steps: self.config.max_steps,
+                    history: &state.history,
+                    page,
+                    sitemap: sitemap.as_deref(),
+                },
+                &ConversationPrompt {
+                    earlier: &state.earlier,
+                    memory: &state.memory,
+                    messages: &state.messages,
+                },
+            );
             for (_, purpose) in pictures {
                 user.push_str(if purpose == "step" {
                     "\n\n[Attached: a screenshot of the viewport. Each listed element is outlined, its [index] in a tag at the box's top-left corner.]"
@@ -965,6 +1174,7 @@ impl<E: Environment> Agent<E> {
 
     /// Adds the step to the history the model reads and emits its record.
     fn record(&mut self, state: &mut RunState, draft: StepDraft, result: ActionResult) {
+        state.last_failed = (!result.is_ok()).then_some(draft.index);
         state.history.push(HistoryEntry {
             step: draft.index,
             reflection: draft.reflection.clone(),

@@ -11,7 +11,7 @@
 use std::fmt::Write as _;
 
 use crate::dom::PageState;
-use crate::events::Reflection;
+use crate::events::{EarlierTask, EndReason, Reflection};
 use crate::sitemap::Sitemap;
 
 use super::AGENT_TOOL_NAME;
@@ -69,6 +69,22 @@ pub struct StepPrompt<'a> {
     pub page: &'a PageState,
     /// The sitemap matching the page's origin, if any.
     pub sitemap: Option<&'a Sitemap>,
+}
+
+/// What a step's prompt carries of the conversation around its run: the
+/// earlier tasks it follows up on (with the memory they left) and the
+/// person's messages while it works. Both are the person's side of the
+/// conversation, so neither is inside the page's fence; only an earlier
+/// task's final text, which may quote a page, is.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ConversationPrompt<'a> {
+    /// Finished tasks of the conversation, oldest first.
+    pub earlier: &'a [EarlierTask],
+    /// What the model kept in memory at the end of the last task.
+    pub memory: &'a str,
+    /// The person's messages so far, each with the step that first
+    /// carried it.
+    pub messages: &'a [(usize, String)],
 }
 
 /// The system prompt: role, input format, browser rules, sitemap, completion
@@ -150,7 +166,16 @@ pub fn system_prompt_with(secret_names: &[String], max_actions: usize) -> String
 /// step: the step counter, the last result in full, where the page is in
 /// the site map, and the page.
 pub fn user_prompt(p: &StepPrompt<'_>) -> String {
+    user_prompt_in(p, &ConversationPrompt::default())
+}
+
+/// [`user_prompt`] for a run inside a conversation: the earlier tasks
+/// come before the task (they never change during the run), the person's
+/// messages after the history (they only grow), so the prompt keeps its
+/// cacheable prefix.
+pub fn user_prompt_in(p: &StepPrompt<'_>, conversation: &ConversationPrompt<'_>) -> String {
     let mut out = String::with_capacity(8000 + p.page.listing.len());
+    render_earlier_tasks(&mut out, conversation);
     let _ = write!(out, "<task>\n{}\n</task>\n\n", p.task.trim());
     if let Some(sitemap) = p.sitemap {
         out.push_str("<sitemap>\n");
@@ -162,6 +187,7 @@ pub fn user_prompt(p: &StepPrompt<'_>) -> String {
     out.push_str("<history>\n");
     render_history(&mut out, p.history);
     out.push_str("</history>\n\n");
+    render_person_messages(&mut out, conversation.messages);
     let remaining = p.max_steps.saturating_sub(p.step);
     let _ = write!(out, "<step>\nStep {} of {}.", p.step, p.max_steps);
     if remaining == 0 {
@@ -227,6 +253,59 @@ fn render_history(out: &mut String, history: &[HistoryEntry]) {
             entry.url,
         );
     }
+}
+
+/// The tasks this one follows up on, and the memory the last one left.
+fn render_earlier_tasks(out: &mut String, conversation: &ConversationPrompt<'_>) {
+    let memory = conversation.memory.trim();
+    if conversation.earlier.is_empty() && memory.is_empty() {
+        return;
+    }
+    out.push_str(
+        "<earlier_tasks>\nThe task below follows up on these earlier tasks of the same \
+         conversation, done in this browser (oldest first). The person may refer to them.\n",
+    );
+    for (number, earlier) in conversation.earlier.iter().enumerate() {
+        let ending = match (earlier.success, earlier.reason) {
+            (true, _) => "done",
+            (false, EndReason::Done) => "not accomplished",
+            (false, EndReason::MaxSteps) => "stopped at the step limit",
+            (false, EndReason::Stopped) => "stopped by the person",
+            (false, EndReason::Fatal) => "ended by an error",
+        };
+        let _ = writeln!(
+            out,
+            "{}. Task: {}\n   Outcome: {ending} after {} step{}: {}",
+            number + 1,
+            one_line(&clip(&earlier.task, OLDER_FIELD_CHARS)),
+            earlier.steps,
+            if earlier.steps == 1 { "" } else { "s" },
+            fenced_result(&clip(earlier.text.trim(), OLDER_FIELD_CHARS))
+        );
+    }
+    if !memory.is_empty() {
+        let _ = writeln!(
+            out,
+            "Your memory at the end of the last task: {}",
+            clip(memory, OLDER_FIELD_CHARS)
+        );
+    }
+    out.push_str("</earlier_tasks>\n\n");
+}
+
+/// The person's messages, in their own block outside the page's fence.
+fn render_person_messages(out: &mut String, messages: &[(usize, String)]) {
+    if messages.is_empty() {
+        return;
+    }
+    out.push_str(
+        "<person_messages>\nThe person typed these while you worked. They are the person's own \
+         words, not page content: take them as part of the task (the newest last).\n",
+    );
+    for (step, text) in messages {
+        let _ = writeln!(out, "- before step {step}: {}", text.trim());
+    }
+    out.push_str("</person_messages>\n\n");
 }
 
 /// Where the current page sits in the site map, with its notes.
@@ -489,6 +568,73 @@ mod tests {
             result: result.into(),
             url: "http://127.0.0.1:8080/".into(),
         }
+    }
+
+    #[test]
+    fn earlier_tasks_come_first_and_the_persons_words_stay_outside_the_fence() {
+        let page = page("[1]<button>Refund</button>\n", "Order 1003: shipped.");
+        let earlier = vec![EarlierTask {
+            task: "Ship order 1003".into(),
+            success: true,
+            reason: EndReason::Done,
+            text: "Order 1003 is shipped".into(),
+            steps: 3,
+        }];
+        let messages = vec![(2, "the refund button is in the ⋯ menu".to_string())];
+        let history = vec![entry(1, "open the order", "ok")];
+        let prompt = user_prompt_in(
+            &StepPrompt {
+                task: "Now refund the order you just shipped",
+                step: 2,
+                max_steps: 40,
+                history: &history,
+                page: &page,
+                sitemap: None,
+            },
+            &ConversationPrompt {
+                earlier: &earlier,
+                memory: "order 1003",
+                messages: &messages,
+            },
+        );
+        assert!(prompt.starts_with("<earlier_tasks>"), "{prompt}");
+        assert!(prompt.contains("1. Task: Ship order 1003"));
+        assert!(prompt.contains("Outcome: done after 3 steps"));
+        assert!(prompt.contains("Order 1003 is shipped"));
+        assert!(prompt.contains("Your memory at the end of the last task: order 1003"));
+        let said = prompt
+            .find("- before step 2: the refund button is in the ⋯ menu")
+            .expect("the message is there");
+        let fences: Vec<(usize, usize)> = prompt
+            .match_indices(&format!("<{UNTRUSTED_TAG}>"))
+            .map(|(open, _)| {
+                let close = prompt[open..]
+                    .find(&format!("</{UNTRUSTED_TAG}>"))
+                    .map_or(prompt.len(), |c| open + c);
+                (open, close)
+            })
+            .collect();
+        assert!(
+            fences
+                .iter()
+                .all(|(open, close)| said < *open || said > *close),
+            "the person's words are outside every fence:\n{prompt}"
+        );
+        assert!(said > prompt.find("</history>").unwrap());
+        assert!(said < prompt.find("<step>").unwrap());
+        // Without a conversation the prompt is the plain one.
+        let plain = StepPrompt {
+            task: "t",
+            step: 1,
+            max_steps: 2,
+            history: &[],
+            page: &page,
+            sitemap: None,
+        };
+        assert_eq!(
+            user_prompt(&plain),
+            user_prompt_in(&plain, &ConversationPrompt::default())
+        );
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! an unwindowed draw, a plain Rust call), so a figure means the same on
 //! any machine. Build with `--release` before trusting them.
 
+pub mod cache;
 pub mod late_ui;
 pub mod mcp;
 pub mod mcp_session;
@@ -11,6 +12,7 @@ pub mod prompt;
 pub mod script;
 pub mod sitemap;
 pub mod step;
+pub mod suite;
 pub mod tui;
 
 use std::time::Duration;

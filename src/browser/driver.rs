@@ -95,6 +95,53 @@ const READ_FILE_MAX_BYTES: u64 = 8 * 1024 * 1024;
 /// How many times a run relaunches a dead browser before it gives up.
 pub const MAX_RELAUNCHES: usize = 3;
 
+/// The longest pause between two attempts to attach again.
+const MAX_REATTACH_PAUSE: std::time::Duration = std::time::Duration::from_secs(4);
+
+/// A browser in place of one that went away. A launched one is started
+/// again once. An attached one (`--connect`) is attached again with
+/// growing pauses until `reconnect_window` has passed: a pool that
+/// restarts, or a grid that replaces a node, is back after a while, and
+/// attempts bunched into the first moments would all miss it.
+async fn start_again(
+    options: &crate::browser::LaunchOptions,
+) -> Result<BrowserSession, BrowserError> {
+    if options.connect.is_none() {
+        return BrowserSession::start(options.clone()).await;
+    }
+    let deadline = std::time::Instant::now() + options.reconnect_window;
+    let mut pause = std::time::Duration::from_millis(250);
+    let mut attempts = 0;
+    loop {
+        attempts += 1;
+        match BrowserSession::start(options.clone()).await {
+            Ok(session) => return Ok(session),
+            Err(error) => {
+                let now = std::time::Instant::now();
+                if now + pause >= deadline {
+                    tracing::warn!(%error, attempts, "attaching again failed; giving up");
+                    let last = match error {
+                        BrowserError::Connect { reason, .. } => reason,
+                        other => other.to_string(),
+                    };
+                    return Err(BrowserError::Connect {
+                        url: super::session::shown_address(
+                            options.connect.as_deref().unwrap_or_default(),
+                        ),
+                        reason: format!(
+                            "tried {attempts} times over {}s (browser.reconnect_window); the last: {last}",
+                            options.reconnect_window.as_secs()
+                        ),
+                    });
+                }
+                tracing::info!(%error, attempts, ?pause, "attaching again failed; trying again");
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(MAX_REATTACH_PAUSE);
+            }
+        }
+    }
+}
+
 impl Driver {
     /// Drives `tab`; `goto_page` searches `sitemaps` as they are at each
     /// step (a watcher may replace them in between).
@@ -223,12 +270,17 @@ impl Driver {
         self.relaunches += 1;
         tracing::warn!(%reason, attempt = self.relaunches, "the browser is gone; relaunching");
         let options = self.tab.launch_options().clone();
-        let session = match BrowserSession::start(options).await {
+        // An attached browser is not started by us: it is attached again.
+        let (again, again_done) = match options.connect {
+            Some(_) => ("attached again", "attached to it again"),
+            None => ("relaunched", "started a new one"),
+        };
+        let session = match start_again(&options).await {
             Ok(session) => session,
             Err(error) => {
                 return DriverError {
                     message: format!(
-                        "the browser is gone ({reason}) and could not be relaunched: {error}"
+                        "the browser is gone ({reason}) and could not be {again}: {error}"
                     ),
                     fatal: true,
                 }
@@ -264,7 +316,7 @@ impl Driver {
         self.last = None;
         DriverError {
             message: format!(
-                "the browser was gone ({reason}); started a new one (relaunch {} of at most {MAX_RELAUNCHES}) and {reopened}",
+                "the browser was gone ({reason}); {again_done} (time {} of at most {MAX_RELAUNCHES}) and {reopened}",
                 self.relaunches
             ),
             fatal: false,
@@ -1016,6 +1068,72 @@ impl Driver {
                 None
             }
         }
+    }
+}
+
+/// Finds the first element a selector matches among the listed ones (or
+/// describes it briefly when it is not listed).
+const DESCRIBE_SELECTOR_JS: &str = "(els, args) => { \
+    if (!els.length) return null; \
+    const o = globalThis.__webagentObserver; \
+    for (const i of args.indices) { if (o.element(args.seq, i) === els[0]) return { index: i, count: els.length }; } \
+    const el = els[0]; \
+    const text = String(el.innerText || el.value || '').replace(/\\s+/g, ' ').trim().slice(0, 60); \
+    const attrs = ['id', 'type', 'name', 'aria-label', 'placeholder', 'href', 'role'] \
+      .filter((a) => el.hasAttribute(a)) \
+      .map((a) => ` ${a}=\"${String(el.getAttribute(a)).slice(0, 40)}\"`).join(''); \
+    return { tag: el.localName, attrs, text, count: els.length }; \
+  }";
+
+impl Driver {
+    /// What a selector target matches on `page`, as a person checking an
+    /// approval reads it: the listing line of the listed element it
+    /// matches, else a short description of the element, else that it
+    /// matches nothing. `None` for an index target or when the page could
+    /// not be asked.
+    pub async fn describe_selector(&mut self, target: &Target, page: &PageState) -> Option<String> {
+        let Target::Selector { selector } = target else {
+            return None;
+        };
+        let indices: Vec<usize> = page.elements.iter().map(|e| e.index.0).collect();
+        let args = json!({"seq": page.observation, "indices": indices});
+        let reply = self
+            .tab
+            .eval_on_selector(selector.as_str(), DESCRIBE_SELECTOR_JS, args)
+            .await;
+        let value = match reply {
+            Ok(value) => value,
+            Err(error) => {
+                tracing::debug!(%error, "describing a selector target");
+                return None;
+            }
+        };
+        if value.is_null() {
+            return Some(format!("`{selector}` matches nothing on the page now"));
+        }
+        let count = value.get("count").and_then(|v| v.as_u64()).unwrap_or(1);
+        let more = if count > 1 {
+            format!(" (first of {count} matches)")
+        } else {
+            String::new()
+        };
+        if let Some(index) = value.get("index").and_then(|v| v.as_u64()) {
+            let listed = page
+                .elements
+                .iter()
+                .find(|e| e.index.0 as u64 == index)
+                .map(crate::dom::element_line)?;
+            return Some(format!("{listed}{more}"));
+        }
+        let text = |key: &str| value.get(key).and_then(|v| v.as_str()).unwrap_or("");
+        let tag = text("tag");
+        let body = text("text");
+        let element = if body.is_empty() {
+            format!("<{tag}{} />", text("attrs"))
+        } else {
+            format!("<{tag}{}>{body}</{tag}>", text("attrs"))
+        };
+        Some(format!("{element} (not in the listing){more}"))
     }
 }
 

@@ -60,6 +60,12 @@ pub struct LaunchOptions {
     /// Attach to this running browser (`ws://…` or `http://host:port`)
     /// instead of launching one.
     pub connect: Option<String>,
+    /// How long attaching to `connect` may take: a pool that queues
+    /// sessions answers only when a browser frees.
+    pub connect_timeout: Duration,
+    /// How long a `connect` browser that went away is attached again, with
+    /// backoff, before the session gives up.
+    pub reconnect_window: Duration,
     /// Window size in CSS pixels (the viewport the page sees when headless).
     pub window: (u32, u32),
     /// More command-line flags for Chromium.
@@ -87,6 +93,8 @@ impl Default for LaunchOptions {
             chrome: None,
             headed: false,
             connect: None,
+            connect_timeout: Duration::from_secs(15),
+            reconnect_window: Duration::from_secs(30),
             window: (1280, 800),
             extra_args: Vec::new(),
             launch_timeout: Duration::from_secs(30),

@@ -95,7 +95,7 @@ pub use download::{Download, DownloadOptions, DownloadState, Downloads};
 pub use driver::{Driver, DriverError, MAX_RELAUNCHES};
 pub use guard::{BlockedNavigation, DomainPolicy, GuardError, NavigationGuard, Verdict};
 pub use launch::{find_chrome, LaunchOptions, INSTALL_HINT};
-pub use session::{BrowserSession, SessionStatus};
+pub use session::{BrowserSession, IsolatedContext, SessionStatus};
 pub use state::StorageState;
 pub use tab::{ObserveOptions, Tab};
 
@@ -129,7 +129,7 @@ pub enum BrowserError {
     #[error("Chromium did not start: {0}")]
     Launch(String),
     /// Attaching to a running browser failed.
-    #[error("could not attach to the browser at {url}: {reason} (is it running with --remote-debugging-port?)")]
+    #[error("could not attach to the browser at {url}: {reason}")]
     Connect {
         /// The address given with `--connect`.
         url: String,

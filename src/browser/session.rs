@@ -3,8 +3,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use chromiumoxide::cdp::browser_protocol::browser::{
+    BrowserContextId, SetDownloadBehaviorBehavior, SetDownloadBehaviorParams,
+};
 use chromiumoxide::cdp::browser_protocol::target::{
-    CloseTargetParams, CreateTargetParams, GetTargetsParams, TargetId,
+    CloseTargetParams, CreateBrowserContextParams, CreateTargetParams, DisposeBrowserContextParams,
+    GetTargetsParams, TargetId,
 };
 use chromiumoxide::error::CdpError;
 use chromiumoxide::handler::HandlerConfig;
@@ -70,8 +74,15 @@ impl std::fmt::Debug for BrowserSession {
     }
 }
 
-/// How long attaching to a browser may take.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
+/// A browser context of a shared browser (see
+/// [`BrowserSession::isolated_context`]): its id, and the tabs of the
+/// session that uses it.
+#[derive(Debug)]
+pub struct IsolatedContext {
+    id: BrowserContextId,
+    family: Arc<TabFamily>,
+}
+
 /// How long a closing browser may take to finish writing its profile.
 const CLOSE_TIMEOUT: Duration = Duration::from_secs(10);
 /// The default limit for one CDP call (observations have their own).
@@ -140,18 +151,29 @@ impl BrowserSession {
 
     /// Puts the cookies of `state` into the browser (over any it has).
     pub async fn add_cookies(&self, state: &StorageState) -> Result<(), BrowserError> {
+        self.set_cookies(state, None).await
+    }
+
+    /// Puts the cookies of `state` into `context` (`None`: the default
+    /// one).
+    async fn set_cookies(
+        &self,
+        state: &StorageState,
+        context: Option<&BrowserContextId>,
+    ) -> Result<(), BrowserError> {
         let browser = self.live_browser()?;
         let cookies = state.cookie_params();
         if cookies.is_empty() {
             return Ok(());
         }
+        let mut params =
+            chromiumoxide::cdp::browser_protocol::storage::SetCookiesParams::new(cookies);
+        params.browser_context_id = context.cloned();
         call(
             "restoring cookies",
             self.call_timeout,
             &self.status,
-            browser.execute(
-                chromiumoxide::cdp::browser_protocol::storage::SetCookiesParams::new(cookies),
-            ),
+            browser.execute(params),
         )
         .await
         .map(|_| ())
@@ -223,6 +245,84 @@ impl BrowserSession {
 
     /// Opens a new tab at `url` and waits for it to load.
     pub async fn new_tab(&self, url: &str) -> Result<Tab, BrowserError> {
+        self.open_in(self.family.clone(), None, url).await
+    }
+
+    /// Makes a browser context of its own in this browser: cookies, local
+    /// storage and cache apart from every other context's (CDP
+    /// `Target.createBrowserContext`), so sessions sharing one browser
+    /// (a suite's cases) cannot see each other's sign-ins. The state file's
+    /// cookies, when one is loaded, are put into it as into the default
+    /// context.
+    pub async fn isolated_context(&self) -> Result<IsolatedContext, BrowserError> {
+        let browser = self.live_browser()?;
+        let created = call(
+            "creating a browser context",
+            self.call_timeout,
+            &self.status,
+            browser.execute(CreateBrowserContextParams::default()),
+        )
+        .await?;
+        let context = IsolatedContext {
+            id: created.result.browser_context_id,
+            family: Arc::default(),
+        };
+        if let Some(path) = &self.options.state {
+            if let Some(state) = StorageState::load_if_present(path)? {
+                self.set_cookies(&state, Some(&context.id)).await?;
+            }
+        }
+        // Downloads of the context go where the default context's go, and
+        // are reported to the same watcher.
+        if let Some(options) = &self.options.downloads {
+            let params = SetDownloadBehaviorParams::builder()
+                .behavior(SetDownloadBehaviorBehavior::AllowAndName)
+                .browser_context_id(context.id.clone())
+                .download_path(options.dir.display().to_string())
+                .events_enabled(true)
+                .build()
+                .map_err(BrowserError::Script)?;
+            call(
+                "setting where the context's downloads go",
+                self.call_timeout,
+                &self.status,
+                browser.execute(params),
+            )
+            .await?;
+        }
+        Ok(context)
+    }
+
+    /// Opens a new tab at `url` in `context` and waits for it to load.
+    pub async fn new_tab_in(
+        &self,
+        context: &IsolatedContext,
+        url: &str,
+    ) -> Result<Tab, BrowserError> {
+        self.open_in(context.family.clone(), Some(context.id.clone()), url)
+            .await
+    }
+
+    /// Closes `context` with every tab in it, and forgets its cookies and
+    /// storage.
+    pub async fn dispose_context(&self, context: IsolatedContext) -> Result<(), BrowserError> {
+        let browser = self.live_browser()?;
+        call(
+            "closing a browser context",
+            self.call_timeout,
+            &self.status,
+            browser.execute(DisposeBrowserContextParams::new(context.id)),
+        )
+        .await
+        .map(|_| ())
+    }
+
+    async fn open_in(
+        &self,
+        family: Arc<TabFamily>,
+        browser_context: Option<BrowserContextId>,
+        url: &str,
+    ) -> Result<Tab, BrowserError> {
         let browser = self.live_browser()?;
         let ctx = TabContext {
             status: self.status.clone(),
@@ -233,7 +333,8 @@ impl BrowserSession {
             launch: self.options.clone(),
             storage_script: self.storage_script.clone(),
             downloads: self.downloads.clone(),
-            family: self.family.clone(),
+            family,
+            browser_context,
         };
         let tab = open_tab(browser, ctx, url).await?;
         let blank = self
@@ -412,7 +513,7 @@ type Connected = (
 
 async fn connect(options: &LaunchOptions) -> Result<Connected, BrowserError> {
     let (ws_url, chrome) = match &options.connect {
-        Some(url) => (url.clone(), None),
+        Some(url) => (connect_address(url), None),
         None => {
             let opts = options.clone();
             let chrome = tokio::task::spawn_blocking(move || LaunchedChrome::start(&opts))
@@ -429,30 +530,79 @@ async fn connect(options: &LaunchOptions) -> Result<Connected, BrowserError> {
         request_timeout: Duration::from_secs(60),
         ..HandlerConfig::default()
     };
-    let connected = tokio::time::timeout(
-        CONNECT_TIMEOUT,
-        Browser::connect_with_config(ws_url.clone(), config),
-    )
-    .await;
+    let limit = options.connect_timeout;
+    let connected =
+        tokio::time::timeout(limit, Browser::connect_with_config(ws_url.clone(), config)).await;
     let (browser, handler) = match connected {
         Ok(Ok(pair)) => pair,
         Ok(Err(e)) => {
+            let reason = e.to_string();
+            let hint = connect_hint(&reason);
             return Err(BrowserError::Connect {
-                url: ws_url,
-                reason: e.to_string(),
-            })
+                url: shown_address(&ws_url),
+                reason: format!("{reason}{hint}"),
+            });
         }
         Err(_) => {
             return Err(BrowserError::Connect {
-                url: ws_url,
-                reason: format!("no answer within {CONNECT_TIMEOUT:?}"),
+                url: shown_address(&ws_url),
+                reason: format!(
+                    "no answer within {}s (a pool that queues sessions answers when a browser \
+                     frees: raise --connect-timeout / browser.connect_timeout above its queue wait)",
+                    limit.as_secs()
+                ),
             })
         }
     };
     let (tx, rx) = watch::channel(SessionStatus::Running);
     let task = tokio::spawn(drive_handler(handler, tx));
-    tracing::info!(%ws_url, "connected to the browser");
+    tracing::info!(address = %shown_address(&ws_url), "connected to the browser");
     Ok((browser, task, rx, chrome))
+}
+
+/// The address to attach to, as a client must send it: a `ws://` URL with
+/// no path (`ws://host:3000?token=x`, the form browser pools document)
+/// gets the root path, so the request line reads `GET /?token=x`.
+fn connect_address(given: &str) -> String {
+    match url::Url::parse(given) {
+        Ok(parsed) if matches!(parsed.scheme(), "ws" | "wss" | "http" | "https") => {
+            parsed.to_string()
+        }
+        _ => given.to_string(),
+    }
+}
+
+/// The address as errors and logs show it: the query's values (a pool's
+/// token, an API key) are credentials, so they are left out.
+pub(crate) fn shown_address(address: &str) -> String {
+    let Ok(mut parsed) = url::Url::parse(address) else {
+        return address.to_string();
+    };
+    if parsed.query().is_none() {
+        return address.to_string();
+    }
+    let hidden: Vec<String> = parsed
+        .query_pairs()
+        .map(|(name, _)| format!("{name}=***"))
+        .collect();
+    parsed.set_query(Some(&hidden.join("&")));
+    parsed.to_string()
+}
+
+/// What a failed attach most likely means, said after the reason: an HTTP
+/// answer names a wrong path or token (the server is there); a refused or
+/// unreachable connection names a browser that is not listening.
+fn connect_hint(reason: &str) -> &'static str {
+    let answered = |code: &str| reason.contains(code);
+    if answered("401") || answered("403") {
+        " (the server refused the credentials: check the token in the address)"
+    } else if answered("400") || answered("404") {
+        " (the server answered but not as a DevTools endpoint: check the address's path and token)"
+    } else if reason.contains("HTTP error") {
+        " (the server answered but did not open a DevTools connection)"
+    } else {
+        " (is it running with --remote-debugging-port?)"
+    }
 }
 
 /// The blank page target a browser this process launched opened on its
@@ -525,6 +675,7 @@ pub(crate) async fn open_tab(
     // the session (or of a shared browser) is in front.
     let mut params = CreateTargetParams::new("about:blank");
     params.new_window = Some(true);
+    params.browser_context_id = ctx.browser_context.clone();
     let page = call(
         &what,
         Duration::from_secs(30),
@@ -582,5 +733,46 @@ pub(crate) async fn call<T>(
             what: what.to_string(),
             after: limit,
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_address_without_a_path_is_asked_for_at_the_root() {
+        assert_eq!(
+            connect_address("ws://127.0.0.1:3000?token=x"),
+            "ws://127.0.0.1:3000/?token=x"
+        );
+        assert_eq!(
+            connect_address("ws://127.0.0.1:9222/devtools/browser/abc"),
+            "ws://127.0.0.1:9222/devtools/browser/abc"
+        );
+        assert_eq!(
+            connect_address("http://127.0.0.1:9222"),
+            "http://127.0.0.1:9222/"
+        );
+        assert_eq!(connect_address("not a url"), "not a url");
+    }
+
+    #[test]
+    fn a_token_in_the_address_is_not_shown() {
+        let shown = shown_address("ws://127.0.0.1:3000/?token=s3cret&launch=x");
+        assert_eq!(shown, "ws://127.0.0.1:3000/?token=***&launch=***");
+        assert_eq!(
+            shown_address("ws://h:1/devtools/browser/a"),
+            "ws://h:1/devtools/browser/a"
+        );
+    }
+
+    #[test]
+    fn the_hint_follows_what_the_server_answered() {
+        assert!(connect_hint("HTTP error: 401 Unauthorized").contains("token"));
+        assert!(connect_hint("HTTP error: 404 Not Found").contains("path"));
+        assert!(
+            connect_hint("Connection refused (os error 111)").contains("--remote-debugging-port")
+        );
     }
 }

@@ -3,6 +3,7 @@
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
+use chromiumoxide::cdp::browser_protocol::browser::BrowserContextId;
 use chromiumoxide::cdp::browser_protocol::dom_snapshot::CaptureSnapshotParams;
 use chromiumoxide::cdp::browser_protocol::emulation::SetDeviceMetricsOverrideParams;
 use chromiumoxide::cdp::browser_protocol::page::{
@@ -81,6 +82,9 @@ pub(crate) struct TabContext {
     pub downloads: Option<Arc<super::download::Downloads>>,
     /// The tabs that belong to the session.
     pub family: Arc<TabFamily>,
+    /// The browser context the session's tabs open in (`None`: the
+    /// browser's default one).
+    pub browser_context: Option<BrowserContextId>,
 }
 
 /// The tabs a session owns: the ones it opened or took over, and every

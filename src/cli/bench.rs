@@ -35,6 +35,32 @@ pub enum BenchCommand {
     /// The characters an MCP client is sent over a scripted 20-call
     /// session on the demo: whole pages after each action against deltas.
     Mcp(PromptBenchArgs),
+    /// The demo's create-order task with a scripted model answering after a
+    /// delay: the first run (cache miss), replays from the task cache
+    /// (hits), and the exported recipe run directly; model calls, tokens
+    /// and wall time of each.
+    Cache(crate::bench::cache::BenchArgs),
+    /// `webagent test` on 16 recipe cases of the demo at 1, 2 and 4
+    /// workers: cases per minute, the speed-up against one worker, and
+    /// peak memory.
+    Suite(SuiteBenchArgs),
+}
+
+/// Flags of `webagent bench suite`.
+#[derive(Debug, clap::Args)]
+pub struct SuiteBenchArgs {
+    /// Cases in the suite.
+    #[arg(long, default_value_t = 16)]
+    pub cases: usize,
+    /// The worker counts to compare, the first being the baseline.
+    #[arg(long, value_delimiter = ',', default_values_t = vec![1, 2, 4])]
+    pub workers: Vec<usize>,
+    /// Print one JSON object per worker count instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// The browser to use.
+    #[command(flatten)]
+    pub browser: crate::config::BrowserOpts,
 }
 
 /// Flags of `webagent bench prompt`.
@@ -86,6 +112,20 @@ pub fn run(command: BenchCommand) -> anyhow::Result<ExitCode> {
         BenchCommand::Tui(args) => crate::bench::tui::bench(args),
         BenchCommand::Script(args) => crate::bench::script::bench(args),
         BenchCommand::Prompt(args) => bench_prompt(args),
+        BenchCommand::Suite(args) => {
+            if args.cases == 0 || args.workers.contains(&0) {
+                anyhow::bail!("--cases and every --workers count must be at least 1");
+            }
+            let runtime = super::runtime()?;
+            let rows = runtime.block_on(crate::bench::suite::measure(
+                args.browser.launch_options(),
+                args.cases,
+                &args.workers,
+            ))?;
+            crate::bench::suite::print(&rows, args.json);
+            Ok(ExitCode::SUCCESS)
+        }
+        BenchCommand::Cache(args) => crate::bench::cache::bench(args),
         BenchCommand::Mcp(args) => {
             let runtime = super::runtime()?;
             let sent = runtime.block_on(crate::bench::mcp_session::measure(

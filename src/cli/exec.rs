@@ -12,7 +12,7 @@ use super::headless::start_reporting;
 use super::observe::observation_json;
 use crate::actions::{ActionResult, Catalog};
 use crate::dom::PageState;
-use crate::environment::Environment;
+use crate::environment::{Environment, EnvironmentError};
 use crate::session::Session;
 
 /// Flags of `webagent exec`.
@@ -83,22 +83,38 @@ fn parse_action(catalog: &Catalog, text: &str) -> Result<crate::actions::Action,
 }
 
 /// Observes, once more after a short pause if the page was between
-/// documents; `None` when there is still nothing to observe.
-async fn observe_now(session: &mut Session) -> Option<PageState> {
+/// documents: `Ok(None)` when there is still nothing to observe, an error
+/// when the browser is gone for good (nothing more can run).
+async fn observe_now(session: &mut Session) -> Result<Option<PageState>, EnvironmentError> {
     for attempt in 0..2 {
         match session.environment.observe().await {
-            Ok(state) => return Some(state),
+            Ok(state) => return Ok(Some(state)),
+            Err(err) if err.fatal => return Err(err),
             Err(err) => {
+                // Said on stderr: a reload after a crash, or a browser
+                // attached again, is news to the person running actions.
+                eprintln!("warning: {}", err.message);
                 tracing::warn!(%err, attempt, "observing after an action failed");
                 tokio::time::sleep(Duration::from_millis(100)).await;
             }
         }
     }
-    None
+    Ok(None)
+}
+
+/// Ends the command on a browser that is gone for good: one error line,
+/// and no further action runs against nothing.
+async fn give_up(session: Session, error: EnvironmentError) -> anyhow::Result<ExitCode> {
+    eprintln!("error: {}", error.message);
+    session.close().await;
+    Ok(ExitCode::FAILURE)
 }
 
 async fn exec_command(args: &ExecArgs, mut session: Session) -> anyhow::Result<ExitCode> {
-    let mut state = observe_now(&mut session).await;
+    let mut state = match observe_now(&mut session).await {
+        Ok(state) => state,
+        Err(error) => return give_up(session, error).await,
+    };
     let mut all_ok = true;
     for (number, text) in args.actions.iter().enumerate() {
         let started = Instant::now();
@@ -114,10 +130,20 @@ async fn exec_command(args: &ExecArgs, mut session: Session) -> anyhow::Result<E
         all_ok &= result.is_ok();
         // Observe after every action so the next one's indices refer to
         // the latest listing.
-        state = observe_now(&mut session).await;
-        let url = match &state {
-            Some(s) => s.url.clone(),
-            None => session.environment.current_url().await.unwrap_or_default(),
+        let gone = match observe_now(&mut session).await {
+            Ok(now) => {
+                state = now;
+                None
+            }
+            Err(error) => {
+                state = None;
+                Some(error)
+            }
+        };
+        let url = match (&state, &gone) {
+            (Some(s), _) => s.url.clone(),
+            (None, None) => session.environment.current_url().await.unwrap_or_default(),
+            (None, Some(_)) => String::new(),
         };
         let picture = match &args.screenshot {
             Some(dir) if state.is_some() => {
@@ -151,6 +177,9 @@ async fn exec_command(args: &ExecArgs, mut session: Session) -> anyhow::Result<E
             println!("{line}");
         } else {
             print_human(&name, &params, &result, ms);
+        }
+        if let Some(error) = gone {
+            return give_up(session, error).await;
         }
     }
     if args.observe {

@@ -118,6 +118,7 @@ impl SessionFlags {
             chrome: self.browser.chrome.clone(),
             headed: self.browser.headed,
             connect: self.browser.connect.clone(),
+            connect_timeout: self.browser.connect_timeout,
             profile: self.browser.profile.clone(),
             state: self.browser.state.clone(),
             allow_javascript: self.allow_javascript,

@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand};
 
 pub mod actions;
 pub mod bench;
+pub mod cache;
 pub mod config;
 pub mod demo;
 pub mod exec;
@@ -16,9 +17,11 @@ pub mod headless;
 pub mod mcp;
 pub mod observe;
 pub mod recipe;
+pub mod resume;
 pub mod run;
 pub mod sitemap;
 pub mod state;
+pub mod test;
 pub mod tui;
 
 /// A terminal workbench for LLM web agents driving Chromium over CDP.
@@ -48,6 +51,8 @@ pub enum Command {
     Exec(exec::ExecArgs),
     /// Run a task headless with the agent and print its steps or events.
     Run(run::RunArgs),
+    /// Continue a run from its trace, at the step that did not finish.
+    Resume(resume::ResumeArgs),
     /// Serve the built-in Acme demo app and open the workbench on it.
     Demo(demo::DemoArgs),
     /// Open the terminal workbench.
@@ -57,6 +62,9 @@ pub enum Command {
     Recipe(recipe::RecipeCommand),
     /// Turn a session trace into a recipe that replays without the LLM.
     Export(recipe::ExportArgs),
+    /// The task cache `run --cache` fills: list, show, clear.
+    #[command(subcommand)]
+    Cache(cache::CacheCommand),
     /// Print the merged configuration, secrets masked.
     Config(config::ConfigArgs),
     /// Serve the session over MCP (stdio) for another agent to drive.
@@ -64,6 +72,9 @@ pub enum Command {
     /// Save a session's sign-ins (cookies, local storage) to a state file.
     #[command(subcommand)]
     State(state::StateCommand),
+    /// Run suites of checks (YAML): workers, isolation, retries, shards,
+    /// JUnit and HTML reports.
+    Test(test::TestArgs),
     /// Run a benchmark and print its figures.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
@@ -80,14 +91,17 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Actions(args) => actions::run(args),
         Command::Exec(args) => exec::run(args),
         Command::Run(args) => run::run(args),
+        Command::Resume(args) => resume::run(args),
         Command::Demo(args) => demo::run(args),
         Command::Tui(args) => tui::run(args),
         Command::Recipe(command) => recipe::run(command),
         Command::Export(args) => recipe::export(args),
+        Command::Cache(command) => cache::run(command),
         Command::Config(args) => config::run(args),
         Command::Mcp(args) => mcp::run(args),
         Command::State(command) => state::run(command),
         Command::Bench(command) => bench::run(command),
+        Command::Test(args) => test::run_command(args),
     }
 }
 

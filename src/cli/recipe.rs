@@ -12,9 +12,9 @@ use anyhow::Context;
 
 use super::flags::HeadlessFlags;
 use super::headless::{Headless, EXIT_USAGE};
-use crate::environment::HeadlessApprover;
-use crate::script::{export_recipe, CancelFlag, Scripts};
-use crate::session::{located_text, run_recipe, LlmSubAgent};
+use crate::script::params::{parse_assignment, resolve_params};
+use crate::script::{export_recipe_with, ExportOptions, Scripts};
+use crate::session::{located_text, same_file, ReplayOptions};
 
 /// The recipe subcommands.
 #[derive(Debug, clap::Subcommand)]
@@ -33,9 +33,22 @@ pub struct RunArgs {
     /// Which recipe to run (needed when the file declares several).
     #[arg(long, value_name = "NAME")]
     pub recipe: Option<String>,
-    /// The page to start on (the recipe may navigate itself).
+    /// The page to start on; its origin is the one the recipe's paths
+    /// (`navigate("/orders")`) open on.
     #[arg(long)]
     pub url: Option<String>,
+    /// A value for one of the recipe's parameters (repeatable); the text
+    /// is read as the parameter's declared type.
+    #[arg(long = "param", value_name = "NAME=VALUE")]
+    pub params: Vec<String>,
+    /// Write the repaired recipe of a healed run over FILE instead of next
+    /// to it (FILE.healed.rhai).
+    #[arg(long)]
+    pub update: bool,
+    /// Do not heal failed steps with the model, even when one is
+    /// configured: a step that no longer runs fails the recipe.
+    #[arg(long)]
+    pub no_heal: bool,
     /// Approvals, output, and the session: config, the model for
     /// `agent("…")` sub-goals, more scripts, sitemaps, secrets, browser.
     #[command(flatten)]
@@ -123,39 +136,56 @@ async fn run_recipe_command(args: RunArgs) -> anyhow::Result<ExitCode> {
     };
     let recipes = prepared.scripts.recipes();
     let file = args.file.display().to_string();
-    let name = match &args.recipe {
-        Some(name) => name.clone(),
-        None => {
-            let own: Vec<_> = recipes
-                .iter()
-                .filter(|r| same_file(&r.file, &args.file))
-                .collect();
-            match own.as_slice() {
-                [only] => only.name.clone(),
-                [] => {
-                    eprintln!("error: {file} declares no recipe");
-                    return Ok(ExitCode::from(EXIT_USAGE));
-                }
-                several => {
-                    let names: Vec<&str> = several.iter().map(|r| r.name.as_str()).collect();
-                    eprintln!(
-                        "error: {file} declares several recipes ({}); pick one with --recipe NAME",
-                        names.join(", ")
-                    );
-                    return Ok(ExitCode::from(EXIT_USAGE));
-                }
+    let own: Vec<_> = recipes
+        .iter()
+        .filter(|r| same_file(&r.file, &args.file))
+        .collect();
+    let recipe = match (&args.recipe, own.as_slice()) {
+        (Some(name), _) => match own.iter().find(|r| r.name == *name) {
+            Some(recipe) => (*recipe).clone(),
+            None => {
+                let available: Vec<&str> = own.iter().map(|r| r.name.as_str()).collect();
+                eprintln!(
+                    "error: {file} declares no recipe named `{name}`; available: {}",
+                    if available.is_empty() {
+                        "none".to_string()
+                    } else {
+                        available.join(", ")
+                    }
+                );
+                return Ok(ExitCode::from(EXIT_USAGE));
             }
+        },
+        (None, [only]) => (*only).clone(),
+        (None, []) => {
+            eprintln!("error: {file} declares no recipe");
+            return Ok(ExitCode::from(EXIT_USAGE));
+        }
+        (None, several) => {
+            let names: Vec<&str> = several.iter().map(|r| r.name.as_str()).collect();
+            eprintln!(
+                "error: {file} declares several recipes ({}); pick one with --recipe NAME",
+                names.join(", ")
+            );
+            return Ok(ExitCode::from(EXIT_USAGE));
         }
     };
-    if !recipes.iter().any(|r| r.name == name) {
-        eprintln!(
-            "error: no recipe named `{name}`; available: {}",
-            recipes
-                .iter()
-                .map(|r| r.name.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
+    // Parameters are checked before the browser starts: a typo costs no
+    // Chromium launch, and nothing runs with a value of the wrong type.
+    let mut params = serde_json::Map::new();
+    for assignment in &args.params {
+        match parse_assignment(assignment) {
+            Ok((name, value)) => {
+                params.insert(name, value);
+            }
+            Err(why) => {
+                eprintln!("error: {why}");
+                return Ok(ExitCode::from(EXIT_USAGE));
+            }
+        }
+    }
+    if let Err(why) = resolve_params(&recipe.name, &recipe.params, &params) {
+        eprintln!("error: {why}");
         return Ok(ExitCode::from(EXIT_USAGE));
     }
 
@@ -165,39 +195,34 @@ async fn run_recipe_command(args: RunArgs) -> anyhow::Result<ExitCode> {
             Err(code) => return Ok(code),
         };
     let session = &mut headless.session;
-    // Everything that holds a sender of the session's events lives in
-    // this block, so the printer sees the end of the stream at `finish`.
-    let success = {
-        let setup = session.agent_setup();
-        let yes = args.flags.yes;
-        // `agent("…")` asks the configured model, approving like the recipe's
-        // own steps.
-        let sub_agent = session.model().ok().map(|_| LlmSubAgent {
-            setup: setup.clone(),
-            approver: Box::new(move || Box::new(HeadlessApprover { yes })),
-            stop: crate::llm::StopSignal::never(),
-        });
-        let cancel = CancelFlag::new();
-        let ctrl_c = {
-            let cancel = cancel.clone();
-            tokio::spawn(async move {
-                if tokio::signal::ctrl_c().await.is_ok() {
-                    cancel.cancel();
-                }
-            })
-        };
-        let outcome = run_recipe(
-            &setup,
-            &mut session.environment,
-            &name,
-            format!("recipe {name} ({file})"),
-            Box::new(HeadlessApprover { yes }),
-            sub_agent,
-            &cancel,
-        )
+    let mut options = ReplayOptions::headless(args.flags.yes);
+    options.origin = args
+        .url
+        .as_deref()
+        .and_then(crate::script::export::origin_of);
+    options.heal = !args.no_heal;
+    options.rewrite = Some(args.update);
+    let ctrl_c = {
+        let cancel = options.cancel.clone();
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                cancel.cancel();
+            }
+        })
+    };
+    let outcome = session
+        .run_recipe_file(&args.file, Some(&recipe.name), params, options)
         .await;
-        ctrl_c.abort();
-        outcome.success
+    ctrl_c.abort();
+    let success = match outcome {
+        Ok(outcome) => outcome.success,
+        Err(error) => {
+            session.events.send(crate::events::Event::Error {
+                error: error.to_string(),
+                fatal: true,
+            });
+            false
+        }
     };
     Ok(headless.finish(success).await)
 }
@@ -214,17 +239,6 @@ fn covered(paths: &[PathBuf], file: &std::path::Path) -> bool {
         .any(|p| p == file || (p.is_dir() && file.parent() == Some(p.as_path())))
 }
 
-/// Whether a recipe's recorded file is `path` (as given, or the same file
-/// under another spelling).
-fn same_file(recorded: &str, path: &std::path::Path) -> bool {
-    let recorded = std::path::Path::new(recorded);
-    recorded == path
-        || matches!(
-            (recorded.canonicalize(), path.canonicalize()),
-            (Ok(a), Ok(b)) if a == b
-        )
-}
-
 /// Flags of `webagent export`.
 #[derive(Debug, clap::Args)]
 pub struct ExportArgs {
@@ -233,11 +247,35 @@ pub struct ExportArgs {
     /// Where to write the recipe.
     #[arg(long, value_name = "OUT.rhai")]
     pub recipe: PathBuf,
+    /// A sitemap file or directory whose routes name the pages of the
+    /// location checks (`/orders/:id`; repeatable; default: config
+    /// `paths.sitemaps`).
+    #[arg(long, value_name = "PATH")]
+    pub sitemap: Vec<PathBuf>,
 }
 
 /// Runs `webagent export`.
 pub fn export(args: ExportArgs) -> anyhow::Result<ExitCode> {
-    let source = match export_recipe(&args.trace) {
+    let paths = if args.sitemap.is_empty() {
+        match super::config::load(None, &crate::config::Overrides::default()) {
+            Ok(loaded) => loaded.config.sitemap_paths(),
+            Err(code) => return Ok(code),
+        }
+    } else {
+        args.sitemap.clone()
+    };
+    let sitemaps = match crate::sitemap::SitemapSet::load_paths(&paths) {
+        Ok(sitemaps) => sitemaps,
+        Err(error) => {
+            eprintln!("error: sitemap: {error}");
+            return Ok(ExitCode::from(EXIT_USAGE));
+        }
+    };
+    let options = ExportOptions {
+        sitemaps: Some(&sitemaps),
+        no_params: false,
+    };
+    let source = match export_recipe_with(&args.trace, options) {
         Ok(source) => source,
         Err(error) => {
             eprintln!("error: {error}");
@@ -254,7 +292,7 @@ pub fn export(args: ExportArgs) -> anyhow::Result<ExitCode> {
     std::fs::write(&args.recipe, &source)
         .with_context(|| format!("writing {}", args.recipe.display()))?;
     println!(
-        "wrote {} (recipe `replay`; run it with: webagent recipe run {})",
+        "wrote {} (recipe `replay`; run it with: webagent recipe run {} --url ORIGIN)",
         args.recipe.display(),
         args.recipe.display()
     );

@@ -10,7 +10,8 @@ use super::headless::{Headless, EXIT_USAGE};
 use crate::environment::HeadlessApprover;
 use crate::events::EndReason;
 use crate::llm::stop_pair;
-use crate::session::Prepared;
+use crate::script::CancelFlag;
+use crate::session::{Prepared, ReplayOptions, TaskCache};
 
 /// Flags of `webagent run`.
 #[derive(Debug, clap::Args)]
@@ -20,6 +21,13 @@ pub struct RunArgs {
     /// The page to start on.
     #[arg(long)]
     pub url: String,
+    /// Replay the task's stored recipe with no model call when the cache
+    /// holds one for this task and start route; else record the run and
+    /// store it. `--cache` alone uses .webagent/cache (default: config
+    /// `agent.cache`, off).
+    #[arg(long, value_name = "DIR", num_args = 0..=1, require_equals = true,
+          default_missing_value = crate::session::cache::DEFAULT_CACHE_DIR)]
+    pub cache: Option<std::path::PathBuf>,
     /// Approvals, output, config, model, scripts, sitemaps, secrets,
     /// browser.
     #[command(flatten)]
@@ -67,14 +75,33 @@ async fn run_command(args: RunArgs, prepared: Prepared) -> anyhow::Result<ExitCo
             Err(code) => return Ok(code),
         };
     let (stop_handle, stop_signal) = stop_pair();
+    let cancel = CancelFlag::new();
     // Ctrl-C stops the run cleanly: the step in flight ends, `done` is
-    // written, the trace is complete.
-    let ctrl_c = tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            stop_handle.stop();
-        }
-    });
+    // written, the trace is complete (a replay's script is cancelled).
+    let ctrl_c = {
+        let cancel = cancel.clone();
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                stop_handle.stop();
+                cancel.cancel();
+            }
+        })
+    };
     let session = &mut headless.session;
+    if let Some(dir) = args
+        .cache
+        .clone()
+        .or_else(|| session.config.agent.cache.clone())
+    {
+        let cache = TaskCache::new(dir);
+        let mut options = ReplayOptions::headless(args.flags.yes);
+        options.stop = stop_signal;
+        options.cancel = cancel;
+        let outcome = session.run_task_cached(&args.task, &cache, options).await;
+        ctrl_c.abort();
+        let success = outcome.success && outcome.reason == EndReason::Done;
+        return Ok(headless.finish(success).await);
+    }
     let outcome = session
         .agent_setup()
         .agent(

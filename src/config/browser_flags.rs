@@ -19,6 +19,11 @@ pub struct BrowserOpts {
     /// `http://host:port`) instead of launching one.
     #[arg(long, value_name = "URL")]
     pub connect: Option<String>,
+    /// Seconds attaching to --connect may take (default: config
+    /// `browser.connect_timeout`, 15); a browser pool that queues sessions
+    /// needs at least its longest queue wait.
+    #[arg(long, value_name = "SECS")]
+    pub connect_timeout: Option<u64>,
     /// Allow navigation only to URLs matching PATTERN (repeatable): a host
     /// glob like `*.example.com` (https, plus http for loopback hosts), or
     /// with scheme and port like `http://127.0.0.1:*`; `data:`, `blob:`,
@@ -48,6 +53,11 @@ impl BrowserOpts {
             chrome: self.chrome.clone().or(from_env),
             headed: self.headed,
             connect: self.connect.clone(),
+            connect_timeout: self
+                .connect_timeout
+                .map_or(LaunchOptions::default().connect_timeout, |s| {
+                    std::time::Duration::from_secs(s.max(1))
+                }),
             allowed_domains: self.allow_domains.clone(),
             profile: self.profile.clone(),
             state: self.state.clone(),

@@ -103,6 +103,16 @@ pub enum ConfigError {
         /// What went wrong.
         problem: String,
     },
+    /// A `totp:` secret's seed is not base32.
+    #[error("secret {name} ({origin}): {problem}")]
+    SecretSeed {
+        /// The secret's name.
+        name: String,
+        /// The config layer that named it.
+        origin: String,
+        /// What is wrong with the seed (never the seed itself).
+        problem: String,
+    },
     /// A line of the secrets (dotenv) file is not `NAME=value`.
     #[error("{}:{line}: {message}", file.display())]
     SecretsFileSyntax {
@@ -198,6 +208,11 @@ pub struct BrowserSettings {
     pub headless: bool,
     /// Attach to this DevTools address instead of launching.
     pub connect: Option<String>,
+    /// Seconds attaching to `connect` may take (a pool's queue wait
+    /// included).
+    pub connect_timeout: u64,
+    /// Seconds during which a lost `connect` browser is attached again.
+    pub reconnect_window: u64,
     /// The window (and headless viewport) size.
     pub window: WindowSize,
     /// More Chromium flags.
@@ -250,6 +265,12 @@ pub struct AgentSettings {
     pub max_invalid_answers: usize,
     /// How many actions one answer may list (1: one action per step).
     pub max_actions_per_step: usize,
+    /// Model calls the agent may make to heal one recipe step that no
+    /// longer runs as recorded.
+    pub heal_budget: usize,
+    /// The task cache's directory: `run` replays a task's stored recipe
+    /// instead of asking the model again (`run --cache`). `None`: off.
+    pub cache: Option<PathBuf>,
 }
 
 /// Where files live.
@@ -287,6 +308,10 @@ pub enum SecretSource {
     Env(String),
     /// A file's contents (a trailing newline is dropped).
     File(PathBuf),
+    /// A one-time code (`totp:env:VAR`, `totp:file:PATH`): the source holds
+    /// the base32 seed, and the secret fills with the code of the moment
+    /// (RFC 6238).
+    Totp(Box<SecretSource>),
 }
 
 impl fmt::Display for SecretSource {
@@ -294,6 +319,7 @@ impl fmt::Display for SecretSource {
         match self {
             SecretSource::Env(name) => write!(f, "env:{name}"),
             SecretSource::File(path) => write!(f, "file:{}", path.display()),
+            SecretSource::Totp(seed) => write!(f, "totp:{seed}"),
         }
     }
 }
@@ -303,6 +329,15 @@ impl std::str::FromStr for SecretSource {
 
     fn from_str(text: &str) -> Result<Self, Self::Err> {
         let text = text.trim();
+        if let Some(seed) = text.strip_prefix("totp:") {
+            return match seed.parse::<SecretSource>() {
+                Ok(SecretSource::Totp(_)) => Err(format!("`{text}`: totp: is written once")),
+                Ok(source) => Ok(SecretSource::Totp(Box::new(source))),
+                Err(_) => Err(format!(
+                    "`{text}`: a one-time code's seed is written as totp:env:VARIABLE or totp:file:PATH"
+                )),
+            };
+        }
         if let Some(name) = text.strip_prefix("env:") {
             let name = name.trim();
             if name.is_empty() || name.contains('=') {
@@ -318,7 +353,7 @@ impl std::str::FromStr for SecretSource {
         }
         // The value itself is refused: config files get committed and
         // printed, and a secret written in one would leak both ways.
-        Err("a secret is written as env:VARIABLE or file:PATH, never as the value itself".into())
+        Err("a secret is written as env:VARIABLE or file:PATH (totp:env:VARIABLE or totp:file:PATH for a one-time code's seed), never as the value itself".into())
     }
 }
 
@@ -432,6 +467,8 @@ pub struct Overrides {
     pub headed: bool,
     /// `--connect`.
     pub connect: Option<String>,
+    /// `--connect-timeout`.
+    pub connect_timeout: Option<u64>,
     /// `--profile`.
     pub profile: Option<PathBuf>,
     /// `--state`.
@@ -551,6 +588,9 @@ impl Config {
         if flags.connect.is_some() {
             set("browser.connect", "--connect");
         }
+        if flags.connect_timeout.is_some() {
+            set("browser.connect_timeout", "--connect-timeout");
+        }
         if flags.profile.is_some() {
             set("browser.profile", "--profile");
         }
@@ -595,6 +635,9 @@ impl Config {
         }
         if let Some(connect) = &flags.connect {
             self.browser.connect = Some(connect.clone());
+        }
+        if let Some(seconds) = flags.connect_timeout {
+            self.browser.connect_timeout = seconds;
         }
         if let Some(dir) = &flags.profile {
             self.browser.profile = Some(dir.clone());
@@ -651,6 +694,9 @@ impl Config {
         }
         if self.agent.max_actions_per_step == 0 {
             return Err(bad("agent.max_actions_per_step", "must be at least 1"));
+        }
+        if self.agent.heal_budget == 0 {
+            return Err(bad("agent.heal_budget", "must be at least 1"));
         }
         if self.llm.max_output_tokens == Some(0) {
             return Err(bad(
@@ -727,13 +773,19 @@ impl Config {
             chrome: self.browser.executable.clone(),
             headed: !self.browser.headless,
             connect: self.browser.connect.clone(),
+            connect_timeout: Duration::from_secs(self.browser.connect_timeout.max(1)),
+            reconnect_window: Duration::from_secs(self.browser.reconnect_window),
             window: (self.browser.window.width, self.browser.window.height),
             extra_args: self.browser.extra_args.clone(),
             allowed_domains: self.allowed_domains.clone(),
             profile: self.browser.profile.clone(),
             state: self.browser.state.clone(),
             downloads: Some(crate::browser::DownloadOptions {
-                dir: self.paths.downloads.clone(),
+                // The browser resolves the folder itself: an attached one
+                // runs elsewhere, so a relative path would be taken from
+                // its working folder, not ours.
+                dir: std::path::absolute(&self.paths.downloads)
+                    .unwrap_or_else(|_| self.paths.downloads.clone()),
                 max_bytes: self.downloads.max_bytes,
             }),
             ..LaunchOptions::default()
@@ -781,40 +833,64 @@ impl Config {
             }
         }
         for (name, source) in &self.secrets {
-            let value = match source {
-                SecretSource::Env(variable) => env
-                    .get(variable)
-                    .filter(|v| !v.is_empty())
-                    .cloned()
-                    .ok_or_else(|| ConfigError::SecretVariableMissing {
-                        name: name.clone(),
-                        variable: variable.clone(),
-                        origin: self.origin(&format!("secrets.{name}")).to_string(),
-                    })?,
-                SecretSource::File(path) => {
-                    let text =
-                        std::fs::read_to_string(path).map_err(|e| ConfigError::SecretFile {
-                            name: name.clone(),
-                            path: path.clone(),
-                            problem: e.to_string(),
-                        })?;
-                    // Editors end files with a newline that is not part of
-                    // the password.
-                    let value = text.strip_suffix('\n').unwrap_or(&text);
-                    let value = value.strip_suffix('\r').unwrap_or(value);
-                    if value.is_empty() {
-                        return Err(ConfigError::SecretFile {
-                            name: name.clone(),
-                            path: path.clone(),
-                            problem: "the file is empty".into(),
-                        });
-                    }
-                    value.to_string()
-                }
+            let (source, one_time) = match source {
+                SecretSource::Totp(seed) => (seed.as_ref(), true),
+                other => (other, false),
             };
-            secrets.insert(name.clone(), value);
+            let value = self.secret_value(name, source, env)?;
+            if one_time {
+                secrets
+                    .insert_totp(name.clone(), &value)
+                    .map_err(|e| ConfigError::SecretSeed {
+                        name: name.clone(),
+                        origin: self.origin(&format!("secrets.{name}")).to_string(),
+                        problem: e.to_string(),
+                    })?;
+            } else {
+                secrets.insert(name.clone(), value);
+            }
         }
         Ok(secrets)
+    }
+
+    /// The text a secret's source holds.
+    fn secret_value(
+        &self,
+        name: &str,
+        source: &SecretSource,
+        env: &BTreeMap<String, String>,
+    ) -> Result<String, ConfigError> {
+        Ok(match source {
+            SecretSource::Env(variable) => env
+                .get(variable)
+                .filter(|v| !v.is_empty())
+                .cloned()
+                .ok_or_else(|| ConfigError::SecretVariableMissing {
+                    name: name.to_string(),
+                    variable: variable.clone(),
+                    origin: self.origin(&format!("secrets.{name}")).to_string(),
+                })?,
+            SecretSource::File(path) => {
+                let text = std::fs::read_to_string(path).map_err(|e| ConfigError::SecretFile {
+                    name: name.to_string(),
+                    path: path.clone(),
+                    problem: e.to_string(),
+                })?;
+                // Editors end files with a newline that is not part of
+                // the password.
+                let value = text.strip_suffix('\n').unwrap_or(&text);
+                let value = value.strip_suffix('\r').unwrap_or(value);
+                if value.is_empty() {
+                    return Err(ConfigError::SecretFile {
+                        name: name.to_string(),
+                        path: path.clone(),
+                        problem: "the file is empty".into(),
+                    });
+                }
+                value.to_string()
+            }
+            SecretSource::Totp(inner) => self.secret_value(name, inner, env)?,
+        })
     }
 
     /// The configuration as YAML, followed by comments saying where each
@@ -951,6 +1027,8 @@ check_struct!(BrowserSettingsCheck {
     executable: Option<PathBuf>,
     headless: Given<bool>,
     connect: Option<String>,
+    connect_timeout: Given<u64>,
+    reconnect_window: Given<u64>,
     window: Option<WindowCheck>,
     extra_args: Given<Vec<String>>,
     profile: Option<PathBuf>,
@@ -967,6 +1045,8 @@ check_struct!(AgentSettingsCheck {
     listing: Given<ListingMode>,
     max_invalid_answers: Given<usize>,
     max_actions_per_step: Given<usize>,
+    heal_budget: Given<usize>,
+    cache: Option<PathBuf>,
 });
 check_struct!(PathSettingsCheck {
     sitemaps: Given<Vec<PathBuf>>,
@@ -1114,10 +1194,14 @@ fn anchor_relative_secret_paths(patch: &mut Value, dir: &Path) {
     if let Some(Value::Mapping(secrets)) = root.get_mut("secrets") {
         for (_, reference) in secrets.iter_mut() {
             if let Value::String(text) = reference {
-                if let Some(path) = text.trim().strip_prefix("file:") {
+                let (prefix, rest) = match text.trim().strip_prefix("totp:") {
+                    Some(rest) => ("totp:", rest.trim().to_string()),
+                    None => ("", text.trim().to_string()),
+                };
+                if let Some(path) = rest.strip_prefix("file:") {
                     let path = Path::new(path.trim());
                     if path.is_relative() {
-                        *text = format!("file:{}", dir.join(path).display());
+                        *text = format!("{prefix}file:{}", dir.join(path).display());
                     }
                 }
             }
@@ -1258,6 +1342,40 @@ mod tests {
         assert_eq!(
             "file:pw.txt".parse::<SecretSource>(),
             Ok(SecretSource::File("pw.txt".into()))
+        );
+    }
+
+    #[test]
+    fn a_totp_secret_reads_its_seed_and_fills_with_a_code() {
+        let source: SecretSource = "totp:env:OTP_SEED".parse().unwrap();
+        assert_eq!(
+            source,
+            SecretSource::Totp(Box::new(SecretSource::Env("OTP_SEED".into())))
+        );
+        assert_eq!(source.to_string(), "totp:env:OTP_SEED");
+        assert!("totp:hunter2".parse::<SecretSource>().is_err());
+        let mut config = Config::builtin();
+        config.secrets.insert("otp".into(), source);
+        let env: BTreeMap<String, String> = [(
+            "OTP_SEED".to_string(),
+            "GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ".to_string(),
+        )]
+        .into();
+        let secrets = config.resolve_secrets(&env).unwrap();
+        let filled = secrets.fill("<secret>otp</secret>");
+        assert!(
+            filled.len() == 6 && filled.chars().all(|c| c.is_ascii_digit()),
+            "{filled}"
+        );
+        let bad: BTreeMap<String, String> = [("OTP_SEED".to_string(), "0189".to_string())].into();
+        let error = config.resolve_secrets(&bad).unwrap_err().to_string();
+        assert!(
+            error.contains("secret otp") && error.contains("base32"),
+            "{error}"
+        );
+        assert!(
+            !error.contains("0189"),
+            "the seed stays out of errors: {error}"
         );
     }
 

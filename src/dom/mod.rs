@@ -21,9 +21,15 @@
 //! This module knows nothing of CDP: it reads the JSON the in-page observer
 //! produces and renders text.
 
+mod locator;
+
 use std::fmt::{self, Write as _};
 
 use serde::{Deserialize, Serialize};
+
+pub use locator::{
+    looks_generated, LocateFailure, LocateProblem, Location, Locator, TriedLocator, LOCATOR_KINDS,
+};
 
 /// Why an observation could not be read.
 #[derive(Debug, thiserror::Error)]

@@ -116,8 +116,8 @@ pub struct ApprovalRequest {
     pub risk: Risk,
     /// The page it would run on.
     pub url: String,
-    /// The targeted element as listed (`[4]<button>Pay</button>`), when the
-    /// target is an index on the current listing.
+    /// The targeted element as listed (`[4]<button>Pay</button>`): the
+    /// index's listing line, or what a selector matched on the page.
     pub element: Option<String>,
     /// The model's stated goal for the step.
     pub next_goal: String,
@@ -142,6 +142,9 @@ pub enum ApprovalDecision {
     },
     /// Stop the whole run.
     Stop,
+    /// Do not run it; ask the model again for the same step (an agent run
+    /// only; anyone else reads it as a refusal).
+    Retry,
 }
 
 /// Whoever answers approvals and `ask_user` questions: the TUI's modal, or
@@ -153,6 +156,31 @@ pub trait Approver: Send {
 
     /// Answers the model's question, or `None` when nobody can.
     fn ask_user<'a>(&'a mut self, question: &'a str) -> BoxFuture<'a, Option<String>>;
+
+    /// Decides whether a healed recipe's repaired version may be written:
+    /// `rewrite` names the file and shows each change. By default the
+    /// person is asked as a question, and only a yes writes it.
+    fn approve_rewrite<'a>(&'a mut self, rewrite: &'a RecipeRewrite) -> BoxFuture<'a, bool> {
+        Box::pin(async move {
+            let question = format!(
+                "The replay healed {} step(s). Write the repaired recipe to {}?\n{}\nAnswer yes to write it.",
+                rewrite.healed, rewrite.file, rewrite.changes
+            );
+            let answer = self.ask_user(&question).await.unwrap_or_default();
+            matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes")
+        })
+    }
+}
+
+/// A repaired recipe waiting to be written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecipeRewrite {
+    /// The file it would be written to.
+    pub file: String,
+    /// How many steps were healed.
+    pub healed: usize,
+    /// Each change, one per line (`step 3: id:login → role:button:Sign in`).
+    pub changes: String,
 }
 
 /// The rules of a run without a person at a terminal: every approval is
@@ -182,6 +210,12 @@ impl Approver for HeadlessApprover {
 
     fn ask_user<'a>(&'a mut self, _question: &'a str) -> BoxFuture<'a, Option<String>> {
         Box::pin(async { None })
+    }
+
+    /// Headless, a rewrite is written with `--yes` and refused without.
+    fn approve_rewrite<'a>(&'a mut self, _rewrite: &'a RecipeRewrite) -> BoxFuture<'a, bool> {
+        let yes = self.yes;
+        Box::pin(async move { yes })
     }
 }
 

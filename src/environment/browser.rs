@@ -2,12 +2,12 @@
 //! driver's; this only gives it the environment's face, so the browser
 //! module knows nothing of who chooses actions or how they are approved.
 
-use crate::actions::{Action, ActionResult, RiskFacts};
+use crate::actions::{Action, ActionResult, RiskFacts, Target};
 use crate::browser::{Driver, DriverError};
 use crate::dom::PageState;
 use crate::vision::{Screenshot, ShotRequest};
 
-use super::{listing_risk_facts, Environment, EnvironmentError};
+use super::{listed_line, listing_risk_facts, Environment, EnvironmentError};
 
 impl From<DriverError> for EnvironmentError {
     fn from(error: DriverError) -> Self {
@@ -37,6 +37,13 @@ impl Environment for Driver {
             facts.target = Some(target);
         }
         facts
+    }
+
+    async fn describe_target(&mut self, target: &Target, page: &PageState) -> Option<String> {
+        if let Some(line) = listed_line(target, page) {
+            return Some(line);
+        }
+        self.describe_selector(target, page).await
     }
 
     async fn screenshot(&mut self, request: &ShotRequest) -> Option<Result<Screenshot, String>> {

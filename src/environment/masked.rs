@@ -3,8 +3,8 @@
 
 use std::sync::Arc;
 
-use crate::actions::{Action, ActionResult, Catalog, RiskFacts};
-use crate::dom::PageState;
+use crate::actions::{Action, ActionResult, Catalog, RiskFacts, Target};
+use crate::dom::{LocateFailure, Location, Locator, PageState};
 use crate::secrets::Secrets;
 use crate::vision::{Screenshot, ShotRequest};
 
@@ -114,10 +114,29 @@ impl<E: Environment> Environment for Masked<E> {
         self.inner.risk_facts(&runnable, page).await
     }
 
+    async fn describe_target(&mut self, target: &Target, page: &PageState) -> Option<String> {
+        // A field's value may show a secret: the line leaves masked.
+        let line = self.inner.describe_target(target, page).await?;
+        Some(self.secrets.mask(&line))
+    }
+
     async fn screenshot(&mut self, request: &ShotRequest) -> Option<Result<Screenshot, String>> {
         let mut request = request.clone();
         request.secrets = self.secrets.values();
         let shot = self.inner.screenshot(&request).await?;
         Some(shot.map_err(|error| self.secrets.mask(&error)))
+    }
+
+    async fn locate(&mut self, locators: &[Locator]) -> Result<Location, LocateFailure> {
+        // A locator is what a page showed (a label, a text); a secret's
+        // placeholder in one is looked for as its value.
+        let filled: Vec<Locator> = locators
+            .iter()
+            .map(|l| self.secrets.filled_locator(l))
+            .collect();
+        match self.inner.locate(&filled).await {
+            Ok(location) => Ok(self.secrets.masked(location)),
+            Err(failure) => Err(self.secrets.masked(failure)),
+        }
     }
 }

@@ -30,15 +30,15 @@ mod road;
 use std::future::Future;
 
 use crate::actions::{Action, ActionResult, RiskFacts, Target, TargetFacts};
-use crate::dom::PageState;
+use crate::dom::{LocateFailure, Location, Locator, PageState};
 use crate::vision::{Screenshot, ShotRequest};
 
 pub use approval::{
     ApprovalBinding, ApprovalDecision, ApprovalMode, ApprovalRequest, Approver, BoxFuture,
-    HeadlessApprover, LiveMode,
+    HeadlessApprover, LiveMode, RecipeRewrite,
 };
 pub use masked::{CatalogSource, Masked};
-pub use road::{Extractor, Passage, Policy, Road};
+pub use road::{Extractor, Passage, Policy, Road, RETRY_ASKED};
 
 /// A failure of the environment (the browser) outside an action.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -87,6 +87,47 @@ pub trait Environment: Send {
         let _ = request;
         async { None }
     }
+
+    /// What `target` names on the page, as a person checking an approval
+    /// reads it: the element's listing line. The default reads an index
+    /// from the listing; a browser also finds what a selector matches.
+    fn describe_target(
+        &mut self,
+        target: &Target,
+        page: &PageState,
+    ) -> impl Future<Output = Option<String>> + Send {
+        let line = listed_line(target, page);
+        async move { line }
+    }
+
+    /// The one element a recipe step's `locators` name on the page now,
+    /// tried in order (see [`Locator`]): the first locator that names an
+    /// element wins, and locators that name different elements make the
+    /// step ambiguous rather than a guess. The default cannot look
+    /// (a scripted page); the browser's environment can.
+    fn locate(
+        &mut self,
+        locators: &[Locator],
+    ) -> impl Future<Output = Result<Location, LocateFailure>> + Send {
+        let _ = locators;
+        async {
+            Err(LocateFailure::unavailable(
+                "this environment cannot look elements up by locator",
+            ))
+        }
+    }
+}
+
+/// The listing line of an index target, when the index is listed.
+pub fn listed_line(target: &Target, page: &PageState) -> Option<String> {
+    match target {
+        Target::Index { index } => page
+            .elements
+            .iter()
+            .find(|e| e.index == *index)
+            .map(crate::dom::element_line),
+        Target::Selector { .. } => None,
+    }
 }
 
 /// An environment lent for a while (to a sub-agent, a recipe) is still an
@@ -117,6 +158,21 @@ impl<E: Environment> Environment for &mut E {
         request: &ShotRequest,
     ) -> impl Future<Output = Option<Result<Screenshot, String>>> + Send {
         (**self).screenshot(request)
+    }
+
+    fn describe_target(
+        &mut self,
+        target: &Target,
+        page: &PageState,
+    ) -> impl Future<Output = Option<String>> + Send {
+        (**self).describe_target(target, page)
+    }
+
+    fn locate(
+        &mut self,
+        locators: &[Locator],
+    ) -> impl Future<Output = Result<Location, LocateFailure>> + Send {
+        (**self).locate(locators)
     }
 }
 

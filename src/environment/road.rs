@@ -5,15 +5,21 @@
 //! of them alike.
 
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::actions::{Action, ActionResult, Catalog, Target};
-use crate::dom::{element_line, PageState};
+use crate::actions::{Action, ActionResult, Catalog};
+use crate::dom::PageState;
 use crate::events::{ApprovalRecord, Event, EventSink, Verdict};
 
-use super::approval::{ApprovalBinding, ApprovalDecision, ApprovalRequest};
-use super::{Approver, BoxFuture, Environment, LiveMode};
+use super::approval::{ApprovalBinding, ApprovalDecision, ApprovalRequest, RecipeRewrite};
+use super::{ApprovalMode, Approver, BoxFuture, Environment, LiveMode};
+
+/// What the model reads when the person asked it for another answer
+/// instead of running its proposal.
+pub const RETRY_ASKED: &str =
+    "not run: the person asked you for another answer to this step; propose a different action";
 
 /// How often a person is asked again when the page keeps changing under an
 /// approval before the action is refused.
@@ -86,6 +92,10 @@ pub struct Road {
     approver: Box<dyn Approver>,
     events: EventSink,
     extractor: Option<Arc<dyn Extractor>>,
+    /// Time spent waiting for the person since last taken.
+    waited: Duration,
+    /// The person asked the model again at the last approval.
+    retry: bool,
 }
 
 impl std::fmt::Debug for Road {
@@ -115,7 +125,26 @@ impl Road {
             approver,
             events,
             extractor: None,
+            waited: Duration::ZERO,
+            retry: false,
         }
+    }
+
+    /// The approval mode now.
+    pub fn mode(&self) -> ApprovalMode {
+        self.mode.now()
+    }
+
+    /// How long the person was waited for since the last call, so a step's
+    /// own time and the wait for approval are reported apart.
+    pub fn take_wait(&mut self) -> Duration {
+        std::mem::take(&mut self.waited)
+    }
+
+    /// Whether the person, at the last approval, asked the model for
+    /// another answer rather than deciding (cleared by asking).
+    pub fn take_retry(&mut self) -> bool {
+        std::mem::take(&mut self.retry)
     }
 
     /// Refuses what `policy` switches off.
@@ -144,6 +173,30 @@ impl Road {
     /// Asks whoever answers approvals; `None` when nobody can.
     pub async fn ask_user(&mut self, question: &str) -> Option<String> {
         self.approver.ask_user(question).await
+    }
+
+    /// Whether a healed recipe's repaired version may be written to
+    /// `file`. Rewriting a recipe changes what later runs do, so it is
+    /// asked about like a commit: in `risky` and `always` modes the
+    /// approver decides (headless: `--yes`), in `never` it is written.
+    /// `Err` says why not.
+    pub async fn approve_rewrite(&mut self, file: &str, changes: &str) -> Result<(), String> {
+        if self.mode.now() == super::ApprovalMode::Never {
+            return Ok(());
+        }
+        let rewrite = RecipeRewrite {
+            file: file.to_string(),
+            healed: changes.lines().count(),
+            changes: changes.to_string(),
+        };
+        if self.approver.approve_rewrite(&rewrite).await {
+            Ok(())
+        } else {
+            Err(format!(
+                "the rewrite needs approval ({} mode) and was not approved; headless, pass --yes",
+                self.mode.now().as_str()
+            ))
+        }
     }
 
     /// The whole way for `action`, chosen at `step` on `page` for `goal`:
@@ -210,27 +263,27 @@ impl Road {
                     "the page kept changing while approval was asked; the action was not run",
                 )));
             }
+            let element = match action.target() {
+                Some(target) => environment.describe_target(target, page).await,
+                None => None,
+            };
             let request = ApprovalRequest {
                 step,
-                element: match action.target() {
-                    Some(Target::Index { index }) => page
-                        .elements
-                        .iter()
-                        .find(|e| e.index == *index)
-                        .map(element_line),
-                    _ => None,
-                },
+                element,
                 action: action.clone(),
                 risk,
                 url: url.clone(),
                 next_goal: goal.to_string(),
             };
+            let asked = Instant::now();
             let decision = self.approver.approve(&request).await;
+            self.waited += asked.elapsed();
             let (verdict, note) = match &decision {
                 ApprovalDecision::Approve { note } => (Verdict::Approved, note.clone()),
                 ApprovalDecision::Edit(_) => (Verdict::Edited, None),
                 ApprovalDecision::Deny { reason } => (Verdict::Denied, Some(reason.clone())),
                 ApprovalDecision::Stop => (Verdict::Stopped, None),
+                ApprovalDecision::Retry => (Verdict::Retried, None),
             };
             self.events.send(Event::Approval(ApprovalRecord {
                 step,
@@ -257,6 +310,10 @@ impl Road {
                     return Err(Passage::Stopped(ActionResult::denied(
                         "the person stopped the run",
                     )))
+                }
+                ApprovalDecision::Retry => {
+                    self.retry = true;
+                    return Err(Passage::Refused(ActionResult::denied(RETRY_ASKED)));
                 }
             };
             // An edit may be refused by the policy too.

@@ -10,6 +10,7 @@
 //! snake_case, which is what `webagent run --json` prints one per line and
 //! what the trace file holds.
 
+mod history;
 mod trace;
 
 use serde::{Deserialize, Serialize};
@@ -19,6 +20,9 @@ use tokio::sync::mpsc::{self, UnboundedReceiver, UnboundedSender};
 use crate::actions::{ActionResult, Risk};
 use crate::secrets::Secrets;
 
+pub use history::{
+    list_traces, read_trace, summarize_trace, TraceFile, TraceOutcome, TraceReadError, TraceSummary,
+};
 pub use trace::{TraceWriter, DEFAULT_SESSIONS_DIR};
 
 /// Where a session's events go: the one masking point every event passes
@@ -29,6 +33,31 @@ pub use trace::{TraceWriter, DEFAULT_SESSIONS_DIR};
 pub struct EventSink {
     tx: UnboundedSender<Event>,
     secrets: Secrets,
+    /// Recordings that also keep what is sent (masked, as sent).
+    copies: Vec<Recording>,
+}
+
+/// A copy of the events a sink sends from some moment on, for a caller
+/// that turns a run into a recipe (the task cache, a healed step) while
+/// the events still go where they always go.
+#[derive(Clone, Default)]
+pub struct Recording(std::sync::Arc<std::sync::Mutex<Vec<Event>>>);
+
+impl Recording {
+    /// Everything recorded so far, leaving the recording empty.
+    pub fn take(&self) -> Vec<Event> {
+        std::mem::take(&mut *self.0.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    fn push(&self, event: Event) {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).push(event);
+    }
+}
+
+impl std::fmt::Debug for Recording {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Recording").finish_non_exhaustive()
+    }
 }
 
 impl std::fmt::Debug for EventSink {
@@ -43,7 +72,20 @@ impl EventSink {
     /// Events sent here reach `tx`, each with the values of `secrets`
     /// masked.
     pub fn new(tx: UnboundedSender<Event>, secrets: Secrets) -> Self {
-        EventSink { tx, secrets }
+        EventSink {
+            tx,
+            secrets,
+            copies: Vec::new(),
+        }
+    }
+
+    /// The same sink, also keeping a copy of what it sends from now on in
+    /// the returned [`Recording`].
+    pub fn recording(&self) -> (EventSink, Recording) {
+        let recording = Recording::default();
+        let mut sink = self.clone();
+        sink.copies.push(recording.clone());
+        (sink, recording)
     }
 
     /// A sink with no secrets and the receiver of what it is sent (tests,
@@ -56,7 +98,11 @@ impl EventSink {
     /// Sends `event`, masked. A closed receiver (the run outlived its
     /// reader) is not an error.
     pub fn send(&self, event: Event) {
-        if self.tx.send(event.masked(&self.secrets)).is_err() {
+        let event = event.masked(&self.secrets);
+        for copy in &self.copies {
+            copy.push(event.clone());
+        }
+        if self.tx.send(event).is_err() {
             tracing::debug!("no one is listening to this session's events any more");
         }
     }
@@ -66,6 +112,7 @@ impl EventSink {
         EventSink {
             tx: self.tx.clone(),
             secrets,
+            copies: self.copies.clone(),
         }
     }
 }
@@ -192,6 +239,65 @@ pub enum Event {
     /// marks). The image itself travels beside the JSON: a trace stores it
     /// once as a file and names the file here.
     Screenshot(ScreenshotRecord),
+    /// How a run was set up, right after its `run_started`: what resuming
+    /// it needs besides its steps.
+    RunSettings(RunSettings),
+    /// The approval mode changed while the run went on (the person
+    /// switched it); it holds from the next action on.
+    ApprovalModeChanged {
+        /// `never`, `risky` or `always`.
+        mode: String,
+    },
+    /// The element listing the model was shown at a step, as it was, so a
+    /// replay shows what the model saw.
+    Listing(ListingRecord),
+    /// The person's own words to the agent while it worked; sent with the
+    /// request of `step`, outside the page's fence.
+    PersonMessage {
+        /// The step whose request carried it.
+        step: usize,
+        /// What the person wrote.
+        text: String,
+    },
+    /// The person asked the model again for a step: the attempt before
+    /// stays in the trace, the next `step` events of this index are the
+    /// new attempt.
+    StepRetried {
+        /// The step asked again.
+        step: usize,
+        /// What was asked again (a failed step, or a proposal at the
+        /// approval).
+        reason: String,
+    },
+    /// Every action of a step has run (or was refused): a run resumed
+    /// from the trace starts after it.
+    StepEnded {
+        /// The step.
+        step: usize,
+    },
+    /// This run continues another run, whose trace is named; the record
+    /// carries what that run had reached, so this trace stands alone.
+    Resumed(ResumeRecord),
+    /// A recipe step that no longer ran as recorded was handed to the
+    /// agent as a sub-goal: what it was asked, what it cost, and what
+    /// takes the step's place.
+    Healed(HealRecord),
+    /// What the task cache did for a run: a miss recorded the run, a hit
+    /// replayed it, a heal repaired the replay, a refresh redid the task.
+    Cache(CacheRecord),
+    /// A healed recipe's repaired version was written (or not: the person
+    /// declined it, or it could not be written).
+    RecipeRewritten {
+        /// The file written, or that would have been.
+        file: String,
+        /// Steps that were healed.
+        healed: usize,
+        /// Whether it was written.
+        written: bool,
+        /// Why not, when it was not.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        note: Option<String>,
+    },
 }
 
 impl Event {
@@ -216,6 +322,16 @@ impl Event {
             Event::SitemapReloaded { .. } => "sitemap_reloaded",
             Event::ScriptReloaded { .. } => "script_reloaded",
             Event::Screenshot(_) => "screenshot",
+            Event::RunSettings(_) => "run_settings",
+            Event::ApprovalModeChanged { .. } => "approval_mode_changed",
+            Event::Listing(_) => "listing",
+            Event::PersonMessage { .. } => "person_message",
+            Event::StepRetried { .. } => "step_retried",
+            Event::StepEnded { .. } => "step_ended",
+            Event::Resumed(_) => "resumed",
+            Event::Healed(_) => "healed",
+            Event::Cache(_) => "cache",
+            Event::RecipeRewritten { .. } => "recipe_rewritten",
         }
     }
 
@@ -309,6 +425,170 @@ impl ScreenshotRecord {
     }
 }
 
+/// How a run was set up: what a resume rebuilds besides the steps.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct RunSettings {
+    /// The approval mode at the start (`never`, `risky`, `always`).
+    pub approval: String,
+    /// The persistent browser profile the session used, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
+    /// The state file (cookies, local storage) the session used, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<String>,
+    /// Whether the run follows up on the earlier tasks of its trace (a
+    /// fresh conversation forgets them).
+    #[serde(default)]
+    pub follow_up: bool,
+}
+
+/// The listing the model read at one step.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ListingRecord {
+    /// The step.
+    pub step: usize,
+    /// The page.
+    pub url: String,
+    /// Its title.
+    pub title: String,
+    /// The listing text exactly as the model got it.
+    pub listing: String,
+}
+
+/// A finished task of a conversation, as a follow-up is told of it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EarlierTask {
+    /// The task as the person gave it.
+    pub task: String,
+    /// Whether it was accomplished.
+    pub success: bool,
+    /// Why it ended.
+    pub reason: EndReason,
+    /// The model's final text, or why the run ended without one.
+    pub text: String,
+    /// Steps it took.
+    pub steps: usize,
+}
+
+/// One earlier step as a resumed run is reminded of it: the same facts
+/// the model read in its history.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PriorStep {
+    /// The step's number.
+    pub step: usize,
+    /// The model's reflection.
+    pub reflection: Reflection,
+    /// The action as `name {params}`.
+    pub action: String,
+    /// What came of it, as the model read it.
+    pub result: String,
+    /// The page it acted on.
+    pub url: String,
+}
+
+/// What a resumed run starts from: the run it continues, as far as its
+/// trace shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResumeRecord {
+    /// The trace of the run it continues.
+    pub from: String,
+    /// The step it resumes at (the first that had not finished).
+    pub step: usize,
+    /// Steps already taken, as the model reads them.
+    #[serde(default)]
+    pub history: Vec<PriorStep>,
+    /// Finished tasks of the same conversation, oldest first.
+    #[serde(default)]
+    pub earlier: Vec<EarlierTask>,
+    /// The person's messages so far, each with the step that carried it.
+    #[serde(default)]
+    pub messages: Vec<(usize, String)>,
+    /// Tokens the run had used.
+    #[serde(default)]
+    pub usage: TokenUsage,
+    /// What the model is told about the interruption.
+    #[serde(default)]
+    pub note: String,
+}
+
+/// A recipe step handed to the agent because it no longer ran as
+/// recorded.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HealRecord {
+    /// The step's number in the recipe.
+    pub step: usize,
+    /// The recipe's line that failed.
+    pub line: usize,
+    /// Why it failed: the locators tried and what the page showed, or the
+    /// page a location check expected.
+    pub failure: String,
+    /// What the agent was asked to do.
+    pub sub_goal: String,
+    /// Whether the agent did it.
+    pub success: bool,
+    /// Model calls the healing made.
+    pub model_calls: usize,
+    /// Tokens they used.
+    pub usage: TokenUsage,
+    /// The step's first recorded locator (or the page it expected).
+    pub old: String,
+    /// What replaces it: the new first locator, or the new lines.
+    pub new: String,
+}
+
+/// What the task cache did for one run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CacheState {
+    /// No recipe was stored for the task: the agent did it, and its run
+    /// was stored.
+    Miss,
+    /// The stored recipe replayed without a model call.
+    Hit,
+    /// The stored recipe replayed, some steps healed by the agent; the
+    /// repaired recipe is stored.
+    Healed,
+    /// The stored recipe failed and healing did not save it: the agent did
+    /// the task anew and its run replaced the stored one.
+    Refreshed,
+}
+
+impl CacheState {
+    /// The word logs and the status line show.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CacheState::Miss => "miss",
+            CacheState::Hit => "hit",
+            CacheState::Healed => "healed",
+            CacheState::Refreshed => "refreshed",
+        }
+    }
+}
+
+/// The cache's report on one run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CacheRecord {
+    /// What happened.
+    pub state: CacheState,
+    /// The entry's key (a hash of the task and the start route).
+    pub key: String,
+    /// The task.
+    pub task: String,
+    /// The start page's route (its path, or sitemap route).
+    pub route: String,
+    /// The stored recipe.
+    pub recipe: String,
+    /// Model calls the run made (0 for a hit).
+    pub model_calls: usize,
+    /// Tokens they used.
+    pub usage: TokenUsage,
+    /// Whether the task ended done.
+    pub success: bool,
+    /// Anything worth saying (why a run was not stored).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
 /// Why a run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -377,8 +657,12 @@ pub struct StepTimings {
     pub observe_ms: u64,
     /// The model call, retries included.
     pub llm_ms: u64,
-    /// Approval and execution of the action.
+    /// The action's own execution (the wait for the person's approval is
+    /// `wait_ms`, apart).
     pub act_ms: u64,
+    /// Waiting for the person to approve the action.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub wait_ms: u64,
 }
 
 /// One step as recorded in the trace and shown in the step inspector.
@@ -461,6 +745,8 @@ pub enum Verdict {
     Denied,
     /// The whole run was stopped.
     Stopped,
+    /// Not run: the person asked the model for another answer.
+    Retried,
 }
 
 impl Verdict {
@@ -471,6 +757,7 @@ impl Verdict {
             Verdict::Edited => "edited",
             Verdict::Denied => "denied",
             Verdict::Stopped => "stopped",
+            Verdict::Retried => "asked again",
         }
     }
 }
@@ -531,6 +818,7 @@ mod tests {
                 observe_ms: 1,
                 llm_ms: 2,
                 act_ms: 3,
+                wait_ms: 0,
             },
             usage: None,
             prompt_chars: 900,

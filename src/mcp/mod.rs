@@ -62,6 +62,8 @@ pub enum McpCall {
 pub struct McpRequest {
     /// The call.
     pub call: McpCall,
+    /// The name the client gave in `initialize`, when it gave one.
+    pub client: Option<String>,
     /// The answer.
     pub reply: oneshot::Sender<CallOutcome>,
 }
@@ -86,6 +88,8 @@ pub struct CallState {
     view: ClientView,
     /// Steps so far, so every call is numbered in the trace.
     steps: usize,
+    /// Who the calls come from, as the approval and the log say it.
+    caller: String,
 }
 
 impl CallState {
@@ -94,13 +98,33 @@ impl CallState {
     pub fn new(whole_pages: bool) -> Self {
         CallState {
             view: ClientView::new(whole_pages),
+            caller: caller_label(None),
             ..CallState::default()
         }
+    }
+
+    /// Names the client the calls come from (the name it gave in
+    /// `initialize`), for the approval and the log.
+    pub fn set_client(&mut self, client: Option<&str>) {
+        self.caller = caller_label(client);
+    }
+
+    /// Who the calls come from: `MCP client claude-code`.
+    pub fn caller(&self) -> &str {
+        &self.caller
     }
 
     /// Steps so far.
     pub fn steps(&self) -> usize {
         self.steps
+    }
+}
+
+/// How a client is named where a person reads it.
+fn caller_label(client: Option<&str>) -> String {
+    match client.map(str::trim).filter(|c| !c.is_empty()) {
+        Some(name) => format!("MCP client {name}"),
+        None => "the MCP client".to_string(),
     }
 }
 
@@ -222,7 +246,8 @@ async fn run_step<E: Environment>(
     action: Action,
 ) -> ActionResult {
     let mut host = RecipeHost::new(environment, setup.road(approver))
-        .continuing(state.last_page.take(), state.steps);
+        .continuing(state.last_page.take(), state.steps)
+        .called_by(&state.caller);
     let answer = host.handle(HostCall::Act(action)).await;
     state.steps = host.steps();
     match answer {
@@ -277,6 +302,7 @@ pub async fn serve_session(
     });
     let mut state = CallState::new(whole_pages);
     while let Some(request) = calls.recv().await {
+        state.set_client(request.client.as_deref());
         let outcome = answer(
             &mut session.environment,
             &setup,

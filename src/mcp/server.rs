@@ -119,9 +119,14 @@ impl WebagentMcp {
         tools
     }
 
-    async fn ask(&self, call: McpCall) -> CallOutcome {
+    async fn ask(&self, call: McpCall, client: Option<String>) -> CallOutcome {
         let (reply, answer) = oneshot::channel();
-        if self.calls.send(McpRequest { call, reply }).is_err() {
+        let request = McpRequest {
+            call,
+            client,
+            reply,
+        };
+        if self.calls.send(request).is_err() {
             return gone();
         }
         answer.await.unwrap_or_else(|_| gone())
@@ -217,6 +222,10 @@ impl ServerHandler for WebagentMcp {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         self.remember(&context.peer);
+        let client = context
+            .peer
+            .peer_info()
+            .map(|info| info.client_info.name.clone());
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         let text_argument = |key: &str| {
             arguments
@@ -228,18 +237,14 @@ impl ServerHandler for WebagentMcp {
                 })
         };
         let outcome = match request.name.as_ref() {
-            OBSERVE => self.ask(McpCall::Observe).await,
+            OBSERVE => self.ask(McpCall::Observe, client).await,
             SITEMAP_SEARCH => {
-                self.ask(McpCall::SitemapSearch {
-                    query: text_argument("query")?,
-                })
-                .await
+                let query = text_argument("query")?;
+                self.ask(McpCall::SitemapSearch { query }, client).await
             }
             RUN_RECIPE => {
-                self.ask(McpCall::RunRecipe {
-                    name: text_argument("name")?,
-                })
-                .await
+                let name = text_argument("name")?;
+                self.ask(McpCall::RunRecipe { name }, client).await
             }
             name => {
                 let known = self
@@ -254,11 +259,11 @@ impl ServerHandler for WebagentMcp {
                         None,
                     ));
                 }
-                self.ask(McpCall::Act {
+                let call = McpCall::Act {
                     name: name.to_string(),
                     arguments,
-                })
-                .await
+                };
+                self.ask(call, client).await
             }
         };
         Ok(to_result(outcome).into())

@@ -1,8 +1,9 @@
 //! The sandboxed engine and the host functions scripts may call.
 //!
 //! Host functions (all block only the script thread):
-//! - page: `navigate(url)`, `click(target)`, `fill(target, text)`,
-//!   `select(target, option)`, `wait_for(text_or_selector)` /
+//! - page: `navigate(url)` (a path is on the run's origin), `click(target)`,
+//!   `fill(target, text)`, `select(target, option)`,
+//!   `wait_for(text_or_selector)` /
 //!   `wait_for(text_or_selector, timeout_ms)`, `press_keys(keys)`,
 //!   `page()` (a map: `url`, `title`, `text`, `elements` as an array of
 //!   maps), `url()`, `title()`, `text()`;
@@ -12,13 +13,22 @@
 //! - `url_matches(url, pattern)` (`*` stands for one path segment or part
 //!   of one), `assert(condition, message)`, `ask_user(question)`, `log(message)`,
 //!   `agent(goal)` (hands a sub-goal to the LLM agent);
+//! - recorded recipes: `start_at(path)` (opens `path` on the run's origin
+//!   unless the page is already there), `step(n, goal)` /
+//!   `step(n, goal, page)` (step `n` begins: the goal it was recorded with,
+//!   and the page it ran on, checked by path or route);
 //! - at the top level of a file only: `action(name, spec)`,
-//!   `recipe(name, description)`.
+//!   `recipe(name, description)`, `recipe(name, description, params)`.
 //!
-//! A target is an element index (number), a CSS selector (starts with
-//! `#`, `.` or `[`, or is written `css:…`) or visible text (anything else),
-//! which is matched against the latest observation: an element's text,
+//! A target is an element index (number), a list of locators
+//! (`["id:login", "role:button:Sign in", "css:form > button"]`, see
+//! [`crate::dom::Locator`]: the first that still names an element wins,
+//! and a failing step may be healed), a CSS selector (starts with `#`, `.`
+//! or `[`, or is written `css:…`) or visible text (anything else), which
+//! is matched against the latest observation: an element's text,
 //! `aria-label`, placeholder, `name`, title or value, exact matches first.
+//! `run_action` and `act` take locators as a `locators` list among the
+//! parameters.
 
 use std::cell::{Cell, RefCell};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -32,6 +42,7 @@ use super::host::HostCall;
 use super::library::{Collected, Snapshot};
 use super::{Located, ScriptError};
 use crate::actions::{ActionResult, Catalog};
+use crate::dom::Locator;
 
 /// The sandbox's limits. Every one is set on the engine; `Default` gives
 /// values generous for recipes and small enough that a runaway script
@@ -231,6 +242,87 @@ fn selector_text(target: &str) -> Option<&str> {
     matches!(first, '#' | '.' | '[').then_some(target.trim())
 }
 
+/// A list of locator strings (`["id:x", "text:Go"]`), or `None` when the
+/// value is no list.
+fn locator_list(value: &Dynamic, pos: Position) -> HostResult<Option<Vec<Locator>>> {
+    let Some(items) = value.read_lock::<rhai::Array>() else {
+        return Ok(None);
+    };
+    let mut out = Vec::new();
+    for item in items.iter() {
+        let Some(text) = item.clone().into_immutable_string().ok() else {
+            return Err(runtime(
+                format!(
+                    "a locator is a string like \"id:login\", not {}",
+                    item.type_name()
+                ),
+                pos,
+            ));
+        };
+        out.push(Locator::parse(&text).map_err(|e| runtime(e, pos))?);
+    }
+    if out.is_empty() {
+        return Err(runtime("the list of locators is empty", pos));
+    }
+    Ok(Some(out))
+}
+
+/// The locators in an action's parameters (`locators: [...]`), taken out.
+fn take_locators(params: &mut Value, pos: Position) -> HostResult<Option<Vec<Locator>>> {
+    let Some(list) = params.as_object_mut().and_then(|o| o.remove("locators")) else {
+        return Ok(None);
+    };
+    let Value::Array(items) = list else {
+        return Err(runtime(
+            "`locators` is a list of strings like \"id:login\"",
+            pos,
+        ));
+    };
+    let mut out = Vec::new();
+    for item in items {
+        let Value::String(text) = item else {
+            return Err(runtime(format!("a locator is a string, not {item}"), pos));
+        };
+        out.push(Locator::parse(&text).map_err(|e| runtime(e, pos))?);
+    }
+    Ok(Some(out))
+}
+
+/// Runs `name` on the one element `locators` name; the `{ok, …}` result.
+fn act_on(name: &str, params: Value, locators: Vec<Locator>, pos: Position) -> HostResult<Value> {
+    host_call(
+        HostCall::ActOn {
+            name: name.to_string(),
+            params,
+            locators,
+            line: pos.line().unwrap_or(0),
+        },
+        pos,
+    )
+}
+
+/// A value a step types, as text: strings as they are, numbers and
+/// booleans as written.
+fn typed_text(value: &Dynamic, pos: Position) -> HostResult<String> {
+    if value.is_string() {
+        return Ok(value
+            .clone()
+            .into_immutable_string()
+            .map(|s| s.to_string())
+            .unwrap_or_default());
+    }
+    if value.is_int() || value.is_float() || value.is_bool() || value.is_char() {
+        return Ok(value.to_string());
+    }
+    Err(runtime(
+        format!(
+            "a value to type is text or a number, not {}",
+            value.type_name()
+        ),
+        pos,
+    ))
+}
+
 /// What a script's target means for one action: `{"index": n}` or
 /// `{"selector": …}`. Visible text is looked up in a fresh observation.
 fn resolve_target(target: &Dynamic, prefer_fields: bool, pos: Position) -> HostResult<Value> {
@@ -329,7 +421,15 @@ pub(crate) fn find_by_text(page: &Value, wanted: &str, prefer_fields: bool) -> O
 }
 
 /// Runs a built-in or custom action; returns its `{ok, …}` result.
-fn run_any(name: &str, params: Value, pos: Position) -> HostResult<Value> {
+fn run_any(name: &str, mut params: Value, pos: Position) -> HostResult<Value> {
+    if let Some(locators) = take_locators(&mut params, pos)? {
+        return act_on(name, params, locators, pos);
+    }
+    if name == "navigate" {
+        if let Some(url) = params.get("url").and_then(Value::as_str) {
+            return host_call(HostCall::Navigate(url.to_string()), pos);
+        }
+    }
     let library = LIBRARY.with(|l| l.borrow().clone());
     if let Some(def) = library.as_ref().and_then(|l| l.action(name)) {
         return Ok(call_custom(&def, params, true, pos));
@@ -438,6 +538,10 @@ fn register_host_functions(engine: &mut Engine) {
         "click",
         |ctx: NativeCallContext, target: Dynamic| -> HostResult<Dynamic> {
             let pos = ctx.call_position();
+            if let Some(locators) = locator_list(&target, pos)? {
+                let result = act_on("click", json!({}), locators, pos)?;
+                return require_ok("click", result, pos);
+            }
             let params = resolve_target(&target, false, pos)?;
             let result = run_any("click", params, pos)?;
             require_ok(&format!("click {target}"), result, pos)
@@ -445,8 +549,14 @@ fn register_host_functions(engine: &mut Engine) {
     );
     engine.register_fn(
         "fill",
-        |ctx: NativeCallContext, target: Dynamic, text: &str| -> HostResult<Dynamic> {
+        |ctx: NativeCallContext, target: Dynamic, value: Dynamic| -> HostResult<Dynamic> {
             let pos = ctx.call_position();
+            let text = typed_text(&value, pos)?;
+            if let Some(locators) = locator_list(&target, pos)? {
+                let params = json!({ "text": text, "clear": true });
+                let result = act_on("input_text", params, locators, pos)?;
+                return require_ok("fill", result, pos);
+            }
             let mut params = resolve_target(&target, true, pos)?;
             params["text"] = json!(text);
             params["clear"] = json!(true);
@@ -456,12 +566,47 @@ fn register_host_functions(engine: &mut Engine) {
     );
     engine.register_fn(
         "select",
-        |ctx: NativeCallContext, target: Dynamic, option: &str| -> HostResult<Dynamic> {
+        |ctx: NativeCallContext, target: Dynamic, option: Dynamic| -> HostResult<Dynamic> {
             let pos = ctx.call_position();
+            let option = typed_text(&option, pos)?;
+            if let Some(locators) = locator_list(&target, pos)? {
+                let result = act_on("select_option", json!({ "text": option }), locators, pos)?;
+                return require_ok("select", result, pos);
+            }
             let mut params = resolve_target(&target, true, pos)?;
             params["text"] = json!(option);
             let result = run_any("select_option", params, pos)?;
             require_ok(&format!("select {target}"), result, pos)
+        },
+    );
+    engine.register_fn(
+        "start_at",
+        |ctx: NativeCallContext, path: &str| -> HostResult<()> {
+            host_call(HostCall::StartAt(path.to_string()), ctx.call_position()).map(|_| ())
+        },
+    );
+    fn step(number: i64, goal: &str, page: Option<&str>, pos: Position) -> HostResult<()> {
+        host_call(
+            HostCall::Step {
+                number: usize::try_from(number).unwrap_or(0),
+                goal: goal.to_string(),
+                page: page.map(str::to_string),
+                line: pos.line().unwrap_or(0),
+            },
+            pos,
+        )
+        .map(|_| ())
+    }
+    engine.register_fn(
+        "step",
+        |ctx: NativeCallContext, number: i64, goal: &str| -> HostResult<()> {
+            step(number, goal, None, ctx.call_position())
+        },
+    );
+    engine.register_fn(
+        "step",
+        |ctx: NativeCallContext, number: i64, goal: &str, page: &str| -> HostResult<()> {
+            step(number, goal, Some(page), ctx.call_position())
         },
     );
     engine.register_fn(
@@ -550,7 +695,15 @@ fn register_host_functions(engine: &mut Engine) {
         "recipe",
         |ctx: NativeCallContext, name: &str, description: &str| -> HostResult<()> {
             let pos = ctx.call_position();
-            declare(pos, |c| c.add_recipe(name, description, pos))
+            declare(pos, |c| c.add_recipe(name, description, None, pos))
+        },
+    );
+    engine.register_fn(
+        "recipe",
+        |ctx: NativeCallContext, name: &str, description: &str, params: Map| -> HostResult<()> {
+            let pos = ctx.call_position();
+            let params = to_json(&Dynamic::from_map(params), pos)?;
+            declare(pos, |c| c.add_recipe(name, description, Some(&params), pos))
         },
     );
 }

@@ -1,8 +1,10 @@
 //! [`ScriptEnvironment`]: the browser's driver with scripts plugged in.
 //! Custom actions run their handlers on the same tab, and every targeted
-//! action's result carries a `locator` (id, `data-testid`, name,
-//! aria-label, role, label, text, URL) so a recorded session can be
-//! exported as a recipe that does not depend on element indices.
+//! action's result carries a `locator` (test id, id, role and accessible
+//! name, label, placeholder, name, text, a CSS path, the URL) so a
+//! recorded session can be exported as a recipe that does not depend on
+//! element indices; a recipe's step finds its element again through
+//! [`Environment::locate`].
 
 use serde_json::{json, Value};
 
@@ -10,27 +12,12 @@ use super::host::TabHost;
 use super::library::{CancelFlag, Scripts};
 use crate::actions::{Action, ActionResult, RiskFacts, Target};
 use crate::browser::Driver;
-use crate::dom::PageState;
+use crate::dom::{LocateFailure, LocateProblem, Location, Locator, PageState, TriedLocator};
 use crate::environment::{Environment, EnvironmentError};
 
-/// Reads what finds the element again without its index.
-const LOCATOR_JS: &str = "(el) => { \
-    const attr = (n) => { const v = el.getAttribute(n); return v && v.trim() ? v.trim() : null; }; \
-    const tag = el.tagName.toLowerCase(); \
-    const type = (el.getAttribute('type') || '').toLowerCase(); \
-    const field = tag === 'input' || tag === 'textarea' || tag === 'select'; \
-    const buttonish = tag === 'input' && ['button', 'submit', 'reset'].includes(type); \
-    const implicit = { a: 'link', button: 'button', select: 'combobox', textarea: 'textbox' }; \
-    let role = attr('role') || implicit[tag] || null; \
-    if (!attr('role') && tag === 'input') { role = buttonish ? 'button' \
-        : type === 'checkbox' ? 'checkbox' : type === 'radio' ? 'radio' : 'textbox'; } \
-    const raw = buttonish ? el.value : field ? '' : (el.innerText || el.textContent || ''); \
-    const text = raw.replace(/\\s+/g, ' ').trim().slice(0, 80) || null; \
-    const label = el.labels && el.labels.length \
-        ? (el.labels[0].innerText || '').replace(/\\s+/g, ' ').trim() || null : null; \
-    return { tag, id: el.id || null, testid: attr('data-testid'), name: attr('name'), \
-        ariaLabel: attr('aria-label'), placeholder: attr('placeholder'), role, label, text, \
-        url: location.href }; }";
+/// Records what finds an element again (`args.record`), and finds the one
+/// element a recipe step's locators name (`args.locators`).
+const LOCATE_JS: &str = include_str!("locate.js");
 
 /// A browser [`Driver`] that also runs custom actions from [`Scripts`] and
 /// records locators in results: a layer around the driver, which it calls
@@ -77,15 +64,15 @@ impl ScriptEnvironment {
 
     async fn locator(&self, action: &Action) -> Option<Value> {
         let tab = self.inner.tab();
+        let args = json!({"record": true});
         let reply = match action.target()? {
             Target::Index { index } => {
                 let observation = self.last.as_ref()?.observation;
-                tab.eval_on_index(observation, *index, LOCATOR_JS, json!({}))
+                tab.eval_on_index(observation, *index, LOCATE_JS, args)
                     .await
             }
             Target::Selector { selector } => {
-                let first = format!("(els) => els.length ? ({LOCATOR_JS})(els[0]) : null");
-                tab.eval_on_selector(selector.as_str(), &first, json!({}))
+                tab.eval_on_selector(selector.as_str(), LOCATE_JS, args)
                     .await
             }
         };
@@ -163,5 +150,76 @@ impl Environment for ScriptEnvironment {
         request: &crate::vision::ShotRequest,
     ) -> Option<Result<crate::vision::Screenshot, String>> {
         Environment::screenshot(&mut self.inner, request).await
+    }
+
+    async fn describe_target(&mut self, target: &Target, page: &PageState) -> Option<String> {
+        Environment::describe_target(&mut self.inner, target, page).await
+    }
+
+    async fn locate(&mut self, locators: &[Locator]) -> Result<Location, LocateFailure> {
+        locate_on(self.inner.tab(), locators).await
+    }
+}
+
+/// The one element `locators` name on `tab`'s page now (see
+/// [`Environment::locate`]).
+pub(crate) async fn locate_on(
+    tab: &crate::browser::Tab,
+    locators: &[Locator],
+) -> Result<Location, LocateFailure> {
+    {
+        if locators.is_empty() {
+            return Err(LocateFailure {
+                problem: LocateProblem::NotFound,
+                message: "the step names no locator".into(),
+                tried: Vec::new(),
+                page: String::new(),
+            });
+        }
+        let args = json!({
+            "locators": locators.iter().map(Locator::to_json).collect::<Vec<_>>(),
+        });
+        let reply = tab
+            .eval_on_selector(":root", LOCATE_JS, args)
+            .await
+            .map_err(|e| LocateFailure::unavailable(format!("the page could not be asked: {e}")))?;
+        location_from(reply)
+    }
+}
+
+/// The page's answer to a locate call.
+fn location_from(reply: Value) -> Result<Location, LocateFailure> {
+    let tried: Vec<TriedLocator> = reply
+        .get("tried")
+        .cloned()
+        .and_then(|t| serde_json::from_value(t).ok())
+        .unwrap_or_default();
+    let text = |key: &str| {
+        reply
+            .get(key)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
+    };
+    match reply.get("error").and_then(Value::as_str) {
+        None if reply.get("selector").is_some() => Ok(Location {
+            selector: text("selector"),
+            matched: text("matched"),
+            element: text("element"),
+            tried,
+        }),
+        error => Err(LocateFailure {
+            problem: match error {
+                Some("ambiguous") => LocateProblem::Ambiguous,
+                Some("not_found") => LocateProblem::NotFound,
+                _ => LocateProblem::Unavailable,
+            },
+            message: match text("detail") {
+                detail if detail.is_empty() => format!("the page gave no answer: {reply}"),
+                detail => detail,
+            },
+            tried,
+            page: text("page"),
+        }),
     }
 }

@@ -15,6 +15,7 @@ use serde_json::{json, Map, Value};
 
 use super::engine::{self, build_engine, LogSink};
 use super::host::ScriptHost;
+use super::params::{resolve_params, RecipeParam};
 use super::{Limits, Located, ScriptError};
 use crate::actions::{ActionError, ActionResult, ActionSpec, Catalog, Risk};
 
@@ -119,7 +120,7 @@ fn handler_result(value: &Dynamic) -> ActionResult {
 }
 
 /// A recipe a script declared.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct RecipeDef {
     /// Its name (and the name of the function that runs it).
     pub name: String,
@@ -127,6 +128,9 @@ pub struct RecipeDef {
     pub description: String,
     /// The file that declared it.
     pub file: String,
+    /// The parameters it declared (`recipe(name, description, #{…})`); its
+    /// function takes them as one map, `fn name(params)`.
+    pub params: Vec<RecipeParam>,
 }
 
 /// What one file offers, for `webagent recipe check` and reload reports.
@@ -212,21 +216,29 @@ impl Collected {
         Ok(())
     }
 
-    /// `recipe(name, description)`.
+    /// `recipe(name, description)` or `recipe(name, description, params)`.
     pub(crate) fn add_recipe(
         &mut self,
         name: &str,
         description: &str,
+        params: Option<&Value>,
         pos: Position,
     ) -> Result<(), String> {
         if self.recipes.iter().any(|(r, _)| r.name == name) {
             return Err(format!("the recipe `{name}` is declared twice"));
         }
+        let params = match params {
+            Some(spec) => {
+                super::params::declared_params(spec).map_err(|e| format!("recipe `{name}`: {e}"))?
+            }
+            None => Vec::new(),
+        };
         self.recipes.push((
             RecipeDef {
                 name: name.to_string(),
                 description: description.to_string(),
                 file: self.file.clone(),
+                params,
             },
             pos,
         ));
@@ -454,10 +466,42 @@ impl Scripts {
     }
 
     /// Runs a recipe (by name, or the only one loaded when `name` is
-    /// `None`) to its end; returns what its function returned.
+    /// `None`) to its end with its parameters' defaults; returns what its
+    /// function returned.
     pub async fn run_recipe<H: ScriptHost>(
         &self,
         name: Option<&str>,
+        host: &mut H,
+        cancel: &CancelFlag,
+    ) -> Result<Value, ScriptError> {
+        self.run_recipe_with(name, &Map::new(), host, cancel).await
+    }
+
+    /// The recipe `name` (or the only one loaded), or why there is none.
+    pub fn recipe(&self, name: Option<&str>) -> Result<RecipeDef, ScriptError> {
+        let all = self.recipes();
+        let unknown = |name: &str| ScriptError::UnknownEntry {
+            kind: "recipe",
+            name: name.to_string(),
+            available: all.iter().map(|r| r.name.clone()).collect(),
+        };
+        match name {
+            Some(name) => all
+                .iter()
+                .find(|r| r.name == name)
+                .cloned()
+                .ok_or_else(|| unknown(name)),
+            None if all.len() == 1 => Ok(all[0].clone()),
+            None => Err(unknown("(none given)")),
+        }
+    }
+
+    /// Runs a recipe with `params` (checked against what it declares, and
+    /// refused with the names and types it takes before anything runs).
+    pub async fn run_recipe_with<H: ScriptHost>(
+        &self,
+        name: Option<&str>,
+        params: &Map<String, Value>,
         host: &mut H,
         cancel: &CancelFlag,
     ) -> Result<Value, ScriptError> {
@@ -480,6 +524,16 @@ impl Scripts {
             None if all.len() == 1 => &all[0],
             None => return Err(unknown("(none given)")),
         };
+        let values = resolve_params(&recipe.name, &recipe.params, params).map_err(|message| {
+            ScriptError::Params {
+                recipe: recipe.name.clone(),
+                message,
+            }
+        })?;
+        let takes_params = file
+            .ast
+            .iter_functions()
+            .any(|f| f.name == recipe.name && f.params.len() == 1);
         let ast = file.ast.clone();
         let engine = self.engine.clone();
         let function = recipe.name.clone();
@@ -487,7 +541,13 @@ impl Scripts {
         self.drive(host, cancel, snapshot.clone(), move || {
             let mut scope = Scope::new();
             let options = CallFnOptions::new().eval_ast(false).rewind_scope(true);
-            match engine.call_fn_with_options::<Dynamic>(options, &mut scope, &ast, &function, ()) {
+            let called = if takes_params {
+                let arg = rhai::serde::to_dynamic(Value::Object(values)).unwrap_or(Dynamic::UNIT);
+                engine.call_fn_with_options::<Dynamic>(options, &mut scope, &ast, &function, (arg,))
+            } else {
+                engine.call_fn_with_options::<Dynamic>(options, &mut scope, &ast, &function, ())
+            };
+            match called {
                 Ok(value) => Ok(rhai::serde::from_dynamic::<Value>(&value).unwrap_or(Value::Null)),
                 Err(error) => Err(engine::script_error(&error, &source)),
             }
@@ -523,7 +583,7 @@ impl Scripts {
                 biased;
                 Some((call, reply)) = calls.recv() => {
                     let answer = tokio::select! {
-                        answer = host.handle(call) => Some(answer),
+                        answer = Box::pin(host.handle(call)) => Some(answer),
                         () = cancelled(cancel) => None,
                     };
                     // A cancelled call is dropped unanswered: the script
@@ -619,12 +679,25 @@ impl Scripts {
         }
         let mut recipes = Vec::new();
         for (recipe, pos) in collected.recipes {
-            if !functions.iter().any(|(n, a)| *n == recipe.name && *a == 0) {
+            let arities: Vec<usize> = functions
+                .iter()
+                .filter(|(n, _)| *n == recipe.name)
+                .map(|(_, a)| *a)
+                .collect();
+            // A recipe with parameters takes them as one map; one without
+            // may still take the (empty) map.
+            let fits = arities.contains(&1) || (recipe.params.is_empty() && arities.contains(&0));
+            if !fits {
+                let wanted = if recipe.params.is_empty() {
+                    format!("`fn {}()`", recipe.name)
+                } else {
+                    format!("`fn {}(params)`", recipe.name)
+                };
                 return Err(place(
                     pos,
                     format!(
-                        "the recipe `{}` needs a function `fn {}()` in this file",
-                        recipe.name, recipe.name
+                        "the recipe `{}` needs a function {wanted} in this file",
+                        recipe.name
                     ),
                 ));
             }

@@ -44,15 +44,25 @@ pub mod env;
 pub mod export;
 pub mod host;
 pub mod library;
+pub mod params;
+pub mod rewrite;
 pub mod watch;
 
 use std::path::PathBuf;
 
 pub use engine::Limits;
 pub use env::ScriptEnvironment;
-pub use export::{export_recipe, recipe_from_events, url_matches, url_pattern, ExportError};
-pub use host::{HostCall, HostError, RecipeHost, ScriptHost, SubAgent, TabHost};
+pub use export::{
+    export_recipe, export_recipe_with, page_matches, read_trace, recipe_from_events,
+    recipe_from_events_with, url_matches, url_pattern, ExportError, ExportOptions,
+};
+pub use host::{
+    HealOutcome, HealRequest, HealedAction, HealedStep, Healer, HostCall, HostError, RecipeHost,
+    Replacement, ScriptHost, SubAgent, TabHost,
+};
 pub use library::{ActionDef, CancelFlag, FileSummary, RecipeDef, Scripts};
+pub use params::{ParamKind, RecipeParam};
+pub use rewrite::rewrite_source;
 pub use watch::{ScriptEvent, ScriptWatcher};
 
 /// A place in a script: file, 1-based line and column, and what happened
@@ -105,6 +115,15 @@ pub enum ScriptError {
     /// An `action(...)` or `recipe(...)` declaration is wrong.
     #[error("{0}")]
     Definition(Located),
+    /// The parameters given do not fit what the recipe declares (unknown
+    /// names, wrong types, a required one missing).
+    #[error("{message}")]
+    Params {
+        /// The recipe.
+        recipe: String,
+        /// Every problem, and the names and types the recipe takes.
+        message: String,
+    },
     /// No recipe or action of that name is loaded.
     #[error("no {kind} named `{name}` is loaded; available: {}", if available.is_empty() { "none".to_string() } else { available.join(", ") })]
     UnknownEntry {

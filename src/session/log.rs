@@ -117,8 +117,15 @@ pub fn log_line(event: &Event) -> Option<String> {
                 ActionResult::Failure { reason, message } => format!("FAILED {reason}: {message}"),
             };
             text.push_str(&format!(
-                "  result: {outcome}  (observe {} ms, model {} ms, act {} ms)",
-                step.timings.observe_ms, step.timings.llm_ms, step.timings.act_ms
+                "  result: {outcome}  (observe {} ms, model {} ms, act {} ms{})",
+                step.timings.observe_ms,
+                step.timings.llm_ms,
+                step.timings.act_ms,
+                if step.timings.wait_ms > 0 {
+                    format!(", waited {} ms for approval", step.timings.wait_ms)
+                } else {
+                    String::new()
+                }
             ));
             Some(text)
         }
@@ -174,10 +181,65 @@ pub fn log_line(event: &Event) -> Option<String> {
                 format!(" ({})", shot.purpose)
             }
         )),
+        Event::PersonMessage { step, text } => {
+            Some(format!("  the person said (read at step {step}): {text}"))
+        }
+        Event::StepRetried { step, reason } => Some(format!("  step {step} asked again: {reason}")),
+        Event::ApprovalModeChanged { mode } => Some(format!("  approval mode now {mode}")),
+        Event::Resumed(record) => Some(format!(
+            "resumes {} at step {} ({} steps already taken)",
+            record.from,
+            record.step,
+            record.history.len()
+        )),
+        Event::Healed(heal) => Some(format!(
+            "  healed step {} (line {}): {} → {}  ({} model calls, {} tokens){}\n  because: {}",
+            heal.step,
+            heal.line,
+            heal.old,
+            if heal.success {
+                heal.new.as_str()
+            } else {
+                "(not healed)"
+            },
+            heal.model_calls,
+            heal.usage.total_tokens,
+            if heal.success { "" } else { " FAILED" },
+            heal.failure
+        )),
+        Event::Cache(cache) => Some(format!(
+            "cache: {} ({} model calls, {} tokens) {}{}",
+            cache.state.as_str(),
+            cache.model_calls,
+            cache.usage.total_tokens,
+            cache.recipe,
+            cache
+                .note
+                .as_deref()
+                .map(|n| format!("; {n}"))
+                .unwrap_or_default()
+        )),
+        Event::RecipeRewritten {
+            file,
+            healed,
+            written,
+            note,
+        } => Some(match (written, note) {
+            (true, _) => format!("repaired recipe ({healed} healed step(s)) written to {file}"),
+            (false, note) => format!(
+                "repaired recipe ({healed} healed step(s)) NOT written to {file}{}",
+                note.as_deref()
+                    .map(|n| format!(": {n}"))
+                    .unwrap_or_default()
+            ),
+        }),
         Event::Text { .. }
         | Event::ToolCall { .. }
         | Event::ToolResult { .. }
-        | Event::ActionRequest { .. } => None,
+        | Event::ActionRequest { .. }
+        | Event::RunSettings(_)
+        | Event::Listing(_)
+        | Event::StepEnded { .. } => None,
     }
 }
 
@@ -203,6 +265,7 @@ mod tests {
                 observe_ms: 5,
                 llm_ms: 700,
                 act_ms: 1,
+                wait_ms: 0,
             },
             usage: None,
             prompt_chars: 3000,

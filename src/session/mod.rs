@@ -21,7 +21,10 @@
 //! how they stop, and where the events go, so a protection or a setting
 //! can never hold for one command and not another.
 
+pub mod cache;
 mod log;
+mod recipes;
+mod resume;
 mod run;
 
 use std::collections::BTreeMap;
@@ -33,7 +36,7 @@ use tokio::sync::mpsc::UnboundedSender;
 use crate::actions::{Action, ActionResult, Catalog};
 use crate::agent::ModelExtractor;
 use crate::browser::act::ExecOptions;
-use crate::browser::{BrowserError, BrowserSession, Driver, ObserveOptions};
+use crate::browser::{BrowserError, BrowserSession, Driver, IsolatedContext, ObserveOptions};
 use crate::config::Config;
 use crate::environment::{CatalogSource, Environment, Extractor, LiveMode, Masked, Policy};
 use crate::events::{Event, EventSink};
@@ -42,8 +45,14 @@ use crate::script::{ScriptEnvironment, ScriptError, ScriptEvent, ScriptWatcher, 
 use crate::secrets::Secrets;
 use crate::sitemap::{SitemapEvent, SitemapSet, SitemapWatcher};
 
+pub use cache::{run_cached, CacheEntry, CacheError, CachedOutcome, CachedRun, TaskCache};
 pub use log::{log_line, print_events};
-pub use run::{recipe_outcome, run_recipe, AgentSetup, LlmSubAgent, RecipeOutcome};
+pub use recipes::{same_file, ReplayOptions};
+pub use resume::{resume_plan, ResumeError, ResumePlan};
+pub use run::{
+    actions_of, recipe_outcome, run_recipe, run_recipe_with, AgentSetup, ApproverFactory,
+    LlmHealer, LlmSubAgent, RecipeOutcome, RecipeRun, RewriteTarget,
+};
 
 /// How long the first page may take to load.
 const OPEN_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
@@ -199,9 +208,39 @@ impl Prepared {
         url: Option<&str>,
         events: UnboundedSender<Event>,
     ) -> Result<Session, SessionError> {
-        let events = EventSink::new(events, self.secrets.clone());
         let browser = BrowserSession::start(self.config.launch_options()).await?;
-        let tab = browser.new_tab("about:blank").await?;
+        self.start_on(SessionBrowser::Own(Box::new(browser)), url, events)
+            .await
+    }
+
+    /// Like [`Prepared::start`], in a browser context of its own in
+    /// `browser`, a browser other sessions share (a suite's cases): its
+    /// cookies, storage and cache are apart from theirs, and closing the
+    /// session closes the context, not the browser.
+    pub async fn start_isolated(
+        self,
+        browser: Arc<BrowserSession>,
+        url: Option<&str>,
+        events: UnboundedSender<Event>,
+    ) -> Result<Session, SessionError> {
+        let context = browser.isolated_context().await?;
+        self.start_on(SessionBrowser::Shared { browser, context }, url, events)
+            .await
+    }
+
+    async fn start_on(
+        self,
+        browser: SessionBrowser,
+        url: Option<&str>,
+        events: UnboundedSender<Event>,
+    ) -> Result<Session, SessionError> {
+        let events = EventSink::new(events, self.secrets.clone());
+        let tab = match &browser {
+            SessionBrowser::Own(own) => own.new_tab("about:blank").await?,
+            SessionBrowser::Shared { browser, context } => {
+                browser.new_tab_in(context, "about:blank").await?
+            }
+        };
         let opened = match url {
             Some(url) if url != "about:blank" => tab
                 .navigate(url, OPEN_TIMEOUT)
@@ -265,7 +304,30 @@ pub struct Session {
     /// Whether the first page opened, or why not.
     pub opened: Result<(), String>,
     _watchers: (Option<SitemapWatcher>, Option<ScriptWatcher>),
-    browser: BrowserSession,
+    browser: SessionBrowser,
+}
+
+/// The browser a session drives: one of its own, or a context of its own
+/// in a browser shared with other sessions.
+enum SessionBrowser {
+    /// Launched (or attached) for this session alone.
+    Own(Box<BrowserSession>),
+    /// A browser context in a shared browser.
+    Shared {
+        /// The shared browser.
+        browser: Arc<BrowserSession>,
+        /// This session's context in it.
+        context: IsolatedContext,
+    },
+}
+
+impl SessionBrowser {
+    fn session(&self) -> &BrowserSession {
+        match self {
+            SessionBrowser::Own(browser) => browser,
+            SessionBrowser::Shared { browser, .. } => browser,
+        }
+    }
 }
 
 impl std::fmt::Debug for Session {
@@ -283,7 +345,7 @@ impl Session {
     /// Resolves with the reason when the connection to the browser is
     /// lost for good.
     pub fn disconnected(&self) -> impl std::future::Future<Output = String> + Send + 'static {
-        self.browser.disconnected()
+        self.browser.session().disconnected()
     }
 
     /// The catalog now: built-ins plus the custom actions loaded at this
@@ -326,6 +388,22 @@ impl Session {
             max_invalid_answers: self.config.agent.max_invalid_answers,
             max_actions: self.config.agent.max_actions_per_step,
             vision: self.config.vision(),
+            settings: crate::events::RunSettings {
+                profile: self
+                    .config
+                    .browser
+                    .profile
+                    .as_ref()
+                    .map(|p| p.display().to_string()),
+                state: self
+                    .config
+                    .browser
+                    .state
+                    .as_ref()
+                    .map(|p| p.display().to_string()),
+                ..crate::events::RunSettings::default()
+            },
+            heal_budget: self.config.agent.heal_budget,
         }
     }
 
@@ -345,7 +423,14 @@ impl Session {
         if let Some(replacement) = replacement {
             replacement.close().await;
         }
-        browser.close().await;
+        match browser {
+            SessionBrowser::Own(browser) => browser.close().await,
+            SessionBrowser::Shared { browser, context } => {
+                if let Err(error) = browser.dispose_context(context).await {
+                    tracing::debug!(%error, "closing the session's browser context");
+                }
+            }
+        }
     }
 
     /// Writes the session's cookies and the current page's local storage
@@ -397,9 +482,18 @@ impl Session {
 pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
+        // A run spawned onto a worker (a suite's case, an MCP call) polls
+        // the agent, a recipe and healing nested in one another; the main
+        // thread's size keeps a debug build's deep frames from overflowing
+        // the 2 MiB a worker gets by default. Only what is used is
+        // committed.
+        .thread_stack_size(RUN_STACK)
         .enable_all()
         .build()
 }
+
+/// The stack of a thread that polls a whole run.
+const RUN_STACK: usize = 8 << 20;
 
 /// `profile DIR`, `state FILE`, both, or `None` for a fresh profile.
 pub fn sign_in_source(config: &Config) -> Option<String> {

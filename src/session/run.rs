@@ -2,18 +2,27 @@
 //! and how a run stops: the workbench and the headless commands differ
 //! only in the [`Approver`] and the stop signal they hand in.
 
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
 use crate::actions::Catalog;
 use crate::agent::{Agent, AgentConfig};
 use crate::environment::{Approver, BoxFuture, Environment, Extractor, LiveMode, Policy, Road};
-use crate::events::{EndReason, Event, EventSink, TokenUsage};
+use crate::events::{EndReason, Event, EventSink, RunSettings, TokenUsage};
 use crate::llm::{LlmClient, StopSignal};
 use crate::script::host::{HostError, SubAgent};
-use crate::script::{CancelFlag, RecipeHost, ScriptError, Scripts};
+use crate::script::{
+    CancelFlag, HealOutcome, HealRequest, HealedAction, HealedStep, Healer, RecipeHost,
+    ScriptError, Scripts,
+};
 use crate::sitemap::SitemapSet;
+
+/// Makes a fresh approver for each part of a run (the replay, a healed
+/// step, the agent); shared, so each part can make its own.
+pub type ApproverFactory = Arc<dyn Fn() -> Box<dyn Approver> + Send + Sync>;
 
 /// What an agent run is built from; cheap to clone, so a recipe's
 /// sub-goals get the same model, catalog, sitemaps and secrets as a run.
@@ -41,8 +50,13 @@ pub struct AgentSetup {
     pub max_actions: usize,
     /// Whether and how the model is shown the page.
     pub vision: crate::agent::VisionSettings,
+    /// Model calls the agent may make to heal one recipe step.
+    pub heal_budget: usize,
     /// Where events go.
     pub events: EventSink,
+    /// What a run's trace records of how the session was set up (its
+    /// profile and state file), for a resume.
+    pub settings: RunSettings,
 }
 
 impl AgentSetup {
@@ -89,6 +103,7 @@ impl AgentSetup {
             .with_max_invalid_answers(self.max_invalid_answers)
             .with_max_actions(self.max_actions)
             .with_vision(self.vision)
+            .with_settings(self.settings.clone())
     }
 }
 
@@ -126,6 +141,152 @@ impl<E: Environment> SubAgent<E> for LlmSubAgent {
     }
 }
 
+/// Heals a recipe's failed step with the LLM agent: the step's sub-goal
+/// runs on the recipe's own environment, through the same road (approval
+/// gate, allowed domains, secrets), within `budget` model calls.
+pub struct LlmHealer {
+    /// What the agent is built from.
+    pub setup: AgentSetup,
+    /// A fresh approver for each healed step.
+    pub approver: ApproverFactory,
+    /// Stops the healing with the recipe.
+    pub stop: StopSignal,
+    /// Model calls one step may take (`agent.heal_budget`).
+    pub budget: usize,
+}
+
+impl<E: Environment> Healer<E> for LlmHealer {
+    fn heal<'a>(
+        &'a mut self,
+        request: &'a HealRequest,
+        environment: &'a mut E,
+    ) -> BoxFuture<'a, HealOutcome> {
+        Box::pin(async move {
+            let mut setup = self.setup.clone();
+            let (events, recording) = setup.events.recording();
+            setup.events = events;
+            // One model call per step of the sub-run.
+            setup.config.max_steps = self.budget.max(1);
+            let approver = (self.approver)();
+            let mut agent = setup.agent(environment, approver, self.stop.clone());
+            let ran = agent.run(&request.sub_goal).await;
+            drop(agent);
+            let recorded = recording.take();
+            let (model_calls, actions) = actions_of(&recorded);
+            match ran {
+                Ok(outcome) => HealOutcome {
+                    success: outcome.success,
+                    text: outcome.text,
+                    model_calls,
+                    usage: outcome.usage,
+                    actions,
+                },
+                Err(error) => HealOutcome {
+                    success: false,
+                    text: error.to_string(),
+                    model_calls,
+                    usage: TokenUsage::default(),
+                    actions,
+                },
+            }
+        })
+    }
+}
+
+/// The model calls a run's events show (one per step asked), and the page
+/// actions it took successfully, with their targets' locators.
+pub fn actions_of(events: &[Event]) -> (usize, Vec<HealedAction>) {
+    let mut asked = BTreeSet::new();
+    let mut actions = Vec::new();
+    for event in events {
+        let Event::Step(step) = event else { continue };
+        if step.prompt_chars > 0 {
+            asked.insert(step.index);
+        }
+        let Some(name) = step.action.as_object().and_then(|o| o.keys().next()) else {
+            continue;
+        };
+        if !step.result.is_ok() || !crate::script::export::replays(name) {
+            continue;
+        }
+        let data = serde_json::to_value(&step.result).unwrap_or(Value::Null);
+        actions.push(HealedAction {
+            action: step.action.clone(),
+            locator: data.get("data").and_then(|d| d.get("locator")).cloned(),
+        });
+    }
+    (asked.len(), actions)
+}
+
+/// Where a healed recipe's repaired version goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RewriteTarget {
+    /// The file the recipe ran from.
+    pub source: PathBuf,
+    /// Where the repaired version is written: the same file (`--update`)
+    /// or one next to it.
+    pub write_to: PathBuf,
+}
+
+impl RewriteTarget {
+    /// The repaired version next to `source` (`orders.rhai` →
+    /// `orders.healed.rhai`; a file already named so is updated), or in
+    /// place when `update`.
+    pub fn for_file(source: &Path, update: bool) -> RewriteTarget {
+        let write_to = if update {
+            source.to_path_buf()
+        } else {
+            let stem = source
+                .file_stem()
+                .and_then(|s| s.to_str())
+                .unwrap_or("recipe");
+            if stem.ends_with(".healed") {
+                source.to_path_buf()
+            } else {
+                source.with_file_name(format!("{stem}.healed.rhai"))
+            }
+        };
+        RewriteTarget {
+            source: source.to_path_buf(),
+            write_to,
+        }
+    }
+}
+
+/// Everything about one recipe run besides its steps.
+pub struct RecipeRun {
+    /// The recipe's name.
+    pub name: String,
+    /// What the run is called in the trace.
+    pub label: String,
+    /// Its parameters (checked against its declaration before it runs).
+    pub params: Map<String, Value>,
+    /// The origin its paths open on (`recipe run --url`); `None`: the
+    /// page's.
+    pub origin: Option<String>,
+    /// Answers `agent("…")`.
+    pub sub_agent: Option<LlmSubAgent>,
+    /// Heals steps that no longer run as recorded.
+    pub healer: Option<LlmHealer>,
+    /// Where a healed recipe's repaired version is written.
+    pub rewrite: Option<RewriteTarget>,
+}
+
+impl RecipeRun {
+    /// A run of `name` with defaults, no model, nothing rewritten.
+    pub fn new(name: impl Into<String>, label: impl Into<String>) -> Self {
+        RecipeRun {
+            name: name.into(),
+            label: label.into(),
+            params: Map::new(),
+            origin: None,
+            sub_agent: None,
+            healer: None,
+            rewrite: None,
+        }
+    }
+}
+
 /// How a recipe run ended.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RecipeOutcome {
@@ -137,6 +298,15 @@ pub struct RecipeOutcome {
     pub reason: EndReason,
     /// Steps it ran.
     pub steps: usize,
+    /// Steps healed by the agent.
+    pub healed: Vec<HealedStep>,
+    /// Model calls made (healing and `agent("…")` sub-goals aside, a
+    /// recipe makes none).
+    pub model_calls: usize,
+    /// Tokens those calls used.
+    pub usage: TokenUsage,
+    /// The repaired recipe, when one was written.
+    pub rewritten: Option<PathBuf>,
 }
 
 /// The outcome of a recipe named `name` from what it returned; `stopped`
@@ -160,6 +330,10 @@ pub fn recipe_outcome(
         text,
         reason,
         steps,
+        healed: Vec::new(),
+        model_calls: 0,
+        usage: TokenUsage::default(),
+        rewritten: None,
     }
 }
 
@@ -170,25 +344,57 @@ pub fn recipe_outcome(
 /// trace.
 pub async fn run_recipe<E: Environment>(
     setup: &AgentSetup,
-    mut environment: E,
+    environment: E,
     name: &str,
     label: String,
     approver: Box<dyn Approver>,
     sub_agent: Option<LlmSubAgent>,
     cancel: &CancelFlag,
 ) -> RecipeOutcome {
+    let mut run = RecipeRun::new(name, label);
+    run.sub_agent = sub_agent;
+    run_recipe_with(setup, environment, run, approver, cancel).await
+}
+
+/// Runs a recipe as `run` says: its parameters checked first, its paths on
+/// `run.origin`, failed steps healed by `run.healer` (and the repaired
+/// recipe written to `run.rewrite` once approved), `run_started` first and
+/// `done` last.
+pub async fn run_recipe_with<E: Environment>(
+    setup: &AgentSetup,
+    mut environment: E,
+    run: RecipeRun,
+    approver: Box<dyn Approver>,
+    cancel: &CancelFlag,
+) -> RecipeOutcome {
     let url = environment.current_url().await.unwrap_or_default();
     let events = setup.events.clone();
-    let mut host = RecipeHost::new(environment, setup.road(approver));
-    let model = match &sub_agent {
-        Some(sub) => format!(
+    let RecipeRun {
+        name,
+        label,
+        params,
+        origin,
+        sub_agent,
+        healer,
+        rewrite,
+    } = run;
+    let mut host = RecipeHost::new(environment, setup.road(approver)).with_origin(origin);
+    let model = match (&sub_agent, &healer) {
+        (Some(sub), _) => format!(
             "none (recipe; {} for agent sub-goals)",
             sub.setup.llm.config().model
         ),
-        None => "none (recipe)".to_string(),
+        (None, Some(healer)) => format!(
+            "none (recipe; {} heals failed steps)",
+            healer.setup.llm.config().model
+        ),
+        (None, None) => "none (recipe)".to_string(),
     };
     if let Some(sub_agent) = sub_agent {
         host = host.with_sub_agent(Box::new(sub_agent));
+    }
+    if let Some(healer) = healer {
+        host = host.with_healer(Box::new(healer));
     }
     events.send(Event::RunStarted {
         task: label,
@@ -198,9 +404,18 @@ pub async fn run_recipe<E: Environment>(
     });
     let returned = setup
         .scripts
-        .run_recipe(Some(name), &mut host, cancel)
+        .run_recipe_with(Some(&name), &params, &mut host, cancel)
         .await;
-    let outcome = recipe_outcome(name, returned, host.stopped(), host.steps());
+    let mut outcome = recipe_outcome(&name, returned, host.stopped(), host.steps());
+    let (model_calls, usage) = host.heal_cost();
+    outcome.healed = host.healed().to_vec();
+    outcome.model_calls = model_calls;
+    outcome.usage = usage;
+    if outcome.success && !outcome.healed.is_empty() {
+        if let Some(target) = rewrite {
+            outcome.rewritten = write_repaired(&mut host, &target, &outcome.healed, &events).await;
+        }
+    }
     if outcome.reason == EndReason::Fatal {
         events.send(Event::Error {
             error: outcome.text.clone(),
@@ -212,9 +427,85 @@ pub async fn run_recipe<E: Environment>(
         text: outcome.text.clone(),
         reason: outcome.reason,
         steps: outcome.steps,
-        usage: TokenUsage::default(),
+        usage: outcome.usage,
     });
     outcome
+}
+
+/// Writes the repaired recipe once the road approves it; its path when it
+/// was written. Either way a `recipe_rewritten` event says what happened.
+async fn write_repaired<E: Environment>(
+    host: &mut RecipeHost<E>,
+    target: &RewriteTarget,
+    healed: &[HealedStep],
+    events: &EventSink,
+) -> Option<PathBuf> {
+    let file = target.write_to.display().to_string();
+    let report = |written: bool, note: Option<String>| {
+        events.send(Event::RecipeRewritten {
+            file: file.clone(),
+            healed: healed.len(),
+            written,
+            note,
+        })
+    };
+    let source = match std::fs::read_to_string(&target.source) {
+        Ok(source) => source,
+        Err(error) => {
+            report(
+                false,
+                Some(format!(
+                    "could not read {}: {error}",
+                    target.source.display()
+                )),
+            );
+            return None;
+        }
+    };
+    let repaired = crate::script::rewrite_source(&source, healed);
+    // What is written must load: a repaired recipe that does not compile
+    // would only fail later, far from its cause.
+    if let Err(error) = Scripts::default().load_source(&file, &repaired) {
+        report(
+            false,
+            Some(format!(
+                "the repaired recipe does not compile ({error}); please report this"
+            )),
+        );
+        return None;
+    }
+    let changes: Vec<String> = healed
+        .iter()
+        .map(|h| format!("step {} (line {}): {}", h.step, h.line, h.change))
+        .collect();
+    if let Err(why) = host.approve_rewrite(&file, &changes.join("\n")).await {
+        report(false, Some(why));
+        return None;
+    }
+    match write_replacing(&target.write_to, &repaired) {
+        Ok(()) => {
+            report(true, None);
+            Some(target.write_to.clone())
+        }
+        Err(error) => {
+            report(false, Some(format!("could not write it: {error}")));
+            None
+        }
+    }
+}
+
+/// Writes `text` to `path` through a temporary file beside it, so a
+/// failed write never leaves half a recipe where the last good one was.
+pub(crate) fn write_replacing(path: &Path, text: &str) -> std::io::Result<()> {
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("recipe.rhai");
+    let temporary = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
+    std::fs::write(&temporary, text)?;
+    std::fs::rename(&temporary, path).inspect_err(|_| {
+        let _ = std::fs::remove_file(&temporary);
+    })
 }
 
 #[cfg(test)]

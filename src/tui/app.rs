@@ -184,6 +184,9 @@ pub struct StatusInfo {
     /// What keeps sign-ins (`profile DIR`, `state FILE`); `None` for a
     /// fresh profile.
     pub sign_in: Option<String>,
+    /// What the task cache did for the latest run (`cache: hit`), when it
+    /// was used.
+    pub cache: Option<crate::events::CacheState>,
 }
 
 /// How an action in the log ended.
@@ -217,8 +220,10 @@ pub struct LogEntry {
     pub target: String,
     /// How it ended.
     pub outcome: Outcome,
-    /// Milliseconds the action took.
+    /// Milliseconds the action itself took.
     pub ms: Option<u64>,
+    /// Milliseconds it waited for the person's approval first.
+    pub wait_ms: Option<u64>,
     /// The whole step, for the inspector (agent steps only).
     pub record: Option<StepRecord>,
     /// The model's answer as it streamed in.
@@ -295,6 +300,24 @@ pub enum Modal {
     },
 }
 
+impl LogEntry {
+    /// A row for `action` on `target`, with nothing else known yet.
+    pub fn row(action: &str, target: impl Into<String>, outcome: Outcome) -> Self {
+        LogEntry {
+            step: None,
+            manual_id: None,
+            action: action.to_string(),
+            params: String::new(),
+            target: target.into(),
+            outcome,
+            ms: None,
+            wait_ms: None,
+            record: None,
+            raw_response: String::new(),
+        }
+    }
+}
+
 /// Everything the workbench shows.
 #[derive(Debug)]
 pub struct AppState {
@@ -354,6 +377,19 @@ pub struct AppState {
     pub picture: super::page::PictureView,
     /// Pictures received so far (numbers them for the renderer).
     pub pictures_seen: u64,
+    /// Tasks run so far in the conversation (a new task follows up on
+    /// them; `N` or `:new` starts a fresh conversation).
+    pub conversation_tasks: usize,
+    /// The sessions view, while it is open.
+    pub sessions: Option<super::sessions::SessionsView>,
+    /// A past session shown in the panes, while one is open.
+    pub replay: Option<Box<super::replay::Replay>>,
+    /// Numbers each opening of the sessions view, so a listing for an
+    /// earlier one is dropped.
+    pub sessions_opened: u64,
+    /// MCP clients drive this session (their calls are numbered like
+    /// steps).
+    pub mcp: bool,
 }
 
 impl AppState {
@@ -388,6 +424,11 @@ impl AppState {
             run_log_start: 0,
             picture: super::page::PictureView::default(),
             pictures_seen: 0,
+            conversation_tasks: 0,
+            sessions: None,
+            replay: None,
+            sessions_opened: 0,
+            mcp: false,
         }
     }
 
@@ -403,7 +444,22 @@ impl AppState {
             Some(Modal::AskUser(_)) => KeyContext::AskUser,
             Some(Modal::Inspector { .. }) => KeyContext::Inspector,
             Some(Modal::Help { .. }) => KeyContext::Help,
-            None => self.focus.context(),
+            None => match &self.sessions {
+                Some(view) if view.search.is_some() => KeyContext::SessionSearch,
+                Some(_) => KeyContext::Sessions,
+                None => self.focus.context(),
+            },
+        }
+    }
+
+    /// The layers of keys that apply now, first match wins: a replay's
+    /// own keys over the pane's while a past session is shown.
+    pub fn key_layers(&self) -> Vec<KeyContext> {
+        let context = self.key_context();
+        if self.replay.is_some() && context.has_pane_keys() {
+            vec![KeyContext::Replay, context]
+        } else {
+            vec![context]
         }
     }
 
@@ -425,8 +481,11 @@ impl AppState {
         usize::from(rect.height.saturating_sub(2)).max(1)
     }
 
-    /// How many elements the listing has.
+    /// How many rows the listing has (a replay's are its recorded lines).
     pub fn element_count(&self) -> usize {
+        if let Some(replay) = &self.replay {
+            return replay.listing.len();
+        }
         self.page.as_ref().map_or(0, |p| p.elements.len())
     }
 }

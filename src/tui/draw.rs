@@ -9,7 +9,7 @@ use ratatui::Frame;
 
 use super::app::{AppState, Pane};
 use super::theme::Theme;
-use super::{elements, log, modals, page, reflection, sitemap_tree, status, task};
+use super::{elements, log, modals, page, reflection, sessions, sitemap_tree, status, task};
 
 /// Where each pane goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -92,6 +92,9 @@ pub fn draw(frame: &mut Frame, state: &AppState) {
         task::draw_command_line(frame, a.hints, state);
     } else {
         status::draw_hints(frame, a.hints, state);
+    }
+    if state.sessions.is_some() {
+        sessions::draw(frame, sessions::view_area(area), state);
     }
     modals::draw(frame, state);
 }

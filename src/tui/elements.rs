@@ -51,6 +51,10 @@ pub fn row_text(element: &InteractiveElement) -> String {
 
 /// Draws the listing pane.
 pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
+    if let Some(replay) = &state.replay {
+        draw_recorded(frame, area, state, replay);
+        return;
+    }
     let theme = &state.theme;
     let picking = matches!(&state.modal, Some(Modal::Approval(m)) if m.picking);
     let elements = state
@@ -114,4 +118,53 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
             .collect()
     };
     frame.render_widget(Paragraph::new(lines).block(block), area);
+}
+
+/// The listing a replayed step saw, line by line as the model read it.
+fn draw_recorded(frame: &mut Frame, area: Rect, state: &AppState, replay: &super::replay::Replay) {
+    let theme = &state.theme;
+    let lines = &replay.listing;
+    let step = replay
+        .shown
+        .and_then(|row| state.log.get(row))
+        .and_then(|e| e.step)
+        .map(|n| format!(" at step {n}"))
+        .unwrap_or_default();
+    let mut title = format!("Elements as recorded{step}");
+    if !lines.is_empty() {
+        title.push_str(&format!(" {}/{}", state.elements.cursor + 1, lines.len()));
+    }
+    let block = pane_block(title, Pane::Elements, state);
+    let inner_rows = usize::from(area.height.saturating_sub(2));
+    let rows: Vec<Line> = if lines.is_empty() {
+        vec![Line::from(Span::styled(
+            "no listing was recorded for this row",
+            theme.muted(),
+        ))]
+    } else {
+        let start = state.elements.offset.min(lines.len());
+        let end = (start + inner_rows).min(lines.len());
+        lines[start..end]
+            .iter()
+            .enumerate()
+            .map(|(i, line)| {
+                let depth = line.chars().take_while(|c| *c == '\t').count();
+                let text = line.trim_start_matches('\t');
+                let base = if text.starts_with('*') {
+                    theme
+                        .fg(theme.palette.new_element)
+                        .add_modifier(Modifier::BOLD)
+                } else {
+                    Style::default().fg(theme.palette.text)
+                };
+                let indent = "  ".repeat(depth.min(MAX_INDENT));
+                let selected = start + i == state.elements.cursor;
+                Line::from(Span::styled(
+                    format!("{indent}{text}"),
+                    row_style(selected, theme, base),
+                ))
+            })
+            .collect()
+    };
+    frame.render_widget(Paragraph::new(rows).block(block), area);
 }

@@ -96,6 +96,34 @@ pub enum AppEvent {
         /// The text.
         text: String,
     },
+    /// The sessions directory was listed (newest first), or could not be.
+    SessionsListed {
+        /// Which opening of the view asked.
+        generation: u64,
+        /// The traces, or why there are none.
+        files: Result<Vec<crate::events::TraceFile>, String>,
+    },
+    /// Some traces of the listing were read and summed up.
+    SessionsRead {
+        /// Which opening of the view asked.
+        generation: u64,
+        /// The first row they are for.
+        from: usize,
+        /// One per row, in order.
+        summaries: Vec<crate::events::TraceSummary>,
+    },
+    /// A trace was read for the panes, or why it could not be.
+    TraceOpened(Result<Box<super::replay::ReplayData>, String>),
+    /// A replayed step's picture was read from its file (`None`: it could
+    /// not be).
+    ReplayPicture {
+        /// The log row it is for.
+        row: usize,
+        /// The picture.
+        shot: Option<Box<crate::vision::Screenshot>>,
+    },
+    /// A trace was read for resuming its run, or why it cannot be.
+    ResumeReady(Result<Box<crate::session::ResumePlan>, String>),
 }
 
 impl AppEvent {
@@ -125,6 +153,47 @@ pub enum Effect {
         task: String,
         /// The approval mode at the start (it can change while it runs).
         approval: ApprovalMode,
+        /// Start a fresh conversation rather than follow up on the
+        /// earlier tasks.
+        fresh: bool,
+        /// Open this page first (running a past session's task again).
+        start_url: Option<String>,
+    },
+    /// Hand the person's message to the running agent; it goes with the
+    /// model's next request.
+    Steer(String),
+    /// Ask the model again for the run's failed step.
+    RetryStep(usize),
+    /// Forget the conversation: the next task starts fresh, in a new
+    /// trace.
+    NewConversation,
+    /// Read the trace at this path (the latest unfinished one when
+    /// `None`) to resume its run; answered by [`AppEvent::ResumeReady`].
+    ReadResume(Option<std::path::PathBuf>),
+    /// Continue a run from its trace.
+    Resume {
+        /// Where it picks up.
+        plan: Box<crate::session::ResumePlan>,
+        /// The approval mode it resumes with.
+        approval: ApprovalMode,
+    },
+    /// List the sessions directory and read its traces, off the loop.
+    ListSessions {
+        /// Which opening of the view this is.
+        generation: u64,
+    },
+    /// Read a trace for the panes, off the loop.
+    OpenTrace(std::path::PathBuf),
+    /// Write a past session as a recipe.
+    ExportTrace(std::path::PathBuf),
+    /// Read a replayed step's picture from its file, off the loop.
+    LoadReplayPicture {
+        /// The log row it is for.
+        row: usize,
+        /// The file.
+        file: std::path::PathBuf,
+        /// Its record (size, marks).
+        record: Box<crate::events::ScreenshotRecord>,
     },
     /// The approval mode changed; a running agent asks accordingly from
     /// its next action.

@@ -75,6 +75,17 @@ impl App {
         self.dirty = true;
     }
 
+    /// Draws a frame now, dirty or not (benchmarks time exactly this).
+    pub fn draw_now<B: Backend>(&mut self, terminal: &mut Terminal<B>) -> Result<(), TuiError> {
+        self.draw(terminal)
+    }
+
+    /// The next event, waiting at most `timeout` (benchmarks that feed a
+    /// service's answers to the loop by hand).
+    pub fn next_event(&self, timeout: Duration) -> Option<AppEvent> {
+        self.events.recv_timeout(timeout).ok()
+    }
+
     fn draw<B: Backend>(&mut self, terminal: &mut Terminal<B>) -> Result<(), TuiError> {
         let state = &self.state;
         terminal.draw(|frame| draw(frame, state))?;
@@ -162,7 +173,8 @@ pub struct DrawFigures {
 }
 
 impl DrawFigures {
-    fn from_samples(mut samples: Vec<Duration>) -> Self {
+    /// The figures of these frame times.
+    pub fn from_samples(mut samples: Vec<Duration>) -> Self {
         samples.sort_unstable();
         let frames = samples.len();
         let at = |fraction_percent: usize| {

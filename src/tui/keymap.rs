@@ -35,6 +35,12 @@ pub enum KeyContext {
     Inspector,
     /// This help.
     Help,
+    /// The list of past sessions.
+    Sessions,
+    /// Typing a search over the past sessions.
+    SessionSearch,
+    /// A past session shown in the panes (over the panes' own keys).
+    Replay,
 }
 
 impl KeyContext {
@@ -55,6 +61,9 @@ impl KeyContext {
             KeyContext::AskUser => "Answering the model",
             KeyContext::Inspector => "Step inspector",
             KeyContext::Help => "Help",
+            KeyContext::Sessions => "Past sessions",
+            KeyContext::SessionSearch => "Searching past sessions",
+            KeyContext::Replay => "A past session, in the panes",
         }
     }
 
@@ -67,11 +76,12 @@ impl KeyContext {
                 | KeyContext::CommandLine
                 | KeyContext::ApprovalEdit
                 | KeyContext::AskUser
+                | KeyContext::SessionSearch
         )
     }
 
     /// Whether pane-wide keys (quit, focus, help) apply here.
-    fn has_pane_keys(self) -> bool {
+    pub fn has_pane_keys(self) -> bool {
         matches!(
             self,
             KeyContext::Elements | KeyContext::Reflection | KeyContext::Log | KeyContext::Sitemap
@@ -137,6 +147,19 @@ pub enum Command {
     Skip,
     /// Complete the action name on the command line.
     Complete,
+    /// Start a fresh conversation: the next task forgets the earlier ones.
+    NewConversation,
+    /// Open the list of past sessions.
+    OpenSessions,
+    /// Ask the model again for the run's failed step (or, at the
+    /// approval, for another proposal).
+    RetryStep,
+    /// Search the list.
+    Search,
+    /// Continue a run from its trace.
+    Resume,
+    /// Run a past session's task again, from its first page.
+    RunAgain,
 }
 
 /// One key with its modifiers.
@@ -377,6 +400,24 @@ pub const GLOBAL_KEYS: &[Binding] = &[
         "show / hide the page picture",
     )
     .hinted(),
+    Binding::new(
+        KeyContext::Global,
+        KeyBinding::char('r'),
+        Command::RetryStep,
+        "ask the model again for the run's failed step",
+    ),
+    Binding::new(
+        KeyContext::Global,
+        KeyBinding::char('N'),
+        Command::NewConversation,
+        "new conversation: the next task forgets the earlier ones (:new)",
+    ),
+    Binding::new(
+        KeyContext::Global,
+        KeyBinding::char('S'),
+        Command::OpenSessions,
+        "past sessions: list, search, replay, resume (:sessions)",
+    ),
 ];
 
 /// The whole keymap: every context's bindings in help order.
@@ -398,6 +439,9 @@ impl Default for Keymap {
         bindings.extend_from_slice(super::modals::KEYS);
         bindings.extend(super::modals::scroll_keys(KeyContext::Inspector));
         bindings.extend_from_slice(&list_keys(KeyContext::Help));
+        bindings.extend_from_slice(super::sessions::KEYS);
+        bindings.extend_from_slice(&list_keys(KeyContext::Sessions));
+        bindings.extend_from_slice(super::replay::KEYS);
         Keymap { bindings }
     }
 }
@@ -429,6 +473,40 @@ impl Keymap {
                 .find(|b| b.context == ctx && b.key.matches(key))
                 .map(|b| b.command)
         })
+    }
+
+    /// What `key` does in the first of `layers` that binds it (the last
+    /// layer with its usual fallbacks: pane-wide keys, keys that work
+    /// anywhere).
+    pub fn lookup_layered(&self, layers: &[KeyContext], key: &KeyEvent) -> Option<Command> {
+        let (last, over) = layers.split_last()?;
+        if key.kind == KeyEventKind::Release {
+            return None;
+        }
+        over.iter()
+            .find_map(|ctx| self.bound(*ctx, key))
+            .or_else(|| self.lookup(*last, key))
+    }
+
+    /// What `key` does in exactly `context`, without fallbacks.
+    pub fn bound(&self, context: KeyContext, key: &KeyEvent) -> Option<Command> {
+        self.bindings
+            .iter()
+            .find(|b| b.context == context && b.key.matches(key))
+            .map(|b| b.command)
+    }
+
+    /// The hints of several layers, the first layer's first.
+    pub fn hints_layered(&self, layers: &[KeyContext]) -> Vec<(String, &'static str)> {
+        let mut out: Vec<(String, &'static str)> = Vec::new();
+        for context in layers {
+            for hint in self.hints(*context) {
+                if !out.iter().any(|(_, d)| *d == hint.1) {
+                    out.push(hint);
+                }
+            }
+        }
+        out
     }
 
     /// The help for one context: (keys, description) rows, keys with the

@@ -11,6 +11,7 @@ use ratatui::Frame;
 use super::app::{AppState, LogEntry, Outcome, Pane};
 use super::draw::{clip, pane_block, row_style};
 use super::keymap::{Binding, Command, KeyBinding, KeyContext};
+use super::replay::rows;
 
 /// The log's own keys.
 pub const KEYS: &[Binding] = &[
@@ -29,32 +30,49 @@ pub const KEYS: &[Binding] = &[
     ),
 ];
 
-/// The outcome column: `ok`, the failure reason, or `…` while running.
+/// The outcome column: `ok`, the failure reason, or `…` while running (a
+/// message of the person's: `waiting`, then `sent`).
 pub fn outcome_text(entry: &LogEntry) -> String {
+    let message = entry.action == rows::MESSAGE;
     match &entry.outcome {
+        Outcome::Pending if message => "waiting".into(),
         Outcome::Pending => "…".into(),
+        Outcome::Ok if message => "sent".into(),
         Outcome::Ok => "ok".into(),
         Outcome::Failed { reason, .. } => reason.clone(),
     }
 }
 
+/// The time column: the action's own time, and apart from it the wait
+/// for the person's approval.
+pub fn time_text(entry: &LogEntry) -> String {
+    let ms = entry.ms.map(|ms| format!("{ms}ms")).unwrap_or_default();
+    match entry.wait_ms {
+        Some(wait) if wait > 0 => format!("{ms} +you {:.1}s", wait as f64 / 1000.0),
+        _ => ms,
+    }
+}
+
 /// One log row laid out for `width` columns.
 pub fn row_text(entry: &LogEntry, width: usize) -> String {
+    let note = [rows::TASK, rows::NEW, rows::RESUMED].contains(&entry.action.as_str());
     let step = match entry.step {
         Some(n) => format!("{n:>3}"),
+        None if note => "  »".to_string(),
         None => "  m".to_string(),
     };
-    let ms = entry.ms.map(|ms| format!("{ms}ms")).unwrap_or_default();
+    let ms = time_text(entry);
     let outcome = clip(&outcome_text(entry), 16);
     let action = clip(&entry.action, 16);
-    let fixed = 3 + 1 + 16 + 1 + 1 + 16 + 1 + 8;
+    let time_width = ms.chars().count().max(7);
+    let fixed = 3 + 1 + 16 + 1 + 1 + 16 + 1 + 1 + time_width;
     let target_width = width.saturating_sub(fixed).max(6);
     let target = if entry.target.is_empty() {
         clip(&entry.params, target_width)
     } else {
         clip(&entry.target, target_width)
     };
-    format!("{step} {action:<16} {target:<target_width$} {outcome:<16} {ms:>7}")
+    format!("{step} {action:<16} {target:<target_width$} {outcome:<16} {ms:>time_width$}")
 }
 
 /// Draws the log pane.

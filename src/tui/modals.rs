@@ -61,6 +61,13 @@ pub const KEYS: &[Binding] = &[
     )
     .hinted(),
     Binding::new(
+        KeyContext::Approval,
+        KeyBinding::char('r'),
+        Command::RetryStep,
+        "ask the model again",
+    )
+    .hinted(),
+    Binding::new(
         KeyContext::ApprovalEdit,
         KeyBinding::ctrl('s'),
         Command::Submit,
@@ -416,8 +423,15 @@ fn inspector_text(entry: &LogEntry, theme: &Theme) -> Vec<Line<'static>> {
     lines.push(label_line(
         "time",
         format!(
-            "observe {} ms · model {} ms · act {} ms",
-            t.observe_ms, t.llm_ms, t.act_ms
+            "observe {} ms · model {} ms · act {} ms{}",
+            t.observe_ms,
+            t.llm_ms,
+            t.act_ms,
+            if t.wait_ms > 0 {
+                format!(" · waited {} ms for your approval", t.wait_ms)
+            } else {
+                String::new()
+            }
         ),
         theme,
         text,

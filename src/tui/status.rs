@@ -29,6 +29,9 @@ pub fn tokens_label(usage: &crate::events::TokenUsage) -> String {
 }
 
 fn run_word(state: &AppState) -> (&'static str, fn(&Theme) -> ratatui::style::Color) {
+    if state.replay.is_some() {
+        return ("REPLAY", |t| t.palette.accent);
+    }
     match (&state.status.run, &state.status.browser) {
         (_, BrowserStatus::Failed(_)) => ("NO BROWSER", |t| t.palette.error),
         (_, BrowserStatus::Starting) => ("STARTING", |t| t.palette.warn),
@@ -128,6 +131,15 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
         sep(),
         Span::styled(tokens_label(&s.tokens), theme.fg(theme.palette.text)),
         sep(),
+    ]);
+    if let Some(cache) = s.cache {
+        spans.push(Span::styled(
+            format!("cache {}", cache.as_str()),
+            theme.fg(theme.palette.accent),
+        ));
+        spans.push(sep());
+    }
+    spans.extend([
         load_span(if narrow { "map" } else { "sitemaps" }, &s.sitemaps, theme),
         Span::raw(" "),
         load_span(if narrow { "rcp" } else { "scripts" }, &s.scripts, theme),
@@ -175,7 +187,7 @@ pub fn draw_hints(frame: &mut Frame, area: Rect, state: &AppState) {
         };
         spans.push(Span::styled(format!("{}  ", notice.text), theme.fg(color)));
     }
-    for (keys, description) in state.keymap.hints(state.key_context()) {
+    for (keys, description) in state.keymap.hints_layered(&state.key_layers()) {
         spans.push(Span::styled(keys, theme.key()));
         spans.push(Span::styled(format!(" {description}  "), theme.muted()));
     }

@@ -19,7 +19,7 @@ pub const KEYS: &[Binding] = &[
         KeyContext::Task,
         KeyBinding::plain(KeyCode::Enter),
         Command::Submit,
-        "start the task",
+        "start the task (a follow-up), or tell the running agent",
     )
     .hinted(),
     Binding::new(
@@ -67,9 +67,21 @@ pub fn set_field_focus(field: &mut TextArea<'static>, focused: bool, theme: &The
 /// Draws the task input.
 pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
     let title = match state.status.run {
+        RunStatus::Running | RunStatus::Paused if state.recipe.is_none() => {
+            "Message to the agent: Enter sends it (s stops, p pauses)".to_string()
+        }
         RunStatus::Running | RunStatus::Paused | RunStatus::Stopping => {
             "Task (running: s stops, p pauses)".to_string()
         }
+        _ if state.conversation_tasks > 0 => format!(
+            "Task · follows up on {} earlier task{} (N starts fresh)",
+            state.conversation_tasks,
+            if state.conversation_tasks == 1 {
+                ""
+            } else {
+                "s"
+            }
+        ),
         _ => "Task".to_string(),
     };
     let block = pane_block(title, Pane::Task, state);

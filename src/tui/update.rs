@@ -23,10 +23,12 @@ use super::{modals, reflection, sitemap_tree};
 mod agent_events;
 mod approval;
 mod commands;
+mod conversation;
 
 use agent_events::*;
 use approval::*;
 use commands::*;
+use conversation::*;
 
 /// What the model is told when the person skips an action.
 const SKIPPED: &str =
@@ -34,6 +36,43 @@ const SKIPPED: &str =
 
 /// Applies one event to the state and returns the work it asks for.
 pub fn update(state: &mut AppState, event: AppEvent) -> Vec<Effect> {
+    if state.replay.is_some() {
+        match &event {
+            AppEvent::ApprovalRequested { .. } | AppEvent::AskUser { .. } => {
+                // The person is needed on the live session: it comes back.
+                close_replay(state);
+                notice(
+                    state,
+                    false,
+                    "the replay closed: the live session needs you".into(),
+                );
+            }
+            AppEvent::Page(_)
+            | AppEvent::Picture(_)
+            | AppEvent::Agent(_)
+            | AppEvent::ActionFinished { .. }
+            | AppEvent::RunEnded { .. }
+            | AppEvent::BrowserReady { .. } => {
+                // News of the live session goes to its panes, put aside
+                // while the replay is shown.
+                if let Some(mut replay) = state.replay.take() {
+                    replay.live.swap(state);
+                    let effects = apply(state, event);
+                    replay.live.swap(state);
+                    state.replay = Some(replay);
+                    return effects
+                        .into_iter()
+                        .filter(|e| !matches!(e, Effect::RenderPicture(_) | Effect::Highlight(_)))
+                        .collect();
+                }
+            }
+            _ => {}
+        }
+    }
+    apply(state, event)
+}
+
+fn apply(state: &mut AppState, event: AppEvent) -> Vec<Effect> {
     let mut effects = Vec::new();
     match event {
         AppEvent::Key(key) => on_key(state, key, &mut effects),
@@ -156,19 +195,10 @@ pub fn update(state: &mut AppState, event: AppEvent) -> Vec<Effect> {
         AppEvent::Exported(Ok(path)) => {
             // Also a log row: the watcher's reload notice for the new file
             // follows at once and would hide the status line's message.
+            // (Shown in a replay's log too, where the export began.)
             push_log(
                 state,
-                LogEntry {
-                    step: None,
-                    manual_id: None,
-                    action: "export".into(),
-                    params: String::new(),
-                    target: path.display().to_string(),
-                    outcome: Outcome::Ok,
-                    ms: None,
-                    record: None,
-                    raw_response: String::new(),
-                },
+                LogEntry::row("export", path.display().to_string(), Outcome::Ok),
             );
             notice(
                 state,
@@ -178,6 +208,15 @@ pub fn update(state: &mut AppState, event: AppEvent) -> Vec<Effect> {
         }
         AppEvent::Exported(Err(why)) => notice(state, true, format!("export failed: {why}")),
         AppEvent::Notice { error, text } => notice(state, error, text),
+        AppEvent::SessionsListed { generation, files } => sessions_listed(state, generation, files),
+        AppEvent::SessionsRead {
+            generation,
+            from,
+            summaries,
+        } => sessions_read(state, generation, from, summaries),
+        AppEvent::TraceOpened(opened) => trace_opened(state, opened, &mut effects),
+        AppEvent::ReplayPicture { row, shot } => replay_picture(state, row, shot, &mut effects),
+        AppEvent::ResumeReady(plan) => resume_ready(state, plan, &mut effects),
     }
     effects
 }
@@ -205,8 +244,11 @@ fn active_field(state: &mut AppState) -> Option<&mut TextArea<'static>> {
         Some(Modal::Approval(m)) if !m.picking => m.editor.as_mut(),
         Some(Modal::AskUser(m)) => Some(&mut m.answer),
         Some(_) => None,
-        None if state.focus == Pane::Task => Some(&mut state.task),
-        None => None,
+        None => match state.sessions.as_mut() {
+            Some(view) => view.search.as_mut(),
+            None if state.focus == Pane::Task => Some(&mut state.task),
+            None => None,
+        },
     }
 }
 
@@ -233,6 +275,11 @@ fn refollow(state: &mut AppState) {
     let rows = state.visible_rows(Pane::Sitemap);
     let len = sitemap_tree::rows(state).len();
     state.sitemap_view.follow(len, rows);
+    let rows = super::sessions::visible_rows(state.size);
+    if let Some(view) = state.sessions.as_mut() {
+        let len = view.shown.len();
+        view.list.follow(len, rows);
+    }
 }
 
 /// Where a list cursor goes for a movement command.
@@ -277,6 +324,10 @@ fn move_elements(state: &mut AppState, command: Command, effects: &mut Vec<Effec
 }
 
 fn highlight_cursor(state: &AppState, effects: &mut Vec<Effect>) {
+    if state.replay.is_some() {
+        // A recorded listing names no element of the live page.
+        return;
+    }
     if let Some(element) = state
         .page
         .as_ref()
@@ -339,11 +390,15 @@ fn run_active(state: &AppState) -> bool {
 
 fn on_key(state: &mut AppState, key: KeyEvent, effects: &mut Vec<Effect>) {
     let context = state.key_context();
-    let command = state.keymap.lookup(context, &key);
+    let layers = state.key_layers();
+    let command = state.keymap.lookup_layered(&layers, &key);
     let Some(command) = command else {
         if context.takes_text() {
             if let Some(field) = active_field(state) {
                 field.input(key);
+            }
+            if context == KeyContext::SessionSearch {
+                search_typed(state);
             }
         }
         return;
@@ -352,7 +407,15 @@ fn on_key(state: &mut AppState, key: KeyEvent, effects: &mut Vec<Effect>) {
         quit(state, effects);
         return;
     }
+    if layers.first() == Some(&KeyContext::Replay)
+        && state.keymap.bound(KeyContext::Replay, &key).is_some()
+    {
+        on_replay_key(state, command, effects);
+        return;
+    }
     match context {
+        KeyContext::Sessions => on_sessions_key(state, command, effects),
+        KeyContext::SessionSearch => on_search_key(state, command),
         KeyContext::CommandLine => match command {
             Command::Submit => submit_command_line(state, effects),
             Command::Cancel => state.command_line = None,
@@ -448,8 +511,21 @@ fn quit(state: &mut AppState, effects: &mut Vec<Effect>) {
 }
 
 fn on_pane_key(state: &mut AppState, command: Command, effects: &mut Vec<Effect>) {
+    if matches!(
+        command,
+        Command::FocusTask | Command::CommandLine | Command::PickRecipe
+    ) {
+        // Acting on the live session: its panes come back.
+        close_replay(state);
+    }
     match command {
         Command::Help => state.modal = Some(Modal::Help { scroll: 0 }),
+        Command::NewConversation => {
+            close_replay(state);
+            new_conversation(state, effects);
+        }
+        Command::OpenSessions => open_sessions(state, effects),
+        Command::RetryStep => retry_failed_step(state, effects),
         Command::FocusNext => set_focus(state, state.focus.cycle(true)),
         Command::FocusPrev => set_focus(state, state.focus.cycle(false)),
         Command::FocusTask => set_focus(state, Pane::Task),
@@ -544,6 +620,7 @@ fn on_pane_key(state: &mut AppState, command: Command, effects: &mut Vec<Effect>
                 let (len, rows) = (state.log.len(), state.visible_rows(Pane::Log));
                 if let Some(target) = moved(&state.log_view, movement, len, rows) {
                     state.log_view.move_to(target, len, rows);
+                    show_replay_row(state, effects);
                 }
             }
             Pane::Sitemap => {

@@ -102,9 +102,18 @@ pub enum Reply {
     Hang,
     /// Exactly these bytes, then close.
     Raw(Vec<u8>),
+    /// The inner reply, once the test opens the gate
+    /// (`gate.notify_one()`): the model is answering for exactly as long
+    /// as the test needs, with no clock involved.
+    Held(Arc<tokio::sync::Notify>, Box<Reply>),
 }
 
 impl Reply {
+    /// `reply`, held until `gate` is opened.
+    pub fn held(gate: &Arc<tokio::sync::Notify>, reply: Reply) -> Self {
+        Reply::Held(Arc::clone(gate), Box::new(reply))
+    }
+
     /// A JSON body with this status.
     pub fn json(status: u16, body: impl Into<String>) -> Self {
         Reply::Body {
@@ -154,7 +163,7 @@ impl Reply {
             Reply::Body { headers, .. } | Reply::Stream { headers, .. } => {
                 headers.push((name.to_owned(), value.to_owned()))
             }
-            Reply::Hang | Reply::Raw(_) => {}
+            Reply::Hang | Reply::Raw(_) | Reply::Held(..) => {}
         }
         self
     }
@@ -389,6 +398,10 @@ async fn hang(socket: &mut TcpStream, shared: &Shared) -> std::io::Result<()> {
 
 async fn write_reply(socket: &mut TcpStream, reply: Reply, shared: &Shared) -> std::io::Result<()> {
     match reply {
+        Reply::Held(gate, inner) => {
+            gate.notified().await;
+            Box::pin(write_reply(socket, *inner, shared)).await
+        }
         Reply::Body {
             status,
             headers,

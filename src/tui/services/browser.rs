@@ -10,6 +10,7 @@ use serde_json::json;
 use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::actions::{Action, ActionResult, Catalog, RiskFacts};
+use crate::agent::{Prior, Steering};
 use crate::dom::PageState;
 use crate::environment::{
     ApprovalDecision, ApprovalMode, ApprovalRequest, Approver, BoxFuture, Environment,
@@ -38,8 +39,21 @@ pub(super) enum BrowserCommand {
         with_model: bool,
         run: RunControl,
     },
-    /// Run the agent on a task.
-    Run { task: String, run: RunControl },
+    /// Run the agent on a task: a follow-up of the conversation, or a
+    /// fresh one; from `start_url` when given.
+    Run {
+        task: String,
+        run: RunControl,
+        fresh: bool,
+        start_url: Option<String>,
+    },
+    /// Continue a run from its trace.
+    Resume {
+        plan: Box<crate::session::ResumePlan>,
+        run: RunControl,
+    },
+    /// Forget the conversation; the next run starts a new trace.
+    NewConversation,
     /// Answer an MCP client's call.
     Mcp {
         request: crate::mcp::McpRequest,
@@ -60,6 +74,8 @@ pub(super) struct RunControl {
     pub paused: watch::Receiver<bool>,
     pub max_steps: usize,
     pub approval: watch::Receiver<ApprovalMode>,
+    /// The person's messages and retries for the run.
+    pub steering: Steering,
 }
 
 /// Answers approvals and questions by asking the person through the loop.
@@ -207,6 +223,21 @@ impl Environment for WorkbenchEnvironment<'_> {
     async fn risk_facts(&mut self, action: &Action, page: &PageState) -> RiskFacts {
         self.inner.risk_facts(action, page).await
     }
+
+    async fn describe_target(
+        &mut self,
+        target: &crate::actions::Target,
+        page: &PageState,
+    ) -> Option<String> {
+        self.inner.describe_target(target, page).await
+    }
+
+    async fn locate(
+        &mut self,
+        locators: &[crate::dom::Locator],
+    ) -> Result<crate::dom::Location, crate::dom::LocateFailure> {
+        self.inner.locate(locators).await
+    }
 }
 
 async fn observe_and_send(session: &mut Session, tx: &Sender<AppEvent>, view: &PageView) {
@@ -310,6 +341,7 @@ pub(super) async fn browser_task(
         base: 0,
         whole_session: tools_changed.is_some(),
         tools_changed,
+        conversation: crate::agent::Conversation::new(),
     };
     let mut mcp_state = crate::mcp::CallState::new(mcp_whole_pages);
     let mut events = Events {
@@ -367,15 +399,50 @@ pub(super) async fn browser_task(
                     };
                     let _ = tx.send(AppEvent::Notice { error, text });
                 }
-                Some(BrowserCommand::Run { task, run }) => {
+                Some(BrowserCommand::Run { task, run, fresh, start_url }) => {
+                    if fresh {
+                        events.forwarder.new_conversation();
+                    }
+                    if let Some(url) = start_url {
+                        open_page(&mut session, &url, &tx).await;
+                    }
+                    let prior = if fresh {
+                        Prior::fresh()
+                    } else {
+                        events.forwarder.conversation.follow_up()
+                    };
+                    let agent_run = AgentRun { task, prior, run };
                     let shutting_down =
-                        run_agent(&mut session, task, run, &tx, &view, &mut commands, &mut events).await;
+                        run_agent(&mut session, agent_run, &tx, &view, &mut commands, &mut events).await;
                     if shutting_down {
                         break;
                     }
                     observe_and_send(&mut session, &tx, &view).await;
                 }
+                Some(BrowserCommand::Resume { plan, mut run }) => {
+                    // The resumed run writes a trace of its own, which names
+                    // the one it continues and carries what that one reached.
+                    events.forwarder.new_conversation();
+                    let point = plan.point;
+                    note_sign_in(&session, &point.settings, &tx);
+                    if !point.url.is_empty() {
+                        let now = session.environment.current_url().await.unwrap_or_default();
+                        if now != point.url {
+                            open_page(&mut session, &point.url, &tx).await;
+                        }
+                    }
+                    run.max_steps = point.max_steps.max(1);
+                    let agent_run = AgentRun { task: point.task, prior: point.prior, run };
+                    let shutting_down =
+                        run_agent(&mut session, agent_run, &tx, &view, &mut commands, &mut events).await;
+                    if shutting_down {
+                        break;
+                    }
+                    observe_and_send(&mut session, &tx, &view).await;
+                }
+                Some(BrowserCommand::NewConversation) => events.forwarder.new_conversation(),
                 Some(BrowserCommand::Mcp { request, run }) => {
+                    mcp_state.set_client(request.client.as_deref());
                     let mut setup = session.agent_setup();
                     setup.approval = LiveMode::following(run.approval.clone());
                     let (environment, approver) = steered(&mut session, &run, &tx, &view);
@@ -446,11 +513,14 @@ async fn refuse_all(
                     ms: 0,
                 });
             }
-            BrowserCommand::Run { .. } | BrowserCommand::Recipe { .. } => {
+            BrowserCommand::Run { .. }
+            | BrowserCommand::Recipe { .. }
+            | BrowserCommand::Resume { .. } => {
                 let _ = tx.send(AppEvent::RunEnded {
                     error: Some(why.to_string()),
                 });
             }
+            BrowserCommand::NewConversation => {}
             BrowserCommand::Mcp { request, .. } => refuse_mcp(request, why),
             BrowserCommand::SaveState { .. } => {
                 let _ = tx.send(AppEvent::Notice {
@@ -488,7 +558,12 @@ async fn while_running<T>(
                         ms: 0,
                     });
                 }
-                Some(BrowserCommand::Run { .. } | BrowserCommand::Recipe { .. }) => {
+                Some(
+                    BrowserCommand::Run { .. }
+                    | BrowserCommand::Recipe { .. }
+                    | BrowserCommand::Resume { .. }
+                    | BrowserCommand::NewConversation,
+                ) => {
                     let _ = tx.send(AppEvent::Notice {
                         error: true,
                         text: "a run is already in progress".into(),
@@ -539,31 +614,92 @@ fn steered<'a>(
     (environment, Box::new(approver))
 }
 
+/// Opens `url` in the session's tab before a run; a page that does not
+/// open is said, and the run starts where the tab is.
+async fn open_page(session: &mut Session, url: &str, tx: &Sender<AppEvent>) {
+    let navigate = match session.catalog().parse(&json!({"navigate": {"url": url}})) {
+        Ok(action) => action,
+        Err(error) => {
+            let _ = tx.send(AppEvent::Notice {
+                error: true,
+                text: format!("cannot open {url}: {error}"),
+            });
+            return;
+        }
+    };
+    if let ActionResult::Failure { reason, message } = session.act(&navigate).await {
+        let _ = tx.send(AppEvent::Notice {
+            error: true,
+            text: format!("could not open {url} ({reason}): {message}"),
+        });
+    }
+}
+
+/// Says when the resumed run's session had a profile or state file this
+/// one lacks: the browser is already running, so only `webagent resume`
+/// can start it with them.
+fn note_sign_in(session: &Session, settings: &crate::events::RunSettings, tx: &Sender<AppEvent>) {
+    let config = &session.config.browser;
+    let same = |theirs: &Option<String>, ours: &Option<std::path::PathBuf>| {
+        theirs.is_none()
+            || theirs.as_deref() == ours.as_ref().map(|p| p.display().to_string()).as_deref()
+    };
+    if !same(&settings.profile, &config.profile) || !same(&settings.state, &config.state) {
+        let _ = tx.send(AppEvent::Notice {
+            error: true,
+            text: format!(
+                "the run used {}; this workbench's browser does not: `webagent resume TRACE` \
+                 starts one with it",
+                [
+                    settings.profile.as_ref().map(|p| format!("profile {p}")),
+                    settings.state.as_ref().map(|s| format!("state {s}")),
+                ]
+                .into_iter()
+                .flatten()
+                .collect::<Vec<_>>()
+                .join(" and ")
+            ),
+        });
+    }
+}
+
+/// An agent run to start: its task, what it starts from, its controls.
+struct AgentRun {
+    task: String,
+    prior: Prior,
+    run: RunControl,
+}
+
 /// Runs the agent on the session's tab; returns whether a shutdown came
 /// in meanwhile.
 async fn run_agent(
     session: &mut Session,
-    task: String,
-    run: RunControl,
+    agent_run: AgentRun,
     tx: &Sender<AppEvent>,
     view: &PageView,
     commands: &mut mpsc::UnboundedReceiver<BrowserCommand>,
     events: &mut Events<'_>,
 ) -> bool {
+    let AgentRun { task, prior, run } = agent_run;
     if let Err(why) = session.model() {
         let _ = tx.send(AppEvent::RunEnded {
             error: Some(why.to_string()),
         });
         return false;
     }
+    if let Some(dir) = session.config.agent.cache.clone() {
+        return run_cached_here(session, task, dir, run, tx, view, commands, events).await;
+    }
     let mut setup = session.agent_setup();
     setup.config.max_steps = run.max_steps;
     // The road reads the mode the person has chosen at each action.
     setup.approval = LiveMode::following(run.approval.clone());
     let (environment, approver) = steered(session, &run, tx, view);
-    let mut agent = setup.agent(environment, approver, run.stop.clone());
+    let mut agent = setup
+        .agent(environment, approver, run.stop.clone())
+        .with_steering(run.steering.clone());
     let (outcome, shutting_down) = while_running(
-        agent.run(&task),
+        agent.run_with(&task, prior),
         "the agent is running",
         &run.cancel,
         tx,
@@ -620,6 +756,51 @@ async fn run_recipe_here(
     let (_, shutting_down) = while_running(
         running,
         "a recipe is running",
+        &run.cancel,
+        tx,
+        commands,
+        events,
+    )
+    .await;
+    let _ = tx.send(AppEvent::RunEnded { error: None });
+    shutting_down
+}
+
+/// Runs a task through the task cache (config `agent.cache`): a stored
+/// recipe replays with no model call, healing what no longer runs, and
+/// the `cache` event puts the state in the status line and the log.
+// The same channels and controls as `run_agent`.
+#[allow(clippy::too_many_arguments)]
+async fn run_cached_here(
+    session: &mut Session,
+    task: String,
+    dir: std::path::PathBuf,
+    run: RunControl,
+    tx: &Sender<AppEvent>,
+    view: &PageView,
+    commands: &mut mpsc::UnboundedReceiver<BrowserCommand>,
+    events: &mut Events<'_>,
+) -> bool {
+    let mut setup = session.agent_setup();
+    setup.config.max_steps = run.max_steps;
+    setup.approval = LiveMode::following(run.approval.clone());
+    let asking = tx.clone();
+    let approvers: crate::session::ApproverFactory =
+        Arc::new(move || Box::new(WorkbenchApprover { tx: asking.clone() }) as Box<dyn Approver>);
+    let cache = crate::session::TaskCache::new(dir);
+    let cached = crate::session::CachedRun {
+        cache: &cache,
+        approvers,
+        stop: run.stop.clone(),
+        cancel: run.cancel.clone(),
+        model: true,
+    };
+    let (mut environment, _) = steered(session, &run, tx, view);
+    let running = crate::session::run_cached(&setup, &mut environment, &task, cached);
+    // How it ended reaches the panes as `done` and `cache` events.
+    let (_, shutting_down) = while_running(
+        running,
+        "the agent is running",
         &run.cancel,
         tx,
         commands,

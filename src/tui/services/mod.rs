@@ -14,7 +14,7 @@ mod record;
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -22,7 +22,9 @@ use std::time::Duration;
 use tokio::sync::{mpsc, watch};
 
 use crate::actions::ActionResult;
+use crate::agent::Steering;
 use crate::environment::ApprovalMode;
+use crate::events::{list_traces, read_trace, summarize_trace, TraceOutcome};
 use crate::llm::{stop_pair, StopHandle};
 use crate::script::CancelFlag;
 use crate::session::Prepared;
@@ -37,6 +39,77 @@ use super::{terminal, TuiError};
 
 /// The browser actor's stack: the size of the main thread's.
 const BROWSER_THREAD_STACK: usize = 8 * 1024 * 1024;
+
+/// Traces summed up per message to the loop: the first rows show at once,
+/// and the loop is not woken a thousand times.
+const SESSIONS_BATCH: usize = 100;
+
+/// The work behind the sessions view, on the caller's thread (never the
+/// loop's): lists `dir` newest first and sends the files, then reads and
+/// sums up the traces in batches, stopping when `current` moves past
+/// `generation` (the view was opened again) or the loop is gone.
+pub fn read_sessions(
+    dir: &std::path::Path,
+    generation: u64,
+    current: &AtomicU64,
+    tx: &Sender<AppEvent>,
+) {
+    let files = match list_traces(dir) {
+        Ok(files) => files,
+        Err(error) => {
+            let _ = tx.send(AppEvent::SessionsListed {
+                generation,
+                files: Err(format!("{}: {error}", dir.display())),
+            });
+            return;
+        }
+    };
+    let _ = tx.send(AppEvent::SessionsListed {
+        generation,
+        files: Ok(files.clone()),
+    });
+    for (batch, chunk) in files.chunks(SESSIONS_BATCH).enumerate() {
+        if current.load(Ordering::Relaxed) != generation {
+            return;
+        }
+        let summaries = chunk.iter().cloned().map(summarize_trace).collect();
+        let sent = tx.send(AppEvent::SessionsRead {
+            generation,
+            from: batch * SESSIONS_BATCH,
+            summaries,
+        });
+        if sent.is_err() {
+            return;
+        }
+    }
+}
+
+/// The plan for resuming the trace at `path`, or the newest trace in
+/// `dir` whose run did not end.
+fn read_resume(
+    path: Option<PathBuf>,
+    dir: &std::path::Path,
+) -> Result<Box<crate::session::ResumePlan>, String> {
+    let path = match path {
+        Some(path) => path,
+        None => {
+            let files = list_traces(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+            files
+                .into_iter()
+                .find(|f| summarize_trace(f.clone()).outcome == TraceOutcome::Unfinished)
+                .map(|f| f.path)
+                .ok_or_else(|| {
+                    format!(
+                        "no unfinished run in {}: name a trace (:resume FILE), or open the sessions                          view (S)",
+                        dir.display()
+                    )
+                })?
+        }
+    };
+    crate::session::resume_plan(&path)
+        .map(Box::new)
+        .map_err(|e| e.to_string())
+}
 
 /// How long quitting waits for the browser to close.
 const SHUTDOWN_WAIT: Duration = Duration::from_secs(10);
@@ -60,6 +133,9 @@ pub struct WorkbenchOptions {
     /// The MCP client gets the whole page after every action that changed
     /// it, never a delta (`--whole-pages`).
     pub mcp_whole_pages: bool,
+    /// A run to continue from its trace as soon as the browser is up
+    /// (`webagent resume`).
+    pub resume: Option<Box<crate::session::ResumePlan>>,
 }
 
 impl WorkbenchOptions {
@@ -80,6 +156,7 @@ impl WorkbenchOptions {
             task: None,
             mcp: false,
             mcp_whole_pages: false,
+            resume: None,
         }
     }
 }
@@ -104,7 +181,12 @@ pub fn run(options: WorkbenchOptions) -> Result<(), TuiError> {
     };
     state.status.url = options.url.clone();
     state.status.sign_in = crate::session::sign_in_source(&options.session.config);
+    state.mcp = options.mcp;
     let mut app = App::new(state, rx);
+    if let Some(plan) = options.resume.clone() {
+        // The run starts through the same path as `:resume`.
+        let _ = tx.send(AppEvent::ResumeReady(Ok(plan)));
+    }
     let stop_input = Arc::new(AtomicBool::new(false));
     terminal::spawn_input_reader(tx.clone(), Arc::clone(&stop_input));
     if let Some(task) = &options.task {
@@ -154,6 +236,13 @@ pub struct Services {
     /// Fits pictures into the page pane; started once the terminal is
     /// known.
     pictures: Option<picture::PictureService>,
+    /// The running agent's inbox for the person's messages and retries.
+    steering: Steering,
+    /// Where the traces are (the sessions view lists them).
+    sessions_dir: PathBuf,
+    /// The latest opening of the sessions view: a listing for an older
+    /// one stops reading.
+    sessions_generation: Arc<AtomicU64>,
 }
 
 impl std::fmt::Debug for Services {
@@ -188,6 +277,7 @@ fn start_mcp(
                 paused,
                 max_steps,
                 approval: approval.subscribe(),
+                steering: Steering::new(),
             };
             if browser.send(BrowserCommand::Mcp { request, run }).is_err() {
                 break;
@@ -291,6 +381,9 @@ impl Services {
             theme_watcher: Arc::new(Mutex::new(None)),
             show_page,
             pictures: None,
+            steering: Steering::new(),
+            sessions_dir: options.session.config.paths.sessions.clone(),
+            sessions_generation: Arc::new(AtomicU64::new(0)),
         };
         if let Some(theme) = &options.theme {
             services.load_theme(theme);
@@ -305,12 +398,14 @@ impl Services {
         self.stop = Some(handle);
         self.cancel = CancelFlag::new();
         self.paused.send_replace(false);
+        self.steering = Steering::new();
         RunControl {
             stop: signal,
             cancel: self.cancel.clone(),
             paused: self.paused.subscribe(),
             max_steps: self.max_steps,
             approval: self.approval.subscribe(),
+            steering: self.steering.clone(),
         }
     }
 
@@ -349,6 +444,28 @@ impl Services {
             }
             let _ = tx.send(AppEvent::ThemeReloaded(Ok(theme)));
         });
+    }
+
+    /// Hands a run to the browser actor, or says it is gone.
+    fn send_run(&mut self, command: BrowserCommand) {
+        if self.browser.send(command).is_err() {
+            let _ = self.tx.send(AppEvent::RunEnded {
+                error: Some("the browser is not running".into()),
+            });
+        }
+    }
+
+    /// Lists the sessions directory, then reads the traces newest first
+    /// in batches, off the loop; a newer opening of the view stops it.
+    fn list_sessions(&mut self, generation: u64) {
+        self.sessions_generation
+            .store(generation, Ordering::Relaxed);
+        let (tx, dir, current) = (
+            self.tx.clone(),
+            self.sessions_dir.clone(),
+            Arc::clone(&self.sessions_generation),
+        );
+        self.off_the_loop(move || read_sessions(&dir, generation, &current, &tx));
     }
 
     /// Runs file work on the runtime's blocking pool (at once when the
@@ -408,7 +525,12 @@ impl EffectHandler for Services {
                     });
                 }
             }
-            Effect::StartRun { task, approval } => {
+            Effect::StartRun {
+                task,
+                approval,
+                fresh,
+                start_url,
+            } => {
                 if let Err(why) = &self.model {
                     let _ = self.tx.send(AppEvent::RunEnded {
                         error: Some(why.clone()),
@@ -416,15 +538,69 @@ impl EffectHandler for Services {
                     return;
                 }
                 let run = self.new_run(approval);
-                if self
-                    .browser
-                    .send(BrowserCommand::Run { task, run })
-                    .is_err()
-                {
+                let command = BrowserCommand::Run {
+                    task,
+                    run,
+                    fresh,
+                    start_url,
+                };
+                self.send_run(command);
+            }
+            Effect::Resume { plan, approval } => {
+                if let Err(why) = &self.model {
                     let _ = self.tx.send(AppEvent::RunEnded {
-                        error: Some("the browser is not running".into()),
+                        error: Some(why.clone()),
                     });
+                    return;
                 }
+                let run = self.new_run(approval);
+                self.send_run(BrowserCommand::Resume { plan, run });
+            }
+            Effect::Steer(text) => self.steering.say(text),
+            Effect::RetryStep(step) => self.steering.retry(step),
+            Effect::NewConversation => {
+                let _ = self.browser.send(BrowserCommand::NewConversation);
+            }
+            Effect::ReadResume(path) => {
+                let (tx, dir) = (self.tx.clone(), self.sessions_dir.clone());
+                self.off_the_loop(move || {
+                    let _ = tx.send(AppEvent::ResumeReady(read_resume(path, &dir)));
+                });
+            }
+            Effect::ListSessions { generation } => self.list_sessions(generation),
+            Effect::OpenTrace(path) => {
+                let tx = self.tx.clone();
+                self.off_the_loop(move || {
+                    let opened = read_trace(&path)
+                        .map(|events| {
+                            Box::new(crate::tui::replay::ReplayData::from_events(&path, &events))
+                        })
+                        .map_err(|e| e.to_string());
+                    let _ = tx.send(AppEvent::TraceOpened(opened));
+                });
+            }
+            Effect::ExportTrace(path) => {
+                let (tx, dir) = (self.tx.clone(), self.export_dir.clone());
+                self.off_the_loop(move || {
+                    let exported =
+                        read_trace(&path)
+                            .map_err(|e| e.to_string())
+                            .and_then(|events| {
+                                export_session(&events, &dir).map_err(|e| e.to_string())
+                            });
+                    let _ = tx.send(AppEvent::Exported(exported));
+                });
+            }
+            Effect::LoadReplayPicture { row, file, record } => {
+                let tx = self.tx.clone();
+                self.off_the_loop(move || {
+                    let shot = std::fs::read(&file).ok().and_then(|bytes| {
+                        let mut record = *record;
+                        record.image = Some(Arc::from(bytes));
+                        record.screenshot().map(Box::new)
+                    });
+                    let _ = tx.send(AppEvent::ReplayPicture { row, shot });
+                });
             }
             Effect::SetApprovalMode(mode) => {
                 self.approval.send_replace(mode);

@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use tokio::sync::mpsc;
 
 use crate::actions::{Action, ActionResult};
+use crate::agent::Conversation;
 use crate::events::{Event, Reflection, StepRecord, StepTimings, TraceWriter};
 use crate::script::{recipe_from_events, Scripts};
 use crate::sitemap::SitemapSet;
@@ -147,8 +148,10 @@ pub(super) fn send_scripts(scripts: &Scripts, tx: &Sender<AppEvent>) {
 
 /// Sends the session's events to the panes. A run (from its
 /// `run_started` to its `done`, sub-goals of a recipe included) also goes
-/// to a trace file of its own and to the session record; a reload also
-/// refreshes the sitemap tree or the catalog.
+/// to the conversation's trace file (follow-ups share it; a fresh
+/// conversation opens another), to the session record and to the
+/// conversation a follow-up starts from; a reload also refreshes the
+/// sitemap tree or the catalog.
 ///
 /// The browser actor owns it and forwards in its own loop, so a run's
 /// events are all on their way to the loop before its `RunEnded` is.
@@ -174,6 +177,8 @@ pub(super) struct Forwarder {
     pub whole_session: bool,
     /// Woken when a script reloads (an MCP server lists custom actions).
     pub tools_changed: Option<Arc<tokio::sync::Notify>>,
+    /// The conversation so far, as its runs' events tell it.
+    pub conversation: Conversation,
 }
 
 impl Forwarder {
@@ -181,6 +186,14 @@ impl Forwarder {
     pub fn drain(&mut self, events: &mut mpsc::UnboundedReceiver<Event>) {
         while let Ok(event) = events.try_recv() {
             self.forward(event);
+        }
+    }
+
+    /// Forgets the conversation: the next run starts a new trace.
+    pub fn new_conversation(&mut self) {
+        self.conversation = Conversation::new();
+        if !self.whole_session {
+            self.trace = None;
         }
     }
 
@@ -206,7 +219,16 @@ impl Forwarder {
         }
         if matches!(event, Event::RunStarted { .. }) {
             if self.depth == 0 && !self.whole_session {
-                self.open_trace();
+                if self.trace.is_none() {
+                    self.open_trace();
+                } else {
+                    // A follow-up: its steps go on from the record's.
+                    self.base = self
+                        .record
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .base();
+                }
             }
             self.depth += 1;
         }
@@ -221,12 +243,15 @@ impl Forwarder {
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
                 .record(self.base, &event);
+            // A recipe's sub-goal (a run inside a run) is part of the
+            // recipe's run, not a task of the conversation.
+            if self.depth <= 1 {
+                self.conversation.apply(&event);
+            }
         }
         if matches!(event, Event::Done { .. }) && self.depth > 0 {
+            // The trace stays open: a follow-up task goes on in it.
             self.depth -= 1;
-            if self.depth == 0 && !self.whole_session {
-                self.trace = None;
-            }
         }
         match &event {
             Event::SitemapReloaded { error, .. } => {

@@ -3,31 +3,42 @@
 
 use super::*;
 
-/// The log entry of an agent step, created when first needed.
+/// The log entry of an agent step's action in progress: the step's last
+/// row while its record has not come (one action of a list after the
+/// other, each gets a row of its own), else a new row.
 pub(super) fn step_entry(state: &mut AppState, step: usize) -> &mut LogEntry {
     let start = state.run_log_start.min(state.log.len());
-    let position = state.log[start..].iter().position(|e| e.step == Some(step));
-    let at = match position {
+    let open = state.log[start..]
+        .iter()
+        .rposition(|e| e.step == Some(step) && e.record.is_none() && is_action_row(e));
+    let at = match open {
         Some(at) => start + at,
         None => {
             push_log(
                 state,
                 LogEntry {
                     step: Some(step),
-                    manual_id: None,
-                    action: String::new(),
-                    params: String::new(),
-                    target: String::new(),
-                    outcome: Outcome::Pending,
-                    ms: None,
-                    record: None,
-                    raw_response: String::new(),
+                    ..LogEntry::row("", "", Outcome::Pending)
                 },
             );
             state.log.len() - 1
         }
     };
     &mut state.log[at]
+}
+
+/// Whether a row is an action's (not a message, a retry or a task line).
+fn is_action_row(entry: &LogEntry) -> bool {
+    use super::super::replay::rows;
+    ![
+        rows::MESSAGE,
+        rows::RETRY,
+        rows::RESUMED,
+        rows::NEW,
+        rows::TASK,
+        rows::END,
+    ]
+    .contains(&entry.action.as_str())
 }
 
 pub(super) fn on_agent_event(state: &mut AppState, event: Event) {
@@ -57,6 +68,9 @@ pub(super) fn on_agent_event(state: &mut AppState, event: Event) {
             max_steps,
             ..
         } => {
+            if state.recipe.is_none() && max_steps > 0 {
+                state.conversation_tasks += 1;
+            }
             state.recipe_began = state.recipe.is_some();
             state.status.run = RunStatus::Running;
             state.status.url = url;
@@ -67,6 +81,7 @@ pub(super) fn on_agent_event(state: &mut AppState, event: Event) {
             }
             state.status.max_steps = max_steps;
             state.status.step = 0;
+            state.status.cache = None;
             state.run_log_start = state.log.len();
         }
         Event::Observation(o) => {
@@ -113,9 +128,12 @@ pub(super) fn on_agent_event(state: &mut AppState, event: Event) {
                     ..ReflectionView::default()
                 };
             }
-            if state.recipe.is_some() && state.recipe_subgoals.is_empty() {
+            let by_calls = (state.recipe.is_some() && state.recipe_subgoals.is_empty())
+                || (state.mcp && !run_active(state));
+            if by_calls {
                 // A recipe proposes its steps in order without observing
-                // first, so each call opens the next step.
+                // first, and an MCP client's calls are its steps, so each
+                // call opens the next step.
                 state.status.step += 1;
             }
             state.reflection.streaming = false;
@@ -136,6 +154,17 @@ pub(super) fn on_agent_event(state: &mut AppState, event: Event) {
                     .to_string(),
             };
             let step = state.status.step;
+            if !step_entry(state, step).action.is_empty() {
+                // The step's open row belongs to a call still going: this
+                // one gets a row of its own.
+                push_log(
+                    state,
+                    LogEntry {
+                        step: Some(step),
+                        ..LogEntry::row("", "", Outcome::Pending)
+                    },
+                );
+            }
             let entry = step_entry(state, step);
             entry.action = name;
             entry.params = parameters.to_string();
@@ -165,6 +194,7 @@ pub(super) fn on_agent_event(state: &mut AppState, event: Event) {
             entry.params = params;
             entry.outcome = outcome_of(&record.result);
             entry.ms = Some(record.timings.act_ms);
+            entry.wait_ms = (record.timings.wait_ms > 0).then_some(record.timings.wait_ms);
             entry.raw_response = raw;
             let result = record.result.clone();
             entry.record = Some(record);
@@ -223,6 +253,110 @@ pub(super) fn on_agent_event(state: &mut AppState, event: Event) {
                 notice(state, false, format!("reloaded {file}"));
             }
         },
-        Event::ActionRequest { .. } => {}
+        Event::PersonMessage { step, text } => {
+            use super::super::replay::rows;
+            let waiting = state.log.iter().position(|e| {
+                e.action == rows::MESSAGE && e.outcome == Outcome::Pending && e.target == text
+            });
+            match waiting {
+                Some(at) => {
+                    state.log[at].step = Some(step);
+                    state.log[at].outcome = Outcome::Ok;
+                }
+                None => push_log(
+                    state,
+                    LogEntry {
+                        step: Some(step),
+                        ..LogEntry::row(rows::MESSAGE, text, Outcome::Ok)
+                    },
+                ),
+            }
+        }
+        Event::StepRetried { step, reason } => {
+            use super::super::replay::rows;
+            push_log(
+                state,
+                LogEntry {
+                    step: Some(step),
+                    ..LogEntry::row(rows::RETRY, reason, Outcome::Ok)
+                },
+            );
+            notice(state, false, format!("step {step} is asked again"));
+        }
+        Event::Resumed(record) => {
+            use super::super::replay::rows;
+            let text = format!("continues {} at step {}", record.from, record.step);
+            push_log(state, LogEntry::row(rows::RESUMED, text, Outcome::Ok));
+            state.status.step = record.step.saturating_sub(1);
+        }
+        Event::ApprovalModeChanged { .. }
+        | Event::RunSettings(_)
+        | Event::Listing(_)
+        | Event::StepEnded { .. }
+        | Event::ActionRequest { .. } => {}
+        Event::Healed(heal) => notice(
+            state,
+            !heal.success,
+            format!(
+                "step {} healed: {} → {} ({} model calls)",
+                heal.step,
+                heal.old,
+                if heal.success {
+                    heal.new.as_str()
+                } else {
+                    "not healed"
+                },
+                heal.model_calls
+            ),
+        ),
+        Event::Cache(cache) => {
+            state.status.cache = Some(cache.state);
+            push_log(
+                state,
+                LogEntry {
+                    step: None,
+                    manual_id: None,
+                    action: "cache".into(),
+                    params: format!(
+                        "{}: {} model calls, {} tokens",
+                        cache.state.as_str(),
+                        cache.model_calls,
+                        cache.usage.total_tokens
+                    ),
+                    target: String::new(),
+                    outcome: if cache.success {
+                        Outcome::Ok
+                    } else {
+                        Outcome::Failed {
+                            reason: "not done".into(),
+                            message: cache.note.clone().unwrap_or_default(),
+                        }
+                    },
+                    ms: None,
+                    wait_ms: None,
+                    record: None,
+                    raw_response: String::new(),
+                },
+            );
+            notice(
+                state,
+                false,
+                format!(
+                    "cache: {} ({} model calls, {} tokens)",
+                    cache.state.as_str(),
+                    cache.model_calls,
+                    cache.usage.total_tokens
+                ),
+            );
+        }
+        Event::RecipeRewritten { file, written, .. } => notice(
+            state,
+            !written,
+            if written {
+                format!("repaired recipe written to {file}")
+            } else {
+                format!("repaired recipe not written to {file}")
+            },
+        ),
     }
 }

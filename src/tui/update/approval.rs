@@ -26,6 +26,20 @@ pub(super) fn on_approval_key(state: &mut AppState, command: Command, effects: &
             state.status.run = RunStatus::Stopping;
             decide(state, ApprovalDecision::Stop, effects);
         }
+        Command::RetryStep => {
+            // Only the agent has a model to ask; a recipe's or an MCP
+            // client's step is theirs.
+            let agent_run = state.recipe.is_none() && (!state.mcp || run_active(state));
+            if agent_run {
+                decide(state, ApprovalDecision::Retry, effects);
+            } else {
+                notice(
+                    state,
+                    true,
+                    "only an agent's step can be asked again; skip (n) or stop (x) it".into(),
+                );
+            }
+        }
         Command::Edit => {
             let theme = state.theme.clone();
             if let Some(Modal::Approval(m)) = state.modal.as_mut() {

@@ -37,6 +37,23 @@ pub(super) fn submit_command_line(state: &mut AppState, effects: &mut Vec<Effect
         state.command_line = None;
         return;
     }
+    let mut words = line.split_whitespace();
+    match (words.next(), words.next(), words.next()) {
+        (Some("new"), None, _) => return new_conversation(state, effects),
+        (Some("sessions"), None, _) => return open_sessions(state, effects),
+        (Some("resume"), path, None) => {
+            return ask_resume(state, path.map(std::path::PathBuf::from), effects)
+        }
+        (Some("resume"), Some(_), Some(_)) => {
+            notice(
+                state,
+                true,
+                "usage: resume [TRACE] (default: the latest unfinished run)".into(),
+            );
+            return;
+        }
+        _ => {}
+    }
     if run_active(state) {
         notice(
             state,
@@ -71,15 +88,13 @@ pub(super) fn submit_command_line(state: &mut AppState, effects: &mut Vec<Effect
             let id = state.next_action_id;
             state.next_action_id += 1;
             let entry = LogEntry {
-                step: None,
                 manual_id: Some(id),
-                action: action.name().to_string(),
                 params: action.params().to_string(),
-                target: target_text(state, action.target()),
-                outcome: Outcome::Pending,
-                ms: None,
-                record: None,
-                raw_response: String::new(),
+                ..LogEntry::row(
+                    action.name(),
+                    target_text(state, action.target()),
+                    Outcome::Pending,
+                )
             };
             push_log(state, entry);
             state.status.notice = None;
@@ -100,25 +115,19 @@ pub(super) fn log_side_effects(state: &mut AppState, result: &ActionResult) {
     for download in downloads.into_iter().flatten() {
         let text = |key: &str| download.get(key).and_then(|v| v.as_str()).unwrap_or("");
         let size = download.get("size").and_then(|v| v.as_u64()).unwrap_or(0);
+        let outcome = if text("state") == "completed" {
+            Outcome::Ok
+        } else {
+            Outcome::Failed {
+                reason: text("state").to_string(),
+                message: format!("the download of {} did not complete", text("url")),
+            }
+        };
         push_log(
             state,
             LogEntry {
-                step: None,
-                manual_id: None,
-                action: "download".into(),
                 params: format!("{size} bytes, {}", text("type")),
-                target: text("file").to_string(),
-                outcome: if text("state") == "completed" {
-                    Outcome::Ok
-                } else {
-                    Outcome::Failed {
-                        reason: text("state").to_string(),
-                        message: format!("the download of {} did not complete", text("url")),
-                    }
-                },
-                ms: None,
-                record: None,
-                raw_response: String::new(),
+                ..LogEntry::row("download", text("file"), outcome)
             },
         );
     }
@@ -287,11 +296,16 @@ pub(super) fn start_task(state: &mut AppState, effects: &mut Vec<Effect>) {
         return;
     }
     if run_active(state) {
-        notice(
-            state,
-            true,
-            "a run is in progress; stop it (s) first".into(),
-        );
+        if state.recipe.is_some() || state.status.run == RunStatus::Stopping {
+            notice(
+                state,
+                true,
+                "a recipe is running (or the run is stopping): there is no model to tell".into(),
+            );
+            return;
+        }
+        // While the agent works, the field talks to it.
+        send_message(state, task, effects);
         return;
     }
     if state.status.model.is_empty() {
@@ -306,13 +320,5 @@ pub(super) fn start_task(state: &mut AppState, effects: &mut Vec<Effect>) {
         return;
     }
     state.task = TextArea::default();
-    state.status.run = RunStatus::Running;
-    state.status.step = 0;
-    state.reflection = ReflectionView::default();
-    state.reflection_view = ListView::default();
-    set_focus(state, Pane::Elements);
-    effects.push(Effect::StartRun {
-        task,
-        approval: state.status.approval,
-    });
+    begin_run(state, task, false, None, effects);
 }

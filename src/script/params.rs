@@ -1,0 +1,305 @@
+//! A recipe's parameters: what `recipe(name, description, #{ … })`
+//! declares, and the values a run passes (`--param user=bob`, a suite's
+//! `params:` map), checked before anything runs.
+//!
+//! ```rhai
+//! recipe("new_order", "Creates an order", #{
+//!     customer: #{ type: "string", "default": "Bob" },
+//!     quantity: #{ type: "integer", "default": 2 },
+//! });
+//! fn new_order(params) { fill(["label:Customer"], params.customer); }
+//! ```
+//!
+//! (`default` is a reserved word in Rhai, so the key is written quoted.)
+//! A value given as text (from the command line) is read as the declared
+//! type; a JSON value (from a suite) must have it, except that a number or
+//! a boolean is accepted as a string's text. A parameter without a
+//! default must be given.
+
+use serde_json::{Map, Value};
+
+/// The type of a parameter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ParamKind {
+    /// Any text.
+    String,
+    /// A whole number.
+    Integer,
+    /// Any number.
+    Number,
+    /// `true` or `false`.
+    Boolean,
+}
+
+impl ParamKind {
+    /// The word a declaration uses.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ParamKind::String => "string",
+            ParamKind::Integer => "integer",
+            ParamKind::Number => "number",
+            ParamKind::Boolean => "boolean",
+        }
+    }
+
+    fn parse(word: &str) -> Option<ParamKind> {
+        Some(match word {
+            "string" => ParamKind::String,
+            "integer" => ParamKind::Integer,
+            "number" => ParamKind::Number,
+            "boolean" => ParamKind::Boolean,
+            _ => return None,
+        })
+    }
+
+    /// `value` as this type, or why it is not one.
+    fn read(self, value: &Value) -> Result<Value, String> {
+        let wrong = || format!("expected {}, got {value}", self.article());
+        match (self, value) {
+            (ParamKind::String, Value::String(_)) => Ok(value.clone()),
+            (ParamKind::String, Value::Number(n)) => Ok(Value::String(n.to_string())),
+            (ParamKind::String, Value::Bool(b)) => Ok(Value::String(b.to_string())),
+            (ParamKind::Integer, Value::Number(n)) if n.is_i64() => Ok(value.clone()),
+            (ParamKind::Integer, Value::String(text)) => text
+                .trim()
+                .parse::<i64>()
+                .map(Value::from)
+                .map_err(|_| wrong()),
+            (ParamKind::Number, Value::Number(_)) => Ok(value.clone()),
+            (ParamKind::Number, Value::String(text)) => text
+                .trim()
+                .parse::<f64>()
+                .ok()
+                .and_then(serde_json::Number::from_f64)
+                .map(Value::Number)
+                .ok_or_else(wrong),
+            (ParamKind::Boolean, Value::Bool(_)) => Ok(value.clone()),
+            (ParamKind::Boolean, Value::String(text)) => match text.trim() {
+                "true" | "yes" => Ok(Value::Bool(true)),
+                "false" | "no" => Ok(Value::Bool(false)),
+                _ => Err(wrong()),
+            },
+            _ => Err(wrong()),
+        }
+    }
+
+    fn article(self) -> &'static str {
+        match self {
+            ParamKind::String => "a string",
+            ParamKind::Integer => "an integer",
+            ParamKind::Number => "a number",
+            ParamKind::Boolean => "true or false",
+        }
+    }
+}
+
+/// One declared parameter.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecipeParam {
+    /// Its name (`params.NAME` in the recipe).
+    pub name: String,
+    /// Its type.
+    pub kind: ParamKind,
+    /// The value used when none is given (the recorded one, in an export).
+    pub default: Option<Value>,
+}
+
+impl RecipeParam {
+    /// `customer (string, default "Bob")`.
+    pub fn summary(&self) -> String {
+        match &self.default {
+            Some(default) => format!("{} ({}, default {default})", self.name, self.kind.as_str()),
+            None => format!("{} ({}, required)", self.name, self.kind.as_str()),
+        }
+    }
+}
+
+/// Reads a declaration's map: each entry `#{ type: "…", default: … }` or
+/// just the type word.
+pub fn declared_params(spec: &Value) -> Result<Vec<RecipeParam>, String> {
+    let Value::Object(fields) = spec else {
+        return Err(format!(
+            "a recipe's parameters are a map like #{{ user: #{{ type: \"string\", default: \"bob\" }} }}, got {spec}"
+        ));
+    };
+    let mut out = Vec::new();
+    for (name, field) in fields {
+        if !is_param_name(name) {
+            return Err(format!(
+                "parameter name {name:?} must be letters, digits and _ and start with a letter"
+            ));
+        }
+        let (kind, default) = match field {
+            Value::String(word) => (word.as_str(), None),
+            Value::Object(field) => {
+                if let Some(unknown) = field
+                    .keys()
+                    .find(|k| !["type", "default"].contains(&k.as_str()))
+                {
+                    return Err(format!(
+                        "params.{name}: unknown key `{unknown}`; a parameter has `type` and `default`"
+                    ));
+                }
+                (
+                    field
+                        .get("type")
+                        .and_then(Value::as_str)
+                        .unwrap_or("string"),
+                    field.get("default").cloned(),
+                )
+            }
+            other => {
+                return Err(format!(
+                    "params.{name} must be a map like #{{ type: \"string\" }}, got {other}"
+                ))
+            }
+        };
+        let kind = ParamKind::parse(kind).ok_or_else(|| {
+            format!("params.{name}: type {kind:?} is not one of string, integer, number, boolean")
+        })?;
+        let default = match default {
+            None | Some(Value::Null) => None,
+            Some(value) => Some(
+                kind.read(&value)
+                    .map_err(|e| format!("params.{name}: the default: {e}"))?,
+            ),
+        };
+        out.push(RecipeParam {
+            name: name.clone(),
+            kind,
+            default,
+        });
+    }
+    Ok(out)
+}
+
+fn is_param_name(name: &str) -> bool {
+    name.starts_with(|c: char| c.is_ascii_alphabetic())
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// The values a run uses: `given` checked against `declared` and read as
+/// their types, defaults for the rest. Every problem is reported at once,
+/// with what the recipe takes.
+pub fn resolve_params(
+    recipe: &str,
+    declared: &[RecipeParam],
+    given: &Map<String, Value>,
+) -> Result<Map<String, Value>, String> {
+    let mut problems = Vec::new();
+    let mut out = Map::new();
+    for (name, value) in given {
+        match declared.iter().find(|p| p.name == *name) {
+            None => problems.push(format!("unknown parameter `{name}`")),
+            Some(param) => match param.kind.read(value) {
+                Ok(value) => {
+                    out.insert(name.clone(), value);
+                }
+                Err(why) => problems.push(format!("`{name}`: {why}")),
+            },
+        }
+    }
+    for param in declared {
+        if out.contains_key(&param.name) || given.contains_key(&param.name) {
+            continue;
+        }
+        match &param.default {
+            Some(default) => {
+                out.insert(param.name.clone(), default.clone());
+            }
+            None => problems.push(format!("`{}` is required", param.name)),
+        }
+    }
+    if problems.is_empty() {
+        return Ok(out);
+    }
+    let takes = if declared.is_empty() {
+        "no parameters".to_string()
+    } else {
+        declared
+            .iter()
+            .map(RecipeParam::summary)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    Err(format!(
+        "recipe `{recipe}`: {}; it takes {takes}",
+        problems.join("; ")
+    ))
+}
+
+/// `NAME=VALUE` from the command line, the value kept as text for
+/// [`resolve_params`] to read as the declared type.
+pub fn parse_assignment(text: &str) -> Result<(String, Value), String> {
+    match text.split_once('=') {
+        Some((name, value)) if !name.trim().is_empty() => {
+            Ok((name.trim().to_string(), Value::String(value.to_string())))
+        }
+        _ => Err(format!("--param {text:?}: write it as NAME=VALUE")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn declared() -> Vec<RecipeParam> {
+        declared_params(&json!({
+            "customer": {"type": "string", "default": "Bob"},
+            "quantity": {"type": "integer", "default": 2},
+            "note": "string",
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn given_text_is_read_as_the_declared_type_and_defaults_fill_the_rest() {
+        let given: Map<String, Value> = [
+            ("quantity".to_string(), json!("5")),
+            ("note".to_string(), json!("rush")),
+        ]
+        .into_iter()
+        .collect();
+        let values = resolve_params("new_order", &declared(), &given).unwrap();
+        assert_eq!(
+            Value::Object(values),
+            json!({"quantity": 5, "note": "rush", "customer": "Bob"})
+        );
+    }
+
+    #[test]
+    fn unknown_names_wrong_types_and_missing_values_are_refused_together() {
+        let given: Map<String, Value> = [
+            ("qty".to_string(), json!("5")),
+            ("quantity".to_string(), json!("five")),
+        ]
+        .into_iter()
+        .collect();
+        let error = resolve_params("new_order", &declared(), &given).unwrap_err();
+        assert_eq!(
+            error,
+            "recipe `new_order`: unknown parameter `qty`; `quantity`: expected an integer, \
+             got \"five\"; `note` is required; it takes customer (string, default \"Bob\"), \
+             quantity (integer, default 2), note (string, required)"
+        );
+    }
+
+    #[test]
+    fn declarations_are_checked() {
+        assert!(declared_params(&json!({"n": {"type": "date"}}))
+            .unwrap_err()
+            .contains("not one of string"));
+        assert!(
+            declared_params(&json!({"n": {"type": "integer", "default": "x"}}))
+                .unwrap_err()
+                .contains("the default")
+        );
+        assert!(declared_params(&json!({"2x": "string"})).is_err());
+        assert_eq!(
+            parse_assignment("user=bob=1").unwrap(),
+            ("user".to_string(), json!("bob=1"))
+        );
+        assert!(parse_assignment("user").is_err());
+    }
+}

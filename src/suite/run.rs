@@ -1,0 +1,844 @@
+//! Running the picked cases: workers, a fresh browser context per attempt,
+//! time limits, retries, and what each attempt leaves behind.
+//!
+//! One Chromium is launched for the whole run and every attempt gets a
+//! browser context of its own in it (`Target.createBrowserContext`), so
+//! cases running side by side share no cookies, storage or cache. With
+//! `--connect`, each worker attaches on its own: a pool behind the address
+//! (browserless, a grid) then gives each worker a browser of its own, and
+//! the contexts keep the cases of one worker apart.
+
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use tokio::sync::{mpsc, Mutex};
+
+use super::expect::check_all;
+use super::file::{CaseRun, Suite};
+use super::plan::Picked;
+use crate::browser::{BrowserError, BrowserSession, LaunchOptions, SessionStatus};
+use crate::environment::{Environment, HeadlessApprover};
+use crate::events::{CacheState, EndReason, Event, TokenUsage, TraceWriter};
+use crate::llm::stop_pair;
+use crate::script::{CancelFlag, Scripts};
+use crate::session::{Prepared, ReplayOptions, Session, TaskCache};
+use crate::vision::{ShotRegion, ShotRequest};
+
+/// How long a run stopped at its time limit may take to wind down (its
+/// step in flight ends, its trace gets `done`) before it is dropped.
+const WIND_DOWN: Duration = Duration::from_secs(10);
+
+/// A suite ready to run: its cases, and the session settings checked for
+/// them (model, secrets, sitemaps, scripts with every recipe file loaded).
+#[derive(Debug, Clone)]
+pub struct SuitePlan {
+    /// The suite.
+    pub suite: Suite,
+    /// Its session settings; each attempt starts a session from a copy.
+    pub prepared: Prepared,
+    /// The suite's `rhai:` checks, compiled as recipes.
+    pub checks: Scripts,
+}
+
+/// How the run goes.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// The origin case paths are taken against (else the suite's own).
+    pub base_url: Option<String>,
+    /// Cases running at once.
+    pub workers: usize,
+    /// Retries for every case, when more than the case's own.
+    pub retries: Option<u32>,
+    /// Approve whatever would need approval (headless: refused otherwise).
+    pub yes: bool,
+    /// Where each attempt's trace and pictures go.
+    pub output: PathBuf,
+    /// Run task cases through the task cache in this folder (`--cache`).
+    pub cache: Option<PathBuf>,
+    /// How to get the browser.
+    pub launch: LaunchOptions,
+}
+
+/// How a case ended, over its attempts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CaseStatus {
+    /// Its first attempt passed.
+    Passed,
+    /// It failed, then passed on a retry.
+    Flaky,
+    /// Its last attempt failed a check, or its run failed.
+    Failed,
+    /// Its last attempt ran out of time.
+    TimedOut,
+}
+
+impl CaseStatus {
+    /// Whether the case counts as passed (`flaky` does, unless the run
+    /// says otherwise).
+    pub fn passed(self, fail_on_flaky: bool) -> bool {
+        match self {
+            CaseStatus::Passed => true,
+            CaseStatus::Flaky => !fail_on_flaky,
+            CaseStatus::Failed | CaseStatus::TimedOut => false,
+        }
+    }
+}
+
+/// Why an attempt did not pass.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Failure {
+    /// What failed: the check as written (`text: "Welcome"`), `run` for
+    /// the run itself, `timeout`, or `browser`.
+    pub check: String,
+    /// What happened instead.
+    pub message: String,
+}
+
+/// One attempt at a case.
+#[derive(Debug, Clone, Serialize)]
+pub struct Attempt {
+    /// 1 for the first.
+    pub number: u32,
+    /// `None` when it passed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failure: Option<Failure>,
+    /// Whether it ran out of time.
+    pub timed_out: bool,
+    /// How long it took.
+    #[serde(serialize_with = "millis")]
+    pub duration: Duration,
+    /// Model tokens it spent.
+    pub tokens: TokenUsage,
+    /// Model calls it made (agent steps asked).
+    pub model_calls: usize,
+    /// What the run said at its end (the agent's `done` text, a recipe's
+    /// return value or error).
+    pub outcome: String,
+    /// What the task cache did, for a task case run with `--cache`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache: Option<CacheState>,
+    /// Recipe steps the model healed in this attempt.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub healed: usize,
+    /// Its trace file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace: Option<PathBuf>,
+    /// The page as it was at the end.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub screenshot: Option<PathBuf>,
+}
+
+/// A case's result, over its attempts.
+#[derive(Debug, Clone, Serialize)]
+pub struct CaseReport {
+    /// The suite file.
+    pub suite: PathBuf,
+    /// The case's name.
+    pub name: String,
+    /// How it ended.
+    pub status: CaseStatus,
+    /// Its tags.
+    pub tags: Vec<String>,
+    /// Every attempt, in order.
+    pub attempts: Vec<Attempt>,
+}
+
+impl CaseReport {
+    /// The time of every attempt together.
+    pub fn duration(&self) -> Duration {
+        self.attempts.iter().map(|a| a.duration).sum()
+    }
+
+    /// The tokens of every attempt together.
+    pub fn tokens(&self) -> TokenUsage {
+        let mut sum = TokenUsage::default();
+        for attempt in &self.attempts {
+            sum.prompt_tokens += attempt.tokens.prompt_tokens;
+            sum.completion_tokens += attempt.tokens.completion_tokens;
+            sum.total_tokens += attempt.tokens.total_tokens;
+            sum.cached_tokens += attempt.tokens.cached_tokens;
+            sum.estimated |= attempt.tokens.estimated;
+        }
+        sum
+    }
+
+    /// The failure of the last attempt, when it failed.
+    pub fn failure(&self) -> Option<&Failure> {
+        self.attempts.last().and_then(|a| a.failure.as_ref())
+    }
+}
+
+/// What the run reports as it goes, for the progress line, `--json` and
+/// the reports.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum SuiteEvent {
+    /// The run begins.
+    SuiteStarted {
+        /// Cases picked to run.
+        total: usize,
+        /// Cases at once.
+        workers: usize,
+        /// This machine's part, when sharded (`2/4`).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        shard: Option<String>,
+    },
+    /// An attempt begins.
+    CaseStarted {
+        /// The case.
+        name: String,
+        /// Which attempt, from 1.
+        attempt: u32,
+    },
+    /// An attempt failed and the case will be tried again.
+    AttemptFailed {
+        /// The case.
+        name: String,
+        /// Which attempt failed.
+        attempt: u32,
+        /// Why.
+        failure: Failure,
+    },
+    /// A case is over.
+    CaseFinished(CaseReport),
+    /// Every picked case is over.
+    SuiteFinished {
+        /// The counts.
+        totals: super::report::Totals,
+        /// How long the run took.
+        duration_ms: u64,
+    },
+    /// The run could not go on (the browser could not be had).
+    Error {
+        /// What went wrong.
+        message: String,
+    },
+}
+
+/// Why a run could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// No browser could be had for any case.
+    #[error("starting the browser: {0}")]
+    Browser(#[from] BrowserError),
+}
+
+/// Where a worker's sessions run: the local browser everyone shares, or a
+/// connection of the worker's own.
+struct Browsers {
+    launch: LaunchOptions,
+    shared: Option<Mutex<Arc<BrowserSession>>>,
+}
+
+impl Browsers {
+    /// A local browser is launched now, so a browser that cannot start
+    /// ends the run before any case; attached ones come per worker.
+    async fn start(launch: LaunchOptions) -> Result<Browsers, BrowserError> {
+        let shared = match launch.connect {
+            Some(_) => None,
+            None => Some(Mutex::new(Arc::new(
+                BrowserSession::start(launch.clone()).await?,
+            ))),
+        };
+        Ok(Browsers { launch, shared })
+    }
+
+    /// The browser for the next attempt of a worker whose own connection
+    /// is `own`: the shared one (launched again if it died), or the
+    /// worker's (attached again if it went away).
+    async fn get(
+        &self,
+        own: &mut Option<Arc<BrowserSession>>,
+    ) -> Result<Arc<BrowserSession>, BrowserError> {
+        let alive = |b: &Arc<BrowserSession>| b.status() == SessionStatus::Running;
+        match &self.shared {
+            Some(shared) => {
+                let mut browser = shared.lock().await;
+                if !alive(&browser) {
+                    *browser = Arc::new(BrowserSession::start(self.launch.clone()).await?);
+                }
+                Ok(Arc::clone(&browser))
+            }
+            None => {
+                if let Some(browser) = own.as_ref().filter(|b| alive(b)) {
+                    return Ok(Arc::clone(browser));
+                }
+                let browser = Arc::new(BrowserSession::start(self.launch.clone()).await?);
+                *own = Some(Arc::clone(&browser));
+                Ok(browser)
+            }
+        }
+    }
+}
+
+/// Runs `picked` cases of `plans`, `options.workers` at a time, and
+/// returns every case's report in the order they were picked. Events go
+/// to `events` as the run goes.
+pub async fn run(
+    plans: Arc<Vec<SuitePlan>>,
+    picked: Vec<Picked>,
+    options: RunOptions,
+    events: mpsc::UnboundedSender<SuiteEvent>,
+) -> Result<Vec<CaseReport>, RunError> {
+    let browsers = Arc::new(Browsers::start(options.launch.clone()).await?);
+    let order: Vec<Picked> = picked.clone();
+    let queue = Arc::new(std::sync::Mutex::new(
+        picked.into_iter().collect::<VecDeque<_>>(),
+    ));
+    let options = Arc::new(options);
+    let mut workers = Vec::new();
+    for _ in 0..options.workers.max(1) {
+        let queue = Arc::clone(&queue);
+        let plans = Arc::clone(&plans);
+        let options = Arc::clone(&options);
+        let browsers = Arc::clone(&browsers);
+        let events = events.clone();
+        workers.push(tokio::spawn(async move {
+            let mut own = None;
+            let mut done = Vec::new();
+            let mut refused = None;
+            loop {
+                if pending(&queue) == 0 {
+                    break;
+                }
+                // A browser first, then a case: a pool that queues this
+                // worker keeps it waiting here, not holding a case that
+                // another worker could run meanwhile.
+                if let Err(error) = browsers.get(&mut own).await {
+                    let _ = events.send(SuiteEvent::Error {
+                        message: format!(
+                            "a worker got no browser and stops; the others go on: {error}"
+                        ),
+                    });
+                    refused = Some(error.to_string());
+                    break;
+                }
+                let next = match queue.lock() {
+                    Ok(mut queue) => queue.pop_front(),
+                    Err(poisoned) => poisoned.into_inner().pop_front(),
+                };
+                let Some(picked) = next else { break };
+                let plan = &plans[picked.suite];
+                let report = run_case(plan, picked, &options, &browsers, &mut own, &events).await;
+                let _ = events.send(SuiteEvent::CaseFinished(report.clone()));
+                done.push((picked, report));
+            }
+            (done, refused)
+        }));
+    }
+    let mut reports = Vec::new();
+    let mut refused = None;
+    for worker in workers {
+        match worker.await {
+            Ok((done, why)) => {
+                reports.extend(done);
+                refused = refused.or(why);
+            }
+            Err(error) => {
+                let _ = events.send(SuiteEvent::Error {
+                    message: format!("a worker failed: {error}"),
+                });
+            }
+        }
+    }
+    // Cases no worker could take (every one was refused a browser) fail
+    // with the reason, so none is silently missing from the reports.
+    let left: Vec<Picked> = match queue.lock() {
+        Ok(mut queue) => queue.drain(..).collect(),
+        Err(poisoned) => poisoned.into_inner().drain(..).collect(),
+    };
+    for picked in left {
+        let plan = &plans[picked.suite];
+        let case = &plan.suite.cases[picked.case];
+        let report = CaseReport {
+            suite: plan.suite.path.clone(),
+            name: case.name.clone(),
+            status: CaseStatus::Failed,
+            tags: case.tags.clone(),
+            attempts: vec![Attempt::unrun(
+                1,
+                Failure {
+                    check: "browser".into(),
+                    message: format!(
+                        "no browser could be had: {}",
+                        refused.as_deref().unwrap_or("every worker stopped")
+                    ),
+                },
+            )],
+        };
+        let _ = events.send(SuiteEvent::CaseFinished(report.clone()));
+        reports.push((picked, report));
+    }
+    reports.sort_by_key(|(picked, _)| order.iter().position(|p| p == picked));
+    Ok(reports.into_iter().map(|(_, report)| report).collect())
+}
+
+/// How many cases wait in `queue`.
+fn pending(queue: &std::sync::Mutex<VecDeque<Picked>>) -> usize {
+    match queue.lock() {
+        Ok(queue) => queue.len(),
+        Err(poisoned) => poisoned.into_inner().len(),
+    }
+}
+
+impl Attempt {
+    /// An attempt that could not run at all.
+    fn unrun(number: u32, failure: Failure) -> Attempt {
+        Attempt {
+            number,
+            failure: Some(failure),
+            timed_out: false,
+            duration: Duration::ZERO,
+            tokens: TokenUsage::default(),
+            model_calls: 0,
+            outcome: String::new(),
+            cache: None,
+            healed: 0,
+            trace: None,
+            screenshot: None,
+        }
+    }
+}
+
+/// Every attempt of one case, until one passes or the retries run out.
+async fn run_case(
+    plan: &SuitePlan,
+    picked: Picked,
+    options: &RunOptions,
+    browsers: &Browsers,
+    own: &mut Option<Arc<BrowserSession>>,
+    events: &mpsc::UnboundedSender<SuiteEvent>,
+) -> CaseReport {
+    let case = &plan.suite.cases[picked.case];
+    let retries = case.retries.max(options.retries.unwrap_or(0));
+    // The suite's and the case's positions keep two cases whose names
+    // read alike apart.
+    let folder = options.output.join(format!(
+        "{}-{}-{}",
+        picked.suite + 1,
+        picked.case + 1,
+        slug(&case.name)
+    ));
+    let mut attempts: Vec<Attempt> = Vec::new();
+    for number in 1..=retries + 1 {
+        let _ = events.send(SuiteEvent::CaseStarted {
+            name: case.name.clone(),
+            attempt: number,
+        });
+        let dir = folder.join(format!("attempt-{number}"));
+        let attempt = match browsers.get(own).await {
+            // Boxed: an attempt holds a whole agent run or recipe, a
+            // future too large for a worker thread's stack in a debug
+            // build.
+            Ok(browser) => {
+                Box::pin(attempt(plan, picked.case, options, browser, number, &dir)).await
+            }
+            Err(error) => Attempt::unrun(
+                number,
+                Failure {
+                    check: "browser".into(),
+                    message: format!("no browser for the case: {error}"),
+                },
+            ),
+        };
+        let passed = attempt.failure.is_none();
+        if let (false, Some(failure)) = (number > retries, &attempt.failure) {
+            let _ = events.send(SuiteEvent::AttemptFailed {
+                name: case.name.clone(),
+                attempt: number,
+                failure: failure.clone(),
+            });
+        }
+        attempts.push(attempt);
+        if passed {
+            break;
+        }
+    }
+    let last = attempts.last();
+    let status = match last {
+        Some(a) if a.failure.is_none() && attempts.len() == 1 => CaseStatus::Passed,
+        Some(a) if a.failure.is_none() => CaseStatus::Flaky,
+        Some(a) if a.timed_out => CaseStatus::TimedOut,
+        _ => CaseStatus::Failed,
+    };
+    CaseReport {
+        suite: plan.suite.path.clone(),
+        name: case.name.clone(),
+        status,
+        tags: case.tags.clone(),
+        attempts,
+    }
+}
+
+/// What a run said at its end.
+struct RunEnd {
+    success: bool,
+    text: String,
+    /// What the task cache did, for a task run through it.
+    cache: Option<CacheState>,
+    /// Steps a recipe's replay had healed.
+    healed: usize,
+}
+
+/// One attempt: a session in a fresh browser context, the run under the
+/// case's time limit, the checks, the last picture, and the context
+/// closed. Everything the attempt did is in its trace in `dir`.
+async fn attempt(
+    plan: &SuitePlan,
+    case_index: usize,
+    options: &RunOptions,
+    browser: Arc<BrowserSession>,
+    number: u32,
+    dir: &Path,
+) -> Attempt {
+    let case = &plan.suite.cases[case_index];
+    let started = Instant::now();
+    let mut result = Attempt {
+        number,
+        failure: None,
+        timed_out: false,
+        duration: Duration::ZERO,
+        tokens: TokenUsage::default(),
+        model_calls: 0,
+        outcome: String::new(),
+        cache: None,
+        healed: 0,
+        trace: None,
+        screenshot: None,
+    };
+    let fail = |check: &str, message: String| {
+        Some(Failure {
+            check: check.into(),
+            message,
+        })
+    };
+    let trace = match TraceWriter::create(dir) {
+        Ok(trace) => trace,
+        Err(error) => {
+            result.failure = fail("run", format!("no trace could be written: {error}"));
+            return result;
+        }
+    };
+    result.trace = Some(trace.path().to_path_buf());
+    let url = match case_url(
+        &case.url,
+        options
+            .base_url
+            .as_deref()
+            .or(plan.suite.base_url.as_deref()),
+    ) {
+        Ok(url) => url,
+        Err(message) => {
+            result.failure = fail("run", message);
+            return result;
+        }
+    };
+    let (events, events_rx) = mpsc::unbounded_channel::<Event>();
+    let recorder = tokio::spawn(record(events_rx, trace));
+    let session = plan
+        .prepared
+        .clone()
+        .start_isolated(browser, Some(&url), events.clone())
+        .await;
+    let mut session = match session {
+        Ok(session) => session,
+        Err(error) => {
+            drop(events);
+            let _ = recorder.await;
+            result.failure = fail("browser", format!("the session did not start: {error}"));
+            result.duration = started.elapsed();
+            return result;
+        }
+    };
+    if let Err(error) = session.opened.clone() {
+        session.events.send(Event::Error {
+            error: error.clone(),
+            fatal: true,
+        });
+        result.failure = fail("run", error);
+    } else {
+        let (stop, stop_signal) = stop_pair();
+        let cancel = CancelFlag::new();
+        let origin = url::Url::parse(&url)
+            .ok()
+            .map(|u| u.origin().ascii_serialization());
+        let mut run = Box::pin(run_and_check(
+            plan,
+            case_index,
+            options,
+            origin,
+            &mut session,
+            stop_signal,
+            &cancel,
+        ));
+        let ended = tokio::select! {
+            ended = &mut run => Some(ended),
+            () = tokio::time::sleep(case.timeout) => None,
+        };
+        let ended = match ended {
+            Some(ended) => ended,
+            None => {
+                // Stop the run where it is; give it a moment to end its
+                // step and write `done`.
+                stop.stop();
+                cancel.cancel();
+                let _ = tokio::time::timeout(WIND_DOWN, &mut run).await;
+                result.timed_out = true;
+                Err(Failure {
+                    check: "timeout".into(),
+                    message: format!(
+                        "the case ran out of its {:.0} s",
+                        case.timeout.as_secs_f64()
+                    ),
+                })
+            }
+        };
+        match ended {
+            Ok(end) => {
+                result.outcome = end.text;
+                result.cache = end.cache;
+                result.healed = end.healed;
+            }
+            Err(failure) => result.failure = Some(failure),
+        }
+        if result.timed_out {
+            // The run's own last words are its cancellation, not news.
+            result.outcome = "stopped at the case's time limit".into();
+        }
+    }
+    result.screenshot = last_picture(&mut session, dir).await;
+    let events_sink = session.events.clone();
+    session.close().await;
+    drop(events_sink);
+    drop(events);
+    if let Ok(recorded) = recorder.await {
+        result.tokens = recorded.tokens;
+        result.model_calls = recorded.model_calls;
+        if result.outcome.is_empty() {
+            result.outcome = recorded.done_text;
+        }
+    }
+    result.duration = started.elapsed();
+    result
+}
+
+/// The case's run, then its checks: `Ok` with how the run ended when every
+/// check passed.
+async fn run_and_check(
+    plan: &SuitePlan,
+    case_index: usize,
+    options: &RunOptions,
+    origin: Option<String>,
+    session: &mut Session,
+    stop: crate::llm::StopSignal,
+    cancel: &CancelFlag,
+) -> Result<RunEnd, Failure> {
+    let case = &plan.suite.cases[case_index];
+    let approver = || Box::new(HeadlessApprover { yes: options.yes });
+    let end = match &case.run {
+        CaseRun::Task(task) => match &options.cache {
+            // Through the task cache: a task done before replays its
+            // stored recipe with no model call.
+            Some(dir) => {
+                let mut replay = ReplayOptions::headless(options.yes);
+                replay.stop = stop;
+                replay.cancel = cancel.clone();
+                replay.rewrite = None;
+                let outcome = session
+                    .run_task_cached(task, &TaskCache::new(dir.clone()), replay)
+                    .await;
+                RunEnd {
+                    success: outcome.success && outcome.reason == EndReason::Done,
+                    text: outcome.text,
+                    cache: Some(outcome.state),
+                    healed: 0,
+                }
+            }
+            None => {
+                let outcome = session
+                    .agent_setup()
+                    .agent(&mut session.environment, approver(), stop)
+                    .run(task)
+                    .await;
+                match outcome {
+                    Ok(outcome) => RunEnd {
+                        success: outcome.success && outcome.reason == EndReason::Done,
+                        text: outcome.text,
+                        cache: None,
+                        healed: 0,
+                    },
+                    Err(error) => {
+                        return Err(Failure {
+                            check: "run".into(),
+                            message: error.to_string(),
+                        })
+                    }
+                }
+            }
+        },
+        CaseRun::Recipe(call) => {
+            // Healed like `recipe run` when a model is configured; the
+            // repaired recipe is not written over the suite's files (the
+            // trace and the report carry each healed step).
+            let mut replay = ReplayOptions::headless(options.yes);
+            replay.stop = stop;
+            replay.cancel = cancel.clone();
+            replay.rewrite = None;
+            replay.origin = origin;
+            let outcome = session
+                .run_recipe_file(&call.file, Some(&call.name), call.params.clone(), replay)
+                .await;
+            match outcome {
+                Ok(outcome) => RunEnd {
+                    success: outcome.success,
+                    text: outcome.text,
+                    cache: None,
+                    healed: outcome.healed.len(),
+                },
+                Err(error) => {
+                    return Err(Failure {
+                        check: "run".into(),
+                        message: error.to_string(),
+                    })
+                }
+            }
+        }
+    };
+    check_all(
+        (case, case_index),
+        (&end.text, end.success),
+        session,
+        &plan.checks,
+        cancel,
+    )
+    .await?;
+    Ok(end)
+}
+
+/// The case's start page: a full URL as written, a path taken against the
+/// base URL.
+pub fn case_url(url: &str, base: Option<&str>) -> Result<String, String> {
+    if let Ok(full) = url::Url::parse(url) {
+        if !full.cannot_be_a_base() || full.scheme() == "about" || full.scheme() == "data" {
+            return Ok(url.to_string());
+        }
+    }
+    let Some(base) = base else {
+        return Err(format!(
+            "the url {url:?} is a path and no base URL is set: pass --base-url or write base_url: in the suite"
+        ));
+    };
+    let base =
+        url::Url::parse(base).map_err(|e| format!("the base URL {base:?} is not a URL: {e}"))?;
+    base.join(url)
+        .map(|u| u.to_string())
+        .map_err(|e| format!("the url {url:?} cannot be taken against {base}: {e}"))
+}
+
+/// The page at the end, as a person would see it (no marks), written to
+/// `dir/last.jpg`.
+async fn last_picture(session: &mut Session, dir: &Path) -> Option<PathBuf> {
+    // The picture is of the page as last observed.
+    session.environment.observe().await.ok()?;
+    let request = ShotRequest {
+        region: ShotRegion::Viewport,
+        width: session.config.browser.window.width,
+        marks: false,
+        secrets: Vec::new(),
+        png: false,
+    };
+    let shot = session.environment.screenshot(&request).await?.ok()?;
+    let file = dir.join("last.jpg");
+    std::fs::write(&file, &shot.image).ok()?;
+    Some(file)
+}
+
+/// What the recorder learned from the attempt's events.
+#[derive(Debug, Default)]
+struct Recorded {
+    tokens: TokenUsage,
+    model_calls: usize,
+    done_text: String,
+}
+
+/// Writes every event of the attempt to its trace and keeps the tokens,
+/// the model calls and the run's final words.
+async fn record(mut events: mpsc::UnboundedReceiver<Event>, mut trace: TraceWriter) -> Recorded {
+    let mut recorded = Recorded::default();
+    let mut writing = true;
+    while let Some(event) = events.recv().await {
+        if writing {
+            if let Err(error) = trace.write(&event) {
+                tracing::warn!(%error, "the case's trace stops here");
+                writing = false;
+            }
+        }
+        match &event {
+            Event::Step(step) if step.usage.is_some() => recorded.model_calls += 1,
+            Event::Done { usage, text, .. } => {
+                recorded.tokens = *usage;
+                recorded.done_text = text.clone();
+            }
+            _ => {}
+        }
+    }
+    recorded
+}
+
+/// A folder name for a case: letters, digits and dashes.
+pub fn slug(name: &str) -> String {
+    let mut out = String::new();
+    for c in name.chars() {
+        if c.is_alphanumeric() {
+            out.extend(c.to_lowercase());
+        } else if !out.ends_with('-') {
+            out.push('-');
+        }
+    }
+    let trimmed = out.trim_matches('-');
+    if trimmed.is_empty() {
+        "case".to_string()
+    } else {
+        trimmed.chars().take(60).collect()
+    }
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+fn millis<S: serde::Serializer>(duration: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_u64(duration.as_millis() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn case_urls_are_taken_against_the_base() {
+        assert_eq!(
+            case_url("/login", Some("http://127.0.0.1:8080")).as_deref(),
+            Ok("http://127.0.0.1:8080/login")
+        );
+        assert_eq!(
+            case_url("orders/1", Some("http://h/app/")).as_deref(),
+            Ok("http://h/app/orders/1")
+        );
+        assert_eq!(
+            case_url("https://example.test/x", Some("http://h/")).as_deref(),
+            Ok("https://example.test/x")
+        );
+        assert!(case_url("/login", None).is_err());
+    }
+
+    #[test]
+    fn slugs_are_folder_names() {
+        assert_eq!(slug("Signs in, as Admin!"), "signs-in-as-admin");
+        assert_eq!(slug("///"), "case");
+    }
+}
