@@ -1702,3 +1702,234 @@ fn find_text<'a>(
 ) -> Option<&'a webagent::dom::InteractiveElement> {
     state.elements.iter().find(|e| e.text == text)
 }
+
+// ---- selecting text, typing into widgets ----
+
+#[test]
+fn select_text_highlights_a_paragraph_with_a_real_drag_the_page_sees() {
+    let html = page(
+        r#"<main><h1>Notes</h1>
+        <p>First paragraph, about nothing in particular.</p>
+        <p>Second paragraph: lorem ipsum dolor sit amet, <b>consectetur</b> adipiscing elit, sed tristique nunc.</p>
+        <p>Third paragraph ends with tristique cursus euismod.</p></main>
+        <p><a href="/elsewhere">A link that must not be followed</a></p>
+        <script>
+          let last = '';
+          document.addEventListener('selectionchange', () => { last = String(getSelection()); });
+          document.addEventListener('mouseup', (e) => {
+            seen.push((e.isTrusted ? 'trusted ' : 'synthetic ') + 'mouseup: ' + String(getSelection()));
+          });
+          window.lastSelection = () => last;
+        </script>"#,
+    );
+    with_page("/select-text", &html, |tab, url| async move {
+        // A paragraph that is no listed element, by selector: its whole text.
+        let result = act(
+            &tab,
+            json!({"select_text": {"selector": "main > p:nth-child(3)"}}),
+        )
+        .await;
+        assert_ok(&result);
+        let second = "Second paragraph: lorem ipsum dolor sit amet, consectetur adipiscing elit, sed tristique nunc.";
+        let data = result.data().cloned().unwrap_or_default();
+        assert_eq!(data["selected"], second, "{data}");
+        assert!(
+            data.get("drag_selected").is_none(),
+            "the drag itself selected it: {data}"
+        );
+        assert_eq!(
+            seen(&tab).await,
+            vec![format!("trusted mouseup: {second}")],
+            "the page's own mouseup saw the drag and the selection"
+        );
+        assert_eq!(page_js(&tab, "window.lastSelection()").await, second);
+        // A passage quoted by its start and end, anywhere on the page.
+        page_js(&tab, "seen.length = 0").await;
+        let result = act(
+            &tab,
+            json!({"select_text": {"text": "lorem ipsum…adipiscing elit"}}),
+        )
+        .await;
+        assert_ok(&result);
+        let passage = "lorem ipsum dolor sit amet, consectetur adipiscing elit";
+        assert_eq!(result.data().unwrap()["selected"], passage);
+        assert!(result.data().unwrap().get("drag_selected").is_none());
+        assert_eq!(
+            seen(&tab).await,
+            vec![format!("trusted mouseup: {passage}")]
+        );
+        // Words within a target: the third paragraph's, not the second's.
+        let result = act(
+            &tab,
+            json!({"select_text": {"selector": "main > p:nth-child(4)", "text": "tristique cursus"}}),
+        )
+        .await;
+        assert_ok(&result);
+        assert_eq!(result.data().unwrap()["selected"], "tristique cursus");
+        let range_in_third = page_js(
+            &tab,
+            "getSelection().anchorNode.parentElement === document.querySelector('main > p:nth-child(4)')",
+        )
+        .await;
+        assert_eq!(range_in_third, true);
+        // A link's text is selected without following it.
+        let state = observe(&tab).await;
+        let link = index_of(&state, "A link that must not be followed");
+        let result = act_on(
+            &tab,
+            &state,
+            json!({"select_text": {"index": link}}),
+            options(),
+        )
+        .await;
+        assert_ok(&result);
+        assert_eq!(
+            result.data().unwrap()["selected"],
+            "A link that must not be followed",
+            "{result:?}"
+        );
+        assert!(
+            result.data().unwrap().get("drag_selected").is_none(),
+            "a drag from beside the link selected it: {result:?}"
+        );
+        assert_eq!(page_js(&tab, "location.href").await, url);
+        // Nothing to select, or text the page does not show.
+        let (reason, message) = failure(&act(&tab, json!({"select_text": {}})).await);
+        assert_eq!(reason, FailureReason::InvalidParams, "{message}");
+        let (reason, message) = failure(
+            &act(
+                &tab,
+                json!({"select_text": {"text": "words nowhere on the page"}}),
+            )
+            .await,
+        );
+        assert_eq!(reason, FailureReason::NotFound, "{message}");
+        assert!(message.contains("words nowhere on the page"), "{message}");
+    });
+}
+
+#[test]
+fn input_text_types_into_a_keydown_terminal_key_by_key() {
+    let html = page(
+        r#"<div id="term" tabindex="0" style="font:14px monospace;background:#111;color:#eee;height:200px">
+          <pre id="out"></pre><span id="line"></span></div>
+        <div id="label">Not focusable</div>
+        <script>
+          let line = '';
+          term.addEventListener('keydown', (e) => {
+            if (!e.isTrusted) return;
+            if (e.key === 'Enter') {
+              out.textContent += '$ ' + line + '\n' + (line.startsWith('echo ') ? line.slice(5) : 'unknown: ' + line) + '\n';
+              seen.push(line);
+              line = '';
+            } else if (e.key.length === 1) {
+              line += e.key;
+            }
+            document.getElementById('line').textContent = line;
+            e.preventDefault();
+          });
+        </script>"#,
+    );
+    with_page("/terminal", &html, |tab, _| async move {
+        let result = act(
+            &tab,
+            json!({"input_text": {"selector": "#term", "text": "echo Hello, World!\necho two\n"}}),
+        )
+        .await;
+        assert_ok(&result);
+        let data = result.data().cloned().unwrap_or_default();
+        assert_eq!(data["typed"], "keystrokes", "{data}");
+        assert_eq!(data["keystrokes"], 28, "{data}");
+        assert_eq!(seen(&tab).await, vec!["echo Hello, World!", "echo two"]);
+        let after = observe(&tab).await;
+        assert!(
+            after.page_text.text.contains("Hello, World!"),
+            "{}",
+            after.page_text.text
+        );
+        // Only an element that cannot take focus is refused, and says so.
+        let (reason, message) = failure(
+            &act(
+                &tab,
+                json!({"input_text": {"selector": "#label", "text": "x"}}),
+            )
+            .await,
+        );
+        assert_eq!(reason, FailureReason::NotInteractive, "{message}");
+        assert!(message.contains("cannot take focus"), "{message}");
+    });
+}
+
+#[test]
+fn an_accordion_still_opening_after_a_click_is_listed_whole_in_the_next_observation() {
+    // Four panels that take 400 ms to open, each animated another way: a
+    // CSS transition, CSS keyframes, the Web Animations API, and a script
+    // that changes a stylesheet rule each frame (no DOM mutation at all).
+    let body = |n: usize| {
+        format!(
+            "<p>Panel {n} opens. Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt ut labore et dolore magna aliqua duis. Sed tristique nunc, cursus euismod {n}.</p>\
+             <p><a href=\"#a{n}\">First link {n}</a></p><p><a href=\"#b{n}\">Lower link {n}</a></p>"
+        )
+    };
+    let html = page(&format!(
+        r#"<style>
+          .panel {{ overflow: hidden; height: 0; }}
+          #p1.open {{ height: 220px; transition: height 400ms linear; }}
+          @keyframes grow {{ from {{ height: 0 }} to {{ height: 220px }} }}
+          #p2.open {{ height: 220px; animation: grow 400ms linear; }}
+          .inner {{ height: 220px; }}
+        </style>
+        <style id="rule">#p4 {{ height: 0px; }}</style>
+        <button id="h1">Section 1</button><div class="panel" id="p1"><div class="inner">{}</div></div>
+        <button id="h2">Section 2</button><div class="panel" id="p2"><div class="inner">{}</div></div>
+        <button id="h3">Section 3</button><div class="panel" id="p3"><div class="inner">{}</div></div>
+        <button id="h4">Section 4</button><div class="panel" id="p4"><div class="inner">{}</div></div>
+        <script>
+          h1.onclick = () => p1.classList.add('open');
+          h2.onclick = () => p2.classList.add('open');
+          h3.onclick = () => {{
+            p3.animate([{{ height: '0px' }}, {{ height: '220px' }}], {{ duration: 400, fill: 'forwards' }});
+          }};
+          h4.onclick = () => {{
+            const rule = document.getElementById('rule').sheet.cssRules[0];
+            const start = performance.now();
+            const step = (now) => {{
+              const t = Math.min(1, (now - start) / 400);
+              rule.style.height = (220 * t) + 'px';
+              if (t < 1) requestAnimationFrame(step);
+            }};
+            requestAnimationFrame(step);
+          }};
+        </script>"#,
+        body(1),
+        body(2),
+        body(3),
+        body(4)
+    ));
+    with_page("/accordion", &html, |tab, _| async move {
+        for n in 1..=4 {
+            let before = observe(&tab).await;
+            assert!(find_text(&before, &format!("Lower link {n}")).is_none());
+            let result = act_on(
+                &tab,
+                &before,
+                json!({"click": {"index": index_of(&before, &format!("Section {n}"))}}),
+                options(),
+            )
+            .await;
+            assert_ok(&result);
+            let after = observe(&tab).await;
+            assert!(
+                find_text(&after, &format!("Lower link {n}")).is_some(),
+                "panel {n}: {result:?}\n{}",
+                after.listing
+            );
+            let sentence = format!("duis. Sed tristique nunc, cursus euismod {n}.");
+            assert!(
+                after.page_text.text.contains(&sentence),
+                "panel {n}: {result:?}\n{}",
+                after.page_text.text
+            );
+        }
+    });
+}

@@ -2314,3 +2314,54 @@ fn a_denied_action_in_the_middle_of_a_list_ends_the_list() {
     assert!(prompt.contains("not today"), "{prompt}");
     assert!(prompt.contains("not run: think"), "{prompt}");
 }
+
+#[test]
+fn the_model_highlights_a_paragraph_and_types_into_a_terminal_through_the_same_road() {
+    let body = r#"<main><p>First paragraph.</p>
+        <p>Second paragraph: lorem ipsum dolor sit amet, sed tristique nunc.</p></main>
+        <p id="said">nothing selected</p>
+        <div id="term" tabindex="0" style="height:80px;background:#111;color:#eee"><pre id="out"></pre></div>
+        <script>
+          document.addEventListener('mouseup', (e) => {
+            said.textContent = (e.isTrusted ? 'trusted' : 'synthetic') + ' selection: ' + getSelection();
+          });
+          let line = '';
+          term.addEventListener('keydown', (e) => {
+            if (e.key === 'Enter') { out.textContent += 'ran ' + line + '\n'; line = ''; }
+            else if (e.key.length === 1) line += e.key;
+          });
+        </script>"#;
+    let run = run_on_page(
+        "/agent-select",
+        body,
+        "Highlight the second paragraph, then run `ls` in the terminal",
+        vec![
+            reply(
+                "highlight the second paragraph",
+                json!({"select_text": {"text": "Second paragraph:…tristique nunc."}}),
+            ),
+            reply(
+                "run ls",
+                json!({"input_text": {"selector": "#term", "text": "ls\n"}}),
+            ),
+            done("Highlighted and ran ls", true),
+        ],
+        Setup::default(),
+    );
+    assert!(run.outcome.success, "{}", run.outcome.text);
+    assert!(
+        run.final_text.contains(
+            "trusted selection: Second paragraph: lorem ipsum dolor sit amet, sed tristique nunc."
+        ),
+        "{}",
+        run.final_text
+    );
+    assert!(run.final_text.contains("ran ls"), "{}", run.final_text);
+    // The model reads back what was selected, and that it typed keys.
+    let second = run.prompt(1);
+    assert!(
+        second.contains("Second paragraph: lorem ipsum dolor sit amet, sed tristique nunc."),
+        "{second}"
+    );
+    assert!(run.prompt(2).contains("keystrokes"), "{}", run.prompt(2));
+}

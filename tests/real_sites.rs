@@ -276,7 +276,9 @@ async fn kill_and_recover(env: &mut Driver, session: &BrowserSession) -> PageSta
             Ok(_) => {}
             Err(error) => {
                 assert!(!error.fatal, "{}", error.message);
-                relaunched |= error.message.contains("relaunch");
+                // The driver says "started a new one" since attached
+                // browsers are "attached again" instead.
+                relaunched |= error.message.contains("started a new one");
             }
         }
         assert!(Instant::now() < deadline, "the browser came back");

@@ -217,6 +217,18 @@ pub enum Action {
         /// The new text.
         text: String,
     },
+    /// Select text with the mouse, as a person highlights it: an element's
+    /// whole text, or a passage found by its words.
+    SelectText {
+        /// The element whose text is selected, or within which the passage
+        /// is looked for; the whole page when absent.
+        #[serde(flatten, skip_serializing_if = "Option::is_none")]
+        target: Option<Target>,
+        /// The passage, as the page text shows it (`start…end` for a long
+        /// one); the target's whole text when absent.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        text: Option<String>,
+    },
     /// Pick an option of a `<select>`.
     SelectOption {
         /// The select element.
@@ -383,6 +395,7 @@ impl Action {
             Action::Spotlight { .. } => "spotlight",
             Action::InputText { .. } => "input_text",
             Action::SetText { .. } => "set_text",
+            Action::SelectText { .. } => "select_text",
             Action::SelectOption { .. } => "select_option",
             Action::PressKeys { .. } => "press_keys",
             Action::Scroll { .. } => "scroll",
@@ -443,7 +456,9 @@ impl Action {
             | Action::Highlight { target, .. }
             | Action::Border { target, .. }
             | Action::Inject { target, .. } => Some(target),
-            Action::Scroll { target, .. } | Action::Screenshot { target, .. } => target.as_ref(),
+            Action::Scroll { target, .. }
+            | Action::Screenshot { target, .. }
+            | Action::SelectText { target, .. } => target.as_ref(),
             Action::DragAndDrop { from, .. } => Some(from),
             _ => None,
         }

@@ -15,6 +15,16 @@ pub(crate) fn check_builtin_extras(name: &str, params: &Value) -> Result<(), Act
             check_navigate_url(url)?;
         }
     }
+    if name == "select_text"
+        && ["index", "selector", "text"]
+            .iter()
+            .all(|key| params.get(key).is_none())
+    {
+        return Err(ActionError::invalid(
+            name,
+            "give a target (index or selector), the text to select, or both",
+        ));
+    }
     if matches!(name, "highlight" | "border") {
         if let Some(color) = params.get("color").and_then(Value::as_str) {
             let plain = color.chars().all(|c| {
@@ -278,7 +288,7 @@ pub(crate) fn builtin_specs() -> Vec<ActionSpec> {
         spec(
             "input_text",
             Interact,
-            "Type text into an input, textarea or other editable field, as a person would, so the page's own scripts see every change. By default the field is emptied first.",
+            "Type text into an input, textarea or other editable field, as a person would, so the page's own scripts see every change. By default the field is emptied first. Into a widget that is no field but takes focus (a terminal, a game reading keydown) the text goes as one key press per character (a line break is Enter); the result then says it typed keystrokes.",
             Required,
             json!({
                 "text": text("The text to type."),
@@ -300,6 +310,18 @@ pub(crate) fn builtin_specs() -> Vec<ActionSpec> {
             &["target", "value"],
         )
         .with_extra_one_of(json!([{"required": ["value"]}, {"required": ["text"]}])),
+        // Interact, not read: a selection is page state, and the drag runs
+        // the page's own mouse and selection handlers (a "quote this"
+        // bubble, a copy button that appears).
+        spec(
+            "select_text",
+            Interact,
+            "Select text with a real mouse drag, as a person highlights it: the target's whole text, or the passage given as text (its words as the page text shows them) inside the target or, without a target, anywhere on the page. A long passage can be given as its start…its end. The page sees the drag and the selection; the result has the selected text.",
+            Optional,
+            json!({"text": nonempty("The passage to select, as the page text shows it; start…end for a long one.")}),
+            &[],
+            &["target", "text"],
+        ),
         spec(
             "submit_form",
             Commit,

@@ -541,6 +541,7 @@ mod tests {
             "click",
             "input_text",
             "select_option",
+            "select_text",
             "submit_form",
             "clear_input",
             "set_text",
@@ -580,7 +581,7 @@ mod tests {
                 schema::check_schema(&spec.schema)
             );
         }
-        assert_eq!(catalog.specs().len(), 35);
+        assert_eq!(catalog.specs().len(), 36);
     }
 
     #[test]
@@ -901,6 +902,49 @@ mod tests {
     }
 
     #[test]
+    fn select_text_takes_a_target_a_passage_or_both() {
+        assert_eq!(
+            parse(json!({"select_text": {"selector": "article p:nth-child(2)"}})),
+            Action::SelectText {
+                target: Some(selector("article p:nth-child(2)")),
+                text: None
+            }
+        );
+        assert_eq!(
+            parse(json!({"select_text": {"text": "Sed tristique…euismod."}})),
+            Action::SelectText {
+                target: None,
+                text: Some("Sed tristique…euismod.".into())
+            }
+        );
+        let both = parse(json!({"select_text": {"index": 4, "text": "nunc"}}));
+        assert_eq!(both.target(), Some(&index(4)));
+        assert_eq!(both.risk(), Risk::Interact);
+        assert_eq!(
+            error(json!({"select_text": {}})),
+            "select_text: give a target (index or selector), the text to select, or both"
+        );
+        assert_eq!(
+            error(json!({"select_text": {"text": ""}})),
+            "select_text.text: must not be empty"
+        );
+        let catalog = Catalog::builtin();
+        assert_eq!(
+            catalog
+                .parse_command("select_text 7 tristique nunc")
+                .unwrap(),
+            Action::SelectText {
+                target: Some(index(7)),
+                text: Some("tristique nunc".into())
+            }
+        );
+        assert_eq!(
+            catalog.get("select_text").unwrap().usage(),
+            "select_text [target] [text]"
+        );
+    }
+
+    #[test]
     fn upload_and_overlays() {
         assert_eq!(
             parse(json!({"upload_file": {"index": 5, "path": "/tmp/invoice.pdf"}})),
@@ -1202,7 +1246,7 @@ mod tests {
         assert_eq!(catalog.get("refund_order").unwrap().risk, Risk::Commit);
         assert!(catalog.remove_custom("refund_order"));
         assert!(!catalog.remove_custom("click"));
-        assert_eq!(catalog.specs().len(), 35);
+        assert_eq!(catalog.specs().len(), 36);
     }
 
     #[test]
@@ -1211,7 +1255,7 @@ mod tests {
         catalog.register(chat_spec()).unwrap();
         let schema = catalog.action_schema();
         let branches = schema["anyOf"].as_array().unwrap();
-        assert_eq!(branches.len(), 36);
+        assert_eq!(branches.len(), 37);
         let click = branches
             .iter()
             .find(|b| b["required"] == json!(["click"]))

@@ -201,6 +201,14 @@ impl KeyChord {
         })
     }
 
+    /// A key pressed alone.
+    fn plain(key: KeyDefinition) -> KeyChord {
+        KeyChord {
+            modifier_keys: Vec::new(),
+            key,
+        }
+    }
+
     /// The modifiers held when the main key goes down.
     pub fn modifiers(&self) -> Modifiers {
         self.modifier_keys
@@ -312,6 +320,51 @@ fn event(
         unmodified_text,
         location: definition.location,
     }
+}
+
+/// The key events of typing `text` one character at a time, as a person
+/// types it: each character's key down (with its text) and up; a line
+/// break is Enter and a tab is Tab. Capitals and the characters above a
+/// digit or symbol key are typed with Shift held, as on a US keyboard, so
+/// a page that reads `shiftKey` sees what a person's keyboard sends.
+pub fn typing_events(text: &str) -> Vec<KeyEvent> {
+    let mut events = Vec::with_capacity(text.len() * 2);
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\r' | '\n' => {
+                // A Windows line break is one press of Enter.
+                if c == '\r' && chars.peek() == Some(&'\n') {
+                    chars.next();
+                }
+                if let Some(enter) = key_definition("Enter") {
+                    events.extend(KeyChord::plain(enter).events());
+                }
+            }
+            '\t' => {
+                if let Some(tab) = key_definition("Tab") {
+                    events.extend(KeyChord::plain(tab).events());
+                }
+            }
+            c => {
+                let key = character_key(c);
+                let held = if shifted(c) {
+                    Modifiers::SHIFT
+                } else {
+                    Modifiers::NONE
+                };
+                let text = key.text.clone();
+                events.push(event(KeyEventKind::KeyDown, held, &key, text));
+                events.push(event(KeyEventKind::KeyUp, held, &key, None));
+            }
+        }
+    }
+    events
+}
+
+/// Whether a US keyboard types `c` with Shift held.
+fn shifted(c: char) -> bool {
+    c.is_ascii_uppercase() || "~!@#$%^&*()_+{}|:\"<>?".contains(c)
 }
 
 /// Splits on `+`, treating a `+` that is itself the key (`+`, `Control++`)
@@ -463,6 +516,34 @@ mod tests {
                 e.kind != KeyEventKind::KeyUp && e.key == chord.key_as_typed(chord.modifiers()).key
             })
             .unwrap()
+    }
+
+    #[test]
+    fn typing_is_one_press_per_character_with_shift_where_a_keyboard_needs_it() {
+        let events = typing_events("lS -A\r\n!");
+        let downs: Vec<(&str, Option<&str>, u8)> = events
+            .iter()
+            .filter(|e| e.kind != KeyEventKind::KeyUp)
+            .map(|e| (e.key.as_str(), e.text.as_deref(), e.modifiers.bits()))
+            .collect();
+        let shift = Modifiers::SHIFT.bits();
+        assert_eq!(
+            downs,
+            vec![
+                ("l", Some("l"), 0),
+                ("S", Some("S"), shift),
+                (" ", Some(" "), 0),
+                ("-", Some("-"), 0),
+                ("A", Some("A"), shift),
+                ("Enter", Some("\r"), 0),
+                ("!", Some("!"), shift),
+            ]
+        );
+        assert_eq!(events.len(), 14, "each press has its release");
+        assert_eq!(events[1].kind, KeyEventKind::KeyUp);
+        assert_eq!(events[0].code, "KeyL");
+        assert_eq!(typing_events("\t")[0].key, "Tab");
+        assert!(typing_events("").is_empty());
     }
 
     #[test]

@@ -142,6 +142,7 @@ impl Action {
             | Action::InputText { .. }
             | Action::SetText { .. }
             | Action::SelectOption { .. }
+            | Action::SelectText { .. }
             | Action::ClearInput { .. }
             | Action::PressKeys { .. }
             | Action::DragAndDrop { .. }

@@ -52,7 +52,7 @@ pub use prompt::{
     system_prompt, user_prompt, user_prompt_in, ConversationPrompt, HistoryEntry, StepPrompt,
 };
 pub use steering::Steering;
-pub use tool::{agent_tool, agent_tool_with};
+pub use tool::{agent_tool, agent_tool_with, FIXED_PART_LIMIT};
 
 /// The name of the one tool the model must call each step.
 pub const AGENT_TOOL_NAME: &str = "agent_step";

@@ -81,6 +81,28 @@
   const KEPT_RANK = new Map(KEPT.map((name, i) => [name, i]));
   const FORM_TAGS = new Set(['button', 'input', 'select', 'textarea', 'option', 'optgroup', 'fieldset']);
 
+  // A field's first label (what `el.labels[0]` gives), from one pass over
+  // the labels of its document or shadow root per observation. Chromium
+  // answers a field's first `labels` by searching its whole tree for
+  // labels that point at it, so a table of 2,000 fields asked one by one
+  // took 200 ms and more; the pass is as long as the labels are few.
+  let labelsByRoot = new Map();
+  function firstLabel(el) {
+    const root = el.getRootNode();
+    let labels = labelsByRoot.get(root);
+    if (!labels) {
+      labels = new Map();
+      if (root.querySelectorAll) {
+        for (const label of root.querySelectorAll('label')) {
+          const control = label.control;
+          if (control && !labels.has(control)) labels.set(control, label);
+        }
+      }
+      labelsByRoot.set(root, labels);
+    }
+    return labels.get(el) || null;
+  }
+
   function attributesOf(el, tag) {
     const out = [];
     // Walking the element's own (usually few) attributes is much cheaper
@@ -111,8 +133,9 @@
         if (left) out.push(['value+', String(left)]);
       }
     }
-    if ((tag === 'input' || tag === 'select' || tag === 'textarea') && el.labels && el.labels.length) {
-      const words = labelText(el.labels[0], el);
+    if (tag === 'input' || tag === 'select' || tag === 'textarea') {
+      const label = firstLabel(el);
+      const words = label && labelText(label, el);
       if (words) out.push(['label', clip(words, 60)]);
     }
     if (tag === 'option' && el.selected) out.push(['selected', '']);
@@ -589,6 +612,7 @@
   }
 
   function observe(opts) {
+    labelsByRoot = new Map();
     // Reading (read_page): the whole page's text with fields' values, and
     // nothing listed, so the latest observation's indices stay valid.
     const reading = !!opts.read;
@@ -1000,16 +1024,23 @@
   // Installed as a document starts (Page.addScriptToEvaluateOnNewDocument):
   // once the DOM is parsed, take one unreported observation, so the style
   // and layout the first real one needs are done, and its code is warm,
-  // during the load wait rather than after it. The browser lays the page
-  // out for its first frame anyway; this moves that work ahead of the load
-  // event. The warm-up leaves no trace: numbering and "new" marks start
-  // from the first observation webagent asks for.
-  if (document.readyState === 'loading' && window === window.top) {
+  // while the page still waits for its images and scripts. Only in that
+  // idle time: run before a load that is due anyway, it would hold the
+  // load event back by as long as it takes (a table of 2,000 fields did
+  // 60-100 ms), which is the very wait it is meant to hide; when the load
+  // comes first, the first real observation does the work. The warm-up
+  // leaves no trace: numbering and "new" marks start from the first
+  // observation webagent asks for.
+  if (document.readyState === 'loading' && window === window.top && typeof requestIdleCallback === 'function') {
     document.addEventListener('DOMContentLoaded', () => {
-      try { observe({}); } catch (_) { /* the real observation reports errors */ }
-      sequence = 0;
-      listed = [];
-      previousIds = null;
+      const idle = requestIdleCallback(() => {
+        if (document.readyState === 'complete') return;
+        try { observe({}); } catch (_) { /* the real observation reports errors */ }
+        sequence = 0;
+        listed = [];
+        previousIds = null;
+      });
+      addEventListener('load', () => cancelIdleCallback(idle), { once: true });
     }, { once: true });
   }
 

@@ -76,8 +76,42 @@
     pending.delete(id);
     return nativeClearTimeout.call(this, id);
   };
+  // Animation frames likewise: a script that animates a panel by hand
+  // asks for a frame, changes the layout, and asks for the next one until
+  // it is done. A chain of frames counts when its first frame was asked
+  // for within 100 ms of an input event (or by a counted timer), for at
+  // most 1.5 s from then, so a loop that never ends (a game, a canvas)
+  // holds nobody for long, and a loop the page runs anyway never counts.
+  const nativeFrame = window.requestAnimationFrame;
+  const nativeCancelFrame = window.cancelAnimationFrame;
+  const frames = new Map();  // frame id -> when its chain began
+  let chain;                 // the running callback's chain start; null: uncounted; undefined: none runs
+  window.requestAnimationFrame = function requestAnimationFrame(fn) {
+    if (typeof fn !== 'function') return nativeFrame.call(this, fn);
+    let began = null;
+    if (chain !== undefined) began = chain;
+    else if (depth > 0 || performance.now() - lastInput < 100) began = performance.now();
+    let id = 0;
+    id = nativeFrame.call(this, function (time) {
+      frames.delete(id);
+      const outer = chain;
+      chain = began;
+      try { return fn.call(this, time); } finally { chain = outer; }
+    });
+    if (began !== null) frames.set(id, began);
+    return id;
+  };
+  window.cancelAnimationFrame = function cancelAnimationFrame(id) {
+    frames.delete(id);
+    return nativeCancelFrame.call(this, id);
+  };
+  const framesPending = () => {
+    const now = performance.now();
+    for (const began of frames.values()) if (now - began < 1500) return true;
+    return false;
+  };
   original.call(document, 'webagent:timers?', () => {
-    if (pending.size) dispatch.call(document, new Event('webagent:timers-busy'));
+    if (pending.size || framesPending()) dispatch.call(document, new Event('webagent:timers-busy'));
   });
   original.call(document, 'webagent:listeners?', () => {
     const alive = [];

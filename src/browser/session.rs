@@ -348,6 +348,23 @@ impl BrowserSession {
         Ok(tab)
     }
 
+    /// A blank tab in a window of its own with nothing of webagent's in
+    /// it (no listener hook, no observer, no interception, no viewport
+    /// override): what a bare CDP client drives, for the floors the
+    /// benchmarks compare against. The caller closes it.
+    pub async fn bare_page(&self) -> Result<chromiumoxide::Page, BrowserError> {
+        let browser = self.live_browser()?;
+        let mut params = CreateTargetParams::new("about:blank");
+        params.new_window = Some(true);
+        call(
+            "opening a bare tab",
+            Duration::from_secs(30),
+            &self.status,
+            browser.new_page(params),
+        )
+        .await
+    }
+
     /// Closes the tab Chromium opened at launch and waits (briefly) until
     /// it is gone: the close is answered before the target goes, and the
     /// first observation must not list it.

@@ -200,6 +200,12 @@ async fn watch_worlds(
     }))
 }
 
+/// `script` run only in a tab's top document, not in the frames a
+/// new-document script also reaches.
+fn top_document_only(script: &str) -> String {
+    format!("if (window === window.top) {{\n{script}\n}}")
+}
+
 /// The result of one evaluation in the isolated world.
 enum Evaluated {
     Value(serde_json::Value),
@@ -294,8 +300,12 @@ impl Tab {
         // document starts, so its compile and its first layout overlap the
         // load wait instead of following it (createIsolatedWorld then finds
         // the same named world, where the observer is already installed).
+        // Only the top document's: the observer walks same-origin frames
+        // from there, and frames of other origins get theirs when they are
+        // attached, so a page of twenty frames does not compile it twenty
+        // more times before its load.
         let observer = AddScriptToEvaluateOnNewDocumentParams::builder()
-            .source(OBSERVER_JS)
+            .source(top_document_only(OBSERVER_JS))
             .world_name(WORLD_NAME)
             .build()
             .map_err(BrowserError::Script)?;
@@ -303,6 +313,20 @@ impl Tab {
             "installing the observer for new documents",
             limit,
             tab.page.execute(observer),
+        )
+        .await?;
+        // The action helper likewise: settling after a navigation finds it
+        // in place rather than installing it after the load, and it sees
+        // the load event it counts the quiet from.
+        let helper = AddScriptToEvaluateOnNewDocumentParams::builder()
+            .source(top_document_only(super::act::ACT_JS))
+            .world_name(WORLD_NAME)
+            .build()
+            .map_err(BrowserError::Script)?;
+        tab.with_timeout(
+            "installing the action helper for new documents",
+            limit,
+            tab.page.execute(helper),
         )
         .await?;
         Ok(tab)

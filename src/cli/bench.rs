@@ -11,12 +11,15 @@ use clap::Subcommand;
 pub enum BenchCommand {
     /// Sitemap search and resolve on a generated sitemap.
     Sitemap(crate::bench::sitemap::BenchArgs),
-    /// Page observation against a bare DOMSnapshot capture.
+    /// Page observation against a bare DOMSnapshot capture; the step after
+    /// a navigation (navigate action, then observation) against a bare CDP
+    /// client's navigate, load and first evaluate on a tab of its own.
     Observe(crate::bench::observe::BenchArgs),
     /// The non-LLM part of a step (act, settle, observe) against a bare
     /// `Runtime.evaluate` round trip; then a step whose action changes
-    /// nothing and one whose action opens a submenu 300 ms late; then a
-    /// click answered directly against the same click as an MCP call.
+    /// nothing, one whose action opens a submenu 300 ms late and one whose
+    /// click opens a panel that grows for 400 ms; then a click answered
+    /// directly against the same click as an MCP call.
     Step(crate::bench::step::BenchArgs),
     /// Workbench frame draw time over a 20,000-element listing against the
     /// same frame drawn without windowing.
@@ -26,7 +29,8 @@ pub enum BenchCommand {
     Script(crate::bench::script::BenchArgs),
     /// The size of each part of a step's request (fixed part, page,
     /// history at step 1 and 20) on the demo pages and a 20,000-item list,
-    /// and whether the part before the page stays a cacheable prefix.
+    /// whether the part before the page stays a cacheable prefix, and the
+    /// fixed part against its goal of 10,000 characters.
     Prompt(PromptBenchArgs),
     /// The characters an MCP client is sent over a scripted 20-call
     /// session on the demo: whole pages after each action against deltas.

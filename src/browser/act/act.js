@@ -180,8 +180,10 @@
     }
     if (opts.editable) {
       const kind = editableKind(el);
-      if (!kind) return { ...fail('not_interactive', `${label} (${describe(el)}) is not a text field or contenteditable`), retry: false };
-      if (el.readOnly) return { ...fail('not_interactive', `${label} (${describe(el)}) is read-only`), retry: true };
+      // `keys`: a widget that is no field (a terminal reading keydown) is
+      // typed into with key events once it takes focus.
+      if (!kind && !opts.keys) return { ...fail('not_interactive', `${label} (${describe(el)}) is not a text field or contenteditable`), retry: false };
+      if (kind && el.readOnly) return { ...fail('not_interactive', `${label} (${describe(el)}) is read-only`), retry: true };
     }
     let box = topBox(el);
     const vw = window.innerWidth, vh = window.innerHeight;
@@ -278,6 +280,40 @@
     }
     return el.ownerDocument.activeElement === el || el.contains(el.ownerDocument.activeElement) ||
       (el.getRootNode && el.getRootNode().activeElement === el);
+  }
+
+  // The element that has focus, looking into shadow roots and frames.
+  function deepActive(doc) {
+    let a = doc.activeElement;
+    for (let guard = 0; a && guard < 16; guard++) {
+      if (a.shadowRoot && a.shadowRoot.activeElement) { a = a.shadowRoot.activeElement; continue; }
+      let inner = null;
+      if (a.localName === 'iframe') { try { inner = a.contentDocument; } catch (_) { inner = null; } }
+      if (inner && inner.activeElement && inner.activeElement !== inner.body) { a = inner.activeElement; continue; }
+      break;
+    }
+    return a;
+  }
+
+  // Focus for typing into a widget that is no field (a terminal, a game,
+  // a custom editor reading keydown): the element itself, or, when it
+  // takes no focus, the first thing inside it that does (a terminal's
+  // hidden input). The executor then sends one key press per character.
+  function focusForKeys(found) {
+    const el = found.el;
+    const focusedIn = () => { const a = deepActive(el.ownerDocument); return a && a !== el.ownerDocument.body && contains(el, a) ? a : null; };
+    el.focus({ preventScroll: true });
+    let into = focusedIn();
+    if (!into) {
+      const inner = el.querySelector('textarea, input, [contenteditable=""], [contenteditable="true"], [tabindex]:not([tabindex="-1"]), button, a[href]');
+      if (inner) { inner.focus({ preventScroll: true }); into = focusedIn(); }
+    }
+    if (!into) {
+      return { ...fail('not_interactive', `${found.label} (${describe(el)}) is not a text field or contenteditable and cannot take focus, so typed keys would go nowhere`), retry: false };
+    }
+    const out = { ok: true, done: false, keys: true };
+    if (into !== el) out.into = describe(into);
+    return out;
   }
 
   // ---- values for date, time, colour and range fields ----
@@ -424,6 +460,222 @@
     return t;
   }
 
+  // ---- selecting text ----
+  //
+  // select_text drags the real mouse from the passage's first character to
+  // its last. Here the passage is found (by its words, whitespace ignored,
+  // exact case first), the points are given, and afterwards the selection
+  // is read back.
+  const SKIP_TEXT = new Set(['script', 'style', 'noscript', 'template', 'textarea', 'option']);
+  let passage = null;  // the Range select_text is dragging over
+
+  // The visible text under `root` without its whitespace, and for each of
+  // its characters the text node and offset it came from.
+  function textIndex(root) {
+    const doc = root.ownerDocument || document;
+    const walker = doc.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+    const shown = new Map();
+    let flat = '';
+    const nodes = [], offsets = [];
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+      const parent = n.parentElement;
+      if (!parent || SKIP_TEXT.has(parent.localName)) continue;
+      let ok = shown.get(parent);
+      if (ok === undefined) {
+        ok = parent.checkVisibility({ visibilityProperty: true });
+        shown.set(parent, ok);
+      }
+      if (!ok) continue;
+      const t = n.data;
+      for (let i = 0; i < t.length; i++) {
+        if (/\s/.test(t[i])) continue;
+        flat += t[i];
+        nodes.push(n);
+        offsets.push(i);
+      }
+    }
+    return { flat, nodes, offsets };
+  }
+
+  // Where `wanted` is in the index: [first, last] character positions, and
+  // how many times it occurs. `start…end` (or `...`) spans from the first
+  // part to the next occurrence of the second.
+  function locate(index, wanted) {
+    const bare = (s) => String(s).replace(/\s+/g, '');
+    const parts = String(wanted).split(/…|\.\.\./).map(bare);
+    const gap = parts.length === 2 && parts[0] && parts[1];
+    const needles = gap ? parts : [bare(wanted)];
+    if (!needles[0]) return null;
+    for (const fold of [false, true]) {
+      const hay = fold ? index.flat.toLowerCase() : index.flat;
+      const want = needles.map((n) => (fold ? n.toLowerCase() : n));
+      let at = hay.indexOf(want[0]);
+      if (at < 0) continue;
+      let count = 0;
+      for (let i = at; i >= 0; i = hay.indexOf(want[0], i + 1)) count++;
+      let last = at + want[0].length - 1;
+      if (gap) {
+        const end = hay.indexOf(want[1], last + 1);
+        if (end < 0) continue;
+        last = end + want[1].length - 1;
+      }
+      return { first: at, last, count };
+    }
+    return null;
+  }
+
+  // A character's box in top-level coordinates (frame offsets added).
+  function charBox(node, offset) {
+    const r = node.ownerDocument.createRange();
+    r.setStart(node, offset);
+    r.setEnd(node, offset + 1);
+    const rects = r.getClientRects();
+    const b = rects.length ? rects[0] : r.getBoundingClientRect();
+    let left = b.left, top = b.top;
+    for (let win = node.ownerDocument.defaultView; win && win.frameElement; win = win.frameElement.ownerDocument.defaultView) {
+      const off = frameOffset(win.frameElement);
+      left += off.x; top += off.y;
+    }
+    return { left, top, right: left + b.width, bottom: top + b.height };
+  }
+
+  const inView = (b) => b.top >= 0 && b.bottom <= window.innerHeight && b.left >= 0 && b.right <= window.innerWidth;
+
+  // Scrolls a character into view when it is not, and returns its box.
+  function shownChar(node, offset) {
+    let b = charBox(node, offset);
+    if (!inView(b) && node.parentElement) {
+      const r = node.ownerDocument.createRange();
+      r.setStart(node, offset);
+      r.setEnd(node, offset + 1);
+      const mid = (b.top + b.bottom) / 2;
+      // A range cannot scroll itself into view: move the page by the
+      // character's distance from the viewport's middle.
+      window.scrollBy({ top: mid - window.innerHeight / 2, left: b.right > window.innerWidth ? b.right - window.innerWidth + 20 : 0, behavior: 'instant' });
+      b = charBox(node, offset);
+    }
+    return b;
+  }
+
+  const selectionOf = (doc) => squeeze(doc.getSelection() ? doc.getSelection().toString() : '');
+
+  const textOps = {};
+  // The link, image or draggable element a node sits in: a press there
+  // and a move start dragging it, never a selection.
+  function draggableAround(node) {
+    for (let e = node.nodeType === 1 ? node : node.parentElement; e; e = composedParent(e)) {
+      if ((e.localName === 'a' && e.hasAttribute('href')) || e.localName === 'img' ||
+          e.getAttribute('draggable') === 'true') return e;
+    }
+    return null;
+  }
+
+  // A point beside `el` on the line at `y` (`side` -1 left, 1 right) where
+  // a press starts a selection: inside the viewport, on nothing draggable.
+  function besideDraggable(el, y, side) {
+    const b = topBox(el);
+    const x = side < 0 ? b.left - 2 : b.right + 2;
+    if (x < 1 || x > window.innerWidth - 1) return null;
+    const hit = deepHit(x, y);
+    if (!hit || draggableAround(hit)) return null;
+    return { x, y };
+  }
+
+  // Where a press or a release lands for one end of the passage: just
+  // inside the first character's left half (the caret goes before it) or
+  // the last character's right half (the caret goes after it).
+  function endPoint(range, side) {
+    const b = side < 0 ? shownChar(range.startContainer, range.startOffset)
+      : shownChar(range.endContainer, range.endOffset - 1);
+    const inset = Math.min(1, (b.right - b.left) / 4);
+    return { x: side < 0 ? b.left + inset : b.right - inset, y: (b.top + b.bottom) / 2 };
+  }
+
+  textOps.textStart = async (found, args) => {
+    let root = document.body;
+    if (found) {
+      root = found.el;
+      if (!root.isConnected) return fail('not_found', `${found.label} is no longer in the page; observe again`);
+      if (!visible(root)) return { ...fail('not_visible', `${found.label} (${describe(root)}) is hidden or has no size`), retry: true };
+    }
+    if (!root) return fail('not_found', 'the page has no body');
+    const index = textIndex(root);
+    let first = 0, last = index.flat.length - 1, count = 1;
+    const where = found ? `${found.label} (${describe(root)})` : 'the page';
+    if (args.text !== undefined) {
+      const hit = locate(index, args.text);
+      if (!hit) return { ...fail('not_found', `${where} shows no text ${JSON.stringify(clip(squeeze(args.text), 80))}; quote it as the page text shows it`), retry: true };
+      ({ first, last, count } = hit);
+    } else if (last < 0) {
+      return { ...fail('not_found', `${where} shows no text to select`), retry: true };
+    }
+    const range = (found ? root.ownerDocument : document).createRange();
+    range.setStart(index.nodes[first], index.offsets[first]);
+    range.setEnd(index.nodes[last], index.offsets[last] + 1);
+    if (getComputedStyle(range.startContainer.parentElement).userSelect === 'none') {
+      return fail('not_interactive', `the page does not let the text in ${where} be selected (user-select: none)`);
+    }
+    const doc = range.startContainer.ownerDocument;
+    // A press inside the current selection would drag the selected text
+    // away instead of starting a new selection; a person clicks elsewhere
+    // first, which here is letting go of the old selection.
+    const current = doc.getSelection();
+    if (current && !current.isCollapsed && current.rangeCount &&
+        current.getRangeAt(0).isPointInRange(range.startContainer, range.startOffset)) {
+      current.removeAllRanges();
+    }
+    // Forwards from the first character, unless it sits in a link (or
+    // anything draggable): then from just before the link, or backwards
+    // from just after the passage's end, as a person would start there.
+    let press = endPoint(range, -1), backwards = false;
+    const startDrag = draggableAround(range.startContainer);
+    if (startDrag) {
+      const before = besideDraggable(startDrag, press.y, -1);
+      const endDrag = draggableAround(range.endContainer);
+      const after = endDrag ? null : endPoint(range, 1);
+      const beyond = before || after ? null : besideDraggable(endDrag, endPoint(range, 1).y, 1);
+      if (before) press = before;
+      else if (after || beyond) { press = after || beyond; backwards = true; }
+    }
+    const hit = deepHit(press.x, press.y);
+    if (!hit || (!contains(hit, range.startContainer) && !contains(hit, range.endContainer) && !contains(root, hit) && !contains(hit, root))) {
+      return { ...fail('not_interactive', `the text to select in ${where} is covered by ${describe(hit)}`), retry: true };
+    }
+    passage = { range, doc, backwards, changed: false };
+    return { ok: true, x: press.x, y: press.y, occurrences: count };
+  };
+
+  // Whether the drag changed the selection at all.
+  document.addEventListener('selectionchange', () => { if (passage) passage.changed = true; }, true);
+
+  // Where the release lands, scrolled into view while the button is held
+  // (as a person's drag scrolls the page).
+  textOps.textEnd = async () => {
+    if (!passage) return fail('unknown', 'no passage is being selected');
+    const p = endPoint(passage.range, passage.backwards ? -1 : 1);
+    return { ok: true, x: p.x, y: p.y };
+  };
+
+  // What the drag selected. A drag can take a character more or less
+  // than meant (a caret snapping to a word's edge), or nothing (a press
+  // the page turned into something else); the selection is then set to
+  // the exact passage, and the result says what the drag took.
+  textOps.textSelected = async () => {
+    if (!passage) return fail('unknown', 'no passage is being selected');
+    const { range, doc, changed } = passage;
+    passage = null;
+    const wanted = squeeze(range.toString());
+    const dragged = changed ? selectionOf(doc) : '';
+    const out = { ok: true };
+    if (dragged !== wanted) {
+      doc.getSelection().setBaseAndExtent(range.startContainer, range.startOffset, range.endContainer, range.endOffset);
+      out.drag_selected = clip(dragged, 200);
+    }
+    const selected = doc.getSelection().toString();
+    out.selected = selected.length > 2000 ? selected.slice(0, 2000) + ` (+${selected.length - 2000} more characters)` : selected;
+    return out;
+  };
+
   const parentKeys = new WeakMap();
   let parentCount = 0;
   let dragged = null;  // WeakRef to the element the last drag moved
@@ -455,13 +707,15 @@
     beginFill: async (found, args) => {
       // Typing goes to the focused element, not to coordinates, so a field
       // that moves cannot make the text land elsewhere: no frame wait.
-      const p = await prepare(found, { enabled: true, editable: true, hitTest: args.hitTest !== false, deferStable: true });
+      const keys = !args.contentEditable;
+      const p = await prepare(found, { enabled: true, editable: true, keys, hitTest: args.hitTest !== false, deferStable: true });
       if (!p.ok) return p;
       const el = found.el;
       const kind = editableKind(el);
       if (args.contentEditable && kind !== 'contenteditable') {
         return { ...fail('not_interactive', `${found.label} (${describe(el)}) is not contenteditable; use input_text for form fields`), retry: false };
       }
+      if (!kind) return focusForKeys(found);
       if (kind === 'value') {
         const type = (el.getAttribute('type') || '').toLowerCase();
         const wanted = controlValue(type, args.text);
@@ -676,6 +930,8 @@
     unmark: async (found) => { found.el.removeAttribute('data-webagent-mark'); return { ok: true }; },
 
     overlay: async (found, args) => overlays.draw(found ? found.el : null, args),
+
+    ...textOps,
   };
 
   // ---- overlays ----
@@ -795,28 +1051,87 @@
     return transitions.size > 0;
   };
 
-  // Resolves once no DOM mutation happened for `quiet` ms, no timer the
-  // action's input started is pending and no transition runs (or after
-  // `max`). A page that starts nothing is done after one quiet period.
-  function domQuiet(quiet, max) {
+  // When the document's load event fired and when the DOM last changed in
+  // the moments after it (the helper goes into each new document as it
+  // starts, so it sees both).
+  let loadedAt = null, changedAt = -Infinity, paintedAt = null;
+  if (document.readyState !== 'complete') {
+    addEventListener('load', () => {
+      loadedAt = performance.now();
+      // The first frame after the load, once it is painted: what a person
+      // first sees of the page.
+      requestAnimationFrame(() => setTimeout(() => { paintedAt = performance.now(); }, 0));
+      const watch = new MutationObserver(() => { changedAt = performance.now(); });
+      watch.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+      // Only settling right after the navigation asks.
+      setTimeout(() => watch.disconnect(), 5000);
+    }, { once: true });
+  }
+
+  // Animations the action started that move or reveal something and will
+  // end: CSS animations and transitions, and the Web Animations API, all
+  // of which document.getAnimations() lists. Ones that began before the
+  // action (`since`, in the page's clock) are the page's own business, and
+  // endless ones (spinners) never finish, so neither is waited for.
+  const kebab = (name) => name.replace(/[A-Z]/g, (c) => '-' + c.toLowerCase());
+  function reveals(animation) {
+    if (animation.transitionProperty) return REVEALING.test(animation.transitionProperty);
+    const effect = animation.effect;
+    if (!effect || !effect.getKeyframes) return false;
+    for (const frame of effect.getKeyframes()) {
+      for (const key of Object.keys(frame)) {
+        if (REVEALING.test(kebab(key))) return true;
+      }
+    }
+    return false;
+  }
+  function animationsRunning(since) {
+    if (!document.getAnimations) return false;
+    for (const a of document.getAnimations()) {
+      if (a.playState !== 'running') continue;
+      if (a.startTime !== null && a.startTime < since) continue;
+      const timing = a.effect && a.effect.getComputedTiming ? a.effect.getComputedTiming() : null;
+      if (!timing || !Number.isFinite(timing.endTime)) continue;
+      if (reveals(a)) return true;
+    }
+    return false;
+  }
+
+  // Resolves once no DOM mutation happened for `quiet` ms, no timer or
+  // animation frame the action's input started is pending, and no
+  // transition or animation the action started runs (or after `max`).
+  // `sinceAgo` is how long ago the action began. A page that starts
+  // nothing is done after one quiet period.
+  function domQuiet(quiet, max, sinceAgo, afterLoad) {
     return new Promise((resolve) => {
       const start = performance.now();
+      const since = start - (sinceAgo || 0) - 50;
       let last = start, mutations = 0, lateWait = false;
+      // After a navigation the quiet counts from the new document's load
+      // (or its last change since), not from when settling asks; and a
+      // document that has not changed since its load is settled once the
+      // first frame after the load is painted, as a person then sees it.
+      const loaded = afterLoad && loadedAt !== null;
+      if (loaded) last = Math.min(start, Math.max(loadedAt, changedAt));
+      const painted = () => loaded && paintedAt !== null && changedAt < loadedAt && mutations === 0;
       const obs = new MutationObserver((records) => { mutations += records.length; last = performance.now(); });
       obs.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
       const check = () => {
         const now = performance.now();
-        const quietNow = now - last >= quiet;
-        const late = quietNow && (inputTimersPending() || transitionsRunning());
+        const quietNow = now - last >= quiet || painted();
+        const late = quietNow && (inputTimersPending() || transitionsRunning() || animationsRunning(since));
         if (late) lateWait = true;
         if ((quietNow && !late) || now - start >= max) {
           obs.disconnect();
           resolve({ ok: true, mutations, waited: Math.round(now - start), capped: !quietNow || late, late: lateWait });
         } else {
-          setTimeout(check, late ? Math.min(quiet, 16) : Math.max(1, quiet - (now - last)));
+          // Until the first frame after a load is painted, look often.
+          const until = late ? Math.min(quiet, 16) : Math.max(1, quiet - (now - last));
+          setTimeout(check, loaded && paintedAt === null ? Math.min(until, 2) : until);
         }
       };
-      setTimeout(check, quiet);
+      const first = painted() ? 0 : Math.min(quiet - (performance.now() - last), loaded ? 2 : quiet);
+      if (first <= 0) check(); else setTimeout(check, first);
     });
   }
 

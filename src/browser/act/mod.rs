@@ -65,8 +65,8 @@ pub use settle::{SettleOptions, Settled};
 
 use super::{BrowserError, Tab};
 use crate::actions::{
-    Action, ActionResult, FailureReason, InjectPosition, KeyChord, KeyEventKind, OptionChoice,
-    ScrollDirection, Target,
+    typing_events, Action, ActionResult, FailureReason, InjectPosition, KeyChord, KeyEvent,
+    KeyEventKind, OptionChoice, ScrollDirection, Target,
 };
 use crate::dom::PageState;
 use crate::sitemap::SitemapSet;
@@ -388,6 +388,13 @@ impl<'a> Executor<'a> {
                 };
                 self.element_op(&self.aim(target, seq).await?, "select", args, true)
                     .await
+            }
+            Action::SelectText { target, text } => {
+                let target = match target {
+                    Some(t) => self.aim(t, seq).await?,
+                    None => Value::Null,
+                };
+                self.select_text(&target, text.as_deref()).await
             }
             Action::SubmitForm { target } => {
                 self.element_op(&self.aim(target, seq).await?, "submit", json!({}), false)
@@ -796,7 +803,12 @@ impl<'a> Executor<'a> {
     }
 
     async fn keys(&self, chord: &KeyChord) -> Result<(), ActError> {
-        for event in chord.events() {
+        self.key_events(&chord.events()).await
+    }
+
+    /// Sends key events to whatever has focus, one CDP call each.
+    async fn key_events(&self, events: &[KeyEvent]) -> Result<(), ActError> {
+        for event in events {
             let kind = match event.kind {
                 KeyEventKind::KeyDown => DispatchKeyEventType::KeyDown,
                 KeyEventKind::RawKeyDown => DispatchKeyEventType::RawKeyDown,
@@ -859,6 +871,22 @@ impl<'a> Executor<'a> {
         let mut watch = settle::NavWatch::start(self.tab).await;
         let args = json!({"text": text, "clear": clear, "contentEditable": content_editable});
         let begun = self.until_ready(target, "beginFill", args.clone()).await?;
+        if begun.get("keys").and_then(Value::as_bool) == Some(true) {
+            // A widget that is no field: typed into key by key, and there
+            // is no value to empty first or to read back.
+            let events = typing_events(text);
+            self.key_events(&events).await?;
+            let settled = watch.settle(self.tab, &self.options.settle).await;
+            let presses = events
+                .iter()
+                .filter(|e| e.kind != KeyEventKind::KeyUp)
+                .count();
+            let mut extra = json!({"typed": "keystrokes", "keystrokes": presses});
+            if let Some(into) = begun.get("into") {
+                extra["into"] = into.clone();
+            }
+            return self.finish(&begun, extra, settled).await;
+        }
         let mut reply = begun.clone();
         if begun.get("done").and_then(Value::as_bool) != Some(true) {
             if !text.is_empty() {
@@ -879,6 +907,46 @@ impl<'a> Executor<'a> {
             "repaired": reply.get("repaired").cloned().unwrap_or(Value::Bool(false)),
         });
         self.finish(&reply, extra, settled).await
+    }
+
+    /// Selects text the way a person does: the mouse pressed just inside
+    /// the passage's first character, moved in steps to just inside its
+    /// last (the page scrolled there while the button is held, when it is
+    /// out of view), and released. `target` is `null` for the whole page.
+    async fn select_text(
+        &self,
+        target: &Value,
+        text: Option<&str>,
+    ) -> Result<ActionResult, ActError> {
+        let mut watch = settle::NavWatch::start(self.tab).await;
+        let args = match text {
+            Some(text) => json!({"text": text}),
+            None => json!({}),
+        };
+        let start = point_of(self.until_ready(target, "textStart", args).await?)?;
+        self.mouse(DispatchMouseEventType::MouseMoved, start.x, start.y, false)
+            .await?;
+        self.mouse(DispatchMouseEventType::MousePressed, start.x, start.y, true)
+            .await?;
+        let end = point_of(self.run(Some(target), "textEnd", json!({})).await?)?;
+        for (x, y) in drag_path((start.x, start.y), (end.x, end.y), 5)
+            .into_iter()
+            .skip(1)
+        {
+            self.mouse(DispatchMouseEventType::MouseMoved, x, y, true)
+                .await?;
+        }
+        self.mouse(DispatchMouseEventType::MouseReleased, end.x, end.y, false)
+            .await?;
+        let reply = self.run(Some(target), "textSelected", json!({})).await?;
+        let settled = watch.settle(self.tab, &self.options.settle).await;
+        let mut extra = strip_ok(reply.clone());
+        if let Some(count) = start.reply.get("occurrences").and_then(Value::as_u64) {
+            if count > 1 {
+                extra["occurrences"] = json!(count);
+            }
+        }
+        self.finish(&start.reply, extra, settled).await
     }
 
     /// One helper operation on an element (retried while waiting could

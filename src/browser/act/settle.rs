@@ -1,7 +1,10 @@
 //! Waiting for a page to settle after an action: a navigation's load event
 //! when one started, then a short quiet period without DOM mutations or
-//! requests in flight. Never a fixed sleep: a page that reacts at once is
-//! done after one quiet period.
+//! requests in flight, and without what the action set going (timers and
+//! animation frames its input asked for, CSS transitions and animations,
+//! Web Animations; see `domQuiet` in act.js). Never a fixed sleep: a page
+//! that reacts at once is done after one quiet period, and what is waited
+//! for is capped by [`SettleOptions::max`].
 
 use std::collections::HashSet;
 use std::pin::Pin;
@@ -37,6 +40,20 @@ enum PageEvent {
     RequestStarted(String),
     /// A request finished or failed.
     RequestEnded(String),
+}
+
+impl PageEvent {
+    /// Where the event falls in a navigation: requested, committed, loaded;
+    /// a request's start before its end.
+    fn phase(&self) -> u8 {
+        match self {
+            PageEvent::NavigationStarted(_) => 0,
+            PageEvent::Committed(_) | PageEvent::SameDocument(_) => 1,
+            PageEvent::RequestStarted(_) => 2,
+            PageEvent::RequestEnded(_) => 3,
+            PageEvent::Loaded | PageEvent::Stopped(_) => 4,
+        }
+    }
 }
 
 type EventStreamBox = Pin<Box<dyn Stream<Item = PageEvent> + Send>>;
@@ -81,8 +98,15 @@ pub(crate) struct NavWatch {
     events: futures_util::stream::SelectAll<EventStreamBox>,
     main_frame: Option<String>,
     in_flight: HashSet<String>,
+    /// Requests that ended before their start was seen: the events come
+    /// over separate streams, whose order between them is not kept, so a
+    /// fast request's end can arrive first.
+    ended_early: HashSet<String>,
     navigating: bool,
     navigated: bool,
+    /// When the watch began, just before the action: animations that
+    /// started earlier are not the action's.
+    began: Instant,
 }
 
 fn boxed<T, S, F>(stream: S, map: F) -> EventStreamBox
@@ -98,6 +122,7 @@ impl NavWatch {
     /// Subscribes to the events of `tab`. Failing to subscribe only costs
     /// navigation detection, so errors leave that stream out.
     pub(crate) async fn start(tab: &Tab) -> NavWatch {
+        let began = Instant::now();
         let page = tab.page();
         let mut streams: Vec<EventStreamBox> = Vec::new();
         if let Ok(s) = page.event_listener::<EventFrameRequestedNavigation>().await {
@@ -170,8 +195,10 @@ impl NavWatch {
             events: select_all(streams),
             main_frame,
             in_flight: HashSet::new(),
+            ended_early: HashSet::new(),
             navigating: false,
             navigated: false,
+            began,
         }
     }
 
@@ -201,19 +228,30 @@ impl NavWatch {
             PageEvent::Stopped(frame) if self.navigating && self.is_main(&frame) => {
                 self.navigating = false;
             }
-            PageEvent::RequestStarted(id) => {
+            // The guards do the bookkeeping: a start whose end came first
+            // (or an end whose start came first) only clears its note.
+            PageEvent::RequestStarted(id) if !self.ended_early.remove(&id) => {
                 self.in_flight.insert(id);
             }
-            PageEvent::RequestEnded(id) => {
-                self.in_flight.remove(&id);
+            PageEvent::RequestEnded(id) if !self.in_flight.remove(&id) => {
+                self.ended_early.insert(id);
             }
             _ => {}
         }
     }
 
-    /// Applies every event already delivered, without waiting.
+    /// Applies every event already delivered, without waiting. Each kind
+    /// of event comes over a stream of its own, and the streams' order
+    /// between them is lost once several wait (all of a navigation's
+    /// events wait while `Page.navigate` is answered), so they are applied
+    /// in the order a navigation produces them.
     fn drain(&mut self) {
+        let mut waiting = Vec::new();
         while let Some(Some(event)) = self.events.next().now_or_never() {
+            waiting.push(event);
+        }
+        waiting.sort_by_key(PageEvent::phase);
+        for event in waiting {
             self.apply(event);
         }
     }
@@ -237,8 +275,11 @@ impl NavWatch {
         let started = Instant::now();
         let mut load_timed_out = false;
         let quiet_deadline = started + opts.max;
-        // Round 1: whatever the action changed in place.
-        dom_quiet(tab, opts.quiet, opts.max).await;
+        // Round 1: whatever the action changed in place, or the document a
+        // navigation loaded.
+        self.drain();
+        let loaded = self.navigated && !self.navigating;
+        dom_quiet(tab, opts.quiet, opts.max, self.began.elapsed(), loaded).await;
         self.drain();
         for _round in 0..4 {
             let mut waited = false;
@@ -271,7 +312,8 @@ impl NavWatch {
             let left = quiet_deadline
                 .saturating_duration_since(Instant::now())
                 .max(opts.quiet * 2);
-            dom_quiet(tab, opts.quiet, left).await;
+            let loaded = self.navigated && !self.navigating;
+            dom_quiet(tab, opts.quiet, left, self.began.elapsed(), loaded).await;
             self.drain();
             if !self.navigating && self.in_flight.is_empty() {
                 break;
@@ -286,14 +328,18 @@ impl NavWatch {
     }
 }
 
-/// Waits in the page until no DOM mutation happened for `quiet`. A document
+/// Waits in the page until no DOM mutation happened for `quiet`, and what
+/// the action started (timers, animation frames, animations begun since
+/// `since_ago`) is over, for at most `max`. `loaded`: a navigation loaded
+/// the document, so the quiet counts from its load event. A document
 /// replaced meanwhile (the world's context destroyed) ends the wait: the
 /// caller's events say what happened.
-async fn dom_quiet(tab: &Tab, quiet: Duration, max: Duration) {
+async fn dom_quiet(tab: &Tab, quiet: Duration, max: Duration, since_ago: Duration, loaded: bool) {
     let expression = format!(
-        "globalThis.__webagentAct ? globalThis.__webagentAct.domQuiet({}, {}) : 'missing'",
+        "globalThis.__webagentAct ? globalThis.__webagentAct.domQuiet({}, {}, {}, {loaded}) : 'missing'",
         quiet.as_millis(),
-        max.as_millis()
+        max.as_millis(),
+        since_ago.as_millis()
     );
     for _ in 0..2 {
         match tab.eval(&expression).await {
@@ -311,5 +357,54 @@ async fn dom_quiet(tab: &Tab, quiet: Duration, max: Duration) {
                 return;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A watch over events already delivered, in the order given.
+    fn watch_over(events: Vec<PageEvent>) -> NavWatch {
+        let stream: EventStreamBox = Box::pin(futures_util::stream::iter(events));
+        NavWatch {
+            events: select_all(vec![stream]),
+            main_frame: Some("main".into()),
+            in_flight: HashSet::new(),
+            ended_early: HashSet::new(),
+            navigating: false,
+            navigated: false,
+            began: Instant::now(),
+        }
+    }
+
+    #[test]
+    fn events_that_waited_are_applied_in_a_navigations_order() {
+        // All of a navigation's events wait while Page.navigate is
+        // answered, and come out of their separate streams in any order.
+        let mut watch = watch_over(vec![
+            PageEvent::Loaded,
+            PageEvent::RequestEnded("frame".into()),
+            PageEvent::Stopped("main".into()),
+            PageEvent::Committed("main".into()),
+            PageEvent::RequestStarted("frame".into()),
+            PageEvent::NavigationStarted("main".into()),
+        ]);
+        watch.expect_navigation();
+        watch.drain();
+        assert!(watch.navigated);
+        assert!(!watch.navigating, "the load was seen");
+        assert!(watch.in_flight.is_empty(), "{:?}", watch.in_flight);
+    }
+
+    #[test]
+    fn a_request_whose_end_came_first_is_not_waited_for() {
+        let mut watch = watch_over(Vec::new());
+        watch.apply(PageEvent::RequestEnded("fast".into()));
+        watch.apply(PageEvent::RequestStarted("fast".into()));
+        watch.apply(PageEvent::RequestStarted("slow".into()));
+        assert_eq!(watch.in_flight, HashSet::from(["slow".to_string()]));
+        watch.apply(PageEvent::RequestEnded("slow".into()));
+        assert!(watch.in_flight.is_empty() && watch.ended_early.is_empty());
     }
 }
