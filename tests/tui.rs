@@ -1921,11 +1921,13 @@ fn the_real_services_cancel_a_looping_script_and_report_refused_navigations() {
     let server = runtime
         .block_on(PageServer::start())
         .expect("the page server starts");
-    // The page sends itself off-site: the allowed-domains guard refuses.
+    // The page sends itself off-site while the workbench is still opening
+    // it: the allowed-domains guard refuses, and the refusal is reported
+    // although no driver existed yet when it happened.
     server.html(
         "/",
         "<html><body><button id=stay>Stay</button><script>\
-         setTimeout(() => { location.href = 'http://blocked.invalid/away'; }, 20);\
+         location.href = 'http://blocked.invalid/away';\
          </script></body></html>",
     );
     let dir = scratch_dir("services");

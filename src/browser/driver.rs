@@ -145,8 +145,11 @@ async fn start_again(
 impl Driver {
     /// Drives `tab`; `goto_page` searches `sitemaps` as they are at each
     /// step (a watcher may replace them in between).
+    ///
+    /// Every refusal already in the tab's guard is still to be reported:
+    /// a page that sends itself off-site while the tab is being opened is
+    /// the driver's to tell about at its first observation.
     pub fn new(tab: Tab, exec: ExecOptions, sitemaps: Arc<RwLock<SitemapSet>>) -> Self {
-        let reported = tab.guard().map_or(0, |g| g.mark());
         Driver {
             tab,
             exec,
@@ -156,7 +159,7 @@ impl Driver {
             last_url: None,
             replacement: None,
             relaunches: 0,
-            reported,
+            reported: 0,
             events: None,
             cookies: None,
             others: Vec::new(),
@@ -306,11 +309,13 @@ impl Driver {
             .last_url
             .clone()
             .unwrap_or_else(|| "about:blank".into());
+        // What the reopened page itself does is reported, so the mark is
+        // taken before it loads.
+        self.reported = tab.guard().map_or(0, |g| g.mark());
         let reopened = match tab.navigate(&url, self.exec.navigation_timeout).await {
             Ok(()) => format!("reopened {url}"),
             Err(error) => format!("could not reopen {url}: {error}"),
         };
-        self.reported = tab.guard().map_or(0, |g| g.mark());
         self.tab = tab;
         self.replacement = Some(session);
         self.last = None;
@@ -360,12 +365,13 @@ impl Driver {
                 return format!("the tab is still loading and no new one could be opened: {error}")
             }
         };
+        let mark = fresh.guard().map_or(0, |g| g.mark());
         let reopened = match fresh.navigate(&url, self.exec.navigation_timeout).await {
             Ok(()) => format!("a new tab took over on {url}"),
             Err(error) => format!("a new tab took over, but {url} did not load: {error}"),
         };
         let stuck = std::mem::replace(&mut self.tab, fresh);
-        self.reported = self.tab.guard().map_or(0, |g| g.mark());
+        self.reported = mark;
         self.last = None;
         if let Err(error) = stuck.close().await {
             tracing::debug!(%error, "closing the stuck tab");
