@@ -51,6 +51,13 @@ pub struct Row {
     pub peak_mib: f64,
     /// The peak above one worker's, per extra worker, in MiB.
     pub mib_per_extra_worker: f64,
+    /// How busy the machine's processors were while the suite ran, as a
+    /// share of all of them (every process counts: the browser does most
+    /// of a case's work). Near 1 at one worker means more workers cannot
+    /// go faster on this machine.
+    pub cpu_busy: f64,
+    /// Processor seconds the machine spent per case.
+    pub cpu_seconds_per_case: f64,
 }
 
 /// Runs `cases` recipe cases on the demo at each of `workers`.
@@ -99,9 +106,11 @@ pub async fn measure(
         };
         let (events, _ignored) = mpsc::unbounded_channel();
         let sampler = PeakMemory::start();
+        let cpu_before = CpuTicks::now();
         let started = Instant::now();
         let reports = run(Arc::clone(&plans), picked, options, events).await?;
         let seconds = started.elapsed().as_secs_f64();
+        let cpu = CpuTicks::now().since(cpu_before);
         let peak_mib = sampler.stop();
         let totals = Totals::of(&reports);
         let per_minute = reports.len() as f64 / seconds * 60.0;
@@ -123,6 +132,8 @@ pub async fn measure(
             } else {
                 (peak_mib - base_peak) / extra as f64
             },
+            cpu_busy: cpu.busy_share(),
+            cpu_seconds_per_case: cpu.busy_seconds() / reports.len().max(1) as f64,
         });
     }
     let _ = std::fs::remove_dir_all(&scratch);
@@ -141,7 +152,7 @@ pub fn print(rows: &[Row], json: bool) {
         return;
     }
     println!(
-        "{:>7}  {:>5}  {:>6}  {:>8}  {:>9}  {:>8}  {:>9}  {:>15}",
+        "{:>7}  {:>5}  {:>6}  {:>8}  {:>9}  {:>8}  {:>9}  {:>16}  {:>8}  {:>10}",
         "workers",
         "cases",
         "passed",
@@ -149,11 +160,13 @@ pub fn print(rows: &[Row], json: bool) {
         "cases/min",
         "speed-up",
         "peak MiB",
-        "MiB/extra worker"
+        "MiB/extra worker",
+        "CPU busy",
+        "CPU s/case"
     );
     for row in rows {
         println!(
-            "{:>7}  {:>5}  {:>6}  {:>8.1}  {:>9.1}  {:>7.2}×  {:>9.0}  {:>15}",
+            "{:>7}  {:>5}  {:>6}  {:>8.1}  {:>9.1}  {:>7.2}×  {:>9.0}  {:>16}  {:>7.0}%  {:>10.2}",
             row.workers,
             row.cases,
             row.passed,
@@ -165,10 +178,74 @@ pub fn print(rows: &[Row], json: bool) {
                 "—".to_string()
             } else {
                 format!("{:.0}", row.mib_per_extra_worker)
-            }
+            },
+            row.cpu_busy * 100.0,
+            row.cpu_seconds_per_case
         );
     }
     println!("baseline: the 1-worker row of the same run; memory: this process and its Chromium processes, proportional set size (shared pages counted once)");
+    println!(
+        "CPU: the whole machine's processors ({} here) while the row ran; workers can add speed only while they are not all busy",
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    );
+}
+
+/// The machine's processor time so far, from `/proc/stat` (all zero where
+/// it cannot be read, and the CPU columns then read 0).
+#[derive(Debug, Clone, Copy, Default)]
+struct CpuTicks {
+    busy: u64,
+    total: u64,
+}
+
+/// Kernel clock ticks per second (`USER_HZ`, 100 on Linux).
+const TICKS_PER_SECOND: f64 = 100.0;
+
+impl CpuTicks {
+    fn now() -> CpuTicks {
+        std::fs::read_to_string("/proc/stat")
+            .map(|stat| CpuTicks::from_stat(&stat))
+            .unwrap_or_default()
+    }
+
+    /// Reads the summary line of a `/proc/stat` text.
+    fn from_stat(stat: &str) -> CpuTicks {
+        let Some(line) = stat.lines().find(|l| l.starts_with("cpu ")) else {
+            return CpuTicks::default();
+        };
+        // user nice system idle iowait irq softirq steal ...
+        let fields: Vec<u64> = line
+            .split_whitespace()
+            .skip(1)
+            .take(8)
+            .filter_map(|f| f.parse().ok())
+            .collect();
+        let total: u64 = fields.iter().sum();
+        let waiting = fields.get(3).copied().unwrap_or(0) + fields.get(4).copied().unwrap_or(0);
+        CpuTicks {
+            busy: total.saturating_sub(waiting),
+            total,
+        }
+    }
+
+    fn since(self, earlier: CpuTicks) -> CpuTicks {
+        CpuTicks {
+            busy: self.busy.saturating_sub(earlier.busy),
+            total: self.total.saturating_sub(earlier.total),
+        }
+    }
+
+    fn busy_share(self) -> f64 {
+        if self.total == 0 {
+            0.0
+        } else {
+            self.busy as f64 / self.total as f64
+        }
+    }
+
+    fn busy_seconds(self) -> f64 {
+        self.busy as f64 / TICKS_PER_SECOND
+    }
 }
 
 /// Samples the resident memory of this process and everything it started,
@@ -265,4 +342,23 @@ fn tree_rss_kib(root: u32) -> u64 {
         }
     }
     total
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn processor_time_counts_everything_but_idle_and_io_wait_as_busy() {
+        let before =
+            CpuTicks::from_stat("cpu  100 0 50 800 50 0 0 0 0 0\ncpu0 50 0 25 400 25 0 0 0 0 0\n");
+        let after = CpuTicks::from_stat("cpu  250 0 100 850 50 0 0 0 0 0\n");
+        let row = after.since(before);
+        assert_eq!(row.busy, 200);
+        assert_eq!(row.total, 250);
+        assert!((row.busy_share() - 0.8).abs() < 1e-9);
+        assert!((row.busy_seconds() - 2.0).abs() < 1e-9);
+        let unreadable = CpuTicks::from_stat("no such line");
+        assert_eq!(unreadable.since(unreadable).busy_share(), 0.0);
+    }
 }
