@@ -1712,8 +1712,13 @@ fn a_recipe_runs_from_the_command_line_with_its_steps_in_the_log() {
     bench.key(KeyCode::Enter);
     bench.idle();
     match bench.effects.as_slice() {
-        [Effect::RunRecipe { name, approval }] => {
+        [Effect::RunRecipe {
+            name,
+            params,
+            approval,
+        }] => {
             assert_eq!(name, "orders_overview");
+            assert!(params.is_empty(), "it takes none: {params:?}");
             assert_eq!(*approval, ApprovalMode::Risky);
         }
         other => panic!("expected the recipe to start, got {other:?}"),
@@ -1818,6 +1823,50 @@ fn the_export_key_reports_the_file_or_why_not() {
     let notice = bench.state().status.notice.clone().expect("failure shown");
     assert!(notice.error, "{notice:?}");
     assert!(notice.text.contains("nothing to replay yet"), "{notice:?}");
+}
+
+#[test]
+fn a_recipes_parameters_are_given_on_the_command_line_and_checked_before_it_runs() {
+    let mut bench = Bench::on_orders(160, 48);
+    with_acme_scripts(&mut bench);
+    let run = |bench: &mut Bench, line: &str| {
+        bench.key(KeyCode::Char(':'));
+        bench.type_text(line);
+        bench.key(KeyCode::Enter);
+        bench.idle();
+    };
+    // A name the recipe does not declare, and a value of the wrong type,
+    // are refused with what it takes; nothing starts.
+    run(&mut bench, "recipe new_order quantity=many colour=red");
+    assert!(bench.effects.is_empty(), "{:?}", bench.effects);
+    let refused = bench.state().status.notice.clone().expect("refused");
+    assert!(refused.error, "{refused:?}");
+    for part in [
+        "unknown parameter `colour`",
+        "`quantity`",
+        "customer",
+        "integer",
+    ] {
+        assert!(refused.text.contains(part), "{part}: {}", refused.text);
+    }
+    assert_ne!(bench.state().status.run, RunStatus::Running);
+    bench.key(KeyCode::Esc);
+    // Given values are read as the declared types; a quoted value keeps
+    // its spaces; the rest take their defaults.
+    run(
+        &mut bench,
+        r#"recipe new_order customer="Mary Jackson" quantity=3"#,
+    );
+    match bench.effects.as_slice() {
+        [Effect::RunRecipe { name, params, .. }] => {
+            assert_eq!(name, "new_order");
+            assert_eq!(params.get("customer"), Some(&json!("Mary Jackson")));
+            assert_eq!(params.get("quantity"), Some(&json!(3)));
+            assert_eq!(params.get("product"), Some(&json!("Mechanical keyboard")));
+        }
+        other => panic!("expected the recipe to start, got {other:?}"),
+    }
+    assert_eq!(bench.state().status.run, RunStatus::Running);
 }
 
 #[test]
@@ -2009,6 +2058,7 @@ fn tap() { navigate("CALM"); click("#stay"); "tapped" }
     // A recipe's step waits at the approval gate, then runs and is logged.
     services.handle(Effect::RunRecipe {
         name: "tap".into(),
+        params: Default::default(),
         approval: ApprovalMode::Always,
     });
     let mut asked = Vec::new();
@@ -2810,6 +2860,70 @@ async fn till_run(name: &str, replies: Vec<llm_server::Reply>, task: &str) -> Ti
         dir,
         _pages: pages,
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_recipe_run_in_the_workbench_heals_a_changed_step_and_writes_the_repair_beside_it() {
+    use std::sync::atomic::Ordering;
+    require_tmux_and_chromium();
+    let pages = webagent::serve::PageServer::start()
+        .await
+        .expect("serve pages");
+    let clicks = till(&pages);
+    // The recipe was recorded when the button was `#tally`; the till's is
+    // `#count` now.
+    let dir = scratch_dir("heal-in-workbench");
+    std::fs::write(
+        dir.join("till.rhai"),
+        "recipe(\"tally\", \"Counts one visitor\");\n\
+         fn tally() {\n    step(1, \"count one visitor\", \"/till\");\n    click([\"id:tally\", \"role:button:Tally\", \"text:Tally\"]);\n    \"counted\"\n}\n",
+    )
+    .expect("the recipe is written");
+    let llm = llm_server::LlmServer::start(vec![
+        model_step(
+            "count one visitor",
+            json!({"click": {"selector": "#count"}}),
+        ),
+        model_done("counted one visitor"),
+    ])
+    .await;
+    let session = TmuxSession(format!("webagent-heal-{}", std::process::id()));
+    start_workbench(
+        &session.0,
+        &dir,
+        &llm,
+        &format!(
+            "tui --sessions-dir sessions --approve never --recipes till.rhai --url {}",
+            pages.url("/till")
+        ),
+    );
+    wait_for_screen(&session.0, "Count</button>").await;
+    tmux_keys(&session.0, &[":"]);
+    tmux_text(&session.0, "recipe tally");
+    tmux_keys(&session.0, &["Enter"]);
+    let screen = wait_for_screen(&session.0, "done: counted").await;
+    // The log has the heal's own row: what changed and what it cost.
+    let row = screen
+        .lines()
+        .find(|l| l.contains("healed"))
+        .unwrap_or_else(|| panic!("a healed row:\n{screen}"));
+    assert!(row.contains("id:tally → "), "{row}");
+    assert_eq!(llm.requests().len(), 2, "the heal took two model calls");
+    assert_eq!(
+        clicks.load(Ordering::SeqCst),
+        1,
+        "counted once, by the heal"
+    );
+    let repaired = dir.join("till.healed.rhai");
+    let text = std::fs::read_to_string(&repaired)
+        .unwrap_or_else(|e| panic!("{}: {e}\n{screen}", repaired.display()));
+    assert!(text.contains("count"), "{text}");
+    assert!(text.contains("healed step 1"), "{text}");
+    // The original is left as it was.
+    let original = std::fs::read_to_string(dir.join("till.rhai")).expect("the original");
+    assert!(original.contains("\"id:tally\""), "{original}");
+    tmux_keys(&session.0, &["q"]);
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -221,6 +221,8 @@ pub enum Effect {
     RunRecipe {
         /// The recipe's name.
         name: String,
+        /// Its parameters, checked against its declaration.
+        params: serde_json::Map<String, serde_json::Value>,
         /// The approval mode at the start (it can change while it runs).
         approval: ApprovalMode,
     },

@@ -66,6 +66,34 @@ pub mod rows {
     pub const NEW: &str = "new";
     /// The run ended other than by `done`.
     pub const END: &str = "end";
+    /// A recipe step that no longer ran was handed to the agent.
+    pub const HEALED: &str = "healed";
+}
+
+/// The log row of a healed (or not healed) recipe step: what changed and
+/// what it cost, the sub-goal in the row's detail.
+pub fn healed_row(heal: &crate::events::HealRecord) -> LogEntry {
+    let change = if heal.success {
+        format!("{} → {}", heal.old, heal.new)
+    } else {
+        format!("{} → not healed", heal.old)
+    };
+    let outcome = if heal.success {
+        Outcome::Ok
+    } else {
+        Outcome::Failed {
+            reason: "not healed".into(),
+            message: heal.failure.clone(),
+        }
+    };
+    LogEntry {
+        step: Some(heal.step),
+        params: format!(
+            "{} model calls, {} tokens; asked: {}",
+            heal.model_calls, heal.usage.total_tokens, heal.sub_goal
+        ),
+        ..LogEntry::row(rows::HEALED, change, outcome)
+    }
 }
 
 /// What a log row of a replay shows in the other panes.
@@ -214,6 +242,10 @@ impl ReplayData {
                     entry.step = Some(*step);
                     let r = row(&url, listing, &picture);
                     data.push(entry, r);
+                }
+                Event::Healed(heal) => {
+                    let r = row(&url, listing, &picture);
+                    data.push(healed_row(heal), r);
                 }
                 Event::Resumed(record) => {
                     let text = format!("continues {} at step {}", record.from, record.step);

@@ -19,7 +19,9 @@ use crate::environment::{
 use crate::events::Event;
 use crate::llm::StopSignal;
 use crate::script::{CancelFlag, ScriptEnvironment};
-use crate::session::{run_recipe, LlmSubAgent, Prepared, Session};
+use crate::session::{
+    run_recipe_with, LlmHealer, LlmSubAgent, Prepared, RecipeRun, RewriteTarget, Session,
+};
 use crate::vision::{Screenshot, ShotRegion, ShotRequest};
 
 use super::super::event::AppEvent;
@@ -36,6 +38,7 @@ pub(super) enum BrowserCommand {
     /// Run a loaded recipe.
     Recipe {
         name: String,
+        params: serde_json::Map<String, serde_json::Value>,
         with_model: bool,
         run: RunControl,
     },
@@ -467,9 +470,10 @@ pub(super) async fn browser_task(
                         break;
                     }
                 }
-                Some(BrowserCommand::Recipe { name, with_model, run }) => {
+                Some(BrowserCommand::Recipe { name, params, with_model, run }) => {
+                    let recipe = RecipeCall { name, params, with_model };
                     let shutting_down =
-                        run_recipe_here(&mut session, name, with_model, run, &tx, &view, &mut commands, &mut events).await;
+                        run_recipe_here(&mut session, recipe, run, &tx, &view, &mut commands, &mut events).await;
                     if shutting_down {
                         break;
                     }
@@ -714,15 +718,22 @@ async fn run_agent(
     shutting_down
 }
 
+/// A recipe the person asked for: its name, its parameters (already
+/// checked) and whether a model may answer its sub-goals and heal it.
+struct RecipeCall {
+    name: String,
+    params: serde_json::Map<String, serde_json::Value>,
+    with_model: bool,
+}
+
 /// Runs a recipe on the session's tab, its steps through the person's
-/// approval gate; returns whether a shutdown came in meanwhile.
-// The loop's channels and the run's controls are all needed here; a
-// struct bundling them would only exist for this call.
-#[allow(clippy::too_many_arguments)]
+/// approval gate; with a model, `agent("…")` sub-goals are answered and a
+/// step that no longer runs is healed, the repaired recipe written next
+/// to the original (`NAME.healed.rhai`) once the person approved the
+/// rewrite. Returns whether a shutdown came in meanwhile.
 async fn run_recipe_here(
     session: &mut Session,
-    name: String,
-    with_model: bool,
+    recipe: RecipeCall,
     run: RunControl,
     tx: &Sender<AppEvent>,
     view: &PageView,
@@ -732,27 +743,37 @@ async fn run_recipe_here(
     let mut setup = session.agent_setup();
     setup.config.max_steps = run.max_steps;
     setup.approval = LiveMode::following(run.approval.clone());
-    // `agent("…")` asks the person like any run; without a model it fails
-    // with its reason.
-    let sub_agent = (with_model && session.model().is_ok()).then(|| {
-        let tx = tx.clone();
-        LlmSubAgent {
+    let name = recipe.name;
+    let mut recipe_run = RecipeRun::new(name.clone(), format!("recipe {name}"));
+    recipe_run.params = recipe.params;
+    if recipe.with_model && session.model().is_ok() {
+        let asking = tx.clone();
+        let approvers: crate::session::ApproverFactory = Arc::new(move || {
+            Box::new(WorkbenchApprover { tx: asking.clone() }) as Box<dyn Approver>
+        });
+        let sub_approvers = Arc::clone(&approvers);
+        recipe_run.sub_agent = Some(LlmSubAgent {
             setup: setup.clone(),
-            approver: Box::new(move || Box::new(WorkbenchApprover { tx: tx.clone() })),
+            approver: Box::new(move || sub_approvers()),
             stop: run.stop.clone(),
-        }
-    });
+        });
+        recipe_run.healer = Some(LlmHealer {
+            setup: setup.clone(),
+            approver: approvers,
+            stop: run.stop.clone(),
+            budget: setup.heal_budget,
+        });
+        let file = session
+            .scripts
+            .recipes()
+            .into_iter()
+            .find(|r| r.name == name)
+            .map(|r| std::path::PathBuf::from(r.file));
+        recipe_run.rewrite = file.map(|file| RewriteTarget::for_file(&file, false));
+    }
     let (environment, approver) = steered(session, &run, tx, view);
     let cancel = run.cancel.clone();
-    let running = run_recipe(
-        &setup,
-        environment,
-        &name,
-        format!("recipe {name}"),
-        approver,
-        sub_agent,
-        &cancel,
-    );
+    let running = run_recipe_with(&setup, environment, recipe_run, approver, &cancel);
     let (_, shutting_down) = while_running(
         running,
         "a recipe is running",

@@ -605,11 +605,17 @@ impl EffectHandler for Services {
             Effect::SetApprovalMode(mode) => {
                 self.approval.send_replace(mode);
             }
-            Effect::RunRecipe { name, approval } => {
+            Effect::RunRecipe {
+                name,
+                params,
+                approval,
+            } => {
                 let run = self.new_run(approval);
-                // Without a model, `agent("…")` fails with its reason.
+                // Without a model, `agent("…")` fails with its reason and
+                // a failed step is not healed.
                 let command = BrowserCommand::Recipe {
                     name,
+                    params,
                     with_model: self.model.is_ok(),
                     run,
                 };

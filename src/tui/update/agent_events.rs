@@ -294,21 +294,24 @@ pub(super) fn on_agent_event(state: &mut AppState, event: Event) {
         | Event::Listing(_)
         | Event::StepEnded { .. }
         | Event::ActionRequest { .. } => {}
-        Event::Healed(heal) => notice(
-            state,
-            !heal.success,
-            format!(
-                "step {} healed: {} → {} ({} model calls)",
-                heal.step,
-                heal.old,
-                if heal.success {
-                    heal.new.as_str()
-                } else {
-                    "not healed"
-                },
-                heal.model_calls
-            ),
-        ),
+        Event::Healed(heal) => {
+            push_log(state, super::super::replay::healed_row(&heal));
+            notice(
+                state,
+                !heal.success,
+                format!(
+                    "step {} healed: {} → {} ({} model calls)",
+                    heal.step,
+                    heal.old,
+                    if heal.success {
+                        heal.new.as_str()
+                    } else {
+                        "not healed"
+                    },
+                    heal.model_calls
+                ),
+            )
+        }
         Event::Cache(cache) => {
             state.status.cache = Some(cache.state);
             push_log(

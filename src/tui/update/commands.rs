@@ -2,6 +2,7 @@
 //! starting a task; what an action's result adds to the log.
 
 use super::*;
+use crate::script::params::{parse_assignment, resolve_params};
 
 /// The listed element an action targets, as the log and approval show it.
 pub(super) fn target_text(state: &AppState, target: Option<&Target>) -> String {
@@ -159,14 +160,26 @@ pub(super) fn recipe_list(state: &AppState) -> String {
     format!("recipes · {}", names.join(" · "))
 }
 
-/// `:recipe NAME`: runs a loaded recipe like an agent run.
-pub(super) fn start_recipe(state: &mut AppState, name: &str, effects: &mut Vec<Effect>) {
+/// `:recipe NAME [PARAM=VALUE]…`: runs a loaded recipe like an agent run,
+/// with its parameters (a value with spaces in double quotes) checked
+/// against what it declares before anything runs.
+pub(super) fn start_recipe(state: &mut AppState, rest: &str, effects: &mut Vec<Effect>) {
+    let words = match split_words(rest) {
+        Ok(words) => words,
+        Err(why) => {
+            notice(state, true, why);
+            return;
+        }
+    };
+    let mut words = words.into_iter();
+    let name = words.next().unwrap_or_default();
+    let name = name.as_str();
     if name.is_empty() {
         let listed = recipe_list(state);
         notice(state, true, format!("which recipe? {listed}"));
         return;
     }
-    if !state.recipes.iter().any(|r| r.name == name) {
+    let Some(recipe) = state.recipes.iter().find(|r| r.name == name) else {
         let available: Vec<&str> = state.recipes.iter().map(|r| r.name.as_str()).collect();
         let available = if available.is_empty() {
             "none".to_string()
@@ -179,7 +192,30 @@ pub(super) fn start_recipe(state: &mut AppState, name: &str, effects: &mut Vec<E
             format!("no recipe named `{name}` is loaded; available: {available}"),
         );
         return;
+    };
+    let mut given = serde_json::Map::new();
+    for word in words {
+        match parse_assignment(&word) {
+            Ok((key, value)) => {
+                given.insert(key, value);
+            }
+            Err(_) => {
+                notice(
+                    state,
+                    true,
+                    format!("`{word}`: write a parameter as NAME=VALUE"),
+                );
+                return;
+            }
+        }
     }
+    let params = match resolve_params(&recipe.name, &recipe.params, &given) {
+        Ok(params) => params,
+        Err(why) => {
+            notice(state, true, why);
+            return;
+        }
+    };
     state.command_line = None;
     state.status.run = RunStatus::Running;
     state.status.step = 0;
@@ -192,8 +228,42 @@ pub(super) fn start_recipe(state: &mut AppState, name: &str, effects: &mut Vec<E
     notice(state, false, format!("running recipe {name} (s stops it)"));
     effects.push(Effect::RunRecipe {
         name: name.to_string(),
+        params,
         approval: state.status.approval,
     });
+}
+
+/// The words of a command line; double quotes keep spaces in one word.
+fn split_words(line: &str) -> Result<Vec<String>, String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut quoted = false;
+    let mut started = false;
+    for c in line.chars() {
+        match c {
+            '"' => {
+                quoted = !quoted;
+                started = true;
+            }
+            c if c.is_whitespace() && !quoted => {
+                if started {
+                    words.push(std::mem::take(&mut word));
+                    started = false;
+                }
+            }
+            c => {
+                word.push(c);
+                started = true;
+            }
+        }
+    }
+    if quoted {
+        return Err("a double quote is not closed".into());
+    }
+    if started {
+        words.push(word);
+    }
+    Ok(words)
 }
 
 /// Completes a recipe name after `recipe `.
