@@ -354,20 +354,36 @@
     return null;
   }
 
+  // How many controls other than buttons `e` holds, counted once per
+  // element and observation (`fieldCounts` is new for each).
+  let fieldCounts = new Map();
+  function fieldsIn(e) {
+    let n = fieldCounts.get(e);
+    if (n === undefined) {
+      n = 0;
+      for (const c of e.querySelectorAll(CONTROL)) if (c.localName !== 'button') n += 1;
+      fieldCounts.set(e, n);
+    }
+    return n;
+  }
+
   // The words of the row a lone control sits in: the nearest ancestor (up
   // to four levels) with short text and no other control in it.
   function rowText(el) {
+    const mine = el.localName !== 'button' && el.matches(CONTROL) ? 1 : 0;
     let e = composedParent(el);
     for (let depth = 0; e && depth < 4; depth++, e = composedParent(e)) {
       if (e.localName === 'form' || e.localName === 'body') return '';
-      let controls = 0;
-      for (const c of e.querySelectorAll(CONTROL)) {
-        if (c !== el && c.localName !== 'button') controls += 1;
-      }
-      if (controls) return '';
-      // innerText lays text out; a long subtree is not a row anyway.
+      // Another control in it (buttons aside) means it is not this
+      // control's row; a table's row holds many, and is counted once.
+      // (`contains` stays in one tree: a control in a shadow root is not
+      // among its host's ancestors' own.)
+      if (fieldsIn(e) > (mine && e.contains(el) ? 1 : 0)) return '';
+      // innerText lays text out; a long subtree is not a row anyway, and
+      // one with no text has none to give.
       const raw = e.textContent || '';
       if (raw.length > 400) return '';
+      if (!/\S/.test(raw)) continue;
       const words = squeeze(e.innerText || raw);
       if (words) return words.length <= 80 ? words : '';
     }
@@ -613,6 +629,7 @@
 
   function observe(opts) {
     labelsByRoot = new Map();
+    fieldCounts = new Map();
     // Reading (read_page): the whole page's text with fields' values, and
     // nothing listed, so the latest observation's indices stay valid.
     const reading = !!opts.read;
