@@ -389,12 +389,17 @@ impl Scripts {
         Ok(summary)
     }
 
-    /// Loads every `.rhai` file in `dir`; one result per file.
+    /// Loads every script in `dir` (`.rhai`, not hidden, not a healed
+    /// replay's repaired copy awaiting review); one result per file.
     pub fn load_dir(&self, dir: &Path) -> Vec<Result<FileSummary, ScriptError>> {
         let mut paths: Vec<PathBuf> = match std::fs::read_dir(dir) {
             Ok(entries) => entries
                 .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.extension().is_some_and(|e| e == "rhai"))
+                .filter(|p| {
+                    p.file_name()
+                        .and_then(|n| n.to_str())
+                        .is_some_and(super::watch::is_script_name)
+                })
                 .collect(),
             Err(error) => {
                 return vec![Err(ScriptError::Read {
@@ -748,6 +753,28 @@ mod tests {
         assert_eq!(schema["required"], json!(["id", "reason"]));
         assert_eq!(schema["properties"]["reason"], json!({"type": "string"}));
         assert!(schema["properties"]["note"].get("optional").is_none());
+    }
+
+    #[test]
+    fn a_directory_loads_without_the_repaired_copy_a_heal_left_for_review() {
+        let dir = std::env::temp_dir().join(format!("webagent-load-dir-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let source = "action(\"greet\", #{ description: \"Says hi\" }); fn greet() { 1 }\n\
+                      recipe(\"hello\", \"Greets\"); fn hello() { greet() }";
+        std::fs::write(dir.join("greet.rhai"), source).unwrap();
+        // Beside the original it would declare `greet` a second time.
+        std::fs::write(dir.join("greet.healed.rhai"), source).unwrap();
+        std::fs::write(dir.join(".greet.rhai.swp"), "not a script").unwrap();
+        let scripts = Scripts::default();
+        let loaded = scripts.load_dir(&dir);
+        assert_eq!(loaded.len(), 1, "{loaded:?}");
+        assert!(loaded[0].is_ok(), "{loaded:?}");
+        assert_eq!(scripts.recipes().len(), 1);
+        // Named on its own, the copy loads.
+        let copy = Scripts::default();
+        copy.load_file(&dir.join("greet.healed.rhai")).unwrap();
+        assert_eq!(copy.recipes()[0].name, "hello");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

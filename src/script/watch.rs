@@ -81,8 +81,14 @@ impl std::fmt::Debug for ScriptWatcher {
     }
 }
 
-fn is_script_name(name: &str) -> bool {
-    !name.starts_with('.') && name.ends_with(".rhai")
+/// Whether a file found in a scripts directory loads: `.rhai` files, but
+/// not hidden ones, nor the repaired copy a healed replay writes beside
+/// its recipe (`NAME.healed.rhai`). That copy waits for the person's
+/// review, and loaded beside the original it would declare the same
+/// actions and recipes again. Named on its own (`--recipes
+/// x.healed.rhai`, `recipe run x.healed.rhai`) it loads like any file.
+pub(crate) fn is_script_name(name: &str) -> bool {
+    !name.starts_with('.') && name.ends_with(".rhai") && !name.ends_with(".healed.rhai")
 }
 
 impl ScriptWatcher {
