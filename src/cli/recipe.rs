@@ -13,7 +13,7 @@ use anyhow::Context;
 use super::flags::HeadlessFlags;
 use super::headless::{Headless, EXIT_USAGE};
 use crate::script::params::{parse_assignment, resolve_params};
-use crate::script::{export_recipe_with, ExportOptions, Scripts};
+use crate::script::{export_recipe_with, pick_recipe, ExportOptions, Scripts};
 use crate::session::{located_text, same_file, ReplayOptions};
 
 /// The recipe subcommands.
@@ -135,38 +135,19 @@ async fn run_recipe_command(args: RunArgs) -> anyhow::Result<ExitCode> {
         Err(code) => return Ok(code),
     };
     let recipes = prepared.scripts.recipes();
-    let file = args.file.display().to_string();
     let own: Vec<_> = recipes
-        .iter()
+        .into_iter()
         .filter(|r| same_file(&r.file, &args.file))
         .collect();
-    let recipe = match (&args.recipe, own.as_slice()) {
-        (Some(name), _) => match own.iter().find(|r| r.name == *name) {
-            Some(recipe) => (*recipe).clone(),
-            None => {
-                let available: Vec<&str> = own.iter().map(|r| r.name.as_str()).collect();
-                eprintln!(
-                    "error: {file} declares no recipe named `{name}`; available: {}",
-                    if available.is_empty() {
-                        "none".to_string()
-                    } else {
-                        available.join(", ")
-                    }
-                );
-                return Ok(ExitCode::from(EXIT_USAGE));
-            }
-        },
-        (None, [only]) => (*only).clone(),
-        (None, []) => {
-            eprintln!("error: {file} declares no recipe");
-            return Ok(ExitCode::from(EXIT_USAGE));
-        }
-        (None, several) => {
-            let names: Vec<&str> = several.iter().map(|r| r.name.as_str()).collect();
-            eprintln!(
-                "error: {file} declares several recipes ({}); pick one with --recipe NAME",
-                names.join(", ")
-            );
+    let recipe = match pick_recipe(
+        &own,
+        &args.file,
+        args.recipe.as_deref(),
+        "pick one with --recipe NAME",
+    ) {
+        Ok(recipe) => recipe.clone(),
+        Err(why) => {
+            eprintln!("error: {why}");
             return Ok(ExitCode::from(EXIT_USAGE));
         }
     };

@@ -133,6 +133,42 @@ pub struct RecipeDef {
     pub params: Vec<RecipeParam>,
 }
 
+/// The recipe of `file` named `name`, or the file's only one when no name
+/// is given: how `recipe run --recipe`, a suite case's `name:` and a
+/// session's replay choose. `declared` is what the file declares; `how`
+/// tells the person how to name one when it declares several.
+pub fn pick_recipe<'a>(
+    declared: &'a [RecipeDef],
+    file: &Path,
+    name: Option<&str>,
+    how: &str,
+) -> Result<&'a RecipeDef, String> {
+    let names = || {
+        let names: Vec<&str> = declared.iter().map(|r| r.name.as_str()).collect();
+        if names.is_empty() {
+            "none".to_string()
+        } else {
+            names.join(", ")
+        }
+    };
+    match (name, declared) {
+        (Some(name), _) => declared.iter().find(|r| r.name == name).ok_or_else(|| {
+            format!(
+                "{} declares no recipe named `{name}`; it declares: {}",
+                file.display(),
+                names()
+            )
+        }),
+        (None, [only]) => Ok(only),
+        (None, []) => Err(format!("{} declares no recipe", file.display())),
+        (None, _) => Err(format!(
+            "{} declares several recipes ({}); {how}",
+            file.display(),
+            names()
+        )),
+    }
+}
+
 /// What one file offers, for `webagent recipe check` and reload reports.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileSummary {
@@ -753,6 +789,43 @@ mod tests {
         assert_eq!(schema["required"], json!(["id", "reason"]));
         assert_eq!(schema["properties"]["reason"], json!({"type": "string"}));
         assert!(schema["properties"]["note"].get("optional").is_none());
+    }
+
+    #[test]
+    fn a_recipe_is_picked_by_name_or_as_the_files_only_one() {
+        let def = |name: &str| RecipeDef {
+            name: name.into(),
+            description: String::new(),
+            file: "orders.rhai".into(),
+            params: Vec::new(),
+        };
+        let file = Path::new("orders.rhai");
+        let two = [def("refund"), def("ship")];
+        let how = "pick one with --recipe NAME";
+        assert_eq!(
+            pick_recipe(&two, file, Some("ship"), how).unwrap().name,
+            "ship"
+        );
+        assert_eq!(
+            pick_recipe(&two, file, Some("pay"), how).unwrap_err(),
+            "orders.rhai declares no recipe named `pay`; it declares: refund, ship"
+        );
+        assert_eq!(
+            pick_recipe(&two, file, None, how).unwrap_err(),
+            "orders.rhai declares several recipes (refund, ship); pick one with --recipe NAME"
+        );
+        assert_eq!(
+            pick_recipe(&two[..1], file, None, how).unwrap().name,
+            "refund"
+        );
+        assert_eq!(
+            pick_recipe(&[], file, None, how).unwrap_err(),
+            "orders.rhai declares no recipe"
+        );
+        assert_eq!(
+            pick_recipe(&[], file, Some("x"), how).unwrap_err(),
+            "orders.rhai declares no recipe named `x`; it declares: none"
+        );
     }
 
     #[test]

@@ -60,7 +60,7 @@ pub use host::{
     HealOutcome, HealRequest, HealedAction, HealedStep, Healer, HostCall, HostError, RecipeHost,
     Replacement, ScriptHost, SubAgent, TabHost,
 };
-pub use library::{ActionDef, CancelFlag, FileSummary, RecipeDef, Scripts};
+pub use library::{pick_recipe, ActionDef, CancelFlag, FileSummary, RecipeDef, Scripts};
 pub use params::{ParamKind, RecipeParam};
 pub use rewrite::rewrite_source;
 pub use watch::{ScriptEvent, ScriptWatcher};

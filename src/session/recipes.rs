@@ -142,38 +142,9 @@ impl Session {
                 .map_err(|e| SessionError::Usage(super::located_text(file, &e)))?;
         }
         let declared = own(&self.scripts);
-        let names = || {
-            declared
-                .iter()
-                .map(|r| r.name.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        match name {
-            Some(name) => declared
-                .iter()
-                .find(|r| r.name == name)
-                .cloned()
-                .ok_or_else(|| {
-                    SessionError::Usage(format!(
-                        "{} declares no recipe named `{name}`; it declares: {}",
-                        file.display(),
-                        names()
-                    ))
-                }),
-            None => match declared.as_slice() {
-                [only] => Ok(only.clone()),
-                [] => Err(SessionError::Usage(format!(
-                    "{} declares no recipe",
-                    file.display()
-                ))),
-                _ => Err(SessionError::Usage(format!(
-                    "{} declares several recipes ({}); pick one with --recipe NAME",
-                    file.display(),
-                    names()
-                ))),
-            },
-        }
+        crate::script::pick_recipe(&declared, file, name, "pick one with --recipe NAME")
+            .cloned()
+            .map_err(SessionError::Usage)
     }
 }
 

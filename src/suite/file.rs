@@ -22,6 +22,7 @@ use serde_json::{Map, Value};
 use crate::actions::Selector;
 use crate::config::SecretSource;
 use crate::script::params::resolve_params;
+use crate::script::pick_recipe;
 use crate::script::{RecipeDef, Scripts};
 use crate::yaml::YamlError;
 
@@ -608,36 +609,13 @@ impl<'de> Visitor<'de> for RecipeCallVisitor {
             ));
         };
         let declared = declared.map_err(de::Error::custom)?;
-        let names = || {
-            declared
-                .iter()
-                .map(|r| r.name.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        let recipe = match (&written.name, declared.as_slice()) {
-            (Some(name), _) => declared.iter().find(|r| r.name == *name).ok_or_else(|| {
-                de::Error::custom(format!(
-                    "{} declares no recipe `{name}`; it declares: {}",
-                    file.display(),
-                    names()
-                ))
-            })?,
-            (None, [only]) => only,
-            (None, []) => {
-                return Err(de::Error::custom(format!(
-                    "{} declares no recipe",
-                    file.display()
-                )))
-            }
-            (None, _) => {
-                return Err(de::Error::custom(format!(
-                    "{} declares several recipes ({}); say which with `name:`",
-                    file.display(),
-                    names()
-                )))
-            }
-        };
+        let recipe = pick_recipe(
+            &declared,
+            &file,
+            written.name.as_deref(),
+            "say which with `name:`",
+        )
+        .map_err(de::Error::custom)?;
         // The parameters are checked as `recipe run --param` checks them:
         // an unknown name or a wrong type stops the suite before anything
         // runs, with what the recipe takes.
