@@ -64,6 +64,17 @@ fn webagent_test(dir: &Path, args: &[&str]) -> Output {
         .expect("the webagent binary runs")
 }
 
+/// Writes the test recipes and `suite.yaml` into `dir`: cases `case 1`
+/// to `case N`, each with the flow-map body `case` (`url: …, recipe: …`).
+fn numbered_cases(dir: &Path, n: usize, case: &str) {
+    std::fs::write(dir.join("steps.rhai"), RECIPES).expect("recipes");
+    let mut suite = String::from("cases:\n");
+    for k in 1..=n {
+        suite.push_str(&format!("  - {{name: case {k}, {case}}}\n"));
+    }
+    std::fs::write(dir.join("suite.yaml"), suite).expect("a suite");
+}
+
 /// The JSON events of a `--json` run.
 fn events(output: &Output) -> Vec<Value> {
     String::from_utf8_lossy(&output.stdout)
@@ -536,14 +547,11 @@ fn a_case_in_its_own_context_downloads_into_the_download_folder() {
 fn shards_run_every_case_exactly_once() {
     serve_outcome_pages();
     let dir = scratch("shards");
-    std::fs::write(dir.join("steps.rhai"), RECIPES).expect("recipes");
-    let mut suite = String::from("cases:\n");
-    for n in 1..=7 {
-        suite.push_str(&format!(
-            "  - {{name: case {n}, url: /hello, recipe: {{file: steps.rhai, name: noop}}}}\n"
-        ));
-    }
-    std::fs::write(dir.join("suite.yaml"), suite).expect("a suite");
+    numbered_cases(
+        &dir,
+        7,
+        "url: /hello, recipe: {file: steps.rhai, name: noop}",
+    );
     let origin = shared().server.origin();
     for count in 1..=4 {
         let mut ran: Vec<String> = Vec::new();
@@ -868,14 +876,11 @@ fn a_pool_that_queues_sessions_serves_a_suite_at_its_documented_address() {
     serve_outcome_pages();
     let pool = shared().runtime.block_on(pool::Pool::start(2));
     let dir = scratch("pool");
-    std::fs::write(dir.join("steps.rhai"), RECIPES).expect("recipes");
-    let mut suite = String::from("cases:\n");
-    for n in 1..=6 {
-        suite.push_str(&format!(
-            "  - {{name: case {n}, url: /hello, recipe: {{file: steps.rhai, name: greet}}, expect: [{{text: \"Hello, tester\"}}]}}\n"
-        ));
-    }
-    std::fs::write(dir.join("suite.yaml"), suite).expect("a suite");
+    numbered_cases(
+        &dir,
+        6,
+        "url: /hello, recipe: {file: steps.rhai, name: greet}, expect: [{text: \"Hello, tester\"}]",
+    );
     let origin = shared().server.origin();
     // Four workers against a pool of two: two wait in its queue, unanswered,
     // until the first two leave.
