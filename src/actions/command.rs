@@ -84,6 +84,14 @@ impl Catalog {
     }
 }
 
+/// The words of a command line as the `:` line reads an action's: a word
+/// or a `name=` value in quotes keeps its spaces (`customer="Mary Jones"`),
+/// with the quotes and escapes taken off.
+pub fn command_words(line: &str) -> Vec<String> {
+    let chars: Vec<char> = line.chars().collect();
+    tokenize(&chars, 0).into_iter().map(|t| t.text).collect()
+}
+
 /// Splits into words; a quote at the start of a word opens a quoted word
 /// when it is closed later, otherwise it is an ordinary character (so
 /// `think 'tis late` still reads).

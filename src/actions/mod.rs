@@ -36,6 +36,7 @@ pub use action::{
     Action, CustomAction, InjectPosition, OptionChoice, ScrollDirection, Target, WaitCondition,
 };
 pub use catalog::{ActionSpec, Catalog, SpecOrigin};
+pub use command::command_words;
 pub use keys::{typing_events, KeyChord, KeyDefinition, KeyEvent, KeyEventKind, Modifiers};
 pub use result::{ActionResult, FailureReason};
 pub use risk::{origin_of, resolve_url, Risk, RiskFacts, TargetFacts};

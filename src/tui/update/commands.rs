@@ -161,17 +161,11 @@ pub(super) fn recipe_list(state: &AppState) -> String {
 }
 
 /// `:recipe NAME [PARAM=VALUE]…`: runs a loaded recipe like an agent run,
-/// with its parameters (a value with spaces in double quotes) checked
-/// against what it declares before anything runs.
+/// with its parameters (a value with spaces in quotes, as on the `:`
+/// line for actions) checked against what it declares before anything
+/// runs.
 pub(super) fn start_recipe(state: &mut AppState, rest: &str, effects: &mut Vec<Effect>) {
-    let words = match split_words(rest) {
-        Ok(words) => words,
-        Err(why) => {
-            notice(state, true, why);
-            return;
-        }
-    };
-    let mut words = words.into_iter();
+    let mut words = crate::actions::command_words(rest).into_iter();
     let name = words.next().unwrap_or_default();
     let name = name.as_str();
     if name.is_empty() {
@@ -231,39 +225,6 @@ pub(super) fn start_recipe(state: &mut AppState, rest: &str, effects: &mut Vec<E
         params,
         approval: state.status.approval,
     });
-}
-
-/// The words of a command line; double quotes keep spaces in one word.
-fn split_words(line: &str) -> Result<Vec<String>, String> {
-    let mut words = Vec::new();
-    let mut word = String::new();
-    let mut quoted = false;
-    let mut started = false;
-    for c in line.chars() {
-        match c {
-            '"' => {
-                quoted = !quoted;
-                started = true;
-            }
-            c if c.is_whitespace() && !quoted => {
-                if started {
-                    words.push(std::mem::take(&mut word));
-                    started = false;
-                }
-            }
-            c => {
-                word.push(c);
-                started = true;
-            }
-        }
-    }
-    if quoted {
-        return Err("a double quote is not closed".into());
-    }
-    if started {
-        words.push(word);
-    }
-    Ok(words)
 }
 
 /// Completes a recipe name after `recipe `.
