@@ -28,7 +28,7 @@ use crate::script::{recipe_from_events_with, CancelFlag, ExportOptions, Scripts}
 use crate::sitemap::SitemapSet;
 
 use super::run::{actions_of, write_replacing};
-use super::{AgentSetup, ApproverFactory, LlmHealer, RecipeRun, RewriteTarget};
+use super::{AgentSetup, ApproverFactory, RecipeRun, RewriteTarget};
 
 /// Where `--cache` alone keeps the cache.
 pub const DEFAULT_CACHE_DIR: &str = ".webagent/cache";
@@ -438,12 +438,7 @@ async fn replay<E: Environment>(
         .unwrap_or_else(|| "replay".into());
     let mut recipe_run = RecipeRun::new(name, format!("cache: {task}"));
     if run.model {
-        recipe_run.healer = Some(LlmHealer {
-            setup: setup.clone(),
-            approver: std::sync::Arc::clone(&run.approvers),
-            stop: run.stop.clone(),
-            budget: setup.heal_budget,
-        });
+        recipe_run = recipe_run.with_healer(setup, &run.approvers, &run.stop);
     }
     recipe_run.rewrite = Some(RewriteTarget {
         source: recipe.to_path_buf(),

@@ -11,7 +11,7 @@ use crate::llm::StopSignal;
 use crate::script::CancelFlag;
 
 use super::cache::{run_cached, CachedOutcome, CachedRun, TaskCache};
-use super::run::{run_recipe_with, ApproverFactory, LlmHealer, LlmSubAgent, RecipeRun};
+use super::run::{run_recipe_with, ApproverFactory, RecipeRun};
 use super::{RecipeOutcome, RewriteTarget, Session, SessionError};
 
 /// How a recipe (or a cached task) runs on a session besides its steps.
@@ -73,20 +73,10 @@ impl Session {
         run.params = params;
         run.origin = options.origin.clone();
         if model {
-            let approvers = Arc::clone(&options.approvers);
-            run.sub_agent = Some(LlmSubAgent {
-                setup: setup.clone(),
-                approver: Box::new(move || approvers()),
-                stop: options.stop.clone(),
-            });
+            run = run.with_sub_agent(&setup, &options.approvers, &options.stop);
         }
         if model && options.heal {
-            run.healer = Some(LlmHealer {
-                setup: setup.clone(),
-                approver: Arc::clone(&options.approvers),
-                stop: options.stop.clone(),
-                budget: setup.heal_budget,
-            });
+            run = run.with_healer(&setup, &options.approvers, &options.stop);
         }
         run.rewrite = options
             .rewrite

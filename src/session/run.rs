@@ -285,6 +285,40 @@ impl RecipeRun {
             rewrite: None,
         }
     }
+
+    /// The model of `setup` answers the recipe's `agent("…")` sub-goals,
+    /// each asking a fresh approver from `approvers`.
+    pub fn with_sub_agent(
+        mut self,
+        setup: &AgentSetup,
+        approvers: &ApproverFactory,
+        stop: &StopSignal,
+    ) -> Self {
+        let approvers = Arc::clone(approvers);
+        self.sub_agent = Some(LlmSubAgent {
+            setup: setup.clone(),
+            approver: Box::new(move || approvers()),
+            stop: stop.clone(),
+        });
+        self
+    }
+
+    /// The model of `setup` heals a step that no longer runs as recorded,
+    /// within `agent.heal_budget` model calls a step.
+    pub fn with_healer(
+        mut self,
+        setup: &AgentSetup,
+        approvers: &ApproverFactory,
+        stop: &StopSignal,
+    ) -> Self {
+        self.healer = Some(LlmHealer {
+            setup: setup.clone(),
+            approver: Arc::clone(approvers),
+            stop: stop.clone(),
+            budget: setup.heal_budget,
+        });
+        self
+    }
 }
 
 /// How a recipe run ended.

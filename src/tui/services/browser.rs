@@ -19,9 +19,7 @@ use crate::environment::{
 use crate::events::Event;
 use crate::llm::StopSignal;
 use crate::script::{CancelFlag, ScriptEnvironment};
-use crate::session::{
-    run_recipe_with, LlmHealer, LlmSubAgent, Prepared, RecipeRun, RewriteTarget, Session,
-};
+use crate::session::{run_recipe_with, Prepared, RecipeRun, RewriteTarget, Session};
 use crate::vision::{Screenshot, ShotRegion, ShotRequest};
 
 use super::super::event::AppEvent;
@@ -751,18 +749,9 @@ async fn run_recipe_here(
         let approvers: crate::session::ApproverFactory = Arc::new(move || {
             Box::new(WorkbenchApprover { tx: asking.clone() }) as Box<dyn Approver>
         });
-        let sub_approvers = Arc::clone(&approvers);
-        recipe_run.sub_agent = Some(LlmSubAgent {
-            setup: setup.clone(),
-            approver: Box::new(move || sub_approvers()),
-            stop: run.stop.clone(),
-        });
-        recipe_run.healer = Some(LlmHealer {
-            setup: setup.clone(),
-            approver: approvers,
-            stop: run.stop.clone(),
-            budget: setup.heal_budget,
-        });
+        recipe_run = recipe_run
+            .with_sub_agent(&setup, &approvers, &run.stop)
+            .with_healer(&setup, &approvers, &run.stop);
         let file = session
             .scripts
             .recipes()
