@@ -2917,7 +2917,7 @@ async fn a_recipe_run_in_the_workbench_heals_a_changed_step_and_writes_the_repai
     let repaired = dir.join("till.healed.rhai");
     let text = std::fs::read_to_string(&repaired)
         .unwrap_or_else(|e| panic!("{}: {e}\n{screen}", repaired.display()));
-    assert!(text.contains("count"), "{text}");
+    assert!(text.contains("\"id:count\""), "the new locator: {text}");
     assert!(text.contains("healed step 1"), "{text}");
     // The original is left as it was.
     let original = std::fs::read_to_string(dir.join("till.rhai")).expect("the original");
