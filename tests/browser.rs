@@ -376,6 +376,45 @@ fn a_long_page_lists_the_viewport_band_and_counts_what_was_left_out() {
 }
 
 #[test]
+fn a_long_table_lists_its_cells_in_the_band_and_a_cell_moved_away_by_its_own_box() {
+    // Cells of a row inside the band are not measured one by one (a cell
+    // lies within its row); a cell taken out of the table's layout is.
+    let mut rows = String::new();
+    for r in 0..300 {
+        rows.push_str(&format!(
+            "<tr><td>row {r}</td><td><input name=\"r{r}a\"></td><td><input name=\"r{r}b\"></td></tr>"
+        ));
+    }
+    let html = page(&format!(
+        "<table><tr><td>moved</td><td style=\"position:absolute;top:6000px;cursor:pointer\" onclick=\"1\">far cell</td></tr>{rows}</table>"
+    ));
+    with_page("/long-table", &html, |tab| async move {
+        let top = observe(&tab).await;
+        let fields = top.elements.iter().filter(|e| e.tag == "input").count();
+        assert!((40..400).contains(&fields), "listed {fields} fields");
+        assert!(find(&top, "far cell").is_none(), "{}", top.listing);
+        assert!(top.left_out.below > 200, "{:?}", top.left_out);
+        // Every row inside the band has both its fields listed.
+        let names: Vec<&str> = top
+            .elements
+            .iter()
+            .filter_map(|e| {
+                e.attributes
+                    .iter()
+                    .find(|(k, _)| k == "name")
+                    .map(|(_, v)| v.as_str())
+            })
+            .collect();
+        assert!(
+            names.contains(&"r0a") && names.contains(&"r0b"),
+            "{names:?}"
+        );
+        let last = (fields / 2 - 1).to_string();
+        assert!(names.contains(&format!("r{last}b").as_str()), "{names:?}");
+    });
+}
+
+#[test]
 fn a_fixed_widget_inside_a_far_away_container_is_still_listed() {
     let mut items = String::new();
     for i in 0..500 {

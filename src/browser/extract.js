@@ -105,13 +105,16 @@
 
   function attributesOf(el, tag) {
     const out = [];
-    // Walking the element's own (usually few) attributes is much cheaper
-    // than asking for each kept name.
-    for (const a of el.attributes) {
-      const rank = KEPT_RANK.get(a.name);
+    // Walking the element's own (usually few) attribute names is much
+    // cheaper than asking for each kept name, and unlike `el.attributes`
+    // it makes no Attr node per attribute (a document's first
+    // observation paid for each one).
+    for (const name of el.getAttributeNames()) {
+      const rank = KEPT_RANK.get(name);
       if (rank === undefined) continue;
-      if (a.name === 'role' && a.value === tag) continue;
-      out.push([rank, a.name, clip(squeeze(a.value), a.name === 'href' ? 80 : 60)]);
+      const value = el.getAttribute(name);
+      if (name === 'role' && value === tag) continue;
+      out.push([rank, name, clip(squeeze(value), name === 'href' ? 80 : 60)]);
     }
     out.sort((x, y) => x[0] - y[0]);
     for (let i = 0; i < out.length; i++) out[i] = [out[i][1], out[i][2]];
@@ -219,13 +222,17 @@
     }
     return out;
   }
+  const WORD_DATA = ['data-icon', 'data-action', 'data-command', 'data-tooltip', 'data-title', 'data-original-title', 'data-tip', 'data-name'];
   function wordsOfElement(e) {
     const words = [];
     const cls = e.getAttribute('class');
     if (cls) for (const t of cls.split(/\s+/)) words.push(...classWords(t));
     const id = e.getAttribute('id');
     if (id) words.push(...classWords(id));
-    for (const a of ['data-icon', 'data-action', 'data-command', 'data-tooltip', 'data-title', 'data-original-title', 'data-tip', 'data-name']) {
+    // Most elements have no data- attribute at all: one look at the names
+    // spares eight lookups.
+    if (!e.getAttributeNames().some((n) => n.startsWith('data-'))) return words;
+    for (const a of WORD_DATA) {
       const v = e.getAttribute(a);
       if (v) words.push(...v.split(/[-_\s]+/).map((w) => w.toLowerCase()).filter((w) => w.length > 1 && !NOISE.has(w)));
     }
@@ -260,10 +267,10 @@
   // private-use glyphs are no text.
   // Fields and images draw no ::before / ::after boxes.
   const NO_PSEUDO = new Set(['input', 'select', 'textarea', 'img', 'iframe', 'video', 'audio', 'canvas']);
-  function drawn(el) {
+  function drawn(el, cs) {
     const words = [];
     let text = '';
-    styleWords(getComputedStyle(el), words);
+    styleWords(cs || getComputedStyle(el), words);
     if (NO_PSEUDO.has(el.localName)) return [words, text];
     for (const pseudo of ['::before', '::after']) {
       const ps = getComputedStyle(el, pseudo);
@@ -293,8 +300,9 @@
   };
   const CONTROL = 'input:not([type=hidden]),select,textarea,button';
 
-  // [attribute, value] naming `el`, or null.
-  function nameFor(el, tag) {
+  // [attribute, value] naming `el`, or null; `cs`: its computed style when
+  // the caller has it.
+  function nameFor(el, tag, cs) {
     let s = textOfIds(el, 'aria-labelledby');
     if (s) return ['label', clip(s, 60)];
     // Accessible-name sources inside the element.
@@ -339,7 +347,7 @@
     }
     // Text CSS draws before or after the element is part of its name as a
     // browser computes it.
-    const [pictures, cssText] = drawn(el);
+    const [pictures, cssText] = drawn(el, cs);
     if (cssText) return ['label', clip(cssText, 60)];
     // Guesses: own class/id first, then the pictures its style draws, then
     // what is inside (and the pictures drawn for the first few of those).
@@ -359,7 +367,13 @@
   let fieldCounts = new Map();
   function fieldsIn(e) {
     let n = fieldCounts.get(e);
-    if (n === undefined) {
+    // A box around nothing but one childless element (a table cell around
+    // its field) holds that element alone: no search needed.
+    const only = n === undefined ? e.firstElementChild : null;
+    if (only && !only.nextElementSibling && !only.firstElementChild) {
+      n = only.localName !== 'button' && only.matches(CONTROL) ? 1 : 0;
+      fieldCounts.set(e, n);
+    } else if (n === undefined) {
       n = 0;
       for (const c of e.querySelectorAll(CONTROL)) if (c.localName !== 'button') n += 1;
       fieldCounts.set(e, n);
@@ -648,6 +662,7 @@
       : { top: -margin, bottom: vh + margin, left: -margin, right: vw + margin };
     const candidates = [];  // interactive elements in document order, before the covered check
     const walked = full ? null : new Set();  // elements whose styles were read (default mode)
+    const rowsInside = new Set();  // table rows whose box lies wholly inside the band
     const occluders = [];   // positioned boxes that may paint over others
     let skippedAbove = 0, skippedBelow = 0;
     const text = [];
@@ -687,20 +702,36 @@
         box = { left: r.left + frame.ox, top: r.top + frame.oy, right: r.right + frame.ox, bottom: r.bottom + frame.oy };
         sized = r.width > 0 || r.height > 0;
       };
-      if (!full) {
+      // Outside the band only the box is read: no styles, no descent.
+      const outside = () => {
+        if (!sized || (box.bottom >= band.top && box.top <= band.bottom && box.right >= band.left && box.left <= band.right)) return false;
+        // Boxes beside the band (skip links parked at -9999px) are out of
+        // reach by scrolling up or down; they are not "below".
+        if (box.bottom < band.top) skippedAbove += 1;
+        else if (box.top > band.bottom) skippedBelow += 1;
+        return true;
+      };
+      // A table cell starts at its row's top inside the row's width, so a
+      // cell of a row wholly inside the band meets the band: it needs no
+      // box for the test (a table of fields listed 1,000 cells).
+      const cellOfRowInside = !full && (tag === 'td' || tag === 'th') && rowsInside.has(el.parentElement);
+      if (!full && !cellOfRowInside) {
         measure();
-        // Outside the band only the box is read: no styles, no descent.
-        if (sized && (box.bottom < band.top || box.top > band.bottom || box.right < band.left || box.left > band.right)) {
-          // Boxes beside the band (skip links parked at -9999px) are out of
-          // reach by scrolling up or down; they are not "below".
-          if (box.bottom < band.top) skippedAbove += 1;
-          else if (box.top > band.bottom) skippedBelow += 1;
-          return;
-        }
+        if (outside()) return;
       }
       if (walked) walked.add(el);
       const cs = getComputedStyle(el);
-      if (cs.display === 'none') return;
+      const disp = cs.display;
+      if (disp === 'none') return;
+      // Restyled as something other than a cell, it may sit anywhere.
+      if (cellOfRowInside && disp !== 'table-cell') {
+        measure();
+        if (outside()) return;
+      }
+      if (!full && box !== null && (tag === 'tr' || disp === 'table-row') &&
+        box.top >= band.top && box.bottom <= band.bottom && box.left >= band.left && box.right <= band.right) {
+        rowsInside.add(el);
+      }
       const visible = el.checkVisibility({ opacityProperty: true, visibilityProperty: true });
       if (!visible && (cs.opacity === '0' || cs.contentVisibility === 'hidden')) return;
       const position = cs.position;
@@ -759,7 +790,7 @@
 
       let cand = null;
       if (interactive) {
-        cand = { el, tag, extra, owner, frame, shadow: inShadow, box, clip: myClip,
+        cand = { el, tag, cs, extra, owner, frame, shadow: inShadow, box, clip: myClip,
           positioned: myPositioned, text: '', crossOrigin: false, covered: false };
         if (tag === 'select') {
           cand.text = optionList(el.options, "; select_option takes any option's visible text");
@@ -769,7 +800,6 @@
       }
       const textOwner = cand || owner;
 
-      const disp = cs.display;
       const cell = disp === 'table-cell' || tag === 'td' || tag === 'th';
       const blockish = !cell && (BLOCK.has(tag) || !(disp.startsWith('inline') || disp === 'contents'));
       if (blockish || cell) { addBreak(cell); ownerSpace(owner); }
@@ -965,7 +995,7 @@
       if (c.el.isContentEditable && c.tag !== 'input' && c.tag !== 'textarea') attrs.push(['contenteditable', '']);
       const words = c.whole ? c.text : c.text ? clip(squeeze(c.text), TEXT_PER_ELEMENT) : '';
       if (!words && c.tag !== 'iframe' && c.tag !== 'select' && !attrs.some((a) => a[1] && (NAMED_BY.has(a[0]) || (a[0] === 'value' && /^(submit|button|reset)$/.test(c.el.type))))) {
-        const named = nameFor(c.el, c.tag);
+        const named = nameFor(c.el, c.tag, c.cs);
         if (named) attrs.push(named);
       }
       if (c.tag === 'iframe') {
