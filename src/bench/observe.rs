@@ -206,6 +206,10 @@ async fn measure_step(
                     .await??;
                 let took = bare_step(bare, &format!("{url}?floor={run}"), limit).await?;
                 floor.push(took.as_secs_f64() * 1000.0);
+                // Leave at once: the page's first frame and its painting
+                // would otherwise run on into webagent's turn.
+                tokio::time::timeout(limit, bare.execute(NavigateParams::new("about:blank")))
+                    .await??;
                 continue;
             }
             let cleared = driver.execute(&blank).await;
@@ -237,6 +241,8 @@ async fn measure_step(
                     .and_then(serde_json::Value::as_f64)
                     .unwrap_or(0.0),
             );
+            // Likewise out of the floor's turn.
+            let _ = driver.execute(&blank).await;
         }
     }
     let med = |mut v: Vec<f64>| {
