@@ -1809,6 +1809,58 @@ fn select_text_highlights_a_paragraph_with_a_real_drag_the_page_sees() {
 }
 
 #[test]
+fn select_text_reaches_text_inside_a_components_shadow_root() {
+    let html = page(
+        r#"<main><p>Page text before the card.</p>
+        <x-card id="card"><span slot="title">Slotted title words</span></x-card></main>
+        <script>
+          const root = card.attachShadow({mode: 'open'});
+          root.innerHTML = '<h2><slot name="title"></slot></h2><p>First inner paragraph.</p>' +
+            '<p id="two">Second inner paragraph with tristique words.</p>';
+          document.addEventListener('mouseup', (e) => {
+            seen.push((e.isTrusted ? 'trusted ' : 'synthetic ') + 'mouseup: ' + String(getSelection()));
+          });
+        </script>"#,
+    );
+    with_page("/select-shadow", &html, |tab, _| async move {
+        // Quoted: the component's own paragraph, by a real drag.
+        let inner = "Second inner paragraph with tristique words.";
+        let result = act(&tab, json!({"select_text": {"text": inner}})).await;
+        assert_ok(&result);
+        let data = result.data().cloned().unwrap_or_default();
+        assert_eq!(data["selected"], inner, "{data}");
+        assert!(data.get("drag_selected").is_none(), "{data}");
+        assert_eq!(seen(&tab).await, vec![format!("trusted mouseup: {inner}")]);
+        // Within a target reached through the shadow root.
+        let result = act(
+            &tab,
+            json!({"select_text": {"selector": "#card >>> #two", "text": "tristique"}}),
+        )
+        .await;
+        assert_ok(&result);
+        assert_eq!(result.data().unwrap()["selected"], "tristique");
+        // The page's own text where the component's slot shows it.
+        let result = act(
+            &tab,
+            json!({"select_text": {"text": "Slotted title words"}}),
+        )
+        .await;
+        assert_ok(&result);
+        assert_eq!(result.data().unwrap()["selected"], "Slotted title words");
+        // One range cannot run from the page into the component.
+        let (reason, message) = failure(
+            &act(
+                &tab,
+                json!({"select_text": {"text": "before the card…First inner"}}),
+            )
+            .await,
+        );
+        assert_eq!(reason, FailureReason::InvalidParams, "{message}");
+        assert!(message.contains("shadow root"), "{message}");
+    });
+}
+
+#[test]
 fn input_text_types_into_a_keydown_terminal_key_by_key() {
     let html = page(
         r#"<div id="term" tabindex="0" style="font:14px monospace;background:#111;color:#eee;height:200px">

@@ -470,22 +470,23 @@
   let passage = null;  // the Range select_text is dragging over
 
   // The visible text under `root` without its whitespace, and for each of
-  // its characters the text node and offset it came from.
+  // its characters the text node and offset it came from. The text is
+  // read in the order the page shows it: into open shadow roots, with the
+  // page's own nodes where a component's slots place them.
   function textIndex(root) {
-    const doc = root.ownerDocument || document;
-    const walker = doc.createTreeWalker(root, NodeFilter.SHOW_TEXT);
     const shown = new Map();
     let flat = '';
     const nodes = [], offsets = [];
-    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
-      const parent = n.parentElement;
-      if (!parent || SKIP_TEXT.has(parent.localName)) continue;
+    const addText = (n) => {
+      // Text right inside a shadow root shows as part of its host.
+      const parent = n.parentElement || (n.parentNode && n.parentNode.host);
+      if (!parent || SKIP_TEXT.has(parent.localName)) return;
       let ok = shown.get(parent);
       if (ok === undefined) {
         ok = parent.checkVisibility({ visibilityProperty: true });
         shown.set(parent, ok);
       }
-      if (!ok) continue;
+      if (!ok) return;
       const t = n.data;
       for (let i = 0; i < t.length; i++) {
         if (/\s/.test(t[i])) continue;
@@ -493,7 +494,21 @@
         nodes.push(n);
         offsets.push(i);
       }
-    }
+    };
+    const visit = (node) => {
+      if (node.nodeType === 3) { addText(node); return; }
+      if (node.nodeType === 1) {
+        if (SKIP_TEXT.has(node.localName)) return;
+        if (node.localName === 'slot') {
+          const placed = node.assignedNodes({ flatten: true });
+          if (placed.length) { for (const n of placed) visit(n); return; }
+        }
+      } else if (node.nodeType !== 11 && node.nodeType !== 9) {
+        return;
+      }
+      for (let c = (node.shadowRoot || node).firstChild; c; c = c.nextSibling) visit(c);
+    };
+    visit(root);
     return { flat, nodes, offsets };
   }
 
@@ -544,7 +559,7 @@
   // Scrolls a character into view when it is not, and returns its box.
   function shownChar(node, offset) {
     let b = charBox(node, offset);
-    if (!inView(b) && node.parentElement) {
+    if (!inView(b)) {
       const r = node.ownerDocument.createRange();
       r.setStart(node, offset);
       r.setEnd(node, offset + 1);
@@ -609,10 +624,17 @@
     } else if (last < 0) {
       return { ...fail('not_found', `${where} shows no text to select`), retry: true };
     }
+    // One range lives in one tree: a passage that starts in a component's
+    // shadow root and ends in the page (or another component) cannot be
+    // selected as one.
+    if (index.nodes[first].getRootNode() !== index.nodes[last].getRootNode()) {
+      return fail('invalid_params', `the text to select in ${where} runs across the edge of a component (a shadow root): quote the part inside it or the part outside`);
+    }
     const range = (found ? root.ownerDocument : document).createRange();
     range.setStart(index.nodes[first], index.offsets[first]);
     range.setEnd(index.nodes[last], index.offsets[last] + 1);
-    if (getComputedStyle(range.startContainer.parentElement).userSelect === 'none') {
+    const holder = range.startContainer.parentElement || range.startContainer.parentNode.host;
+    if (getComputedStyle(holder).userSelect === 'none') {
       return fail('not_interactive', `the page does not let the text in ${where} be selected (user-select: none)`);
     }
     const doc = range.startContainer.ownerDocument;
