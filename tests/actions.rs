@@ -1703,6 +1703,80 @@ fn find_text<'a>(
     state.elements.iter().find(|e| e.text == text)
 }
 
+// ---- the first look at a new document ----
+
+/// Navigates with the action a driver runs (its first look on) and
+/// observes as the driver does right after.
+async fn navigate_and_observe(tab: &Tab, url: &str) -> PageState {
+    let opts = ExecOptions {
+        first_look: Some(ObserveOptions::default()),
+        ..options()
+    };
+    let result = act_with(tab, json!({"navigate": {"url": url}}), opts).await;
+    assert_ok(&result);
+    observe(tab).await
+}
+
+#[test]
+fn the_first_listing_after_a_navigation_has_what_the_page_renders_right_after_its_load() {
+    // Each page adds a button once it has loaded, by a way a page queues
+    // work for later: an animation frame, a timer, a message to itself
+    // (React's scheduler), an idle callback. The first look, taken in the
+    // load task, must not list the page before that.
+    let later = |how: &str| {
+        page(&format!(
+            r#"<h1>Loading</h1><div id="app"></div>
+            <script>
+              const add = () => {{ const b = document.createElement('button'); b.textContent = 'Rendered {how}'; app.append(b); }};
+              const channel = new MessageChannel();
+              channel.port1.onmessage = add;
+              addEventListener('load', () => {{
+                const how = '{how}';
+                if (how === 'by frame') requestAnimationFrame(add);
+                if (how === 'by timer') setTimeout(add, 0);
+                if (how === 'by message') channel.port2.postMessage(null);
+                if (how === 'when idle') requestIdleCallback(add);
+              }});
+            </script>"#
+        ))
+    };
+    let s = shared();
+    let mut urls = Vec::new();
+    for (path, how) in [
+        ("/later-frame", "by frame"),
+        ("/later-timer", "by timer"),
+        ("/later-message", "by message"),
+        ("/later-idle", "when idle"),
+    ] {
+        s.server.html(path, later(how));
+        urls.push((s.server.url(path), how));
+    }
+    s.server.html(
+        "/ready",
+        page(r#"<h1>Ready</h1><button onclick="seen.push('pressed')">Press</button>"#),
+    );
+    let ready = s.server.url("/ready");
+    with_page("/start", &page("<p>start</p>"), |tab, _| async move {
+        for (url, how) in urls {
+            let state = navigate_and_observe(&tab, &url).await;
+            let wanted = format!("Rendered {how}");
+            assert!(
+                state.elements.iter().any(|e| e.text == wanted),
+                "{how}: {}",
+                state.listing
+            );
+        }
+        // A page done at its load is listed by its first look, and the
+        // listing's indices reach the page: the look's world is the tab's.
+        let state = navigate_and_observe(&tab, &ready).await;
+        assert_eq!(state.observation, 1, "the first look was listed");
+        let press = index_of(&state, "Press");
+        let result = act_on(&tab, &state, json!({"click": {"index": press}}), options()).await;
+        assert_ok(&result);
+        assert_eq!(seen(&tab).await, vec!["pressed"]);
+    });
+}
+
 // ---- selecting text, typing into widgets ----
 
 #[test]

@@ -149,7 +149,10 @@ impl Driver {
     /// Every refusal already in the tab's guard is still to be reported:
     /// a page that sends itself off-site while the tab is being opened is
     /// the driver's to tell about at its first observation.
-    pub fn new(tab: Tab, exec: ExecOptions, sitemaps: Arc<RwLock<SitemapSet>>) -> Self {
+    pub fn new(tab: Tab, mut exec: ExecOptions, sitemaps: Arc<RwLock<SitemapSet>>) -> Self {
+        // The driver observes after every action: a navigation's new
+        // document is first looked at with its settings.
+        exec.first_look = Some(ObserveOptions::default());
         Driver {
             tab,
             exec,
@@ -205,6 +208,7 @@ impl Driver {
 
     /// Uses these observation settings.
     pub fn with_observe_options(mut self, observe: ObserveOptions) -> Self {
+        self.exec.first_look = Some(observe.clone());
         self.observe = observe;
         self
     }

@@ -53,27 +53,36 @@
   for (const type of INPUT_EVENTS) original.call(window, type, noteInput, { capture: true, passive: true });
   const pending = new Map();  // timer id -> due time
   let depth = 0;               // > 0 while a counted timer's callback runs
+  // Timers of at most SOON ms not yet run, whoever set them: work the page
+  // has queued for right after its load (see `busy` below).
+  const SOON = 50;
+  const soon = new Set();
   const nativeSetTimeout = window.setTimeout;
   const nativeClearTimeout = window.clearTimeout;
   window.setTimeout = function setTimeout(fn, delay, ...rest) {
     const ms = Number(delay) || 0;
     const counted = typeof fn === 'function' && ms <= 1500 &&
       (depth === 1 || (depth === 0 && performance.now() - lastInput < 100));
-    if (!counted) return nativeSetTimeout.call(this, fn, delay, ...rest);
+    const short = typeof fn === 'function' && ms <= SOON;
+    if (!counted && !short) return nativeSetTimeout.call(this, fn, delay, ...rest);
     const level = depth + 1;
     let id = 0;
     const run = function (...args) {
       pending.delete(id);
+      soon.delete(id);
+      if (!counted) return fn.apply(this, args);
       const outer = depth;
       depth = level;
       try { return fn.apply(this, args); } finally { depth = outer; }
     };
     id = nativeSetTimeout.call(this, run, delay, ...rest);
-    pending.set(id, performance.now() + ms);
+    if (counted) pending.set(id, performance.now() + ms);
+    if (short) soon.add(id);
     return id;
   };
   window.clearTimeout = function clearTimeout(id) {
     pending.delete(id);
+    soon.delete(id);
     return nativeClearTimeout.call(this, id);
   };
   // Animation frames likewise: a script that animates a panel by hand
@@ -85,6 +94,7 @@
   const nativeFrame = window.requestAnimationFrame;
   const nativeCancelFrame = window.cancelAnimationFrame;
   const frames = new Map();  // frame id -> when its chain began
+  const anyFrames = new Set();  // every frame callback not yet run
   let chain;                 // the running callback's chain start; null: uncounted; undefined: none runs
   window.requestAnimationFrame = function requestAnimationFrame(fn) {
     if (typeof fn !== 'function') return nativeFrame.call(this, fn);
@@ -94,15 +104,18 @@
     let id = 0;
     id = nativeFrame.call(this, function (time) {
       frames.delete(id);
+      anyFrames.delete(id);
       const outer = chain;
       chain = began;
       try { return fn.call(this, time); } finally { chain = outer; }
     });
     if (began !== null) frames.set(id, began);
+    anyFrames.add(id);
     return id;
   };
   window.cancelAnimationFrame = function cancelAnimationFrame(id) {
     frames.delete(id);
+    anyFrames.delete(id);
     return nativeCancelFrame.call(this, id);
   };
   const framesPending = () => {
@@ -112,6 +125,71 @@
   };
   original.call(document, 'webagent:timers?', () => {
     if (pending.size || framesPending()) dispatch.call(document, new Event('webagent:timers-busy'));
+  });
+  // Other ways a page queues work for right after its load: messages to
+  // itself (a MessageChannel is how React's scheduler renders, a
+  // window.postMessage how setImmediate shims do), idle callbacks and
+  // scheduled tasks. A message counts from its post until the next
+  // message is delivered, for at most a second.
+  let posted = -1e9, delivered = -1e9;
+  const noteDelivered = () => { delivered = performance.now(); };
+  const portPost = MessagePort.prototype.postMessage;
+  MessagePort.prototype.postMessage = function postMessage(...args) {
+    posted = performance.now();
+    return portPost.apply(this, args);
+  };
+  const portHandler = Object.getOwnPropertyDescriptor(MessagePort.prototype, 'onmessage');
+  if (portHandler && portHandler.set) {
+    Object.defineProperty(MessagePort.prototype, 'onmessage', {
+      ...portHandler,
+      set(fn) {
+        const wrapped = typeof fn === 'function'
+          ? function (...args) { noteDelivered(); return fn.apply(this, args); } : fn;
+        return portHandler.set.call(this, wrapped);
+      },
+    });
+  }
+  const windowPost = window.postMessage;
+  window.postMessage = function postMessage(...args) {
+    posted = performance.now();
+    return windowPost.apply(this, args);
+  };
+  original.call(window, 'message', noteDelivered, true);
+  const idle = new Set();
+  if (typeof window.requestIdleCallback === 'function') {
+    const nativeIdle = window.requestIdleCallback;
+    const nativeCancelIdle = window.cancelIdleCallback;
+    window.requestIdleCallback = function requestIdleCallback(fn, ...rest) {
+      if (typeof fn !== 'function') return nativeIdle.call(this, fn, ...rest);
+      let id = 0;
+      id = nativeIdle.call(this, function (...args) { idle.delete(id); return fn.apply(this, args); }, ...rest);
+      idle.add(id);
+      return id;
+    };
+    window.cancelIdleCallback = function cancelIdleCallback(id) {
+      idle.delete(id);
+      return nativeCancelIdle.call(this, id);
+    };
+  }
+  let tasks = 0;
+  const sched = window.scheduler;
+  if (sched && typeof sched.postTask === 'function') {
+    const nativePost = sched.postTask;
+    sched.postTask = function postTask(...args) {
+      const p = nativePost.apply(this, args);
+      tasks += 1;
+      const done = () => { tasks -= 1; };
+      p.then(done, done);
+      return p;
+    };
+  }
+  const messageWaiting = () => posted > delivered && performance.now() - posted < 1000;
+  // Asked once a document has loaded: has the page queued work that may
+  // still change it (any animation frame, a timer due within SOON ms, a
+  // message to itself, an idle callback or task)? Always answers.
+  original.call(document, 'webagent:busy?', () => {
+    const busy = soon.size > 0 || anyFrames.size > 0 || messageWaiting() || idle.size > 0 || tasks > 0;
+    dispatch.call(document, new Event(busy ? 'webagent:busy!' : 'webagent:idle!'));
   });
   original.call(document, 'webagent:listeners?', () => {
     const alive = [];

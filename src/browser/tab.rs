@@ -148,7 +148,26 @@ pub struct Tab {
     announced: Arc<std::sync::Mutex<Option<ExecutionContextId>>>,
     /// Keeps `announced` up to date.
     world_watch: Option<JoinHandle<()>>,
+    /// Woken whenever `announced` changes.
+    announcements: Arc<tokio::sync::Notify>,
+    /// The observation a new document's first look took as it loaded,
+    /// until the next observation picks it up (see [`Tab::first_look`]).
+    first_look: std::sync::Mutex<Option<FirstLook>>,
 }
+
+/// An observation taken in a new document's load task.
+#[derive(Debug)]
+struct FirstLook {
+    world: ExecutionContextId,
+    taken: Instant,
+    options: serde_json::Value,
+    json: String,
+}
+
+/// How long a first look stays the answer to the next observation: the
+/// observation that follows a navigation comes at once, and one asked for
+/// later looks at the page again.
+const FIRST_LOOK_FRESH: Duration = Duration::from_millis(250);
 
 impl Drop for Tab {
     fn drop(&mut self) {
@@ -171,6 +190,7 @@ impl Drop for Tab {
 async fn watch_worlds(
     page: &Page,
     announced: Arc<std::sync::Mutex<Option<ExecutionContextId>>>,
+    announcements: Arc<tokio::sync::Notify>,
 ) -> Option<JoinHandle<()>> {
     use chromiumoxide::cdp::js_protocol::runtime::EventExecutionContextCreated;
     use futures_util::StreamExt;
@@ -195,9 +215,20 @@ async fn watch_worlds(
                 if let Ok(mut slot) = announced.lock() {
                     *slot = Some(context.id);
                 }
+                announcements.notify_waiters();
             }
         }
     }))
+}
+
+/// The observer's options as its `observe` call takes them.
+fn observer_options(opts: &ObserveOptions) -> serde_json::Value {
+    serde_json::json!({
+        "fullPage": opts.full_page,
+        "marginPx": opts.margin_px.unwrap_or(-1.0),
+        "textLimit": opts.text_limit,
+        "listeners": opts.click_listeners,
+    })
 }
 
 /// `script` run only in a tab's top document, not in the frames a
@@ -243,8 +274,15 @@ impl Tab {
             frames: Mutex::new(Frames::default()),
             announced: Arc::default(),
             world_watch: None,
+            announcements: Arc::default(),
+            first_look: std::sync::Mutex::new(None),
         };
-        tab.world_watch = watch_worlds(&tab.page, Arc::clone(&tab.announced)).await;
+        tab.world_watch = watch_worlds(
+            &tab.page,
+            Arc::clone(&tab.announced),
+            Arc::clone(&tab.announcements),
+        )
+        .await;
         let limit = tab.ctx.call_timeout;
         if let Some(guard) = tab.ctx.guard.clone().filter(|_| intercept) {
             let task = tab
@@ -668,22 +706,107 @@ impl Tab {
             .0)
     }
 
+    /// Forgets which world the last document announced: a navigation is
+    /// about to start, and [`Tab::first_look`] waits for the next one.
+    pub(crate) fn expect_new_document(&self) {
+        if let Ok(mut announced) = self.announced.lock() {
+            *announced = None;
+        }
+        self.expect_first_look_unused();
+    }
+
+    /// The first look at the document a navigation is loading: waits for
+    /// its world to be announced, then asks the page to take the
+    /// observation for `opts` in its load task (after every load listener,
+    /// before the first frame), when the page is done loading by then.
+    /// True when it did; the next [`Tab::observe`] with the same options
+    /// then answers with it. Meant to run beside the navigation, and to be
+    /// dropped when the navigation brings no document.
+    pub(crate) async fn first_look(&self, opts: &ObserveOptions) -> bool {
+        let id = loop {
+            let announced = self.announcements.notified();
+            if let Some(id) = self.announced.lock().ok().and_then(|a| *a) {
+                break id;
+            }
+            announced.await;
+        };
+        let options = observer_options(opts);
+        let expression = format!(
+            "globalThis.__webagentAct ? globalThis.__webagentAct.firstLook({options}) : {{early: false}}"
+        );
+        let looked = self
+            .evaluate_in(id, &expression, "taking the first look", opts.timeout)
+            .await;
+        let json = match looked {
+            Ok(Evaluated::Value(v)) if v.get("early").and_then(|e| e.as_bool()) == Some(true) => v
+                .get("observation")
+                .and_then(|o| o.as_str())
+                .map(str::to_owned),
+            Ok(_) => None,
+            Err(err) => {
+                tracing::debug!(%err, "no first look");
+                None
+            }
+        };
+        let Some(json) = json else { return false };
+        if let Ok(mut first) = self.first_look.lock() {
+            *first = Some(FirstLook {
+                world: id,
+                taken: Instant::now(),
+                options,
+                json,
+            });
+        }
+        true
+    }
+
+    /// Drops a first look the page may change before it is read.
+    pub(crate) fn expect_first_look_unused(&self) {
+        if let Ok(mut first) = self.first_look.lock() {
+            *first = None;
+        }
+    }
+
+    /// A first look taken for `options` in the current document, still
+    /// fresh; the world it was taken in becomes the tab's world.
+    async fn take_first_look(&self, options: &serde_json::Value) -> Option<String> {
+        let first = self.first_look.lock().ok()?.take()?;
+        if &first.options != options || first.taken.elapsed() > FIRST_LOOK_FRESH {
+            return None;
+        }
+        let mut world = self.world.lock().await;
+        let announced = self.announced.lock().ok().and_then(|a| *a);
+        if announced == Some(first.world) {
+            if let Ok(mut a) = self.announced.lock() {
+                *a = None;
+            }
+        } else if *world != Some(first.world) {
+            return None;
+        }
+        *world = Some(first.world);
+        Some(first.json)
+    }
+
     /// Observes the page: the indexed listing, scroll position, tabs, text.
     pub async fn observe(&self, opts: &ObserveOptions) -> Result<PageState, BrowserError> {
         let started = Instant::now();
-        let js_opts = serde_json::json!({
-            "fullPage": opts.full_page,
-            "marginPx": opts.margin_px.unwrap_or(-1.0),
-            "textLimit": opts.text_limit,
-            "listeners": opts.click_listeners,
-        });
-        let expression = format!("globalThis.__webagentObserver.observe({js_opts})");
-        // The tab list does not depend on the walk: ask for both at once and
-        // save a round trip.
-        let (walked, tabs) = tokio::join!(
-            self.world_eval(&expression, "observing the page", opts.timeout),
-            self.list_tabs()
-        );
+        let js_opts = observer_options(opts);
+        let raw = match self.take_first_look(&js_opts).await {
+            Some(json) => {
+                let tabs = self.list_tabs().await;
+                (Ok((serde_json::Value::String(json), false)), tabs)
+            }
+            None => {
+                let expression = format!("globalThis.__webagentObserver.observe({js_opts})");
+                // The tab list does not depend on the walk: ask for both at
+                // once and save a round trip.
+                tokio::join!(
+                    self.world_eval(&expression, "observing the page", opts.timeout),
+                    self.list_tabs()
+                )
+            }
+        };
+        let (walked, tabs) = raw;
         let (value, _) = walked?;
         let json = value
             .as_str()

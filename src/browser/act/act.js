@@ -1090,6 +1090,45 @@
     }, { once: true });
   }
 
+  // The first look at a new document. Settling after a navigation asks
+  // the page once its load is answered, and by then Chromium has begun the
+  // first frame (60-130 ms of the page's thread on a table of 2,000
+  // fields), so the observation after it waits for the frame too. Instead
+  // an evaluation sent while the document loads waits here until
+  // `pageshow`, which fires after every load listener in the same task,
+  // and when the page is done by then (nothing changed since the load, no
+  // work queued in the main world's hook, no revealing animation running,
+  // no font loading) it takes the observation in that task, before the
+  // frame. Otherwise settling goes on as before.
+  let pageShown = document.readyState === 'complete';
+  const lookers = [];
+  let hookIdle = false, hookAnswered = false;
+  document.addEventListener('webagent:idle!', () => { hookAnswered = true; hookIdle = true; }, true);
+  document.addEventListener('webagent:busy!', () => { hookAnswered = true; hookIdle = false; }, true);
+  const pageIdle = () => {
+    hookAnswered = false;
+    document.dispatchEvent(new Event('webagent:busy?'));
+    return hookAnswered && hookIdle;
+  };
+  const doneLoading = () => loadedAt !== null && changedAt < loadedAt && pageIdle() &&
+    !transitionsRunning() && !animationsRunning(-Infinity) &&
+    !(document.fonts && document.fonts.status === 'loading');
+  addEventListener('pageshow', () => {
+    pageShown = true;
+    const waiting = lookers.splice(0);
+    if (!waiting.length) return;
+    const ready = doneLoading();
+    for (const [opts, resolve] of waiting) {
+      if (!ready) { resolve({ early: false }); continue; }
+      try { resolve({ early: true, observation: globalThis.__webagentObserver.observe(opts) }); }
+      catch (e) { resolve({ early: false, error: String(e && e.message || e) }); }
+    }
+  }, { once: true });
+  function firstLook(opts) {
+    if (pageShown || window !== window.top) return Promise.resolve({ early: false });
+    return new Promise((resolve) => lookers.push([opts, resolve]));
+  }
+
   // Animations the action started that move or reveal something and will
   // end: CSS animations and transitions, and the Web Animations API, all
   // of which document.getAnimations() lists. Ones that began before the
@@ -1215,6 +1254,7 @@
     run,
     route,
     domQuiet,
+    firstLook,
     present,
     readPage,
     marker: Math.random(),

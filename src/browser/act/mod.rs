@@ -155,6 +155,10 @@ pub struct ExecOptions {
     /// Accept `confirm` and `prompt` dialogs instead of dismissing them
     /// (alerts and leave-page prompts are always accepted).
     pub accept_dialogs: bool,
+    /// The observation a navigation's new document is first looked at
+    /// with, as it loads (see [`crate::browser::Tab::first_look`]): the
+    /// settings of the observation that follows. `None`: no first look.
+    pub first_look: Option<crate::browser::ObserveOptions>,
 }
 
 impl Default for ExecOptions {
@@ -167,6 +171,7 @@ impl Default for ExecOptions {
             screenshot_dir: PathBuf::from(".webagent/screenshots"),
             read_limit: 20_000,
             accept_dialogs: false,
+            first_look: None,
         }
     }
 }

@@ -17,6 +17,11 @@ use super::{strip_ok, unique, ActError, Executor};
 use crate::actions::{resolve_url, ActionResult, FailureReason, WaitCondition};
 use crate::browser::BrowserError;
 
+/// How long a navigation's answer waits for its first look still under
+/// way: the look is answered in the load task, before the navigation is,
+/// so this only runs out when the page brought no document.
+const FIRST_LOOK_GRACE: Duration = Duration::from_millis(100);
+
 impl Executor<'_> {
     pub(super) async fn wait_for(
         &self,
@@ -93,14 +98,43 @@ impl Executor<'_> {
             let settled = watch.settle(self.tab, &self.options.settle).await;
             return self.finish_navigation(settled, url).await;
         }
-        let sent = self
-            .tab
-            .with_timeout(
-                &format!("loading {url}"),
-                self.options.navigation_timeout,
-                self.tab.page().execute(NavigateParams::new(url)),
-            )
-            .await;
+        // The new document is first looked at as it loads, beside the
+        // navigation (see Tab::first_look).
+        let what = format!("loading {url}");
+        let navigation = self.tab.with_timeout(
+            &what,
+            self.options.navigation_timeout,
+            self.tab.page().execute(NavigateParams::new(url)),
+        );
+        let (sent, looked) = match &self.options.first_look {
+            Some(opts) => {
+                self.tab.expect_new_document();
+                let look = self.tab.first_look(opts);
+                tokio::pin!(navigation, look);
+                let mut looked = None;
+                let sent = loop {
+                    tokio::select! {
+                        sent = &mut navigation => break sent,
+                        done = &mut look, if looked.is_none() => looked = Some(done),
+                    }
+                };
+                // The look's answer leaves the page in the load task, before
+                // the navigation is answered; a navigation that brought no
+                // document (a download, an error) gives none to wait for.
+                let brought_document = matches!(&sent, Ok(answer)
+                    if answer.result.error_text.is_none() && answer.result.loader_id.is_some());
+                let looked = match looked {
+                    Some(done) => done,
+                    None if brought_document => tokio::time::timeout(FIRST_LOOK_GRACE, look)
+                        .await
+                        .unwrap_or(false),
+                    None => false,
+                };
+                (sent, looked)
+            }
+            None => (navigation.await, false),
+        };
+        let settling = Instant::now();
         let answer = match sent {
             Ok(answer) => answer,
             Err(err) => {
@@ -125,7 +159,20 @@ impl Executor<'_> {
             // arrived yet.
             watch.expect_navigation();
         }
-        let settled = watch.settle(self.tab, &self.nav_settle()).await;
+        let at_load = if looked {
+            watch.settled_at_load(settling)
+        } else {
+            None
+        };
+        let settled = match at_load {
+            Some(settled) => settled,
+            None => {
+                // Requests still running may change the page: look again
+                // once it settles.
+                self.tab.expect_first_look_unused();
+                watch.settle(self.tab, &self.nav_settle()).await
+            }
+        };
         self.finish_navigation(settled, url).await
     }
 

@@ -269,6 +269,22 @@ impl NavWatch {
         }
     }
 
+    /// Settled without asking the page, after a first look found the new
+    /// document done loading: the load was seen and no request is in
+    /// flight. `None` when that is not so, and settling must ask.
+    pub(crate) fn settled_at_load(&mut self, started: Instant) -> Option<Settled> {
+        self.drain();
+        if self.navigating || !self.navigated || !self.in_flight.is_empty() {
+            return None;
+        }
+        Some(Settled {
+            settle_ms: started.elapsed().as_secs_f64() * 1000.0,
+            navigated: true,
+            load_timed_out: false,
+            pending_requests: 0,
+        })
+    }
+
     /// Waits until the page has settled: DOM quiet, then any navigation's
     /// load, then requests in flight, then DOM quiet again if anything moved.
     pub(crate) async fn settle(&mut self, tab: &Tab, opts: &SettleOptions) -> Settled {
@@ -395,6 +411,33 @@ mod tests {
         assert!(watch.navigated);
         assert!(!watch.navigating, "the load was seen");
         assert!(watch.in_flight.is_empty(), "{:?}", watch.in_flight);
+    }
+
+    #[test]
+    fn a_first_look_settles_a_loaded_page_only_with_nothing_in_flight() {
+        let loaded = || {
+            vec![
+                PageEvent::NavigationStarted("main".into()),
+                PageEvent::Committed("main".into()),
+                PageEvent::Loaded,
+            ]
+        };
+        let mut watch = watch_over(loaded());
+        watch.expect_navigation();
+        let settled = watch
+            .settled_at_load(Instant::now())
+            .expect("settled at load");
+        assert!(settled.navigated && !settled.load_timed_out);
+        // A request the page started after its load may still change it.
+        let mut events = loaded();
+        events.push(PageEvent::RequestStarted("data".into()));
+        let mut watch = watch_over(events);
+        watch.expect_navigation();
+        assert_eq!(watch.settled_at_load(Instant::now()), None);
+        // No load seen yet.
+        let mut watch = watch_over(vec![PageEvent::Committed("main".into())]);
+        watch.expect_navigation();
+        assert_eq!(watch.settled_at_load(Instant::now()), None);
     }
 
     #[test]
