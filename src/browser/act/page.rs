@@ -109,8 +109,11 @@ impl Executor<'_> {
         let (sent, looked) = match &self.options.first_look {
             Some(opts) => {
                 self.tab.expect_new_document();
-                let look = self.tab.first_look(opts);
-                tokio::pin!(navigation, look);
+                // On the heap: the two futures side by side would make every
+                // navigation's future (and the stacks of the recipe host and
+                // scripts that wait on it) larger.
+                let mut navigation = Box::pin(navigation);
+                let mut look = Box::pin(self.tab.first_look(opts));
                 let mut looked = None;
                 let sent = loop {
                     tokio::select! {
