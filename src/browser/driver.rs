@@ -149,10 +149,7 @@ impl Driver {
     /// Every refusal already in the tab's guard is still to be reported:
     /// a page that sends itself off-site while the tab is being opened is
     /// the driver's to tell about at its first observation.
-    pub fn new(tab: Tab, mut exec: ExecOptions, sitemaps: Arc<RwLock<SitemapSet>>) -> Self {
-        // The driver observes after every action: a navigation's new
-        // document is first looked at with its settings.
-        exec.first_look = Some(ObserveOptions::default());
+    pub fn new(tab: Tab, exec: ExecOptions, sitemaps: Arc<RwLock<SitemapSet>>) -> Self {
         Driver {
             tab,
             exec,
@@ -208,7 +205,6 @@ impl Driver {
 
     /// Uses these observation settings.
     pub fn with_observe_options(mut self, observe: ObserveOptions) -> Self {
-        self.exec.first_look = Some(observe.clone());
         self.observe = observe;
         self
     }
@@ -981,7 +977,13 @@ impl Driver {
         let earlier = self.take_blocked();
         self.report_blocked(&earlier);
         let sitemaps = self.sitemap_snapshot();
-        let executor = Executor::new(&self.tab, self.exec.clone()).with_sitemaps(&sitemaps);
+        // The driver observes after every action: a navigation's new
+        // document is first looked at with the driver's own settings.
+        let exec = ExecOptions {
+            first_look: Some(self.observe.clone()),
+            ..self.exec.clone()
+        };
+        let executor = Executor::new(&self.tab, exec).with_sitemaps(&sitemaps);
         let result = executor.execute(action, self.last.as_ref()).await;
         let result = match result {
             ActionResult::Failure {

@@ -775,15 +775,16 @@ impl Tab {
             return None;
         }
         let mut world = self.world.lock().await;
-        let announced = self.announced.lock().ok().and_then(|a| *a);
-        if announced == Some(first.world) {
-            if let Ok(mut a) = self.announced.lock() {
-                *a = None;
+        if *world != Some(first.world) {
+            // Not adopted yet: it must be the world the newest document
+            // announced, which the tab now takes as its own.
+            let mut announced = self.announced.lock().ok()?;
+            if *announced != Some(first.world) {
+                return None;
             }
-        } else if *world != Some(first.world) {
-            return None;
+            *announced = None;
+            *world = Some(first.world);
         }
-        *world = Some(first.world);
         Some(first.json)
     }
 
@@ -791,27 +792,26 @@ impl Tab {
     pub async fn observe(&self, opts: &ObserveOptions) -> Result<PageState, BrowserError> {
         let started = Instant::now();
         let js_opts = observer_options(opts);
-        let raw = match self.take_first_look(&js_opts).await {
-            Some(json) => {
-                let tabs = self.list_tabs().await;
-                (Ok((serde_json::Value::String(json), false)), tabs)
-            }
+        let (json, tabs) = match self.take_first_look(&js_opts).await {
+            Some(json) => (json, self.list_tabs().await),
             None => {
                 let expression = format!("globalThis.__webagentObserver.observe({js_opts})");
                 // The tab list does not depend on the walk: ask for both at
                 // once and save a round trip.
-                tokio::join!(
+                let (walked, tabs) = tokio::join!(
                     self.world_eval(&expression, "observing the page", opts.timeout),
                     self.list_tabs()
-                )
+                );
+                let (value, _) = walked?;
+                let serde_json::Value::String(json) = value else {
+                    return Err(BrowserError::Decode(format!(
+                        "expected a JSON string, got {value}"
+                    )));
+                };
+                (json, tabs)
             }
         };
-        let (walked, tabs) = raw;
-        let (value, _) = walked?;
-        let json = value
-            .as_str()
-            .ok_or_else(|| BrowserError::Decode(format!("expected a JSON string, got {value}")))?;
-        let raw = RawObservation::parse(json).map_err(|e| BrowserError::Decode(e.to_string()))?;
+        let raw = RawObservation::parse(&json).map_err(|e| BrowserError::Decode(e.to_string()))?;
         let raw = self.observe_frames(raw, opts).await;
         let tabs = tabs.unwrap_or_else(|| {
             vec![TabInfo {

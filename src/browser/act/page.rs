@@ -98,45 +98,7 @@ impl Executor<'_> {
             let settled = watch.settle(self.tab, &self.options.settle).await;
             return self.finish_navigation(settled, url).await;
         }
-        // The new document is first looked at as it loads, beside the
-        // navigation (see Tab::first_look).
-        let what = format!("loading {url}");
-        let navigation = self.tab.with_timeout(
-            &what,
-            self.options.navigation_timeout,
-            self.tab.page().execute(NavigateParams::new(url)),
-        );
-        let (sent, looked) = match &self.options.first_look {
-            Some(opts) => {
-                self.tab.expect_new_document();
-                // On the heap: the two futures side by side would make every
-                // navigation's future (and the stacks of the recipe host and
-                // scripts that wait on it) larger.
-                let mut navigation = Box::pin(navigation);
-                let mut look = Box::pin(self.tab.first_look(opts));
-                let mut looked = None;
-                let sent = loop {
-                    tokio::select! {
-                        sent = &mut navigation => break sent,
-                        done = &mut look, if looked.is_none() => looked = Some(done),
-                    }
-                };
-                // The look's answer leaves the page in the load task, before
-                // the navigation is answered; a navigation that brought no
-                // document (a download, an error) gives none to wait for.
-                let brought_document = matches!(&sent, Ok(answer)
-                    if answer.result.error_text.is_none() && answer.result.loader_id.is_some());
-                let looked = match looked {
-                    Some(done) => done,
-                    None if brought_document => tokio::time::timeout(FIRST_LOOK_GRACE, look)
-                        .await
-                        .unwrap_or(false),
-                    None => false,
-                };
-                (sent, looked)
-            }
-            None => (navigation.await, false),
-        };
+        let (sent, looked) = self.send_navigation(url).await;
         let settling = Instant::now();
         let answer = match sent {
             Ok(answer) => answer,
@@ -152,12 +114,12 @@ impl Executor<'_> {
                 ));
             }
         };
-        if let Some(error) = &answer.result.error_text {
+        if let Some(error) = &answer.error_text {
             return Ok(ActionResult::navigation(format!(
                 "could not load {url}: {error}"
             )));
         }
-        if answer.result.loader_id.is_some() {
+        if answer.loader_id.is_some() {
             // A new document is on its way even if its first event has not
             // arrived yet.
             watch.expect_navigation();
@@ -177,6 +139,57 @@ impl Executor<'_> {
             }
         };
         self.finish_navigation(settled, url).await
+    }
+
+    /// `Page.navigate`, with the new document's first look beside it when
+    /// the executor takes one (see Tab::first_look); true when it did.
+    async fn send_navigation(
+        &self,
+        url: &str,
+    ) -> (
+        Result<chromiumoxide::cdp::browser_protocol::page::NavigateReturns, BrowserError>,
+        bool,
+    ) {
+        let what = format!("loading {url}");
+        let navigation = async {
+            self.tab
+                .with_timeout(
+                    &what,
+                    self.options.navigation_timeout,
+                    self.tab.page().execute(NavigateParams::new(url)),
+                )
+                .await
+                .map(|answer| answer.result)
+        };
+        let Some(opts) = &self.options.first_look else {
+            return (navigation.await, false);
+        };
+        self.tab.expect_new_document();
+        // On the heap: the two futures side by side would make every
+        // navigation's future (and the stacks of the recipe host and
+        // scripts that wait on it) larger.
+        let mut navigation = Box::pin(navigation);
+        let mut look = Box::pin(self.tab.first_look(opts));
+        let mut looked = None;
+        let sent = loop {
+            tokio::select! {
+                sent = &mut navigation => break sent,
+                done = &mut look, if looked.is_none() => looked = Some(done),
+            }
+        };
+        // The look's answer leaves the page in the load task, before the
+        // navigation is answered; a navigation that brought no document (a
+        // download, an error) gives none to wait for.
+        let brought_document = matches!(&sent, Ok(answer)
+            if answer.error_text.is_none() && answer.loader_id.is_some());
+        let looked = match looked {
+            Some(done) => done,
+            None if brought_document => tokio::time::timeout(FIRST_LOOK_GRACE, look)
+                .await
+                .unwrap_or(false),
+            None => false,
+        };
+        (sent, looked)
     }
 
     /// Success after a navigation, or `timeout` when the new page did not
