@@ -1777,6 +1777,55 @@ fn the_first_listing_after_a_navigation_has_what_the_page_renders_right_after_it
     });
 }
 
+#[test]
+fn a_first_look_asked_after_the_page_was_shown_is_taken_only_if_nothing_changed_since_its_load() {
+    // A small page can finish loading before the question reaches it. The
+    // look is then taken at once if the page is still as its load left it,
+    // and refused if it changed since.
+    let html = page(
+        r#"<button>Steady</button><div id="app"></div>
+        <script>
+          addEventListener('load', () => {
+            if (location.hash === '#changing') setTimeout(() => {
+              const b = document.createElement('button'); b.textContent = 'Added'; app.append(b);
+            }, 0);
+          });
+        </script>"#,
+    );
+    with_page("/shown-before-asked", &html, |tab, url| async move {
+        let ask = "globalThis.__webagentAct.firstLook({fullPage: false, marginPx: -1, textLimit: 4000, listeners: true})";
+        // Loaded through the tab, so the helper saw the document start.
+        tab.navigate(&format!("{url}?steady"), Duration::from_secs(10))
+            .await
+            .expect("loading the steady page");
+        let steady = tab.eval(ask).await.expect("asking for the first look");
+        assert_eq!(steady["early"], json!(true), "{steady}");
+        let listing = steady["observation"]
+            .as_str()
+            .expect("the observation's JSON");
+        assert!(listing.contains("Steady"), "{listing}");
+
+        tab.navigate(&format!("{url}?changing#changing"), Duration::from_secs(10))
+            .await
+            .expect("loading the changing page");
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while tab
+            .eval("document.querySelectorAll('button').length")
+            .await
+            .ok()
+            != Some(json!(2))
+        {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the page never added its button"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let changed = tab.eval(ask).await.expect("asking for the first look");
+        assert_eq!(changed["early"], json!(false), "{changed}");
+    });
+}
+
 // ---- selecting text, typing into widgets ----
 
 #[test]

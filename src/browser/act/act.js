@@ -1113,19 +1113,24 @@
   const doneLoading = () => loadedAt !== null && changedAt < loadedAt && pageIdle() &&
     !transitionsRunning() && !animationsRunning(-Infinity) &&
     !(document.fonts && document.fonts.status === 'loading');
+  const look = (opts) => {
+    if (!doneLoading()) return { early: false };
+    try { return { early: true, observation: globalThis.__webagentObserver.observe(opts) }; }
+    catch (e) { return { early: false, error: String(e && e.message || e) }; }
+  };
   addEventListener('pageshow', () => {
     pageShown = true;
-    const waiting = lookers.splice(0);
-    if (!waiting.length) return;
-    const ready = doneLoading();
-    for (const [opts, resolve] of waiting) {
-      if (!ready) { resolve({ early: false }); continue; }
-      try { resolve({ early: true, observation: globalThis.__webagentObserver.observe(opts) }); }
-      catch (e) { resolve({ early: false, error: String(e && e.message || e) }); }
-    }
+    for (const [opts, resolve] of lookers.splice(0)) resolve(look(opts));
   }, { once: true });
   function firstLook(opts) {
-    if (pageShown || window !== window.top) return Promise.resolve({ early: false });
+    if (window !== window.top) return Promise.resolve({ early: false });
+    // A small page can be shown before the question reaches it; while the
+    // load is recent (the change watch above still runs) the same test
+    // holds, and the look still spares settling its round trips.
+    if (pageShown) {
+      const recent = loadedAt !== null && performance.now() - loadedAt < 4000;
+      return Promise.resolve(recent ? look(opts) : { early: false });
+    }
     return new Promise((resolve) => lookers.push([opts, resolve]));
   }
 
