@@ -109,7 +109,9 @@
     // cheaper than asking for each kept name, and unlike `el.attributes`
     // it makes no Attr node per attribute (a document's first
     // observation paid for each one).
-    for (const name of el.getAttributeNames()) {
+    const names = el.getAttributeNames();
+    for (let i = 0; i < names.length; i++) {
+      const name = names[i];
       const rank = KEPT_RANK.get(name);
       if (rank === undefined) continue;
       const value = el.getAttribute(name);
@@ -470,7 +472,12 @@
     'aria-pressed', 'aria-expanded', 'src', 'disabled', 'scrollable', 'readonly', 'required']);
   const lineKey = (item) => {
     let key = `${item.tag}\u0001${item.text || ''}`;
-    for (const [name, value] of item.attrs || []) if (!ROW_VARYING.has(name)) key += `\u0001${name}=${value}`;
+    const attrs = item.attrs;
+    if (attrs) {
+      for (let i = 0; i < attrs.length; i++) {
+        if (!ROW_VARYING.has(attrs[i][0])) key += `\u0001${attrs[i][0]}=${attrs[i][1]}`;
+      }
+    }
     return key;
   };
 
@@ -482,7 +489,8 @@
   // listed element of its row that shows text is placed by that line.
   function tieToRows(lines) {
     const groups = new Map();
-    for (const line of lines) {
+    for (let i = 0; i < lines.length; i++) {
+      const line = lines[i];
       const key = lineKey(line[1]);
       const group = groups.get(key);
       if (group) group.push(line); else groups.set(key, [line]);
@@ -595,6 +603,8 @@
     return found;
   }
 
+  // What checkVisibility tests: hidden, transparent or skipped content.
+  const SEEN_BY_EYE = { opacityProperty: true, visibilityProperty: true };
   const EVERYWHERE = { left: -Infinity, top: -Infinity, right: Infinity, bottom: Infinity };
   const overlap = (a, b) => a.right > b.left && a.left < b.right && a.bottom > b.top && a.top < b.bottom;
   const intersect = (a, b) => ({ left: Math.max(a.left, b.left), top: Math.max(a.top, b.top),
@@ -689,35 +699,40 @@
     };
     const ownerSpace = (o) => { if (o && o.text && !o.text.endsWith(' ')) o.text += ' '; };
 
+    // An element's box in top-level coordinates, and whether it has any
+    // size at all.
+    function boxOf(el, frame) {
+      const r = el.getBoundingClientRect();
+      return { left: r.left + frame.ox, top: r.top + frame.oy, right: r.right + frame.ox,
+        bottom: r.bottom + frame.oy, sized: r.width > 0 || r.height > 0 };
+    }
+    // Outside the band only the box is read: no styles, no descent.
+    function outsideBand(box) {
+      if (!box.sized || (box.bottom >= band.top && box.top <= band.bottom && box.right >= band.left && box.left <= band.right)) return false;
+      // Boxes beside the band (skip links parked at -9999px) are out of
+      // reach by scrolling up or down; they are not "below".
+      if (box.bottom < band.top) skippedAbove += 1;
+      else if (box.top > band.bottom) skippedBelow += 1;
+      return true;
+    }
+
     // frame: { doc, ox, oy (offset of its content in top coordinates), view
     // (its visible rect in top coordinates), cand (the iframe's candidate),
     // clicky }. `clipRect` is what ancestors with clipping overflow leave
     // visible; `positioned` says an ancestor-or-self is out of flow.
+    // Every document's first look runs this before the JIT has seen it, so
+    // it allocates as little as it can: no closures, no option objects.
     function walk(el, frame, owner, parentPointer, inShadow, clipRect, positioned) {
       const tag = el.localName;
       if (SKIP.has(tag)) return;
-      let box = null, sized = false;
-      const measure = () => {
-        const r = el.getBoundingClientRect();
-        box = { left: r.left + frame.ox, top: r.top + frame.oy, right: r.right + frame.ox, bottom: r.bottom + frame.oy };
-        sized = r.width > 0 || r.height > 0;
-      };
-      // Outside the band only the box is read: no styles, no descent.
-      const outside = () => {
-        if (!sized || (box.bottom >= band.top && box.top <= band.bottom && box.right >= band.left && box.left <= band.right)) return false;
-        // Boxes beside the band (skip links parked at -9999px) are out of
-        // reach by scrolling up or down; they are not "below".
-        if (box.bottom < band.top) skippedAbove += 1;
-        else if (box.top > band.bottom) skippedBelow += 1;
-        return true;
-      };
+      let box = null;
       // A table cell starts at its row's top inside the row's width, so a
       // cell of a row wholly inside the band meets the band: it needs no
       // box for the test (a table of fields listed 1,000 cells).
       const cellOfRowInside = !full && (tag === 'td' || tag === 'th') && rowsInside.has(el.parentElement);
       if (!full && !cellOfRowInside) {
-        measure();
-        if (outside()) return;
+        box = boxOf(el, frame);
+        if (outsideBand(box)) return;
       }
       if (walked) walked.add(el);
       const cs = getComputedStyle(el);
@@ -725,14 +740,14 @@
       if (disp === 'none') return;
       // Restyled as something other than a cell, it may sit anywhere.
       if (cellOfRowInside && disp !== 'table-cell') {
-        measure();
-        if (outside()) return;
+        box = boxOf(el, frame);
+        if (outsideBand(box)) return;
       }
       if (!full && box !== null && (tag === 'tr' || disp === 'table-row') &&
         box.top >= band.top && box.bottom <= band.bottom && box.left >= band.left && box.right <= band.right) {
         rowsInside.add(el);
       }
-      const visible = el.checkVisibility({ opacityProperty: true, visibilityProperty: true });
+      const visible = el.checkVisibility(SEEN_BY_EYE);
       if (!visible && (cs.opacity === '0' || cs.contentVisibility === 'hidden')) return;
       const position = cs.position;
       let myClip = clipRect, myPositioned = positioned;
@@ -781,8 +796,9 @@
       }
       // The whole-page walk measures only what needs a box: candidates,
       // positioned layers, frames, and anything under a clipping ancestor.
-      if (box === null && (interactive || outOfFlow || myClip !== EVERYWHERE || tag === 'iframe')) measure();
-      if (box !== null && sized && !overlap(box, myClip)) return;
+      if (box === null && (interactive || outOfFlow || myClip !== EVERYWHERE || tag === 'iframe')) box = boxOf(el, frame);
+      const sized = box !== null && box.sized;
+      if (sized && !overlap(box, myClip)) return;
       if (!sized) interactive = false;
       if (outOfFlow && visible && sized && cs.pointerEvents !== 'none') {
         occluders.push({ el, frame, box, fixed: position === 'fixed' });
@@ -815,7 +831,7 @@
       // the name the listing would give it (a guess unless it has a label).
       let icon = '';
       if (iconQuiet === 0 && visible && disp.startsWith('inline') && tag !== 'br' && tag !== 'wbr' && textless(el, tag)) {
-        if (box === null) measure();
+        if (box === null) box = boxOf(el, frame);
         const w = box.right - box.left, h = box.bottom - box.top;
         if (w >= 4 && h >= 4 && w <= ICON_PX && h <= ICON_PX) icon = iconName(el, tag);
       }
@@ -922,20 +938,32 @@
     // (nearly) the whole viewport, such as a modal backdrop, covers the page
     // at any scroll position, also where no hit test can reach.
     let blocker = null;
-    for (const o of occluders) {
-      if (o.fixed && o.frame === rootFrame && o.box.right - o.box.left >= vw * 0.9 && o.box.bottom - o.box.top >= vh * 0.9) blocker = o.el;
+    const fixedLayers = [];  // the top document's fixed layers
+    for (let i = 0; i < occluders.length; i++) {
+      const o = occluders[i];
+      if (!o.fixed || o.frame !== rootFrame) continue;
+      fixedLayers.push(o);
+      if (o.box.right - o.box.left >= vw * 0.9 && o.box.bottom - o.box.top >= vh * 0.9) blocker = o.el;
     }
-    for (const c of candidates) {
+    // Indexed loops and plain numbers: these run once per candidate, most
+    // often in a document's first look, before the JIT has seen the code.
+    for (let i = 0; i < candidates.length; i++) {
+      const c = candidates[i];
       if (c.tag === 'iframe') continue;
-      const seenArea = intersect(intersect(c.box, c.clip), c.frame.view);
-      const inView = overlap(seenArea, viewport) && seenArea.right > seenArea.left && seenArea.bottom > seenArea.top;
+      // The part of its box its clipping ancestors and its frame show.
+      const b = c.box, k = c.clip, v = c.frame.view;
+      const seenLeft = Math.max(b.left, k.left, v.left), seenTop = Math.max(b.top, k.top, v.top);
+      const seenRight = Math.min(b.right, k.right, v.right), seenBottom = Math.min(b.bottom, k.bottom, v.bottom);
+      const inView = seenRight > viewport.left && seenLeft < viewport.right && seenBottom > viewport.top &&
+        seenTop < viewport.bottom && seenRight > seenLeft && seenBottom > seenTop;
       if (blocker && !ancestorOf(blocker, c.el) && (!inView || !c.positioned)) { c.covered = true; continue; }
       if (!inView) {
-        if (!full && !c.positioned && coveredOnceScrolled(c)) c.covered = true;
+        if (!full && !c.positioned && fixedLayers.length && coveredOnceScrolled(c)) c.covered = true;
         continue;
       }
       let suspect = false;
-      for (const o of occluders) {
+      for (let j = 0; j < occluders.length; j++) {
+        const o = occluders[j];
         if (o.el === c.el || !overlap(o.box, c.box)) continue;
         if (o.frame !== c.frame && o.frame !== rootFrame) continue;
         if (ancestorOf(o.el, c.el) || ancestorOf(c.el, o.el)) continue;
@@ -943,7 +971,7 @@
         break;
       }
       if (!suspect) continue;
-      const area = intersect(seenArea, viewport);
+      const area = intersect({ left: seenLeft, top: seenTop, right: seenRight, bottom: seenBottom }, viewport);
       const pts = samplePoints(area);
       c.covered = true;
       for (const [x, y] of pts) {
@@ -968,8 +996,8 @@
       const pts = samplePoints(placed);
       if (!pts.length) return false;
       const layers = [];
-      for (const o of occluders) {
-        if (!o.fixed || o.frame !== rootFrame || ancestorOf(o.el, c.el) || ancestorOf(c.el, o.el)) continue;
+      for (const o of fixedLayers) {
+        if (ancestorOf(o.el, c.el) || ancestorOf(c.el, o.el)) continue;
         layers.push(o.box);
       }
       if (!layers.length) return false;
@@ -981,7 +1009,8 @@
     const seen = new Set();
     const elements = [];
     const lines = [];  // [candidate, its item] for tying repeated controls to rows
-    for (const c of candidates) {
+    for (let i = 0; i < candidates.length; i++) {
+      const c = candidates[i];
       if (c.covered) continue;
       let p = c.owner;
       while (p && p.covered) p = p.owner;
