@@ -1826,6 +1826,46 @@ fn a_first_look_asked_after_the_page_was_shown_is_taken_only_if_nothing_changed_
     });
 }
 
+#[test]
+fn observations_after_navigations_between_sites_reach_the_new_document() {
+    // Chromium numbers contexts per renderer process, so after a navigation
+    // into another site's process the number of the old page's world can
+    // name some context of the new page (its frames have several), one
+    // without the observer. Every
+    // observation must still reach webagent's world in the new document,
+    // with or without a first look.
+    let s = shared();
+    s.server.html(
+        "/site",
+        page(
+            r#"<h1 id="host"></h1><button>Here</button><script>host.textContent = location.host</script>
+            <iframe srcdoc="<p>one</p>"></iframe><iframe srcdoc="<p>two</p>"></iframe>"#,
+        ),
+    );
+    let near = s.server.url("/site");
+    let far = near.replacen("127.0.0.1", "localhost", 1);
+    with_page("/sites-start", &page("<p>start</p>"), |tab, _| async move {
+        for round in 0..6 {
+            for (url, look) in [(&near, false), (&far, false), (&near, true), (&far, true)] {
+                let to = format!("{url}?round={round}");
+                let opts = ExecOptions {
+                    first_look: look.then(ObserveOptions::default),
+                    ..options()
+                };
+                let result = act_with(&tab, json!({"navigate": {"url": to}}), opts).await;
+                assert_ok(&result);
+                let state = observe(&tab).await;
+                assert_eq!(state.url, to, "round {round}: {}", state.listing);
+                assert!(
+                    state.elements.iter().any(|e| e.text == "Here"),
+                    "{}",
+                    state.listing
+                );
+            }
+        }
+    });
+}
+
 // ---- selecting text, typing into widgets ----
 
 #[test]

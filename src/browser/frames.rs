@@ -306,13 +306,24 @@ pub(crate) async fn evaluate_in(
     what: &str,
     limit: Duration,
 ) -> Result<Option<Value>, BrowserError> {
-    let sent = channel
-        .send_evaluation(evaluate_in_world(expression, context), what, limit)
-        .await;
-    match sent {
+    send_to_world(channel, evaluate_in_world(expression, context), what, limit).await
+}
+
+/// Sends an evaluation made for one of webagent's worlds, as
+/// [`evaluate_in`] does.
+pub(crate) async fn send_to_world(
+    channel: &impl WorldChannel,
+    params: EvaluateParams,
+    what: &str,
+    limit: Duration,
+) -> Result<Option<Value>, BrowserError> {
+    match channel.send_evaluation(params, what, limit).await {
         Ok(resp) => evaluated(&resp, what).map(Some),
+        // "Cannot find context with specified id", "uniqueContextId not
+        // found", "Inspected target navigated or closed".
         Err(BrowserError::Cdp { message, .. })
-            if message.contains("context") || message.contains("navigated or closed") =>
+            if message.to_ascii_lowercase().contains("context")
+                || message.contains("navigated or closed") =>
         {
             Ok(None)
         }

@@ -138,14 +138,14 @@ pub struct Tab {
     page: Page,
     ctx: TabContext,
     /// The isolated world of the current document, once created.
-    world: Mutex<Option<ExecutionContextId>>,
+    world: Mutex<Option<World>>,
     /// Answers this tab's paused document requests (allowed domains).
     interception: Option<JoinHandle<()>>,
     /// The cross-origin frames of the latest observation.
     frames: Mutex<Frames>,
     /// webagent's world in the newest main-frame document, as Chromium
     /// announced it when the document started (see [`watch_worlds`]).
-    announced: Arc<std::sync::Mutex<Option<ExecutionContextId>>>,
+    announced: Arc<std::sync::Mutex<Option<World>>>,
     /// Keeps `announced` up to date.
     world_watch: Option<JoinHandle<()>>,
     /// Woken whenever `announced` changes.
@@ -155,10 +155,36 @@ pub struct Tab {
     first_look: std::sync::Mutex<Option<FirstLook>>,
 }
 
+/// One of webagent's isolated worlds. Chromium numbers contexts per
+/// renderer process, so after a navigation into another process the old
+/// number can name a context of the new page (one without the observer);
+/// the system-wide id Chromium announces a world with cannot, and an
+/// evaluation sent with it to a world that is gone fails as gone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct World {
+    id: ExecutionContextId,
+    /// Known for worlds Chromium announced; not for one webagent created
+    /// with `Page.createIsolatedWorld`, whose answer carries the number only.
+    unique: Option<String>,
+}
+
+impl World {
+    /// Sends `params` to this world, by its system-wide id when known.
+    fn aim(&self, params: &mut EvaluateParams) {
+        match &self.unique {
+            Some(unique) => {
+                params.context_id = None;
+                params.unique_context_id = Some(unique.clone());
+            }
+            None => params.context_id = Some(self.id),
+        }
+    }
+}
+
 /// An observation taken in a new document's load task.
 #[derive(Debug)]
 struct FirstLook {
-    world: ExecutionContextId,
+    world: World,
     taken: Instant,
     options: serde_json::Value,
     json: String,
@@ -189,7 +215,7 @@ impl Drop for Tab {
 /// on a big page).
 async fn watch_worlds(
     page: &Page,
-    announced: Arc<std::sync::Mutex<Option<ExecutionContextId>>>,
+    announced: Arc<std::sync::Mutex<Option<World>>>,
     announcements: Arc<tokio::sync::Notify>,
 ) -> Option<JoinHandle<()>> {
     use chromiumoxide::cdp::js_protocol::runtime::EventExecutionContextCreated;
@@ -213,7 +239,10 @@ async fn watch_worlds(
                 .and_then(|f| f.as_str());
             if context.name == WORLD_NAME && frame == Some(main_frame.as_str()) {
                 if let Ok(mut slot) = announced.lock() {
-                    *slot = Some(context.id);
+                    *slot = Some(World {
+                        id: context.id,
+                        unique: Some(context.unique_id.clone()).filter(|u| !u.is_empty()),
+                    });
                 }
                 announcements.notify_waiters();
             }
@@ -592,7 +621,7 @@ impl Tab {
         Ok(url.unwrap_or_default())
     }
 
-    async fn create_world(&self) -> Result<Option<ExecutionContextId>, BrowserError> {
+    async fn create_world(&self) -> Result<Option<World>, BrowserError> {
         let limit = self.ctx.call_timeout;
         let frame = self
             .with_timeout("finding the main frame", limit, self.page.mainframe())
@@ -611,12 +640,15 @@ impl Tab {
                 self.page.execute(params),
             )
             .await?;
-        let id = created.result.execution_context_id;
+        let world = World {
+            id: created.result.execution_context_id,
+            unique: None,
+        };
         match self
-            .evaluate_in(id, OBSERVER_JS, "installing the observer", limit)
+            .evaluate_in(&world, OBSERVER_JS, "installing the observer", limit)
             .await?
         {
-            Evaluated::Value(_) => Ok(Some(id)),
+            Evaluated::Value(_) => Ok(Some(world)),
             // The page navigated while the observer was being installed.
             Evaluated::ContextGone => Ok(None),
         }
@@ -624,13 +656,15 @@ impl Tab {
 
     async fn evaluate_in(
         &self,
-        context: ExecutionContextId,
+        world: &World,
         expression: &str,
         what: &str,
         limit: Duration,
     ) -> Result<Evaluated, BrowserError> {
+        let mut params = super::frames::evaluate_in_world(expression, world.id);
+        world.aim(&mut params);
         Ok(
-            match super::frames::evaluate_in(self, context, expression, what, limit).await? {
+            match super::frames::send_to_world(self, params, what, limit).await? {
                 Some(value) => Evaluated::Value(value),
                 None => Evaluated::ContextGone,
             },
@@ -649,38 +683,45 @@ impl Tab {
         let mut world = self.world.lock().await;
         let mut fresh = false;
         for _attempt in 0..3 {
-            let mut adopted = false;
-            let id = match *world {
-                Some(id) => id,
+            // A world announced since the held one was taken is the newest
+            // document's, created as it started with the observer in it;
+            // the held one belongs to a page that is gone.
+            let newer = self.announced.lock().ok().and_then(|mut a| a.take());
+            let adopted = newer.is_some();
+            if let Some(newer) = newer {
+                fresh |= world.as_ref() != Some(&newer);
+                *world = Some(newer);
+            }
+            let current = match world.as_ref() {
+                Some(current) => current.clone(),
                 None => {
-                    let announced = self.announced.lock().ok().and_then(|mut a| a.take());
-                    let id = match announced {
-                        // A new document's world, created as it started,
-                        // with the observer already in it.
-                        Some(id) => {
-                            adopted = true;
-                            Some(id)
-                        }
-                        None => self.create_world().await?,
+                    let Some(created) = self.create_world().await? else {
+                        continue;
                     };
-                    let Some(id) = id else { continue };
-                    *world = Some(id);
                     fresh = true;
-                    id
+                    *world = Some(created.clone());
+                    created
                 }
             };
-            let evaluated = match self.evaluate_in(id, expression, what, limit).await {
-                // A world Chromium made for another reason (or before the
-                // observer's script was registered) lacks the observer.
-                Err(BrowserError::Script(message))
-                    if adopted && message.contains("__webagentObserver") =>
-                {
+            let evaluated = match self.evaluate_in(&current, expression, what, limit).await {
+                Err(BrowserError::Script(message)) if adopted => {
+                    // A world Chromium made for another reason (or before
+                    // the observer's script was registered) lacks the
+                    // observer: install it and ask again.
+                    let probe = "typeof globalThis.__webagentObserver";
+                    let missing = matches!(
+                        self.evaluate_in(&current, probe, what, limit).await?,
+                        Evaluated::Value(kind) if kind == "undefined"
+                    );
+                    if !missing {
+                        return Err(BrowserError::Script(message));
+                    }
                     match self
-                        .evaluate_in(id, OBSERVER_JS, "installing the observer", limit)
+                        .evaluate_in(&current, OBSERVER_JS, "installing the observer", limit)
                         .await?
                     {
                         Evaluated::Value(_) => {
-                            self.evaluate_in(id, expression, what, limit).await?
+                            self.evaluate_in(&current, expression, what, limit).await?
                         }
                         gone => gone,
                     }
@@ -723,10 +764,10 @@ impl Tab {
     /// then answers with it. Meant to run beside the navigation, and to be
     /// dropped when the navigation brings no document.
     pub(crate) async fn first_look(&self, opts: &ObserveOptions) -> bool {
-        let id = loop {
+        let world = loop {
             let announced = self.announcements.notified();
-            if let Some(id) = self.announced.lock().ok().and_then(|a| *a) {
-                break id;
+            if let Some(world) = self.announced.lock().ok().and_then(|a| a.clone()) {
+                break world;
             }
             announced.await;
         };
@@ -735,7 +776,7 @@ impl Tab {
             "globalThis.__webagentAct ? globalThis.__webagentAct.firstLook({options}) : {{early: false}}"
         );
         let looked = self
-            .evaluate_in(id, &expression, "taking the first look", opts.timeout)
+            .evaluate_in(&world, &expression, "taking the first look", opts.timeout)
             .await;
         let json = match looked {
             Ok(Evaluated::Value(v)) if v.get("early").and_then(|e| e.as_bool()) == Some(true) => v
@@ -751,7 +792,7 @@ impl Tab {
         let Some(json) = json else { return false };
         if let Ok(mut first) = self.first_look.lock() {
             *first = Some(FirstLook {
-                world: id,
+                world,
                 taken: Instant::now(),
                 options,
                 json,
@@ -775,15 +816,18 @@ impl Tab {
             return None;
         }
         let mut world = self.world.lock().await;
-        if *world != Some(first.world) {
-            // Not adopted yet: it must be the world the newest document
-            // announced, which the tab now takes as its own.
-            let mut announced = self.announced.lock().ok()?;
-            if *announced != Some(first.world) {
+        let mut announced = self.announced.lock().ok()?;
+        match announced.take() {
+            // Not adopted yet: the world the newest document announced,
+            // which the tab now takes as its own.
+            Some(newest) if newest == first.world => *world = Some(newest),
+            // A newer document started since: the look is of a page gone.
+            Some(newest) => {
+                *announced = Some(newest);
                 return None;
             }
-            *announced = None;
-            *world = Some(first.world);
+            None if world.as_ref() == Some(&first.world) => {}
+            None => return None,
         }
         Some(first.json)
     }

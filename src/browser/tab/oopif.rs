@@ -287,7 +287,9 @@ impl Tab {
         let missing = || BrowserError::Script("the frame's element is gone".into());
         let node = match parent {
             None => {
-                params.context_id = *self.world.lock().await;
+                if let Some(world) = self.world.lock().await.as_ref() {
+                    world.aim(&mut params);
+                }
                 let handle = self
                     .with_timeout(
                         "finding a frame's element",
