@@ -17,9 +17,9 @@ use super::{strip_ok, unique, ActError, Executor};
 use crate::actions::{resolve_url, ActionResult, FailureReason, WaitCondition};
 use crate::browser::BrowserError;
 
-/// How long a navigation's answer waits for its first look still under
-/// way: the look is answered in the load task, before the navigation is,
-/// so this only runs out when the page brought no document.
+/// How long a first look still under way is waited for once the new
+/// document's load event was seen: it is answered in the load task, so
+/// this runs out only when the look went astray.
 const FIRST_LOOK_GRACE: Duration = Duration::from_millis(100);
 
 impl Executor<'_> {
@@ -98,7 +98,8 @@ impl Executor<'_> {
             let settled = watch.settle(self.tab, &self.options.settle).await;
             return self.finish_navigation(settled, url).await;
         }
-        let (sent, looked) = self.send_navigation(url).await;
+        let sending = Instant::now();
+        let (sent, looked) = self.send_navigation(url, &mut watch).await;
         let settling = Instant::now();
         let answer = match sent {
             Ok(answer) => answer,
@@ -135,7 +136,11 @@ impl Executor<'_> {
                 // Requests still running may change the page: look again
                 // once it settles.
                 self.tab.expect_first_look_unused();
-                watch.settle(self.tab, &self.nav_settle()).await
+                // The load may have been waited for already (for the look):
+                // the navigation's time counts from its start.
+                let mut opts = self.nav_settle();
+                opts.navigation = opts.navigation.saturating_sub(sending.elapsed());
+                watch.settle(self.tab, &opts).await
             }
         };
         self.finish_navigation(settled, url).await
@@ -146,6 +151,7 @@ impl Executor<'_> {
     async fn send_navigation(
         &self,
         url: &str,
+        watch: &mut settle::NavWatch,
     ) -> (
         Result<chromiumoxide::cdp::browser_protocol::page::NavigateReturns, BrowserError>,
         bool,
@@ -177,14 +183,15 @@ impl Executor<'_> {
                 done = &mut look, if looked.is_none() => looked = Some(done),
             }
         };
-        // The look's answer leaves the page in the load task, before the
-        // navigation is answered; a navigation that brought no document (a
-        // download, an error) gives none to wait for.
+        // Page.navigate is answered at the commit and the look in the new
+        // document's load task, which can come much later; a navigation
+        // that brought no document (a download, an error) gives none.
         let brought_document = matches!(&sent, Ok(answer)
             if answer.error_text.is_none() && answer.loader_id.is_some());
         let looked = match looked {
             Some(done) => done,
-            None if brought_document => tokio::time::timeout(FIRST_LOOK_GRACE, look)
+            None if brought_document => watch
+                .during_load(look, FIRST_LOOK_GRACE, self.options.navigation_timeout)
                 .await
                 .unwrap_or(false),
             None => false,
