@@ -1768,13 +1768,59 @@ fn the_first_listing_after_a_navigation_has_what_the_page_renders_right_after_it
         }
         // A page done at its load is listed by its first look, and the
         // listing's indices reach the page: the look's world is the tab's.
+        let before = tab.first_looks_used();
         let state = navigate_and_observe(&tab, &ready).await;
         assert_eq!(state.observation, 1, "the first look was listed");
+        assert_eq!(
+            tab.first_looks_used(),
+            before + 1,
+            "the first look answered"
+        );
         let press = index_of(&state, "Press");
         let result = act_on(&tab, &state, json!({"click": {"index": press}}), options()).await;
         assert_ok(&result);
         assert_eq!(seen(&tab).await, vec!["pressed"]);
     });
+}
+
+#[test]
+fn a_first_look_is_used_when_it_answers_long_after_the_navigation() {
+    // Chromium answers the navigation at the load event, and the look after
+    // the load listeners, in the same task: a look that takes long (a big
+    // table on a busy machine) answers well after the navigation. The page
+    // stands in for one by holding up the look's question to its hook.
+    let s = shared();
+    s.server.html(
+        "/slow-look",
+        page(
+            r#"<h1>Slow</h1><button>Go on</button>
+            <script>
+              document.addEventListener('webagent:busy?', () => {
+                const until = performance.now() + 400;
+                while (performance.now() < until) {}
+              });
+            </script>"#,
+        ),
+    );
+    let url = s.server.url("/slow-look");
+    with_page(
+        "/slow-look-start",
+        &page("<p>start</p>"),
+        |tab, _| async move {
+            let before = tab.first_looks_used();
+            let state = navigate_and_observe(&tab, &url).await;
+            assert!(
+                state.elements.iter().any(|e| e.text == "Go on"),
+                "{}",
+                state.listing
+            );
+            assert_eq!(
+                tab.first_looks_used(),
+                before + 1,
+                "the first look answered"
+            );
+        },
+    );
 }
 
 #[test]

@@ -161,6 +161,10 @@ struct StepFigures {
     settle_ms: f64,
     /// The first observation of the new document, after the action.
     first_ms: f64,
+    /// Steps whose observation the document's first look answered, of
+    /// `runs`.
+    looks: u64,
+    runs: usize,
 }
 
 impl StepFigures {
@@ -197,6 +201,7 @@ async fn measure_step(
             .map_err(|e| anyhow::anyhow!("building the navigation to {to}: {e}"))
     };
     let blank = navigate("about:blank")?;
+    let looks_before = driver.tab().first_looks_used();
     let (mut floor, mut step, mut nav, mut settle, mut first) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for run in 0..runs.max(1) {
@@ -255,6 +260,8 @@ async fn measure_step(
         navigate_ms: med(nav),
         settle_ms: med(settle),
         first_ms: med(first),
+        looks: driver.tab().first_looks_used() - looks_before,
+        runs: runs.max(1),
     })
 }
 
@@ -338,7 +345,7 @@ async fn bench_command(args: BenchArgs) -> anyhow::Result<ExitCode> {
     .await?;
     if !args.json {
         println!(
-            "{:<15} {:>10} {:>10} {:>11} {:>9} {:>9} {:>8} {:>8} {:>8} {:>9} {:>9} {:>9} {:>9} {:>9} {:>6}",
+            "{:<15} {:>10} {:>10} {:>11} {:>9} {:>9} {:>8} {:>8} {:>8} {:>9} {:>9} {:>9} {:>9} {:>9} {:>6} {:>6}",
             "page",
             "default",
             "full",
@@ -353,7 +360,8 @@ async fn bench_command(args: BenchArgs) -> anyhow::Result<ExitCode> {
             "navigate",
             "settle",
             "observe",
-            "ratio"
+            "ratio",
+            "looks"
         );
     }
     let mut all = Vec::new();
@@ -388,11 +396,13 @@ async fn bench_command(args: BenchArgs) -> anyhow::Result<ExitCode> {
                     "settle_ms": round2(step.settle_ms),
                     "first_observe_ms": round2(step.first_ms),
                     "step_over_floor": round2(step.ratio()),
+                    "first_looks_used": step.looks,
+                    "steps": step.runs,
                 })
             );
         } else {
             println!(
-                "{:<15} {:>8.1}ms {:>8.1}ms {:>9.1}ms {:>8.1}% {:>8.1}% {:>8} {:>8} {:>8} {:>7.1}ms {:>7.1}ms {:>7.1}ms {:>7.1}ms {:>7.1}ms {:>5.2}x",
+                "{:<15} {:>8.1}ms {:>8.1}ms {:>9.1}ms {:>8.1}% {:>8.1}% {:>8} {:>8} {:>8} {:>7.1}ms {:>7.1}ms {:>7.1}ms {:>7.1}ms {:>7.1}ms {:>5.2}x {:>6}",
                 figures.name,
                 figures.default_ms,
                 figures.full_ms,
@@ -407,7 +417,8 @@ async fn bench_command(args: BenchArgs) -> anyhow::Result<ExitCode> {
                 step.navigate_ms,
                 step.settle_ms,
                 step.first_ms,
-                step.ratio()
+                step.ratio(),
+                format!("{}/{}", step.looks, step.runs)
             );
         }
         all.push(figures);
@@ -426,7 +437,8 @@ fn print_targets(all: &[PageFigures]) {
     println!();
     println!(
         "floor: a bare CDP client on its own tab, Page.navigate -> load event -> first Runtime.evaluate(\"1\"); \
-         nav+obs: the navigate action (settled) then the observation; navigate, settle, observe: its parts"
+         nav+obs: the navigate action (settled) then the observation; navigate, settle, observe: its parts; \
+         looks: steps whose observation the new document's first look answered"
     );
     for f in all {
         let ratio = f.step.ratio();

@@ -153,6 +153,8 @@ pub struct Tab {
     /// The observation a new document's first look took as it loaded,
     /// until the next observation picks it up (see [`Tab::first_look`]).
     first_look: std::sync::Mutex<Option<FirstLook>>,
+    /// Observations a first look answered.
+    looks_used: std::sync::atomic::AtomicU64,
 }
 
 /// One of webagent's isolated worlds. Chromium numbers contexts per
@@ -305,6 +307,7 @@ impl Tab {
             world_watch: None,
             announcements: Arc::default(),
             first_look: std::sync::Mutex::new(None),
+            looks_used: std::sync::atomic::AtomicU64::new(0),
         };
         tab.world_watch = watch_worlds(
             &tab.page,
@@ -801,6 +804,18 @@ impl Tab {
         true
     }
 
+    /// Whether a world was announced since [`Tab::expect_new_document`]:
+    /// the new document started with webagent's scripts in it.
+    pub(crate) fn world_announced(&self) -> bool {
+        self.announced.lock().is_ok_and(|a| a.is_some())
+    }
+
+    /// How many observations a first look answered, over the tab's life:
+    /// what `bench observe` and the tests read to see the look was used.
+    pub fn first_looks_used(&self) -> u64 {
+        self.looks_used.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// Drops a first look the page may change before it is read.
     pub(crate) fn expect_first_look_unused(&self) {
         if let Ok(mut first) = self.first_look.lock() {
@@ -829,6 +844,8 @@ impl Tab {
             None if world.as_ref() == Some(&first.world) => {}
             None => return None,
         }
+        self.looks_used
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         Some(first.json)
     }
 

@@ -17,9 +17,9 @@ use super::{strip_ok, unique, ActError, Executor};
 use crate::actions::{resolve_url, ActionResult, FailureReason, WaitCondition};
 use crate::browser::BrowserError;
 
-/// How long a first look still under way is waited for once the new
-/// document's load event was seen: it is answered in the load task, so
-/// this runs out only when the look went astray.
+/// How long a navigation's answer waits for its first look before asking
+/// whether the new document's world was announced at all: a document our
+/// scripts never reached (an error page, a download) gives no look.
 const FIRST_LOOK_GRACE: Duration = Duration::from_millis(100);
 
 impl Executor<'_> {
@@ -99,7 +99,7 @@ impl Executor<'_> {
             return self.finish_navigation(settled, url).await;
         }
         let sending = Instant::now();
-        let (sent, looked) = self.send_navigation(url, &mut watch).await;
+        let (sent, looked) = self.send_navigation(url).await;
         let settling = Instant::now();
         let answer = match sent {
             Ok(answer) => answer,
@@ -151,7 +151,6 @@ impl Executor<'_> {
     async fn send_navigation(
         &self,
         url: &str,
-        watch: &mut settle::NavWatch,
     ) -> (
         Result<chromiumoxide::cdp::browser_protocol::page::NavigateReturns, BrowserError>,
         bool,
@@ -190,10 +189,24 @@ impl Executor<'_> {
             if answer.error_text.is_none() && answer.loader_id.is_some());
         let looked = match looked {
             Some(done) => done,
-            None if brought_document => watch
-                .during_load(look, FIRST_LOOK_GRACE, self.options.navigation_timeout)
-                .await
-                .unwrap_or(false),
+            None if brought_document => {
+                match tokio::time::timeout(FIRST_LOOK_GRACE, &mut look).await {
+                    Ok(done) => done,
+                    // The document's world was announced, so the look will
+                    // be answered: at its load, or as gone if the document
+                    // is replaced. A page that never loads keeps it until
+                    // the navigation's time is up, as settling would.
+                    Err(_) if self.tab.world_announced() => {
+                        let left = self
+                            .options
+                            .navigation_timeout
+                            .saturating_sub(FIRST_LOOK_GRACE);
+                        tokio::time::timeout(left, look).await.unwrap_or(false)
+                    }
+                    // Our scripts never reached a document: no look comes.
+                    Err(_) => false,
+                }
+            }
             None => false,
         };
         (sent, looked)

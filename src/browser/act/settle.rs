@@ -7,7 +7,6 @@
 //! for is capped by [`SettleOptions::max`].
 
 use std::collections::HashSet;
-use std::future::Future;
 use std::pin::Pin;
 use std::time::{Duration, Instant};
 
@@ -203,12 +202,9 @@ impl NavWatch {
         }
     }
 
-    /// Marks a navigation as started (the caller knows it asked for one),
-    /// unless its commit was seen already (waiting for a first look).
+    /// Marks a navigation as started (the caller knows it asked for one).
     pub(crate) fn expect_navigation(&mut self) {
-        if !self.navigated {
-            self.navigating = true;
-        }
+        self.navigating = true;
     }
 
     fn is_main(&self, frame: &str) -> bool {
@@ -270,33 +266,6 @@ impl NavWatch {
                 true
             }
             _ => false,
-        }
-    }
-
-    /// Waits for `answer`, which the new document gives in its load task
-    /// (a first look), while the navigation loads: up to `limit`, and no
-    /// longer than `grace` past the load event. `None` when it did not
-    /// come. `Page.navigate` is answered at the commit, and a page's load
-    /// can follow long after.
-    pub(crate) async fn during_load<T>(
-        &mut self,
-        answer: impl Future<Output = T>,
-        grace: Duration,
-        limit: Duration,
-    ) -> Option<T> {
-        let mut answer = std::pin::pin!(answer);
-        let mut deadline = Instant::now() + limit;
-        let mut loaded = false;
-        loop {
-            self.drain();
-            if !loaded && self.navigated && !self.navigating {
-                loaded = true;
-                deadline = deadline.min(Instant::now() + grace);
-            }
-            tokio::select! {
-                value = &mut answer => return Some(value),
-                more = self.next_until(deadline) => if !more { return None },
-            }
         }
     }
 
@@ -469,45 +438,6 @@ mod tests {
         let mut watch = watch_over(vec![PageEvent::Committed("main".into())]);
         watch.expect_navigation();
         assert_eq!(watch.settled_at_load(Instant::now()), None);
-    }
-
-    #[tokio::test]
-    async fn a_look_answered_in_the_load_task_is_waited_for_past_the_answer_to_navigate() {
-        // The stream stays open, as a page's events do.
-        let open = |events: Vec<PageEvent>| {
-            let mut watch = watch_over(Vec::new());
-            let stream: EventStreamBox =
-                Box::pin(futures_util::stream::iter(events).chain(futures_util::stream::pending()));
-            watch.events = select_all(vec![stream]);
-            watch
-        };
-        let loaded = || vec![PageEvent::Committed("main".into()), PageEvent::Loaded];
-        // Answered well after the commit: still taken, and the load seen
-        // meanwhile lets the look settle the navigation.
-        let mut watch = open(loaded());
-        let late = async {
-            tokio::time::sleep(Duration::from_millis(150)).await;
-            true
-        };
-        let limit = Duration::from_secs(30);
-        let grace = Duration::from_millis(200);
-        assert_eq!(watch.during_load(late, grace, limit).await, Some(true));
-        watch.expect_navigation();
-        assert!(watch.settled_at_load(Instant::now()).is_some());
-        // Never answered: given up `grace` after the load, not at `limit`.
-        let mut watch = open(loaded());
-        let started = Instant::now();
-        let never = std::future::pending::<bool>();
-        assert_eq!(watch.during_load(never, grace, limit).await, None);
-        assert!(
-            started.elapsed() < limit,
-            "given up at the load's grace, not the limit"
-        );
-        // Still loading: waited for up to `limit`.
-        let mut watch = open(vec![PageEvent::Committed("main".into())]);
-        let never = std::future::pending::<bool>();
-        let short = Duration::from_millis(300);
-        assert_eq!(watch.during_load(never, Duration::ZERO, short).await, None);
     }
 
     #[test]
