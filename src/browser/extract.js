@@ -233,7 +233,10 @@
     if (id) words.push(...classWords(id));
     // Most elements have no data- attribute at all: one look at the names
     // spares eight lookups.
-    if (!e.getAttributeNames().some((n) => n.startsWith('data-'))) return words;
+    const names = e.getAttributeNames();
+    let data = false;
+    for (let i = 0; i < names.length && !data; i++) data = names[i].startsWith('data-');
+    if (!data) return words;
     for (const a of WORD_DATA) {
       const v = e.getAttribute(a);
       if (v) words.push(...v.split(/[-_\s]+/).map((w) => w.toLowerCase()).filter((w) => w.length > 1 && !NOISE.has(w)));
@@ -256,12 +259,15 @@
   // Words of the picture files a style draws: every url() in `content`,
   // background and mask images (data: URLs carry no name).
   function styleWords(cs, words) {
-    for (const value of [cs.content, cs.backgroundImage, cs.getPropertyValue('mask-image') || cs.getPropertyValue('-webkit-mask-image')]) {
-      if (!value || value.indexOf('url(') < 0) continue;
-      const re = /url\(\s*["']?([^"')]+)/g;
-      for (let m = re.exec(value); m; m = re.exec(value)) {
-        if (!/^data:/i.test(m[1])) words.push(...fileWords(m[1]));
-      }
+    urlWords(cs.content, words);
+    urlWords(cs.backgroundImage, words);
+    urlWords(cs.getPropertyValue('mask-image') || cs.getPropertyValue('-webkit-mask-image'), words);
+  }
+  function urlWords(value, words) {
+    if (!value || value.indexOf('url(') < 0) return;
+    const re = /url\(\s*["']?([^"')]+)/g;
+    for (let m = re.exec(value); m; m = re.exec(value)) {
+      if (!/^data:/i.test(m[1])) words.push(...fileWords(m[1]));
     }
   }
   // What CSS draws for an element: [words of the pictures of its own box
@@ -341,7 +347,8 @@
       const alt = squeeze(el.getAttribute('alt') || '');
       if (alt) return ['label', clip(alt, 60)];
     }
-    s = inner(el, 0);
+    // (Most fields have no children: no walk.)
+    s = el.firstElementChild ? inner(el, 0) : '';
     if (s) return ['label', clip(s, 60)];
     if (tag === 'input' || tag === 'select' || tag === 'textarea') {
       s = textOfIds(el, 'aria-describedby') || rowText(el);
@@ -550,8 +557,12 @@
   // model knows they are there to scroll to.
   function unlistedOptions(lines) {
     let shown = null;
-    for (const [c, item] of lines) {
-      if (item.text || !item.attrs || !item.attrs.some((a) => a[0] === 'role' && a[1] === 'listbox')) continue;
+    for (let i = 0; i < lines.length; i++) {
+      const c = lines[i][0], item = lines[i][1];
+      if (item.text || !item.attrs) continue;
+      let listbox = false;
+      for (let j = 0; j < item.attrs.length && !listbox; j++) listbox = item.attrs[j][0] === 'role' && item.attrs[j][1] === 'listbox';
+      if (!listbox) continue;
       const options = c.el.querySelectorAll('[role="option"]');
       if (!options.length) continue;
       if (!shown) shown = new Set(listed);
@@ -773,17 +784,20 @@
         if (!interactive && frame.clicky && frame.clicky.has(el)) interactive = true;
         // Items of a list that handles presses itself (sortables bind one
         // listener on the list) and draggable elements are targets too.
-        if (!interactive && el.getAttribute('draggable') === 'true') interactive = true;
-        if (!interactive && frame.clicky && (tag === 'li' || el.getAttribute('role') === 'listitem')) {
+        // An element without attributes (most table cells and layout
+        // boxes) needs none of the attribute lookups below.
+        const attributed = interactive || el.hasAttributes();
+        if (!interactive && attributed && el.getAttribute('draggable') === 'true') interactive = true;
+        if (!interactive && frame.clicky && (tag === 'li' || (attributed && el.getAttribute('role') === 'listitem'))) {
           const up = el.parentElement;
           if (up && frame.clicky.has(up)) interactive = true;
         }
-        if (!interactive && el.hasAttribute('onclick')) interactive = true;
-        if (!interactive) {
+        if (!interactive && attributed && el.hasAttribute('onclick')) interactive = true;
+        if (!interactive && attributed) {
           const role = el.getAttribute('role');
           if (role && WIDGET_ROLES.has(role)) interactive = true;
         }
-        if (!interactive && el.hasAttribute('tabindex') && el.tabIndex >= 0) interactive = true;
+        if (!interactive && attributed && el.hasAttribute('tabindex') && el.tabIndex >= 0) interactive = true;
         if (!interactive && el.isContentEditable) {
           const p = composedParent(el);
           interactive = !(p && p.isContentEditable);
