@@ -182,9 +182,10 @@ impl Executor<'_> {
                 done = &mut look, if looked.is_none() => looked = Some(done),
             }
         };
-        // Page.navigate is answered at the commit and the look in the new
-        // document's load task, which can come much later; a navigation
-        // that brought no document (a download, an error) gives none.
+        // The navigation is answered at the new document's load event and
+        // the look after the load listeners, in the same task, so a long
+        // look answers later; a navigation that brought no document (a
+        // download, an error) gives none.
         let brought_document = matches!(&sent, Ok(answer)
             if answer.error_text.is_none() && answer.loader_id.is_some());
         let looked = match looked {
