@@ -1077,6 +1077,8 @@
   // the moments after it (the helper goes into each new document as it
   // starts, so it sees both).
   let loadedAt = null, changedAt = -Infinity, paintedAt = null;
+  // How long after the load the DOM's changes are watched.
+  const CHANGE_WATCH_MS = 5000;
   if (document.readyState !== 'complete') {
     addEventListener('load', () => {
       loadedAt = performance.now();
@@ -1086,7 +1088,7 @@
       const watch = new MutationObserver(() => { changedAt = performance.now(); });
       watch.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
       // Only settling right after the navigation asks.
-      setTimeout(() => watch.disconnect(), 5000);
+      setTimeout(() => watch.disconnect(), CHANGE_WATCH_MS);
     }, { once: true });
   }
 
@@ -1125,10 +1127,10 @@
   function firstLook(opts) {
     if (window !== window.top) return Promise.resolve({ early: false });
     // A small page can be shown before the question reaches it; while the
-    // load is recent (the change watch above still runs) the same test
-    // holds, and the look still spares settling its round trips.
+    // change watch above still runs the same test holds, and the look
+    // still spares settling its round trips.
     if (pageShown) {
-      const recent = loadedAt !== null && performance.now() - loadedAt < 4000;
+      const recent = loadedAt !== null && performance.now() - loadedAt < CHANGE_WATCH_MS;
       return Promise.resolve(recent ? look(opts) : { early: false });
     }
     return new Promise((resolve) => lookers.push([opts, resolve]));
