@@ -1271,7 +1271,7 @@ async fn the_page_pane_draws_the_marked_picture_in_half_blocks_in_tmux() {
         .count();
     assert!(picture_rows >= 8, "half-blocks fill the pane:\n{screen}");
     // In colour: the page's white, the form's blue, the marks.
-    let out = std::process::Command::new("tmux")
+    let out = tmux::tmux(&session.0)
         .args(["capture-pane", "-e", "-p", "-t", &session.0])
         .output()
         .expect("capturing with colours");

@@ -4,8 +4,19 @@
 
 #![allow(dead_code)]
 
+/// A tmux command on the session's own server (`-L`, named after the
+/// session). Tests run in parallel, and on one shared server a test that
+/// killed the last session stopped the server under another test's
+/// `tmux new` ("server exited unexpectedly"); its own server stops with
+/// its session.
+pub fn tmux(session: &str) -> std::process::Command {
+    let mut command = std::process::Command::new("tmux");
+    command.args(["-L", session]);
+    command
+}
+
 pub fn capture(session: &str) -> String {
-    let out = std::process::Command::new("tmux")
+    let out = tmux(session)
         .args(["capture-pane", "-p", "-t", session])
         .output()
         .expect("running tmux capture-pane");
@@ -13,7 +24,7 @@ pub fn capture(session: &str) -> String {
 }
 
 pub fn tmux_keys(session: &str, keys: &[&str]) {
-    let status = std::process::Command::new("tmux")
+    let status = tmux(session)
         .args(["send-keys", "-t", session])
         .args(keys)
         .status()
@@ -22,7 +33,7 @@ pub fn tmux_keys(session: &str, keys: &[&str]) {
 }
 
 pub fn tmux_text(session: &str, text: &str) {
-    let status = std::process::Command::new("tmux")
+    let status = tmux(session)
         .args(["send-keys", "-t", session, "-l", text])
         .status()
         .expect("running tmux send-keys");
@@ -72,9 +83,7 @@ pub struct TmuxSession(pub String);
 
 impl Drop for TmuxSession {
     fn drop(&mut self) {
-        let _ = std::process::Command::new("tmux")
-            .args(["kill-session", "-t", &self.0])
-            .status();
+        let _ = tmux(&self.0).args(["kill-session", "-t", &self.0]).status();
     }
 }
 
@@ -104,7 +113,7 @@ pub fn require_tmux_and_chromium() {
 
 /// Starts `command` in a detached tmux session of 120×40.
 pub fn tmux_start(session: &str, command: &str) {
-    let status = std::process::Command::new("tmux")
+    let status = tmux(session)
         .args(["new", "-d", "-s", session, "-x", "120", "-y", "40", command])
         .status()
         .expect("starting tmux");
