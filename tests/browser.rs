@@ -432,6 +432,74 @@ fn a_fixed_widget_inside_a_far_away_container_is_still_listed() {
     });
 }
 
+/// The texts an observation taken in webagent's world with `opts` lists,
+/// and how many hit tests (`elementFromPoint`) it made.
+async fn listed_and_hit_tests(tab: &Tab, opts: &str) -> (Vec<String>, u64) {
+    let counted = tab
+        .eval(&format!(
+            r#"(() => {{
+              const proto = Document.prototype, real = proto.elementFromPoint;
+              let hits = 0;
+              proto.elementFromPoint = function (x, y) {{ hits += 1; return real.call(this, x, y); }};
+              try {{
+                const state = JSON.parse(globalThis.__webagentObserver.observe({opts}));
+                return {{ texts: state.elements.map((e) => e.text || ''), hits }};
+              }} finally {{ proto.elementFromPoint = real; }}
+            }})()"#
+        ))
+        .await
+        .expect("observing in the world");
+    let texts = counted["texts"]
+        .as_array()
+        .expect("texts")
+        .iter()
+        .map(|t| t.as_str().unwrap_or_default().to_string())
+        .collect();
+    (texts, counted["hits"].as_u64().expect("hits"))
+}
+
+#[test]
+fn before_the_first_frame_stray_fixed_widgets_are_found_by_style_without_a_hit_test() {
+    // A hit test before a document's first frame makes Chromium build the
+    // paint properties of the whole page, so the first look searches the
+    // skipped containers by style instead, and must find what the hit
+    // tests find later: the widget at a corner, not the one elsewhere.
+    let mut items = String::new();
+    for i in 0..300 {
+        items.push_str(&format!("<p>paragraph {i}</p>"));
+    }
+    let html = page(&format!(
+        r#"<main>{items}</main>
+        <footer><p>Footer</p>
+          <div><button style="position:fixed;right:8px;bottom:8px;width:60px;height:40px">Chat</button></div>
+          <div style="display:none"><button style="position:fixed;left:8px;bottom:8px">Hidden</button></div>
+          <span style="position:fixed;left:300px;top:300px"><button>Elsewhere</button></span>
+        </footer>"#
+    ));
+    with_page("/stray-by-style", &html, |tab| async move {
+        let (by_hits, hits) = listed_and_hit_tests(&tab, "{}").await;
+        assert!(hits > 0, "after the first frame the search hit-tests");
+        assert!(by_hits.iter().any(|t| t == "Chat"), "{by_hits:?}");
+        let (by_style, hits) = listed_and_hit_tests(&tab, "{beforeFirstFrame: true}").await;
+        assert_eq!(hits, 0, "no hit test before the first frame");
+        assert_eq!(by_style, by_hits, "both searches list the same widgets");
+    });
+    // Past the limit of elements to read, the search falls back on hit tests.
+    let mut rows = String::new();
+    for i in 0..2500 {
+        rows.push_str(&format!("<div><span>row {i}</span></div>"));
+    }
+    let html = page(&format!(
+        r#"<main style="height:3000px">top</main><footer>{rows}
+        <button style="position:fixed;right:8px;bottom:8px;width:60px;height:40px">Chat</button></footer>"#
+    ));
+    with_page("/stray-many", &html, |tab| async move {
+        let (texts, hits) = listed_and_hit_tests(&tab, "{beforeFirstFrame: true}").await;
+        assert!(hits > 0, "too many skipped elements to read");
+        assert!(texts.iter().any(|t| t == "Chat"), "{texts:?}");
+    });
+}
+
 #[test]
 fn observing_survives_a_navigation_the_page_starts_itself() {
     let s = shared();

@@ -41,6 +41,9 @@
   // A text-less inline box no larger than this inside a sentence is an
   // icon the text names.
   const ICON_PX = 40;
+  // Before a document's first frame, stray fixed widgets are searched by
+  // style in at most this many skipped elements (see walkStrayFixed).
+  const STRAY_SCAN_LIMIT = 4000;
 
   const ids = new WeakMap();     // element -> stable id within this document
   let nextId = 1;
@@ -673,6 +676,8 @@
     const textLimit = opts.textLimit || 4000;
     const topDoc = document;
     const vw = window.innerWidth, vh = window.innerHeight;
+    // Where stray fixed widgets usually sit (see walkStrayFixed).
+    const STRAY_SPOTS = [[vw - 30, vh - 30], [30, vh - 30], [vw / 2, vh - 15], [vw - 30, 30]];
     // A cross-origin frame is observed on its own, told which part of it
     // the top page shows (`view`) and which part lies in the top page's
     // band (`band`), both in its own coordinates.
@@ -685,6 +690,18 @@
     const walked = full ? null : new Set();  // elements whose styles were read (default mode)
     const rowsInside = new Set();  // table rows whose box lies wholly inside the band
     const occluders = [];   // positioned boxes that may paint over others
+    // Skipped elements of the top document that have children, as
+    // [element, inShadow] pairs flattened, kept for the stray-fixed search
+    // by style (before the first frame) while there are few of them.
+    const strayByStyle = !full && !!opts.beforeFirstFrame;
+    const skipped = [];
+    let skippedMany = false;
+    function keepSkipped(el, frame, inShadow) {
+      if (!strayByStyle || skippedMany || frame !== rootFrame) return;
+      if (el.firstElementChild === null && !el.shadowRoot) return;
+      if (skipped.length >= 2 * STRAY_SCAN_LIMIT) { skippedMany = true; return; }
+      skipped.push(el, inShadow);
+    }
     let skippedAbove = 0, skippedBelow = 0;
     const text = [];
     let textLen = 0, textCut = false, textSeen = 0;
@@ -743,7 +760,7 @@
       const cellOfRowInside = !full && (tag === 'td' || tag === 'th') && rowsInside.has(el.parentElement);
       if (!full && !cellOfRowInside) {
         box = boxOf(el, frame);
-        if (outsideBand(box)) return;
+        if (outsideBand(box)) { keepSkipped(el, frame, inShadow); return; }
       }
       if (walked) walked.add(el);
       const cs = getComputedStyle(el);
@@ -752,7 +769,7 @@
       // Restyled as something other than a cell, it may sit anywhere.
       if (cellOfRowInside && disp !== 'table-cell') {
         box = boxOf(el, frame);
-        if (outsideBand(box)) return;
+        if (outsideBand(box)) { keepSkipped(el, frame, inShadow); return; }
       }
       if (!full && box !== null && (tag === 'tr' || disp === 'table-row') &&
         box.top >= band.top && box.bottom <= band.bottom && box.left >= band.left && box.right <= band.right) {
@@ -932,10 +949,21 @@
     // A fixed element nested in a container that lies outside the band (a
     // chat button inside the page footer) was skipped with that container.
     // A few hit tests where such widgets usually sit find them; each costs
-    // little on ordinary pages.
+    // little once the page has been drawn. Before its first frame, though,
+    // the first hit test makes Chromium build the paint properties of the
+    // whole page (12 ms on a table of 2,000 fields, 4 ms on a form of 500,
+    // measured at the load event), work the frame would do anyway after
+    // the look. Reading the style of every skipped element costs about a
+    // microsecond each, so while they are few the search goes by style. It
+    // keeps the fixed elements whose box holds one of the spots (or that
+    // have no box of their own), so both searches list the same widgets.
     function walkStrayFixed() {
-      const spots = [[vw - 30, vh - 30], [30, vh - 30], [vw / 2, vh - 15], [vw - 30, 30]];
-      for (const [x, y] of spots) {
+      const found = strayByStyle && !skippedMany ? fixedInSkipped() : null;
+      if (found) {
+        for (let i = 0; i < found.length; i += 2) walk(found[i], rootFrame, null, false, found[i + 1], EVERYWHERE, true);
+        return;
+      }
+      for (const [x, y] of STRAY_SPOTS) {
         let hit = topDoc.elementFromPoint(x, y);
         if (!hit || walked.has(hit)) continue;
         let fixed = null;
@@ -944,6 +972,44 @@
         }
         if (fixed) walk(fixed, rootFrame, null, false, false, EVERYWHERE, true);
       }
+    }
+
+    function atStraySpot(b) {
+      if (!b.sized) return true;
+      for (let i = 0; i < STRAY_SPOTS.length; i++) {
+        const x = STRAY_SPOTS[i][0], y = STRAY_SPOTS[i][1];
+        if (x >= b.left && x < b.right && y >= b.top && y < b.bottom) return true;
+      }
+      return false;
+    }
+
+    // The outermost fixed elements inside the skipped subtrees of the top
+    // document, in document order as [element, inShadow] pairs flattened;
+    // null when more than STRAY_SCAN_LIMIT elements would have to be read.
+    function fixedInSkipped() {
+      const found = [];
+      let left = STRAY_SCAN_LIMIT;
+      const search = (parent, inShadow) => {
+        for (let c = parent.firstElementChild; c; c = c.nextElementSibling) {
+          if (--left < 0) return false;
+          const cs = getComputedStyle(c);
+          if (cs.display === 'none') continue;
+          if (cs.position === 'fixed') {
+            if (atStraySpot(boxOf(c, rootFrame))) found.push(c, inShadow);
+            continue;
+          }
+          // A frame's fixed elements stay inside the frame's own box.
+          if (c.localName !== 'iframe' && !search(c, inShadow)) return false;
+          if (c.shadowRoot && !search(c.shadowRoot, true)) return false;
+        }
+        return true;
+      };
+      for (let i = 0; i < skipped.length; i += 2) {
+        const el = skipped[i];
+        if (!search(el, skipped[i + 1])) return null;
+        if (el.shadowRoot && !search(el.shadowRoot, true)) return null;
+      }
+      return found;
     }
 
     // Covered check. In normal flow boxes do not overlap, so only elements

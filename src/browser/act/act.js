@@ -1077,6 +1077,12 @@
   // the moments after it (the helper goes into each new document as it
   // starts, so it sees both).
   let loadedAt = null, changedAt = -Infinity, paintedAt = null;
+  // Whether the document was first rendered (style, layout and paint
+  // properties all done once); Chromium often draws a frame before the
+  // load when the parser pauses. Listening schedules no frame, as asking
+  // for an animation frame would.
+  let revealed = document.readyState !== 'loading';
+  addEventListener('pagereveal', () => { revealed = true; }, { once: true });
   // How long after the load the DOM's changes are watched.
   const CHANGE_WATCH_MS = 5000;
   if (document.readyState !== 'complete') {
@@ -1117,7 +1123,10 @@
     !(document.fonts && document.fonts.status === 'loading');
   const look = (opts) => {
     if (!doneLoading()) return { early: false };
-    try { return { early: true, observation: globalThis.__webagentObserver.observe(opts) }; }
+    // Before the first frame the observer avoids hit tests where it can:
+    // each would make Chromium prepare the whole page for painting first.
+    const asked = Object.assign({}, opts, { beforeFirstFrame: !revealed });
+    try { return { early: true, observation: globalThis.__webagentObserver.observe(asked) }; }
     catch (e) { return { early: false, error: String(e && e.message || e) }; }
   };
   addEventListener('pageshow', () => {
