@@ -501,6 +501,41 @@ fn before_the_first_frame_stray_fixed_widgets_are_found_by_style_without_a_hit_t
 }
 
 #[test]
+fn fields_in_the_cells_of_a_table_are_measured_only_when_they_may_lie_elsewhere() {
+    // A field in a cell of a row inside the band is taken as inside it too,
+    // without its box, unless its position moves it, and it is listed only
+    // if it has a size; a layer over some cells still covers them.
+    let mut rows = String::new();
+    for r in 0..6 {
+        rows.push_str(&format!(
+            r#"<tr><td><input aria-label="plain {r}"></td>
+            <td><input aria-label="moved {r}" style="position:relative;top:4000px"></td>
+            <td><input aria-label="empty {r}" style="width:0;height:0;padding:0;border:0"></td></tr>"#
+        ));
+    }
+    let html = page(&format!(
+        r#"<table>{rows}</table>
+        <div style="position:absolute;left:0;top:0;width:100%;height:40px;background:#fff"></div>"#
+    ));
+    with_page("/cell-fields", &html, |tab| async move {
+        let state = observe(&tab).await;
+        let labels: Vec<&str> = state
+            .elements
+            .iter()
+            .filter_map(|e| e.attributes.iter().find(|(k, _)| k == "aria-label"))
+            .map(|(_, v)| v.as_str())
+            .collect();
+        assert!(labels.contains(&"plain 5"), "{}", state.listing);
+        assert!(!labels.iter().any(|l| l.starts_with("moved")), "{labels:?}");
+        assert!(!labels.iter().any(|l| l.starts_with("empty")), "{labels:?}");
+        assert!(
+            !labels.contains(&"plain 0"),
+            "covered by the layer: {labels:?}"
+        );
+    });
+}
+
+#[test]
 fn observing_survives_a_navigation_the_page_starts_itself() {
     let s = shared();
     s.server.html("/landed", page("<button>Landed</button>"));

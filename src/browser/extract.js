@@ -689,6 +689,7 @@
     const candidates = [];  // interactive elements in document order, before the covered check
     const walked = full ? null : new Set();  // elements whose styles were read (default mode)
     const rowsInside = new Set();  // table rows whose box lies wholly inside the band
+    const cellsInside = new Set(); // cells of those rows, laid out as cells
     const occluders = [];   // positioned boxes that may paint over others
     // Skipped elements of the top document that have children, as
     // [element, inShadow] pairs flattened, kept for the stray-fixed search
@@ -758,7 +759,12 @@
       // cell of a row wholly inside the band meets the band: it needs no
       // box for the test (a table of fields listed 1,000 cells).
       const cellOfRowInside = !full && (tag === 'td' || tag === 'th') && rowsInside.has(el.parentElement);
-      if (!full && !cellOfRowInside) {
+      // So does an element with nothing inside that such a cell holds in
+      // its flow (the field of a table of fields): nothing below it needs
+      // its box as a clip, and its position is read before it is trusted.
+      const inCellInside = !full && !cellOfRowInside && el.firstElementChild === null &&
+        cellsInside.has(el.parentElement) && !el.shadowRoot;
+      if (!full && !cellOfRowInside && !inCellInside) {
         box = boxOf(el, frame);
         if (outsideBand(box)) { keepSkipped(el, frame, inShadow); return; }
       }
@@ -770,6 +776,8 @@
       if (cellOfRowInside && disp !== 'table-cell') {
         box = boxOf(el, frame);
         if (outsideBand(box)) { keepSkipped(el, frame, inShadow); return; }
+      } else if (cellOfRowInside) {
+        cellsInside.add(el);
       }
       if (!full && box !== null && (tag === 'tr' || disp === 'table-row') &&
         box.top >= band.top && box.bottom <= band.bottom && box.left >= band.left && box.right <= band.right) {
@@ -778,15 +786,24 @@
       const visible = el.checkVisibility(SEEN_BY_EYE);
       if (!visible && (cs.opacity === '0' || cs.contentVisibility === 'hidden')) return;
       const position = cs.position;
+      // Moved by its position, it may sit anywhere.
+      if (inCellInside && position !== 'static') {
+        box = boxOf(el, frame);
+        if (outsideBand(box)) { keepSkipped(el, frame, inShadow); return; }
+      }
       let myClip = clipRect, myPositioned = positioned;
       if (position === 'fixed') { myClip = frame.view; myPositioned = true; }
       else if (position === 'absolute' || position === 'sticky') myPositioned = true;
       const outOfFlow = position !== 'static' && (position !== 'relative' || cs.zIndex !== 'auto');
-      const cursor = cs.cursor;
+      // An <input> is a target by its tag and holds nothing the walk
+      // visits, so its cursor and overflow would decide nothing: two style
+      // reads fewer for each field of a form (a table of 2,000 fields).
+      const field = tag === 'input';
+      const cursor = field ? '' : cs.cursor;
       // A grab or move cursor marks something to drag, as a pointer marks
       // something to click.
       const pointer = cursor === 'pointer' || cursor === 'grab' || cursor === 'move' || cursor === '-webkit-grab';
-      const ov = cs.overflow;
+      const ov = field ? 'visible' : cs.overflow;
 
       let interactive = false;
       let extra = null;
@@ -827,9 +844,14 @@
       }
       // The whole-page walk measures only what needs a box: candidates,
       // positioned layers, frames, and anything under a clipping ancestor.
-      if (box === null && (interactive || outOfFlow || myClip !== EVERYWHERE || tag === 'iframe')) box = boxOf(el, frame);
-      const sized = box !== null && box.sized;
-      if (sized && !overlap(box, myClip)) return;
+      // A target in a cell's flow needs its box only where a positioned
+      // layer may cover it (the covered check below reads it then); its
+      // offset size says whether it has any.
+      const sizedInCell = box === null && interactive && inCellInside && !outOfFlow && myClip === EVERYWHERE &&
+        tag !== 'iframe' && el.offsetWidth !== undefined;
+      if (box === null && !sizedInCell && (interactive || outOfFlow || myClip !== EVERYWHERE || tag === 'iframe')) box = boxOf(el, frame);
+      const sized = sizedInCell ? el.offsetWidth > 0 || el.offsetHeight > 0 : box !== null && box.sized;
+      if (sized && box !== null && !overlap(box, myClip)) return;
       if (!sized) interactive = false;
       if (outOfFlow && visible && sized && cs.pointerEvents !== 'none') {
         occluders.push({ el, frame, box, fixed: position === 'fixed' });
@@ -1027,11 +1049,12 @@
     }
     // Indexed loops and plain numbers: these run once per candidate, most
     // often in a document's first look, before the JIT has seen the code.
-    for (let i = 0; i < candidates.length; i++) {
+    // Without a positioned layer nothing can cover anything.
+    for (let i = 0; occluders.length && i < candidates.length; i++) {
       const c = candidates[i];
       if (c.tag === 'iframe') continue;
       // The part of its box its clipping ancestors and its frame show.
-      const b = c.box, k = c.clip, v = c.frame.view;
+      const b = c.box || (c.box = boxOf(c.el, c.frame)), k = c.clip, v = c.frame.view;
       const seenLeft = Math.max(b.left, k.left, v.left), seenTop = Math.max(b.top, k.top, v.top);
       const seenRight = Math.min(b.right, k.right, v.right), seenBottom = Math.min(b.bottom, k.bottom, v.bottom);
       const inView = seenRight > viewport.left && seenLeft < viewport.right && seenBottom > viewport.top &&
@@ -1101,7 +1124,7 @@
       seen.add(id);
       const attrs = attributesOf(c.el, c.tag);
       if (c.extra) attrs.push(['scrollable', c.extra]);
-      if (c.el.isContentEditable && c.tag !== 'input' && c.tag !== 'textarea') attrs.push(['contenteditable', '']);
+      if (c.tag !== 'input' && c.tag !== 'textarea' && c.el.isContentEditable) attrs.push(['contenteditable', '']);
       const words = c.whole ? c.text : c.text ? clip(squeeze(c.text), TEXT_PER_ELEMENT) : '';
       if (!words && c.tag !== 'iframe' && c.tag !== 'select' && !attrs.some((a) => a[1] && (NAMED_BY.has(a[0]) || (a[0] === 'value' && /^(submit|button|reset)$/.test(c.el.type))))) {
         const named = nameFor(c.el, c.tag, c.cs);
