@@ -46,13 +46,7 @@ fn late_page() -> String {
 
 fn summary(values: &mut [f64]) -> Value {
     values.sort_by(f64::total_cmp);
-    let at = |p: f64| {
-        if values.is_empty() {
-            return 0.0;
-        }
-        let rank = ((p / 100.0) * (values.len() - 1) as f64).round() as usize;
-        (values[rank.min(values.len() - 1)] * 100.0).round() / 100.0
-    };
+    let at = |p: f64| super::round2(super::percentile(values, p));
     json!({"median": at(50.0), "p10": at(10.0), "p90": at(90.0)})
 }
 

@@ -35,6 +35,15 @@ pub fn median(sorted: &[f64]) -> f64 {
     }
 }
 
+/// The p-th percentile of sorted values (nearest rank).
+pub fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let rank = ((p / 100.0) * (sorted.len() - 1) as f64).round() as usize;
+    sorted[rank.min(sorted.len() - 1)]
+}
+
 /// A duration in µs below a millisecond, in ms above.
 pub fn fmt_duration(duration: Duration) -> String {
     let micros = duration.as_secs_f64() * 1e6;

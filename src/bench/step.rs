@@ -1,5 +1,6 @@
 //! `webagent bench step`.
 
+use super::percentile;
 use crate::actions::Catalog;
 use crate::browser::act::{ExecOptions, Executor};
 use crate::browser::{BrowserSession, ObserveOptions};
@@ -58,15 +59,6 @@ fn step_page() -> String {
     }
     html.push_str("</ul></body></html>");
     html
-}
-
-/// p-th percentile of sorted values (nearest rank).
-fn percentile(sorted: &[f64], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return 0.0;
-    }
-    let rank = ((p / 100.0) * (sorted.len() - 1) as f64).round() as usize;
-    sorted[rank.min(sorted.len() - 1)]
 }
 
 #[derive(Debug, Default)]
