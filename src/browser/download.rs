@@ -141,6 +141,21 @@ impl Downloads {
         }
     }
 
+    /// Waits until a download begun after `mark` is listed, or `limit`
+    /// has passed; true when one is.
+    pub async fn begun_since(&self, mark: u64, limit: Duration) -> bool {
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            let changed = self.changed.notified();
+            if self.mark() > mark {
+                return true;
+            }
+            if tokio::time::timeout_at(deadline, changed).await.is_err() {
+                return self.mark() > mark;
+            }
+        }
+    }
+
     fn begin(&self, guid: String, url: String, suggested: String) {
         let mut list = self.lock();
         let seq = list.last().map_or(1, |d| d.seq + 1);
@@ -357,6 +372,24 @@ mod tests {
         assert_eq!(std::fs::read_to_string(second).unwrap(), "b");
         assert!(!dir.join("a").exists());
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[tokio::test]
+    async fn waiting_for_a_download_to_begin_ends_when_one_is_announced_or_at_the_limit() {
+        let downloads = Arc::new(Downloads::new(DownloadOptions {
+            dir: std::env::temp_dir(),
+            max_bytes: 1,
+        }));
+        let mark = downloads.mark();
+        let late = Arc::clone(&downloads);
+        let announce = tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            late.begin("g".into(), "http://127.0.0.1/x.csv".into(), "x.csv".into());
+        });
+        assert!(downloads.begun_since(mark, Duration::from_secs(10)).await);
+        announce.await.unwrap();
+        let mark = downloads.mark();
+        assert!(!downloads.begun_since(mark, Duration::from_millis(20)).await);
     }
 
     #[test]

@@ -87,6 +87,10 @@ pub struct Driver {
 
 /// How long an action's result waits for the downloads it started.
 const DOWNLOAD_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+/// How long it waits for a download to be announced after a navigation
+/// that brought no document: the announcement comes over the browser's
+/// own connection and can trail the page's events.
+const DOWNLOAD_BEGIN_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
 /// The most characters `read_file` returns.
 const READ_FILE_LIMIT: usize = 20_000;
 /// The largest file `read_file` opens.
@@ -446,10 +450,16 @@ impl Driver {
         &mut self,
         result: ActionResult,
         download_mark: Option<u64>,
+        documentless_before: u64,
         tabs_before: Option<Vec<crate::dom::TabInfo>>,
     ) -> ActionResult {
         let mut extra = serde_json::Map::new();
         if let (Some(downloads), Some(mark)) = (self.tab.downloads().cloned(), download_mark) {
+            // A navigation the action started that stopped without a
+            // document was most likely a download not announced yet.
+            if self.tab.navigations_without_document() > documentless_before {
+                downloads.begun_since(mark, DOWNLOAD_BEGIN_WAIT).await;
+            }
             let done = downloads.since(mark, DOWNLOAD_WAIT).await;
             if !done.is_empty() {
                 for d in &done {
@@ -968,6 +978,7 @@ impl Driver {
             _ => {}
         }
         let download_mark = self.tab.downloads().map(|d| d.mark());
+        let documentless_before = self.tab.navigations_without_document();
         let tabs_before = match action.target() {
             // Only acting on an element opens a tab of the page's making.
             Some(_) => self.tab.open_tabs().await.ok(),
@@ -995,7 +1006,9 @@ impl Driver {
             }
             other => other,
         };
-        let result = self.after_action(result, download_mark, tabs_before).await;
+        let result = self
+            .after_action(result, download_mark, documentless_before, tabs_before)
+            .await;
         let left = self.leave_refused_document().await;
         // The executor turned a refusal during the action into `blocked`
         // (its one place for it); what is left here is to mark them seen

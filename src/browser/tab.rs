@@ -155,6 +155,8 @@ pub struct Tab {
     first_look: std::sync::Mutex<Option<FirstLook>>,
     /// Observations a first look answered.
     looks_used: std::sync::atomic::AtomicU64,
+    /// Navigations of the top frame that stopped before a document came.
+    documentless: std::sync::atomic::AtomicU64,
 }
 
 /// One of webagent's isolated worlds. Chromium numbers contexts per
@@ -308,6 +310,7 @@ impl Tab {
             announcements: Arc::default(),
             first_look: std::sync::Mutex::new(None),
             looks_used: std::sync::atomic::AtomicU64::new(0),
+            documentless: std::sync::atomic::AtomicU64::new(0),
         };
         tab.world_watch = watch_worlds(
             &tab.page,
@@ -814,6 +817,19 @@ impl Tab {
     /// what `bench observe` and the tests read to see the look was used.
     pub fn first_looks_used(&self) -> u64 {
         self.looks_used.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Counts a navigation of the top frame that an action's settling saw
+    /// stop before any document came (a download, a 204).
+    pub(crate) fn note_navigation_without_document(&self) {
+        self.documentless
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// How many navigations stopped before a document came, over the
+    /// tab's life.
+    pub(crate) fn navigations_without_document(&self) -> u64 {
+        self.documentless.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Drops a first look the page may change before it is read.

@@ -104,6 +104,9 @@ pub(crate) struct NavWatch {
     ended_early: HashSet<String>,
     navigating: bool,
     navigated: bool,
+    /// A navigation of the top frame stopped before any document came: a
+    /// download, a 204, a cancelled load.
+    stopped_without_document: bool,
     /// When the watch began, just before the action: animations that
     /// started earlier are not the action's.
     began: Instant,
@@ -198,6 +201,7 @@ impl NavWatch {
             ended_early: HashSet::new(),
             navigating: false,
             navigated: false,
+            stopped_without_document: false,
             began,
         }
     }
@@ -227,6 +231,7 @@ impl NavWatch {
             PageEvent::Loaded if self.navigating => self.navigating = false,
             PageEvent::Stopped(frame) if self.navigating && self.is_main(&frame) => {
                 self.navigating = false;
+                self.stopped_without_document |= !self.navigated;
             }
             // The guards do the bookkeeping: a start whose end came first
             // (or an end whose start came first) only clears its note.
@@ -335,6 +340,9 @@ impl NavWatch {
                 break;
             }
         }
+        if self.stopped_without_document {
+            tab.note_navigation_without_document();
+        }
         Settled {
             settle_ms: started.elapsed().as_secs_f64() * 1000.0,
             navigated: self.navigated,
@@ -390,6 +398,7 @@ mod tests {
             ended_early: HashSet::new(),
             navigating: false,
             navigated: false,
+            stopped_without_document: false,
             began: Instant::now(),
         }
     }
@@ -411,6 +420,31 @@ mod tests {
         assert!(watch.navigated);
         assert!(!watch.navigating, "the load was seen");
         assert!(watch.in_flight.is_empty(), "{:?}", watch.in_flight);
+    }
+
+    #[test]
+    fn a_navigation_that_stops_before_a_document_is_told_from_one_that_loads() {
+        // A link to a download starts a navigation that never commits.
+        let mut watch = watch_over(vec![
+            PageEvent::NavigationStarted("main".into()),
+            PageEvent::Stopped("main".into()),
+        ]);
+        watch.drain();
+        assert!(watch.stopped_without_document && !watch.navigated);
+        let mut watch = watch_over(vec![
+            PageEvent::NavigationStarted("main".into()),
+            PageEvent::Committed("main".into()),
+            PageEvent::Stopped("main".into()),
+        ]);
+        watch.drain();
+        assert!(!watch.stopped_without_document && watch.navigated);
+        // A frame's load stopping says nothing of the top frame.
+        let mut watch = watch_over(vec![
+            PageEvent::NavigationStarted("main".into()),
+            PageEvent::Stopped("child".into()),
+        ]);
+        watch.drain();
+        assert!(!watch.stopped_without_document && watch.navigating);
     }
 
     #[test]
