@@ -848,7 +848,7 @@
       // layer may cover it (the covered check below reads it then); its
       // offset size says whether it has any.
       const sizedInCell = box === null && interactive && inCellInside && !outOfFlow && myClip === EVERYWHERE &&
-        tag !== 'iframe' && el.offsetWidth !== undefined;
+        tag !== 'iframe' && 'offsetWidth' in el;
       if (box === null && !sizedInCell && (interactive || outOfFlow || myClip !== EVERYWHERE || tag === 'iframe')) box = boxOf(el, frame);
       const sized = sizedInCell ? el.offsetWidth > 0 || el.offsetHeight > 0 : box !== null && box.sized;
       if (sized && box !== null && !overlap(box, myClip)) return;
@@ -1011,8 +1011,9 @@
     function fixedInSkipped() {
       const found = [];
       let left = STRAY_SCAN_LIMIT;
-      const search = (parent, inShadow) => {
-        for (let c = parent.firstElementChild; c; c = c.nextElementSibling) {
+      // What `el` holds: its children, then its open shadow root's.
+      const search = (el, inShadow) => {
+        for (let c = el.firstElementChild; c; c = c.nextElementSibling) {
           if (--left < 0) return false;
           const cs = getComputedStyle(c);
           if (cs.display === 'none') continue;
@@ -1022,14 +1023,11 @@
           }
           // A frame's fixed elements stay inside the frame's own box.
           if (c.localName !== 'iframe' && !search(c, inShadow)) return false;
-          if (c.shadowRoot && !search(c.shadowRoot, true)) return false;
         }
-        return true;
+        return !el.shadowRoot || search(el.shadowRoot, true);
       };
       for (let i = 0; i < skipped.length; i += 2) {
-        const el = skipped[i];
-        if (!search(el, skipped[i + 1])) return null;
-        if (el.shadowRoot && !search(el.shadowRoot, true)) return null;
+        if (!search(skipped[i], skipped[i + 1])) return null;
       }
       return found;
     }
