@@ -28,7 +28,7 @@ use crate::demo::{DemoSite, DEMO_EMAIL, DEMO_PASSWORD};
 use crate::environment::{ApprovalMode, Environment};
 use crate::events::CacheState;
 use crate::serve::{PageServer, Response};
-use crate::session::{Prepared, ReplayOptions, Session, TaskCache};
+use crate::session::{Bare, Oversight, Prepared, RecipeChoice, ReplayOptions, Session, TaskCache};
 
 /// Flags of `webagent bench cache`.
 #[derive(Debug, clap::Args)]
@@ -243,7 +243,7 @@ async fn runs_on(
     reset(session, site).await?;
     let started = Instant::now();
     let outcome = session
-        .run_task_cached(TASK, cache, ReplayOptions::headless(true))
+        .run_task_cached(TASK, cache, Oversight::headless(true), &Bare)
         .await;
     let wall = started.elapsed();
     anyhow::ensure!(
@@ -269,7 +269,7 @@ async fn runs_on(
         let before = model.counts();
         let started = Instant::now();
         let outcome = session
-            .run_task_cached(TASK, cache, ReplayOptions::headless(true))
+            .run_task_cached(TASK, cache, Oversight::headless(true), &Bare)
             .await;
         hits.push(started.elapsed());
         anyhow::ensure!(
@@ -286,7 +286,15 @@ async fn runs_on(
         options.rewrite = None;
         let started = Instant::now();
         let outcome = session
-            .run_recipe_file(&exported, None, Default::default(), options)
+            .run_recipe(
+                RecipeChoice::InFile {
+                    file: &exported,
+                    name: None,
+                },
+                Default::default(),
+                options,
+                &Bare,
+            )
             .await
             .map_err(|e| anyhow::anyhow!("{e}"))?;
         directs.push(started.elapsed());

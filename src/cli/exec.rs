@@ -7,13 +7,13 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use super::flags::{RunFlags, SessionFlags};
+use super::flags::{parse_mode, RunFlags, SessionFlags};
 use super::headless::start_reporting;
 use super::observe::observation_json;
 use crate::actions::{ActionResult, Catalog};
 use crate::dom::PageState;
-use crate::environment::{Environment, EnvironmentError};
-use crate::session::Session;
+use crate::environment::{ApprovalMode, Environment, EnvironmentError, HeadlessApprover};
+use crate::session::{Errand, Session};
 
 /// Flags of `webagent exec`.
 #[derive(Debug, clap::Args)]
@@ -38,6 +38,15 @@ pub struct ExecArgs {
     /// How long a click or fill keeps waiting for its element to be ready.
     #[arg(long, value_name = "MS", default_value_t = 5000)]
     pub timeout_ms: u64,
+    /// When to ask before an action: never, risky (commit and dangerous
+    /// actions) or always. Nobody is at hand to ask, so asking means
+    /// refusing unless --yes, as in `run` and `recipe run` (default:
+    /// config `agent.approve`, risky).
+    #[arg(long, value_name = "MODE", value_parser = parse_mode)]
+    pub approve: Option<ApprovalMode>,
+    /// Approve every action that would need approval.
+    #[arg(long)]
+    pub yes: bool,
     /// Write the model's screenshot of the page after each action (marked,
     /// secrets blanked) into DIR, as 01-click.jpg, 02-input_text.jpg, …
     #[arg(long, value_name = "DIR")]
@@ -49,7 +58,11 @@ pub struct ExecArgs {
 
 /// Runs `webagent exec`; exits 0 when every action succeeded, 1 otherwise.
 pub fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
-    let mut prepared = match args.session.prepare(RunFlags::default()) {
+    let run = RunFlags {
+        approve: args.approve,
+        max_steps: None,
+    };
+    let mut prepared = match args.session.prepare(run) {
         Ok(prepared) => prepared,
         Err(code) => return Ok(code),
     };
@@ -121,8 +134,17 @@ async fn exec_command(args: &ExecArgs, mut session: Session) -> anyhow::Result<E
         let catalog = session.catalog();
         let (name, params, result) = match parse_action(&catalog, text) {
             Ok(action) => {
-                let result = session.act(&action).await;
-                (action.name().to_string(), action.params(), result)
+                let (name, params) = (action.name().to_string(), action.params());
+                // The headless rules of `run` and `recipe run`: the road
+                // asks, and without --yes asking is refusing.
+                let errand = Errand {
+                    step: number + 1,
+                    page: state.as_ref(),
+                    goal: "an action given to `webagent exec`",
+                };
+                let approver = Box::new(HeadlessApprover { yes: args.yes });
+                let passage = session.perform(action, approver, errand).await;
+                (name, params, passage.result().clone())
             }
             Err(result) => (text.clone(), Value::Null, result),
         };

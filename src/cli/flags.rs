@@ -99,7 +99,8 @@ pub struct HeadlessFlags {
     pub session: SessionFlags,
 }
 
-fn parse_mode(text: &str) -> Result<ApprovalMode, String> {
+/// Reads `--approve MODE`.
+pub(super) fn parse_mode(text: &str) -> Result<ApprovalMode, String> {
     text.parse()
 }
 

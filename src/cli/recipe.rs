@@ -14,7 +14,7 @@ use super::flags::HeadlessFlags;
 use super::headless::{Headless, EXIT_USAGE};
 use crate::script::params::{parse_assignment, resolve_params};
 use crate::script::{export_recipe_with, pick_recipe, ExportOptions, Scripts};
-use crate::session::{located_text, same_file, ReplayOptions};
+use crate::session::{located_text, same_file, Bare, RecipeChoice, ReplayOptions};
 
 /// The recipe subcommands.
 #[derive(Debug, clap::Subcommand)]
@@ -184,16 +184,18 @@ async fn run_recipe_command(args: RunArgs) -> anyhow::Result<ExitCode> {
     options.heal = !args.no_heal;
     options.rewrite = Some(args.update);
     let ctrl_c = {
-        let cancel = options.cancel.clone();
+        let cancel = options.oversight.cancel.clone();
         tokio::spawn(async move {
             if tokio::signal::ctrl_c().await.is_ok() {
                 cancel.cancel();
             }
         })
     };
-    let outcome = session
-        .run_recipe_file(&args.file, Some(&recipe.name), params, options)
-        .await;
+    let choice = RecipeChoice::InFile {
+        file: &args.file,
+        name: Some(&recipe.name),
+    };
+    let outcome = session.run_recipe(choice, params, options, &Bare).await;
     ctrl_c.abort();
     let success = match outcome {
         Ok(outcome) => outcome.success,

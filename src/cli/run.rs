@@ -7,11 +7,11 @@ use std::process::ExitCode;
 
 use super::flags::HeadlessFlags;
 use super::headless::{Headless, EXIT_USAGE};
-use crate::environment::HeadlessApprover;
+use crate::agent::Prior;
 use crate::events::EndReason;
 use crate::llm::stop_pair;
 use crate::script::CancelFlag;
-use crate::session::{Prepared, ReplayOptions, TaskCache};
+use crate::session::{Bare, Oversight, Prepared, TaskCache};
 
 /// Flags of `webagent run`.
 #[derive(Debug, clap::Args)]
@@ -88,30 +88,24 @@ async fn run_command(args: RunArgs, prepared: Prepared) -> anyhow::Result<ExitCo
         })
     };
     let session = &mut headless.session;
+    let mut oversight = Oversight::headless(args.flags.yes);
+    oversight.stop = stop_signal;
+    oversight.cancel = cancel;
     if let Some(dir) = args
         .cache
         .clone()
         .or_else(|| session.config.agent.cache.clone())
     {
         let cache = TaskCache::new(dir);
-        let mut options = ReplayOptions::headless(args.flags.yes);
-        options.stop = stop_signal;
-        options.cancel = cancel;
-        let outcome = session.run_task_cached(&args.task, &cache, options).await;
+        let outcome = session
+            .run_task_cached(&args.task, &cache, oversight, &Bare)
+            .await;
         ctrl_c.abort();
         let success = outcome.success && outcome.reason == EndReason::Done;
         return Ok(headless.finish(success).await);
     }
     let outcome = session
-        .agent_setup()
-        .agent(
-            &mut session.environment,
-            Box::new(HeadlessApprover {
-                yes: args.flags.yes,
-            }),
-            stop_signal,
-        )
-        .run(&args.task)
+        .run_agent(&args.task, Prior::fresh(), oversight, &Bare)
         .await;
     ctrl_c.abort();
     let success = matches!(&outcome, Ok(o) if o.success && o.reason == EndReason::Done);

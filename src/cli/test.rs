@@ -14,7 +14,7 @@ use std::time::{Duration, Instant, SystemTime};
 use tokio::sync::mpsc;
 
 use super::config::EXIT_BAD_CONFIG;
-use super::flags::{RunFlags, SessionFlags};
+use super::flags::{parse_mode, RunFlags, SessionFlags};
 use crate::config::BrowserOpts;
 use crate::environment::ApprovalMode;
 use crate::session::Prepared;
@@ -115,10 +115,6 @@ pub struct TestArgs {
     /// The browser: --connect a pool, --chrome, --allow-domain, …
     #[command(flatten)]
     pub browser: BrowserOpts,
-}
-
-fn parse_mode(text: &str) -> Result<ApprovalMode, String> {
-    text.parse()
 }
 
 fn parse_vision(text: &str) -> Result<VisionMode, String> {

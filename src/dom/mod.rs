@@ -211,6 +211,27 @@ pub struct PageState {
     pub extract_ms: f64,
 }
 
+impl PageState {
+    /// The page as far as an action that names no listed element needs
+    /// it: its URL, nothing listed (a recipe's step by locator, an action
+    /// chosen before any observation).
+    pub fn stand_in(url: String) -> PageState {
+        PageState {
+            observation: 0,
+            url,
+            title: String::new(),
+            tabs: Vec::new(),
+            scroll: ScrollPosition::default(),
+            elements: Vec::new(),
+            left_out: LeftOut::default(),
+            full_page: false,
+            listing: String::new(),
+            page_text: PageText::default(),
+            extract_ms: 0.0,
+        }
+    }
+}
+
 /// The JSON the in-page observer returns (see `browser/extract.js`).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -219,6 +219,64 @@ impl Approver for HeadlessApprover {
     }
 }
 
+/// The approver of an action a person chose themselves: one typed at the
+/// workbench's `:` line, or a check written into a suite. Choosing it was
+/// the approval, so whenever the live mode asks, the road records it as
+/// approved by that person (with `note`) and runs it. Questions and
+/// recipe rewrites go to `asks`, the person's usual approver, when there
+/// is one.
+pub struct PersonsOwn {
+    note: String,
+    asks: Option<Box<dyn Approver>>,
+}
+
+impl PersonsOwn {
+    /// Approves every action as the person's own, saying `note` (who
+    /// chose it, and where) in the approval record.
+    pub fn new(note: impl Into<String>) -> Self {
+        PersonsOwn {
+            note: note.into(),
+            asks: None,
+        }
+    }
+
+    /// Passes questions and rewrites on to `asks`.
+    pub fn asking(mut self, asks: Box<dyn Approver>) -> Self {
+        self.asks = Some(asks);
+        self
+    }
+}
+
+impl std::fmt::Debug for PersonsOwn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PersonsOwn")
+            .field("note", &self.note)
+            .field("asks", &self.asks.is_some())
+            .finish()
+    }
+}
+
+impl Approver for PersonsOwn {
+    fn approve<'a>(&'a mut self, _request: &'a ApprovalRequest) -> BoxFuture<'a, ApprovalDecision> {
+        let note = Some(self.note.clone());
+        Box::pin(async move { ApprovalDecision::Approve { note } })
+    }
+
+    fn ask_user<'a>(&'a mut self, question: &'a str) -> BoxFuture<'a, Option<String>> {
+        match self.asks.as_mut() {
+            Some(asks) => asks.ask_user(question),
+            None => Box::pin(async { None }),
+        }
+    }
+
+    fn approve_rewrite<'a>(&'a mut self, rewrite: &'a RecipeRewrite) -> BoxFuture<'a, bool> {
+        match self.asks.as_mut() {
+            Some(asks) => asks.approve_rewrite(rewrite),
+            None => Box::pin(async { false }),
+        }
+    }
+}
+
 /// What an approval holds for: the exact action (with its parameters), its
 /// target and the page URL.
 #[derive(Debug, Clone, PartialEq)]

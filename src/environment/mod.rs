@@ -35,7 +35,7 @@ use crate::vision::{Screenshot, ShotRequest};
 
 pub use approval::{
     ApprovalBinding, ApprovalDecision, ApprovalMode, ApprovalRequest, Approver, BoxFuture,
-    HeadlessApprover, LiveMode, RecipeRewrite,
+    HeadlessApprover, LiveMode, PersonsOwn, RecipeRewrite,
 };
 pub use masked::{CatalogSource, Masked};
 pub use road::{Extractor, Passage, Policy, Road, RETRY_ASKED};

@@ -17,15 +17,23 @@
 //!    become events on the session's one event sink, so every command's
 //!    trace records them.
 //!
-//! Commands differ only in who approves ([`crate::environment::Approver`]),
-//! how they stop, and where the events go, so a protection or a setting
-//! can never hold for one command and not another.
+//! Then every action of the session travels the session's road: a run's
+//! ([`Session::run_agent`], [`Session::run_recipe`],
+//! [`Session::run_task_cached`]) and one chosen
+//! outside any run (the workbench's `:` line, `exec`, a suite's check:
+//! [`Session::perform`]). Commands differ only in who watches over a run
+//! ([`Oversight`]: who approves, how it stops), what they wrap around the
+//! environment ([`Layer`]: the workbench's pause and panes), and where the
+//! events go, so a protection or a setting can never hold for one command
+//! and not another.
 
 pub mod cache;
+mod chosen;
+mod layer;
 mod log;
-mod recipes;
 mod resume;
 mod run;
+mod runs;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -33,12 +41,12 @@ use std::sync::{Arc, RwLock};
 
 use tokio::sync::mpsc::UnboundedSender;
 
-use crate::actions::{Action, ActionResult, Catalog};
+use crate::actions::Catalog;
 use crate::agent::ModelExtractor;
 use crate::browser::act::ExecOptions;
 use crate::browser::{BrowserError, BrowserSession, Driver, IsolatedContext, ObserveOptions};
 use crate::config::Config;
-use crate::environment::{CatalogSource, Environment, Extractor, LiveMode, Masked, Policy};
+use crate::environment::{CatalogSource, Extractor, LiveMode, Masked, Policy};
 use crate::events::{Event, EventSink};
 use crate::llm::{default_base_url, LlmClient};
 use crate::script::{ScriptEnvironment, ScriptError, ScriptEvent, ScriptWatcher, Scripts};
@@ -47,12 +55,14 @@ use crate::sitemap::{SitemapEvent, SitemapSet, SitemapWatcher};
 
 pub use cache::{run_cached, CacheEntry, CacheError, CachedOutcome, CachedRun, TaskCache};
 pub use log::{log_line, print_events};
-pub use recipes::{same_file, ReplayOptions};
+pub use chosen::Errand;
+pub use layer::{Bare, Layer, SessionEnvironment};
 pub use resume::{resume_plan, ResumeError, ResumePlan};
 pub use run::{
     actions_of, recipe_outcome, run_recipe, run_recipe_with, AgentSetup, ApproverFactory,
     LlmHealer, LlmSubAgent, RecipeOutcome, RecipeRun, RewriteTarget,
 };
+pub use runs::{same_file, Oversight, RecipeChoice, ReplayOptions};
 
 /// How long the first page may take to load.
 const OPEN_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
@@ -298,7 +308,7 @@ pub struct Session {
     /// Where every action runs: the secrets' boundary over custom
     /// actions and locators over the browser's driver (the guard, the
     /// relaunch after a crash). Everything read through it is masked.
-    pub environment: Masked<ScriptEnvironment>,
+    pub environment: SessionEnvironment,
     /// Where the session's events go, masked.
     pub events: EventSink,
     /// Whether the first page opened, or why not.
@@ -462,17 +472,6 @@ impl Session {
     /// persistent profile and the state file, when set.
     pub fn sign_in_source(&self) -> Option<String> {
         sign_in_source(&self.config)
-    }
-
-    /// Runs one action a person typed (the workbench's `:` line,
-    /// `webagent exec`): refused when the policy switches it off, else
-    /// run on the session's environment (secrets filled, the result
-    /// masked). The person chose it, so no one else is asked.
-    pub async fn act(&mut self, action: &Action) -> ActionResult {
-        if let Some(refusal) = self.policy().refusal(action) {
-            return refusal;
-        }
-        self.environment.execute(action).await
     }
 }
 

@@ -20,11 +20,14 @@ use super::expect::check_all;
 use super::file::{CaseRun, Suite};
 use super::plan::Picked;
 use crate::browser::{BrowserError, BrowserSession, LaunchOptions, SessionStatus};
-use crate::environment::{Environment, HeadlessApprover};
+use crate::agent::Prior;
+use crate::environment::Environment;
 use crate::events::{CacheState, EndReason, Event, TokenUsage, TraceWriter};
 use crate::llm::stop_pair;
 use crate::script::{CancelFlag, Scripts};
-use crate::session::{Prepared, ReplayOptions, Session, TaskCache};
+use crate::session::{
+    Bare, Oversight, Prepared, RecipeChoice, ReplayOptions, Session, TaskCache,
+};
 use crate::vision::{ShotRegion, ShotRequest};
 
 /// How long a run stopped at its time limit may take to wind down (its
@@ -634,18 +637,16 @@ async fn run_and_check(
     cancel: &CancelFlag,
 ) -> Result<RunEnd, Failure> {
     let case = &plan.suite.cases[case_index];
-    let approver = || Box::new(HeadlessApprover { yes: options.yes });
+    let mut oversight = Oversight::headless(options.yes);
+    oversight.stop = stop;
+    oversight.cancel = cancel.clone();
     let end = match &case.run {
         CaseRun::Task(task) => match &options.cache {
             // Through the task cache: a task done before replays its
             // stored recipe with no model call.
             Some(dir) => {
-                let mut replay = ReplayOptions::headless(options.yes);
-                replay.stop = stop;
-                replay.cancel = cancel.clone();
-                replay.rewrite = None;
                 let outcome = session
-                    .run_task_cached(task, &TaskCache::new(dir.clone()), replay)
+                    .run_task_cached(task, &TaskCache::new(dir.clone()), oversight, &Bare)
                     .await;
                 RunEnd {
                     success: outcome.success && outcome.reason == EndReason::Done,
@@ -656,9 +657,7 @@ async fn run_and_check(
             }
             None => {
                 let outcome = session
-                    .agent_setup()
-                    .agent(&mut session.environment, approver(), stop)
-                    .run(task)
+                    .run_agent(task, Prior::fresh(), oversight, &Bare)
                     .await;
                 match outcome {
                     Ok(outcome) => RunEnd {
@@ -680,13 +679,15 @@ async fn run_and_check(
             // Healed like `recipe run` when a model is configured; the
             // repaired recipe is not written over the suite's files (the
             // trace and the report carry each healed step).
-            let mut replay = ReplayOptions::headless(options.yes);
-            replay.stop = stop;
-            replay.cancel = cancel.clone();
+            let mut replay = ReplayOptions::overseen(oversight);
             replay.rewrite = None;
             replay.origin = origin;
+            let choice = RecipeChoice::InFile {
+                file: &call.file,
+                name: Some(&call.name),
+            };
             let outcome = session
-                .run_recipe_file(&call.file, Some(&call.name), call.params.clone(), replay)
+                .run_recipe(choice, call.params.clone(), replay, &Bare)
                 .await;
             match outcome {
                 Ok(outcome) => RunEnd {

@@ -9,17 +9,19 @@ use std::time::Instant;
 use serde_json::json;
 use tokio::sync::{mpsc, oneshot, watch};
 
-use crate::actions::{Action, ActionResult, Catalog, RiskFacts};
+use crate::actions::{Action, ActionResult, RiskFacts};
 use crate::agent::{Prior, Steering};
 use crate::dom::PageState;
 use crate::environment::{
     ApprovalDecision, ApprovalMode, ApprovalRequest, Approver, BoxFuture, Environment,
-    EnvironmentError, LiveMode, Masked,
+    EnvironmentError, LiveMode, PersonsOwn,
 };
 use crate::events::Event;
 use crate::llm::StopSignal;
-use crate::script::{CancelFlag, ScriptEnvironment};
-use crate::session::{run_recipe_with, Prepared, RecipeRun, RewriteTarget, Session};
+use crate::script::CancelFlag;
+use crate::session::{
+    Errand, Layer, Oversight, Prepared, RecipeChoice, ReplayOptions, Session, SessionEnvironment,
+};
 use crate::vision::{Screenshot, ShotRegion, ShotRequest};
 
 use super::super::event::AppEvent;
@@ -77,6 +79,36 @@ pub(super) struct RunControl {
     pub approval: watch::Receiver<ApprovalMode>,
     /// The person's messages and retries for the run.
     pub steering: Steering,
+}
+
+impl RunControl {
+    /// The run's oversight: the person approves through the loop, in the
+    /// mode they choose at each moment, with the run's step limit, stop,
+    /// cancel and messages.
+    fn oversight(&self, tx: &Sender<AppEvent>) -> Oversight {
+        let asking = tx.clone();
+        Oversight {
+            approvers: Arc::new(move || {
+                Box::new(WorkbenchApprover { tx: asking.clone() }) as Box<dyn Approver>
+            }),
+            approval: Some(LiveMode::following(self.approval.clone())),
+            max_steps: Some(self.max_steps),
+            stop: self.stop.clone(),
+            cancel: self.cancel.clone(),
+            steering: Some(self.steering.clone()),
+        }
+    }
+
+    /// What the workbench wraps around the session's environment for the
+    /// run: the pause, and the panes fed with every observation.
+    fn layer(&self, tx: &Sender<AppEvent>, view: &PageView) -> WorkbenchLayer {
+        WorkbenchLayer {
+            tx: tx.clone(),
+            paused: self.paused.clone(),
+            stop: self.stop.clone(),
+            view: view.clone(),
+        }
+    }
 }
 
 /// Answers approvals and questions by asking the person through the loop.
@@ -158,7 +190,7 @@ async fn send_picture<E: Environment>(
 /// pane while it is shown), and a pause holds the run before its next
 /// observation.
 struct WorkbenchEnvironment<'a> {
-    inner: &'a mut Masked<ScriptEnvironment>,
+    inner: &'a mut SessionEnvironment,
     tx: Sender<AppEvent>,
     paused: watch::Receiver<bool>,
     stop: StopSignal,
@@ -166,6 +198,30 @@ struct WorkbenchEnvironment<'a> {
     /// The pane's picture of the latest observation, which the model gets
     /// too when it asks for the same one.
     picture: Option<Screenshot>,
+}
+
+/// Wraps the session's environment in a [`WorkbenchEnvironment`] for
+/// each run the workbench starts.
+struct WorkbenchLayer {
+    tx: Sender<AppEvent>,
+    paused: watch::Receiver<bool>,
+    stop: StopSignal,
+    view: PageView,
+}
+
+impl Layer for WorkbenchLayer {
+    type Wrapped<'a> = WorkbenchEnvironment<'a>;
+
+    fn wrap<'a>(&'a self, inner: &'a mut SessionEnvironment) -> WorkbenchEnvironment<'a> {
+        WorkbenchEnvironment {
+            inner,
+            tx: self.tx.clone(),
+            paused: self.paused.clone(),
+            stop: self.stop.clone(),
+            view: self.view.clone(),
+            picture: None,
+        }
+    }
 }
 
 impl WorkbenchEnvironment<'_> {
@@ -241,35 +297,77 @@ impl Environment for WorkbenchEnvironment<'_> {
     }
 }
 
-async fn observe_and_send(session: &mut Session, tx: &Sender<AppEvent>, view: &PageView) {
+/// Observes the page and sends it to the listing pane (and its picture to
+/// the page pane while it is shown); the page, when it was observed.
+async fn observe_and_send(
+    session: &mut Session,
+    tx: &Sender<AppEvent>,
+    view: &PageView,
+) -> Option<PageState> {
     match session.environment.observe().await {
         Ok(page) => {
-            let _ = tx.send(AppEvent::Page(Box::new(page)));
+            let _ = tx.send(AppEvent::Page(Box::new(page.clone())));
             if view.shown() {
                 send_picture(&mut session.environment, view, tx).await;
             }
+            Some(page)
         }
         Err(error) => {
             let _ = tx.send(AppEvent::Notice {
                 error: true,
                 text: format!("observing the page: {error}"),
             });
+            None
         }
     }
 }
 
+/// What the approval record says of an action the person chose in the
+/// workbench.
+const PERSONS_OWN: &str = "the person's own action in the workbench";
+
+/// Runs `action`, which the person chose in the workbench, along the
+/// session's road: approved as theirs (a question it asks goes to them),
+/// refused only by the policy. Its road events go out quietly: the action
+/// log shows it as the person's own row.
+async fn by_hand(
+    session: &mut Session,
+    action: Action,
+    errand: Errand<'_>,
+    tx: &Sender<AppEvent>,
+    events: &mut Events<'_>,
+) -> ActionResult {
+    let approver = PersonsOwn::new(PERSONS_OWN).asking(Box::new(WorkbenchApprover { tx: tx.clone() }));
+    let passage = session.perform(action, Box::new(approver), errand).await;
+    events.forwarder.drain_persons(events.rx);
+    passage.result().clone()
+}
+
 /// Outlines one listed element in the page, replacing the last outline.
-async fn highlight(env: &mut Masked<ScriptEnvironment>, index: u32) {
-    let catalog = Catalog::builtin();
-    let Ok(action) = catalog.parse(&json!({"highlight": {"index": index}})) else {
-        return;
+async fn highlight(
+    session: &mut Session,
+    index: u32,
+    page: Option<&PageState>,
+    tx: &Sender<AppEvent>,
+    events: &mut Events<'_>,
+) {
+    let catalog = session.catalog();
+    let errand = Errand {
+        step: 0,
+        page,
+        goal: "the workbench outlines the element selected in the listing",
     };
-    if let Ok(clear) = catalog.parse(&json!({"clear_overlays": {}})) {
-        let _ = env.execute(&clear).await;
-    }
-    let result = env.execute(&action).await;
-    if !result.is_ok() {
-        tracing::debug!(?result, index, "highlighting the selected element");
+    for value in [
+        json!({"clear_overlays": {}}),
+        json!({"highlight": {"index": index}}),
+    ] {
+        let Ok(action) = catalog.parse(&value) else {
+            return;
+        };
+        let result = by_hand(session, action, errand, tx, events).await;
+        if !result.is_ok() {
+            tracing::debug!(?result, index, "highlighting the selected element");
+        }
     }
 }
 
@@ -349,7 +447,8 @@ pub(super) async fn browser_task(
         rx: &mut events_rx,
         forwarder: &mut forwarder,
     };
-    observe_and_send(&mut session, &tx, &view).await;
+    // The listing the person's hand-typed actions and highlights refer to.
+    let mut page = observe_and_send(&mut session, &tx, &view).await;
     let disconnected = session.disconnected();
     tokio::pin!(disconnected);
     loop {
@@ -374,7 +473,7 @@ pub(super) async fn browser_task(
                 }
                 let latest = *highlights.borrow_and_update();
                 if let Some(index) = latest {
-                    highlight(&mut session.environment, index).await;
+                    highlight(&mut session, index, page.as_ref(), &tx, &mut events).await;
                 }
             }
             command = commands.recv() => match command {
@@ -382,7 +481,15 @@ pub(super) async fn browser_task(
                 Some(BrowserCommand::Act { id, action, cancel }) => {
                     session.environment.inner_mut().set_cancel(cancel);
                     let started = Instant::now();
-                    let result = session.act(&action).await;
+                    // Numbered as the session record will number it.
+                    let step = record.lock().unwrap_or_else(PoisonError::into_inner).base() + 1;
+                    let errand = Errand {
+                        step,
+                        page: page.as_ref(),
+                        goal: PERSONS_OWN,
+                    };
+                    let result =
+                        by_hand(&mut session, action.clone(), errand, &tx, &mut events).await;
                     let ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
                     // Recorded with the placeholder, never the secret.
                     let shown = session.secrets.mask_action(&session.catalog(), &action);
@@ -391,7 +498,7 @@ pub(super) async fn browser_task(
                         .unwrap_or_else(PoisonError::into_inner)
                         .record_manual(&shown, &result, ms);
                     let _ = tx.send(AppEvent::ActionFinished { id, result, ms });
-                    observe_and_send(&mut session, &tx, &view).await;
+                    page = observe_and_send(&mut session, &tx, &view).await;
                 }
                 Some(BrowserCommand::SaveState { path }) => {
                     let (error, text) = match session.save_state(path.as_deref()).await {
@@ -405,7 +512,7 @@ pub(super) async fn browser_task(
                         events.forwarder.new_conversation();
                     }
                     if let Some(url) = start_url {
-                        open_page(&mut session, &url, &tx).await;
+                        open_page(&mut session, &url, &tx, &mut events).await;
                     }
                     let prior = if fresh {
                         Prior::fresh()
@@ -418,7 +525,7 @@ pub(super) async fn browser_task(
                     if shutting_down {
                         break;
                     }
-                    observe_and_send(&mut session, &tx, &view).await;
+                    page = observe_and_send(&mut session, &tx, &view).await;
                 }
                 Some(BrowserCommand::Resume { plan, mut run }) => {
                     // The resumed run writes a trace of its own, which names
@@ -429,7 +536,7 @@ pub(super) async fn browser_task(
                     if !point.url.is_empty() {
                         let now = session.environment.current_url().await.unwrap_or_default();
                         if now != point.url {
-                            open_page(&mut session, &point.url, &tx).await;
+                            open_page(&mut session, &point.url, &tx, &mut events).await;
                         }
                     }
                     run.max_steps = point.max_steps.max(1);
@@ -439,14 +546,15 @@ pub(super) async fn browser_task(
                     if shutting_down {
                         break;
                     }
-                    observe_and_send(&mut session, &tx, &view).await;
+                    page = observe_and_send(&mut session, &tx, &view).await;
                 }
                 Some(BrowserCommand::NewConversation) => events.forwarder.new_conversation(),
                 Some(BrowserCommand::Mcp { request, run }) => {
                     mcp_state.set_client(request.client.as_deref());
-                    let mut setup = session.agent_setup();
-                    setup.approval = LiveMode::following(run.approval.clone());
-                    let (environment, approver) = steered(&mut session, &run, &tx, &view);
+                    let oversight = run.oversight(&tx);
+                    let layer = run.layer(&tx, &view);
+                    let approver = (oversight.approvers)();
+                    let (setup, environment) = session.enter(&oversight, &layer);
                     let answering = crate::mcp::answer(
                         environment,
                         &setup,
@@ -475,7 +583,7 @@ pub(super) async fn browser_task(
                     if shutting_down {
                         break;
                     }
-                    observe_and_send(&mut session, &tx, &view).await;
+                    page = observe_and_send(&mut session, &tx, &view).await;
                 }
             },
         }
@@ -592,33 +700,15 @@ async fn while_running<T>(
     (output, shutting_down)
 }
 
-/// The session's environment and the person's approvals, as a run steered
-/// by `run` sees them.
-fn steered<'a>(
-    session: &'a mut Session,
-    run: &RunControl,
+/// Opens `url` in the session's tab before a run, as the person's own
+/// `navigate`; a page that does not open is said, and the run starts
+/// where the tab is.
+async fn open_page(
+    session: &mut Session,
+    url: &str,
     tx: &Sender<AppEvent>,
-    view: &PageView,
-) -> (WorkbenchEnvironment<'a>, Box<dyn Approver>) {
-    session
-        .environment
-        .inner_mut()
-        .set_cancel(run.cancel.clone());
-    let approver = WorkbenchApprover { tx: tx.clone() };
-    let environment = WorkbenchEnvironment {
-        inner: &mut session.environment,
-        tx: tx.clone(),
-        paused: run.paused.clone(),
-        stop: run.stop.clone(),
-        view: view.clone(),
-        picture: None,
-    };
-    (environment, Box::new(approver))
-}
-
-/// Opens `url` in the session's tab before a run; a page that does not
-/// open is said, and the run starts where the tab is.
-async fn open_page(session: &mut Session, url: &str, tx: &Sender<AppEvent>) {
+    events: &mut Events<'_>,
+) {
     let navigate = match session.catalog().parse(&json!({"navigate": {"url": url}})) {
         Ok(action) => action,
         Err(error) => {
@@ -629,7 +719,14 @@ async fn open_page(session: &mut Session, url: &str, tx: &Sender<AppEvent>) {
             return;
         }
     };
-    if let ActionResult::Failure { reason, message } = session.act(&navigate).await {
+    let errand = Errand {
+        step: 0,
+        page: None,
+        goal: "the page the person's task starts on",
+    };
+    if let ActionResult::Failure { reason, message } =
+        by_hand(session, navigate, errand, tx, events).await
+    {
         let _ = tx.send(AppEvent::Notice {
             error: true,
             text: format!("could not open {url} ({reason}): {message}"),
@@ -689,27 +786,22 @@ async fn run_agent(
         });
         return false;
     }
+    let (oversight, layer) = (run.oversight(tx), run.layer(tx, view));
+    let busy = "the agent is running";
     if let Some(dir) = session.config.agent.cache.clone() {
-        return run_cached_here(session, task, dir, run, tx, view, commands, events).await;
+        // Through the task cache (config `agent.cache`): a stored recipe
+        // replays with no model call, healing what no longer runs; how it
+        // ended reaches the panes as `done` and `cache` events.
+        let cache = crate::session::TaskCache::new(dir);
+        let running = session.run_task_cached(&task, &cache, oversight, &layer);
+        let (_, shutting_down) =
+            while_running(running, busy, &run.cancel, tx, commands, events).await;
+        let _ = tx.send(AppEvent::RunEnded { error: None });
+        return shutting_down;
     }
-    let mut setup = session.agent_setup();
-    setup.config.max_steps = run.max_steps;
-    // The road reads the mode the person has chosen at each action.
-    setup.approval = LiveMode::following(run.approval.clone());
-    let (environment, approver) = steered(session, &run, tx, view);
-    let mut agent = setup
-        .agent(environment, approver, run.stop.clone())
-        .with_steering(run.steering.clone());
-    let (outcome, shutting_down) = while_running(
-        agent.run_with(&task, prior),
-        "the agent is running",
-        &run.cancel,
-        tx,
-        commands,
-        events,
-    )
-    .await;
-    drop(agent);
+    let running = session.run_agent(&task, prior, oversight, &layer);
+    let (outcome, shutting_down) =
+        while_running(running, busy, &run.cancel, tx, commands, events).await;
     let _ = tx.send(AppEvent::RunEnded {
         error: outcome.err().map(|e| e.to_string()),
     });
@@ -738,32 +830,12 @@ async fn run_recipe_here(
     commands: &mut mpsc::UnboundedReceiver<BrowserCommand>,
     events: &mut Events<'_>,
 ) -> bool {
-    let mut setup = session.agent_setup();
-    setup.config.max_steps = run.max_steps;
-    setup.approval = LiveMode::following(run.approval.clone());
-    let name = recipe.name;
-    let mut recipe_run = RecipeRun::new(name.clone(), format!("recipe {name}"));
-    recipe_run.params = recipe.params;
-    if recipe.with_model && session.model().is_ok() {
-        let asking = tx.clone();
-        let approvers: crate::session::ApproverFactory = Arc::new(move || {
-            Box::new(WorkbenchApprover { tx: asking.clone() }) as Box<dyn Approver>
-        });
-        recipe_run = recipe_run
-            .with_sub_agent(&setup, &approvers, &run.stop)
-            .with_healer(&setup, &approvers, &run.stop);
-        let file = session
-            .scripts
-            .recipes()
-            .into_iter()
-            .find(|r| r.name == name)
-            .map(|r| std::path::PathBuf::from(r.file));
-        recipe_run.rewrite = file.map(|file| RewriteTarget::for_file(&file, false));
-    }
-    let (environment, approver) = steered(session, &run, tx, view);
-    let cancel = run.cancel.clone();
-    let running = run_recipe_with(&setup, environment, recipe_run, approver, &cancel);
-    let (_, shutting_down) = while_running(
+    let mut options = ReplayOptions::overseen(run.oversight(tx));
+    options.model = recipe.with_model;
+    let layer = run.layer(tx, view);
+    let choice = RecipeChoice::Loaded(&recipe.name);
+    let running = session.run_recipe(choice, recipe.params, options, &layer);
+    let (outcome, shutting_down) = while_running(
         running,
         "a recipe is running",
         &run.cancel,
@@ -772,51 +844,10 @@ async fn run_recipe_here(
         events,
     )
     .await;
-    let _ = tx.send(AppEvent::RunEnded { error: None });
-    shutting_down
-}
-
-/// Runs a task through the task cache (config `agent.cache`): a stored
-/// recipe replays with no model call, healing what no longer runs, and
-/// the `cache` event puts the state in the status line and the log.
-// The same channels and controls as `run_agent`.
-#[allow(clippy::too_many_arguments)]
-async fn run_cached_here(
-    session: &mut Session,
-    task: String,
-    dir: std::path::PathBuf,
-    run: RunControl,
-    tx: &Sender<AppEvent>,
-    view: &PageView,
-    commands: &mut mpsc::UnboundedReceiver<BrowserCommand>,
-    events: &mut Events<'_>,
-) -> bool {
-    let mut setup = session.agent_setup();
-    setup.config.max_steps = run.max_steps;
-    setup.approval = LiveMode::following(run.approval.clone());
-    let asking = tx.clone();
-    let approvers: crate::session::ApproverFactory =
-        Arc::new(move || Box::new(WorkbenchApprover { tx: asking.clone() }) as Box<dyn Approver>);
-    let cache = crate::session::TaskCache::new(dir);
-    let cached = crate::session::CachedRun {
-        cache: &cache,
-        approvers,
-        stop: run.stop.clone(),
-        cancel: run.cancel.clone(),
-        model: true,
-    };
-    let (mut environment, _) = steered(session, &run, tx, view);
-    let running = crate::session::run_cached(&setup, &mut environment, &task, cached);
-    // How it ended reaches the panes as `done` and `cache` events.
-    let (_, shutting_down) = while_running(
-        running,
-        "the agent is running",
-        &run.cancel,
-        tx,
-        commands,
-        events,
-    )
-    .await;
-    let _ = tx.send(AppEvent::RunEnded { error: None });
+    // How the recipe itself ended reaches the panes as its `done` event;
+    // only a recipe that could not start is said here.
+    let _ = tx.send(AppEvent::RunEnded {
+        error: outcome.err().map(|e| e.to_string()),
+    });
     shutting_down
 }

@@ -189,6 +189,39 @@ impl Forwarder {
         }
     }
 
+    /// Forwards every event waiting in `events` now, after an action the
+    /// person chose by hand: the road's own events of it (`tool_call`,
+    /// `action_request`, `tool_result`, `approval`) go only to the trace,
+    /// since the action log already shows the action as the person's own
+    /// row; everything else goes on as usual.
+    pub fn drain_persons(&mut self, events: &mut mpsc::UnboundedReceiver<Event>) {
+        while let Ok(event) = events.try_recv() {
+            match event {
+                Event::ToolCall { .. }
+                | Event::ActionRequest { .. }
+                | Event::ToolResult { .. }
+                | Event::Approval(_) => self.write_trace(&event),
+                other => self.forward(other),
+            }
+        }
+    }
+
+    /// Writes `event` to the trace, when one is open for it.
+    fn write_trace(&mut self, event: &Event) {
+        if self.whole_session && self.trace.is_none() && self.depth == 0 {
+            self.open_trace();
+        }
+        if self.depth == 0 && !self.whole_session {
+            return;
+        }
+        if let Some(writer) = self.trace.as_mut() {
+            if let Err(error) = writer.write(event) {
+                tracing::warn!(%error, "the trace stops here");
+                self.trace = None;
+            }
+        }
+    }
+
     /// Forgets the conversation: the next run starts a new trace.
     pub fn new_conversation(&mut self) {
         self.conversation = Conversation::new();
@@ -233,12 +266,7 @@ impl Forwarder {
             self.depth += 1;
         }
         if self.depth > 0 || self.whole_session {
-            if let Some(writer) = self.trace.as_mut() {
-                if let Err(error) = writer.write(&event) {
-                    tracing::warn!(%error, "the trace stops here");
-                    self.trace = None;
-                }
-            }
+            self.write_trace(&event);
             self.record
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
