@@ -11,6 +11,7 @@ use crate::events::Event;
 use crate::script::RecipeDef;
 use crate::sitemap::SitemapSet;
 
+use super::state::{PictureJob, RenderedPicture, ReplayData};
 use super::theme::Theme;
 
 /// Everything that reaches the loop: keys from the person and news from
@@ -88,7 +89,7 @@ pub enum AppEvent {
     /// A fresh picture of the page, with the listing's marks.
     Picture(Box<crate::vision::Screenshot>),
     /// A picture encoded for the page pane.
-    PictureRendered(Box<super::page::RenderedPicture>),
+    PictureRendered(Box<RenderedPicture>),
     /// A notice for the status line from a service.
     Notice {
         /// Whether it is an error.
@@ -113,7 +114,7 @@ pub enum AppEvent {
         summaries: Vec<crate::events::TraceSummary>,
     },
     /// A trace was read for the panes, or why it could not be.
-    TraceOpened(Result<Box<super::replay::ReplayData>, String>),
+    TraceOpened(Result<Box<ReplayData>, String>),
     /// A replayed step's picture was read from its file (`None`: it could
     /// not be).
     ReplayPicture {
@@ -241,7 +242,7 @@ pub enum Effect {
     ShowPage(bool),
     /// Fit a picture into the page pane's cells, off the loop's thread.
     /// Newest wins: the service drops jobs a newer one replaced.
-    RenderPicture(super::page::PictureJob),
+    RenderPicture(PictureJob),
     /// Leave the workbench.
     Quit,
 }

@@ -9,11 +9,11 @@ use std::time::{Duration, Instant};
 use ratatui::backend::{Backend, TestBackend};
 use ratatui::Terminal;
 
-use super::app::AppState;
 use super::draw::draw;
+use super::error::TuiError;
 use super::event::{AppEvent, Effect};
+use super::state::AppState;
 use super::update::update;
-use super::TuiError;
 
 /// Frames are at least this far apart (about 60 a second): streaming
 /// tokens mark the state dirty, they do not each force a frame.
@@ -233,7 +233,7 @@ pub fn bench_draw_with(
     let step = (elements / frames.max(1)).max(1);
     for i in 0..frames {
         let target = (i * step).min(elements.saturating_sub(1));
-        let rows_shown = app.state.visible_rows(super::app::Pane::Elements);
+        let rows_shown = app.state.visible_rows(super::state::Pane::Elements);
         app.state.elements.move_to(target, elements, rows_shown);
         app.dirty = true;
         let started = Instant::now();
@@ -265,7 +265,7 @@ fn draw_unwindowed_listing(frame: &mut ratatui::Frame, state: &AppState) {
     let Some(page) = &state.page else {
         return;
     };
-    let area = super::draw::areas(frame.area()).elements;
+    let area = super::layout::areas(frame.area()).elements;
     let theme = &state.theme;
     let lines: Vec<Line> = page
         .elements
@@ -279,11 +279,11 @@ fn draw_unwindowed_listing(frame: &mut ratatui::Frame, state: &AppState) {
             });
             Line::from(Span::styled(
                 super::elements::row_text(element),
-                super::draw::row_style(i == state.elements.cursor, theme, base),
+                super::widgets::row_style(i == state.elements.cursor, theme, base),
             ))
         })
         .collect();
-    let block = super::draw::pane_block("Elements".into(), super::app::Pane::Elements, state);
+    let block = super::widgets::pane_block("Elements".into(), super::state::Pane::Elements, state);
     let offset = u16::try_from(state.elements.offset).unwrap_or(u16::MAX);
     frame.render_widget(Paragraph::new(lines).block(block).scroll((offset, 0)), area);
 }

@@ -13,7 +13,7 @@ use std::str::FromStr;
 use ratatui::style::{Color, Modifier, Style};
 use serde::Deserialize;
 
-use super::TuiError;
+use super::error::TuiError;
 use crate::watch::{FileWatcher, WatchBatch};
 
 /// The built-in dark theme, complete.
@@ -392,7 +392,11 @@ fn parse_complete(text: &str, path: &Path) -> Result<Theme, TuiError> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use std::path::Path;
+
+    use ratatui::style::Color;
+
+    use super::{parse_complete, Theme, DEFAULT_THEME_YAML, LIGHT_THEME_YAML, ROLE_NAMES};
 
     #[test]
     fn builtin_theme_names_every_role() {

@@ -31,11 +31,12 @@ use crate::session::Prepared;
 
 use self::browser::{browser_task, BrowserCommand, BrowserSetup, RunControl};
 pub use self::record::{export_session, SessionRecord};
-use super::app::AppState;
+use super::error::TuiError;
 use super::event::{AppEvent, Effect};
 use super::event_loop::{App, EffectHandler};
+use super::state::{AppState, Pane, ReplayData};
+use super::terminal;
 use super::theme::{Theme, ThemeWatcher};
-use super::{terminal, TuiError};
 
 /// The browser actor's stack: the size of the main thread's.
 const BROWSER_THREAD_STACK: usize = 8 * 1024 * 1024;
@@ -197,7 +198,7 @@ pub fn run(options: WorkbenchOptions) -> Result<(), TuiError> {
                 crossterm::event::KeyCode::Char(c),
             )));
         }
-        app.state.focus = super::Pane::Task;
+        app.state.focus = Pane::Task;
         let _ = tx.send(AppEvent::Key(crossterm::event::KeyEvent::from(
             crossterm::event::KeyCode::Enter,
         )));
@@ -572,9 +573,7 @@ impl EffectHandler for Services {
                 let tx = self.tx.clone();
                 self.off_the_loop(move || {
                     let opened = read_trace(&path)
-                        .map(|events| {
-                            Box::new(crate::tui::replay::ReplayData::from_events(&path, &events))
-                        })
+                        .map(|events| Box::new(ReplayData::from_events(&path, &events)))
                         .map_err(|e| e.to_string());
                     let _ = tx.send(AppEvent::TraceOpened(opened));
                 });
