@@ -25,6 +25,7 @@ use serde_json::json;
 use tokio::sync::oneshot;
 
 use webagent::actions::{ActionResult, Catalog, Risk};
+use webagent::bench::tui::{bench_draw, synthetic_page};
 use webagent::dom::{
     ElementIndex, InteractiveElement, LeftOut, PageState, PageText, ScrollPosition,
 };
@@ -34,7 +35,6 @@ use webagent::events::{
 };
 use webagent::sitemap::{Sitemap, SitemapSet};
 use webagent::tui::app::{LoadState, Modal, Outcome, RunStatus};
-use webagent::tui::event_loop::{bench_draw, synthetic_page};
 use webagent::tui::{App, AppEvent, AppState, Effect, Pane, Theme};
 
 use tmux::{
