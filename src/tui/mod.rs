@@ -54,10 +54,12 @@ pub mod widgets;
 /// The state's former name: `tui::app::LogEntry` and the like still work.
 pub use self::state as app;
 
-pub use error::TuiError;
+pub use error::{
+    BrowserFailure, ExportError, ResumeReadError, SessionExportError, TraceListError, TuiError,
+};
 pub use event::{AppEvent, Effect};
 pub use event_loop::{App, EffectHandler};
 pub use keys::Keymap;
 pub use state::{AppState, Pane};
-pub use theme::Theme;
+pub use theme::{Theme, ThemeError};
 pub use update::update;

@@ -5,6 +5,7 @@
 use tui_textarea::TextArea;
 
 use crate::session::ResumePlan;
+use crate::tui::error::ResumeReadError;
 use crate::tui::event::Effect;
 use crate::tui::state::{
     rows, AppState, ListView, LogEntry, Outcome, Pane, ReflectionView, RunStatus,
@@ -120,13 +121,13 @@ pub(super) fn ask_resume(
 /// The trace is read: the run continues where it stopped.
 pub(super) fn resume_ready(
     state: &mut AppState,
-    plan: Result<Box<ResumePlan>, String>,
+    plan: Result<Box<ResumePlan>, ResumeReadError>,
     effects: &mut Vec<Effect>,
 ) {
     let plan = match plan {
         Ok(plan) => plan,
         Err(why) => {
-            state.notice(true, why);
+            state.notice(true, why.to_string());
             return;
         }
     };

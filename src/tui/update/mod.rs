@@ -93,7 +93,7 @@ fn apply(state: &mut AppState, event: AppEvent) -> Vec<Effect> {
         }
         AppEvent::BrowserFailed(why) => {
             state.notice(true, format!("browser: {why}"));
-            state.status.browser = BrowserStatus::Failed(why);
+            state.status.browser = BrowserStatus::Failed(why.to_string());
         }
         AppEvent::Page(page) => {
             let same_page = state.page.as_ref().is_some_and(|p| p.url == page.url);

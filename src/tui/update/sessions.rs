@@ -7,7 +7,8 @@ use std::sync::Arc;
 
 use tui_textarea::TextArea;
 
-use crate::events::{TraceFile, TraceSummary};
+use crate::events::{TraceFile, TraceReadError, TraceSummary};
+use crate::tui::error::TraceListError;
 use crate::tui::event::Effect;
 use crate::tui::keys::Command;
 use crate::tui::layout::sessions_rows;
@@ -36,7 +37,7 @@ pub(super) fn open_sessions(state: &mut AppState, effects: &mut Vec<Effect>) {
 pub(super) fn sessions_listed(
     state: &mut AppState,
     generation: u64,
-    files: Result<Vec<TraceFile>, String>,
+    files: Result<Vec<TraceFile>, TraceListError>,
 ) {
     let view = match state.sessions.as_mut() {
         Some(view) if view.generation == generation => view,
@@ -49,7 +50,7 @@ pub(super) fn sessions_listed(
         Ok(files) => view.listed(files),
         Err(error) => {
             view.listing = false;
-            view.error = Some(error);
+            view.error = Some(error.to_string());
         }
     }
     let rows = sessions_rows(state.size);
@@ -152,13 +153,13 @@ pub(super) fn search_typed(state: &mut AppState) {
 /// A trace was read: its session replaces the live panes until closed.
 pub(super) fn trace_opened(
     state: &mut AppState,
-    opened: Result<Box<ReplayData>, String>,
+    opened: Result<Box<ReplayData>, TraceReadError>,
     effects: &mut Vec<Effect>,
 ) {
     let data = match opened {
         Ok(data) => *data,
         Err(why) => {
-            state.notice(true, why);
+            state.notice(true, why.to_string());
             return;
         }
     };
