@@ -22,7 +22,7 @@
 //!   each declaring its own keys;
 //! - above them [`keymap`], which gathers the panes' keys, and [`draw`],
 //!   which draws the whole frame;
-//! - then [`event`], [`update`], the loop ([`event_loop`]), the
+//! - then [`event`], [`mod@update`], the loop ([`event_loop`]), the
 //!   [`terminal`] and the [`services`].
 
 pub mod draw;

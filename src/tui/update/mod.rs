@@ -2,10 +2,10 @@
 //! Nothing here waits; the services carry out the effects.
 //!
 //! This file takes the events; its children hold what they do, each a
-//! concern of its own, lower files never importing higher ones: keys
-//! ([`keypress`]) over the command line, the sessions view, the
-//! conversation and the approval, over the log rows and the panes' cursors
-//! ([`view`]).
+//! concern of its own, lower files never importing higher ones: the keys
+//! (`keypress`) over the command line, the sessions view, the
+//! conversation and the approval, over the log rows (`log`) and the
+//! panes' focus and cursors (`view`).
 
 mod agent_events;
 mod approval;
