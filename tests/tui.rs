@@ -25,6 +25,7 @@ use serde_json::json;
 use tokio::sync::oneshot;
 
 use webagent::actions::{ActionResult, Catalog, Risk};
+use webagent::bench::tui::{bench_draw, synthetic_page};
 use webagent::dom::{
     ElementIndex, InteractiveElement, LeftOut, PageState, PageText, ScrollPosition,
 };
@@ -34,8 +35,7 @@ use webagent::events::{
 };
 use webagent::sitemap::{Sitemap, SitemapSet};
 use webagent::tui::app::{LoadState, Modal, Outcome, RunStatus};
-use webagent::tui::event_loop::{bench_draw, synthetic_page};
-use webagent::tui::{App, AppEvent, AppState, Effect, Pane, Theme};
+use webagent::tui::{App, AppEvent, AppState, Effect, Pane, SessionExportError, Theme};
 
 use tmux::{
     capture, require_tmux_and_chromium, settled_screen, settled_screen_where, tmux_keys,
@@ -701,8 +701,7 @@ fn render_a_broken_theme_in_the_status_line() {
         let mut bench = Bench::on_orders(w, h);
         let before = bench.state().theme.clone();
         let error = Theme::parse("colors:\n  error: blurple\n", Path::new("themes/mine.yaml"))
-            .expect_err("blurple is no colour")
-            .to_string();
+            .expect_err("blurple is no colour");
         bench.send(AppEvent::ThemeReloaded(Err(error)));
         bench.idle();
         let screen = bench.screen();
@@ -1200,7 +1199,7 @@ fn an_edited_theme_reloads_and_a_broken_one_keeps_the_last_good() {
     std::fs::write(&path, "colors:\n  error: \"#ff0000\"\n").expect("writing the theme");
     let (tx, rx) = channel();
     let _watcher = ThemeWatcher::start(&path, move |result| {
-        let _ = tx.send(result.map_err(|e| e.to_string()));
+        let _ = tx.send(result);
     })
     .expect("watching the theme");
     // A broken save: reported with its position.
@@ -1208,7 +1207,8 @@ fn an_edited_theme_reloads_and_a_broken_one_keeps_the_last_good() {
     let reported = rx
         .recv_timeout(Duration::from_secs(10))
         .expect("the broken save is reported");
-    let error = reported.expect_err("blurple is refused");
+    let broken = reported.expect_err("blurple is refused");
+    let error = broken.to_string();
     assert!(error.contains("mine.yaml:2:10:"), "{error}");
     // Saved by writing a new file and renaming it over the old one.
     let temp = dir.join(".mine.yaml.tmp");
@@ -1225,7 +1225,7 @@ fn an_edited_theme_reloads_and_a_broken_one_keeps_the_last_good() {
     assert_eq!(theme.palette.error, ratatui::style::Color::Rgb(0, 255, 0));
     // Through the loop: the broken file's error shows, the good one applies.
     let mut bench = Bench::on_orders(80, 24);
-    bench.send(AppEvent::ThemeReloaded(Err(error)));
+    bench.send(AppEvent::ThemeReloaded(Err(broken)));
     bench.send(AppEvent::ThemeReloaded(Ok(theme.clone())));
     bench.idle();
     assert_eq!(bench.state().theme, theme);
@@ -1818,7 +1818,9 @@ fn the_export_key_reports_the_file_or_why_not() {
         (row.action.as_str(), row.target.as_str()),
         ("export", "recipes/session-1763771000.rhai")
     );
-    bench.send(AppEvent::Exported(Err("nothing to replay yet".into())));
+    bench.send(AppEvent::Exported(Err(
+        SessionExportError::NothingToReplay.into()
+    )));
     bench.idle();
     let notice = bench.state().status.notice.clone().expect("failure shown");
     assert!(notice.error, "{notice:?}");

@@ -1,21 +1,32 @@
 //! `webagent bench tui`: frame draw time over a huge listing, and the
 //! sessions view over a thousand traces (opening it, and a frame while it
 //! is shown), each against a baseline measured in the same run.
+//!
+//! The measuring lives here, out of the workbench's loop: it drives the
+//! loop's own [`App`] (`draw_now` is its hook) over a synthetic page.
 
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::atomic::AtomicU64;
 use std::time::{Duration, Instant, SystemTime};
 
+use ratatui::backend::TestBackend;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+use ratatui::{Frame, Terminal};
 use serde_json::json;
 
 use crate::actions::ActionResult;
+use crate::dom::{ElementIndex, InteractiveElement, LeftOut, PageState, PageText, ScrollPosition};
 use crate::events::{
     EndReason, Event, ListingRecord, ObservationSummary, Reflection, RunSettings, StepRecord,
     StepTimings, TokenUsage,
 };
-use crate::tui::event_loop::{bench_draw_with, DrawFigures, ListingDraw};
-use crate::tui::{App, AppEvent, AppState, Effect};
+use crate::tui::draw::draw;
+use crate::tui::elements;
+use crate::tui::layout::areas;
+use crate::tui::widgets::{pane_block, row_style};
+use crate::tui::{App, AppEvent, AppState, Effect, Pane};
 
 use super::fmt_duration;
 
@@ -118,6 +129,170 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
     }
     sessions_bench(&args)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Frame draw times for a listing of `elements` elements.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DrawFigures {
+    /// Frames drawn.
+    pub frames: usize,
+    /// Mean time per frame.
+    pub mean: Duration,
+    /// The middle frame time.
+    pub median: Duration,
+    /// 95 % of frames took at most this long.
+    pub p95: Duration,
+    /// The slowest frame.
+    pub max: Duration,
+}
+
+impl DrawFigures {
+    /// The figures of these frame times.
+    pub fn from_samples(mut samples: Vec<Duration>) -> Self {
+        samples.sort_unstable();
+        let frames = samples.len();
+        let at = |fraction_percent: usize| {
+            samples
+                .get((frames * fraction_percent / 100).min(frames.saturating_sub(1)))
+                .copied()
+                .unwrap_or_default()
+        };
+        let total: Duration = samples.iter().sum();
+        DrawFigures {
+            frames,
+            mean: total / u32::try_from(frames.max(1)).unwrap_or(u32::MAX),
+            median: at(50),
+            p95: at(95),
+            max: samples.last().copied().unwrap_or_default(),
+        }
+    }
+}
+
+/// How a benchmark frame draws the element listing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ListingDraw {
+    /// The workbench as it is: only the visible rows are formatted.
+    Windowed,
+    /// The baseline: the same frame, plus every row of the listing
+    /// formatted and handed to ratatui to scroll, as a listing drawn
+    /// without windowing would be.
+    Unwindowed,
+}
+
+/// Measures drawing a `columns`×`rows` frame over a synthetic listing of
+/// `elements` elements while the cursor moves down through it, one jump
+/// per frame (`webagent bench tui`).
+pub fn bench_draw(elements: usize, frames: usize, columns: u16, rows: u16) -> DrawFigures {
+    bench_draw_with(ListingDraw::Windowed, elements, frames, columns, rows)
+}
+
+/// [`bench_draw`], drawing the listing the way `mode` says.
+pub fn bench_draw_with(
+    mode: ListingDraw,
+    elements: usize,
+    frames: usize,
+    columns: u16,
+    rows: u16,
+) -> DrawFigures {
+    let (_tx, rx) = std::sync::mpsc::channel();
+    let mut state = AppState::new((columns, rows));
+    state.page = Some(synthetic_page(elements));
+    let mut app = App::new(state, rx);
+    let mut terminal = match Terminal::new(TestBackend::new(columns, rows)) {
+        Ok(t) => t,
+        // ok: the test backend never fails to start.
+        Err(_) => return DrawFigures::from_samples(Vec::new()),
+    };
+    let mut samples = Vec::with_capacity(frames);
+    let step = (elements / frames.max(1)).max(1);
+    for i in 0..frames {
+        let target = (i * step).min(elements.saturating_sub(1));
+        let rows_shown = app.state.visible_rows(Pane::Elements);
+        app.state.elements.move_to(target, elements, rows_shown);
+        let started = Instant::now();
+        let drawn = match mode {
+            ListingDraw::Windowed => app.draw_now(&mut terminal).is_ok(),
+            ListingDraw::Unwindowed => {
+                let state = &app.state;
+                terminal
+                    .draw(|frame| {
+                        draw(frame, state);
+                        draw_unwindowed_listing(frame, state);
+                    })
+                    .is_ok()
+            }
+        };
+        samples.push(started.elapsed());
+        if !drawn {
+            break;
+        }
+    }
+    DrawFigures::from_samples(samples)
+}
+
+/// The baseline listing: every row formatted, ratatui skipping to the
+/// offset, over the windowed pane's area.
+fn draw_unwindowed_listing(frame: &mut Frame, state: &AppState) {
+    let Some(page) = &state.page else {
+        return;
+    };
+    let area = areas(frame.area()).elements;
+    let theme = &state.theme;
+    let lines: Vec<Line> = page
+        .elements
+        .iter()
+        .enumerate()
+        .map(|(i, element)| {
+            let base = theme.fg(if element.is_new {
+                theme.palette.new_element
+            } else {
+                theme.palette.text
+            });
+            Line::from(Span::styled(
+                elements::row_text(element),
+                row_style(i == state.elements.cursor, theme, base),
+            ))
+        })
+        .collect();
+    let block = pane_block("Elements".into(), Pane::Elements, state);
+    let offset = u16::try_from(state.elements.offset).unwrap_or(u16::MAX);
+    frame.render_widget(Paragraph::new(lines).block(block).scroll((offset, 0)), area);
+}
+
+/// A page with `n` elements, every tenth one new, nested a few levels.
+pub fn synthetic_page(n: usize) -> PageState {
+    let elements = (0..n)
+        .map(|i| InteractiveElement {
+            index: ElementIndex(i + 1),
+            tag: if i % 3 == 0 { "a" } else { "button" }.to_string(),
+            attributes: if i % 3 == 0 {
+                vec![("href".to_string(), format!("/orders/{}", 1000 + i))]
+            } else {
+                Vec::new()
+            },
+            text: format!("Item {} action", i + 1),
+            is_new: i % 10 == 0,
+            depth: i % 4,
+            parent: None,
+            in_shadow_root: false,
+            frame: None,
+            cross_origin_frame: false,
+            node: None,
+        })
+        .collect();
+    PageState {
+        observation: 1,
+        url: "http://127.0.0.1:8080/orders".into(),
+        title: "Orders".into(),
+        tabs: Vec::new(),
+        scroll: ScrollPosition::default(),
+        elements,
+        left_out: LeftOut::default(),
+        full_page: true,
+        listing: String::new(),
+        page_text: PageText::default(),
+        extract_ms: 0.0,
+    }
 }
 
 /// The task of synthetic trace `i`; one in the middle is easy to find.
@@ -237,12 +412,11 @@ pub fn write_synthetic_traces(dir: &Path, n: usize) -> std::io::Result<()> {
 fn open_sessions_once(dir: &Path, columns: u16, rows: u16) -> (Duration, Duration, App) {
     let (tx, rx) = std::sync::mpsc::channel();
     let mut app = App::new(AppState::new((columns, rows)), rx);
-    let mut terminal =
-        match ratatui::Terminal::new(ratatui::backend::TestBackend::new(columns, rows)) {
-            Ok(terminal) => terminal,
-            // ok: the test backend never fails to start.
-            Err(_) => return (Duration::ZERO, Duration::ZERO, app),
-        };
+    let mut terminal = match Terminal::new(TestBackend::new(columns, rows)) {
+        Ok(terminal) => terminal,
+        // ok: the test backend never fails to start.
+        Err(_) => return (Duration::ZERO, Duration::ZERO, app),
+    };
     let started = Instant::now();
     let mut effects: Vec<Effect> = Vec::new();
     app.apply(
@@ -299,12 +473,11 @@ fn open_sessions_once(dir: &Path, columns: u16, rows: u16) -> (Duration, Duratio
 /// Frame times while the sessions view of `app` is shown, its cursor
 /// moving down one row a frame.
 fn sessions_frames(app: &mut App, frames: usize, columns: u16, rows: u16) -> DrawFigures {
-    let mut terminal =
-        match ratatui::Terminal::new(ratatui::backend::TestBackend::new(columns, rows)) {
-            Ok(terminal) => terminal,
-            // ok: the test backend never fails to start.
-            Err(_) => return DrawFigures::from_samples(Vec::new()),
-        };
+    let mut terminal = match Terminal::new(TestBackend::new(columns, rows)) {
+        Ok(terminal) => terminal,
+        // ok: the test backend never fails to start.
+        Err(_) => return DrawFigures::from_samples(Vec::new()),
+    };
     let mut samples = Vec::with_capacity(frames);
     let mut sink: Vec<Effect> = Vec::new();
     for _ in 0..frames {

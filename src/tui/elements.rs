@@ -12,9 +12,9 @@ use ratatui::Frame;
 
 use crate::dom::{element_line, InteractiveElement};
 
-use super::app::{AppState, Modal, Pane};
-use super::draw::{pane_block, row_style};
-use super::keymap::{Binding, Command, KeyBinding, KeyContext};
+use super::keys::{Binding, Command, KeyBinding, KeyContext};
+use super::state::{AppState, BrowserStatus, Modal, Pane, Replay};
+use super::widgets::{pane_block, row_style};
 
 /// Indentation stops growing here so deep trees still show their text.
 const MAX_INDENT: usize = 12;
@@ -90,7 +90,7 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
     let inner_rows = usize::from(area.height.saturating_sub(2));
     let lines: Vec<Line> = if elements.is_empty() {
         let hint = match (&state.page, &state.status.browser) {
-            (_, super::app::BrowserStatus::Failed(why)) => format!("no browser: {why}"),
+            (_, BrowserStatus::Failed(why)) => format!("no browser: {why}"),
             (None, _) => "waiting for the first observation…".to_string(),
             (Some(_), _) => "no interactive elements in view".to_string(),
         };
@@ -121,7 +121,7 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
 }
 
 /// The listing a replayed step saw, line by line as the model read it.
-fn draw_recorded(frame: &mut Frame, area: Rect, state: &AppState, replay: &super::replay::Replay) {
+fn draw_recorded(frame: &mut Frame, area: Rect, state: &AppState, replay: &Replay) {
     let theme = &state.theme;
     let lines = &replay.listing;
     let step = replay

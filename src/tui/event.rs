@@ -7,11 +7,13 @@ use tokio::sync::oneshot;
 use crate::actions::{Action, ActionResult, Catalog};
 use crate::dom::PageState;
 use crate::environment::{ApprovalDecision, ApprovalMode, ApprovalRequest};
-use crate::events::Event;
+use crate::events::{Event, TraceReadError};
 use crate::script::RecipeDef;
 use crate::sitemap::SitemapSet;
 
-use super::theme::Theme;
+use super::error::{BrowserFailure, ExportError, ResumeReadError, TraceListError};
+use super::state::{PictureJob, RenderedPicture, ReplayData};
+use super::theme::{Theme, ThemeError};
 
 /// Everything that reaches the loop: keys from the person and news from
 /// the services. Services hold a sender; only the loop receives.
@@ -29,7 +31,7 @@ pub enum AppEvent {
         url: String,
     },
     /// The browser could not start or went away.
-    BrowserFailed(String),
+    BrowserFailed(BrowserFailure),
     /// A fresh observation of the page.
     Page(Box<PageState>),
     /// An action typed on the command line finished.
@@ -74,7 +76,7 @@ pub enum AppEvent {
         error: Option<String>,
     },
     /// The theme file was reloaded, or failed to (the message says where).
-    ThemeReloaded(Result<Theme, String>),
+    ThemeReloaded(Result<Theme, ThemeError>),
     /// The scripts were (re)loaded: the command line now parses with this
     /// catalog (custom actions included) and offers these recipes.
     ScriptsLoaded {
@@ -84,11 +86,11 @@ pub enum AppEvent {
         recipes: Vec<RecipeDef>,
     },
     /// The session was exported as a recipe to this file, or why not.
-    Exported(Result<std::path::PathBuf, String>),
+    Exported(Result<std::path::PathBuf, ExportError>),
     /// A fresh picture of the page, with the listing's marks.
     Picture(Box<crate::vision::Screenshot>),
     /// A picture encoded for the page pane.
-    PictureRendered(Box<super::page::RenderedPicture>),
+    PictureRendered(Box<RenderedPicture>),
     /// A notice for the status line from a service.
     Notice {
         /// Whether it is an error.
@@ -101,7 +103,7 @@ pub enum AppEvent {
         /// Which opening of the view asked.
         generation: u64,
         /// The traces, or why there are none.
-        files: Result<Vec<crate::events::TraceFile>, String>,
+        files: Result<Vec<crate::events::TraceFile>, TraceListError>,
     },
     /// Some traces of the listing were read and summed up.
     SessionsRead {
@@ -113,7 +115,7 @@ pub enum AppEvent {
         summaries: Vec<crate::events::TraceSummary>,
     },
     /// A trace was read for the panes, or why it could not be.
-    TraceOpened(Result<Box<super::replay::ReplayData>, String>),
+    TraceOpened(Result<Box<ReplayData>, TraceReadError>),
     /// A replayed step's picture was read from its file (`None`: it could
     /// not be).
     ReplayPicture {
@@ -123,7 +125,7 @@ pub enum AppEvent {
         shot: Option<Box<crate::vision::Screenshot>>,
     },
     /// A trace was read for resuming its run, or why it cannot be.
-    ResumeReady(Result<Box<crate::session::ResumePlan>, String>),
+    ResumeReady(Result<Box<crate::session::ResumePlan>, ResumeReadError>),
 }
 
 impl AppEvent {
@@ -241,7 +243,7 @@ pub enum Effect {
     ShowPage(bool),
     /// Fit a picture into the page pane's cells, off the loop's thread.
     /// Newest wins: the service drops jobs a newer one replaced.
-    RenderPicture(super::page::PictureJob),
+    RenderPicture(PictureJob),
     /// Leave the workbench.
     Quit,
 }

@@ -6,14 +6,14 @@
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
-use ratatui::backend::{Backend, TestBackend};
+use ratatui::backend::Backend;
 use ratatui::Terminal;
 
-use super::app::AppState;
 use super::draw::draw;
+use super::error::TuiError;
 use super::event::{AppEvent, Effect};
+use super::state::AppState;
 use super::update::update;
-use super::TuiError;
 
 /// Frames are at least this far apart (about 60 a second): streaming
 /// tokens mark the state dirty, they do not each force a frame.
@@ -154,175 +154,5 @@ impl App {
                 last_frame = Instant::now();
             }
         }
-    }
-}
-
-/// Frame draw times for a listing of `elements` elements.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct DrawFigures {
-    /// Frames drawn.
-    pub frames: usize,
-    /// Mean time per frame.
-    pub mean: Duration,
-    /// The middle frame time.
-    pub median: Duration,
-    /// 95 % of frames took at most this long.
-    pub p95: Duration,
-    /// The slowest frame.
-    pub max: Duration,
-}
-
-impl DrawFigures {
-    /// The figures of these frame times.
-    pub fn from_samples(mut samples: Vec<Duration>) -> Self {
-        samples.sort_unstable();
-        let frames = samples.len();
-        let at = |fraction_percent: usize| {
-            samples
-                .get((frames * fraction_percent / 100).min(frames.saturating_sub(1)))
-                .copied()
-                .unwrap_or_default()
-        };
-        let total: Duration = samples.iter().sum();
-        DrawFigures {
-            frames,
-            mean: total / u32::try_from(frames.max(1)).unwrap_or(u32::MAX),
-            median: at(50),
-            p95: at(95),
-            max: samples.last().copied().unwrap_or_default(),
-        }
-    }
-}
-
-/// How a benchmark frame draws the element listing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ListingDraw {
-    /// The workbench as it is: only the visible rows are formatted.
-    Windowed,
-    /// The baseline: the same frame, plus every row of the listing
-    /// formatted and handed to ratatui to scroll, as a listing drawn
-    /// without windowing would be.
-    Unwindowed,
-}
-
-/// Measures drawing a `columns`×`rows` frame over a synthetic listing of
-/// `elements` elements while the cursor moves down through it, one jump
-/// per frame (`webagent bench tui`).
-pub fn bench_draw(elements: usize, frames: usize, columns: u16, rows: u16) -> DrawFigures {
-    bench_draw_with(ListingDraw::Windowed, elements, frames, columns, rows)
-}
-
-/// [`bench_draw`], drawing the listing the way `mode` says.
-pub fn bench_draw_with(
-    mode: ListingDraw,
-    elements: usize,
-    frames: usize,
-    columns: u16,
-    rows: u16,
-) -> DrawFigures {
-    let (_tx, rx) = std::sync::mpsc::channel();
-    let mut state = AppState::new((columns, rows));
-    state.page = Some(synthetic_page(elements));
-    let mut app = App::new(state, rx);
-    let mut terminal = match Terminal::new(TestBackend::new(columns, rows)) {
-        Ok(t) => t,
-        // ok: the test backend never fails to start.
-        Err(_) => return DrawFigures::from_samples(Vec::new()),
-    };
-    let mut samples = Vec::with_capacity(frames);
-    let step = (elements / frames.max(1)).max(1);
-    for i in 0..frames {
-        let target = (i * step).min(elements.saturating_sub(1));
-        let rows_shown = app.state.visible_rows(super::app::Pane::Elements);
-        app.state.elements.move_to(target, elements, rows_shown);
-        app.dirty = true;
-        let started = Instant::now();
-        let drawn = match mode {
-            ListingDraw::Windowed => app.draw(&mut terminal).is_ok(),
-            ListingDraw::Unwindowed => {
-                let state = &app.state;
-                terminal
-                    .draw(|frame| {
-                        draw(frame, state);
-                        draw_unwindowed_listing(frame, state);
-                    })
-                    .is_ok()
-            }
-        };
-        samples.push(started.elapsed());
-        if !drawn {
-            break;
-        }
-    }
-    DrawFigures::from_samples(samples)
-}
-
-/// The baseline listing: every row formatted, ratatui skipping to the
-/// offset, over the windowed pane's area.
-fn draw_unwindowed_listing(frame: &mut ratatui::Frame, state: &AppState) {
-    use ratatui::text::{Line, Span};
-    use ratatui::widgets::Paragraph;
-    let Some(page) = &state.page else {
-        return;
-    };
-    let area = super::draw::areas(frame.area()).elements;
-    let theme = &state.theme;
-    let lines: Vec<Line> = page
-        .elements
-        .iter()
-        .enumerate()
-        .map(|(i, element)| {
-            let base = theme.fg(if element.is_new {
-                theme.palette.new_element
-            } else {
-                theme.palette.text
-            });
-            Line::from(Span::styled(
-                super::elements::row_text(element),
-                super::draw::row_style(i == state.elements.cursor, theme, base),
-            ))
-        })
-        .collect();
-    let block = super::draw::pane_block("Elements".into(), super::app::Pane::Elements, state);
-    let offset = u16::try_from(state.elements.offset).unwrap_or(u16::MAX);
-    frame.render_widget(Paragraph::new(lines).block(block).scroll((offset, 0)), area);
-}
-
-/// A page with `n` elements, every tenth one new, nested a few levels.
-pub fn synthetic_page(n: usize) -> crate::dom::PageState {
-    use crate::dom::{
-        ElementIndex, InteractiveElement, LeftOut, PageState, PageText, ScrollPosition,
-    };
-    let elements = (0..n)
-        .map(|i| InteractiveElement {
-            index: ElementIndex(i + 1),
-            tag: if i % 3 == 0 { "a" } else { "button" }.to_string(),
-            attributes: if i % 3 == 0 {
-                vec![("href".to_string(), format!("/orders/{}", 1000 + i))]
-            } else {
-                Vec::new()
-            },
-            text: format!("Item {} action", i + 1),
-            is_new: i % 10 == 0,
-            depth: i % 4,
-            parent: None,
-            in_shadow_root: false,
-            frame: None,
-            cross_origin_frame: false,
-            node: None,
-        })
-        .collect();
-    PageState {
-        observation: 1,
-        url: "http://127.0.0.1:8080/orders".into(),
-        title: "Orders".into(),
-        tabs: Vec::new(),
-        scroll: ScrollPosition::default(),
-        elements,
-        left_out: LeftOut::default(),
-        full_page: true,
-        listing: String::new(),
-        page_text: PageText::default(),
-        extract_ms: 0.0,
     }
 }

@@ -8,10 +8,10 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
-use super::app::{AppState, LogEntry, Outcome, Pane};
-use super::draw::{clip, pane_block, row_style};
-use super::keymap::{Binding, Command, KeyBinding, KeyContext};
-use super::replay::rows;
+use super::keys::{Binding, Command, KeyBinding, KeyContext};
+use super::state::{rows, AppState, LogEntry, Outcome, Pane};
+use super::text::clip;
+use super::widgets::{pane_block, row_style};
 
 /// The log's own keys.
 pub const KEYS: &[Binding] = &[

@@ -13,13 +13,27 @@
 //!   service events and run until idle without a terminal or sleeps.
 //!
 //! [`services`] connects effects to the real browser, agent and watchers.
+//!
+//! The files stand in floors, each importing only those below it:
+//! - at the bottom, what everything uses: [`state`] (every view type),
+//!   [`layout`] (where things sit), [`keys`] (the key types), [`theme`],
+//!   [`text`] and [`error`];
+//! - the panes, one file each, drawn from `&AppState` with [`widgets`],
+//!   each declaring its own keys;
+//! - above them [`keymap`], which gathers the panes' keys, and [`draw`],
+//!   which draws the whole frame;
+//! - then [`event`], [`mod@update`], the loop ([`event_loop`]), the
+//!   [`terminal`] and the [`services`].
 
-pub mod app;
 pub mod draw;
 pub mod elements;
+pub mod error;
 pub mod event;
 pub mod event_loop;
+pub mod inspector;
 pub mod keymap;
+pub mod keys;
+pub mod layout;
 pub mod log;
 pub mod modals;
 pub mod page;
@@ -28,48 +42,24 @@ pub mod replay;
 pub mod services;
 pub mod sessions;
 pub mod sitemap_tree;
+pub mod state;
 pub mod status;
 pub mod task;
 pub mod terminal;
+pub mod text;
 pub mod theme;
 pub mod update;
+pub mod widgets;
 
-use std::path::PathBuf;
+/// The state's former name: `tui::app::LogEntry` and the like still work.
+pub use self::state as app;
 
-pub use app::{AppState, Pane};
+pub use error::{
+    BrowserFailure, ExportError, ResumeReadError, SessionExportError, TraceListError, TuiError,
+};
 pub use event::{AppEvent, Effect};
 pub use event_loop::{App, EffectHandler};
-pub use keymap::Keymap;
-pub use theme::Theme;
+pub use keys::Keymap;
+pub use state::{AppState, Pane};
+pub use theme::{Theme, ThemeError};
 pub use update::update;
-
-/// What can go wrong in the workbench itself (browser and model failures
-/// are shown in the panes, not raised).
-#[derive(Debug, thiserror::Error)]
-pub enum TuiError {
-    /// A theme file could not be read.
-    #[error("{}: could not read the theme: {message}", path.display())]
-    ThemeRead {
-        /// The file.
-        path: PathBuf,
-        /// Why.
-        message: String,
-    },
-    /// A theme file is not valid YAML or names unknown roles or colours.
-    #[error(transparent)]
-    ThemeParse(crate::yaml::YamlError),
-    /// `--theme` named neither a file nor a shipped theme.
-    #[error("no theme `{0}`: give a file path, or one of dark, light (or a name in themes/)")]
-    ThemeNotFound(String),
-    /// The theme file cannot be watched for edits.
-    #[error("{}: cannot watch the theme for edits: {message}", path.display())]
-    ThemeWatch {
-        /// The file.
-        path: PathBuf,
-        /// Why.
-        message: String,
-    },
-    /// The terminal could not be set up, drawn to or restored.
-    #[error("terminal: {0}; is this an interactive terminal?")]
-    Terminal(#[from] std::io::Error),
-}

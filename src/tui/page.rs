@@ -8,85 +8,16 @@
 //! ([`PictureJob`] in, [`RenderedPicture`] back), and the frame only
 //! copies the finished cells.
 
-use std::sync::Arc;
-
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 use ratatui::Frame;
-use ratatui_image::protocol::Protocol;
 use ratatui_image::Image;
 
-use crate::vision::{Mark, Screenshot};
+use crate::vision::Mark;
 
-use super::app::AppState;
-use super::draw::titled_block;
-
-/// What the pane knows of its picture.
-#[derive(Debug, Default)]
-pub struct PictureView {
-    /// Whether the pane is shown.
-    pub visible: bool,
-    /// The latest picture of the page.
-    pub shot: Option<Arc<Screenshot>>,
-    /// The last job asked for, to drop the answers to older ones and to
-    /// ask for nothing twice.
-    pub requested: Option<PictureJobKey>,
-    /// The picture as the terminal draws it, once a job came back.
-    pub rendered: Option<RenderedPicture>,
-}
-
-/// What a rendering depends on: the picture, the cells it fills and the
-/// element outlined.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PictureJobKey {
-    /// Which picture (numbered as they arrive).
-    pub picture: u64,
-    /// Cells across.
-    pub columns: u16,
-    /// Cells down.
-    pub rows: u16,
-    /// The listed element outlined.
-    pub outline: Option<usize>,
-}
-
-/// Work for the picture service: fit `shot` into the cells, outline one
-/// mark.
-#[derive(Clone)]
-pub struct PictureJob {
-    /// What the result will be matched by.
-    pub key: PictureJobKey,
-    /// The picture.
-    pub shot: Arc<Screenshot>,
-    /// The mark to outline, and its colour.
-    pub outline: Option<(Mark, [u8; 3])>,
-}
-
-impl std::fmt::Debug for PictureJob {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PictureJob")
-            .field("key", &self.key)
-            .finish_non_exhaustive()
-    }
-}
-
-/// A picture encoded for the terminal at one size.
-#[derive(Clone)]
-pub struct RenderedPicture {
-    /// The job it answers.
-    pub key: PictureJobKey,
-    /// The cells (or graphics escape) to draw.
-    pub protocol: Protocol,
-}
-
-impl std::fmt::Debug for RenderedPicture {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RenderedPicture")
-            .field("key", &self.key)
-            .field("area", &self.protocol.area())
-            .finish()
-    }
-}
+use super::state::{AppState, PictureJob, RenderedPicture};
+use super::widgets::titled_block;
 
 /// Draws the pane.
 pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
@@ -123,11 +54,6 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
             inner,
         ),
     }
-}
-
-/// The cells the picture gets inside a pane of `area`.
-pub fn picture_cells(area: Rect) -> (u16, u16) {
-    (area.width.saturating_sub(2), area.height.saturating_sub(2))
 }
 
 /// The picture with the job's outline drawn, fitted into its cells in
@@ -190,9 +116,15 @@ fn outline(img: &mut image::RgbImage, mark: &Mark, color: image::Rgb<u8>, thickn
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use std::sync::Arc;
+
     use ratatui::backend::TestBackend;
     use ratatui::Terminal;
+
+    use crate::tui::state::{AppState, PictureJob, PictureJobKey};
+    use crate::vision::{Mark, Screenshot};
+
+    use super::{draw, render};
 
     fn shot() -> Arc<Screenshot> {
         let mut img = image::RgbImage::from_pixel(200, 100, image::Rgb([255, 255, 255]));

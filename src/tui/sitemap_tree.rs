@@ -9,8 +9,8 @@ use ratatui::Frame;
 
 use crate::sitemap::Sitemap;
 
-use super::app::{AppState, Pane};
-use super::draw::{pane_block, row_style};
+use super::state::{AppState, Pane};
+use super::widgets::{pane_block, row_style};
 
 /// One page of the tree as drawn.
 #[derive(Debug, Clone, PartialEq, Eq)]

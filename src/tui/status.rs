@@ -7,8 +7,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
-use super::app::{AppState, BrowserStatus, LoadState, RunStatus};
-use super::draw::clip;
+use super::state::{AppState, BrowserStatus, LoadState, RunStatus};
+use super::text::clip;
 use super::theme::Theme;
 
 /// Token counts the way people read them: `950`, `12.4k`, `1.2M`.
@@ -196,7 +196,7 @@ pub fn draw_hints(frame: &mut Frame, area: Rect, state: &AppState) {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::{tokens_label, tokens_text};
 
     #[test]
     fn token_counts_read_short() {

@@ -8,10 +8,10 @@ use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 use tui_textarea::TextArea;
 
-use super::app::{AppState, Pane, RunStatus};
-use super::draw::pane_block;
-use super::keymap::{Binding, Command, KeyBinding, KeyContext};
+use super::keys::{Binding, Command, KeyBinding, KeyContext};
+use super::state::{AppState, Pane, RunStatus};
 use super::theme::Theme;
+use super::widgets::pane_block;
 
 /// The keys of the task input and the command line; other keys edit text.
 pub const KEYS: &[Binding] = &[

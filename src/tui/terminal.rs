@@ -22,8 +22,8 @@ use crossterm::terminal::{
 use ratatui::backend::CrosstermBackend;
 use ratatui::Terminal;
 
+use super::error::TuiError;
 use super::event::AppEvent;
-use super::TuiError;
 
 /// Where the workbench draws.
 pub type Screen = Box<dyn Write + Send>;

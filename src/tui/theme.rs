@@ -13,7 +13,6 @@ use std::str::FromStr;
 use ratatui::style::{Color, Modifier, Style};
 use serde::Deserialize;
 
-use super::TuiError;
 use crate::watch::{FileWatcher, WatchBatch};
 
 /// The built-in dark theme, complete.
@@ -21,10 +20,37 @@ pub const DEFAULT_THEME_YAML: &str = include_str!("../../themes/default.yaml");
 /// The shipped light theme, compiled in so `--theme light` works anywhere.
 pub const LIGHT_THEME_YAML: &str = include_str!("../../themes/light.yaml");
 
+/// Why a theme could not be used; the last good theme stays on screen.
+#[derive(Debug, thiserror::Error)]
+pub enum ThemeError {
+    /// A theme file could not be read.
+    #[error("{}: could not read the theme: {message}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        message: String,
+    },
+    /// A theme file is not valid YAML or names unknown roles or colours.
+    #[error(transparent)]
+    Parse(crate::yaml::YamlError),
+    /// `--theme` named neither a file nor a shipped theme.
+    #[error("no theme `{0}`: give a file path, or one of dark, light (or a name in themes/)")]
+    NotFound(String),
+    /// The theme file cannot be watched for edits.
+    #[error("{}: cannot watch the theme for edits: {message}", path.display())]
+    Watch {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        message: String,
+    },
+}
+
 /// Reads one colour, or says where the bad one is: serde_yaml only knows
 /// the position of the enclosing mapping, so the role's own line is found
 /// in the text.
-fn parse_color(value: &str, role: &str, text: &str, path: &Path) -> Result<Color, TuiError> {
+fn parse_color(value: &str, role: &str, text: &str, path: &Path) -> Result<Color, ThemeError> {
     Color::from_str(value.trim()).map_err(|_| {
         let key = format!("{role}:");
         let (line, column) = text
@@ -40,7 +66,7 @@ fn parse_color(value: &str, role: &str, text: &str, path: &Path) -> Result<Color
                 })
             })
             .unwrap_or((0, 0));
-        TuiError::ThemeParse(crate::yaml::YamlError::at(
+        ThemeError::Parse(crate::yaml::YamlError::at(
             path,
             (line, column),
             format!(
@@ -70,7 +96,7 @@ macro_rules! roles {
 
         impl PaletteText {
             /// Every colour read, or the first bad one with its position.
-            fn parse(&self, text: &str, path: &Path) -> Result<PalettePatch, TuiError> {
+            fn parse(&self, text: &str, path: &Path) -> Result<PalettePatch, ThemeError> {
                 Ok(PalettePatch {
                     $($name: match &self.$name {
                         Some(value) => Some(parse_color(value, stringify!($name), text, path)?),
@@ -200,7 +226,7 @@ impl Theme {
     /// A theme by name or path: an existing file is read; `dark`,
     /// `default` and `light` are the built-in ones; any other name is
     /// looked up as `themes/NAME.yaml`.
-    pub fn find(spec: &str) -> Result<Theme, TuiError> {
+    pub fn find(spec: &str) -> Result<Theme, ThemeError> {
         let path = Path::new(spec);
         if path.is_file() {
             return Theme::load(path);
@@ -212,13 +238,13 @@ impl Theme {
         match spec {
             "dark" | "default" => Ok(Theme::builtin()),
             "light" => Ok(Theme::light()),
-            _ => Err(TuiError::ThemeNotFound(spec.to_string())),
+            _ => Err(ThemeError::NotFound(spec.to_string())),
         }
     }
 
     /// Reads a user theme file and merges it over the built-in one.
-    pub fn load(path: &Path) -> Result<Theme, TuiError> {
-        let text = std::fs::read_to_string(path).map_err(|e| TuiError::ThemeRead {
+    pub fn load(path: &Path) -> Result<Theme, ThemeError> {
+        let text = std::fs::read_to_string(path).map_err(|e| ThemeError::Read {
             path: path.to_path_buf(),
             message: e.to_string(),
         })?;
@@ -227,7 +253,7 @@ impl Theme {
 
     /// Parses theme text (as if read from `path`) and merges it over the
     /// built-in theme.
-    pub fn parse(text: &str, path: &Path) -> Result<Theme, TuiError> {
+    pub fn parse(text: &str, path: &Path) -> Result<Theme, ThemeError> {
         let file = parse_file(text, path)?;
         let patch = file.colors.parse(text, path)?;
         let base = Theme::builtin();
@@ -307,9 +333,9 @@ impl std::fmt::Debug for ThemeWatcher {
 impl ThemeWatcher {
     /// Starts watching `path`; `on_change` gets the merged theme or the
     /// reason it was refused, on the watcher's thread (send it on).
-    pub fn start<F>(path: &Path, mut on_change: F) -> Result<ThemeWatcher, TuiError>
+    pub fn start<F>(path: &Path, mut on_change: F) -> Result<ThemeWatcher, ThemeError>
     where
-        F: FnMut(Result<Theme, TuiError>) + Send + 'static,
+        F: FnMut(Result<Theme, ThemeError>) + Send + 'static,
     {
         let shown = path.to_path_buf();
         let handler = move |batch: WatchBatch| match batch {
@@ -328,7 +354,7 @@ impl ThemeWatcher {
         };
         // Only the named file counts; no directory is named.
         let (watcher, _present) = FileWatcher::start(&[path.to_path_buf()], |_| false, handler)
-            .map_err(|e| TuiError::ThemeWatch {
+            .map_err(|e| ThemeError::Watch {
                 path: e.path,
                 message: e.message,
             })?;
@@ -362,22 +388,22 @@ fn stem(path: &Path) -> String {
         .to_string()
 }
 
-fn parse_file(text: &str, path: &Path) -> Result<ThemeFile, TuiError> {
+fn parse_file(text: &str, path: &Path) -> Result<ThemeFile, ThemeError> {
     if text.trim().is_empty() {
-        return Err(TuiError::ThemeParse(crate::yaml::YamlError::at(
+        return Err(ThemeError::Parse(crate::yaml::YamlError::at(
             path,
             (1, 1),
             "the file is empty; write `colors:` with the roles to change",
         )));
     }
     serde_yaml::from_str::<ThemeFile>(text)
-        .map_err(|e| TuiError::ThemeParse(crate::yaml::YamlError::parsing(path, &e, (0, 0))))
+        .map_err(|e| ThemeError::Parse(crate::yaml::YamlError::parsing(path, &e, (0, 0))))
 }
 
-fn parse_complete(text: &str, path: &Path) -> Result<Theme, TuiError> {
+fn parse_complete(text: &str, path: &Path) -> Result<Theme, ThemeError> {
     let file = parse_file(text, path)?;
     let palette = file.colors.parse(text, path)?.complete().map_err(|role| {
-        TuiError::ThemeParse(crate::yaml::YamlError::at(
+        ThemeError::Parse(crate::yaml::YamlError::at(
             path,
             (0, 0),
             format!("the base theme must name every role; `{role}` is missing"),
@@ -392,7 +418,11 @@ fn parse_complete(text: &str, path: &Path) -> Result<Theme, TuiError> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use std::path::Path;
+
+    use ratatui::style::Color;
+
+    use super::{parse_complete, Theme, DEFAULT_THEME_YAML, LIGHT_THEME_YAML, ROLE_NAMES};
 
     #[test]
     fn builtin_theme_names_every_role() {

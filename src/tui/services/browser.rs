@@ -24,6 +24,7 @@ use crate::session::{
 };
 use crate::vision::{Screenshot, ShotRegion, ShotRequest};
 
+use super::super::error::BrowserFailure;
 use super::super::event::AppEvent;
 use super::record::{Forwarder, SessionRecord};
 
@@ -415,7 +416,7 @@ pub(super) async fn browser_task(
     let mut session = match started {
         Ok(session) => session,
         Err(error) => {
-            let _ = tx.send(AppEvent::BrowserFailed(error.to_string()));
+            let _ = tx.send(AppEvent::BrowserFailed(BrowserFailure::Start(error)));
             refuse_all(&mut commands, &tx, "the browser did not start").await;
             return;
         }
@@ -455,7 +456,7 @@ pub(super) async fn browser_task(
         tokio::select! {
             Some(event) = events.rx.recv() => events.forwarder.forward(event),
             why = &mut disconnected => {
-                let _ = tx.send(AppEvent::BrowserFailed(why));
+                let _ = tx.send(AppEvent::BrowserFailed(BrowserFailure::Gone { why }));
                 refuse_all(&mut commands, &tx, "the browser went away").await;
                 return;
             }

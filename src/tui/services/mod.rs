@@ -31,11 +31,12 @@ use crate::session::Prepared;
 
 use self::browser::{browser_task, BrowserCommand, BrowserSetup, RunControl};
 pub use self::record::{export_session, SessionRecord};
-use super::app::AppState;
+use super::error::{ExportError, ResumeReadError, TraceListError, TuiError};
 use super::event::{AppEvent, Effect};
 use super::event_loop::{App, EffectHandler};
+use super::state::{AppState, Pane, ReplayData};
+use super::terminal;
 use super::theme::{Theme, ThemeWatcher};
-use super::{terminal, TuiError};
 
 /// The browser actor's stack: the size of the main thread's.
 const BROWSER_THREAD_STACK: usize = 8 * 1024 * 1024;
@@ -59,7 +60,10 @@ pub fn read_sessions(
         Err(error) => {
             let _ = tx.send(AppEvent::SessionsListed {
                 generation,
-                files: Err(format!("{}: {error}", dir.display())),
+                files: Err(TraceListError {
+                    dir: dir.to_path_buf(),
+                    source: error,
+                }),
             });
             return;
         }
@@ -89,26 +93,24 @@ pub fn read_sessions(
 fn read_resume(
     path: Option<PathBuf>,
     dir: &std::path::Path,
-) -> Result<Box<crate::session::ResumePlan>, String> {
+) -> Result<Box<crate::session::ResumePlan>, ResumeReadError> {
     let path = match path {
         Some(path) => path,
         None => {
-            let files = list_traces(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+            let files = list_traces(dir).map_err(|source| TraceListError {
+                dir: dir.to_path_buf(),
+                source,
+            })?;
             files
                 .into_iter()
                 .find(|f| summarize_trace(f.clone()).outcome == TraceOutcome::Unfinished)
                 .map(|f| f.path)
-                .ok_or_else(|| {
-                    format!(
-                        "no unfinished run in {}: name a trace (:resume FILE), or open the sessions                          view (S)",
-                        dir.display()
-                    )
+                .ok_or_else(|| ResumeReadError::NoUnfinished {
+                    dir: dir.to_path_buf(),
                 })?
         }
     };
-    crate::session::resume_plan(&path)
-        .map(Box::new)
-        .map_err(|e| e.to_string())
+    Ok(Box::new(crate::session::resume_plan(&path)?))
 }
 
 /// How long quitting waits for the browser to close.
@@ -197,7 +199,7 @@ pub fn run(options: WorkbenchOptions) -> Result<(), TuiError> {
                 crossterm::event::KeyCode::Char(c),
             )));
         }
-        app.state.focus = super::Pane::Task;
+        app.state.focus = Pane::Task;
         let _ = tx.send(AppEvent::Key(crossterm::event::KeyEvent::from(
             crossterm::event::KeyCode::Enter,
         )));
@@ -423,15 +425,14 @@ impl Services {
             let theme = match Theme::find(&spec) {
                 Ok(theme) => theme,
                 Err(error) => {
-                    let _ = tx.send(AppEvent::ThemeReloaded(Err(error.to_string())));
+                    let _ = tx.send(AppEvent::ThemeReloaded(Err(error)));
                     return;
                 }
             };
             if let Some(path) = theme.source.clone() {
                 let reloads = tx.clone();
                 match ThemeWatcher::start(&path, move |result| {
-                    let _ =
-                        reloads.send(AppEvent::ThemeReloaded(result.map_err(|e| e.to_string())));
+                    let _ = reloads.send(AppEvent::ThemeReloaded(result));
                 }) {
                     Ok(started) => *watcher = Some(started),
                     Err(error) => {
@@ -572,10 +573,7 @@ impl EffectHandler for Services {
                 let tx = self.tx.clone();
                 self.off_the_loop(move || {
                     let opened = read_trace(&path)
-                        .map(|events| {
-                            Box::new(crate::tui::replay::ReplayData::from_events(&path, &events))
-                        })
-                        .map_err(|e| e.to_string());
+                        .map(|events| Box::new(ReplayData::from_events(&path, &events)));
                     let _ = tx.send(AppEvent::TraceOpened(opened));
                 });
             }
@@ -584,9 +582,9 @@ impl EffectHandler for Services {
                 self.off_the_loop(move || {
                     let exported =
                         read_trace(&path)
-                            .map_err(|e| e.to_string())
+                            .map_err(ExportError::from)
                             .and_then(|events| {
-                                export_session(&events, &dir).map_err(|e| e.to_string())
+                                export_session(&events, &dir).map_err(ExportError::from)
                             });
                     let _ = tx.send(AppEvent::Exported(exported));
                 });
@@ -648,7 +646,7 @@ impl EffectHandler for Services {
                 let (tx, dir) = (self.tx.clone(), self.export_dir.clone());
                 self.off_the_loop(move || {
                     let _ = tx.send(AppEvent::Exported(
-                        export_session(&events, &dir).map_err(|e| e.to_string()),
+                        export_session(&events, &dir).map_err(ExportError::from),
                     ));
                 });
             }

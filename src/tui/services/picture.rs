@@ -10,7 +10,8 @@ use std::sync::Arc;
 use ratatui_image::picker::Picker;
 
 use crate::tui::event::AppEvent;
-use crate::tui::page::{render, PictureJob};
+use crate::tui::page::render;
+use crate::tui::state::PictureJob;
 use crate::vision::Screenshot;
 
 /// Where the loop sends rendering jobs.

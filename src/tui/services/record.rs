@@ -14,6 +14,7 @@ use crate::events::{Event, Reflection, StepRecord, StepTimings, TraceWriter};
 use crate::script::{recipe_from_events, Scripts};
 use crate::sitemap::SitemapSet;
 
+use super::super::error::SessionExportError;
 use super::super::event::AppEvent;
 
 /// The session's events so far, for exporting it as a recipe. Step
@@ -70,33 +71,6 @@ impl SessionRecord {
     pub fn events(&self) -> &[Event] {
         &self.events
     }
-}
-
-/// Why a session could not be exported as a recipe.
-#[derive(Debug, thiserror::Error)]
-pub enum SessionExportError {
-    /// No successful page action was recorded yet.
-    #[error(
-        "nothing to replay yet: run actions (`:`), a task or a recipe first; only successful \
-         page actions are exported"
-    )]
-    NothingToReplay,
-    /// The directory could not be made.
-    #[error("could not create {}: {source}", dir.display())]
-    CreateDir {
-        /// The directory.
-        dir: PathBuf,
-        /// What the system said.
-        source: std::io::Error,
-    },
-    /// The file could not be written.
-    #[error("could not write {}: {source}", path.display())]
-    Write {
-        /// The file.
-        path: PathBuf,
-        /// What the system said.
-        source: std::io::Error,
-    },
 }
 
 /// Writes `events` as a recipe `session-<unix seconds>.rhai` in `dir`

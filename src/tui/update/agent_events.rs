@@ -1,7 +1,15 @@
 //! What the agent reports (steps, reflections, results, usage) turned into
 //! the log, the reflection pane and the status line.
 
-use super::*;
+use serde_json::Value;
+
+use crate::actions::Target;
+use crate::events::{Event, Verdict};
+use crate::tui::state::{
+    healed_row, rows, AppState, ListView, LoadState, LogEntry, Outcome, ReflectionView, RunStatus,
+};
+
+use super::log::{log_side_effects, push_log, target_text};
 
 /// The log entry of an agent step's action in progress: the step's last
 /// row while its record has not come (one action of a list after the
@@ -29,7 +37,6 @@ pub(super) fn step_entry(state: &mut AppState, step: usize) -> &mut LogEntry {
 
 /// Whether a row is an action's (not a message, a retry or a task line).
 fn is_action_row(entry: &LogEntry) -> bool {
-    use super::super::replay::rows;
     ![
         rows::MESSAGE,
         rows::RETRY,
@@ -41,6 +48,7 @@ fn is_action_row(entry: &LogEntry) -> bool {
     .contains(&entry.action.as_str())
 }
 
+/// One event of the agent run, into the panes.
 pub(super) fn on_agent_event(state: &mut AppState, event: Event) {
     match event {
         // The picture arrives for the page pane on its own (the
@@ -60,7 +68,7 @@ pub(super) fn on_agent_event(state: &mut AppState, event: Event) {
             state.status.step = 0;
             state.status.url = url;
             state.status.max_steps = max_steps;
-            notice(state, false, format!("the recipe asks the model: {task}"));
+            state.notice(false, format!("the recipe asks the model: {task}"));
         }
         Event::RunStarted {
             url,
@@ -129,7 +137,7 @@ pub(super) fn on_agent_event(state: &mut AppState, event: Event) {
                 };
             }
             let by_calls = (state.recipe.is_some() && state.recipe_subgoals.is_empty())
-                || (state.mcp && !run_active(state));
+                || (state.mcp && !state.run_active());
             if by_calls {
                 // A recipe proposes its steps in order without observing
                 // first, and an MCP client's calls are its steps, so each
@@ -172,7 +180,7 @@ pub(super) fn on_agent_event(state: &mut AppState, event: Event) {
         }
         Event::ToolResult { result, .. } => {
             let step = state.status.step;
-            step_entry(state, step).outcome = outcome_of(&result);
+            step_entry(state, step).outcome = Outcome::from(&result);
         }
         Event::Step(record) => {
             if let Some(usage) = record.usage {
@@ -192,7 +200,7 @@ pub(super) fn on_agent_event(state: &mut AppState, event: Event) {
             let entry = step_entry(state, record.index);
             entry.action = name;
             entry.params = params;
-            entry.outcome = outcome_of(&record.result);
+            entry.outcome = Outcome::from(&record.result);
             entry.ms = Some(record.timings.act_ms);
             entry.wait_ms = (record.timings.wait_ms > 0).then_some(record.timings.wait_ms);
             entry.raw_response = raw;
@@ -207,8 +215,7 @@ pub(super) fn on_agent_event(state: &mut AppState, event: Event) {
             state.run_log_start = state.log.len();
             state.reflection.streaming = false;
             let outcome = if success { "done" } else { "not done" };
-            notice(
-                state,
+            state.notice(
                 !success,
                 format!("sub-goal {outcome}: {text}; the recipe goes on"),
             );
@@ -218,8 +225,7 @@ pub(super) fn on_agent_event(state: &mut AppState, event: Event) {
             state.recipe = None;
             state.recipe_began = false;
             state.reflection.streaming = false;
-            notice(
-                state,
+            state.notice(
                 !success,
                 if success {
                     format!("done: {text}")
@@ -228,19 +234,15 @@ pub(super) fn on_agent_event(state: &mut AppState, event: Event) {
                 },
             );
         }
-        Event::Error { error, .. } => notice(state, true, error),
+        Event::Error { error, .. } => state.notice(true, error),
         Event::Approval(record) => {
-            if record.decision != crate::events::Verdict::Approved || record.note.is_none() {
-                notice(
-                    state,
-                    false,
-                    format!("step {}: {}", record.step, record.decision),
-                );
+            if record.decision != Verdict::Approved || record.note.is_none() {
+                state.notice(false, format!("step {}: {}", record.step, record.decision));
             }
         }
         Event::SitemapReloaded { file, error } => match error {
             Some(error) => state.status.sitemaps = LoadState::Failed(error),
-            None => notice(state, false, format!("reloaded {file}")),
+            None => state.notice(false, format!("reloaded {file}")),
         },
         Event::ScriptReloaded { file, error } => match error {
             Some(error) => state.status.scripts = LoadState::Failed(error),
@@ -250,11 +252,10 @@ pub(super) fn on_agent_event(state: &mut AppState, event: Event) {
                     _ => 1,
                 };
                 state.status.scripts = LoadState::Loaded(n);
-                notice(state, false, format!("reloaded {file}"));
+                state.notice(false, format!("reloaded {file}"));
             }
         },
         Event::PersonMessage { step, text } => {
-            use super::super::replay::rows;
             let waiting = state.log.iter().position(|e| {
                 e.action == rows::MESSAGE && e.outcome == Outcome::Pending && e.target == text
             });
@@ -273,7 +274,6 @@ pub(super) fn on_agent_event(state: &mut AppState, event: Event) {
             }
         }
         Event::StepRetried { step, reason } => {
-            use super::super::replay::rows;
             push_log(
                 state,
                 LogEntry {
@@ -281,10 +281,9 @@ pub(super) fn on_agent_event(state: &mut AppState, event: Event) {
                     ..LogEntry::row(rows::RETRY, reason, Outcome::Ok)
                 },
             );
-            notice(state, false, format!("step {step} is asked again"));
+            state.notice(false, format!("step {step} is asked again"));
         }
         Event::Resumed(record) => {
-            use super::super::replay::rows;
             let text = format!("continues {} at step {}", record.from, record.step);
             push_log(state, LogEntry::row(rows::RESUMED, text, Outcome::Ok));
             state.status.step = record.step.saturating_sub(1);
@@ -295,9 +294,8 @@ pub(super) fn on_agent_event(state: &mut AppState, event: Event) {
         | Event::StepEnded { .. }
         | Event::ActionRequest { .. } => {}
         Event::Healed(heal) => {
-            push_log(state, super::super::replay::healed_row(&heal));
-            notice(
-                state,
+            push_log(state, healed_row(&heal));
+            state.notice(
                 !heal.success,
                 format!(
                     "step {} healed: {} → {} ({} model calls)",
@@ -341,8 +339,7 @@ pub(super) fn on_agent_event(state: &mut AppState, event: Event) {
                     raw_response: String::new(),
                 },
             );
-            notice(
-                state,
+            state.notice(
                 false,
                 format!(
                     "cache: {} ({} model calls, {} tokens)",
@@ -352,8 +349,7 @@ pub(super) fn on_agent_event(state: &mut AppState, event: Event) {
                 ),
             );
         }
-        Event::RecipeRewritten { file, written, .. } => notice(
-            state,
+        Event::RecipeRewritten { file, written, .. } => state.notice(
             !written,
             if written {
                 format!("repaired recipe written to {file}")

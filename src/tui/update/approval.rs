@@ -1,7 +1,19 @@
 //! The approval modal: approve, edit, skip or stop an action, retarget it
 //! by picking an element, and answers to the model's questions.
 
-use super::*;
+use serde_json::Value;
+use tui_textarea::TextArea;
+
+use crate::actions::{Action, Target};
+use crate::environment::ApprovalDecision;
+use crate::tui::event::Effect;
+use crate::tui::keys::Command;
+use crate::tui::state::{AppState, Modal, Pane, RunStatus};
+use crate::tui::task::set_field_focus;
+
+/// What the model is told when the person skips an action.
+const SKIPPED: &str =
+    "the person skipped this action; do not repeat it, choose another way or ask the user";
 
 /// Takes the approval modal's reply channel and closes the modal.
 pub(super) fn decide(state: &mut AppState, decision: ApprovalDecision, effects: &mut Vec<Effect>) {
@@ -12,6 +24,7 @@ pub(super) fn decide(state: &mut AppState, decision: ApprovalDecision, effects: 
     }
 }
 
+/// A key in the approval modal.
 pub(super) fn on_approval_key(state: &mut AppState, command: Command, effects: &mut Vec<Effect>) {
     match command {
         Command::Approve => decide(state, ApprovalDecision::Approve { note: None }, effects),
@@ -29,12 +42,11 @@ pub(super) fn on_approval_key(state: &mut AppState, command: Command, effects: &
         Command::RetryStep => {
             // Only the agent has a model to ask; a recipe's or an MCP
             // client's step is theirs.
-            let agent_run = state.recipe.is_none() && (!state.mcp || run_active(state));
+            let agent_run = state.recipe.is_none() && (!state.mcp || state.run_active());
             if agent_run {
                 decide(state, ApprovalDecision::Retry, effects);
             } else {
-                notice(
-                    state,
+                state.notice(
                     true,
                     "only an agent's step can be asked again; skip (n) or stop (x) it".into(),
                 );
@@ -57,7 +69,7 @@ pub(super) fn on_approval_key(state: &mut AppState, command: Command, effects: &
                 _ => None,
             };
             if target.is_none() {
-                notice(state, true, "this action has no element to change".into());
+                state.notice(true, "this action has no element to change".into());
                 return;
             }
             if let Some(Modal::Approval(m)) = state.modal.as_mut() {
@@ -79,6 +91,8 @@ pub(super) fn on_approval_key(state: &mut AppState, command: Command, effects: &
     }
 }
 
+/// Ctrl+s in the parameters editor: the edited action, checked, goes
+/// to the agent instead.
 pub(super) fn submit_edit(state: &mut AppState, effects: &mut Vec<Effect>) {
     let Some(Modal::Approval(m)) = state.modal.as_mut() else {
         return;
@@ -109,6 +123,8 @@ pub(super) fn retarget(state: &AppState, action: &Action, index: u32) -> Result<
     state.catalog.parse(&json).map_err(|e| e.to_string())
 }
 
+/// Enter while picking: the action aimed at the element under the
+/// listing's cursor goes to the agent.
 pub(super) fn pick_element(state: &mut AppState, effects: &mut Vec<Effect>) {
     let Some(index) = state
         .page
@@ -116,7 +132,7 @@ pub(super) fn pick_element(state: &mut AppState, effects: &mut Vec<Effect>) {
         .and_then(|p| p.elements.get(state.elements.cursor))
         .and_then(|e| u32::try_from(e.index.0).ok())
     else {
-        notice(state, true, "no element under the cursor".into());
+        state.notice(true, "no element under the cursor".into());
         return;
     };
     let Some(Modal::Approval(m)) = &state.modal else {
@@ -125,7 +141,7 @@ pub(super) fn pick_element(state: &mut AppState, effects: &mut Vec<Effect>) {
     match retarget(state, &m.request.action, index) {
         Ok(action) => decide(state, ApprovalDecision::Edit(action), effects),
         Err(error) => {
-            notice(state, true, error.clone());
+            state.notice(true, error.clone());
             if let Some(Modal::Approval(m)) = state.modal.as_mut() {
                 m.picking = false;
                 m.error = Some(error);
@@ -134,6 +150,8 @@ pub(super) fn pick_element(state: &mut AppState, effects: &mut Vec<Effect>) {
     }
 }
 
+/// The answer box closes: the answer (when `send` and not empty) goes
+/// to the model.
 pub(super) fn answer_question(state: &mut AppState, send: bool, effects: &mut Vec<Effect>) {
     if let Some(Modal::AskUser(mut m)) = state.modal.take() {
         let text = m.answer.lines().join("\n").trim().to_string();

@@ -1,32 +1,19 @@
 //! The command line: `:` commands, recipe names and their completion, and
-//! starting a task; what an action's result adds to the log.
+//! starting a task.
 
-use super::*;
+use tui_textarea::TextArea;
+
 use crate::script::params::{parse_assignment, resolve_params};
+use crate::tui::event::Effect;
+use crate::tui::state::{AppState, ListView, LogEntry, Outcome, ReflectionView, RunStatus};
+use crate::tui::task::set_field_focus;
 
-/// The listed element an action targets, as the log and approval show it.
-pub(super) fn target_text(state: &AppState, target: Option<&Target>) -> String {
-    match target {
-        Some(Target::Index { index }) => state
-            .page
-            .as_ref()
-            .and_then(|p| p.elements.iter().find(|e| e.index == *index))
-            .map(|e| clip(&element_line(e), 80))
-            .unwrap_or_else(|| format!("[{index}]")),
-        Some(Target::Selector { selector }) => selector.to_string(),
-        None => String::new(),
-    }
-}
+use super::conversation::{ask_resume, begin_run, new_conversation, send_message};
+use super::log::{push_log, target_text};
+use super::sessions::open_sessions;
 
-pub(super) fn push_log(state: &mut AppState, entry: LogEntry) {
-    let was_at_end = state.log.is_empty() || state.log_view.cursor + 1 >= state.log.len();
-    state.log.push(entry);
-    let (len, rows) = (state.log.len(), state.visible_rows(Pane::Log));
-    if was_at_end {
-        state.log_view.move_to(len - 1, len, rows);
-    }
-}
-
+/// Enter on the `:` line: a command of the workbench (`new`, `sessions`,
+/// `resume`, `state save`, `recipe`), else an action run by hand.
 pub(super) fn submit_command_line(state: &mut AppState, effects: &mut Vec<Effect>) {
     let line = state
         .command_line
@@ -46,8 +33,7 @@ pub(super) fn submit_command_line(state: &mut AppState, effects: &mut Vec<Effect
             return ask_resume(state, path.map(std::path::PathBuf::from), effects)
         }
         (Some("resume"), Some(_), Some(_)) => {
-            notice(
-                state,
+            state.notice(
                 true,
                 "usage: resume [TRACE] (default: the latest unfinished run)".into(),
             );
@@ -55,9 +41,8 @@ pub(super) fn submit_command_line(state: &mut AppState, effects: &mut Vec<Effect
         }
         _ => {}
     }
-    if run_active(state) {
-        notice(
-            state,
+    if state.run_active() {
+        state.notice(
             true,
             "the agent is running; stop it (s) before running actions by hand".into(),
         );
@@ -68,11 +53,10 @@ pub(super) fn submit_command_line(state: &mut AppState, effects: &mut Vec<Effect
         match (words.next(), words.next(), words.next()) {
             (Some("save"), file, None) => {
                 state.command_line = None;
-                notice(state, false, "saving the state…".into());
+                state.notice(false, "saving the state…".into());
                 effects.push(Effect::SaveState(file.map(std::path::PathBuf::from)));
             }
-            _ => notice(
-                state,
+            _ => state.notice(
                 true,
                 "usage: state save [FILE] (default: the --state file)".into(),
             ),
@@ -102,47 +86,7 @@ pub(super) fn submit_command_line(state: &mut AppState, effects: &mut Vec<Effect
             effects.push(Effect::RunAction { id, action });
         }
         // The line stays open so the person can fix it.
-        Err(error) => notice(state, true, error.to_string()),
-    }
-}
-
-/// What an action caused beyond its page, as the result reports it: a
-/// log row per downloaded file, a notice for a tab it opened.
-pub(super) fn log_side_effects(state: &mut AppState, result: &ActionResult) {
-    let ActionResult::Success { data: Some(data) } = result else {
-        return;
-    };
-    let downloads = data.get("downloads").and_then(|d| d.as_array());
-    for download in downloads.into_iter().flatten() {
-        let text = |key: &str| download.get(key).and_then(|v| v.as_str()).unwrap_or("");
-        let size = download.get("size").and_then(|v| v.as_u64()).unwrap_or(0);
-        let outcome = if text("state") == "completed" {
-            Outcome::Ok
-        } else {
-            Outcome::Failed {
-                reason: text("state").to_string(),
-                message: format!("the download of {} did not complete", text("url")),
-            }
-        };
-        push_log(
-            state,
-            LogEntry {
-                params: format!("{size} bytes, {}", text("type")),
-                ..LogEntry::row("download", text("file"), outcome)
-            },
-        );
-    }
-    if let Some(tab) = data.get("new_tab") {
-        let url = tab.get("url").and_then(|v| v.as_str()).unwrap_or_default();
-        let switched = tab.get("switched").and_then(|v| v.as_bool()) == Some(true);
-        notice(
-            state,
-            false,
-            format!(
-                "a tab opened: {url}{}",
-                if switched { " (now driven)" } else { "" }
-            ),
-        );
+        Err(error) => state.notice(true, error.to_string()),
     }
 }
 
@@ -170,7 +114,7 @@ pub(super) fn start_recipe(state: &mut AppState, rest: &str, effects: &mut Vec<E
     let name = name.as_str();
     if name.is_empty() {
         let listed = recipe_list(state);
-        notice(state, true, format!("which recipe? {listed}"));
+        state.notice(true, format!("which recipe? {listed}"));
         return;
     }
     let Some(recipe) = state.recipes.iter().find(|r| r.name == name) else {
@@ -180,8 +124,7 @@ pub(super) fn start_recipe(state: &mut AppState, rest: &str, effects: &mut Vec<E
         } else {
             available.join(", ")
         };
-        notice(
-            state,
+        state.notice(
             true,
             format!("no recipe named `{name}` is loaded; available: {available}"),
         );
@@ -194,11 +137,7 @@ pub(super) fn start_recipe(state: &mut AppState, rest: &str, effects: &mut Vec<E
                 given.insert(key, value);
             }
             Err(_) => {
-                notice(
-                    state,
-                    true,
-                    format!("`{word}`: write a parameter as NAME=VALUE"),
-                );
+                state.notice(true, format!("`{word}`: write a parameter as NAME=VALUE"));
                 return;
             }
         }
@@ -206,7 +145,7 @@ pub(super) fn start_recipe(state: &mut AppState, rest: &str, effects: &mut Vec<E
     let params = match resolve_params(&recipe.name, &recipe.params, &given) {
         Ok(params) => params,
         Err(why) => {
-            notice(state, true, why);
+            state.notice(true, why);
             return;
         }
     };
@@ -219,7 +158,7 @@ pub(super) fn start_recipe(state: &mut AppState, rest: &str, effects: &mut Vec<E
     state.recipe_subgoals.clear();
     state.reflection = ReflectionView::default();
     state.reflection_view = ListView::default();
-    notice(state, false, format!("running recipe {name} (s stops it)"));
+    state.notice(false, format!("running recipe {name} (s stops it)"));
     effects.push(Effect::RunRecipe {
         name: name.to_string(),
         params,
@@ -238,20 +177,16 @@ pub(super) fn complete_recipe(state: &mut AppState, prefix: &str) {
     match matches.as_slice() {
         [] => {
             let listed = recipe_list(state);
-            notice(
-                state,
-                true,
-                format!("no recipe starts with `{prefix}`; {listed}"),
-            );
+            state.notice(true, format!("no recipe starts with `{prefix}`; {listed}"));
         }
         [only] => {
             let mut field = TextArea::new(vec![format!("recipe {only}")]);
             set_field_focus(&mut field, true, &state.theme);
             field.move_cursor(tui_textarea::CursorMove::End);
             state.command_line = Some(field);
-            notice(state, false, "Enter runs it".into());
+            state.notice(false, "Enter runs it".into());
         }
-        several => notice(state, false, several.join("  ")),
+        several => state.notice(false, several.join("  ")),
     }
 }
 
@@ -273,7 +208,7 @@ pub(super) fn complete_command(state: &mut AppState) {
         let name = word.split_whitespace().next().unwrap_or_default();
         if let Some(spec) = state.catalog.get(name) {
             let usage = spec.usage();
-            notice(state, false, usage);
+            state.notice(false, usage);
         }
         return;
     }
@@ -286,7 +221,7 @@ pub(super) fn complete_command(state: &mut AppState) {
         .map(str::to_string)
         .collect();
     let Some(first) = matches.first() else {
-        notice(state, true, format!("no action starts with `{word}`"));
+        state.notice(true, format!("no action starts with `{word}`"));
         return;
     };
     let common = matches.iter().fold(first.clone(), |prefix, name| {
@@ -309,27 +244,26 @@ pub(super) fn complete_command(state: &mut AppState) {
     if matches.len() == 1 {
         if let Some(spec) = state.catalog.get(&common) {
             let usage = spec.usage();
-            notice(state, false, usage);
+            state.notice(false, usage);
         }
     } else {
-        notice(state, false, matches.join("  "));
+        state.notice(false, matches.join("  "));
     }
 }
 
+/// Enter in the task field: a new task, or words for the running agent.
 pub(super) fn start_task(state: &mut AppState, effects: &mut Vec<Effect>) {
     let task = state.task.lines().join("\n").trim().to_string();
     if task.is_empty() {
-        notice(
-            state,
+        state.notice(
             true,
             "the task is empty: say what the agent should do".into(),
         );
         return;
     }
-    if run_active(state) {
+    if state.run_active() {
         if state.recipe.is_some() || state.status.run == RunStatus::Stopping {
-            notice(
-                state,
+            state.notice(
                 true,
                 "a recipe is running (or the run is stopping): there is no model to tell".into(),
             );
@@ -341,8 +275,7 @@ pub(super) fn start_task(state: &mut AppState, effects: &mut Vec<Effect>) {
     }
     if state.status.model.is_empty() {
         // The task stays in the field for when a model is configured.
-        notice(
-            state,
+        state.notice(
             true,
             "no model is configured: set OPENAI_API_KEY (or OPENAI_BASE_URL / --base-url for a \
              local server); `:` actions work without one"

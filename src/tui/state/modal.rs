@@ -1,0 +1,55 @@
+//! The dialogs over the panes as the state holds them: the approval
+//! waiting on the person (with its reply channel), the model's question,
+//! the step inspector and the help.
+
+use tokio::sync::oneshot;
+use tui_textarea::TextArea;
+
+use crate::environment::{ApprovalDecision, ApprovalRequest};
+
+/// The approval modal.
+#[derive(Debug)]
+pub struct ApprovalModal {
+    /// What the agent asks.
+    pub request: ApprovalRequest,
+    /// Where the decision goes; taken when it is sent.
+    pub reply: Option<oneshot::Sender<ApprovalDecision>>,
+    /// The parameters being edited, as JSON `{"name": {params}}`.
+    pub editor: Option<TextArea<'static>>,
+    /// Why the edited parameters were refused.
+    pub error: Option<String>,
+    /// The person is choosing another element in the listing.
+    pub picking: bool,
+}
+
+/// The answer box for `ask_user`.
+#[derive(Debug)]
+pub struct AskModal {
+    /// The model's question.
+    pub question: String,
+    /// The answer being typed.
+    pub answer: TextArea<'static>,
+    /// Where the answer goes; taken when it is sent.
+    pub reply: Option<oneshot::Sender<Option<String>>>,
+}
+
+/// A dialog over the panes.
+#[derive(Debug)]
+pub enum Modal {
+    /// An action waits for the person's decision.
+    Approval(Box<ApprovalModal>),
+    /// The model asked a question.
+    AskUser(Box<AskModal>),
+    /// One logged step in full.
+    Inspector {
+        /// Which log entry.
+        entry: usize,
+        /// The first line shown.
+        scroll: usize,
+    },
+    /// Every key.
+    Help {
+        /// The first line shown.
+        scroll: usize,
+    },
+}

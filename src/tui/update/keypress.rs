@@ -1,0 +1,276 @@
+//! What a key does, by where it is pressed: the keymap names the command
+//! for the context, and the command goes to the pane, field or dialog
+//! that has the keys.
+
+use crossterm::event::KeyEvent;
+use tui_textarea::TextArea;
+
+use crate::environment::{ApprovalDecision, ApprovalMode};
+use crate::tui::event::Effect;
+use crate::tui::keys::{Command, KeyContext};
+use crate::tui::layout::{help_page_rows, inspector_layout, inspector_max_scroll};
+use crate::tui::state::{AppState, Modal, Outcome, Pane, RunStatus};
+use crate::tui::task::set_field_focus;
+use crate::tui::{inspector, modals, reflection, sitemap_tree};
+
+use super::approval::{answer_question, on_approval_key, pick_element, submit_edit};
+use super::commands::{complete_command, recipe_list, start_task, submit_command_line};
+use super::conversation::{new_conversation, retry_failed_step};
+use super::sessions::{
+    on_replay_key, on_search_key, on_sessions_key, open_sessions, search_typed, show_replay_row,
+};
+use super::view::{
+    active_field, highlight_cursor, move_elements, moved, refollow, request_picture, scrolled,
+    set_focus,
+};
+
+/// A key press: a command of the keymap in the context it was pressed
+/// in, or text for the field being typed in.
+pub(super) fn on_key(state: &mut AppState, key: KeyEvent, effects: &mut Vec<Effect>) {
+    let context = state.key_context();
+    let layers = state.key_layers();
+    let command = state.keymap.lookup_layered(&layers, &key);
+    let Some(command) = command else {
+        if context.takes_text() {
+            if let Some(field) = active_field(state) {
+                field.input(key);
+            }
+            if context == KeyContext::SessionSearch {
+                search_typed(state);
+            }
+        }
+        return;
+    };
+    if command == Command::Quit {
+        quit(state, effects);
+        return;
+    }
+    if layers.first() == Some(&KeyContext::Replay)
+        && state.keymap.bound(KeyContext::Replay, &key).is_some()
+    {
+        on_replay_key(state, command, effects);
+        return;
+    }
+    match context {
+        KeyContext::Sessions => on_sessions_key(state, command, effects),
+        KeyContext::SessionSearch => on_search_key(state, command),
+        KeyContext::CommandLine => match command {
+            Command::Submit => submit_command_line(state, effects),
+            Command::Cancel => state.command_line = None,
+            Command::Complete => complete_command(state),
+            _ => {}
+        },
+        KeyContext::Task => match command {
+            Command::Submit => start_task(state, effects),
+            Command::Cancel => set_focus(state, Pane::Elements),
+            _ => {}
+        },
+        KeyContext::Approval => on_approval_key(state, command, effects),
+        KeyContext::ApprovalEdit => match command {
+            Command::Submit => submit_edit(state, effects),
+            Command::Cancel => {
+                if let Some(Modal::Approval(m)) = state.modal.as_mut() {
+                    m.editor = None;
+                    m.error = None;
+                }
+            }
+            _ => {}
+        },
+        KeyContext::Picking => match command {
+            Command::Submit => pick_element(state, effects),
+            Command::Cancel => {
+                if let Some(Modal::Approval(m)) = state.modal.as_mut() {
+                    m.picking = false;
+                }
+            }
+            movement => move_elements(state, movement, effects),
+        },
+        KeyContext::AskUser => match command {
+            Command::Submit => answer_question(state, true, effects),
+            Command::Cancel => answer_question(state, false, effects),
+            _ => {}
+        },
+        KeyContext::Inspector | KeyContext::Help => {
+            let (lines, rows) = match &state.modal {
+                Some(Modal::Inspector { entry, .. }) => {
+                    let (_, body, _) = inspector_layout(state.size);
+                    let total = state
+                        .log
+                        .get(*entry)
+                        .map_or(0, |e| inspector::lines(e, &state.theme, body.width).len());
+                    // Offsets run to the one that shows the last page, so
+                    // End lands on the end of the prompt, not past it.
+                    let max = inspector_max_scroll(total, state.size);
+                    (max + 1, usize::from(body.height).max(1))
+                }
+                _ => (modals::help_lines(state).len(), help_page_rows(state.size)),
+            };
+            match (command, state.modal.as_mut()) {
+                (Command::Cancel, _) => state.modal = None,
+                (_, Some(Modal::Inspector { scroll, .. }) | Some(Modal::Help { scroll })) => {
+                    *scroll = scrolled(*scroll, command, rows, lines);
+                }
+                _ => {}
+            }
+        }
+        _ => on_pane_key(state, command, effects),
+    }
+}
+
+/// Leaves the workbench, answering whoever waits on the person first.
+fn quit(state: &mut AppState, effects: &mut Vec<Effect>) {
+    // Whoever waits on the person is answered first, so the agent task
+    // ends cleanly instead of waiting on a dropped channel.
+    match state.modal.take() {
+        Some(Modal::Approval(mut m)) => {
+            if let Some(reply) = m.reply.take() {
+                effects.push(Effect::Decide {
+                    reply,
+                    decision: ApprovalDecision::Stop,
+                });
+            }
+        }
+        Some(Modal::AskUser(mut m)) => {
+            if let Some(reply) = m.reply.take() {
+                effects.push(Effect::Answer {
+                    reply,
+                    answer: None,
+                });
+            }
+        }
+        _ => {}
+    }
+    if state.run_active() {
+        effects.push(Effect::StopRun);
+    }
+    state.quit = true;
+    effects.push(Effect::Quit);
+}
+
+/// A key on a pane (not in a text field or a dialog).
+fn on_pane_key(state: &mut AppState, command: Command, effects: &mut Vec<Effect>) {
+    if matches!(
+        command,
+        Command::FocusTask | Command::CommandLine | Command::PickRecipe
+    ) {
+        // Acting on the live session: its panes come back.
+        state.close_replay();
+    }
+    match command {
+        Command::Help => state.modal = Some(Modal::Help { scroll: 0 }),
+        Command::NewConversation => {
+            state.close_replay();
+            new_conversation(state, effects);
+        }
+        Command::OpenSessions => open_sessions(state, effects),
+        Command::RetryStep => retry_failed_step(state, effects),
+        Command::FocusNext => set_focus(state, state.focus.cycle(true)),
+        Command::FocusPrev => set_focus(state, state.focus.cycle(false)),
+        Command::FocusTask => set_focus(state, Pane::Task),
+        Command::CommandLine => {
+            let mut field = TextArea::default();
+            set_field_focus(&mut field, true, &state.theme);
+            field.set_placeholder_text("action and parameters, e.g. click 12 · Esc closes");
+            state.command_line = Some(field);
+        }
+        Command::CycleApproval => {
+            let next = match state.status.approval {
+                ApprovalMode::Never => ApprovalMode::Risky,
+                ApprovalMode::Risky => ApprovalMode::Always,
+                ApprovalMode::Always => ApprovalMode::Never,
+            };
+            state.status.approval = next;
+            state.notice(false, format!("approval mode: {}", next.as_str()));
+            effects.push(Effect::SetApprovalMode(next));
+        }
+        Command::StopRun => {
+            if state.run_active() {
+                state.status.run = RunStatus::Stopping;
+                effects.push(Effect::StopRun);
+            } else if state
+                .log
+                .iter()
+                .any(|e| e.manual_id.is_some() && e.outcome == Outcome::Pending)
+            {
+                // A hand-typed custom action may be a script in a loop.
+                state.notice(false, "cancelling the running script".into());
+                effects.push(Effect::CancelScript);
+            } else {
+                state.notice(true, "no run, recipe or script to stop".into());
+            }
+        }
+        Command::PickRecipe => {
+            let mut field = TextArea::new(vec!["recipe ".to_string()]);
+            set_field_focus(&mut field, true, &state.theme);
+            field.move_cursor(tui_textarea::CursorMove::End);
+            state.command_line = Some(field);
+            let listed = recipe_list(state);
+            state.notice(state.recipes.is_empty(), listed);
+        }
+        Command::ExportSession => {
+            state.notice(false, "exporting the session as a recipe…".into());
+            effects.push(Effect::ExportSession);
+        }
+        Command::PauseResume => match state.status.run {
+            RunStatus::Running => {
+                state.status.run = RunStatus::Paused;
+                state.notice(false, "paused before the next step (p resumes)".into());
+                effects.push(Effect::SetPaused(true));
+            }
+            RunStatus::Paused => {
+                state.status.run = RunStatus::Running;
+                state.notice(false, "resumed".into());
+                effects.push(Effect::SetPaused(false));
+            }
+            _ => state.notice(true, "no run to pause".into()),
+        },
+        Command::TogglePage => {
+            state.picture.visible = !state.picture.visible;
+            state.picture.requested = None;
+            refollow(state);
+            effects.push(Effect::ShowPage(state.picture.visible));
+            request_picture(state, effects);
+        }
+        Command::NextTheme => {
+            let next = if state.theme.name == "light" {
+                "dark"
+            } else {
+                "light"
+            };
+            effects.push(Effect::LoadTheme(next.to_string()));
+        }
+        Command::Inspect if state.focus == Pane::Log => {
+            if state.log_view.cursor < state.log.len() {
+                state.modal = Some(Modal::Inspector {
+                    entry: state.log_view.cursor,
+                    scroll: 0,
+                });
+            }
+        }
+        Command::Submit if state.focus == Pane::Elements => highlight_cursor(state, effects),
+        movement => match state.focus {
+            Pane::Elements => move_elements(state, movement, effects),
+            Pane::Log => {
+                let (len, rows) = (state.log.len(), state.visible_rows(Pane::Log));
+                if let Some(target) = moved(&state.log_view, movement, len, rows) {
+                    state.log_view.move_to(target, len, rows);
+                    show_replay_row(state, effects);
+                }
+            }
+            Pane::Sitemap => {
+                let len = sitemap_tree::rows(state).len();
+                let rows = state.visible_rows(Pane::Sitemap);
+                if let Some(target) = moved(&state.sitemap_view, movement, len, rows) {
+                    state.sitemap_view.move_to(target, len, rows);
+                }
+            }
+            Pane::Reflection => {
+                let lines = reflection::lines(state).len();
+                let rows = state.visible_rows(Pane::Reflection);
+                state.reflection_view.offset =
+                    scrolled(state.reflection_view.offset, movement, rows, lines);
+            }
+            Pane::Task => {}
+        },
+    }
+}

@@ -1,0 +1,162 @@
+//! What the update does to the panes themselves: the focus, the text
+//! field keys go to, list cursors and scrolling kept inside what is shown,
+//! and the page picture asked for at the pane's size.
+
+use tui_textarea::TextArea;
+
+use crate::tui::event::Effect;
+use crate::tui::keys::Command;
+use crate::tui::layout::{page_picture_cells, sessions_rows};
+use crate::tui::sitemap_tree;
+use crate::tui::state::{AppState, ListView, Modal, Pane, PictureJob, PictureJobKey};
+use crate::tui::task::set_field_focus;
+
+/// The text field keys go to now, if any.
+pub(super) fn active_field(state: &mut AppState) -> Option<&mut TextArea<'static>> {
+    if let Some(field) = state.command_line.as_mut() {
+        return Some(field);
+    }
+    match state.modal.as_mut() {
+        Some(Modal::Approval(m)) if !m.picking => m.editor.as_mut(),
+        Some(Modal::AskUser(m)) => Some(&mut m.answer),
+        Some(_) => None,
+        None => match state.sessions.as_mut() {
+            Some(view) => view.search.as_mut(),
+            None if state.focus == Pane::Task => Some(&mut state.task),
+            None => None,
+        },
+    }
+}
+
+/// Shows the cursor of the field that has the focus, in the theme's
+/// colours.
+pub(super) fn restyle_fields(state: &mut AppState) {
+    let theme = state.theme.clone();
+    let task_focused = state.focus == Pane::Task && state.modal.is_none();
+    set_field_focus(&mut state.task, task_focused, &theme);
+    if let Some(field) = state.command_line.as_mut() {
+        set_field_focus(field, true, &theme);
+    }
+}
+
+/// Gives `pane` the focus.
+pub(super) fn set_focus(state: &mut AppState, pane: Pane) {
+    state.focus = pane;
+    restyle_fields(state);
+}
+
+/// Keeps every list's cursor visible after a resize or new content.
+pub(super) fn refollow(state: &mut AppState) {
+    let rows = state.visible_rows(Pane::Elements);
+    state.elements.follow(state.element_count(), rows);
+    let rows = state.visible_rows(Pane::Log);
+    state.log_view.follow(state.log.len(), rows);
+    let rows = state.visible_rows(Pane::Sitemap);
+    let len = sitemap_tree::rows(state).len();
+    state.sitemap_view.follow(len, rows);
+    let rows = sessions_rows(state.size);
+    if let Some(view) = state.sessions.as_mut() {
+        let len = view.shown.len();
+        view.list.follow(len, rows);
+    }
+}
+
+/// Where a list cursor goes for a movement command.
+pub(super) fn moved(view: &ListView, command: Command, len: usize, rows: usize) -> Option<usize> {
+    let at = view.cursor;
+    Some(match command {
+        Command::Up => at.saturating_sub(1),
+        Command::Down => at + 1,
+        Command::PageUp => at.saturating_sub(rows),
+        Command::PageDown => at + rows,
+        Command::Top => 0,
+        Command::Bottom => len.saturating_sub(1),
+        _ => return None,
+    })
+}
+
+/// Scrolls text (reflection, inspector, help) for a movement command.
+pub(super) fn scrolled(offset: usize, command: Command, rows: usize, lines: usize) -> usize {
+    let max = lines.saturating_sub(1);
+    match command {
+        Command::Up => offset.saturating_sub(1),
+        Command::Down => (offset + 1).min(max),
+        Command::PageUp => offset.saturating_sub(rows),
+        Command::PageDown => (offset + rows).min(max),
+        Command::Top => 0,
+        Command::Bottom => max,
+        _ => offset,
+    }
+}
+
+/// Moves the listing cursor and asks for the element to be outlined.
+pub(super) fn move_elements(state: &mut AppState, command: Command, effects: &mut Vec<Effect>) {
+    let (len, rows) = (state.element_count(), state.visible_rows(Pane::Elements));
+    if let Some(target) = moved(&state.elements, command, len, rows) {
+        let before = state.elements.cursor;
+        state.elements.move_to(target, len, rows);
+        if state.elements.cursor != before {
+            highlight_cursor(state, effects);
+            request_picture(state, effects);
+        }
+    }
+}
+
+/// Asks for the element under the listing's cursor to be outlined in
+/// the page (a replay's listing names no element of the live page).
+pub(super) fn highlight_cursor(state: &AppState, effects: &mut Vec<Effect>) {
+    if state.replay.is_some() {
+        // A recorded listing names no element of the live page.
+        return;
+    }
+    if let Some(element) = state
+        .page
+        .as_ref()
+        .and_then(|p| p.elements.get(state.elements.cursor))
+    {
+        if let Ok(index) = u32::try_from(element.index.0) {
+            effects.push(Effect::Highlight(index));
+        }
+    }
+}
+
+/// Asks for the picture to be fitted into the page pane, with the
+/// element under the listing's cursor outlined, unless that exact
+/// rendering was already asked for.
+pub(super) fn request_picture(state: &mut AppState, effects: &mut Vec<Effect>) {
+    if !state.picture.visible {
+        return;
+    }
+    let Some(shot) = state.picture.shot.clone() else {
+        return;
+    };
+    let (columns, rows) = page_picture_cells(state.area());
+    if columns == 0 || rows == 0 {
+        return;
+    }
+    let selected = state
+        .page
+        .as_ref()
+        .and_then(|p| p.elements.get(state.elements.cursor))
+        .map(|e| e.index.0);
+    let mark = selected.and_then(|i| shot.marks.iter().find(|m| m.index == i).copied());
+    let key = PictureJobKey {
+        picture: state.pictures_seen,
+        columns,
+        rows,
+        outline: mark.map(|m| m.index),
+    };
+    if state.picture.requested == Some(key) {
+        return;
+    }
+    state.picture.requested = Some(key);
+    let color = match state.theme.palette.warn {
+        ratatui::style::Color::Rgb(r, g, b) => [r, g, b],
+        _ => [235, 203, 139],
+    };
+    effects.push(Effect::RenderPicture(PictureJob {
+        key,
+        shot,
+        outline: mark.map(|m| (m, color)),
+    }));
+}
