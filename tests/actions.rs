@@ -7,87 +7,23 @@
 //! Without Chromium these tests fail with the install command; they never
 //! skip.
 
-use std::future::Future;
-use std::sync::Mutex;
+mod support;
+
 use std::time::Duration;
 
 use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
 use serde_json::{json, Value};
+use support::chromium::shared;
+use support::cli::run_webagent;
+use support::llm_server;
+use support::pages::seen_page;
+use support::tab::{
+    act, act_on, act_with, assert_ok, failure, in_front, observe, quick_options, with_page_in_front,
+};
 use webagent::actions::{ActionResult, Catalog, FailureReason};
 use webagent::browser::act::{ExecOptions, Executor};
 use webagent::browser::{BrowserSession, LaunchOptions, ObserveOptions, Tab};
 use webagent::dom::PageState;
-
-#[path = "support/llm_server.rs"]
-mod llm_server;
-
-#[path = "support/chromium.rs"]
-mod chromium;
-use chromium::shared;
-
-/// Only the tab in front paints frames, and real mouse events wait for a
-/// frame, so the tests take turns: each runs alone in the newest tab.
-static TURN: Mutex<()> = Mutex::new(());
-
-/// Serves `html` at `path`, opens it in a fresh tab and runs `body`.
-fn with_page<F, Fut>(path: &str, html: &str, body: F)
-where
-    F: FnOnce(Tab, String) -> Fut,
-    Fut: Future<Output = ()>,
-{
-    // A test that failed while holding the turn leaves nothing broken.
-    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
-    let s = shared();
-    s.server.html(path, html.to_string());
-    let url = s.server.url(path);
-    s.runtime.block_on(async {
-        let tab = s
-            .session
-            .new_tab(&url)
-            .await
-            .expect("opening the test page");
-        body(tab, url).await;
-    });
-}
-
-/// A page whose script starts with `window.seen = []`.
-fn page(body: &str) -> String {
-    format!(
-        "<!doctype html><html><head><title>t</title><style>body{{margin:0;font:16px sans-serif}}</style>\
-         <script>window.seen = [];</script></head><body>{body}</body></html>"
-    )
-}
-
-fn options() -> ExecOptions {
-    ExecOptions {
-        action_timeout: Duration::from_millis(1200),
-        ..ExecOptions::default()
-    }
-}
-
-async fn observe(tab: &Tab) -> PageState {
-    tab.observe(&ObserveOptions::default())
-        .await
-        .expect("observing")
-}
-
-/// Parses `action` with the catalog and runs it against a fresh observation.
-async fn act(tab: &Tab, action: Value) -> ActionResult {
-    act_with(tab, action, options()).await
-}
-
-async fn act_with(tab: &Tab, action: Value, opts: ExecOptions) -> ActionResult {
-    let state = observe(tab).await;
-    act_on(tab, &state, action, opts).await
-}
-
-async fn act_on(tab: &Tab, state: &PageState, action: Value, opts: ExecOptions) -> ActionResult {
-    let action = match Catalog::builtin().parse(&action) {
-        Ok(a) => a,
-        Err(e) => return e.to_result(),
-    };
-    Executor::new(tab, opts).execute(&action, Some(state)).await
-}
 
 /// Evaluates `expression` in the page's own world.
 async fn page_js(tab: &Tab, expression: &str) -> Value {
@@ -112,29 +48,24 @@ fn index_of(state: &PageState, text: &str) -> u32 {
         .unwrap_or_else(|| panic!("no element {text:?} in\n{}", state.listing))
 }
 
-fn assert_ok(result: &ActionResult) {
-    assert!(result.is_ok(), "expected success, got {result:?}");
-}
-
-fn failure(result: &ActionResult) -> (FailureReason, String) {
-    match result {
-        ActionResult::Failure { reason, message } => (*reason, message.clone()),
-        ActionResult::Success { data } => panic!("expected a failure, got success {data:?}"),
-    }
-}
-
 // ---- clicks ----
 
 #[test]
 fn click_by_index_lands_on_the_listed_button() {
-    let html = page(
+    let html = seen_page(
         r#"<button onclick="seen.push('one')">One</button>
         <button onclick="seen.push('two')">Two</button>"#,
     );
-    with_page("/click", &html, |tab, _| async move {
+    with_page_in_front("/click", &html, |tab, _| async move {
         let state = observe(&tab).await;
         let two = index_of(&state, "Two");
-        let result = act_on(&tab, &state, json!({"click": {"index": two}}), options()).await;
+        let result = act_on(
+            &tab,
+            &state,
+            json!({"click": {"index": two}}),
+            quick_options(),
+        )
+        .await;
         assert_ok(&result);
         assert_eq!(seen(&tab).await, vec!["two"]);
         let data = result.data().expect("data");
@@ -145,7 +76,7 @@ fn click_by_index_lands_on_the_listed_button() {
 
 #[test]
 fn click_events_are_trusted_mouse_events_at_the_element() {
-    let html = page(
+    let html = seen_page(
         r#"<button id="b" style="margin:40px;width:120px;height:40px">Go</button>
         <script>
           for (const t of ['mousemove','mousedown','mouseup','click']) {
@@ -153,7 +84,7 @@ fn click_events_are_trusted_mouse_events_at_the_element() {
           }
         </script>"#,
     );
-    with_page("/trusted", &html, |tab, _| async move {
+    with_page_in_front("/trusted", &html, |tab, _| async move {
         assert_ok(&act(&tab, json!({"click": {"selector": "#b"}})).await);
         let log = seen(&tab).await;
         for t in ["mousedown:true", "mouseup:true", "click:true"] {
@@ -164,12 +95,12 @@ fn click_events_are_trusted_mouse_events_at_the_element() {
 
 #[test]
 fn a_selector_with_several_matches_uses_the_first_visible_and_says_how_many() {
-    let html = page(
+    let html = seen_page(
         r#"<button class="x" style="display:none" onclick="seen.push('hidden')">A</button>
         <button class="x" onclick="seen.push('b')">B</button>
         <button class="x" onclick="seen.push('c')">C</button>"#,
     );
-    with_page("/several", &html, |tab, _| async move {
+    with_page_in_front("/several", &html, |tab, _| async move {
         let result = act(&tab, json!({"click": {"selector": "button.x"}})).await;
         assert_ok(&result);
         assert_eq!(seen(&tab).await, vec!["b"]);
@@ -181,7 +112,7 @@ fn a_selector_with_several_matches_uses_the_first_visible_and_says_how_many() {
 
 #[test]
 fn a_target_under_a_sticky_header_is_scrolled_clear_and_clicked() {
-    let html = page(
+    let html = seen_page(
         r#"<header style="position:sticky;top:0;height:120px;background:#ccc;z-index:5">Header</header>
         <div style="height:1500px"></div>
         <button id="t" onclick="seen.push('t')">Target</button>
@@ -191,7 +122,7 @@ fn a_target_under_a_sticky_header_is_scrolled_clear_and_clicked() {
           scrollTo(0, t.offsetTop - 60);
         </script>"#,
     );
-    with_page("/sticky", &html, |tab, _| async move {
+    with_page_in_front("/sticky", &html, |tab, _| async move {
         let result = act(&tab, json!({"click": {"selector": "#t"}})).await;
         assert_ok(&result);
         assert_eq!(seen(&tab).await, vec!["t"]);
@@ -200,13 +131,13 @@ fn a_target_under_a_sticky_header_is_scrolled_clear_and_clicked() {
 
 #[test]
 fn a_target_under_a_modal_fails_and_names_the_modal() {
-    let html = page(
+    let html = seen_page(
         r#"<button id="t" onclick="seen.push('t')">Target</button>
         <div id="backdrop" class="modal-backdrop" style="position:fixed;inset:0;background:rgba(0,0,0,.4)">
           <div style="background:#fff;width:200px;margin:200px auto">Please confirm</div>
         </div>"#,
     );
-    with_page("/modal", &html, |tab, _| async move {
+    with_page_in_front("/modal", &html, |tab, _| async move {
         let (reason, message) = failure(&act(&tab, json!({"click": {"selector": "#t"}})).await);
         assert_eq!(reason, FailureReason::NotInteractive);
         assert!(message.contains("covered by"), "{message}");
@@ -217,8 +148,8 @@ fn a_target_under_a_modal_fails_and_names_the_modal() {
 
 #[test]
 fn a_disabled_button_is_not_interactive() {
-    let html = page(r#"<button id="t" disabled onclick="seen.push('t')">Target</button>"#);
-    with_page("/disabled", &html, |tab, _| async move {
+    let html = seen_page(r#"<button id="t" disabled onclick="seen.push('t')">Target</button>"#);
+    with_page_in_front("/disabled", &html, |tab, _| async move {
         let (reason, message) = failure(&act(&tab, json!({"click": {"selector": "#t"}})).await);
         assert_eq!(reason, FailureReason::NotInteractive);
         assert!(message.contains("disabled"), "{message}");
@@ -228,9 +159,10 @@ fn a_disabled_button_is_not_interactive() {
 
 #[test]
 fn a_hidden_element_is_not_visible() {
-    let html =
-        page(r#"<button id="t" style="display:none" onclick="seen.push('t')">Target</button>"#);
-    with_page("/hidden", &html, |tab, _| async move {
+    let html = seen_page(
+        r#"<button id="t" style="display:none" onclick="seen.push('t')">Target</button>"#,
+    );
+    with_page_in_front("/hidden", &html, |tab, _| async move {
         let (reason, _) = failure(&act(&tab, json!({"click": {"selector": "#t"}})).await);
         assert_eq!(reason, FailureReason::NotVisible);
     });
@@ -238,18 +170,22 @@ fn a_hidden_element_is_not_visible() {
 
 #[test]
 fn a_selector_matching_nothing_is_not_found() {
-    with_page("/nothing", &page("<p>empty</p>"), |tab, _| async move {
-        let (reason, message) =
-            failure(&act(&tab, json!({"click": {"selector": "#missing"}})).await);
-        assert_eq!(reason, FailureReason::NotFound);
-        assert!(message.contains("#missing"), "{message}");
-    });
+    with_page_in_front(
+        "/nothing",
+        &seen_page("<p>empty</p>"),
+        |tab, _| async move {
+            let (reason, message) =
+                failure(&act(&tab, json!({"click": {"selector": "#missing"}})).await);
+            assert_eq!(reason, FailureReason::NotFound);
+            assert!(message.contains("#missing"), "{message}");
+        },
+    );
 }
 
 #[test]
 fn an_element_removed_after_the_observation_is_reported_gone() {
-    let html = page(r#"<button id="t" onclick="seen.push('t')">Target</button>"#);
-    with_page("/detached", &html, |tab, _| async move {
+    let html = seen_page(r#"<button id="t" onclick="seen.push('t')">Target</button>"#);
+    with_page_in_front("/detached", &html, |tab, _| async move {
         let state = observe(&tab).await;
         let index = index_of(&state, "Target");
         // The page replaces the button with an identical one.
@@ -258,7 +194,13 @@ fn an_element_removed_after_the_observation_is_reported_gone() {
             "const n = t.cloneNode(true); t.replaceWith(n); n.onclick = () => seen.push('new');",
         )
         .await;
-        let result = act_on(&tab, &state, json!({"click": {"index": index}}), options()).await;
+        let result = act_on(
+            &tab,
+            &state,
+            json!({"click": {"index": index}}),
+            quick_options(),
+        )
+        .await;
         let (reason, message) = failure(&result);
         assert_eq!(reason, FailureReason::NotFound);
         assert!(message.contains("no longer"), "{message}");
@@ -268,13 +210,20 @@ fn an_element_removed_after_the_observation_is_reported_gone() {
 
 #[test]
 fn an_index_from_an_older_observation_is_refused() {
-    let html = page(r#"<button onclick="seen.push('t')">Target</button>"#);
-    with_page("/stale", &html, |tab, _| async move {
+    let html = seen_page(r#"<button onclick="seen.push('t')">Target</button>"#);
+    with_page_in_front("/stale", &html, |tab, _| async move {
         let old = observe(&tab).await;
         let index = index_of(&old, "Target");
         let _newer = observe(&tab).await;
-        let (reason, message) =
-            failure(&act_on(&tab, &old, json!({"click": {"index": index}}), options()).await);
+        let (reason, message) = failure(
+            &act_on(
+                &tab,
+                &old,
+                json!({"click": {"index": index}}),
+                quick_options(),
+            )
+            .await,
+        );
         assert_eq!(reason, FailureReason::NotFound);
         assert!(message.contains("latest"), "{message}");
         assert!(seen(&tab).await.is_empty());
@@ -283,7 +232,7 @@ fn an_index_from_an_older_observation_is_refused() {
 
 #[test]
 fn a_moving_target_is_clicked_once_it_stops() {
-    let html = page(
+    let html = seen_page(
         r#"<button id="t" style="position:absolute;left:0;top:50px" onclick="seen.push('t:' + moving)">Target</button>
         <script>
           let moving = true, x = 0;
@@ -291,7 +240,7 @@ fn a_moving_target_is_clicked_once_it_stops() {
           setTimeout(() => { clearInterval(timer); moving = false; }, 400);
         </script>"#,
     );
-    with_page("/moving", &html, |tab, _| async move {
+    with_page_in_front("/moving", &html, |tab, _| async move {
         let result = act(&tab, json!({"click": {"selector": "#t"}})).await;
         assert_ok(&result);
         assert_eq!(seen(&tab).await, vec!["t:false"]);
@@ -300,14 +249,14 @@ fn a_moving_target_is_clicked_once_it_stops() {
 
 #[test]
 fn a_target_that_keeps_moving_fails_without_a_click() {
-    let html = page(
+    let html = seen_page(
         r#"<button id="t" style="position:absolute;left:0;top:50px" onclick="seen.push('t')">Target</button>
         <script>
           let x = 0;
           (function step() { x = (x + 9) % 500; t.style.left = x + 'px'; requestAnimationFrame(step); })();
         </script>"#,
     );
-    with_page("/restless", &html, |tab, _| async move {
+    with_page_in_front("/restless", &html, |tab, _| async move {
         let opts = ExecOptions {
             action_timeout: Duration::from_millis(500),
             ..ExecOptions::default()
@@ -324,12 +273,12 @@ fn a_target_that_keeps_moving_fails_without_a_click() {
 fn no_click_lands_after_the_time_limit() {
     // The cover goes away only after the action's limit: the page must never
     // see the click, not even later.
-    let html = page(
+    let html = seen_page(
         r#"<button id="t" onclick="seen.push('t')">Target</button>
         <div id="cover" style="position:fixed;inset:0;background:#eee"></div>
         <script>setTimeout(() => cover.remove(), 900);</script>"#,
     );
-    with_page("/late", &html, |tab, _| async move {
+    with_page_in_front("/late", &html, |tab, _| async move {
         let opts = ExecOptions {
             action_timeout: Duration::from_millis(400),
             ..ExecOptions::default()
@@ -355,14 +304,20 @@ fn a_click_that_navigates_waits_for_the_new_page_and_reports_it() {
     // settling waits for the request and the DOM change it causes.
     s.server.html(
         "/next",
-        page("<h1>Arrived</h1><script>addEventListener('load', () => fetch('/next-data').then((r) => r.text()).then((t) => document.body.insertAdjacentHTML('beforeend', '<p>' + t + '</p>')))</script>"),
+        seen_page("<h1>Arrived</h1><script>addEventListener('load', () => fetch('/next-data').then((r) => r.text()).then((t) => document.body.insertAdjacentHTML('beforeend', '<p>' + t + '</p>')))</script>"),
     );
     s.server.page("/next-data", "text/plain", "late part");
-    let html = page(r#"<a href="/next">Next page</a>"#);
-    with_page("/navigates", &html, |tab, _| async move {
+    let html = seen_page(r#"<a href="/next">Next page</a>"#);
+    with_page_in_front("/navigates", &html, |tab, _| async move {
         let state = observe(&tab).await;
         let link = index_of(&state, "Next page");
-        let result = act_on(&tab, &state, json!({"click": {"index": link}}), options()).await;
+        let result = act_on(
+            &tab,
+            &state,
+            json!({"click": {"index": link}}),
+            quick_options(),
+        )
+        .await;
         assert_ok(&result);
         let data = result.data().expect("data");
         assert_eq!(data["navigated"], json!(true), "{data}");
@@ -392,7 +347,7 @@ fn input_text_reaches_a_react_style_controlled_field() {
     // instance's value setter, and only reports a change when the DOM value
     // differs from it. Setting `.value` from script therefore goes unseen;
     // real typing is seen.
-    let html = page(
+    let html = seen_page(
         r#"<input id="name"><p id="state"></p>
         <script>
           const el = document.getElementById('name');
@@ -411,7 +366,7 @@ fn input_text_reaches_a_react_style_controlled_field() {
           el.addEventListener('input', () => { el.value = appState.name; });
         </script>"#,
     );
-    with_page("/react", &html, |tab, _| async move {
+    with_page_in_front("/react", &html, |tab, _| async move {
         page_js(
             &tab,
             "document.getElementById('name').value = 'old'; appState.name = 'old'; 1",
@@ -434,8 +389,8 @@ fn input_text_reaches_a_react_style_controlled_field() {
 
 #[test]
 fn input_text_without_clear_appends() {
-    let html = page(r#"<input id="q" value="hello">"#);
-    with_page("/append", &html, |tab, _| async move {
+    let html = seen_page(r#"<input id="q" value="hello">"#);
+    with_page_in_front("/append", &html, |tab, _| async move {
         let result = act(
             &tab,
             json!({"input_text": {"selector": "#q", "text": " world", "clear": false}}),
@@ -448,14 +403,14 @@ fn input_text_without_clear_appends() {
 
 #[test]
 fn input_text_fires_input_and_change_like_a_vue_v_model() {
-    let html = page(
+    let html = seen_page(
         r#"<textarea id="t">x</textarea>
         <script>
           t.addEventListener('input', (e) => seen.push('input:' + e.isTrusted));
           t.addEventListener('change', () => seen.push('change:' + t.value));
         </script>"#,
     );
-    with_page("/vue", &html, |tab, _| async move {
+    with_page_in_front("/vue", &html, |tab, _| async move {
         assert_ok(
             &act(
                 &tab,
@@ -471,8 +426,8 @@ fn input_text_fires_input_and_change_like_a_vue_v_model() {
 
 #[test]
 fn input_text_on_a_read_only_field_is_not_interactive() {
-    let html = page(r#"<input id="r" readonly value="fixed">"#);
-    with_page("/readonly", &html, |tab, _| async move {
+    let html = seen_page(r#"<input id="r" readonly value="fixed">"#);
+    with_page_in_front("/readonly", &html, |tab, _| async move {
         let (reason, message) =
             failure(&act(&tab, json!({"input_text": {"selector": "#r", "text": "x"}})).await);
         assert_eq!(reason, FailureReason::NotInteractive);
@@ -483,11 +438,11 @@ fn input_text_on_a_read_only_field_is_not_interactive() {
 
 #[test]
 fn set_text_replaces_a_contenteditable() {
-    let html = page(
+    let html = seen_page(
         r#"<div id="ed" contenteditable="true" style="min-height:40px">old <b>text</b></div>
         <script>ed.addEventListener('input', () => seen.push('input'));</script>"#,
     );
-    with_page("/editable", &html, |tab, _| async move {
+    with_page_in_front("/editable", &html, |tab, _| async move {
         assert_ok(
             &act(
                 &tab,
@@ -505,11 +460,11 @@ fn set_text_replaces_a_contenteditable() {
 
 #[test]
 fn clear_input_empties_the_field_and_tells_the_page() {
-    let html = page(
+    let html = seen_page(
         r#"<input id="q" value="something">
         <script>q.addEventListener('input', () => seen.push('input:' + q.value));</script>"#,
     );
-    with_page("/clear", &html, |tab, _| async move {
+    with_page_in_front("/clear", &html, |tab, _| async move {
         assert_ok(&act(&tab, json!({"clear_input": {"selector": "#q"}})).await);
         assert_eq!(page_js(&tab, "q.value").await, json!(""));
         assert_eq!(seen(&tab).await, vec!["input:"]);
@@ -520,12 +475,12 @@ fn clear_input_empties_the_field_and_tells_the_page() {
 
 #[test]
 fn select_option_by_value_and_by_visible_text() {
-    let html = page(
+    let html = seen_page(
         r#"<select id="s"><option value="a">Apple</option><option value="b">Banana</option><option value="c">Cherry pie</option></select>
         <script>s.addEventListener('change', () => seen.push('change:' + s.value));
         s.addEventListener('input', () => seen.push('input'));</script>"#,
     );
-    with_page("/select", &html, |tab, _| async move {
+    with_page_in_front("/select", &html, |tab, _| async move {
         assert_ok(
             &act(
                 &tab,
@@ -560,11 +515,11 @@ fn select_option_by_value_and_by_visible_text() {
 
 #[test]
 fn control_a_then_typing_replaces_and_enter_submits() {
-    let html = page(
+    let html = seen_page(
         r#"<form id="f" onsubmit="event.preventDefault(); seen.push('submit:' + q.value)">
           <input id="q" value="old words"></form>"#,
     );
-    with_page("/keys", &html, |tab, _| async move {
+    with_page_in_front("/keys", &html, |tab, _| async move {
         page_js(&tab, "q.focus(); 1").await;
         assert_ok(&act(&tab, json!({"press_keys": {"keys": "Control+A"}})).await);
         assert_ok(
@@ -605,7 +560,7 @@ fn clicks_land_inside_a_same_origin_iframe_and_a_shadow_root() {
         "<!doctype html><body style='margin:0'><div style='height:60px'></div>\
          <button onclick=\"parent.seen.push('framed')\">Framed</button></body>",
     );
-    let html = page(
+    let html = seen_page(
         r#"<div style="height:80px"></div>
         <iframe src="/inner" style="width:300px;height:200px;border:10px solid #999;padding:5px"></iframe>
         <div id="host"></div>
@@ -616,18 +571,26 @@ fn clicks_land_inside_a_same_origin_iframe_and_a_shadow_root() {
           addEventListener('load', () => seen.push('loaded'));
         </script>"#,
     );
-    with_page("/frames", &html, |tab, _| async move {
+    with_page_in_front("/frames", &html, |tab, _| async move {
         let state = observe(&tab).await;
         let framed = index_of(&state, "Framed");
         let shadowed = index_of(&state, "Shadowed");
-        assert_ok(&act_on(&tab, &state, json!({"click": {"index": framed}}), options()).await);
+        assert_ok(
+            &act_on(
+                &tab,
+                &state,
+                json!({"click": {"index": framed}}),
+                quick_options(),
+            )
+            .await,
+        );
         let state = observe(&tab).await;
         assert_ok(
             &act_on(
                 &tab,
                 &state,
                 json!({"click": {"index": shadowed}}),
-                options(),
+                quick_options(),
             )
             .await,
         );
@@ -639,10 +602,10 @@ fn clicks_land_inside_a_same_origin_iframe_and_a_shadow_root() {
 
 #[test]
 fn hover_moves_the_mouse_onto_the_element() {
-    let html = page(
+    let html = seen_page(
         r#"<div id="menu" style="width:120px;height:40px;background:#ddd" onmouseenter="seen.push('enter')">Menu</div>"#,
     );
-    with_page("/hover", &html, |tab, _| async move {
+    with_page_in_front("/hover", &html, |tab, _| async move {
         assert_ok(&act(&tab, json!({"hover": {"selector": "#menu"}})).await);
         assert_eq!(seen(&tab).await, vec!["enter"]);
     });
@@ -654,11 +617,11 @@ fn scroll_moves_the_page_and_a_nested_container() {
     for i in 0..60 {
         rows.push_str(&format!("<p style='margin:0;height:30px'>Row {i}</p>"));
     }
-    let html = page(&format!(
+    let html = seen_page(&format!(
         r#"<div id="box" style="height:150px;overflow:auto;border:1px solid">{rows}</div>
         <div style="height:3000px"></div>"#
     ));
-    with_page("/scroll", &html, |tab, _| async move {
+    with_page_in_front("/scroll", &html, |tab, _| async move {
         let result = act(
             &tab,
             json!({"scroll": {"direction": "down", "selector": "#box"}}),
@@ -682,8 +645,8 @@ fn scroll_moves_the_page_and_a_nested_container() {
 
 #[test]
 fn scroll_to_brings_a_far_element_into_view() {
-    let html = page(r#"<div style="height:4000px"></div><p id="far">Far away</p>"#);
-    with_page("/scrollto", &html, |tab, _| async move {
+    let html = seen_page(r#"<div style="height:4000px"></div><p id="far">Far away</p>"#);
+    with_page_in_front("/scrollto", &html, |tab, _| async move {
         assert_ok(&act(&tab, json!({"scroll_to": {"selector": "#far"}})).await);
         let top = page_js(&tab, "far.getBoundingClientRect().top")
             .await
@@ -698,7 +661,7 @@ fn scroll_to_brings_a_far_element_into_view() {
 
 #[test]
 fn drag_and_drop_reaches_html5_drop_handlers() {
-    let html = page(
+    let html = seen_page(
         r#"<div id="card" draggable="true" style="width:80px;height:40px;background:#9cf">Card</div>
         <div id="bin" style="margin-top:100px;width:200px;height:100px;background:#fc9">Bin</div>
         <script>
@@ -707,7 +670,7 @@ fn drag_and_drop_reaches_html5_drop_handlers() {
           bin.addEventListener('drop', (e) => { e.preventDefault(); seen.push('drop:' + e.dataTransfer.getData('text/plain')); });
         </script>"#,
     );
-    with_page("/dnd", &html, |tab, _| async move {
+    with_page_in_front("/dnd", &html, |tab, _| async move {
         let result = act(
             &tab,
             json!({"drag_and_drop": {"from": {"selector": "#card"}, "to": {"selector": "#bin"}}}),
@@ -721,7 +684,7 @@ fn drag_and_drop_reaches_html5_drop_handlers() {
 
 #[test]
 fn drag_and_drop_moves_a_pointer_driven_slider() {
-    let html = page(
+    let html = seen_page(
         r#"<div id="track" style="position:relative;width:400px;height:20px;background:#eee;margin:40px">
           <div id="knob" style="position:absolute;left:0;top:0;width:20px;height:20px;background:#36c"></div></div>
         <div id="end" style="position:absolute;left:340px;top:40px;width:20px;height:20px"></div>
@@ -732,7 +695,7 @@ fn drag_and_drop_moves_a_pointer_driven_slider() {
           addEventListener('mouseup', () => { if (dragging) seen.push('up'); dragging = false; });
         </script>"#,
     );
-    with_page("/slider", &html, |tab, _| async move {
+    with_page_in_front("/slider", &html, |tab, _| async move {
         let result = act(
             &tab,
             json!({"drag_and_drop": {"from": {"selector": "#knob"}, "to": {"selector": "#end"}}}),
@@ -757,11 +720,11 @@ fn upload_file_sets_the_file_and_a_missing_file_is_invalid() {
     std::fs::create_dir_all(&dir).expect("temp dir");
     let file = dir.join("report.txt");
     std::fs::write(&file, "hello upload").expect("writing the file");
-    let html = page(
+    let html = seen_page(
         r#"<input type="file" id="f">
         <script>f.addEventListener('change', async () => seen.push(f.files[0].name + ':' + await f.files[0].text()));</script>"#,
     );
-    with_page("/upload", &html, |tab, _| async move {
+    with_page_in_front("/upload", &html, |tab, _| async move {
         let path = file.to_string_lossy().to_string();
         assert_ok(
             &act(
@@ -802,11 +765,11 @@ fn upload_file_sets_the_file_and_a_missing_file_is_invalid() {
 #[test]
 fn submit_form_submits_and_follows_the_navigation() {
     let s = shared();
-    s.server.html("/thanks", page("<h1>Thanks</h1>"));
-    let html = page(
+    s.server.html("/thanks", seen_page("<h1>Thanks</h1>"));
+    let html = seen_page(
         r#"<form action="/thanks" method="get"><input name="who" id="who" required><button>Send</button></form>"#,
     );
-    with_page("/form", &html, |tab, _| async move {
+    with_page_in_front("/form", &html, |tab, _| async move {
         let (reason, message) =
             failure(&act(&tab, json!({"submit_form": {"selector": "#who"}})).await);
         assert_eq!(reason, FailureReason::NotInteractive);
@@ -834,10 +797,10 @@ fn submit_form_submits_and_follows_the_navigation() {
 
 #[test]
 fn wait_for_sees_an_element_appear_and_times_out_on_one_that_never_does() {
-    let html = page(
+    let html = seen_page(
         r#"<script>setTimeout(() => document.body.insertAdjacentHTML('beforeend', '<p id="late">Here now</p>'), 300);</script>"#,
     );
-    with_page("/waitfor", &html, |tab, _| async move {
+    with_page_in_front("/waitfor", &html, |tab, _| async move {
         let result = act(
             &tab,
             json!({"wait_for": {"selector": "#late", "timeout_ms": 3000}}),
@@ -866,9 +829,9 @@ fn wait_for_sees_an_element_appear_and_times_out_on_one_that_never_does() {
 #[test]
 fn navigate_back_forward_and_reload() {
     let s = shared();
-    s.server.html("/second", page("<h1>Second page</h1>"));
-    let html = page("<h1>First page</h1>");
-    with_page("/first", &html, |tab, url| async move {
+    s.server.html("/second", seen_page("<h1>Second page</h1>"));
+    let html = seen_page("<h1>First page</h1>");
+    with_page_in_front("/first", &html, |tab, url| async move {
         let result = act(&tab, json!({"navigate": {"url": "/second"}})).await;
         assert_ok(&result);
         assert!(tab.url().await.expect("url").ends_with("/second"));
@@ -896,8 +859,8 @@ fn navigate_back_forward_and_reload() {
 
 #[test]
 fn read_page_and_screenshot() {
-    let html = page("<h1>Report</h1><p>Revenue grew by 12 percent.</p>");
-    with_page("/read", &html, |tab, _| async move {
+    let html = seen_page("<h1>Report</h1><p>Revenue grew by 12 percent.</p>");
+    with_page_in_front("/read", &html, |tab, _| async move {
         let result = act(&tab, json!({"read_page": {}})).await;
         assert_ok(&result);
         let text = result.data().expect("data")["text"]
@@ -923,10 +886,10 @@ fn read_page_and_screenshot() {
 
 #[test]
 fn overlays_draw_without_moving_the_layout_or_catching_clicks() {
-    let html = page(
+    let html = seen_page(
         r#"<button id="b" onclick="seen.push('b')" style="margin:50px">Press</button><p id="p">Text below</p>"#,
     );
-    with_page("/overlays", &html, |tab, _| async move {
+    with_page_in_front("/overlays", &html, |tab, _| async move {
         let layout = "JSON.stringify([b.getBoundingClientRect(), p.getBoundingClientRect(), document.documentElement.scrollHeight])";
         let before = page_js(&tab, layout).await;
         for action in [
@@ -971,8 +934,8 @@ fn overlays_draw_without_moving_the_layout_or_catching_clicks() {
 
 #[test]
 fn execute_javascript_is_blocked_unless_enabled() {
-    let html = page("<p>js</p>");
-    with_page("/js", &html, |tab, _| async move {
+    let html = seen_page("<p>js</p>");
+    with_page_in_front("/js", &html, |tab, _| async move {
         let (reason, _) = failure(
             &act(
                 &tab,
@@ -984,7 +947,7 @@ fn execute_javascript_is_blocked_unless_enabled() {
         assert_eq!(page_js(&tab, "window.ran === undefined").await, json!(true));
         let opts = ExecOptions {
             allow_javascript: true,
-            ..options()
+            ..quick_options()
         };
         let result = act_with(
             &tab,
@@ -999,8 +962,8 @@ fn execute_javascript_is_blocked_unless_enabled() {
 
 #[test]
 fn forbidden_selectors_and_bad_parameters_are_invalid_params() {
-    let html = page(r#"<button onclick="seen.push('x')">X</button>"#);
-    with_page("/invalid", &html, |tab, _| async move {
+    let html = seen_page(r#"<button onclick="seen.push('x')">X</button>"#);
+    with_page_in_front("/invalid", &html, |tab, _| async move {
         for action in [
             json!({"click": {"selector": "button:has(span)"}}),
             json!({"click": {"selector": "*"}}),
@@ -1016,8 +979,8 @@ fn forbidden_selectors_and_bad_parameters_are_invalid_params() {
 
 #[test]
 fn actions_without_a_browser_part_answer_without_acting() {
-    let html = page("<p>plain</p>");
-    with_page("/plain", &html, |tab, _| async move {
+    let html = seen_page("<p>plain</p>");
+    with_page_in_front("/plain", &html, |tab, _| async move {
         let (reason, message) =
             failure(&act(&tab, json!({"goto_page": {"name": "billing"}})).await);
         assert_eq!(reason, FailureReason::NotFound);
@@ -1036,7 +999,9 @@ fn actions_without_a_browser_part_answer_without_acting() {
         let action = Catalog::builtin()
             .parse(&json!({"click": {"index": 0}}))
             .expect("parsing");
-        let result = Executor::new(&tab, options()).execute(&action, None).await;
+        let result = Executor::new(&tab, quick_options())
+            .execute(&action, None)
+            .await;
         assert_eq!(result.reason(), Some(FailureReason::NotFound));
         drop(state);
     });
@@ -1044,22 +1009,17 @@ fn actions_without_a_browser_part_answer_without_acting() {
 
 // ---- the exec command ----
 
-fn webagent(args: &[&str]) -> std::process::Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_webagent"))
-        .args(args)
-        .output()
-        .expect("running webagent")
-}
-
 #[test]
 fn exec_prints_one_json_line_per_action_and_exits_by_outcome() {
     let s = shared();
     s.server.html(
         "/exec",
-        page(r#"<button onclick="document.title = 'pressed'">Press</button><input id="name">"#),
+        seen_page(
+            r#"<button onclick="document.title = 'pressed'">Press</button><input id="name">"#,
+        ),
     );
     let url = s.server.url("/exec");
-    let out = webagent(&[
+    let out = run_webagent(&[
         "exec",
         &url,
         r#"{"click":{"index":0}}"#,
@@ -1093,7 +1053,7 @@ fn exec_prints_one_json_line_per_action_and_exits_by_outcome() {
         lines[2]
     );
 
-    let out = webagent(&[
+    let out = run_webagent(&[
         "exec",
         &url,
         r##"{"click":{"selector":"#missing"}}"##,
@@ -1121,8 +1081,8 @@ fn exec_prints_one_json_line_per_action_and_exits_by_outcome() {
 fn exec_goto_page_uses_the_sitemap_given_by_flag() {
     let s = shared();
     s.server
-        .html("/exec-site/billing", page("<h1>Billing settings</h1>"));
-    s.server.html("/exec-site", page("<h1>Start</h1>"));
+        .html("/exec-site/billing", seen_page("<h1>Billing settings</h1>"));
+    s.server.html("/exec-site", seen_page("<h1>Start</h1>"));
     let dir = std::env::temp_dir().join(format!("webagent-exec-sitemap-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("a temp dir");
     std::fs::write(
@@ -1131,7 +1091,7 @@ fn exec_goto_page_uses_the_sitemap_given_by_flag() {
     )
     .expect("writing the sitemap");
     let url = s.server.url("/exec-site");
-    let with_sitemap = webagent(&[
+    let with_sitemap = run_webagent(&[
         "exec",
         &url,
         "goto_page invoices",
@@ -1147,7 +1107,7 @@ fn exec_goto_page_uses_the_sitemap_given_by_flag() {
     // A broken sitemap is a configuration error naming the file, not a run
     // without it.
     std::fs::write(dir.join("site.yaml"), "title: [unclosed\n").expect("writing");
-    let broken = webagent(&[
+    let broken = run_webagent(&[
         "exec",
         &url,
         "read_page",
@@ -1168,7 +1128,7 @@ fn goto_page_searches_the_sitemap_and_navigates() {
     use webagent::sitemap::{Sitemap, SitemapSet};
     let s = shared();
     s.server
-        .html("/settings/billing", page("<h1>Billing settings</h1>"));
+        .html("/settings/billing", seen_page("<h1>Billing settings</h1>"));
     let yaml = format!(
         "origin: {}\ntitle: Home\nchildren:\n  settings:\n    title: Settings\n    children:\n      billing:\n        title: Billing\n        keywords: [invoices, payment]\n  orders:\n    title: Orders\n    children:\n      ':id':\n        title: Order detail\n",
         s.server.origin()
@@ -1176,9 +1136,9 @@ fn goto_page_searches_the_sitemap_and_navigates() {
     let sitemap = Sitemap::from_yaml_str(&yaml).expect("the sitemap parses");
     let mut set = SitemapSet::new();
     set.insert(sitemap);
-    with_page("/home", &page("<p>home</p>"), |tab, _| async move {
+    with_page_in_front("/home", &seen_page("<p>home</p>"), |tab, _| async move {
         let state = observe(&tab).await;
-        let executor = Executor::new(&tab, options()).with_sitemaps(&set);
+        let executor = Executor::new(&tab, quick_options()).with_sitemaps(&set);
         let action = Catalog::builtin()
             .parse(&json!({"goto_page": {"name": "invoices"}}))
             .expect("parsing");
@@ -1206,11 +1166,11 @@ fn settling_waits_for_a_request_the_click_started() {
     let s = shared();
     s.server
         .page("/api/total", "application/json", "{\"total\": 17}");
-    let html = page(
+    let html = seen_page(
         r#"<button onclick="fetch('/api/total').then((r) => r.json()).then((j) => { out.textContent = 'Total ' + j.total; })">Load</button>
         <p id="out"></p>"#,
     );
-    with_page("/fetching", &html, |tab, _| async move {
+    with_page_in_front("/fetching", &html, |tab, _| async move {
         let result = act(&tab, json!({"click": {"selector": "button"}})).await;
         assert_ok(&result);
         // No waiting here: the executor's settle already covered it.
@@ -1225,11 +1185,11 @@ fn settling_waits_for_a_request_the_click_started() {
 
 #[test]
 fn same_document_navigation_by_fragment_and_history_api() {
-    let html = page(
+    let html = seen_page(
         r#"<button onclick="history.pushState({}, '', '/pushed-here')">Push</button>
         <div style="height:3000px"></div><h2 id="sec">Section</h2>"#,
     );
-    with_page("/samedoc", &html, |tab, url| async move {
+    with_page_in_front("/samedoc", &html, |tab, url| async move {
         let result = act(&tab, json!({"navigate": {"url": "#sec"}})).await;
         assert_ok(&result);
         assert_eq!(result.data().expect("data")["navigated"], json!(true));
@@ -1257,14 +1217,14 @@ fn input_text_reaches_fields_in_a_frame_and_a_shadow_root() {
         "/inner-form",
         "<!doctype html><body><input id='inner' placeholder='Framed field'></body>",
     );
-    let html = page(
+    let html = seen_page(
         r#"<iframe id="fr" src="/inner-form" style="width:300px;height:80px"></iframe>
         <div id="host"></div>
         <script>
           host.attachShadow({mode: 'open'}).innerHTML = '<input placeholder="Shadow field">';
         </script>"#,
     );
-    with_page("/frame-form", &html, |tab, _| async move {
+    with_page_in_front("/frame-form", &html, |tab, _| async move {
         let state = observe(&tab).await;
         let find = |placeholder: &str| {
             state
@@ -1279,7 +1239,7 @@ fn input_text_reaches_fields_in_a_frame_and_a_shadow_root() {
             &tab,
             &state,
             json!({"input_text": {"index": framed, "text": "in the frame"}}),
-            options(),
+            quick_options(),
         )
         .await;
         assert_ok(&result);
@@ -1289,7 +1249,7 @@ fn input_text_reaches_fields_in_a_frame_and_a_shadow_root() {
             &tab,
             &state,
             json!({"input_text": {"index": shadowed, "text": "in the shadow"}}),
-            options(),
+            quick_options(),
         )
         .await;
         assert_ok(&result);
@@ -1308,11 +1268,11 @@ fn input_text_reaches_fields_in_a_frame_and_a_shadow_root() {
 
 #[test]
 fn dialogs_opened_by_an_action_are_answered_and_reported() {
-    let html = page(
+    let html = seen_page(
         r#"<button id="del" onclick="seen.push('confirm:' + confirm('Delete the order?'))">Delete</button>
         <button id="hi" onclick="alert('Saved'); seen.push('after alert')">Save</button>"#,
     );
-    with_page("/dialogs", &html, |tab, _| async move {
+    with_page_in_front("/dialogs", &html, |tab, _| async move {
         let result = act(&tab, json!({"click": {"selector": "#del"}})).await;
         assert_ok(&result);
         let dialogs = &result.data().expect("data")["dialogs"];
@@ -1322,7 +1282,7 @@ fn dialogs_opened_by_an_action_are_answered_and_reported() {
         );
         let opts = ExecOptions {
             accept_dialogs: true,
-            ..options()
+            ..quick_options()
         };
         assert_ok(&act_with(&tab, json!({"click": {"selector": "#del"}}), opts).await);
         let result = act(&tab, json!({"click": {"selector": "#hi"}})).await;
@@ -1345,8 +1305,8 @@ fn extract_reads_the_page_and_the_model_answers_from_it_with_the_schema() {
     use webagent::agent::ModelExtractor;
     use webagent::environment::Extractor;
     use webagent::llm::{LlmClient, LlmConfig};
-    let html = page("<h1>Plans</h1><p>Basic costs 9 dollars. Pro costs 29 dollars.</p>");
-    with_page("/extract", &html, |tab, _| async move {
+    let html = seen_page("<h1>Plans</h1><p>Basic costs 9 dollars. Pro costs 29 dollars.</p>");
+    with_page_in_front("/extract", &html, |tab, _| async move {
         let answer =
             json!({"plans": [{"name": "Basic", "price": 9}, {"name": "Pro", "price": 29}]});
         let server = LlmServer::start(vec![Reply::json(
@@ -1368,7 +1328,7 @@ fn extract_reads_the_page_and_the_model_answers_from_it_with_the_schema() {
             )
             .expect("parsing");
         // The browser reads the page; the model's side answers from it.
-        let read = Executor::new(&tab, options())
+        let read = Executor::new(&tab, quick_options())
             .execute(&action, Some(&state))
             .await;
         let page = read.data().expect("the page text").clone();
@@ -1399,12 +1359,12 @@ fn navigations_the_allowed_domains_refuse_are_blocked() {
     let port = s.server.addr().port();
     s.server.html(
         "/guarded",
-        page(&format!(
+        seen_page(&format!(
             r#"<a href="http://localhost:{port}/elsewhere">Elsewhere</a>"#
         )),
     );
     let url = s.server.url("/guarded");
-    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = in_front();
     s.runtime.block_on(async {
         // A browser of its own: the allowed list is fixed at launch.
         let mut session = BrowserSession::start(LaunchOptions {
@@ -1419,7 +1379,13 @@ fn navigations_the_allowed_domains_refuse_are_blocked() {
         assert_eq!(reason, FailureReason::Blocked, "{message}");
         let state = observe(&tab).await;
         let link = index_of(&state, "Elsewhere");
-        let result = act_on(&tab, &state, json!({"click": {"index": link}}), options()).await;
+        let result = act_on(
+            &tab,
+            &state,
+            json!({"click": {"index": link}}),
+            quick_options(),
+        )
+        .await;
         let (reason, message) = failure(&result);
         assert_eq!(reason, FailureReason::Blocked, "{message}");
         assert!(message.contains("localhost"), "{message}");
@@ -1502,14 +1468,14 @@ async fn drag_item(tab: &Tab, from: &str, to: &str) -> ActionResult {
         "from": {"index": index_of(&state, from)},
         "to": {"index": index_of(&state, to)},
     }});
-    act_on(tab, &state, action, options()).await
+    act_on(tab, &state, action, quick_options()).await
 }
 
 #[test]
 fn a_mouse_sortable_list_is_reordered_down_and_up_by_index() {
-    with_page(
+    with_page_in_front(
         "/sortable-mouse",
-        &page(MOUSE_SORTABLE),
+        &seen_page(MOUSE_SORTABLE),
         |tab, _| async move {
             // The items are numbered although only the list has a listener.
             let down = drag_item(&tab, "Alpha", "Charlie").await;
@@ -1538,9 +1504,9 @@ fn a_mouse_sortable_list_is_reordered_down_and_up_by_index() {
 
 #[test]
 fn an_html5_sortable_list_is_reordered_down_and_up() {
-    with_page(
+    with_page_in_front(
         "/sortable-html5",
-        &page(HTML5_SORTABLE),
+        &seen_page(HTML5_SORTABLE),
         |tab, _| async move {
             let down = drag_item(&tab, "Bravo", "Delta").await;
             assert_ok(&down);
@@ -1555,12 +1521,12 @@ fn an_html5_sortable_list_is_reordered_down_and_up() {
 
 #[test]
 fn a_list_that_ignores_the_drag_is_reported_as_not_reordered() {
-    let html = page(
+    let html = seen_page(
         r#"<ul id="list" style="list-style:none;padding:0;width:200px">
         <li class="i" style="height:40px">One</li><li class="i" style="height:40px">Two</li><li class="i" style="height:40px">Three</li></ul>
         <script>list.addEventListener('mousedown', () => {});</script>"#,
     );
-    with_page("/sortable-inert", &html, |tab, _| async move {
+    with_page_in_front("/sortable-inert", &html, |tab, _| async move {
         let result = drag_item(&tab, "One", "Three").await;
         let (reason, message) = failure(&result);
         assert_eq!(reason, FailureReason::NotInteractive);
@@ -1570,12 +1536,12 @@ fn a_list_that_ignores_the_drag_is_reported_as_not_reordered() {
 
 #[test]
 fn dates_and_times_written_as_people_write_them_land_in_the_field() {
-    let html = page(
+    let html = seen_page(
         r#"<input id="d" type="date"><input id="t" type="time"><input id="dt" type="datetime-local">
         <input id="m" type="month"><input id="w" type="week"><input id="c" type="color"><input id="r" type="range" min="0" max="10">
         <script>for (const el of document.querySelectorAll('input')) el.addEventListener('change', () => seen.push(el.id + '=' + el.value));</script>"#,
     );
-    with_page("/dates", &html, |tab, _| async move {
+    with_page_in_front("/dates", &html, |tab, _| async move {
         let cases = [
             ("#d", "10/11/2011", "2011-10-11"),
             ("#d", "11.10.2011", "2011-10-11"),
@@ -1636,21 +1602,21 @@ fn dates_and_times_written_as_people_write_them_land_in_the_field() {
 
 #[test]
 fn a_submenu_that_opens_late_after_hover_is_in_the_next_listing() {
-    let html = page(
+    let html = seen_page(
         r#"<nav><div id="file" tabindex="0" role="menuitem" aria-haspopup="true">File</div>
         <ul id="sub" role="menu" style="display:none"><li role="menuitem">Export as PDF</li><li role="menuitem">Print</li></ul></nav>
         <script>
           file.addEventListener('mouseenter', () => setTimeout(() => { sub.style.display = 'block'; }, 300));
         </script>"#,
     );
-    with_page("/late-menu", &html, |tab, _| async move {
+    with_page_in_front("/late-menu", &html, |tab, _| async move {
         let before = observe(&tab).await;
         assert!(find_text(&before, "Export as PDF").is_none());
         let result = act_on(
             &tab,
             &before,
             json!({"hover": {"index": index_of(&before, "File")}}),
-            options(),
+            quick_options(),
         )
         .await;
         assert_ok(&result);
@@ -1665,7 +1631,7 @@ fn a_submenu_that_opens_late_after_hover_is_in_the_next_listing() {
 
 #[test]
 fn suggestions_that_arrive_late_after_typing_are_in_the_next_listing() {
-    let html = page(
+    let html = seen_page(
         r#"<input id="q" role="combobox" placeholder="City" autocomplete="off"><ul id="hints" role="listbox"></ul>
         <script>
           let timer = 0;
@@ -1683,7 +1649,7 @@ fn suggestions_that_arrive_late_after_typing_are_in_the_next_listing() {
           });
         </script>"#,
     );
-    with_page("/late-hints", &html, |tab, _| async move {
+    with_page_in_front("/late-hints", &html, |tab, _| async move {
         let result = act(
             &tab,
             json!({"input_text": {"selector": "#q", "text": "par"}}),
@@ -1710,7 +1676,7 @@ fn find_text<'a>(
 async fn navigate_and_observe(tab: &Tab, url: &str) -> PageState {
     let opts = ExecOptions {
         first_look: Some(ObserveOptions::default()),
-        ..options()
+        ..quick_options()
     };
     let result = act_with(tab, json!({"navigate": {"url": url}}), opts).await;
     assert_ok(&result);
@@ -1724,7 +1690,7 @@ fn the_first_listing_after_a_navigation_has_what_the_page_renders_right_after_it
     // (React's scheduler), an idle callback. The first look, taken in the
     // load task, must not list the page before that.
     let later = |how: &str| {
-        page(&format!(
+        seen_page(&format!(
             r#"<h1>Loading</h1><div id="app"></div>
             <script>
               const add = () => {{ const b = document.createElement('button'); b.textContent = 'Rendered {how}'; app.append(b); }};
@@ -1753,10 +1719,10 @@ fn the_first_listing_after_a_navigation_has_what_the_page_renders_right_after_it
     }
     s.server.html(
         "/ready",
-        page(r#"<h1>Ready</h1><button onclick="seen.push('pressed')">Press</button>"#),
+        seen_page(r#"<h1>Ready</h1><button onclick="seen.push('pressed')">Press</button>"#),
     );
     let ready = s.server.url("/ready");
-    with_page("/start", &page("<p>start</p>"), |tab, _| async move {
+    with_page_in_front("/start", &seen_page("<p>start</p>"), |tab, _| async move {
         for (url, how) in urls {
             let state = navigate_and_observe(&tab, &url).await;
             let wanted = format!("Rendered {how}");
@@ -1777,7 +1743,13 @@ fn the_first_listing_after_a_navigation_has_what_the_page_renders_right_after_it
             "the first look answered"
         );
         let press = index_of(&state, "Press");
-        let result = act_on(&tab, &state, json!({"click": {"index": press}}), options()).await;
+        let result = act_on(
+            &tab,
+            &state,
+            json!({"click": {"index": press}}),
+            quick_options(),
+        )
+        .await;
         assert_ok(&result);
         assert_eq!(seen(&tab).await, vec!["pressed"]);
     });
@@ -1792,7 +1764,7 @@ fn a_first_look_is_used_when_it_answers_long_after_the_navigation() {
     let s = shared();
     s.server.html(
         "/slow-look",
-        page(
+        seen_page(
             r#"<h1>Slow</h1><button>Go on</button>
             <script>
               document.addEventListener('webagent:busy?', () => {
@@ -1803,9 +1775,9 @@ fn a_first_look_is_used_when_it_answers_long_after_the_navigation() {
         ),
     );
     let url = s.server.url("/slow-look");
-    with_page(
+    with_page_in_front(
         "/slow-look-start",
-        &page("<p>start</p>"),
+        &seen_page("<p>start</p>"),
         |tab, _| async move {
             let before = tab.first_looks_used();
             let state = navigate_and_observe(&tab, &url).await;
@@ -1828,7 +1800,7 @@ fn a_first_look_asked_after_the_page_was_shown_is_taken_only_if_nothing_changed_
     // A small page can finish loading before the question reaches it. The
     // look is then taken at once if the page is still as its load left it,
     // and refused if it changed since.
-    let html = page(
+    let html = seen_page(
         r#"<button>Steady</button><div id="app"></div>
         <script>
           addEventListener('load', () => {
@@ -1838,7 +1810,7 @@ fn a_first_look_asked_after_the_page_was_shown_is_taken_only_if_nothing_changed_
           });
         </script>"#,
     );
-    with_page("/shown-before-asked", &html, |tab, url| async move {
+    with_page_in_front("/shown-before-asked", &html, |tab, url| async move {
         let ask = "globalThis.__webagentAct.firstLook({fullPage: false, marginPx: -1, textLimit: 4000, listeners: true})";
         // Loaded through the tab, so the helper saw the document start.
         tab.navigate(&format!("{url}?steady"), Duration::from_secs(10))
@@ -1883,40 +1855,44 @@ fn observations_after_navigations_between_sites_reach_the_new_document() {
     let s = shared();
     s.server.html(
         "/site",
-        page(
+        seen_page(
             r#"<h1 id="host"></h1><button>Here</button><script>host.textContent = location.host</script>
             <iframe srcdoc="<p>one</p>"></iframe><iframe srcdoc="<p>two</p>"></iframe>"#,
         ),
     );
     let near = s.server.url("/site");
     let far = near.replacen("127.0.0.1", "localhost", 1);
-    with_page("/sites-start", &page("<p>start</p>"), |tab, _| async move {
-        for round in 0..6 {
-            for (url, look) in [(&near, false), (&far, false), (&near, true), (&far, true)] {
-                let to = format!("{url}?round={round}");
-                let opts = ExecOptions {
-                    first_look: look.then(ObserveOptions::default),
-                    ..options()
-                };
-                let result = act_with(&tab, json!({"navigate": {"url": to}}), opts).await;
-                assert_ok(&result);
-                let state = observe(&tab).await;
-                assert_eq!(state.url, to, "round {round}: {}", state.listing);
-                assert!(
-                    state.elements.iter().any(|e| e.text == "Here"),
-                    "{}",
-                    state.listing
-                );
+    with_page_in_front(
+        "/sites-start",
+        &seen_page("<p>start</p>"),
+        |tab, _| async move {
+            for round in 0..6 {
+                for (url, look) in [(&near, false), (&far, false), (&near, true), (&far, true)] {
+                    let to = format!("{url}?round={round}");
+                    let opts = ExecOptions {
+                        first_look: look.then(ObserveOptions::default),
+                        ..quick_options()
+                    };
+                    let result = act_with(&tab, json!({"navigate": {"url": to}}), opts).await;
+                    assert_ok(&result);
+                    let state = observe(&tab).await;
+                    assert_eq!(state.url, to, "round {round}: {}", state.listing);
+                    assert!(
+                        state.elements.iter().any(|e| e.text == "Here"),
+                        "{}",
+                        state.listing
+                    );
+                }
             }
-        }
-    });
+        },
+    );
 }
 
 // ---- selecting text, typing into widgets ----
 
 #[test]
 fn select_text_highlights_a_paragraph_with_a_real_drag_the_page_sees() {
-    let html = page(
+    let html = seen_page(
         r#"<main><h1>Notes</h1>
         <p>First paragraph, about nothing in particular.</p>
         <p>Second paragraph: lorem ipsum dolor sit amet, <b>consectetur</b> adipiscing elit, sed tristique nunc.</p>
@@ -1931,7 +1907,7 @@ fn select_text_highlights_a_paragraph_with_a_real_drag_the_page_sees() {
           window.lastSelection = () => last;
         </script>"#,
     );
-    with_page("/select-text", &html, |tab, url| async move {
+    with_page_in_front("/select-text", &html, |tab, url| async move {
         // A paragraph that is no listed element, by selector: its whole text.
         let result = act(
             &tab,
@@ -1988,7 +1964,7 @@ fn select_text_highlights_a_paragraph_with_a_real_drag_the_page_sees() {
             &tab,
             &state,
             json!({"select_text": {"index": link}}),
-            options(),
+            quick_options(),
         )
         .await;
         assert_ok(&result);
@@ -2019,7 +1995,7 @@ fn select_text_highlights_a_paragraph_with_a_real_drag_the_page_sees() {
 
 #[test]
 fn select_text_reaches_text_inside_a_components_shadow_root() {
-    let html = page(
+    let html = seen_page(
         r#"<main><p>Page text before the card.</p>
         <x-card id="card"><span slot="title">Slotted title words</span></x-card></main>
         <script>
@@ -2031,7 +2007,7 @@ fn select_text_reaches_text_inside_a_components_shadow_root() {
           });
         </script>"#,
     );
-    with_page("/select-shadow", &html, |tab, _| async move {
+    with_page_in_front("/select-shadow", &html, |tab, _| async move {
         // Quoted: the component's own paragraph, by a real drag.
         let inner = "Second inner paragraph with tristique words.";
         let result = act(&tab, json!({"select_text": {"text": inner}})).await;
@@ -2071,7 +2047,7 @@ fn select_text_reaches_text_inside_a_components_shadow_root() {
 
 #[test]
 fn input_text_types_into_a_keydown_terminal_key_by_key() {
-    let html = page(
+    let html = seen_page(
         r#"<div id="term" tabindex="0" style="font:14px monospace;background:#111;color:#eee;height:200px">
           <pre id="out"></pre><span id="line"></span></div>
         <div id="label">Not focusable</div>
@@ -2091,7 +2067,7 @@ fn input_text_types_into_a_keydown_terminal_key_by_key() {
           });
         </script>"#,
     );
-    with_page("/terminal", &html, |tab, _| async move {
+    with_page_in_front("/terminal", &html, |tab, _| async move {
         let result = act(
             &tab,
             json!({"input_text": {"selector": "#term", "text": "echo Hello, World!\necho two\n"}}),
@@ -2132,7 +2108,7 @@ fn an_accordion_still_opening_after_a_click_is_listed_whole_in_the_next_observat
              <p><a href=\"#a{n}\">First link {n}</a></p><p><a href=\"#b{n}\">Lower link {n}</a></p>"
         )
     };
-    let html = page(&format!(
+    let html = seen_page(&format!(
         r#"<style>
           .panel {{ overflow: hidden; height: 0; }}
           #p1.open {{ height: 220px; transition: height 400ms linear; }}
@@ -2167,7 +2143,7 @@ fn an_accordion_still_opening_after_a_click_is_listed_whole_in_the_next_observat
         body(3),
         body(4)
     ));
-    with_page("/accordion", &html, |tab, _| async move {
+    with_page_in_front("/accordion", &html, |tab, _| async move {
         for n in 1..=4 {
             let before = observe(&tab).await;
             assert!(find_text(&before, &format!("Lower link {n}")).is_none());
@@ -2175,7 +2151,7 @@ fn an_accordion_still_opening_after_a_click_is_listed_whole_in_the_next_observat
                 &tab,
                 &before,
                 json!({"click": {"index": index_of(&before, &format!("Section {n}"))}}),
-                options(),
+                quick_options(),
             )
             .await;
             assert_ok(&result);

@@ -6,8 +6,7 @@
 //! Without Chromium these tests fail with the install command; they never
 //! skip.
 
-#[path = "support/llm_server.rs"]
-mod llm_server;
+mod support;
 
 use std::collections::VecDeque;
 use std::path::Path;
@@ -18,10 +17,15 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
-use llm_server::{
+use support::chromium::shared;
+use support::cli::webagent;
+use support::listing;
+use support::llm_server::{
     error_body, rechunk, text_completion, tool_call_completion, tool_call_events, LlmServer,
     RecordedRequest, Reply, StreamEnd,
 };
+use support::pages::page;
+use support::scratch::scratch_dir;
 use webagent::actions::{Action, ActionResult, Catalog, FailureReason};
 use webagent::agent::AGENT_TOOL_NAME;
 use webagent::agent::{Agent, AgentConfig, ModelExtractor, RunOutcome, VisionSettings};
@@ -38,16 +42,6 @@ use webagent::secrets::Secrets;
 use webagent::serve::Response;
 use webagent::sitemap::{Sitemap, SitemapSet};
 use webagent::vision::VisionMode;
-
-#[path = "support/chromium.rs"]
-mod chromium;
-#[path = "support/listing.rs"]
-mod listing;
-use chromium::shared;
-
-fn page(title: &str, body: &str) -> String {
-    format!("<!doctype html><html><head><title>{title}</title></head><body>{body}</body></html>")
-}
 
 /// The arguments of a well-formed `agent_step` call.
 fn step_args(goal: &str, action: Value) -> Value {
@@ -1172,21 +1166,6 @@ fn the_step_limit_ends_the_run_as_failed_with_a_summary() {
     }
 }
 
-fn webagent() -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_webagent"));
-    for name in ["OPENAI_API_KEY", "OPENAI_BASE_URL", "WEBAGENT_MODEL"] {
-        command.env_remove(name);
-    }
-    command
-}
-
-fn temp_dir(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("webagent-agent-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
-}
-
 #[test]
 fn bad_flags_exit_with_2_and_the_reason() {
     let output = webagent()
@@ -1234,7 +1213,7 @@ fn bad_flags_exit_with_2_and_the_reason() {
 fn the_command_prints_json_events_and_exits_0_on_success() {
     let s = shared();
     s.server.html("/cli-ok", page("CLI", "<button>Hi</button>"));
-    let sessions = temp_dir("cli-ok");
+    let sessions = scratch_dir("cli-ok");
     let output = s.runtime.block_on(async {
         let llm = LlmServer::start(vec![
             reply("look", json!({"read_page": {}})),
@@ -1307,7 +1286,7 @@ fn a_killed_run_leaves_a_readable_trace() {
     let s = shared();
     s.server
         .html("/killed", page("Kill", "<button>Hi</button>"));
-    let sessions = temp_dir("killed");
+    let sessions = scratch_dir("killed");
     s.runtime.block_on(kill_at_second_model_call(
         "Never finishes",
         &s.server.url("/killed"),
@@ -1341,7 +1320,7 @@ fn a_killed_run_resumes_headless_at_the_step_that_did_not_finish() {
     let s = shared();
     s.server
         .html("/resumed", page("Resume", "<button>Hi</button>"));
-    let sessions = temp_dir("resume-headless");
+    let sessions = scratch_dir("resume-headless");
     let (trace, output, prompt) = s.runtime.block_on(async {
         // Killed while the model answers step 2.
         kill_at_second_model_call("Scroll, then report", &s.server.url("/resumed"), &sessions)
@@ -1814,7 +1793,7 @@ fn a_stop_cancels_the_model_call_in_flight() {
 
 #[test]
 fn configuration_problems_exit_with_2_before_anything_runs() {
-    let sessions = temp_dir("config");
+    let sessions = scratch_dir("config");
     let output = webagent()
         .args(["run", "do it", "--url", "http://127.0.0.1:9/"])
         .args(["--sitemap", "/nonexistent/site.yaml"])
@@ -1864,7 +1843,7 @@ fn a_sitemap_edited_during_a_run_is_used_from_the_next_step() {
     let s = shared();
     s.server
         .html("/edited", page("Edited", "<button>Hi</button>"));
-    let dir = temp_dir("sitemap-edit");
+    let dir = scratch_dir("sitemap-edit");
     let file = dir.join("site.yaml");
     let origin = s.server.origin();
     std::fs::write(
@@ -1936,7 +1915,7 @@ fn ctrl_c_stops_the_run_cleanly_with_done_in_the_trace() {
     let s = shared();
     s.server
         .html("/interrupt", page("Interrupt", "<button>Hi</button>"));
-    let sessions = temp_dir("interrupt");
+    let sessions = scratch_dir("interrupt");
     let status = s.runtime.block_on(async {
         let llm = LlmServer::start(vec![Reply::Hang]).await;
         let mut child = tokio::process::Command::from(webagent())

@@ -5,46 +5,17 @@
 //! Without Chromium these tests fail with the install command; they never
 //! skip.
 
-use std::future::Future;
+mod support;
+
 use std::time::Duration;
 
+use support::chromium::shared;
+use support::pages::bare_page;
+use support::tab::{act_ok, observe, with_page};
 use webagent::browser::{
     BrowserError, BrowserSession, LaunchOptions, ObserveOptions, SessionStatus, Tab,
 };
 use webagent::dom::{ElementIndex, InteractiveElement, PageState};
-
-#[path = "support/chromium.rs"]
-mod chromium;
-use chromium::shared;
-
-/// Serves `html` at `path`, opens it in a fresh tab and runs `body`.
-fn with_page<F, Fut>(path: &str, html: &str, body: F)
-where
-    F: FnOnce(Tab) -> Fut,
-    Fut: Future<Output = ()>,
-{
-    let s = shared();
-    s.server.html(path, html.to_string());
-    let url = s.server.url(path);
-    s.runtime.block_on(async {
-        let tab = s
-            .session
-            .new_tab(&url)
-            .await
-            .expect("opening the test page");
-        body(tab).await;
-    });
-}
-
-fn page(body: &str) -> String {
-    format!("<!doctype html><html><head><title>t</title><style>body{{margin:0;font:16px sans-serif}}</style></head><body>{body}</body></html>")
-}
-
-async fn observe(tab: &Tab) -> PageState {
-    tab.observe(&ObserveOptions::default())
-        .await
-        .expect("observing")
-}
 
 fn texts(state: &PageState) -> Vec<String> {
     state.elements.iter().map(|e| e.text.clone()).collect()
@@ -56,7 +27,7 @@ fn find<'a>(state: &'a PageState, text: &str) -> Option<&'a InteractiveElement> 
 
 #[test]
 fn hidden_transparent_and_empty_elements_are_not_listed() {
-    let html = page(
+    let html = bare_page(
         r#"<button>Shown</button>
         <button style="display:none">NoneSelf</button>
         <div style="display:none"><button>NoneParent</button></div>
@@ -68,7 +39,7 @@ fn hidden_transparent_and_empty_elements_are_not_listed() {
         <details><summary>More</summary><p>SecretText</p></details>
         <p style="visibility:hidden">InvisibleText</p>"#,
     );
-    with_page("/hidden", &html, |tab| async move {
+    with_page("/hidden", &html, |tab, _| async move {
         let state = observe(&tab).await;
         let listed = texts(&state);
         assert!(listed.contains(&"Shown".to_string()), "{listed:?}");
@@ -109,14 +80,14 @@ fn hidden_transparent_and_empty_elements_are_not_listed() {
 
 #[test]
 fn a_modal_overlay_hides_what_it_covers_but_not_its_own_controls() {
-    let html = page(
+    let html = bare_page(
         r#"<button>Behind</button>
         <div style="height:3000px"></div><button>FarBehind</button>
         <div style="position:fixed;inset:0;background:rgba(0,0,0,.5)">
           <div style="margin:100px auto;width:300px;background:#fff"><button>Confirm</button></div>
         </div>"#,
     );
-    with_page("/modal", &html, |tab| async move {
+    with_page("/modal", &html, |tab, _| async move {
         let state = tab
             .observe(&ObserveOptions {
                 full_page: true,
@@ -137,14 +108,14 @@ fn a_modal_overlay_hides_what_it_covers_but_not_its_own_controls() {
 
 #[test]
 fn a_sticky_header_hides_what_scrolled_under_it_only() {
-    let html = page(
+    let html = bare_page(
         r#"<header style="position:sticky;top:0;height:120px;background:#eee;z-index:5"><a href="/home">Home</a></header>
         <div style="height:400px"></div>
         <button style="display:block;height:40px">UnderHeader</button>
         <button style="display:block;height:40px">Below</button>
         <div style="height:3000px"></div>"#,
     );
-    with_page("/sticky", &html, |tab| async move {
+    with_page("/sticky", &html, |tab, _| async move {
         let first = observe(&tab).await;
         assert!(find(&first, "UnderHeader").is_some(), "{}", first.listing);
         // Scroll so the first button sits entirely under the header.
@@ -160,11 +131,11 @@ fn a_sticky_header_hides_what_scrolled_under_it_only() {
 
 #[test]
 fn disabled_controls_are_listed_and_say_so() {
-    let html = page(
+    let html = bare_page(
         r#"<button disabled>Pay</button><fieldset disabled><input name="card" placeholder="Card"></fieldset>
         <label><input type="checkbox" name="terms" checked> I agree</label><select name="size"><option>S</option><option selected>M</option></select>"#,
     );
-    with_page("/disabled", &html, |tab| async move {
+    with_page("/disabled", &html, |tab, _| async move {
         let state = observe(&tab).await;
         let pay = find(&state, "Pay").expect("Pay is listed");
         assert_eq!(pay.attribute("disabled"), Some(""));
@@ -195,10 +166,10 @@ fn disabled_controls_are_listed_and_say_so() {
 fn shadow_roots_and_iframes_of_both_origins_are_walked() {
     let s = shared();
     s.server
-        .html("/frame-inner", page("<button>InFrame</button>"));
+        .html("/frame-inner", bare_page("<button>InFrame</button>"));
     // The same server under another host name is another origin.
     let other = format!("http://localhost:{}/frame-inner", s.server.addr().port());
-    let html = page(&format!(
+    let html = bare_page(&format!(
         r#"<div id="host"></div>
         <iframe src="/frame-inner" width="300" height="100"></iframe>
         <iframe src="{other}" width="300" height="100"></iframe>
@@ -208,7 +179,7 @@ fn shadow_roots_and_iframes_of_both_origins_are_walked() {
           root.getElementById('deep').attachShadow({{mode:'open'}}).innerHTML = '<a href="/deep">Deeper</a>';
         </script>"#
     ));
-    with_page("/frames", &html, |tab| async move {
+    with_page("/frames", &html, |tab, _| async move {
         let state = observe(&tab).await;
         let shadow = find(&state, "InShadow").expect("shadow button listed");
         assert!(shadow.in_shadow_root);
@@ -255,7 +226,7 @@ fn shadow_roots_and_iframes_of_both_origins_are_walked() {
 
 #[test]
 fn editable_pointer_listener_and_scrollable_elements_are_interactive() {
-    let html = page(
+    let html = bare_page(
         r#"<div contenteditable="true">Notes <b>bold</b></div>
         <div style="cursor:pointer">Card <span>with child</span></div>
         <div id="l">Listener</div>
@@ -267,7 +238,7 @@ fn editable_pointer_listener_and_scrollable_elements_are_interactive() {
           document.getElementById('h').onclick = () => {};
         </script>"#,
     );
-    with_page("/kinds", &html, |tab| async move {
+    with_page("/kinds", &html, |tab, _| async move {
         let state = observe(&tab).await;
         let listed = texts(&state);
         assert!(
@@ -306,8 +277,8 @@ fn editable_pointer_listener_and_scrollable_elements_are_interactive() {
 
 #[test]
 fn elements_added_since_the_last_observation_are_starred() {
-    let html = page(r#"<button>Old</button><div id="slot"></div>"#);
-    with_page("/new", &html, |tab| async move {
+    let html = bare_page(r#"<button>Old</button><div id="slot"></div>"#);
+    with_page("/new", &html, |tab, _| async move {
         let first = observe(&tab).await;
         assert!(!first.listing.contains('*'), "{}", first.listing);
         tab.eval("document.getElementById('slot').innerHTML = '<button>Fresh</button>'; 1")
@@ -335,8 +306,8 @@ fn a_long_page_lists_the_viewport_band_and_counts_what_was_left_out() {
     for i in 0..3000 {
         items.push_str(&format!("<li><a href=\"#i{i}\">item {i}</a></li>"));
     }
-    let html = page(&format!("<ul>{items}</ul>"));
-    with_page("/long", &html, |tab| async move {
+    let html = bare_page(&format!("<ul>{items}</ul>"));
+    with_page("/long", &html, |tab, _| async move {
         let top = observe(&tab).await;
         assert!(top.elements.len() < 200, "listed {}", top.elements.len());
         assert!(top.left_out.below > 1000, "{:?}", top.left_out);
@@ -385,10 +356,10 @@ fn a_long_table_lists_its_cells_in_the_band_and_a_cell_moved_away_by_its_own_box
             "<tr><td>row {r}</td><td><input name=\"r{r}a\"></td><td><input name=\"r{r}b\"></td></tr>"
         ));
     }
-    let html = page(&format!(
+    let html = bare_page(&format!(
         "<table><tr><td>moved</td><td style=\"position:absolute;top:6000px;cursor:pointer\" onclick=\"1\">far cell</td></tr>{rows}</table>"
     ));
-    with_page("/long-table", &html, |tab| async move {
+    with_page("/long-table", &html, |tab, _| async move {
         let top = observe(&tab).await;
         let fields = top.elements.iter().filter(|e| e.tag == "input").count();
         assert!((40..400).contains(&fields), "listed {fields} fields");
@@ -420,11 +391,11 @@ fn a_fixed_widget_inside_a_far_away_container_is_still_listed() {
     for i in 0..500 {
         items.push_str(&format!("<p>paragraph {i}</p>"));
     }
-    let html = page(&format!(
+    let html = bare_page(&format!(
         r#"<main>{items}</main>
         <footer><p>Footer</p><button style="position:fixed;right:8px;bottom:8px;width:60px;height:40px">Chat</button></footer>"#
     ));
-    with_page("/stray-fixed", &html, |tab| async move {
+    with_page("/stray-fixed", &html, |tab, _| async move {
         let state = observe(&tab).await;
         assert!(state.left_out.below > 0, "{:?}", state.left_out);
         assert!(find(&state, "Chat").is_some(), "{}", state.listing);
@@ -468,7 +439,7 @@ fn before_the_first_frame_stray_fixed_widgets_are_found_by_style_without_a_hit_t
     for i in 0..300 {
         items.push_str(&format!("<p>paragraph {i}</p>"));
     }
-    let html = page(&format!(
+    let html = bare_page(&format!(
         r#"<main>{items}</main>
         <footer><p>Footer</p>
           <div><button style="position:fixed;right:8px;bottom:8px;width:60px;height:40px">Chat</button></div>
@@ -476,7 +447,7 @@ fn before_the_first_frame_stray_fixed_widgets_are_found_by_style_without_a_hit_t
           <span style="position:fixed;left:300px;top:300px"><button>Elsewhere</button></span>
         </footer>"#
     ));
-    with_page("/stray-by-style", &html, |tab| async move {
+    with_page("/stray-by-style", &html, |tab, _| async move {
         let (by_hits, hits) = listed_and_hit_tests(&tab, "{}").await;
         assert!(hits > 0, "after the first frame the search hit-tests");
         assert!(by_hits.iter().any(|t| t == "Chat"), "{by_hits:?}");
@@ -489,11 +460,11 @@ fn before_the_first_frame_stray_fixed_widgets_are_found_by_style_without_a_hit_t
     for i in 0..2500 {
         rows.push_str(&format!("<div><span>row {i}</span></div>"));
     }
-    let html = page(&format!(
+    let html = bare_page(&format!(
         r#"<main style="height:3000px">top</main><footer>{rows}
         <button style="position:fixed;right:8px;bottom:8px;width:60px;height:40px">Chat</button></footer>"#
     ));
-    with_page("/stray-many", &html, |tab| async move {
+    with_page("/stray-many", &html, |tab, _| async move {
         let (texts, hits) = listed_and_hit_tests(&tab, "{beforeFirstFrame: true}").await;
         assert!(hits > 0, "too many skipped elements to read");
         assert!(texts.iter().any(|t| t == "Chat"), "{texts:?}");
@@ -513,11 +484,11 @@ fn fields_in_the_cells_of_a_table_are_measured_only_when_they_may_lie_elsewhere(
             <td><input aria-label="empty {r}" style="width:0;height:0;padding:0;border:0"></td></tr>"#
         ));
     }
-    let html = page(&format!(
+    let html = bare_page(&format!(
         r#"<table>{rows}</table>
         <div style="position:absolute;left:0;top:0;width:100%;height:40px;background:#fff"></div>"#
     ));
-    with_page("/cell-fields", &html, |tab| async move {
+    with_page("/cell-fields", &html, |tab, _| async move {
         let state = observe(&tab).await;
         let labels: Vec<&str> = state
             .elements
@@ -538,11 +509,12 @@ fn fields_in_the_cells_of_a_table_are_measured_only_when_they_may_lie_elsewhere(
 #[test]
 fn observing_survives_a_navigation_the_page_starts_itself() {
     let s = shared();
-    s.server.html("/landed", page("<button>Landed</button>"));
-    let html = page(
+    s.server
+        .html("/landed", bare_page("<button>Landed</button>"));
+    let html = bare_page(
         r#"<button>Leaving</button><script>setTimeout(() => { location.href = '/landed'; }, 150);</script>"#,
     );
-    with_page("/leaving", &html, |tab| async move {
+    with_page("/leaving", &html, |tab, _| async move {
         // Observe back to back while the page replaces its document: every
         // observation must succeed, on one document or the other.
         // Bounded by time, not by a count: a fast machine can make hundreds
@@ -569,8 +541,9 @@ fn observing_survives_a_navigation_the_page_starts_itself() {
 
 #[test]
 fn an_index_reaches_its_own_node_or_reports_it_gone() {
-    let html = page(r#"<div id="box"><button id="b">Buy</button></div><button>Other</button>"#);
-    with_page("/stale", &html, |tab| async move {
+    let html =
+        bare_page(r#"<div id="box"><button id="b">Buy</button></div><button>Other</button>"#);
+    with_page("/stale", &html, |tab, _| async move {
         let state = observe(&tab).await;
         let buy = find(&state, "Buy").expect("Buy listed").index;
         let id = tab
@@ -648,8 +621,8 @@ fn an_index_reaches_its_own_node_or_reports_it_gone() {
 
 #[test]
 fn selectors_run_in_the_same_world_and_bad_ones_are_reported() {
-    let html = page(r#"<input name="q" value="x"><input name="q" value="y">"#);
-    with_page("/selector", &html, |tab| async move {
+    let html = bare_page(r#"<input name="q" value="x"><input name="q" value="y">"#);
+    with_page("/selector", &html, |tab, _| async move {
         let values = tab
             .eval_on_selector(
                 "input[name=q]",
@@ -669,14 +642,14 @@ fn selectors_run_in_the_same_world_and_bad_ones_are_reported() {
 
 #[test]
 fn the_page_cannot_see_or_break_the_observer() {
-    let html = page(
+    let html = bare_page(
         r#"<button>Safe</button><script>
         // A hostile page: replaces DOM methods in its own world.
         Element.prototype.getBoundingClientRect = () => ({top:0,left:0,right:0,bottom:0,width:0,height:0});
         window.getComputedStyle = () => ({display:'none'});
         </script>"#,
     );
-    with_page("/hostile", &html, |tab| async move {
+    with_page("/hostile", &html, |tab, _| async move {
         let state = observe(&tab).await;
         assert!(find(&state, "Safe").is_some(), "{}", state.listing);
         // The observer's global lives only in the isolated world.
@@ -696,7 +669,7 @@ fn observe_cli_prints_the_json_shape() {
     let s = shared();
     s.server.html(
         "/cli",
-        page(r#"<h1>Orders</h1><button>Ship</button><a href="/o/1">Order 1</a>"#),
+        bare_page(r#"<h1>Orders</h1><button>Ship</button><a href="/o/1">Order 1</a>"#),
     );
     let ws = s
         .session
@@ -844,7 +817,7 @@ fn a_dropped_connection_is_reported_and_the_session_can_reattach() {
         assert!(matches!(err, BrowserError::Disconnected(_)), "{err}");
         session.relaunch().await.expect("re-attaching");
         assert_eq!(session.status(), SessionStatus::Running);
-        s.server.html("/again", page("<button>Again</button>"));
+        s.server.html("/again", bare_page("<button>Again</button>"));
         let tab = session
             .new_tab(&s.server.url("/again"))
             .await
@@ -917,14 +890,14 @@ fn near(pixel: &image::Rgb<u8>, hex: &str) -> bool {
 fn marks_are_drawn_at_the_listed_boxes_in_the_listing_colours_and_leave_no_trace() {
     // Boxes at known places on a white page, far enough apart that no
     // label lands on another box.
-    let html = page(
+    let html = bare_page(
         r#"<div style="background:#fff;height:800px">
         <button id=a style="position:absolute;left:100px;top:100px;width:200px;height:60px;border:0;background:#fff">Alpha</button>
         <a href="/x" style="position:absolute;left:500px;top:300px;width:160px;height:40px;display:block;color:#000">Beta</a>
         <input id=c style="position:absolute;left:800px;top:500px;width:300px;height:40px;border:1px solid #ddd;box-sizing:border-box">
         </div>"#,
     );
-    with_page("/marks", &html, |tab| async move {
+    with_page("/marks", &html, |tab, _| async move {
         let before = tab
             .eval("[document.documentElement.scrollWidth, document.documentElement.scrollHeight, document.body.getBoundingClientRect().height]")
             .await
@@ -1019,18 +992,18 @@ fn marks_of_a_frame_of_another_origin_sit_on_its_elements_and_keep_their_indices
     let s = shared();
     s.server.html(
         "/mark-frame-inner",
-        page(r#"<button style="position:absolute;left:20px;top:10px;width:100px;height:40px">Inside</button>"#),
+        bare_page(r#"<button style="position:absolute;left:20px;top:10px;width:100px;height:40px">Inside</button>"#),
     );
     let other = format!(
         "http://localhost:{}/mark-frame-inner",
         s.server.addr().port()
     );
-    let html = page(&format!(
+    let html = bare_page(&format!(
         r#"<button style="position:absolute;left:40px;top:40px;width:120px;height:40px">Before</button>
         <iframe src="{other}" style="position:absolute;left:400px;top:100px;width:300px;height:200px;border:0"></iframe>
         <button style="position:absolute;left:40px;top:400px;width:120px;height:40px">After</button>"#
     ));
-    with_page("/mark-frame", &html, |tab| async move {
+    with_page("/mark-frame", &html, |tab, _| async move {
         let mut state = observe(&tab).await;
         for _ in 0..50 {
             if find(&state, "Inside").is_some() {
@@ -1071,11 +1044,11 @@ fn marks_of_a_frame_of_another_origin_sit_on_its_elements_and_keep_their_indices
 #[test]
 fn a_secret_typed_into_a_text_field_is_blanked_in_the_picture() {
     let secret = "hunter2-SECRET";
-    let html = page(&format!(
+    let html = bare_page(&format!(
         r#"<input id=key value="{secret}" style="position:absolute;left:100px;top:100px;width:600px;height:80px;font:bold 48px monospace;color:#000;background:#fff;border:1px solid #ccc;padding:0 8px">
         <input id=other value="plain text" style="position:absolute;left:100px;top:300px;width:600px;height:80px;font:bold 48px monospace;color:#000;background:#fff;border:1px solid #ccc;padding:0 8px">"#
     ));
-    with_page("/secret-field", &html, |tab| async move {
+    with_page("/secret-field", &html, |tab, _| async move {
         let state = observe(&tab).await;
         // Dark pixels inside a field's box (its text), in image pixels.
         let dark = |img: &image::RgbImage, top: f64| {
@@ -1119,7 +1092,7 @@ fn observe_and_exec_write_the_models_pictures_with_typed_secrets_blanked() {
     let s = shared();
     s.server.html(
         "/cli-shot",
-        page(
+        bare_page(
             r#"<button style="position:absolute;left:40px;top:40px;width:200px;height:50px">Ship</button>
             <input id=key style="position:absolute;left:100px;top:200px;width:600px;height:80px;font:bold 48px monospace;color:#000;background:#fff;border:1px solid #ccc;box-sizing:border-box">"#,
         ),
@@ -1236,7 +1209,7 @@ fn line_of(state: &PageState, pick: impl Fn(&InteractiveElement) -> bool) -> &In
 
 #[test]
 fn icon_only_controls_get_names_a_model_can_tell_apart() {
-    let html = page(
+    let html = bare_page(
         r##"<style>.ico{display:inline-block;width:16px;height:16px;cursor:pointer;background:#c00} .tb button{width:28px;height:28px}</style>
         <div class="row" style="display:flex;gap:8px"><span>Ann Lee: lunch on Friday?</span>
           <span class="trash ico" onclick="this.parentNode.remove()"></span>
@@ -1252,7 +1225,7 @@ fn icon_only_controls_get_names_a_model_can_tell_apart() {
         <a href="/std/index.html"><img src="/static/rust-logo.svg" alt="logo" width="40" height="40"></a>
         <a href="/home"><img src="/static/home-page.png" width="40" height="40"></a>"##,
     );
-    with_page("/icons", &html, |tab| async move {
+    with_page("/icons", &html, |tab, _| async move {
         let state = observe(&tab).await;
         let named = |attr: &str, value: &str| {
             state
@@ -1290,7 +1263,7 @@ fn icon_only_controls_get_names_a_model_can_tell_apart() {
 
 #[test]
 fn a_lone_checkbox_is_named_by_its_row_and_sortable_items_are_numbered() {
-    let html = page(
+    let html = bare_page(
         r#"<ul class="todo-list">
           <li><div class="view"><input class="toggle" type="checkbox" checked><label>Buy milk</label><button class="destroy"></button></div></li>
           <li><div class="view"><input class="toggle" type="checkbox"><label>Walk the dog</label><button class="destroy"></button></div></li>
@@ -1299,7 +1272,7 @@ fn a_lone_checkbox_is_named_by_its_row_and_sortable_items_are_numbered() {
         <ol id="sortable"><li>First</li><li>Second</li></ol>
         <script>sortable.addEventListener('mousedown', () => {});</script>"#,
     );
-    with_page("/todo", &html, |tab| async move {
+    with_page("/todo", &html, |tab, _| async move {
         let state = observe(&tab).await;
         let milk = line_of(&state, |e| e.attribute("label") == Some("Buy milk"));
         assert_eq!(milk.tag, "input");
@@ -1322,10 +1295,10 @@ fn margin_elements_under_a_fixed_scrim_are_left_out() {
             "<button style=\"display:block;height:40px;margin:0\">B{i}</button>"
         ));
     }
-    let html = page(&format!(
+    let html = bare_page(&format!(
         "{buttons}<div style=\"position:fixed;left:0;right:0;bottom:0;height:50vh;background:rgba(0,0,0,.5)\"><button>Close</button></div>"
     ));
-    with_page("/scrim", &html, |tab| async move {
+    with_page("/scrim", &html, |tab, _| async move {
         let state = observe(&tab).await;
         let rows = (state.scroll.viewport_height / 40.0) as usize;
         assert!(find(&state, "Close").is_some(), "{}", state.listing);
@@ -1348,11 +1321,11 @@ fn the_whole_page_lists_the_links_of_an_inner_scroll_area() {
     for i in 0..120 {
         links.push_str(&format!("<li><a href=\"/ch{i}\">Chapter {i}</a></li>"));
     }
-    let html = page(&format!(
+    let html = bare_page(&format!(
         "<nav style=\"position:fixed;left:0;top:0;bottom:0;width:250px\"><div style=\"position:absolute;inset:0;overflow-y:auto\"><ol>{links}</ol></div></nav>\
          <main style=\"margin-left:260px\"><p>Intro</p></main>"
     ));
-    with_page("/book", &html, |tab| async move {
+    with_page("/book", &html, |tab, _| async move {
         let state = tab
             .observe(&ObserveOptions {
                 full_page: true,
@@ -1371,13 +1344,13 @@ fn the_whole_page_lists_the_links_of_an_inner_scroll_area() {
 
 #[test]
 fn page_text_spacing_editable_regions_and_unscrollable_pages_read_right() {
-    let html = page(
+    let html = bare_page(
         r##"<p>Click <span>Marcella</span>. Then <b>save</b>, please.</p>
         <button>Send <i>now</i>!</button>
         <div contenteditable="true" style="min-height:30px">Notes</div>
         <a href="#main" style="position:absolute;left:-9999px;top:0">Skip to content</a>"##,
     );
-    with_page("/text", &html, |tab| async move {
+    with_page("/text", &html, |tab, _| async move {
         let state = observe(&tab).await;
         let text = &state.page_text.text;
         assert!(
@@ -1398,7 +1371,7 @@ fn page_text_spacing_editable_regions_and_unscrollable_pages_read_right() {
 #[test]
 fn the_configured_window_is_the_viewport_and_no_stray_blank_tab_is_listed() {
     let s = shared();
-    s.server.html("/size", page("<button>Size</button>"));
+    s.server.html("/size", bare_page("<button>Size</button>"));
     s.runtime.block_on(async {
         let session = BrowserSession::start(LaunchOptions::default())
             .await
@@ -1421,10 +1394,10 @@ fn a_session_lists_only_its_own_tabs_and_none_hides_another() {
     let s = shared();
     s.server.html(
         "/family",
-        page("<a id=out href=/family-child target=_blank>Out</a>"),
+        bare_page("<a id=out href=/family-child target=_blank>Out</a>"),
     );
-    s.server.html("/family-child", page("<p>child</p>"));
-    s.server.html("/stranger", page("<p>stranger</p>"));
+    s.server.html("/family-child", bare_page("<p>child</p>"));
+    s.server.html("/stranger", bare_page("<p>stranger</p>"));
     s.runtime.block_on(async {
         // Another session on the same browser, as a person's own tabs are
         // when webagent attaches with --cdp.
@@ -1502,18 +1475,6 @@ fn png(rgb: [u8; 3]) -> Vec<u8> {
     bytes.into_inner()
 }
 
-/// Runs an action the way the agent does, against `state`.
-async fn act(tab: &Tab, state: &PageState, action: serde_json::Value) -> serde_json::Value {
-    let action = webagent::actions::Catalog::builtin()
-        .parse(&action)
-        .expect("a valid action");
-    let result = webagent::browser::act::Executor::new(tab, Default::default())
-        .execute(&action, Some(state))
-        .await;
-    assert!(result.is_ok(), "{result:?}");
-    result.data().cloned().unwrap_or_default()
-}
-
 #[test]
 fn controls_drawn_by_css_are_named_and_each_says_its_row() {
     let s = shared();
@@ -1542,7 +1503,7 @@ fn controls_drawn_by_css_are_named_and_each_says_its_row() {
              <span class=\"css-l1k3e7\"></span><span class=\"css-m0r3e1\"></span></div></div>"
         ));
     }
-    let html = page(&format!(
+    let html = bare_page(&format!(
         r#"<style>
         .css-a0b1c2 span{{display:inline-block;width:16px;height:16px;margin-right:8px;cursor:pointer}}
         .css-r3p1y0{{content:url(/img/reply.png)}}
@@ -1558,7 +1519,7 @@ fn controls_drawn_by_css_are_named_and_each_says_its_row() {
         <table><tr><td>#1041</td><td>Alice Moss</td><td><span class="trash-can" onclick="1"></span></td></tr>
         <tr><td>#1042</td><td>Bob Lane</td><td><span class="trash-can" onclick="1"></span></td></tr></table>"#
     ));
-    with_page("/feed", &html, |tab| async move {
+    with_page("/feed", &html, |tab, _| async move {
         let state = observe(&tab).await;
         for (_, handle, _) in posts {
             for control in ["reply", "retweet", "like", "more"] {
@@ -1603,12 +1564,12 @@ fn long_option_lists_are_listed_up_to_the_limit_and_the_rest_counted() {
     let roles: String = (0..30)
         .map(|i| format!("<li role=\"option\">Colour {i:02}</li>"))
         .collect();
-    let html = page(&format!(
+    let html = bare_page(&format!(
         "<select name=\"country\">{options}</select>\
          <select name=\"lands\" multiple size=\"4\">{chosen}</select>\
          <ul role=\"listbox\" aria-label=\"Colours\" style=\"height:60px;overflow-y:auto;margin:0\">{roles}</ul>"
     ));
-    with_page("/options", &html, |tab| async move {
+    with_page("/options", &html, |tab, _| async move {
         let state = observe(&tab).await;
         let country = line_of(&state, |e| e.attribute("name") == Some("country"));
         let names: Vec<&str> = country.text.split(" | ").collect();
@@ -1642,7 +1603,7 @@ fn long_option_lists_are_listed_up_to_the_limit_and_the_rest_counted() {
 
 #[test]
 fn an_icon_inside_a_sentence_is_named_where_the_text_is_read() {
-    let html = page(
+    let html = bare_page(
         r#"<style>.ui-icon{display:inline-block;width:16px;height:16px;background:#333;text-indent:-9999px;overflow:hidden}</style>
         <p id="task">Find and click on the item with the <span class="ui-icon ui-icon-disk"></span> icon.</p>
         <ul role="menu">
@@ -1652,7 +1613,7 @@ fn an_icon_inside_a_sentence_is_named_where_the_text_is_read() {
         <button><i class="ui-icon fa-print"></i> Print</button>
         <button class="ui-icon-gear"></button>"#,
     );
-    with_page("/icon-text", &html, |tab| async move {
+    with_page("/icon-text", &html, |tab, _| async move {
         let state = observe(&tab).await;
         let text = &state.page_text.text;
         assert!(
@@ -1682,11 +1643,11 @@ fn a_long_field_value_is_shown_and_read_back_exactly() {
     let value: String = value.chars().take(1_999).collect::<String>() + " ";
     assert_eq!(value.chars().count(), 2_000);
     let longer: String = "x".repeat(2_100);
-    let html = page(&format!(
+    let html = bare_page(&format!(
         "<label>Notes <textarea name=\"notes\" rows=\"3\" cols=\"60\">\n{value}</textarea></label>\
          <input name=\"code\" value=\"{longer}\"><p>After the form</p>"
     ));
-    with_page("/long-value", &html, |tab| async move {
+    with_page("/long-value", &html, |tab, _| async move {
         let state = observe(&tab).await;
         let notes = line_of(&state, |e| e.attribute("name") == Some("notes"));
         assert_eq!(notes.attribute("value"), Some(value.as_str()));
@@ -1709,7 +1670,7 @@ fn a_long_field_value_is_shown_and_read_back_exactly() {
         );
         // read_page carries the fields' values the same way, and leaves the
         // listing's indices valid.
-        let read = act(&tab, &state, serde_json::json!({"read_page": {}})).await;
+        let read = act_ok(&tab, Some(&state), serde_json::json!({"read_page": {}})).await;
         let text = read["text"].as_str().unwrap_or_default();
         assert!(
             text.contains(&format!("Notes [textarea: {quoted}]")),
@@ -1717,9 +1678,9 @@ fn a_long_field_value_is_shown_and_read_back_exactly() {
         );
         assert!(text.contains("(+100 more characters)]"), "{text}");
         assert!(text.contains("After the form"), "{text}");
-        act(
+        act_ok(
             &tab,
-            &state,
+            Some(&state),
             serde_json::json!({"click": {"index": notes.index.0}}),
         )
         .await;

@@ -7,51 +7,27 @@
 //! Without Chromium the browser tests fail with the install command; they
 //! never skip.
 
+mod support;
+
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
 
 use serde_json::json;
-use webagent::actions::{Action, Catalog};
-use webagent::browser::act::{ExecOptions, Executor};
-use webagent::browser::{BrowserSession, LaunchOptions, ObserveOptions, Tab};
+use support::chromium::{runtime, shared};
+use support::tab::{act_ok, observe};
+use webagent::browser::Tab;
 use webagent::demo::{
     DemoSite, DEMO_EMAIL, DEMO_PASSWORD, FIRST_ORDER_ID, MEMBER_EMAIL, PAGE_PATHS,
 };
-use webagent::dom::PageState;
 use webagent::sitemap::Sitemap;
 
 // ---------------------------------------------------------------- shared --
-
-fn runtime() -> &'static tokio::runtime::Runtime {
-    static RUNTIME: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
-    RUNTIME.get_or_init(|| {
-        tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .expect("building the test runtime")
-    })
-}
 
 fn site() -> DemoSite {
     runtime()
         .block_on(DemoSite::start())
         .expect("starting the demo site")
-}
-
-fn browser() -> &'static BrowserSession {
-    static BROWSER: OnceLock<Result<BrowserSession, String>> = OnceLock::new();
-    let session = BROWSER.get_or_init(|| {
-        runtime()
-            .block_on(BrowserSession::start(LaunchOptions::default()))
-            .map_err(|e| e.to_string())
-    });
-    match session {
-        Ok(s) => s,
-        Err(e) => panic!("the browser tests need Chromium: {e}"),
-    }
 }
 
 // ------------------------------------------------------- a tiny client --
@@ -574,43 +550,26 @@ fn unknown_orders_get_a_page_not_a_crash() {
 
 // ------------------------------------------------------- browser tests --
 
-async fn observe(tab: &Tab) -> PageState {
-    tab.observe(&ObserveOptions::default())
-        .await
-        .expect("observing")
-}
-
-async fn act(tab: &Tab, action: serde_json::Value) {
-    act_on(tab, action, None).await;
-}
-
-/// Runs an action; `state` is the observation `index` targets refer to.
-async fn act_on(tab: &Tab, action: serde_json::Value, state: Option<&PageState>) {
-    let action: Action = Catalog::builtin().parse(&action).expect("a valid action");
-    let result = Executor::new(tab, ExecOptions::default())
-        .execute(&action, state)
-        .await;
-    assert!(result.is_ok(), "{action}: {result:?}");
-}
-
 async fn sign_in_in_browser(tab: &Tab) {
-    act(
+    act_ok(
         tab,
+        None,
         json!({"input_text": {"selector": "#email", "text": DEMO_EMAIL}}),
     )
     .await;
-    act(
+    act_ok(
         tab,
+        None,
         json!({"input_text": {"selector": "#password", "text": DEMO_PASSWORD}}),
     )
     .await;
-    act(tab, json!({"click": {"selector": "#sign-in"}})).await;
+    act_ok(tab, None, json!({"click": {"selector": "#sign-in"}})).await;
 }
 
 #[test]
 fn the_login_page_lists_its_fields_and_signing_in_reaches_the_dashboard() {
     let site = site();
-    let session = browser();
+    let session = &shared().session;
     let shots = repo_file("target/demo-screens");
     runtime().block_on(async {
         let tab = session
@@ -645,8 +604,9 @@ fn the_login_page_lists_its_fields_and_signing_in_reaches_the_dashboard() {
 
         std::fs::create_dir_all(&shots).expect("making the screenshot dir");
         let file = shots.join("dashboard.png");
-        act(
+        act_ok(
             &tab,
+            None,
             json!({"screenshot": {"path": file.to_string_lossy(), "full_page": false}}),
         )
         .await;
@@ -663,7 +623,7 @@ fn the_login_page_lists_its_fields_and_signing_in_reaches_the_dashboard() {
 #[test]
 fn refunding_in_the_browser_goes_through_the_in_page_dialog() {
     let site = site();
-    let session = browser();
+    let session = &shared().session;
     let shots = repo_file("target/demo-screens");
     runtime().block_on(async {
         let tab = session.new_tab(&site.url("/orders?status=shipped")).await.expect("opening the demo");
@@ -680,17 +640,17 @@ fn refunding_in_the_browser_goes_through_the_in_page_dialog() {
             })
             .unwrap_or_else(|| panic!("no order link: {}", state.listing));
         let order_path = first.attribute("href").unwrap_or_default().to_string();
-        act_on(&tab, json!({"click": {"index": first.index.0}}), Some(&state)).await;
+        act_ok(&tab, Some(&state), json!({"click": {"index": first.index.0}})).await;
 
         let state = observe(&tab).await;
         assert!(state.url.ends_with(&order_path), "{} is not {order_path}", state.url);
-        act(&tab, json!({"click": {"selector": "#refund-order"}})).await;
+        act_ok(&tab, None, json!({"click": {"selector": "#refund-order"}})).await;
         let state = observe(&tab).await;
         assert!(state.listing.contains("Yes, refund"), "dialog shown: {}", state.listing);
         std::fs::create_dir_all(&shots).expect("making the screenshot dir");
-        act(&tab, json!({"screenshot": {"path": shots.join("refund-dialog.png").to_string_lossy(), "full_page": false}})).await;
+        act_ok(&tab, None, json!({"screenshot": {"path": shots.join("refund-dialog.png").to_string_lossy(), "full_page": false}})).await;
 
-        act(&tab, json!({"click": {"selector": "#confirm-yes"}})).await;
+        act_ok(&tab, None, json!({"click": {"selector": "#confirm-yes"}})).await;
         let state = observe(&tab).await;
         assert!(state.page_text.text.contains("Refund issued"), "{}", state.page_text.text);
         assert!(state.listing.contains("Refund"), "{}", state.listing);
@@ -707,7 +667,7 @@ fn refunding_in_the_browser_goes_through_the_in_page_dialog() {
 #[test]
 fn every_page_fits_the_window_and_has_its_title() {
     let site = site();
-    let session = browser();
+    let session = &shared().session;
     let shots = repo_file("target/demo-screens");
     std::fs::create_dir_all(&shots).expect("making the screenshot dir");
     runtime().block_on(async {
@@ -716,8 +676,9 @@ fn every_page_fits_the_window_and_has_its_title() {
             .await
             .expect("opening the demo");
         let login = shots.join("login.png");
-        act(
+        act_ok(
             &tab,
+            None,
             json!({"screenshot": {"path": login.to_string_lossy(), "full_page": false}}),
         )
         .await;
@@ -735,7 +696,7 @@ fn every_page_fits_the_window_and_has_its_title() {
             ("/settings/api-keys", "API keys"),
         ];
         for (path, title) in tour {
-            act(&tab, json!({"navigate": {"url": path}})).await;
+            act_ok(&tab, None, json!({"navigate": {"url": path}})).await;
             let state = observe(&tab).await;
             assert_eq!(state.title, format!("{title} · Acme"), "{path}");
             let fits = tab
@@ -747,8 +708,9 @@ fn every_page_fits_the_window_and_has_its_title() {
                 .trim_start_matches('/')
                 .replace(['/', '?', '&', '='], "_");
             let file = shots.join(format!("{name}.png"));
-            act(
+            act_ok(
                 &tab,
+                None,
                 json!({"screenshot": {"path": file.to_string_lossy(), "full_page": false}}),
             )
             .await;
@@ -760,7 +722,7 @@ fn every_page_fits_the_window_and_has_its_title() {
 #[test]
 fn an_order_placed_through_the_form_opens_its_detail_page() {
     let site = site();
-    let session = browser();
+    let session = &shared().session;
     runtime().block_on(async {
         let tab = session
             .new_tab(&site.url("/orders/new"))
@@ -771,7 +733,7 @@ fn an_order_placed_through_the_form_opens_its_detail_page() {
         assert!(state.url.ends_with("/orders/new"), "{}", state.url);
 
         // Submitting empty shows every problem at once and keeps the page.
-        act(&tab, json!({"click": {"selector": "#create-order"}})).await;
+        act_ok(&tab, None, json!({"click": {"selector": "#create-order"}})).await;
         let state = observe(&tab).await;
         assert!(
             state.page_text.text.contains("Enter the customer's name."),
@@ -779,27 +741,31 @@ fn an_order_placed_through_the_form_opens_its_detail_page() {
             state.page_text.text
         );
 
-        act(
+        act_ok(
             &tab,
+            None,
             json!({"input_text": {"selector": "#customer", "text": "Mary Jackson"}}),
         )
         .await;
-        act(
+        act_ok(
             &tab,
+            None,
             json!({"select_option": {"selector": "#product", "text": "USB-C dock — $89.50"}}),
         )
         .await;
-        act(
+        act_ok(
             &tab,
+            None,
             json!({"input_text": {"selector": "#quantity", "text": "3"}}),
         )
         .await;
-        act(
+        act_ok(
             &tab,
+            None,
             json!({"input_text": {"selector": "#notes", "text": "Gift wrap, please"}}),
         )
         .await;
-        act(&tab, json!({"click": {"selector": "#create-order"}})).await;
+        act_ok(&tab, None, json!({"click": {"selector": "#create-order"}})).await;
         let state = observe(&tab).await;
         let expected = format!("/orders/{}?notice=created", FIRST_ORDER_ID + 25);
         assert!(state.url.ends_with(&expected), "{}", state.url);
@@ -881,15 +847,16 @@ fn demo_serve_only_prints_the_url_serves_and_stops_on_ctrl_c() {
 #[test]
 fn typing_in_the_search_box_filters_the_list_at_once() {
     let site = site();
-    let session = browser();
+    let session = &shared().session;
     runtime().block_on(async {
         let tab = session
             .new_tab(&site.url("/orders"))
             .await
             .expect("opening the demo");
         sign_in_in_browser(&tab).await;
-        act(
+        act_ok(
             &tab,
+            None,
             json!({"input_text": {"selector": "#order-search", "text": "hopper"}}),
         )
         .await;

@@ -1,16 +1,15 @@
 //! The LLM client against a real HTTP server on 127.0.0.1 that answers from
 //! a script, through the real reqwest stack.
 
-#[path = "support/llm_server.rs"]
-mod llm_server;
+mod support;
 
 use std::time::Duration;
 
-use llm_server::{
+use serde_json::{json, Value};
+use support::llm_server::{
     error_body, rechunk, sse_event, text_completion, text_events, tool_call_completion,
     tool_call_events, LlmServer, Piece, Reply, StreamEnd,
 };
-use serde_json::{json, Value};
 use webagent::llm::{
     stop_pair, ChatMessage, ChatRequest, FunctionTool, LlmClient, LlmConfig, LlmError, LlmEvent,
     RetryPolicy, StopSignal, TimeoutPhase, ToolChoice,

@@ -8,33 +8,38 @@
 //! shared browser for the binary; the killed-Chromium test runs
 //! `webagent run`, which starts its own.
 
-#[path = "support/llm_server.rs"]
-mod llm_server;
-#[path = "support/tmux.rs"]
-mod tmux;
+mod support;
 
 use std::collections::HashMap;
 use std::future::Future;
 use std::process::Command;
-use std::sync::{Arc, Mutex, OnceLock, RwLock};
-use std::time::{Duration, Instant};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
 
 use serde_json::{json, Value};
 use tokio::io::AsyncReadExt;
 
-use llm_server::{tool_call_completion, tool_call_events, LlmServer, Reply};
-use webagent::actions::{Action, ActionResult, Catalog, FailureReason};
+use support::chromium;
+use support::cli::webagent;
+use support::llm_server::{agent_step, tool_call_completion, tool_call_events, LlmServer, Reply};
+use support::pages::page;
+use support::scratch::scratch_dir;
+use support::tab::{action, driver, with_page_on};
+use support::tmux::{
+    require_tmux_and_chromium, tmux_keys, tmux_start, wait_for_screen, TmuxSession,
+};
+use support::wait::eventually;
+use webagent::actions::{ActionResult, FailureReason};
 use webagent::agent::AGENT_TOOL_NAME;
 use webagent::browser::act::ExecOptions;
 use webagent::browser::Driver;
 use webagent::browser::{BrowserSession, LaunchOptions};
 use webagent::serve::{PageServer, Response};
-use webagent::sitemap::SitemapSet;
 
-use tmux::{require_tmux_and_chromium, tmux_keys, tmux_start, wait_for_screen, TmuxSession};
-
+/// The binary's shared browser (see `support::chromium`), launched to
+/// allow only `home`, and the other side of the border.
 struct Shared {
-    runtime: tokio::runtime::Runtime,
+    runtime: &'static tokio::runtime::Runtime,
     session: BrowserSession,
     home: PageServer,
     away: PageServer,
@@ -44,49 +49,38 @@ struct Shared {
     hanging_port: u16,
 }
 
-static SHARED: OnceLock<Result<Shared, String>> = OnceLock::new();
-
 fn shared() -> &'static Shared {
+    static SHARED: OnceLock<Result<Shared, String>> = OnceLock::new();
     let shared = SHARED.get_or_init(|| {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .map_err(|e| e.to_string())?;
-        runtime
-            .block_on(async {
-                let home = PageServer::start().await.map_err(|e| e.to_string())?;
-                let away = PageServer::start().await.map_err(|e| e.to_string())?;
-                let hanging_port = start_hanging_server().await?;
-                let options = LaunchOptions {
-                    // `home` by its exact origin; `localhost` (any port) for the
-                    // hanging server; `away` matches neither.
-                    allowed_domains: vec![home.origin(), "http://localhost:*".into()],
-                    extra_args: vec![
-                        "--disable-background-timer-throttling".into(),
-                        "--disable-renderer-backgrounding".into(),
-                        "--disable-backgrounding-occluded-windows".into(),
-                    ],
-                    ..LaunchOptions::default()
-                };
-                let session = BrowserSession::start(options)
-                    .await
-                    .map_err(|e| e.to_string())?;
-                Ok::<_, String>((home, away, hanging_port, session))
-            })
-            .map(|(home, away, hanging_port, session)| Shared {
-                runtime,
-                session,
-                home,
-                away,
-                away_hits: Arc::default(),
-                hanging_port,
-            })
+        let chromium::Shared {
+            runtime,
+            session,
+            server: home,
+        } = chromium::Shared::start(|home| LaunchOptions {
+            // `home` by its exact origin; `localhost` (any port) for the
+            // hanging server; `away` matches neither.
+            allowed_domains: vec![home.origin(), "http://localhost:*".into()],
+            extra_args: vec![
+                "--disable-background-timer-throttling".into(),
+                "--disable-renderer-backgrounding".into(),
+                "--disable-backgrounding-occluded-windows".into(),
+            ],
+            ..LaunchOptions::default()
+        })?;
+        let (away, hanging_port) = runtime.block_on(async {
+            let away = PageServer::start().await.map_err(|e| e.to_string())?;
+            Ok::<_, String>((away, start_hanging_server().await?))
+        })?;
+        Ok(Shared {
+            runtime,
+            session,
+            home,
+            away,
+            away_hits: Arc::default(),
+            hanging_port,
+        })
     });
-    match shared {
-        Ok(s) => s,
-        Err(e) => panic!("the security tests need Chromium: {e}"),
-    }
+    chromium::started(shared.as_ref())
 }
 
 /// Accepts connections, reads the request, and never answers.
@@ -105,10 +99,6 @@ async fn start_hanging_server() -> Result<u16, String> {
         }
     });
     Ok(port)
-}
-
-fn page(title: &str, body: &str) -> String {
-    format!("<!doctype html><html><head><title>{title}</title></head><body>{body}</body></html>")
 }
 
 /// Serves a page on `away` that counts its requests.
@@ -148,21 +138,9 @@ where
     Fut: Future<Output = ()>,
 {
     let s = shared();
-    s.home.html(path, html.to_string());
-    let url = s.home.url(path);
-    s.runtime.block_on(async {
-        let tab = s
-            .session
-            .new_tab(&url)
-            .await
-            .expect("opening the test page");
-        let env = Driver::new(tab, exec, Arc::new(RwLock::new(SitemapSet::new())));
-        body(env).await;
+    with_page_on(&s.session, &s.home, path, html, |tab, _| async move {
+        body(driver(tab, exec)).await;
     });
-}
-
-fn action(value: Value) -> Action {
-    Catalog::builtin().parse(&value).expect("a valid action")
 }
 
 fn assert_blocked(result: &ActionResult, url: &str) {
@@ -185,19 +163,6 @@ async fn click_text(env: &mut Driver, text: &str) -> ActionResult {
         .unwrap_or_else(|| panic!("no element with {text:?} in\n{}", state.listing));
     env.execute(&action(json!({"click": {"index": element.index.0}})))
         .await
-}
-
-/// Waits (bounded) until `check` holds; the deadline only bounds a
-/// failing test, it is not what the test asserts.
-async fn eventually(mut check: impl FnMut() -> bool) -> bool {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while Instant::now() < deadline {
-        if check() {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    check()
 }
 
 #[test]
@@ -570,29 +535,9 @@ fn a_blob_document_the_page_makes_is_left_at_once() {
 // ---------------------------------------------------------------------
 // `webagent run` end to end: a killed browser and a dead model endpoint.
 
-fn webagent() -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_webagent"));
-    for name in ["OPENAI_API_KEY", "OPENAI_BASE_URL", "WEBAGENT_MODEL"] {
-        command.env_remove(name);
-    }
-    command
-}
-
-fn temp_dir(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("webagent-security-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
-}
-
+/// A step of the scripted model, content with the run so far.
 fn reply(goal: &str, action: Value) -> Reply {
-    let args = json!({
-        "evaluation_previous_goal": "fine so far",
-        "memory": "",
-        "next_goal": goal,
-        "action": action,
-    });
-    Reply::json(200, tool_call_completion(AGENT_TOOL_NAME, &args))
+    agent_step("fine so far", "", goal, action)
 }
 
 /// The parent pid of a process, from /proc.
@@ -664,7 +609,7 @@ fn a_killed_browser_is_relaunched_and_the_trace_stays_whole() {
         page("Kill", "<p>before the crash</p><button>Go</button>"),
     );
     let url = s.home.url("/kill");
-    let sessions = temp_dir("kill");
+    let sessions = scratch_dir("kill");
     let (output, killed) = s.runtime.block_on(async {
         let llm = LlmServer::start(vec![
             reply(
@@ -732,7 +677,7 @@ fn a_killed_browser_that_cannot_be_relaunched_ends_the_run_with_a_clear_error() 
     s.home
         .html("/kill-once", page("Kill", "<p>only one browser</p>"));
     let url = s.home.url("/kill-once");
-    let dir = temp_dir("kill-once");
+    let dir = scratch_dir("kill-once");
     let sessions = dir.join("sessions");
     // A Chromium that starts once: the relaunch finds it broken.
     let wrapper = dir.join("chromium-once");
@@ -812,7 +757,7 @@ fn a_dead_model_endpoint_ends_the_run_with_a_fatal_error_and_keeps_the_steps() {
     let s = shared();
     s.home.html("/llm-down", page("Down", "<p>some text</p>"));
     let url = s.home.url("/llm-down");
-    let sessions = temp_dir("llm-down");
+    let sessions = scratch_dir("llm-down");
     let output = s.runtime.block_on(async {
         // One good answer; every later request gets a 500 (the script ran
         // out), which the client retries and then gives up on.
@@ -863,7 +808,7 @@ fn run_with_model(
     let path = format!("/{name}");
     s.home.html(&path, page(name, "<p>some text</p>"));
     let url = s.home.url(&path);
-    let dir = temp_dir(name);
+    let dir = scratch_dir(name);
     let sessions = dir.join("sessions");
     let config = dir.join("webagent.yaml");
     std::fs::write(&config, config_yaml).expect("config written");
@@ -971,7 +916,7 @@ fn webagent_run_with_allow_domain_reports_the_refusal_in_the_trace() {
         .html("/cli-guard", page("Guarded", "<p>home page</p>"));
     let url = s.home.url("/cli-guard");
     let target = away_page("/cli-away");
-    let sessions = temp_dir("cli-guard");
+    let sessions = scratch_dir("cli-guard");
     let output = s.runtime.block_on(async {
         let llm = LlmServer::start(vec![
             reply("leave", json!({"navigate": {"url": target}})),
@@ -1127,7 +1072,7 @@ fn assert_no_secret(channel: &str, text: &str) {
 fn a_secret_reaches_no_output_channel() {
     let url = serve_vault();
     let echo = shared().home.url(&format!("/vault/echo?pw={VAULT}"));
-    let dir = temp_dir("vault");
+    let dir = scratch_dir("vault");
     let config = vault_config(&dir);
     let command = |args: &[&str]| {
         let mut command = webagent();

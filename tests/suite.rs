@@ -5,30 +5,21 @@
 //! own. Needs Chromium; without it the first test fails with the command
 //! that installs it.
 
-#[path = "support/chromium.rs"]
-mod chromium;
-#[path = "support/llm_server.rs"]
-mod llm_server;
+mod support;
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Output;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::Value;
+use support::chromium::shared;
+use support::cli::{json_lines, said, webagent};
+use support::llm_server;
+use support::scratch::scratch_dir;
 use webagent::serve::Response;
-
-use chromium::shared;
-
-/// A scratch folder of its own for each test.
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("webagent-suite-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("a scratch folder");
-    dir
-}
 
 /// The recipes the test suites run.
 const RECIPES: &str = r##"
@@ -52,10 +43,8 @@ fn webagent_test(dir: &Path, args: &[&str]) -> Output {
         .session
         .websocket_url()
         .expect("the shared browser's address");
-    std::process::Command::new(env!("CARGO_BIN_EXE_webagent"))
+    webagent()
         .current_dir(dir)
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("OPENAI_BASE_URL")
         .env_remove("WEBAGENT_CONFIG")
         .arg("test")
         .args(args)
@@ -75,14 +64,6 @@ fn numbered_cases(dir: &Path, n: usize, case: &str) {
     std::fs::write(dir.join("suite.yaml"), suite).expect("a suite");
 }
 
-/// The JSON events of a `--json` run.
-fn events(output: &Output) -> Vec<Value> {
-    String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect()
-}
-
 /// Each finished case's name and status.
 fn finished(events: &[Value]) -> BTreeMap<String, String> {
     events
@@ -95,15 +76,6 @@ fn finished(events: &[Value]) -> BTreeMap<String, String> {
             )
         })
         .collect()
-}
-
-fn said(output: &Output) -> String {
-    format!(
-        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
-        output.status.code(),
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    )
 }
 
 /// Serves the pages of the outcome test: a greeting, and a page that
@@ -132,7 +104,7 @@ fn serve_outcome_pages_now() {
 #[test]
 fn a_suite_reports_passing_failing_flaky_and_timed_out_cases() {
     serve_outcome_pages();
-    let dir = scratch("outcomes");
+    let dir = scratch_dir("outcomes");
     std::fs::write(dir.join("steps.rhai"), RECIPES).expect("recipes");
     std::fs::write(
         dir.join("suite.yaml"),
@@ -180,7 +152,7 @@ fn a_suite_reports_passing_failing_flaky_and_timed_out_cases() {
         ],
     );
     assert_eq!(output.status.code(), Some(1), "{}", said(&output));
-    let seen = events(&output);
+    let seen = json_lines(&output);
     let statuses = finished(&seen);
     let expected: BTreeMap<String, String> = [
         ("greets", "passed"),
@@ -306,7 +278,7 @@ fn a_suite_reports_passing_failing_flaky_and_timed_out_cases() {
         args.extend(flag);
         let output = webagent_test(&dir, &args);
         assert_eq!(
-            finished(&events(&output))["warms up"],
+            finished(&json_lines(&output))["warms up"],
             "flaky",
             "{}",
             said(&output)
@@ -351,7 +323,7 @@ fn a_task_case_runs_the_agent_and_counts_its_tokens() {
             serde_json::json!({"done": {"text": "greeted the tester", "success": true}}),
         ),
     ]));
-    let dir = scratch("task");
+    let dir = scratch_dir("task");
     std::fs::write(
         dir.join("suite.yaml"),
         "cases:\n\
@@ -378,7 +350,7 @@ fn a_task_case_runs_the_agent_and_counts_its_tokens() {
         ],
     );
     assert_eq!(output.status.code(), Some(0), "{}", said(&output));
-    let seen = events(&output);
+    let seen = json_lines(&output);
     let case = seen
         .iter()
         .find(|e| e["type"] == "case_finished")
@@ -418,7 +390,7 @@ fn a_task_case_runs_the_agent_and_counts_its_tokens() {
     for run in ["miss", "hit"] {
         let output = webagent_test(&dir, &base);
         assert_eq!(output.status.code(), Some(0), "{run}: {}", said(&output));
-        let seen = events(&output);
+        let seen = json_lines(&output);
         let attempt = seen
             .iter()
             .find(|e| e["type"] == "case_finished")
@@ -466,7 +438,7 @@ fn cases_running_at_once_share_no_cookies_or_storage() {
            out.textContent = 'both here; cookie [' + document.cookie + '] storage [' + localStorage.getItem('who') + ']';\
          });</script>",
     );
-    let dir = scratch("isolation");
+    let dir = scratch_dir("isolation");
     std::fs::write(dir.join("steps.rhai"), RECIPES).expect("recipes");
     std::fs::write(
         dir.join("suite.yaml"),
@@ -496,7 +468,7 @@ fn cases_running_at_once_share_no_cookies_or_storage() {
         ],
     );
     assert_eq!(output.status.code(), Some(0), "{}", said(&output));
-    let statuses = finished(&events(&output));
+    let statuses = finished(&json_lines(&output));
     assert_eq!(statuses["case a"], "passed", "{}", said(&output));
     assert_eq!(statuses["case b"], "passed", "{}", said(&output));
     assert_eq!(arrived.lock().map(|a| a.len()).unwrap_or(0), 2);
@@ -511,7 +483,7 @@ fn a_case_in_its_own_context_downloads_into_the_download_folder() {
         "/export",
         "<!doctype html><title>Export</title><a id=get href=/export.csv download>Export CSV</a>",
     );
-    let dir = scratch("download");
+    let dir = scratch_dir("download");
     std::fs::write(
         dir.join("get.rhai"),
         "recipe(\"get\", \"downloads the export\");\n\
@@ -529,7 +501,7 @@ fn a_case_in_its_own_context_downloads_into_the_download_folder() {
         &["suite.yaml", "--base-url", &origin, "--json", "--yes"],
     );
     assert_eq!(output.status.code(), Some(0), "{}", said(&output));
-    let seen = events(&output);
+    let seen = json_lines(&output);
     let case = seen
         .iter()
         .find(|e| e["type"] == "case_finished")
@@ -546,7 +518,7 @@ fn a_case_in_its_own_context_downloads_into_the_download_folder() {
 #[test]
 fn shards_run_every_case_exactly_once() {
     serve_outcome_pages();
-    let dir = scratch("shards");
+    let dir = scratch_dir("shards");
     numbered_cases(
         &dir,
         7,
@@ -569,7 +541,7 @@ fn shards_run_every_case_exactly_once() {
                 ],
             );
             assert_eq!(output.status.code(), Some(0), "{shard}: {}", said(&output));
-            ran.extend(finished(&events(&output)).into_keys());
+            ran.extend(finished(&json_lines(&output)).into_keys());
         }
         ran.sort();
         let every: Vec<String> = {
@@ -584,7 +556,7 @@ fn shards_run_every_case_exactly_once() {
 
 #[test]
 fn a_suite_that_does_not_read_is_refused_before_any_browser_starts() {
-    let dir = scratch("refused");
+    let dir = scratch_dir("refused");
     std::fs::write(
         dir.join("suite.yaml"),
         "cases:\n  - name: a\n    url: /\n    task: do it\n    retry: 2\n",
@@ -608,7 +580,7 @@ fn a_suite_that_does_not_read_is_refused_before_any_browser_starts() {
 
 #[test]
 fn the_demo_suite_passes() {
-    let dir = scratch("demo");
+    let dir = scratch_dir("demo");
     let suite = Path::new(env!("CARGO_MANIFEST_DIR")).join("recipes/acme.suite.yaml");
     // The demo suite launches a Chromium of its own, as a new user's run
     // does.
@@ -626,7 +598,7 @@ fn the_demo_suite_passes() {
         .output()
         .expect("the webagent binary runs");
     assert_eq!(output.status.code(), Some(0), "{}", said(&output));
-    let statuses = finished(&events(&output));
+    let statuses = finished(&json_lines(&output));
     assert!(statuses.len() >= 5, "{statuses:?}");
     assert!(statuses.values().all(|s| s == "passed"), "{statuses:?}");
     let _ = std::fs::remove_dir_all(&dir);
@@ -875,7 +847,7 @@ mod pool {
 fn a_pool_that_queues_sessions_serves_a_suite_at_its_documented_address() {
     serve_outcome_pages();
     let pool = shared().runtime.block_on(pool::Pool::start(2));
-    let dir = scratch("pool");
+    let dir = scratch_dir("pool");
     numbered_cases(
         &dir,
         6,
@@ -899,7 +871,7 @@ fn a_pool_that_queues_sessions_serves_a_suite_at_its_documented_address() {
         .output()
         .expect("the webagent binary runs");
     assert_eq!(output.status.code(), Some(0), "{}", said(&output));
-    let statuses = finished(&events(&output));
+    let statuses = finished(&json_lines(&output));
     assert_eq!(statuses.len(), 6, "{statuses:?}");
     assert!(statuses.values().all(|s| s == "passed"), "{statuses:?}");
     let served = pool.served.load(std::sync::atomic::Ordering::SeqCst);
@@ -1013,7 +985,7 @@ fn a_pool_that_restarts_is_joined_again_and_one_that_stays_down_ends_the_run() {
             }
             Response::html("<!doctype html><title>Restart</title><p>restarting</p>")
         });
-        let dir = scratch(if rejoins { "rejoin" } else { "give-up" });
+        let dir = scratch_dir(if rejoins { "rejoin" } else { "give-up" });
         std::fs::write(
             dir.join("webagent.yaml"),
             format!("browser:\n  reconnect_window: {window}\n"),

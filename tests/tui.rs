@@ -7,12 +7,7 @@
 //! the test fails so the new screen gets looked at; `UPDATE_SNAPSHOTS=1`
 //! rewrites them all after an intended change.
 
-#[path = "support/listing.rs"]
-mod listing;
-#[path = "support/llm_server.rs"]
-mod llm_server;
-#[path = "support/tmux.rs"]
-mod tmux;
+mod support;
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{channel, Sender};
@@ -37,10 +32,12 @@ use webagent::tui::app::{LoadState, Modal, Outcome, RunStatus};
 use webagent::tui::event_loop::{bench_draw, synthetic_page};
 use webagent::tui::{App, AppEvent, AppState, Effect, Pane, Theme};
 
-use tmux::{
+use support::scratch::scratch_dir;
+use support::tmux::{
     capture, require_tmux_and_chromium, settled_screen, settled_screen_where, tmux_keys,
     tmux_start, tmux_text, wait_for_screen, TmuxSession,
 };
+use support::{listing, llm_server, tmux};
 
 const SITEMAP: &str = r#"
 origin: http://127.0.0.1:8080
@@ -1180,14 +1177,6 @@ fn without_a_model_a_task_is_refused_and_kept() {
         notice.text
     );
     assert_eq!(bench.state().status.run, RunStatus::Idle);
-}
-
-/// A fresh directory under the system temp dir for one test.
-fn scratch_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("webagent-tui-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("creating a scratch directory");
-    dir
 }
 
 #[test]
@@ -2725,19 +2714,7 @@ fn till(pages: &webagent::serve::PageServer) -> std::sync::Arc<std::sync::atomic
 
 /// One scripted answer of the model: its reflection and `action`.
 fn model_step(goal: &str, action: serde_json::Value) -> llm_server::Reply {
-    use webagent::agent::AGENT_TOOL_NAME;
-    llm_server::Reply::json(
-        200,
-        llm_server::tool_call_completion(
-            AGENT_TOOL_NAME,
-            &json!({
-                "evaluation_previous_goal": "as planned",
-                "memory": "on the till",
-                "next_goal": goal,
-                "action": action,
-            }),
-        ),
-    )
+    llm_server::agent_step("as planned", "on the till", goal, action)
 }
 
 fn model_done(text: &str) -> llm_server::Reply {

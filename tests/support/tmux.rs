@@ -2,8 +2,6 @@
 //! `send-keys`, and screens read once they have settled (the same capture
 //! twice), never after a fixed sleep.
 
-#![allow(dead_code)]
-
 /// A tmux command on the session's own server (`-L`, named after the
 /// session). Tests run in parallel, and on one shared server a test that
 /// killed the last session stopped the server under another test's
