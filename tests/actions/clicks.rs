@@ -9,12 +9,12 @@ use serde_json::json;
 use webagent::actions::FailureReason;
 use webagent::browser::act::ExecOptions;
 
+use crate::readback::{index_of, page_js, seen};
 use crate::support::chromium::shared;
 use crate::support::pages::seen_page;
 use crate::support::tab::{
     act, act_on, act_with, assert_ok, failure, observe, quick_options, with_page_in_front,
 };
-use crate::{index_of, page_js, seen};
 
 #[test]
 fn click_by_index_lands_on_the_listed_button() {

@@ -6,12 +6,12 @@ use serde_json::json;
 use webagent::actions::FailureReason;
 use webagent::browser::{BrowserSession, LaunchOptions};
 
+use crate::readback::{index_of, page_js, seen};
 use crate::support::chromium::shared;
 use crate::support::pages::seen_page;
 use crate::support::tab::{
     act, act_on, assert_ok, failure, in_front, observe, quick_options, with_page_in_front,
 };
-use crate::{index_of, page_js, seen};
 
 #[test]
 fn upload_file_sets_the_file_and_a_missing_file_is_invalid() {

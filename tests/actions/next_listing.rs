@@ -9,12 +9,12 @@ use webagent::browser::act::ExecOptions;
 use webagent::browser::{ObserveOptions, Tab};
 use webagent::dom::PageState;
 
+use crate::readback::{index_of, seen};
 use crate::support::chromium::shared;
 use crate::support::pages::seen_page;
 use crate::support::tab::{
     act, act_on, act_with, assert_ok, observe, quick_options, with_page_in_front,
 };
-use crate::{index_of, seen};
 
 #[test]
 fn a_submenu_that_opens_late_after_hover_is_in_the_next_listing() {

@@ -6,11 +6,11 @@ use serde_json::json;
 use webagent::actions::{ActionResult, FailureReason};
 use webagent::browser::Tab;
 
+use crate::readback::{index_of, page_js, seen};
 use crate::support::pages::seen_page;
 use crate::support::tab::{
     act, act_on, assert_ok, failure, observe, quick_options, with_page_in_front,
 };
-use crate::{index_of, page_js, seen};
 
 #[test]
 fn hover_moves_the_mouse_onto_the_element() {

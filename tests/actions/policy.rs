@@ -6,11 +6,11 @@ use serde_json::json;
 use webagent::actions::{Catalog, FailureReason};
 use webagent::browser::act::{ExecOptions, Executor};
 
+use crate::readback::{page_js, seen};
 use crate::support::pages::seen_page;
 use crate::support::tab::{
     act, act_with, assert_ok, failure, observe, quick_options, with_page_in_front,
 };
-use crate::{page_js, seen};
 
 #[test]
 fn execute_javascript_is_blocked_unless_enabled() {

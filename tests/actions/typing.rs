@@ -5,12 +5,12 @@
 use serde_json::json;
 use webagent::actions::FailureReason;
 
+use crate::readback::{index_of, page_js, seen};
 use crate::support::chromium::shared;
 use crate::support::pages::seen_page;
 use crate::support::tab::{
     act, act_on, assert_ok, failure, observe, quick_options, with_page_in_front,
 };
-use crate::{index_of, page_js, seen};
 
 #[test]
 fn input_text_reaches_a_react_style_controlled_field() {

@@ -7,12 +7,12 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
+use crate::answers::{done, reply};
 use crate::support::chromium::shared;
 use crate::support::cli::webagent;
 use crate::support::llm_server::{LlmServer, Reply};
 use crate::support::pages::page;
 use crate::support::scratch::scratch_dir;
-use crate::{done, reply};
 
 #[test]
 fn bad_flags_exit_with_2_and_the_reason() {

@@ -6,10 +6,11 @@ use serde_json::{json, Value};
 use webagent::actions::ActionResult;
 use webagent::secrets::Secrets;
 
+use crate::answers::{done, reply};
+use crate::run::{run_agent, run_on_page, Run, Setup};
 use crate::support::chromium::shared;
 use crate::support::llm_server::{tool_call_completion, Reply};
 use crate::support::pages::page;
-use crate::{done, reply, run_agent, run_on_page, Run, Setup};
 
 #[test]
 fn extract_asks_the_model_with_the_page_text_and_secrets_masked() {

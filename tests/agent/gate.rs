@@ -16,12 +16,11 @@ use webagent::environment::{
 use webagent::events::{EndReason, Event, EventSink};
 use webagent::llm::{stop_pair, LlmClient, LlmConfig};
 
+use crate::answers::{done, reply, step_args};
+use crate::run::fast_retries;
+use crate::scripted::{run_gate, run_gate_steps, ScriptedApprover, ScriptedEnvironment};
 use crate::support::chromium::shared;
 use crate::support::llm_server::{text_completion, tool_call_completion, LlmServer, Reply};
-use crate::{
-    done, fast_retries, reply, run_gate, run_gate_steps, step_args, ScriptedApprover,
-    ScriptedEnvironment,
-};
 
 #[test]
 fn answers_without_a_usable_action_run_nothing_and_end_the_run_after_three_in_a_row() {

@@ -7,10 +7,12 @@ use serde_json::{json, Value};
 use webagent::environment::ApprovalDecision;
 use webagent::events::Event;
 
+use crate::answers::{done, reply};
+use crate::run::{run_agent, run_on_page, Setup};
+use crate::scripted::run_gate_steps;
 use crate::support::chromium::shared;
 use crate::support::listing;
 use crate::support::pages::page;
-use crate::{done, reply, run_agent, run_gate_steps, run_on_page, Setup};
 
 #[test]
 fn the_demo_order_form_is_filled_and_submitted_in_one_model_call() {

@@ -8,10 +8,11 @@ use webagent::agent::AGENT_TOOL_NAME;
 use webagent::events::{EndReason, Event};
 use webagent::vision::VisionMode;
 
+use crate::answers::{done, reply, step_args};
+use crate::run::{run_agent, Run, Setup};
 use crate::support::chromium::shared;
 use crate::support::llm_server::{error_body, rechunk, tool_call_events, Reply, StreamEnd};
 use crate::support::pages::page;
-use crate::{done, reply, run_agent, step_args, Run, Setup};
 
 #[test]
 fn a_rate_limit_is_waited_out_and_the_step_goes_on() {

@@ -14,10 +14,11 @@ use webagent::secrets::Secrets;
 use webagent::serve::Response;
 use webagent::sitemap::Sitemap;
 
+use crate::answers::{done, reply, step_args, streamed};
+use crate::run::{run_agent, Setup};
 use crate::support::chromium::shared;
 use crate::support::llm_server::{text_completion, tool_call_completion, tool_call_events, Reply};
 use crate::support::pages::page;
-use crate::{done, reply, run_agent, step_args, streamed, Setup};
 
 /// The Acme-like app: sign in (a real form POST setting a cookie), a
 /// dashboard behind it, and a new-order form whose submissions are kept.

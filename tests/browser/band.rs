@@ -5,7 +5,7 @@
 
 use webagent::browser::{ObserveOptions, Tab};
 
-use crate::find;
+use crate::listed::find;
 use crate::support::pages::bare_page;
 use crate::support::tab::{observe, with_page};
 

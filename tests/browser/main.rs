@@ -9,26 +9,9 @@
 mod support;
 
 mod band;
+mod listed;
 mod names;
 mod observer;
 mod pictures;
 mod session;
 mod visibility;
-
-use webagent::dom::{InteractiveElement, PageState};
-
-fn texts(state: &PageState) -> Vec<String> {
-    state.elements.iter().map(|e| e.text.clone()).collect()
-}
-
-fn find<'a>(state: &'a PageState, text: &str) -> Option<&'a InteractiveElement> {
-    state.elements.iter().find(|e| e.text == text)
-}
-
-fn line_of(state: &PageState, pick: impl Fn(&InteractiveElement) -> bool) -> &InteractiveElement {
-    state
-        .elements
-        .iter()
-        .find(|e| pick(e))
-        .unwrap_or_else(|| panic!("no such element in\n{}", state.listing))
-}

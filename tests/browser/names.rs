@@ -3,10 +3,10 @@
 //! option lists, an icon inside a sentence, long field values, and the
 //! page text's spacing.
 
+use crate::listed::{find, line_of};
 use crate::support::chromium::shared;
 use crate::support::pages::bare_page;
 use crate::support::tab::{act_ok, observe, with_page};
-use crate::{find, line_of};
 
 #[test]
 fn icon_only_controls_get_names_a_model_can_tell_apart() {

@@ -8,7 +8,7 @@ use std::time::Duration;
 use webagent::browser::BrowserError;
 use webagent::dom::ElementIndex;
 
-use crate::find;
+use crate::listed::find;
 use crate::support::chromium::shared;
 use crate::support::pages::bare_page;
 use crate::support::tab::{observe, with_page};

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use webagent::browser::{BrowserError, BrowserSession, LaunchOptions, SessionStatus};
 
-use crate::find;
+use crate::listed::find;
 use crate::support::chromium::shared;
 use crate::support::pages::bare_page;
 use crate::support::tab::observe;

@@ -5,10 +5,10 @@
 
 use webagent::browser::ObserveOptions;
 
+use crate::listed::{find, texts};
 use crate::support::chromium::shared;
 use crate::support::pages::bare_page;
 use crate::support::tab::{observe, with_page};
-use crate::{find, texts};
 
 #[test]
 fn hidden_transparent_and_empty_elements_are_not_listed() {

@@ -5,7 +5,7 @@ use std::net::{SocketAddr, TcpStream};
 
 use webagent::demo::DEMO_EMAIL;
 
-use crate::Client;
+use crate::client::Client;
 
 /// Kills the child if the test fails before it stops it itself.
 struct ChildGuard(std::process::Child);

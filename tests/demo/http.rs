@@ -10,8 +10,8 @@ use webagent::demo::{
 };
 use webagent::sitemap::Sitemap;
 
+use crate::client::{repo_file, site, Client};
 use crate::support::chromium::runtime;
-use crate::{repo_file, site, Client};
 
 #[test]
 fn signing_in_with_the_shown_credentials_returns_to_the_gated_page() {

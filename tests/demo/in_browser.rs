@@ -7,9 +7,9 @@ use serde_json::json;
 use webagent::browser::Tab;
 use webagent::demo::{DEMO_EMAIL, DEMO_PASSWORD, FIRST_ORDER_ID};
 
+use crate::client::{repo_file, site};
 use crate::support::chromium::{runtime, shared};
 use crate::support::tab::{act_ok, observe};
-use crate::{repo_file, site};
 
 async fn sign_in_in_browser(tab: &Tab) {
     act_ok(

@@ -8,11 +8,11 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use webagent::llm::{ChatMessage, ChatRequest, LlmClient, LlmError, LlmEvent, StopSignal};
 
+use crate::calls::{call, config, step_arguments, step_request};
 use crate::support::llm_server::{
     error_body, rechunk, sse_event, text_completion, text_events, tool_call_completion,
     tool_call_events, LlmServer, Reply,
 };
-use crate::{call, config, step_arguments, step_request};
 
 #[tokio::test]
 async fn plain_tool_call_answer_is_read_with_usage_and_raw_body() {

@@ -5,10 +5,10 @@
 use serde_json::{json, Value};
 use webagent::llm::{LlmClient, LlmEvent, StopSignal, ToolChoice};
 
+use crate::calls::{call, config, step_arguments, step_request};
 use crate::support::llm_server::{
     error_body, sse_event, tool_call_completion, tool_call_events, LlmServer, Reply,
 };
-use crate::{call, config, step_arguments, step_request};
 
 #[tokio::test]
 async fn a_server_refusing_stream_gets_a_plain_request_from_then_on() {

@@ -5,10 +5,10 @@
 use serde_json::json;
 use webagent::llm::{ChatMessage, ChatRequest, LlmClient, LlmError, StopSignal};
 
+use crate::calls::{call, config, retries, step_arguments, step_request, step_tool};
 use crate::support::llm_server::{
     error_body, sse_event, text_completion, tool_call_events, LlmServer, Reply,
 };
-use crate::{call, config, retries, step_arguments, step_request, step_tool};
 
 #[tokio::test]
 async fn unauthorized_fails_at_once_and_says_the_key_is_missing() {

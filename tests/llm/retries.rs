@@ -7,11 +7,11 @@ use std::time::Duration;
 use serde_json::Value;
 use webagent::llm::{LlmClient, LlmError, StopSignal};
 
+use crate::calls::{call, config, retries, step_arguments, step_request};
 use crate::support::llm_server::{
     error_body, text_completion, tool_call_completion, tool_call_events, LlmServer, Reply,
     StreamEnd,
 };
-use crate::{call, config, retries, step_arguments, step_request};
 
 /// Decision: a stream cut off mid-way is retried like a connection error,
 /// since nothing was done with the half answer; the UI is told to clear

@@ -7,10 +7,10 @@ use std::time::Duration;
 use serde_json::Value;
 use webagent::llm::{stop_pair, LlmClient, LlmError, StopSignal, TimeoutPhase};
 
+use crate::calls::{call, config, retries, step_arguments, step_request, GUARD};
 use crate::support::llm_server::{
     rechunk, text_completion, tool_call_events, LlmServer, Piece, Reply, StreamEnd,
 };
-use crate::{call, config, retries, step_arguments, step_request, GUARD};
 
 #[tokio::test]
 async fn a_silent_stream_ends_with_an_idle_timeout() {

@@ -8,10 +8,10 @@ use serde_json::json;
 use webagent::actions::{ActionResult, FailureReason};
 use webagent::serve::Response;
 
+use crate::sides::{away_hits, away_page, click_text, shared, with_env};
 use crate::support::pages::page;
 use crate::support::tab::action;
 use crate::support::wait::eventually;
-use crate::{away_hits, away_page, click_text, shared, with_env};
 
 fn assert_blocked(result: &ActionResult, url: &str) {
     match result {

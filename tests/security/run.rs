@@ -7,11 +7,11 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
+use crate::sides::{away_hits, away_page, reply, shared};
 use crate::support::cli::webagent;
 use crate::support::llm_server::{LlmServer, Reply};
 use crate::support::pages::page;
 use crate::support::scratch::scratch_dir;
-use crate::{away_hits, away_page, reply, shared};
 
 /// The parent pid of a process, from /proc.
 fn parent_of(pid: u32) -> Option<u32> {

@@ -7,6 +7,7 @@ use serde_json::json;
 use webagent::agent::AGENT_TOOL_NAME;
 use webagent::serve::Response;
 
+use crate::sides::{reply, shared};
 use crate::support::cli::webagent;
 use crate::support::llm_server::{tool_call_completion, tool_call_events, LlmServer, Reply};
 use crate::support::pages::page;
@@ -14,7 +15,6 @@ use crate::support::scratch::scratch_dir;
 use crate::support::tmux::{
     require_tmux_and_chromium, tmux_keys, tmux_start, wait_for_screen, TmuxSession,
 };
-use crate::{reply, shared};
 
 /// The secret value every channel below must never show.
 const VAULT: &str = "Vq7-cobalt-0412";

@@ -7,9 +7,9 @@ use serde_json::json;
 use webagent::actions::FailureReason;
 use webagent::browser::act::ExecOptions;
 
+use crate::sides::{click_text, shared, with_env, with_env_options};
 use crate::support::pages::page;
 use crate::support::tab::action;
-use crate::{click_text, shared, with_env, with_env_options};
 
 #[test]
 fn a_page_that_never_answers_ends_with_timeout_and_the_run_goes_on() {

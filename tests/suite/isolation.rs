@@ -6,10 +6,10 @@ use std::sync::{Arc, Mutex};
 
 use webagent::serve::Response;
 
+use crate::cases::{finished, numbered_cases, serve_outcome_pages, webagent_test, RECIPES};
 use crate::support::chromium::shared;
 use crate::support::cli::{json_lines, said};
 use crate::support::scratch::scratch_dir;
-use crate::{finished, numbered_cases, serve_outcome_pages, webagent_test, RECIPES};
 
 #[test]
 fn cases_running_at_once_share_no_cookies_or_storage() {

@@ -7,11 +7,11 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use crate::cases::{finished, serve_outcome_pages, webagent_test, RECIPES};
 use crate::support::chromium::shared;
 use crate::support::cli::{json_lines, said};
 use crate::support::llm_server;
 use crate::support::scratch::scratch_dir;
-use crate::{finished, serve_outcome_pages, webagent_test, RECIPES};
 
 #[test]
 fn a_suite_reports_passing_failing_flaky_and_timed_out_cases() {

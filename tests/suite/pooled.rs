@@ -8,10 +8,11 @@ use std::time::Duration;
 
 use webagent::serve::Response;
 
+use crate::cases::{finished, numbered_cases, serve_outcome_pages};
+use crate::pool;
 use crate::support::chromium::shared;
 use crate::support::cli::{json_lines, said};
 use crate::support::scratch::scratch_dir;
-use crate::{finished, numbered_cases, pool, serve_outcome_pages};
 
 #[test]
 fn a_pool_that_queues_sessions_serves_a_suite_at_its_documented_address() {

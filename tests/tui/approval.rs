@@ -9,7 +9,7 @@ use webagent::environment::ApprovalDecision;
 use webagent::tui::app::Modal;
 use webagent::tui::{AppEvent, Effect};
 
-use crate::{approval_request, Bench};
+use crate::bench::{approval_request, Bench};
 
 #[test]
 fn approving_sends_the_decision_to_the_waiting_agent() {

@@ -13,8 +13,8 @@ use webagent::events::{Event, TokenUsage};
 use webagent::tui::app::{Outcome, RunStatus};
 use webagent::tui::{AppEvent, Effect};
 
+use crate::bench::{step_record, with_acme_scripts, Bench};
 use crate::support::scratch::scratch_dir;
-use crate::{step_record, with_acme_scripts, Bench};
 
 #[test]
 fn a_command_line_action_runs_and_lands_in_the_log() {

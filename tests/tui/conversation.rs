@@ -13,8 +13,8 @@ use webagent::events::{
 use webagent::tui::app::Outcome;
 use webagent::tui::{AppEvent, Effect};
 
+use crate::bench::{approval_request, step_record, Bench};
 use crate::support::scratch::scratch_dir;
-use crate::{approval_request, step_record, Bench};
 
 /// A step record of `action` at `index`, its own time and the person's
 /// wait apart.

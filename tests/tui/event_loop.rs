@@ -15,8 +15,8 @@ use webagent::tui::app::{LoadState, Outcome, RunStatus};
 use webagent::tui::event_loop::{bench_draw, synthetic_page};
 use webagent::tui::{AppEvent, Effect, Pane, Theme};
 
+use crate::bench::{approval_request, feed_step, orders_page, sitemaps, sizes, Bench};
 use crate::support::scratch::scratch_dir;
-use crate::{approval_request, feed_step, orders_page, sitemaps, sizes, Bench};
 
 #[test]
 fn a_typed_task_starts_a_run_and_the_mode_cycles() {

@@ -11,7 +11,9 @@ use webagent::events::Event;
 use webagent::tui::app::Modal;
 use webagent::tui::{AppEvent, Effect, Theme};
 
-use crate::{approval_request, assert_snapshot, feed_step, screen_text, sizes, step_record, Bench};
+use crate::bench::{
+    approval_request, assert_snapshot, feed_step, screen_text, sizes, step_record, Bench,
+};
 
 /// The task cache's report reaches the status line and the log.
 #[test]

@@ -12,12 +12,12 @@ use webagent::events::{Event, ObservationSummary, TokenUsage};
 use webagent::tui::app::RunStatus;
 use webagent::tui::{AppEvent, Effect};
 
+use crate::bench::{with_acme_scripts, Bench};
 use crate::support::listing;
 use crate::support::scratch::scratch_dir;
 use crate::support::tmux::{
     require_tmux_and_chromium, tmux_keys, tmux_start, tmux_text, wait_for_screen, TmuxSession,
 };
-use crate::{with_acme_scripts, Bench};
 
 /// Waits (bounded, not timed) for the services' event `pick` accepts,
 /// keeping every other event seen on the way in `seen`.
