@@ -8,8 +8,7 @@
 //! own settings never leak in. The end-to-end test needs Chromium; without
 //! it it fails with the reason.
 
-#[path = "support/llm_server.rs"]
-mod llm_server;
+mod support;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -17,8 +16,11 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Value};
 
-use llm_server::{tool_call_completion, LlmServer, Reply};
-use webagent::agent::AGENT_TOOL_NAME;
+use support::chromium::runtime;
+use support::cli::{output_of, webagent};
+use support::llm_server::{agent_step, tool_call_completion, LlmServer, Reply};
+use support::pages::page;
+use support::scratch::scratch_dir;
 use webagent::serve::{PageServer, Response};
 
 /// A scratch layout: `home/`, `xdg/webagent/`, `work/` (the working dir).
@@ -28,9 +30,7 @@ struct Sandbox {
 
 impl Sandbox {
     fn new(name: &str) -> Sandbox {
-        let root =
-            std::env::temp_dir().join(format!("webagent-config-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&root);
+        let root = scratch_dir(name);
         for dir in ["home", "xdg/webagent", "work"] {
             std::fs::create_dir_all(root.join(dir)).expect("create the sandbox");
         }
@@ -51,7 +51,7 @@ impl Sandbox {
 
     /// The binary with only PATH kept from this process's environment.
     fn webagent(&self) -> Command {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_webagent"));
+        let mut command = webagent();
         command
             .env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
@@ -379,18 +379,9 @@ fn the_printed_config_shows_no_secret_or_key() {
     );
 }
 
-fn page(title: &str, body: &str) -> String {
-    format!("<!doctype html><html><head><title>{title}</title></head><body>{body}</body></html>")
-}
-
+/// A step of the scripted model, which judges nothing before it.
 fn step(goal: &str, action: Value) -> Reply {
-    let arguments = json!({
-        "evaluation_previous_goal": "Unknown",
-        "memory": "",
-        "next_goal": goal,
-        "action": action,
-    });
-    Reply::json(200, tool_call_completion(AGENT_TOOL_NAME, &arguments))
+    agent_step("Unknown", "", goal, action)
 }
 
 #[test]
@@ -742,22 +733,6 @@ fn actions_lists_custom_actions_from_recipes_and_the_configured_directory() {
 // ---------------------------------------------------------------------
 // Every command builds the same session: what one gets (a model for
 // `extract`, the sitemaps, the allowed-domain guard) the others get too.
-
-/// Runs `command` off the async runtime and returns its output.
-async fn output_of(mut command: Command) -> std::process::Output {
-    tokio::task::spawn_blocking(move || command.output())
-        .await
-        .expect("joined")
-        .expect("webagent runs")
-}
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("a runtime")
-}
 
 #[test]
 fn extract_asks_the_configured_model_in_a_recipe_run() {

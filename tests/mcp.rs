@@ -3,8 +3,7 @@
 //! pages this test serves on 127.0.0.1. Needs Chromium (the server
 //! launches its own); without it the first call fails with the reason.
 
-#[path = "support/listing.rs"]
-mod listing;
+mod support;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -16,7 +15,8 @@ use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
-use listing::index_of;
+use support::listing::index_of;
+use support::scratch::scratch_dir;
 use webagent::serve::PageServer;
 
 /// A client that reports `tools/list_changed` notifications.
@@ -30,9 +30,9 @@ impl ClientHandler for Client {
     }
 }
 
+/// A [`scratch_dir`] with an empty `recipes/` folder for the server.
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("webagent-mcp-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = scratch_dir(name);
     std::fs::create_dir_all(dir.join("recipes")).expect("a scratch directory");
     dir
 }

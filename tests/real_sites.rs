@@ -6,22 +6,27 @@
 //! Tests of sign-ins start their own browsers (two runs each, or one that
 //! gets killed); the rest share one browser for the binary.
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use webagent::actions::{Action, ActionResult, Catalog};
+use support::chromium::{self, runtime, start};
+use support::scratch::scratch_dir;
+use support::tab::{action, driver, with_page_on};
+use support::wait::eventually;
+use webagent::actions::ActionResult;
 use webagent::browser::act::ExecOptions;
 use webagent::browser::Driver;
 use webagent::browser::{BrowserError, BrowserSession, DownloadOptions, LaunchOptions, Tab};
 use webagent::dom::PageState;
 use webagent::serve::{PageServer, Response};
-use webagent::sitemap::SitemapSet;
 
 /// The runtime and the sign-in site; each test starts its own browsers.
 struct Site {
-    runtime: tokio::runtime::Runtime,
+    runtime: &'static tokio::runtime::Runtime,
     server: PageServer,
 }
 
@@ -32,11 +37,7 @@ static SITE: OnceLock<Site> = OnceLock::new();
 /// storage).
 fn site() -> &'static Site {
     SITE.get_or_init(|| {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .expect("a runtime");
+        let runtime = runtime();
         let server = runtime
             .block_on(PageServer::start())
             .expect("a page server");
@@ -67,19 +68,6 @@ fn site() -> &'static Site {
     })
 }
 
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("webagent-real-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("a temp dir");
-    dir
-}
-
-async fn start(options: LaunchOptions) -> BrowserSession {
-    BrowserSession::start(options)
-        .await
-        .unwrap_or_else(|e| panic!("these tests need Chromium: {e}"))
-}
-
 /// The page's `#who` and `#token` texts.
 async fn who(tab: &Tab) -> (String, String) {
     let value = tab
@@ -90,18 +78,6 @@ async fn who(tab: &Tab) -> (String, String) {
     (text(0), text(1))
 }
 
-/// Waits (up to 10 s) until `check` holds.
-async fn eventually(mut check: impl FnMut() -> bool) -> bool {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while Instant::now() < deadline {
-        if check() {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    check()
-}
-
 /// No Chromium runs on a persistent profile any more.
 async fn released(profile: &Path) -> bool {
     eventually(|| chromium_on(profile).is_none()).await
@@ -110,7 +86,7 @@ async fn released(profile: &Path) -> bool {
 #[test]
 fn a_sign_in_lasts_across_two_runs_on_a_persistent_profile() {
     let s = site();
-    let profile = temp_dir("profile").join("profile");
+    let profile = scratch_dir("profile").join("profile");
     let options = LaunchOptions {
         profile: Some(profile.clone()),
         ..LaunchOptions::default()
@@ -162,7 +138,7 @@ fn a_sign_in_lasts_across_two_runs_on_a_persistent_profile() {
 #[test]
 fn a_state_file_carries_a_sign_in_into_a_fresh_profile_and_only_its_owner_reads_it() {
     let s = site();
-    let dir = temp_dir("state");
+    let dir = scratch_dir("state");
     let state = dir.join("state.json");
     let options = LaunchOptions {
         state: Some(state.clone()),
@@ -212,7 +188,7 @@ fn a_state_file_carries_a_sign_in_into_a_fresh_profile_and_only_its_owner_reads_
 #[test]
 fn a_broken_state_file_stops_the_start_with_its_name_and_place() {
     let s = site();
-    let dir = temp_dir("bad-state");
+    let dir = scratch_dir("bad-state");
     let state = dir.join("state.json");
     std::fs::write(&state, "{\"cookies\": 3}").expect("writing");
     s.runtime.block_on(async {
@@ -286,18 +262,10 @@ async fn kill_and_recover(env: &mut Driver, session: &BrowserSession) -> PageSta
     }
 }
 
-fn environment(tab: Tab) -> Driver {
-    Driver::new(
-        tab,
-        ExecOptions::default(),
-        std::sync::Arc::new(std::sync::RwLock::new(SitemapSet::default())),
-    )
-}
-
 #[test]
 fn a_killed_chromium_comes_back_signed_in_from_the_state_file() {
     let s = site();
-    let dir = temp_dir("killed-state");
+    let dir = scratch_dir("killed-state");
     let state = dir.join("state.json");
     s.runtime.block_on(async {
         let session = start(LaunchOptions {
@@ -313,7 +281,7 @@ fn a_killed_chromium_comes_back_signed_in_from_the_state_file() {
         tab.navigate(&s.server.url("/home"), Duration::from_secs(10))
             .await
             .expect("home");
-        let mut env = environment(tab);
+        let mut env = driver(tab, ExecOptions::default());
         assert_eq!(env.observe().await.expect("observing").title, "Home");
         let page = kill_and_recover(&mut env, &session).await;
         assert!(
@@ -332,7 +300,7 @@ fn a_killed_chromium_comes_back_signed_in_from_the_state_file() {
 #[test]
 fn a_killed_chromium_comes_back_signed_in_on_its_persistent_profile() {
     let s = site();
-    let profile = temp_dir("killed-profile").join("profile");
+    let profile = scratch_dir("killed-profile").join("profile");
     s.runtime.block_on(async {
         let session = start(LaunchOptions {
             profile: Some(profile.clone()),
@@ -346,7 +314,7 @@ fn a_killed_chromium_comes_back_signed_in_on_its_persistent_profile() {
         tab.navigate(&s.server.url("/home"), Duration::from_secs(10))
             .await
             .expect("home");
-        let mut env = environment(tab);
+        let mut env = driver(tab, ExecOptions::default());
         assert_eq!(env.observe().await.expect("observing").title, "Home");
         let page = kill_and_recover(&mut env, &session).await;
         assert!(
@@ -355,10 +323,6 @@ fn a_killed_chromium_comes_back_signed_in_on_its_persistent_profile() {
             page.page_text.text
         );
     });
-}
-
-fn action(value: Value) -> Action {
-    Catalog::builtin().parse(&value).expect("a valid action")
 }
 
 fn ok_data(result: &ActionResult) -> Value {
@@ -371,7 +335,7 @@ fn ok_data(result: &ActionResult) -> Value {
 #[test]
 fn webagent_state_save_writes_the_file_and_no_log_or_output_holds_its_values() {
     let s = site();
-    let dir = temp_dir("cli-state");
+    let dir = scratch_dir("cli-state");
     let state = dir.join("state.json");
     let log = dir.join("webagent.log");
     let webagent = |args: &[&str]| {
@@ -423,59 +387,49 @@ fn webagent_state_save_writes_the_file_and_no_log_or_output_holds_its_values() {
 // ---------------------------------------------------------------------
 // Downloads and tabs: one shared browser that keeps downloads.
 
+/// The binary's shared browser (see `support::chromium`), launched to keep
+/// downloads, and where it keeps them.
 struct Shared {
-    runtime: tokio::runtime::Runtime,
     session: BrowserSession,
     server: PageServer,
     downloads: PathBuf,
 }
 
-static SHARED: OnceLock<Shared> = OnceLock::new();
-
 /// The largest download the shared browser keeps.
 const MAX_DOWNLOAD: u64 = 64 * 1024;
 
 fn shared() -> &'static Shared {
-    SHARED.get_or_init(|| {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .expect("a runtime");
-        let downloads = temp_dir("downloads");
-        let (server, session) = runtime.block_on(async {
-            let server = PageServer::start().await.expect("a page server");
-            let session = start(LaunchOptions {
-                downloads: Some(DownloadOptions {
-                    dir: downloads.clone(),
-                    max_bytes: MAX_DOWNLOAD,
-                }),
-                ..LaunchOptions::default()
-            })
-            .await;
-            (server, session)
-        });
-        Shared {
-            runtime,
+    static SHARED: OnceLock<Result<Shared, String>> = OnceLock::new();
+    let shared = SHARED.get_or_init(|| {
+        let downloads = scratch_dir("downloads");
+        let chromium::Shared {
+            session, server, ..
+        } = chromium::Shared::start(|_| LaunchOptions {
+            downloads: Some(DownloadOptions {
+                dir: downloads.clone(),
+                max_bytes: MAX_DOWNLOAD,
+            }),
+            ..LaunchOptions::default()
+        })?;
+        Ok(Shared {
             session,
             server,
             downloads: downloads.canonicalize().expect("the downloads dir"),
-        }
-    })
+        })
+    });
+    chromium::started(shared.as_ref())
 }
 
-/// Serves `html` at `path`, opens it and runs `body` on an environment.
+/// Serves `html` at `path`, opens it and runs `body` on an environment
+/// that follows the tabs a click opens and keeps downloads.
 fn with_env<F, Fut>(path: &str, html: &str, body: F)
 where
     F: FnOnce(Driver) -> Fut,
     Fut: std::future::Future<Output = ()>,
 {
     let s = shared();
-    s.server.html(path, html.to_string());
-    let url = s.server.url(path);
-    s.runtime.block_on(async {
-        let tab = s.session.new_tab(&url).await.expect("opening the page");
-        let mut env = environment(tab).with_tab_and_download_policy(true, false);
+    with_page_on(&s.session, &s.server, path, html, |tab, _| async move {
+        let mut env = driver(tab, ExecOptions::default()).with_tab_and_download_policy(true, false);
         env.observe().await.expect("observing");
         body(env).await;
     });
@@ -814,7 +768,7 @@ fn selectors_reach_into_frames_of_any_origin_and_shadow_roots_and_upload_there()
          r.innerHTML = '<button id=inner onclick=\"document.title = \\'shadow pressed\\'\">Shadow</button>';</script>\
          <iframe src=\"{outer}\" style=\"width:600px;height:300px\"></iframe>"
     );
-    let upload = temp_dir("frame-upload").join("invoice.txt");
+    let upload = scratch_dir("frame-upload").join("invoice.txt");
     std::fs::write(&upload, "invoice 42").expect("a file to upload");
     with_env("/nest", &html, |mut env| async move {
         // Nested: a 127.0.0.1 frame inside the localhost frame is listed

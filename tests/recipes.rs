@@ -8,31 +8,28 @@
 //! One Chromium for the whole binary: the commands run here attach to it
 //! with `--connect`.
 
-#[path = "support/llm_server.rs"]
-mod llm_server;
-
-#[path = "support/chromium.rs"]
-mod chromium;
+mod support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
-use llm_server::{tool_call_completion, LlmServer, Reply};
-use webagent::agent::{Agent, AgentConfig, AGENT_TOOL_NAME};
-use webagent::browser::act::ExecOptions;
-use webagent::browser::{Driver, ObserveOptions, Tab};
+use support::chromium::{runtime, shared};
+use support::cli::{json_lines, output_of, said, webagent};
+use support::events::drain;
+use support::llm_server::{step_reply, LlmServer, Reply};
+use support::pages::page;
+use support::scratch::scratch_dir;
+use support::tab::script_environment;
+use webagent::agent::{Agent, AgentConfig};
+use webagent::browser::ObserveOptions;
 use webagent::environment::{ApprovalMode, HeadlessApprover, Road};
 use webagent::events::{Event, EventSink};
-use webagent::llm::{LlmClient, LlmConfig, RetryPolicy};
-use webagent::script::{
-    recipe_from_events, CancelFlag, RecipeHost, ScriptEnvironment, ScriptError, Scripts,
-};
+use webagent::script::{recipe_from_events, CancelFlag, RecipeHost, ScriptError, Scripts};
 use webagent::serve::{PageServer, Request, Response};
-use webagent::sitemap::SitemapSet;
 
 /// The one-time code seed the test pages and the command share:
 /// "12345678901234567890" in base32 (RFC 6238's test seed).
@@ -107,10 +104,6 @@ fn escape(text: &str) -> String {
         .replace('"', "&quot;")
 }
 
-fn page(title: &str, body: &str) -> String {
-    format!("<!doctype html><html><head><title>{title}</title></head><body>{body}</body></html>")
-}
-
 /// The sign-in page. `v` picks what changed since the recording:
 /// - `id`: the button's id (`login` → `login-button`);
 /// - `text`: the button's words (`Sign in` → `Log in`);
@@ -150,10 +143,6 @@ fn login_page(v: &str) -> String {
     )
 }
 
-fn shared() -> &'static chromium::Shared {
-    chromium::shared()
-}
-
 fn ws() -> String {
     shared()
         .session
@@ -161,58 +150,14 @@ fn ws() -> String {
         .expect("the launched browser has an address")
 }
 
+/// A [`scratch_dir`] named for this run too, so a run never meets what an
+/// earlier one left under the same name.
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "webagent-recipes-{name}-{}-{}",
-        std::process::id(),
-        webagent::totp::now()
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("a scratch directory");
-    dir
-}
-
-fn step_reply(goal: &str, action: Value) -> Reply {
-    Reply::json(
-        200,
-        tool_call_completion(
-            AGENT_TOOL_NAME,
-            &json!({
-                "evaluation_previous_goal": "looked at the page",
-                "memory": "",
-                "next_goal": goal,
-                "action": action,
-            }),
-        ),
-    )
+    scratch_dir(&format!("{name}-{}", webagent::totp::now()))
 }
 
 fn done_reply(text: &str) -> Reply {
     step_reply("finish", json!({"done": {"text": text, "success": true}}))
-}
-
-fn llm(server: &LlmServer) -> Arc<LlmClient> {
-    let config = LlmConfig::default()
-        .with_base_url(server.base_url())
-        .with_model("test-model")
-        .with_retry(RetryPolicy {
-            max_retries: 0,
-            base_delay: std::time::Duration::from_millis(10),
-            max_delay: std::time::Duration::from_millis(10),
-            max_retry_after: std::time::Duration::from_millis(10),
-        });
-    Arc::new(LlmClient::new(config).expect("client"))
-}
-
-fn environment(tab: Tab, scripts: &Scripts) -> ScriptEnvironment {
-    ScriptEnvironment::new(
-        Driver::new(
-            tab,
-            ExecOptions::default(),
-            Arc::new(RwLock::new(SitemapSet::new())),
-        ),
-        scripts.clone(),
-    )
 }
 
 fn road(scripts: &Scripts, tx: mpsc::UnboundedSender<Event>) -> Road {
@@ -222,14 +167,6 @@ fn road(scripts: &Scripts, tx: mpsc::UnboundedSender<Event>) -> Road {
         ApprovalMode::Never,
         EventSink::new(tx, Default::default()),
     )
-}
-
-fn drain(mut rx: mpsc::UnboundedReceiver<Event>) -> Vec<Event> {
-    let mut events = Vec::new();
-    while let Ok(event) = rx.try_recv() {
-        events.push(event);
-    }
-    events
 }
 
 /// The listing index of the first element of `url` that `pick` accepts.
@@ -283,8 +220,12 @@ async fn recorded_sign_in(app: &App) -> String {
         .await
         .expect("a tab");
     let (tx, rx) = mpsc::unbounded_channel();
-    let mut agent = Agent::new(llm(&server), environment(tab, &scripts), road(&scripts, tx))
-        .with_config(AgentConfig::default());
+    let mut agent = Agent::new(
+        server.client(),
+        script_environment(tab, &scripts),
+        road(&scripts, tx),
+    )
+    .with_config(AgentConfig::default());
     let outcome = agent.run("Sign in as ann").await.expect("the run starts");
     assert!(outcome.success, "{outcome:?}");
     drop(agent);
@@ -304,7 +245,7 @@ async fn replay_at(
         .unwrap_or_else(|e| panic!("the export compiles: {e}\n{source}"));
     let tab = shared().session.new_tab(url).await.expect("a tab");
     let (tx, rx) = mpsc::unbounded_channel();
-    let mut host = RecipeHost::new(environment(tab, &scripts), road(&scripts, tx))
+    let mut host = RecipeHost::new(script_environment(tab, &scripts), road(&scripts, tx))
         .with_origin(Some(origin.to_string()));
     let returned = scripts
         .run_recipe(Some("replay"), &mut host, &CancelFlag::new())
@@ -328,18 +269,12 @@ fn matched(events: &[Event]) -> Vec<String> {
         .collect()
 }
 
-/// `webagent` with no model from the environment, run in `dir`.
-fn webagent(dir: &Path) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_webagent"));
-    for name in [
-        "OPENAI_API_KEY",
-        "OPENAI_BASE_URL",
-        "WEBAGENT_MODEL",
-        "WEBAGENT_CONFIG",
-    ] {
-        command.env_remove(name);
-    }
+/// [`webagent`] run in `dir`, with no configuration from the environment
+/// or the user's folders.
+fn webagent_in(dir: &Path) -> Command {
+    let mut command = webagent();
     command
+        .env_remove("WEBAGENT_CONFIG")
         .current_dir(dir)
         .env("XDG_CONFIG_HOME", dir.join("xdg"))
         .args(["--log-file", "/dev/null"]);
@@ -349,30 +284,7 @@ fn webagent(dir: &Path) -> Command {
 /// Runs `command` off the runtime's threads (the test's servers answer on
 /// them meanwhile).
 fn output(command: Command) -> Output {
-    let mut command = command;
-    shared().runtime.block_on(async move {
-        tokio::task::spawn_blocking(move || command.output())
-            .await
-            .expect("joined")
-            .expect("webagent runs")
-    })
-}
-
-/// The JSON events a `--json` run printed.
-fn json_events(output: &Output) -> Vec<Value> {
-    String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .filter_map(|line| serde_json::from_str(line).ok())
-        .collect()
-}
-
-fn said(output: &Output) -> String {
-    format!(
-        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
-        output.status.code(),
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    )
+    runtime().block_on(output_of(command))
 }
 
 #[test]
@@ -420,7 +332,7 @@ fn an_export_replays_on_a_second_origin_with_a_parameter_override() {
     std::fs::write(dir.join("login.rhai"), &source).expect("the recipe is written");
 
     // On another origin, with another user.
-    let mut command = webagent(&dir);
+    let mut command = webagent_in(&dir);
     command
         .args(["recipe", "run", "login.rhai", "--json", "--connect", &ws()])
         .args(["--url", &second.url("/login")])
@@ -445,7 +357,7 @@ fn an_export_replays_on_a_second_origin_with_a_parameter_override() {
         ("emial=x@example.test", "unknown parameter `emial`"),
         ("days=soon", "`days`: expected an integer, got \"soon\""),
     ] {
-        let mut command = webagent(&dir);
+        let mut command = webagent_in(&dir);
         command
             .args(["recipe", "run", "login.rhai", "--connect", &ws()])
             .args(["--url", &second.url("/login")])
@@ -533,7 +445,7 @@ fn a_step_heals_with_the_model_and_the_repaired_recipe_replays_without_it() {
         .runtime
         .block_on(index_on(&renamed, |e| e.text == "Continue"));
     let run = |file: &str, extra: &[&str]| {
-        let mut command = webagent(&dir);
+        let mut command = webagent_in(&dir);
         command
             .args(["recipe", "run", file, "--json", "--connect", &ws()])
             .args(["--url", &renamed])
@@ -546,7 +458,7 @@ fn a_step_heals_with_the_model_and_the_repaired_recipe_replays_without_it() {
     // and what the page showed instead.
     let out = run("login.rhai", &[]);
     assert_eq!(out.status.code(), Some(1), "{}", said(&out));
-    let events = json_events(&out);
+    let events = json_lines(&out);
     let error = events
         .iter()
         .find(|e| e["type"] == "error")
@@ -582,7 +494,7 @@ fn a_step_heals_with_the_model_and_the_repaired_recipe_replays_without_it() {
         &["--base-url", &llm.base_url(), "--approve", "risky"],
     );
     assert_eq!(out.status.code(), Some(0), "{}", said(&out));
-    let events = json_events(&out);
+    let events = json_lines(&out);
     let healed = events
         .iter()
         .find(|e| e["type"] == "healed")
@@ -632,7 +544,7 @@ fn a_step_heals_with_the_model_and_the_repaired_recipe_replays_without_it() {
     let before = app.welcomes().len();
     let out = run("login.healed.rhai", &[]);
     assert_eq!(out.status.code(), Some(0), "{}", said(&out));
-    assert!(json_events(&out).iter().all(|e| e["type"] != "healed"));
+    assert!(json_lines(&out).iter().all(|e| e["type"] != "healed"));
     assert_eq!(llm.request_count(), 4, "no model request");
     assert_eq!(app.welcomes().len(), before + 1);
 
@@ -665,7 +577,7 @@ fn the_cache_misses_then_hits_with_no_model_request_then_heals_a_changed_page() 
     let app = s.runtime.block_on(App::start());
     let dir = scratch("cache");
     let run = |llm: &LlmServer, url: &str| {
-        let mut command = webagent(&dir);
+        let mut command = webagent_in(&dir);
         command
             .args(["run", "Sign in as ann", "--json", "--connect", &ws()])
             .args(["--url", url])
@@ -674,7 +586,7 @@ fn the_cache_misses_then_hits_with_no_model_request_then_heals_a_changed_page() 
         output(command)
     };
     let cache_event = |out: &Output| -> Value {
-        json_events(out)
+        json_lines(out)
             .into_iter()
             .find(|e| e["type"] == "cache")
             .unwrap_or_else(|| panic!("a cache event: {}", said(out)))
@@ -768,7 +680,7 @@ fn the_cache_misses_then_hits_with_no_model_request_then_heals_a_changed_page() 
     assert_eq!(sixth.request_count(), 0);
 
     // The step log says the same, and the cache lists, shows and clears.
-    let mut command = webagent(&dir);
+    let mut command = webagent_in(&dir);
     command
         .args(["run", "Sign in as ann", "--connect", &ws()])
         .args(["--url", &renamed, "--base-url", &fourth.base_url()])
@@ -779,21 +691,21 @@ fn the_cache_misses_then_hits_with_no_model_request_then_heals_a_changed_page() 
         "{}",
         said(&out)
     );
-    let mut command = webagent(&dir);
+    let mut command = webagent_in(&dir);
     command.args(["cache", "list", "--dir", "cache"]);
     let listed = String::from_utf8_lossy(&output(command).stdout).to_string();
     assert!(
         listed.contains("1 cached task(s)") && listed.contains("Sign in as ann  on /login"),
         "{listed}"
     );
-    let mut command = webagent(&dir);
+    let mut command = webagent_in(&dir);
     command.args(["cache", "show", "sign in as ann", "--dir", "cache"]);
     let shown = String::from_utf8_lossy(&output(command).stdout).to_string();
     assert!(
         shown.contains("click([\"id:next\", \"role:button:Continue\""),
         "the refreshed recording: {shown}"
     );
-    let mut command = webagent(&dir);
+    let mut command = webagent_in(&dir);
     command.args(["cache", "clear", "--dir", "cache"]);
     assert!(String::from_utf8_lossy(&output(command).stdout).contains("removed 1"));
     let _ = std::fs::remove_dir_all(&dir);
@@ -847,7 +759,7 @@ fn a_one_time_code_is_typed_fresh_checked_by_the_page_and_never_shown() {
          }\n",
     )
     .expect("a recipe");
-    let mut command = webagent(&dir);
+    let mut command = webagent_in(&dir);
     command
         .env("OTP_SEED", OTP_SEED)
         .args(["recipe", "run", "otp.rhai", "--json", "--connect", &ws()])

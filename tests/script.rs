@@ -3,35 +3,34 @@
 //! recorded run exported as a recipe and replayed. One Chromium for the
 //! whole binary.
 
-#[path = "support/llm_server.rs"]
-mod llm_server;
+mod support;
 
 use std::path::Path;
-use std::sync::{Arc, OnceLock, RwLock};
+use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
-use llm_server::{tool_call_completion, LlmServer, Reply};
+use support::chromium::{self, runtime};
+use support::events::drain;
+use support::llm_server::{step_reply, LlmServer, Reply};
+use support::scratch::scratch_dir;
+use support::tab::script_environment;
 use webagent::actions::FailureReason;
-use webagent::agent::{Agent, AgentConfig, AGENT_TOOL_NAME};
+use webagent::agent::{Agent, AgentConfig};
 use webagent::browser::act::ExecOptions;
 use webagent::browser::Driver;
 use webagent::browser::{ObserveOptions, Tab};
 use webagent::environment::{ApprovalMode, HeadlessApprover, Road};
 use webagent::events::Event;
 use webagent::events::EventSink;
-use webagent::llm::{LlmClient, LlmConfig, RetryPolicy};
 use webagent::script::{
-    recipe_from_events, CancelFlag, HostCall, Limits, RecipeHost, ScriptEnvironment, ScriptError,
-    ScriptEvent, ScriptHost, ScriptWatcher, Scripts,
+    recipe_from_events, CancelFlag, HostCall, Limits, RecipeHost, ScriptError, ScriptEvent,
+    ScriptHost, ScriptWatcher, Scripts,
 };
 use webagent::serve::{PageServer, Response};
 use webagent::sitemap::SitemapSet;
-
-#[path = "support/chromium.rs"]
-mod chromium;
 
 /// The shared browser and server, with this binary's pages registered once.
 fn shared() -> &'static chromium::Shared {
@@ -85,17 +84,6 @@ async fn out_text(tab: &Tab) -> String {
         .to_string()
 }
 
-fn environment(tab: Tab, scripts: &Scripts) -> ScriptEnvironment {
-    ScriptEnvironment::new(
-        Driver::new(
-            tab,
-            ExecOptions::default(),
-            Arc::new(RwLock::new(SitemapSet::new())),
-        ),
-        scripts.clone(),
-    )
-}
-
 /// The road a test's steps take: `approver` asked when `mode` says so,
 /// events to `tx`.
 fn road(
@@ -110,14 +98,6 @@ fn road(
         mode,
         EventSink::new(tx, Default::default()),
     )
-}
-
-fn drain(mut rx: mpsc::UnboundedReceiver<Event>) -> Vec<Event> {
-    let mut events = Vec::new();
-    while let Ok(event) = rx.try_recv() {
-        events.push(event);
-    }
-    events
 }
 
 const SUBSCRIBE_ACTIONS: &str = r#"
@@ -136,39 +116,11 @@ fn subscribe(p) {
 }
 "#;
 
-fn step_reply(goal: &str, action: Value) -> Reply {
-    Reply::json(
-        200,
-        tool_call_completion(
-            AGENT_TOOL_NAME,
-            &json!({
-                "evaluation_previous_goal": "looked at the page",
-                "memory": "",
-                "next_goal": goal,
-                "action": action,
-            }),
-        ),
-    )
-}
-
 fn done_reply() -> Reply {
     step_reply(
         "finish",
         json!({"done": {"text": "subscribed", "success": true}}),
     )
-}
-
-fn llm(server: &LlmServer) -> Arc<LlmClient> {
-    let config = LlmConfig::default()
-        .with_base_url(server.base_url())
-        .with_model("test-model")
-        .with_retry(RetryPolicy {
-            max_retries: 0,
-            base_delay: Duration::from_millis(10),
-            max_delay: Duration::from_millis(10),
-            max_retry_after: Duration::from_millis(10),
-        });
-    Arc::new(LlmClient::new(config).expect("client"))
 }
 
 #[test]
@@ -190,8 +142,8 @@ fn the_model_sees_and_calls_a_custom_action() {
         let tab = open("/subscribe").await;
         let (tx, rx) = mpsc::unbounded_channel();
         let mut agent = Agent::new(
-            llm(&server),
-            environment(tab, &scripts),
+            server.client(),
+            script_environment(tab, &scripts),
             road(
                 scripts.catalog().expect("the catalog takes the actions"),
                 HeadlessApprover { yes: false },
@@ -292,7 +244,7 @@ fn a_recipe_drives_a_served_page_and_reports_steps_like_the_agent() {
         let tab = open("/subscribe").await;
         let (tx, rx) = mpsc::unbounded_channel();
         let mut host = RecipeHost::new(
-            environment(tab, &scripts),
+            script_environment(tab, &scripts),
             road(
                 scripts.catalog().expect("the catalog"),
                 HeadlessApprover { yes: false },
@@ -345,7 +297,7 @@ fn a_failed_assertion_ends_the_recipe_with_its_message_and_place() {
         let tab = open("/subscribe").await;
         let (tx, rx) = mpsc::unbounded_channel();
         let mut host = RecipeHost::new(
-            environment(tab, &scripts),
+            script_environment(tab, &scripts),
             road(scripts.catalog().expect("the catalog"), HeadlessApprover { yes: false }, ApprovalMode::Never, tx),
         );
         let error = scripts
@@ -377,7 +329,7 @@ fn recipe_steps_pass_the_approval_gate() {
         let tab = open("/subscribe").await;
         let (tx, rx) = mpsc::unbounded_channel();
         let mut host = RecipeHost::new(
-            environment(tab, &scripts),
+            script_environment(tab, &scripts),
             road(
                 scripts.catalog().expect("the catalog"),
                 HeadlessApprover { yes: false },
@@ -418,17 +370,7 @@ impl ScriptHost for NoPage {
 
 fn run_alone(scripts: &Scripts, source: &str) -> Result<Value, ScriptError> {
     scripts.load_source("limits.rhai", source)?;
-    shared_runtime().block_on(scripts.run_recipe(Some("main"), &mut NoPage, &CancelFlag::new()))
-}
-
-fn shared_runtime() -> &'static tokio::runtime::Runtime {
-    static RUNTIME: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
-    RUNTIME.get_or_init(|| {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .expect("a runtime")
-    })
+    runtime().block_on(scripts.run_recipe(Some("main"), &mut NoPage, &CancelFlag::new()))
 }
 
 fn limit_message(source: &str) -> String {
@@ -535,7 +477,7 @@ fn cancelling_stops_a_script_inside_an_endless_loop() {
         )
         .unwrap();
     let cancel = CancelFlag::new();
-    let runtime = shared_runtime();
+    let runtime = runtime();
     let outcome = runtime.block_on(async {
         let stopper = cancel.clone();
         let canceller = tokio::spawn(async move {
@@ -577,7 +519,7 @@ fn version_source(version: &str) -> String {
 }
 
 fn call_version(scripts: &Scripts) -> Value {
-    let result = shared_runtime().block_on(scripts.call_action(
+    let result = runtime().block_on(scripts.call_action(
         "version",
         json!({}),
         &mut NoPage,
@@ -588,7 +530,7 @@ fn call_version(scripts: &Scripts) -> Value {
 
 #[test]
 fn hot_reload_good_then_broken_then_good() {
-    let dir = tempdir();
+    let dir = scratch_dir("hot-reload");
     let file = dir.join("version.rhai");
     std::fs::write(&file, version_source("one")).unwrap();
     let scripts = Scripts::default();
@@ -634,19 +576,6 @@ fn hot_reload_good_then_broken_then_good() {
     assert_eq!(call_version(&scripts), json!({"ok": true, "data": "two"}));
 }
 
-fn tempdir() -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "webagent-script-test-{}-{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0)
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
 /// The listing index of the first element matching `pick`.
 async fn index_of(tab: &Tab, pick: impl Fn(&webagent::dom::InteractiveElement) -> bool) -> u64 {
     let state = tab
@@ -688,8 +617,8 @@ fn an_exported_agent_run_replays_without_the_model_even_when_indices_shift() {
         let tab = open("/subscribe").await;
         let (tx, rx) = mpsc::unbounded_channel();
         let mut agent = Agent::new(
-            llm(&server),
-            environment(tab, &scripts),
+            server.client(),
+            script_environment(tab, &scripts),
             road(
                 scripts.catalog().expect("the catalog"),
                 HeadlessApprover { yes: false },
@@ -730,7 +659,7 @@ fn an_exported_agent_run_replays_without_the_model_even_when_indices_shift() {
         let replay_tab = open("/subscribe?decoy").await;
         let (tx, _rx) = mpsc::unbounded_channel();
         let mut host = RecipeHost::new(
-            environment(replay_tab, &scripts),
+            script_environment(replay_tab, &scripts),
             road(
                 scripts.catalog().expect("the catalog"),
                 HeadlessApprover { yes: false },
@@ -756,7 +685,7 @@ fn an_exported_agent_run_replays_without_the_model_even_when_indices_shift() {
             .unwrap();
         let (tx, _rx) = mpsc::unbounded_channel();
         let mut host = RecipeHost::new(
-            environment(elsewhere, &scripts),
+            script_environment(elsewhere, &scripts),
             road(
                 scripts.catalog().expect("the catalog"),
                 HeadlessApprover { yes: false },
@@ -787,7 +716,7 @@ fn an_exported_agent_run_replays_without_the_model_even_when_indices_shift() {
             .unwrap();
         let (tx, _rx) = mpsc::unbounded_channel();
         let mut host = RecipeHost::new(
-            environment(elsewhere, &scripts),
+            script_environment(elsewhere, &scripts),
             road(
                 scripts.catalog().expect("the catalog"),
                 HeadlessApprover { yes: false },
@@ -841,7 +770,7 @@ fn the_acme_recipes_sign_in_create_and_refund_on_the_demo() {
             .expect("opening the demo");
         let (tx, rx) = mpsc::unbounded_channel();
         let mut host = RecipeHost::new(
-            environment(tab, &scripts),
+            script_environment(tab, &scripts),
             road(
                 scripts.catalog().expect("the catalog"),
                 HeadlessApprover { yes: true },

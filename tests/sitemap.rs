@@ -1,6 +1,8 @@
 //! The sitemap tool as a user runs it (the real `webagent` binary) and the
 //! hot-reload watcher as the TUI and agent use it (the library).
 
+mod support;
+
 use std::fs;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -10,6 +12,8 @@ use std::sync::mpsc::{self, Receiver};
 use std::time::Duration;
 
 use serde_json::Value;
+use support::cli::run_webagent;
+use support::scratch::scratch_dir;
 use webagent::sitemap::{SitemapEvent, SitemapWatcher};
 
 /// Long enough for a loaded CI machine; the watcher itself answers within
@@ -18,16 +22,6 @@ const EVENT_TIMEOUT: Duration = Duration::from_secs(10);
 
 fn acme() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("sitemaps/acme.yaml")
-}
-
-fn webagent(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_webagent"))
-        .args(args)
-        .arg("--log-file")
-        .arg(std::env::temp_dir().join("webagent-sitemap-test.log"))
-        .stdin(Stdio::null())
-        .output()
-        .expect("running the webagent binary")
 }
 
 fn stdout(output: &Output) -> String {
@@ -40,14 +34,8 @@ struct Scratch(PathBuf);
 impl Scratch {
     fn new(name: &str) -> Scratch {
         static COUNTER: AtomicUsize = AtomicUsize::new(0);
-        let dir = std::env::temp_dir().join(format!(
-            "webagent-sitemap-{name}-{}-{}",
-            std::process::id(),
-            COUNTER.fetch_add(1, Ordering::SeqCst)
-        ));
-        let _ = fs::remove_dir_all(&dir);
-        fs::create_dir_all(&dir).unwrap();
-        Scratch(dir)
+        let count = COUNTER.fetch_add(1, Ordering::SeqCst);
+        Scratch(scratch_dir(&format!("{name}-{count}")))
     }
 
     fn path(&self, name: &str) -> PathBuf {
@@ -75,7 +63,7 @@ fn site(pages: usize) -> String {
 
 #[test]
 fn print_shows_the_outline() {
-    let out = webagent(&["sitemap", "print", acme().to_str().unwrap()]);
+    let out = run_webagent(&["sitemap", "print", acme().to_str().unwrap()]);
     assert!(out.status.success());
     let text = stdout(&out);
     assert!(text.starts_with("## Site map\n/                        Acme — 電商後台\n  /login                 Sign in\n"), "{text}");
@@ -89,7 +77,7 @@ fn print_shows_the_outline() {
 #[test]
 fn resolve_prints_json_and_fails_on_unknown_paths() {
     let file = acme();
-    let out = webagent(&[
+    let out = run_webagent(&[
         "sitemap",
         "resolve",
         file.to_str().unwrap(),
@@ -103,7 +91,7 @@ fn resolve_prints_json_and_fails_on_unknown_paths() {
         serde_json::json!({"path": "/orders/12345", "pattern": "/orders/:id", "params": {"id": "12345"}, "title": "Order detail"})
     );
     // A full URL with query and fragment resolves to the same page.
-    let out = webagent(&[
+    let out = run_webagent(&[
         "sitemap",
         "resolve",
         file.to_str().unwrap(),
@@ -119,7 +107,7 @@ fn resolve_prints_json_and_fails_on_unknown_paths() {
         (Some("/orders/new"), Some(0))
     );
 
-    let out = webagent(&[
+    let out = run_webagent(&[
         "sitemap",
         "resolve",
         file.to_str().unwrap(),
@@ -134,7 +122,7 @@ fn resolve_prints_json_and_fails_on_unknown_paths() {
 #[test]
 fn search_ranks_billing_first_for_the_chinese_word() {
     let file = acme();
-    let out = webagent(&[
+    let out = run_webagent(&[
         "sitemap",
         "search",
         file.to_str().unwrap(),
@@ -148,7 +136,7 @@ fn search_ranks_billing_first_for_the_chinese_word() {
     assert_eq!(results[0]["title"], "Billing");
     assert!(results[0]["score"].as_f64().unwrap() > 0.0);
 
-    let out = webagent(&[
+    let out = run_webagent(&[
         "sitemap",
         "search",
         file.to_str().unwrap(),
@@ -166,7 +154,7 @@ fn search_ranks_billing_first_for_the_chinese_word() {
 
 #[test]
 fn gated_lists_one_path_per_line() {
-    let out = webagent(&["sitemap", "gated", acme().to_str().unwrap()]);
+    let out = run_webagent(&["sitemap", "gated", acme().to_str().unwrap()]);
     assert!(out.status.success());
     assert_eq!(
         stdout(&out),
@@ -191,10 +179,10 @@ fn check_reports_file_line_column_for_each_bad_file() {
     .unwrap();
     let good = acme();
 
-    let out = webagent(&["sitemap", "check", good.to_str().unwrap()]);
+    let out = run_webagent(&["sitemap", "check", good.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(0));
 
-    let out = webagent(&[
+    let out = run_webagent(&[
         "sitemap",
         "check",
         good.to_str().unwrap(),
@@ -222,15 +210,15 @@ fn check_reports_file_line_column_for_each_bad_file() {
 #[test]
 fn template_is_accepted_by_check() {
     let scratch = Scratch::new("template");
-    let out = webagent(&["sitemap", "template"]);
+    let out = run_webagent(&["sitemap", "template"]);
     assert!(out.status.success());
     let text = stdout(&out);
     assert!(text.contains("billing:") && text.contains("帳單") && text.contains("账单"));
     let file = scratch.path("template.yaml");
     fs::write(&file, &text).unwrap();
-    let out = webagent(&["sitemap", "check", file.to_str().unwrap()]);
+    let out = run_webagent(&["sitemap", "check", file.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
-    let out = webagent(&[
+    let out = run_webagent(&[
         "sitemap",
         "search",
         file.to_str().unwrap(),

@@ -7,11 +7,6 @@
 //! taken from a queue in order; every request is recorded (method, path,
 //! headers, body) for assertions. Dropping the server stops it and closes
 //! every connection it holds.
-//!
-//! Use from another test binary with
-//! `#[path = "support/llm_server.rs"] mod llm_server;`.
-
-#![allow(dead_code)]
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
@@ -23,6 +18,8 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
+use webagent::agent::AGENT_TOOL_NAME;
+use webagent::llm::{LlmClient, LlmConfig, RetryPolicy};
 
 /// A request as the server received it.
 #[derive(Debug, Clone)]
@@ -206,6 +203,21 @@ pub struct LlmServer {
 }
 
 impl LlmServer {
+    /// A client of this server for `test-model` that never retries, so
+    /// each scripted reply answers exactly one request.
+    pub fn client(&self) -> Arc<LlmClient> {
+        let config = LlmConfig::default()
+            .with_base_url(self.base_url())
+            .with_model("test-model")
+            .with_retry(RetryPolicy {
+                max_retries: 0,
+                base_delay: Duration::from_millis(10),
+                max_delay: Duration::from_millis(10),
+                max_retry_after: Duration::from_millis(10),
+            });
+        Arc::new(LlmClient::new(config).expect("client"))
+    }
+
     /// Starts a server that answers with `replies`, in order. Requests
     /// beyond the script get a 500 saying so.
     pub async fn start(replies: Vec<Reply>) -> LlmServer {
@@ -489,6 +501,23 @@ pub fn tool_call_completion(name: &str, arguments: &Value) -> String {
         "usage": {"prompt_tokens": 120, "completion_tokens": 30, "total_tokens": 150},
     })
     .to_string()
+}
+
+/// A plain answer calling the agent's step tool: how the model judged
+/// the last goal (`evaluation`), its `memory`, the next goal and `action`.
+pub fn agent_step(evaluation: &str, memory: &str, goal: &str, action: Value) -> Reply {
+    let arguments = json!({
+        "evaluation_previous_goal": evaluation,
+        "memory": memory,
+        "next_goal": goal,
+        "action": action,
+    });
+    Reply::json(200, tool_call_completion(AGENT_TOOL_NAME, &arguments))
+}
+
+/// An [`agent_step`] that looked at the page and remembers nothing.
+pub fn step_reply(goal: &str, action: Value) -> Reply {
+    agent_step("looked at the page", "", goal, action)
 }
 
 /// A non-streamed answer with text only.

@@ -2,8 +2,6 @@
 //! `send-keys`, and screens read once they have settled (the same capture
 //! twice), never after a fixed sleep.
 
-#![allow(dead_code)]
-
 /// A tmux command on the session's own server (`-L`, named after the
 /// session). Tests run in parallel, and on one shared server a test that
 /// killed the last session stopped the server under another test's
@@ -15,6 +13,7 @@ pub fn tmux(session: &str) -> std::process::Command {
     command
 }
 
+/// The pane of `session` as text, once, settled or not.
 pub fn capture(session: &str) -> String {
     let out = tmux(session)
         .args(["capture-pane", "-p", "-t", session])
@@ -23,6 +22,7 @@ pub fn capture(session: &str) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// Sends `keys` to `session`, tmux key names (`Enter`, `C-c`) read as keys.
 pub fn tmux_keys(session: &str, keys: &[&str]) {
     let status = tmux(session)
         .args(["send-keys", "-t", session])
@@ -32,6 +32,7 @@ pub fn tmux_keys(session: &str, keys: &[&str]) {
     assert!(status.success());
 }
 
+/// Types `text` into `session` literally, key names not read as keys.
 pub fn tmux_text(session: &str, text: &str) {
     let status = tmux(session)
         .args(["send-keys", "-t", session, "-l", text])

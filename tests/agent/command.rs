@@ -1,0 +1,398 @@
+//! `webagent run` as a process: bad flags and configuration problems exit
+//! with 2, JSON events on success, a killed run's trace and its resume, a
+//! sitemap edited during a run, and Ctrl-C.
+
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::answers::{done, reply};
+use crate::support::chromium::shared;
+use crate::support::cli::webagent;
+use crate::support::llm_server::{LlmServer, Reply};
+use crate::support::pages::page;
+use crate::support::scratch::scratch_dir;
+
+#[test]
+fn bad_flags_exit_with_2_and_the_reason() {
+    let output = webagent()
+        .args([
+            "run",
+            "do it",
+            "--url",
+            "http://127.0.0.1:9/",
+            "--approve",
+            "sometimes",
+        ])
+        .output()
+        .expect("runs");
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("never, risky or always"));
+    let output = webagent()
+        .args([
+            "run",
+            "do it",
+            "--url",
+            "not a url",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+        ])
+        .output()
+        .expect("runs");
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("not an absolute URL"));
+    let output = webagent()
+        .args([
+            "run",
+            "do it",
+            "--url",
+            "http://127.0.0.1:9/",
+            "--max-steps",
+            "0",
+        ])
+        .output()
+        .expect("runs");
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("--max-steps must be at least 1"));
+}
+
+#[test]
+fn the_command_prints_json_events_and_exits_0_on_success() {
+    let s = shared();
+    s.server.html("/cli-ok", page("CLI", "<button>Hi</button>"));
+    let sessions = scratch_dir("cli-ok");
+    let output = s.runtime.block_on(async {
+        let llm = LlmServer::start(vec![
+            reply("look", json!({"read_page": {}})),
+            done("read it", true),
+        ])
+        .await;
+        let mut command = webagent();
+        command
+            .args(["run", "Read the page", "--json", "--model", "m"])
+            .args(["--url", &s.server.url("/cli-ok")])
+            .args(["--base-url", &llm.base_url()])
+            .arg("--sessions-dir")
+            .arg(&sessions);
+        tokio::task::spawn_blocking(move || command.output())
+            .await
+            .expect("joined")
+            .expect("runs")
+    });
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let events: Vec<Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("every stdout line is JSON"))
+        .collect();
+    assert_eq!(events.first().unwrap()["type"], "run_started");
+    assert_eq!(events.last().unwrap()["type"], "done");
+    assert_eq!(events.last().unwrap()["success"], true);
+    assert_eq!(events.iter().filter(|e| e["type"] == "step").count(), 2);
+    // The same events went to the trace file.
+    let traces: Vec<_> = std::fs::read_dir(&sessions).unwrap().flatten().collect();
+    assert_eq!(traces.len(), 1);
+    let trace = std::fs::read_to_string(traces[0].path()).unwrap();
+    assert_eq!(trace.lines().count(), events.len());
+    let _ = std::fs::remove_dir_all(&sessions);
+}
+
+/// Runs `task` on `url` with `webagent run`, its first step scrolling and
+/// its second model call never answered, and kills it there (SIGKILL).
+async fn kill_at_second_model_call(task: &str, url: &str, sessions: &std::path::Path) {
+    let llm = LlmServer::start(vec![
+        reply("scroll first", json!({"scroll": {"direction": "down"}})),
+        Reply::Hang,
+    ])
+    .await;
+    let mut child = tokio::process::Command::from(webagent())
+        .args(["run", task, "--model", "m"])
+        .args(["--url", url])
+        .args(["--base-url", &llm.base_url()])
+        .arg("--sessions-dir")
+        .arg(sessions)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("spawns");
+    tokio::time::timeout(Duration::from_secs(60), llm.wait_for_requests(2))
+        .await
+        .expect("the run reaches its second model call");
+    child.kill().await.expect("kills");
+    let _ = child.wait().await;
+}
+
+#[test]
+fn a_killed_run_leaves_a_readable_trace() {
+    let s = shared();
+    s.server
+        .html("/killed", page("Kill", "<button>Hi</button>"));
+    let sessions = scratch_dir("killed");
+    s.runtime.block_on(kill_at_second_model_call(
+        "Never finishes",
+        &s.server.url("/killed"),
+        &sessions,
+    ));
+    let traces: Vec<_> = std::fs::read_dir(&sessions).unwrap().flatten().collect();
+    assert_eq!(traces.len(), 1);
+    let trace = std::fs::read_to_string(traces[0].path()).unwrap();
+    assert!(trace.ends_with('\n'), "the last line is complete");
+    let kinds: Vec<String> = trace
+        .lines()
+        .map(|line| {
+            let event: Value = serde_json::from_str(line).expect("each line is JSON");
+            event["type"].as_str().unwrap_or_default().to_string()
+        })
+        .collect();
+    assert_eq!(kinds[0], "run_started");
+    assert!(kinds.iter().any(|k| k == "step"), "{kinds:?}");
+    // The second step began (its observation is there) but never ended.
+    assert_eq!(
+        kinds.iter().filter(|k| *k == "observation").count(),
+        2,
+        "{kinds:?}"
+    );
+    assert!(!kinds.iter().any(|k| k == "done"));
+    let _ = std::fs::remove_dir_all(&sessions);
+}
+
+#[test]
+fn a_killed_run_resumes_headless_at_the_step_that_did_not_finish() {
+    let s = shared();
+    s.server
+        .html("/resumed", page("Resume", "<button>Hi</button>"));
+    let sessions = scratch_dir("resume-headless");
+    let (trace, output, prompt) = s.runtime.block_on(async {
+        // Killed while the model answers step 2.
+        kill_at_second_model_call("Scroll, then report", &s.server.url("/resumed"), &sessions)
+            .await;
+        let trace = std::fs::read_dir(&sessions)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| p.extension().is_some_and(|x| x == "jsonl"))
+            .expect("the killed run's trace");
+        let resumed = LlmServer::start(vec![done("scrolled and reported", true)]).await;
+        let output = tokio::process::Command::from(webagent())
+            .arg("resume")
+            .arg(&trace)
+            .args(["--headless", "--json", "--model", "m"])
+            .args(["--base-url", &resumed.base_url()])
+            .arg("--sessions-dir")
+            .arg(&sessions)
+            .output()
+            .await
+            .expect("resume runs");
+        let requests = resumed.requests();
+        assert_eq!(requests.len(), 1);
+        let prompt = requests[0].json()["messages"][1]["content"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        (trace, output, prompt)
+    });
+    assert!(output.status.success(), "{output:?}");
+    assert!(prompt.contains("Step 2 of"), "{prompt}");
+    assert!(
+        prompt.contains("Step 1:"),
+        "the step before is history:\n{prompt}"
+    );
+    assert!(prompt.contains("scroll first"), "{prompt}");
+    let events: Vec<Value> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let resumed = events
+        .iter()
+        .find(|e| e["type"] == "resumed")
+        .expect("the run says what it resumes");
+    assert_eq!(resumed["from"], trace.display().to_string());
+    assert_eq!(resumed["step"], 2);
+    assert_eq!(events.last().unwrap()["type"], "done");
+    // A finished run has nothing to resume: a clear refusal, exit 2.
+    let again_trace = std::fs::read_dir(&sessions)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "jsonl") && *p != trace)
+        .expect("the resumed run's trace");
+    let refused = webagent()
+        .arg("resume")
+        .arg(&again_trace)
+        .arg("--headless")
+        .output()
+        .expect("runs");
+    assert_eq!(refused.status.code(), Some(2));
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(said.contains("nothing to resume"), "{said}");
+    let _ = std::fs::remove_dir_all(&sessions);
+}
+
+#[test]
+fn configuration_problems_exit_with_2_before_anything_runs() {
+    let sessions = scratch_dir("config");
+    let output = webagent()
+        .args(["run", "do it", "--url", "http://127.0.0.1:9/"])
+        .args(["--sitemap", "/nonexistent/site.yaml"])
+        .output()
+        .expect("runs");
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("cannot read the sitemap"));
+    let output = webagent()
+        .args(["run", "do it", "--url", "http://127.0.0.1:9/"])
+        .args([
+            "--chrome",
+            "/nonexistent/chromium",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+        ])
+        .arg("--sessions-dir")
+        .arg(&sessions)
+        .output()
+        .expect("runs");
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("no Chromium executable at"));
+    assert_eq!(
+        std::fs::read_dir(&sessions).unwrap().count(),
+        0,
+        "no trace for a run that never started"
+    );
+    let output = webagent()
+        .args([
+            "run",
+            "do it",
+            "--url",
+            "http://127.0.0.1:9/",
+            "--secret",
+            "WEBAGENT_TEST_UNSET_SECRET",
+        ])
+        .output()
+        .expect("runs");
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("WEBAGENT_TEST_UNSET_SECRET is not set")
+    );
+    let _ = std::fs::remove_dir_all(&sessions);
+}
+
+#[test]
+fn a_sitemap_edited_during_a_run_is_used_from_the_next_step() {
+    let s = shared();
+    s.server
+        .html("/edited", page("Edited", "<button>Hi</button>"));
+    let dir = scratch_dir("sitemap-edit");
+    let file = dir.join("site.yaml");
+    let origin = s.server.origin();
+    std::fs::write(
+        &file,
+        format!("title: Before the edit\norigin: {origin}\nchildren:\n  edited:\n    title: First title\n"),
+    )
+    .unwrap();
+    let (output, requests) = s.runtime.block_on(async {
+        // Step 1 waits three seconds, which is when the file is edited.
+        let llm = LlmServer::start(vec![
+            reply("wait for the edit", json!({"wait": {"seconds": 3}})),
+            done("saw it", true),
+        ])
+        .await;
+        let child = tokio::process::Command::from(webagent())
+            .args(["run", "Look at the site map", "--json", "--model", "m"])
+            .args(["--url", &s.server.url("/edited")])
+            .args(["--base-url", &llm.base_url()])
+            .arg("--sitemap")
+            .arg(&file)
+            .arg("--sessions-dir")
+            .arg(dir.join("sessions"))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("spawns");
+        tokio::time::timeout(Duration::from_secs(60), llm.wait_for_requests(1))
+            .await
+            .expect("the first model call arrives");
+        std::fs::write(
+            &file,
+            format!("title: After the edit\norigin: {origin}\nchildren:\n  edited:\n    title: Renamed page\n    notes: Edited while running.\n"),
+        )
+        .unwrap();
+        let output = tokio::time::timeout(Duration::from_secs(60), child.wait_with_output())
+            .await
+            .expect("the run ends")
+            .expect("output");
+        (output, llm.requests())
+    });
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{stdout}");
+    let first = requests[0].json()["messages"][1]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let second = requests[1].json()["messages"][1]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        first.contains("You are on: /edited (First title)"),
+        "{first}"
+    );
+    assert!(
+        second.contains("You are on: /edited (Renamed page)"),
+        "{second}"
+    );
+    assert!(second.contains("Notes for this page: Edited while running."));
+    assert!(stdout
+        .lines()
+        .any(|l| l.contains("\"type\":\"sitemap_reloaded\"") && !l.contains("\"error\"")));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn ctrl_c_stops_the_run_cleanly_with_done_in_the_trace() {
+    let s = shared();
+    s.server
+        .html("/interrupt", page("Interrupt", "<button>Hi</button>"));
+    let sessions = scratch_dir("interrupt");
+    let status = s.runtime.block_on(async {
+        let llm = LlmServer::start(vec![Reply::Hang]).await;
+        let mut child = tokio::process::Command::from(webagent())
+            .args(["run", "Wait for the model", "--model", "m"])
+            .args(["--url", &s.server.url("/interrupt")])
+            .args(["--base-url", &llm.base_url()])
+            .arg("--sessions-dir")
+            .arg(&sessions)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("spawns");
+        tokio::time::timeout(Duration::from_secs(60), llm.wait_for_requests(1))
+            .await
+            .expect("the model call is in flight");
+        let pid = child.id().expect("running").to_string();
+        let sent = Command::new("kill")
+            .args(["-INT", &pid])
+            .status()
+            .expect("kill runs");
+        assert!(sent.success());
+        tokio::time::timeout(Duration::from_secs(30), child.wait())
+            .await
+            .expect("the run ends after Ctrl-C")
+            .expect("status")
+    });
+    assert_eq!(status.code(), Some(1), "a stopped run is not a success");
+    let traces: Vec<_> = std::fs::read_dir(&sessions).unwrap().flatten().collect();
+    let trace = std::fs::read_to_string(traces[0].path()).unwrap();
+    let last: Value = serde_json::from_str(trace.lines().last().unwrap()).unwrap();
+    assert_eq!(last["type"], "done");
+    assert_eq!(last["reason"], "stopped");
+    assert_eq!(last["success"], false);
+    let _ = std::fs::remove_dir_all(&sessions);
+}

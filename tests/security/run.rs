@@ -1,0 +1,429 @@
+//! `webagent run` end to end: a killed browser relaunched (or not) with
+//! the trace whole, a model endpoint that is dead, silent or answers
+//! garbage, and a refusal by the allowed domains in the trace.
+
+use std::process::Command;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::sides::{away_hits, away_page, reply, shared};
+use crate::support::cli::webagent;
+use crate::support::llm_server::{LlmServer, Reply};
+use crate::support::pages::page;
+use crate::support::scratch::scratch_dir;
+
+/// The parent pid of a process, from /proc.
+fn parent_of(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name is in parentheses and may hold spaces.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    rest.split_whitespace().nth(1)?.parse().ok()
+}
+
+fn command_name(pid: u32) -> String {
+    std::fs::read_to_string(format!("/proc/{pid}/comm"))
+        .unwrap_or_default()
+        .trim()
+        .to_string()
+}
+
+/// The main Chromium process started (through its guardian) by `root`.
+fn browser_process_of(root: u32) -> Option<u32> {
+    let pids: Vec<u32> = std::fs::read_dir("/proc")
+        .ok()?
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse().ok())
+        .collect();
+    pids.into_iter().find(|&pid| {
+        let name = command_name(pid);
+        if !name.starts_with("chromium") && !name.starts_with("chrome") {
+            return false;
+        }
+        // The browser process, not a renderer: its parent is not Chromium.
+        let Some(parent) = parent_of(pid) else {
+            return false;
+        };
+        if command_name(parent).starts_with("chrom") {
+            return false;
+        }
+        let mut at = parent;
+        for _ in 0..10 {
+            if at == root {
+                return true;
+            }
+            match parent_of(at) {
+                Some(up) if up > 1 => at = up,
+                _ => return false,
+            }
+        }
+        false
+    })
+}
+
+/// Reads a trace file and checks that every line is one JSON event.
+fn trace_events(dir: &std::path::Path) -> Vec<Value> {
+    let traces: Vec<_> = std::fs::read_dir(dir)
+        .expect("sessions dir")
+        .flatten()
+        .collect();
+    assert_eq!(traces.len(), 1, "one trace file");
+    let text = std::fs::read_to_string(traces[0].path()).expect("trace readable");
+    text.lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect()
+}
+
+#[test]
+fn a_killed_browser_is_relaunched_and_the_trace_stays_whole() {
+    let s = shared();
+    s.home.html(
+        "/kill",
+        page("Kill", "<p>before the crash</p><button>Go</button>"),
+    );
+    let url = s.home.url("/kill");
+    let sessions = scratch_dir("kill");
+    let (output, killed) = s.runtime.block_on(async {
+        let llm = LlmServer::start(vec![
+            reply(
+                "wait while the browser dies",
+                json!({"wait": {"seconds": 4}}),
+            ),
+            reply(
+                "finish",
+                json!({"done": {"text": "survived", "success": true}}),
+            ),
+        ])
+        .await;
+        let mut command = webagent();
+        command
+            .args(["run", "Survive a crash", "--json", "--model", "m"])
+            .args(["--url", &url])
+            .args(["--base-url", &llm.base_url()])
+            .arg("--sessions-dir")
+            .arg(&sessions)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let child = command.spawn().expect("webagent runs");
+        let root = child.id();
+        // The first answer (a 4 s wait) is being acted on: kill the browser.
+        llm.wait_for_requests(1).await;
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let killed = match browser_process_of(root) {
+            Some(pid) => Command::new("kill")
+                .args(["-9", &pid.to_string()])
+                .status()
+                .map(|s| s.success())
+                .unwrap_or(false),
+            None => false,
+        };
+        let output = tokio::task::spawn_blocking(move || child.wait_with_output())
+            .await
+            .expect("joined")
+            .expect("waited");
+        (output, killed)
+    });
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(killed, "found and killed the run's Chromium");
+    let events = trace_events(&sessions);
+    let errors: Vec<&Value> = events.iter().filter(|e| e["type"] == "error").collect();
+    assert!(
+        errors.iter().any(|e| e["fatal"] == false
+            && e["error"]
+                .as_str()
+                .unwrap_or("")
+                .contains("started a new one")),
+        "a non-fatal error says the browser was relaunched: {errors:?}\n{stderr}"
+    );
+    let last = events.last().expect("events");
+    assert_eq!(last["type"], "done", "{stdout}");
+    assert_eq!(last["success"], true, "{stdout}\n{stderr}");
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(events.iter().filter(|e| e["type"] == "step").count() >= 2);
+    let _ = std::fs::remove_dir_all(&sessions);
+}
+
+#[test]
+fn a_killed_browser_that_cannot_be_relaunched_ends_the_run_with_a_clear_error() {
+    let s = shared();
+    s.home
+        .html("/kill-once", page("Kill", "<p>only one browser</p>"));
+    let url = s.home.url("/kill-once");
+    let dir = scratch_dir("kill-once");
+    let sessions = dir.join("sessions");
+    // A Chromium that starts once: the relaunch finds it broken.
+    let wrapper = dir.join("chromium-once");
+    let marker = dir.join("started");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\nif [ -e '{m}' ]; then echo 'this Chromium starts only once' >&2; exit 1; fi\ntouch '{m}'\nexec /usr/bin/chromium \"$@\"\n",
+            m = marker.display()
+        ),
+    )
+    .expect("wrapper written");
+    let made_executable = Command::new("chmod")
+        .arg("+x")
+        .arg(&wrapper)
+        .status()
+        .map(|s| s.success());
+    assert_eq!(made_executable.ok(), Some(true));
+    let (output, killed) = s.runtime.block_on(async {
+        let llm = LlmServer::start(vec![
+            reply(
+                "wait while the browser dies",
+                json!({"wait": {"seconds": 4}}),
+            ),
+            reply("never reached", json!({"read_page": {}})),
+        ])
+        .await;
+        let mut command = webagent();
+        command
+            .args(["run", "Lose the browser", "--json", "--model", "m"])
+            .args(["--url", &url])
+            .args(["--base-url", &llm.base_url()])
+            .arg("--chrome")
+            .arg(&wrapper)
+            .arg("--sessions-dir")
+            .arg(&sessions)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let child = command.spawn().expect("webagent runs");
+        let root = child.id();
+        llm.wait_for_requests(1).await;
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let killed = match browser_process_of(root) {
+            Some(pid) => Command::new("kill")
+                .args(["-9", &pid.to_string()])
+                .status()
+                .map(|s| s.success())
+                .unwrap_or(false),
+            None => false,
+        };
+        let output = tokio::task::spawn_blocking(move || child.wait_with_output())
+            .await
+            .expect("joined")
+            .expect("waited");
+        (output, killed)
+    });
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(killed, "found and killed the run's Chromium");
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    let events = trace_events(&sessions);
+    let fatal: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "error" && e["fatal"] == true)
+        .collect();
+    assert_eq!(fatal.len(), 1, "{fatal:?}");
+    let text = fatal[0]["error"].as_str().unwrap_or("");
+    assert!(text.contains("could not be relaunched"), "{text}");
+    let last = events.last().expect("events");
+    assert_eq!(last["type"], "done");
+    assert_eq!(last["success"], false);
+    assert_eq!(events.iter().filter(|e| e["type"] == "step").count(), 1);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_dead_model_endpoint_ends_the_run_with_a_fatal_error_and_keeps_the_steps() {
+    let s = shared();
+    s.home.html("/llm-down", page("Down", "<p>some text</p>"));
+    let url = s.home.url("/llm-down");
+    let sessions = scratch_dir("llm-down");
+    let output = s.runtime.block_on(async {
+        // One good answer; every later request gets a 500 (the script ran
+        // out), which the client retries and then gives up on.
+        let llm = LlmServer::start(vec![reply("read", json!({"read_page": {}}))]).await;
+        let mut command = webagent();
+        command
+            .args(["run", "Read then fail", "--json", "--model", "m"])
+            .args(["--url", &url])
+            .args(["--base-url", &llm.base_url()])
+            .arg("--sessions-dir")
+            .arg(&sessions);
+        let output = tokio::task::spawn_blocking(move || command.output())
+            .await
+            .expect("joined")
+            .expect("runs");
+        assert!(llm.request_count() > 2, "the failed call was retried");
+        output
+    });
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    let events = trace_events(&sessions);
+    let fatal: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "error" && e["fatal"] == true)
+        .collect();
+    assert_eq!(fatal.len(), 1, "{fatal:?}");
+    assert!(
+        fatal[0]["error"]
+            .as_str()
+            .unwrap_or("")
+            .contains("model call failed"),
+        "{fatal:?}"
+    );
+    let steps: Vec<&Value> = events.iter().filter(|e| e["type"] == "step").collect();
+    assert_eq!(steps.len(), 1, "the step done before the failure is kept");
+    assert_eq!(events.last().expect("events")["type"], "done");
+    let _ = std::fs::remove_dir_all(&sessions);
+}
+
+/// Runs `webagent run` with `replies` from the model server and a config
+/// file (`config_yaml`); returns the exit code, stderr and trace events.
+fn run_with_model(
+    name: &str,
+    replies: Vec<Reply>,
+    config_yaml: &str,
+) -> (Option<i32>, String, Vec<Value>) {
+    let s = shared();
+    let path = format!("/{name}");
+    s.home.html(&path, page(name, "<p>some text</p>"));
+    let url = s.home.url(&path);
+    let dir = scratch_dir(name);
+    let sessions = dir.join("sessions");
+    let config = dir.join("webagent.yaml");
+    std::fs::write(&config, config_yaml).expect("config written");
+    let output = s.runtime.block_on(async {
+        let llm = LlmServer::start(replies).await;
+        let mut command = webagent();
+        command
+            .args(["run", "Read then fail", "--json", "--model", "m"])
+            .args(["--url", &url])
+            .args(["--base-url", &llm.base_url()])
+            .arg("--config")
+            .arg(&config)
+            .arg("--sessions-dir")
+            .arg(&sessions);
+        tokio::task::spawn_blocking(move || command.output())
+            .await
+            .expect("joined")
+            .expect("runs")
+    });
+    let events = trace_events(&sessions);
+    let _ = std::fs::remove_dir_all(&dir);
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+        events,
+    )
+}
+
+/// The run ended with one fatal `model call failed` error containing
+/// `says`, after retrying when `retried`, and kept the step done before.
+fn assert_ended_on_the_model(
+    code: Option<i32>,
+    stderr: &str,
+    events: &[Value],
+    says: &str,
+    retried: bool,
+) {
+    assert_eq!(code, Some(1), "{stderr}");
+    let fatal: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "error" && e["fatal"] == true)
+        .collect();
+    assert_eq!(fatal.len(), 1, "{fatal:?}");
+    assert!(
+        fatal[0]["error"]
+            .as_str()
+            .unwrap_or("")
+            .contains("model call failed"),
+        "{fatal:?}"
+    );
+    assert!(
+        fatal[0]["error"].as_str().unwrap_or("").contains(says),
+        "{fatal:?}"
+    );
+    let retries = events.iter().any(|e| {
+        e["type"] == "error"
+            && e["fatal"] == false
+            && e["error"].as_str().unwrap_or("").contains("retry")
+    });
+    assert_eq!(retries, retried, "retried or not as specified: {events:?}");
+    assert_eq!(events.iter().filter(|e| e["type"] == "step").count(), 1);
+    assert_eq!(events.last().expect("events")["type"], "done");
+}
+
+#[test]
+fn a_model_that_never_answers_is_retried_then_ends_the_run() {
+    let replies = vec![
+        reply("read", json!({"read_page": {}})),
+        Reply::Hang,
+        Reply::Hang,
+        Reply::Hang,
+    ];
+    // Not streamed, so the whole-answer limit is the one that fires.
+    let config = "llm:\n  max_retries: 1\n  streaming: false\n  timeouts:\n    total: 2\n";
+    let (code, stderr, events) = run_with_model("llm-slow", replies, config);
+    assert_ended_on_the_model(code, &stderr, &events, "", true);
+}
+
+#[test]
+fn a_model_answering_garbage_ends_the_run_with_a_clear_error() {
+    let garbage = || Reply::text(200, "application/json", "{\"choices\": [oops");
+    let replies = vec![
+        reply("read", json!({"read_page": {}})),
+        garbage(),
+        garbage(),
+        garbage(),
+    ];
+    let config = "llm:\n  max_retries: 1\n  streaming: false\n";
+    let (code, stderr, events) = run_with_model("llm-garbage", replies, config);
+    // A 200 that is not JSON is not one of the retried failures (those are
+    // connection errors, timeouts, 408/409/429 and 5xx): it ends at once.
+    assert_ended_on_the_model(
+        code,
+        &stderr,
+        &events,
+        "not valid chat-completions JSON",
+        false,
+    );
+}
+
+#[test]
+fn webagent_run_with_allow_domain_reports_the_refusal_in_the_trace() {
+    let s = shared();
+    s.home
+        .html("/cli-guard", page("Guarded", "<p>home page</p>"));
+    let url = s.home.url("/cli-guard");
+    let target = away_page("/cli-away");
+    let sessions = scratch_dir("cli-guard");
+    let output = s.runtime.block_on(async {
+        let llm = LlmServer::start(vec![
+            reply("leave", json!({"navigate": {"url": target}})),
+            reply(
+                "finish",
+                json!({"done": {"text": "could not leave", "success": false}}),
+            ),
+        ])
+        .await;
+        let mut command = webagent();
+        command
+            .args(["run", "Go elsewhere", "--json", "--model", "m"])
+            .args(["--url", &url])
+            .args(["--base-url", &llm.base_url()])
+            .args(["--allow-domain", &s.home.origin()])
+            // Leaving the site needs approval; grant it so the allowed
+            // domains are what stops the navigation.
+            .arg("--yes")
+            .arg("--sessions-dir")
+            .arg(&sessions);
+        tokio::task::spawn_blocking(move || command.output())
+            .await
+            .expect("joined")
+            .expect("runs")
+    });
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let events = trace_events(&sessions);
+    let step = events
+        .iter()
+        .find(|e| e["type"] == "step" && e["index"] == 1)
+        .unwrap_or_else(|| panic!("step 1 in the trace: {stderr}"));
+    assert_eq!(step["result"]["reason"], "blocked", "{step}");
+    let message = step["result"]["message"].as_str().unwrap_or("");
+    assert!(message.contains(&target), "{message}");
+    assert_eq!(away_hits("/cli-away"), 0);
+    let _ = std::fs::remove_dir_all(&sessions);
+}

@@ -1,0 +1,518 @@
+//! The command line: an action run from it and logged, saving state,
+//! downloads and tabs an action caused, a bad command, completion, the
+//! scripts' custom actions, recipes with their parameters, and exporting
+//! a session as a recipe.
+
+use std::path::PathBuf;
+
+use crossterm::event::KeyCode;
+use serde_json::json;
+use webagent::actions::{ActionResult, Catalog};
+use webagent::environment::ApprovalMode;
+use webagent::events::{Event, TokenUsage};
+use webagent::tui::app::{Outcome, RunStatus};
+use webagent::tui::{AppEvent, Effect, SessionExportError};
+
+use crate::bench::{step_record, with_acme_scripts, Bench};
+use crate::support::scratch::scratch_dir;
+
+#[test]
+fn a_command_line_action_runs_and_lands_in_the_log() {
+    let mut bench = Bench::on_orders(80, 24);
+    bench.key(KeyCode::Char(':'));
+    bench.type_text("click 4");
+    bench.key(KeyCode::Enter);
+    bench.idle();
+    let id = match bench.effects.as_slice() {
+        [Effect::RunAction { id, action }] => {
+            assert_eq!(action.to_json(), json!({"click": {"index": 4}}));
+            *id
+        }
+        other => panic!("expected one action, got {other:?}"),
+    };
+    assert_eq!(bench.state().log[0].outcome, Outcome::Pending);
+    assert!(bench.state().command_line.is_none());
+    bench.send(AppEvent::ActionFinished {
+        id,
+        result: ActionResult::ok(),
+        ms: 87,
+    });
+    bench.idle();
+    let screen = bench.screen();
+    let row = screen
+        .lines()
+        .find(|l| l.contains("click") && l.contains("87ms"))
+        .unwrap_or_else(|| panic!("log row:\n{screen}"));
+    assert!(row.contains("Refund"), "target text in the row: {row}");
+    assert!(row.contains(" ok "), "{row}");
+}
+
+#[test]
+fn state_save_on_the_command_line_asks_the_browser_to_save_and_shows_the_outcome() {
+    let mut bench = Bench::on_orders(200, 48);
+    bench.app.state.status.sign_in = Some("state .webagent/state.json".into());
+    bench.key(KeyCode::Char(':'));
+    bench.type_text("state save signed-in.json");
+    bench.key(KeyCode::Enter);
+    bench.idle();
+    assert!(
+        matches!(
+            bench.effects.as_slice(),
+            [Effect::SaveState(Some(path))] if path == &PathBuf::from("signed-in.json")
+        ),
+        "{:?}",
+        bench.effects
+    );
+    assert!(bench.state().command_line.is_none());
+    bench.send(AppEvent::Notice {
+        error: false,
+        text: "saved 2 cookies and the local storage of 1 origins to signed-in.json".into(),
+    });
+    bench.idle();
+    let screen = bench.screen();
+    assert!(screen.contains("saved 2 cookies"), "{screen}");
+    // The status line says what keeps the sign-ins.
+    assert!(screen.contains("state .webagent/state.json"), "{screen}");
+
+    // A wrong form keeps the line open and shows the usage.
+    bench.effects.clear();
+    bench.key(KeyCode::Char(':'));
+    bench.type_text("state load x");
+    bench.key(KeyCode::Enter);
+    bench.idle();
+    assert!(bench.effects.is_empty(), "{:?}", bench.effects);
+    let notice = bench.state().status.notice.clone().expect("a notice");
+    assert!(
+        notice.error && notice.text.contains("state save"),
+        "{notice:?}"
+    );
+}
+
+#[test]
+fn a_download_and_a_tab_an_action_caused_show_in_the_log_and_status() {
+    let mut bench = Bench::on_orders(120, 30);
+    bench.send(AppEvent::ActionFinished {
+        id: 41,
+        result: ActionResult::ok_with(json!({
+            "downloads": [{
+                "file": ".webagent/downloads/orders.csv",
+                "name": "orders.csv",
+                "size": 31,
+                "type": "text/csv",
+                "state": "completed",
+                "url": "http://127.0.0.1:8080/orders.csv"
+            }],
+            "new_tab": {"url": "http://127.0.0.1:8080/report", "title": "Report", "switched": true}
+        })),
+        ms: 12,
+    });
+    bench.idle();
+    let screen = bench.screen();
+    let row = screen
+        .lines()
+        .find(|l| l.contains("download"))
+        .unwrap_or_else(|| panic!("a download row:\n{screen}"));
+    assert!(row.contains("orders.csv"), "{row}");
+    assert!(
+        screen.contains("a tab opened: http://127.0.0.1:8080/report"),
+        "{screen}"
+    );
+}
+
+#[test]
+fn a_bad_command_keeps_the_line_open_and_says_why() {
+    let mut bench = Bench::on_orders(80, 24);
+    bench.key(KeyCode::Char(':'));
+    bench.type_text("clik 4");
+    bench.key(KeyCode::Enter);
+    bench.idle();
+    assert!(bench.effects.is_empty(), "{:?}", bench.effects);
+    assert!(bench.state().command_line.is_some());
+    let notice = bench
+        .state()
+        .status
+        .notice
+        .clone()
+        .expect("an error notice");
+    assert!(notice.error);
+    assert!(notice.text.contains("clik"), "{}", notice.text);
+}
+
+#[test]
+fn tab_completes_action_names_and_shows_their_usage() {
+    let mut bench = Bench::on_orders(160, 48);
+    bench.key(KeyCode::Char(':'));
+    bench.type_text("inp");
+    bench.key(KeyCode::Tab);
+    bench.idle();
+    let line = bench
+        .state()
+        .command_line
+        .as_ref()
+        .map(|f| f.lines().join(""));
+    assert_eq!(line.as_deref(), Some("input_text "));
+    let usage = bench
+        .state()
+        .status
+        .notice
+        .clone()
+        .expect("usage shown")
+        .text;
+    assert!(usage.starts_with("input_text <target> <text>"), "{usage}");
+    // Typing goes on after the completion, and the action runs.
+    bench.type_text("4 \"hello\"");
+    bench.key(KeyCode::Enter);
+    bench.idle();
+    match bench.effects.as_slice() {
+        [Effect::RunAction { action, .. }] => assert_eq!(
+            action.to_json(),
+            json!({"input_text": {"index": 4, "text": "hello", "clear": true}})
+        ),
+        other => panic!("expected the action, got {other:?}"),
+    }
+    // Several candidates are listed.
+    bench.key(KeyCode::Char(':'));
+    bench.type_text("s");
+    bench.key(KeyCode::Tab);
+    bench.idle();
+    let listed = bench
+        .state()
+        .status
+        .notice
+        .clone()
+        .expect("candidates")
+        .text;
+    assert!(
+        listed.contains("scroll") && listed.contains("screenshot"),
+        "{listed}"
+    );
+}
+
+fn command_line_text(bench: &Bench) -> Option<String> {
+    bench
+        .state()
+        .command_line
+        .as_ref()
+        .map(|f| f.lines().join(""))
+}
+
+#[test]
+fn custom_actions_from_the_scripts_run_and_complete_on_the_command_line() {
+    let mut bench = Bench::on_orders(160, 48);
+    // Before the scripts load, the name is unknown and the line says so.
+    bench.key(KeyCode::Char(':'));
+    bench.type_text("refund_order 1003");
+    bench.key(KeyCode::Enter);
+    bench.idle();
+    assert!(bench.effects.is_empty(), "{:?}", bench.effects);
+    bench.key(KeyCode::Esc);
+    with_acme_scripts(&mut bench);
+
+    bench.key(KeyCode::Char(':'));
+    bench.type_text("refu");
+    bench.key(KeyCode::Tab);
+    bench.idle();
+    assert_eq!(command_line_text(&bench).as_deref(), Some("refund_order "));
+    let usage = bench.state().status.notice.clone().expect("usage").text;
+    assert!(usage.starts_with("refund_order"), "{usage}");
+    bench.type_text("1003");
+    bench.key(KeyCode::Enter);
+    bench.idle();
+    match bench.effects.as_slice() {
+        [Effect::RunAction { action, .. }] => {
+            assert_eq!(action.to_json(), json!({"refund_order": {"id": 1003}}))
+        }
+        other => panic!("expected the custom action, got {other:?}"),
+    }
+    assert_eq!(bench.state().log[0].action, "refund_order");
+
+    // A script running for a hand-typed action is cancelled by the stop key.
+    bench.effects.clear();
+    bench.key(KeyCode::Char('s'));
+    bench.idle();
+    assert!(
+        matches!(bench.effects.as_slice(), [Effect::CancelScript]),
+        "{:?}",
+        bench.effects
+    );
+
+    // A reload that drops the file takes its actions off the line again.
+    bench.effects.clear();
+    bench.send(AppEvent::ScriptsLoaded {
+        catalog: Box::new(Catalog::builtin()),
+        recipes: Vec::new(),
+    });
+    bench.key(KeyCode::Char(':'));
+    bench.type_text("sign_in");
+    bench.key(KeyCode::Enter);
+    bench.idle();
+    assert!(bench.effects.is_empty(), "{:?}", bench.effects);
+    let notice = bench.state().status.notice.clone().expect("refused");
+    assert!(
+        notice.error && notice.text.contains("sign_in"),
+        "{notice:?}"
+    );
+}
+
+#[test]
+fn a_recipe_runs_from_the_command_line_with_its_steps_in_the_log() {
+    let mut bench = Bench::on_orders(160, 48);
+    with_acme_scripts(&mut bench);
+    // R opens the line on `recipe ` and lists what is loaded.
+    bench.key(KeyCode::Char('R'));
+    bench.idle();
+    assert_eq!(command_line_text(&bench).as_deref(), Some("recipe "));
+    let listed = bench.state().status.notice.clone().expect("listed").text;
+    assert!(
+        listed.contains("new_order_refunded") && listed.contains("orders_overview"),
+        "{listed}"
+    );
+    // An unknown name is refused with what exists; Tab completes.
+    bench.type_text("nosuch");
+    bench.key(KeyCode::Enter);
+    bench.idle();
+    assert!(bench.effects.is_empty(), "{:?}", bench.effects);
+    let refused = bench.state().status.notice.clone().expect("refused");
+    assert!(
+        refused.error && refused.text.contains("orders_overview"),
+        "{refused:?}"
+    );
+    bench.key(KeyCode::Esc);
+    bench.key(KeyCode::Char(':'));
+    bench.type_text("recipe orders_o");
+    bench.key(KeyCode::Tab);
+    bench.idle();
+    assert_eq!(
+        command_line_text(&bench).as_deref(),
+        Some("recipe orders_overview")
+    );
+    bench.key(KeyCode::Enter);
+    bench.idle();
+    match bench.effects.as_slice() {
+        [Effect::RunRecipe {
+            name,
+            params,
+            approval,
+        }] => {
+            assert_eq!(name, "orders_overview");
+            assert!(params.is_empty(), "it takes none: {params:?}");
+            assert_eq!(*approval, ApprovalMode::Risky);
+        }
+        other => panic!("expected the recipe to start, got {other:?}"),
+    }
+    assert_eq!(bench.state().status.run, RunStatus::Running);
+    assert!(bench.state().command_line.is_none());
+    let model = bench.state().status.model.clone();
+
+    // Its steps arrive as agent-like events without observations.
+    bench.send(AppEvent::agent(Event::RunStarted {
+        task: "recipe orders_overview".into(),
+        url: "http://127.0.0.1:8080/".into(),
+        model: "none (recipe)".into(),
+        max_steps: 0,
+    }));
+    bench.send(AppEvent::agent(Event::ToolCall {
+        name: "navigate".into(),
+        parameters: json!({"url": "/orders"}),
+    }));
+    bench.send(AppEvent::agent(Event::ToolResult {
+        name: "navigate".into(),
+        result: ActionResult::ok(),
+    }));
+    bench.send(AppEvent::agent(Event::ToolCall {
+        name: "click".into(),
+        parameters: json!({"selector": "#filter"}),
+    }));
+    bench.idle();
+    let steps: Vec<(Option<usize>, String)> = bench
+        .state()
+        .log
+        .iter()
+        .map(|e| (e.step, e.action.clone()))
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            (Some(1), "navigate".to_string()),
+            (Some(2), "click".to_string())
+        ]
+    );
+    assert_eq!(bench.state().log[0].outcome, Outcome::Ok);
+    assert_eq!(bench.state().log[1].target, "#filter");
+    assert_eq!(
+        bench.state().status.model,
+        model,
+        "the configured model stays"
+    );
+
+    // The stop key stops the recipe like a run.
+    bench.effects.clear();
+    bench.key(KeyCode::Char('s'));
+    bench.idle();
+    assert!(
+        matches!(bench.effects.as_slice(), [Effect::StopRun]),
+        "{:?}",
+        bench.effects
+    );
+    bench.send(AppEvent::agent(Event::Done {
+        success: false,
+        text: "stopped by the person".into(),
+        reason: webagent::events::EndReason::Stopped,
+        steps: 2,
+        usage: TokenUsage::default(),
+    }));
+    bench.send(AppEvent::RunEnded { error: None });
+    bench.idle();
+    assert_eq!(
+        bench.state().status.run,
+        RunStatus::Finished { success: false }
+    );
+    assert!(bench.state().recipe.is_none());
+    assert!(bench.screen().contains("stopped by the person"));
+}
+
+#[test]
+fn the_export_key_reports_the_file_or_why_not() {
+    let mut bench = Bench::on_orders(80, 24);
+    bench.key(KeyCode::Char('E'));
+    bench.idle();
+    assert!(
+        matches!(bench.effects.as_slice(), [Effect::ExportSession]),
+        "{:?}",
+        bench.effects
+    );
+    bench.send(AppEvent::Exported(Ok(PathBuf::from(
+        "recipes/session-1763771000.rhai",
+    ))));
+    bench.idle();
+    assert!(
+        bench.screen().contains("recipes/session-1763771000.rhai"),
+        "{}",
+        bench.screen()
+    );
+    let row = &bench.state().log[0];
+    assert_eq!(
+        (row.action.as_str(), row.target.as_str()),
+        ("export", "recipes/session-1763771000.rhai")
+    );
+    bench.send(AppEvent::Exported(Err(
+        SessionExportError::NothingToReplay.into()
+    )));
+    bench.idle();
+    let notice = bench.state().status.notice.clone().expect("failure shown");
+    assert!(notice.error, "{notice:?}");
+    assert!(notice.text.contains("nothing to replay yet"), "{notice:?}");
+}
+
+#[test]
+fn a_recipes_parameters_are_given_on_the_command_line_and_checked_before_it_runs() {
+    let mut bench = Bench::on_orders(160, 48);
+    with_acme_scripts(&mut bench);
+    let run = |bench: &mut Bench, line: &str| {
+        bench.key(KeyCode::Char(':'));
+        bench.type_text(line);
+        bench.key(KeyCode::Enter);
+        bench.idle();
+    };
+    // A name the recipe does not declare, and a value of the wrong type,
+    // are refused with what it takes; nothing starts.
+    run(&mut bench, "recipe new_order quantity=many colour=red");
+    assert!(bench.effects.is_empty(), "{:?}", bench.effects);
+    let refused = bench.state().status.notice.clone().expect("refused");
+    assert!(refused.error, "{refused:?}");
+    for part in [
+        "unknown parameter `colour`",
+        "`quantity`",
+        "customer",
+        "integer",
+    ] {
+        assert!(refused.text.contains(part), "{part}: {}", refused.text);
+    }
+    assert_ne!(bench.state().status.run, RunStatus::Running);
+    bench.key(KeyCode::Esc);
+    // Given values are read as the declared types; a quoted value keeps
+    // its spaces; the rest take their defaults.
+    run(
+        &mut bench,
+        r#"recipe new_order customer="Mary Jackson" quantity=3"#,
+    );
+    match bench.effects.as_slice() {
+        [Effect::RunRecipe { name, params, .. }] => {
+            assert_eq!(name, "new_order");
+            assert_eq!(params.get("customer"), Some(&json!("Mary Jackson")));
+            assert_eq!(params.get("quantity"), Some(&json!(3)));
+            assert_eq!(params.get("product"), Some(&json!("Mechanical keyboard")));
+        }
+        other => panic!("expected the recipe to start, got {other:?}"),
+    }
+    assert_eq!(bench.state().status.run, RunStatus::Running);
+}
+
+#[test]
+fn a_session_exports_as_a_recipe_that_compiles() {
+    use webagent::tui::services::{export_session, SessionRecord};
+    let dir = scratch_dir("export");
+    // Nothing done yet: a clear refusal, no file.
+    let empty = export_session(&[], &dir);
+    assert!(
+        empty
+            .as_ref()
+            .is_err_and(|why| why.to_string().contains("nothing to replay")),
+        "{empty:?}"
+    );
+    let catalog = Catalog::builtin();
+    let mut record = SessionRecord::default();
+    let navigate = catalog
+        .parse_command("navigate http://127.0.0.1:8080/login")
+        .expect("navigate parses");
+    record.record_manual(&navigate, &ActionResult::ok(), 40);
+    let fill = catalog
+        .parse_command("input_text 0 \"admin@acme.test\"")
+        .expect("input_text parses");
+    let located = ActionResult::ok_with(json!({"locator": {
+        "id": "email", "tag": "input", "url": "http://127.0.0.1:8080/login"
+    }}));
+    record.record_manual(&fill, &located, 12);
+    // A later run's steps follow on instead of restarting at 1.
+    let base = record.base();
+    let mut step = step_record();
+    step.index = 1;
+    step.result = ActionResult::Failure {
+        reason: webagent::actions::FailureReason::NotFound,
+        message: "gone".into(),
+    };
+    record.record(base, &Event::Step(step));
+    let numbers: Vec<usize> = record
+        .events()
+        .iter()
+        .filter_map(|e| match e {
+            Event::Step(s) => Some(s.index),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(numbers, [1, 2, 3]);
+
+    let path = export_session(record.events(), &dir).expect("exported");
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default();
+    assert!(
+        name.starts_with("session-") && name.ends_with(".rhai"),
+        "{name}"
+    );
+    let source = std::fs::read_to_string(&path).expect("the file was written");
+    // Portable: the path on whatever origin the recipe runs against.
+    assert!(source.contains("navigate(\"/login\")"), "{source}");
+    assert!(source.contains("admin@acme.test"), "{source}");
+    assert!(
+        source.contains("\"id:email\""),
+        "by id, not index:\n{source}"
+    );
+    assert!(source.contains("step 3"), "{source}");
+    // The file is a recipe the script engine accepts.
+    let scripts = webagent::script::Scripts::default();
+    let summary = scripts.load_file(&path).expect("the export compiles");
+    assert_eq!(summary.recipes, ["replay"]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
