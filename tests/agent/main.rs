@@ -10,6 +10,7 @@
 mod support;
 
 mod answers;
+mod by_hand;
 mod command;
 mod extraction;
 mod gate;
