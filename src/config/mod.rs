@@ -35,7 +35,7 @@ use serde_yaml::{Mapping, Value};
 use crate::browser::{LaunchOptions, ObserveOptions};
 use crate::environment::ApprovalMode;
 use crate::llm::LlmConfig;
-use crate::secrets::Secrets;
+use crate::secrets::{SecretValue, Secrets};
 use crate::vision::VisionMode;
 
 /// The built-in defaults; every key a config file may set appears here.
@@ -739,10 +739,11 @@ impl Config {
     }
 
     /// The API key, read from the variable `llm.api_key_env` names.
-    pub fn api_key(&self, env: &BTreeMap<String, String>) -> Option<String> {
+    pub fn api_key(&self, env: &BTreeMap<String, String>) -> Option<SecretValue> {
         env.get(&self.llm.api_key_env)
-            .map(|v| v.trim().to_string())
+            .map(|v| v.trim())
             .filter(|v| !v.is_empty())
+            .map(SecretValue::from)
     }
 
     /// The LLM client's settings (the key read from `env`).
@@ -840,7 +841,7 @@ impl Config {
             let value = self.secret_value(name, source, env)?;
             if one_time {
                 secrets
-                    .insert_totp(name.clone(), &value)
+                    .insert_totp(name.clone(), value)
                     .map_err(|e| ConfigError::SecretSeed {
                         name: name.clone(),
                         origin: self.origin(&format!("secrets.{name}")).to_string(),
@@ -859,12 +860,12 @@ impl Config {
         name: &str,
         source: &SecretSource,
         env: &BTreeMap<String, String>,
-    ) -> Result<String, ConfigError> {
+    ) -> Result<SecretValue, ConfigError> {
         Ok(match source {
             SecretSource::Env(variable) => env
                 .get(variable)
                 .filter(|v| !v.is_empty())
-                .cloned()
+                .map(|v| SecretValue::new(v.as_str()))
                 .ok_or_else(|| ConfigError::SecretVariableMissing {
                     name: name.to_string(),
                     variable: variable.clone(),
@@ -887,7 +888,7 @@ impl Config {
                         problem: "the file is empty".into(),
                     });
                 }
-                value.to_string()
+                SecretValue::new(value)
             }
             SecretSource::Totp(inner) => self.secret_value(name, inner, env)?,
         })
