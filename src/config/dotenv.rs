@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use super::ConfigError;
+use super::error::ConfigError;
 use crate::secrets::SecretValue;
 
 /// Reads `NAME=value` lines. Blank lines and `#` comments are skipped, an
