@@ -170,5 +170,41 @@ fn a_totp_secret_reads_its_seed_and_fills_with_a_code() {
     );
 }
 
+/// The error's position is said once, in front (`FILE:LINE:COLUMN: `): the
+/// ` at line L column C` serde_yaml ends its message with is stripped (see
+/// `crate::yaml::YamlError::parsing`), while words that only look like a
+/// position, here in a key's name, stay as written.
 #[test]
-fn positions_are_stripped_only_when_they_end_the_message() {}
+fn positions_are_stripped_only_when_they_end_the_message() {
+    let dir = temp("positions");
+    let problem = |text: &str| {
+        let file = write(&dir, "p.yaml", text);
+        match parse_file(&file, text) {
+            Err(ConfigError::Invalid(problem)) => problem,
+            other => panic!("expected a positioned error, got {other:?}"),
+        }
+    };
+    let unknown = problem("llm:\n  model: x\n  modle: y\n");
+    assert_eq!((unknown.line, unknown.column), (3, 3));
+    assert!(
+        unknown
+            .message
+            .starts_with("llm: unknown field `modle`, expected one of"),
+        "{unknown:?}"
+    );
+    assert!(!unknown.message.contains(" at line "), "{unknown:?}");
+    let wrong_type = problem("agent:\n  max_steps: many\n");
+    assert_eq!(
+        wrong_type.message,
+        "agent.max_steps: invalid type: string \"many\", expected usize"
+    );
+    let lookalike = problem("llm:\n  bad at line three: 1\n");
+    assert_eq!((lookalike.line, lookalike.column), (2, 3));
+    assert!(
+        lookalike
+            .message
+            .starts_with("llm: unknown field `bad at line three`, expected one of"),
+        "{lookalike:?}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
