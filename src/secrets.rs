@@ -19,6 +19,7 @@
 //! (upper-casing it, showing a part of it) is not covered.
 
 use std::borrow::Cow;
+use std::fmt;
 use std::sync::RwLock;
 
 use serde::de::DeserializeOwned;
@@ -28,10 +29,64 @@ use serde_json::Value;
 use crate::actions::{Action, ActionError, Catalog};
 use crate::dom::{PageState, FIELD_VALUE_LIMIT};
 
+/// A secret's value: text that must not be printed, logged or sent by
+/// accident.
+///
+/// Modelled on the `secrecy` crate's `SecretString`, written here rather
+/// than taken as a dependency because it is a few lines: `Debug` and
+/// `Display` print `[REDACTED]`, there is no `Serialize`, and the text is
+/// read only through [`SecretValue::expose`], so every place that reads it
+/// says so. Unlike `secrecy` it does not wipe its memory when dropped.
+#[derive(Clone, PartialEq, Eq)]
+pub struct SecretValue(String);
+
+impl SecretValue {
+    /// Wraps a value.
+    pub fn new(value: impl Into<String>) -> Self {
+        SecretValue(value.into())
+    }
+
+    /// The value itself. Call it only where the value is used: to fill a
+    /// placeholder, to mask or blank the value, to send it where it is
+    /// meant to go.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+
+    /// Whether the value is empty (then there is nothing to hide).
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl From<String> for SecretValue {
+    fn from(value: String) -> Self {
+        SecretValue(value)
+    }
+}
+
+impl From<&str> for SecretValue {
+    fn from(value: &str) -> Self {
+        SecretValue(value.to_owned())
+    }
+}
+
+impl fmt::Debug for SecretValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("[REDACTED]")
+    }
+}
+
+impl fmt::Display for SecretValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("[REDACTED]")
+    }
+}
+
 /// Named secret values for one run.
 #[derive(Clone, Default, PartialEq, Eq)]
 pub struct Secrets {
-    entries: Vec<(String, String)>,
+    entries: Vec<(String, SecretValue)>,
     /// (a form the value may take, its secret's name), longest first.
     forms: Vec<(String, String)>,
     /// One-time-code secrets: (name, seed bytes). The placeholder fills
@@ -40,8 +95,8 @@ pub struct Secrets {
 }
 
 // Values must not reach a log through `{:?}`.
-impl std::fmt::Debug for Secrets {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl fmt::Debug for Secrets {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_list()
             .entries(self.entries.iter().map(|(name, _)| name))
             .finish()
@@ -56,7 +111,7 @@ impl Secrets {
 
     /// Adds a secret; empty values are ignored (masking an empty string
     /// would mangle every text).
-    pub fn insert(&mut self, name: impl Into<String>, value: impl Into<String>) {
+    pub fn insert(&mut self, name: impl Into<String>, value: impl Into<SecretValue>) {
         let (name, value) = (name.into(), value.into());
         if value.is_empty() {
             return;
@@ -64,14 +119,14 @@ impl Secrets {
         self.entries.retain(|(n, _)| *n != name);
         self.forms.retain(|(_, n)| *n != name);
         self.totp.retain(|(n, _)| *n != name);
-        for form in encoded_forms(&value) {
+        for form in encoded_forms(value.expose()) {
             self.forms.push((form, name.clone()));
         }
         self.entries.push((name, value));
         // Longest values first, so a secret containing another is masked
         // whole.
         self.entries
-            .sort_by_key(|entry| std::cmp::Reverse(entry.1.len()));
+            .sort_by_key(|entry| std::cmp::Reverse(entry.1.expose().len()));
         self.forms
             .sort_by_key(|form| std::cmp::Reverse(form.0.len()));
     }
@@ -82,14 +137,14 @@ impl Secrets {
     pub fn insert_totp(
         &mut self,
         name: impl Into<String>,
-        seed: &str,
+        seed: impl Into<SecretValue>,
     ) -> Result<(), crate::totp::TotpError> {
-        let name = name.into();
-        let bytes = crate::totp::decode_seed(seed)?;
+        let (name, seed) = (name.into(), seed.into());
+        let bytes = crate::totp::decode_seed(seed.expose())?;
         self.entries.retain(|(n, _)| *n != name);
         self.forms.retain(|(_, n)| *n != name);
         self.totp.retain(|(n, _)| *n != name);
-        let seed = seed.trim();
+        let seed = seed.expose().trim();
         for form in encoded_forms(seed) {
             self.forms.push((form, name.clone()));
         }
@@ -114,10 +169,10 @@ impl Secrets {
     /// The values themselves, for blanking them where text cannot be
     /// masked (a field a screenshot would show): a one-time code's seed is
     /// among them, and so is the code of the moment.
-    pub fn values(&self) -> Vec<String> {
-        let mut values: Vec<String> = self.entries.iter().map(|(_, v)| v.clone()).collect();
+    pub fn values(&self) -> Vec<SecretValue> {
+        let mut values: Vec<SecretValue> = self.entries.iter().map(|(_, v)| v.clone()).collect();
         for (_, seed) in &self.totp {
-            values.push(crate::totp::current_code(seed));
+            values.push(SecretValue::new(crate::totp::current_code(seed)));
         }
         values
     }
@@ -169,7 +224,7 @@ impl Secrets {
     pub fn fill(&self, text: &str) -> String {
         let mut out = text.to_string();
         for (name, value) in &self.entries {
-            out = out.replace(&placeholder(name), value);
+            out = out.replace(&placeholder(name), value.expose());
         }
         for (name, seed) in &self.totp {
             let wanted = placeholder(name);
@@ -524,8 +579,21 @@ mod tests {
             secrets.mask(&format!("typed {then}, seed {seed}")),
             "typed <secret>otp</secret>, seed <secret>otp</secret>"
         );
-        assert!(secrets.values().iter().any(|v| v.len() == 6));
+        assert!(secrets.values().iter().any(|v| v.expose().len() == 6));
         assert!(Secrets::new().insert_totp("bad", "not base32!").is_err());
+    }
+
+    #[test]
+    fn a_secret_value_prints_redacted_and_is_read_only_by_exposing_it() {
+        let value = SecretValue::from("hunter2");
+        assert_eq!(format!("{value}"), "[REDACTED]");
+        assert_eq!(format!("{value:?}"), "[REDACTED]");
+        assert_eq!(format!("{:?}", Some(value.clone())), "Some([REDACTED])");
+        assert_eq!(value.expose(), "hunter2");
+        let mut secrets = Secrets::new();
+        secrets.insert("pw", value);
+        let shown = format!("{:?}", secrets.values());
+        assert_eq!(shown, "[[REDACTED]]");
     }
 
     #[test]

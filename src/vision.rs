@@ -17,6 +17,7 @@ use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 
 use crate::actions::Target;
+use crate::secrets::SecretValue;
 
 /// The image width when none is configured (`llm.image_width` of the
 /// built-in defaults): enough to read a page's labels, and four
@@ -186,7 +187,7 @@ pub struct ShotRequest {
     /// Values that must not show: visible text fields holding one are
     /// blanked in the picture. Whoever asks leaves it empty: the secrets'
     /// boundary (`environment::Masked`) fills it on the way down.
-    pub secrets: Vec<String>,
+    pub secrets: Vec<SecretValue>,
     /// Encode a PNG (lossless, larger) rather than a JPEG.
     pub png: bool,
 }

@@ -23,6 +23,7 @@ use serde_json::json;
 use super::{BrowserError, Tab};
 use crate::actions::Target;
 use crate::dom::PageState;
+use crate::secrets::SecretValue;
 use crate::vision::{Mark, Screenshot, ShotRegion, ShotRequest};
 
 /// The mark drawer, installed into the isolated world on first use.
@@ -128,7 +129,7 @@ pub async fn capture(
         "boxes": boxes,
         "fresh": page.map(|p| p.elements.iter().map(|e| e.is_new).collect::<Vec<_>>()),
         "marks": marks,
-        "secrets": request.secrets,
+        "secrets": request.secrets.iter().map(SecretValue::expose).collect::<Vec<_>>(),
         "colors": {"listed": colors.listed, "fresh": colors.fresh},
         "clip": clip,
     });

@@ -1,12 +1,13 @@
 //! Flags several commands share, declared once and flattened into each,
-//! and the one way a command turns them into a [`Prepared`] session.
+//! and the one way a command turns them into a configuration ([`load`])
+//! and a [`Prepared`] session.
 
-use std::path::PathBuf;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use super::config::EXIT_BAD_CONFIG;
-use crate::config::BrowserOpts;
-use crate::config::Overrides;
+use super::exit::EXIT_BAD_CONFIG;
+use crate::config::{BrowserOpts, Config, ConfigSources, Overrides};
 use crate::environment::ApprovalMode;
 use crate::session::Prepared;
 use crate::vision::VisionMode;
@@ -135,11 +136,37 @@ impl SessionFlags {
     /// session; on failure the reason is printed and the exit code (2) is
     /// returned.
     pub fn prepare(&self, run: RunFlags) -> Result<Prepared, ExitCode> {
-        let loaded = super::config::load(self.config.as_deref(), &self.overrides(run))?;
+        let loaded = load(self.config.as_deref(), &self.overrides(run))?;
         let scripts = Prepared::script_paths(&loaded.config, &self.recipes);
         Prepared::new(loaded.config, &loaded.env, &scripts, &self.secret).map_err(|error| {
             eprintln!("error: {error}");
             ExitCode::from(EXIT_BAD_CONFIG)
         })
+    }
+}
+
+/// A loaded configuration with the environment it was read from (secrets
+/// and the API key are looked up there).
+pub struct Loaded {
+    /// The merged configuration, flags applied.
+    pub config: Config,
+    /// The environment variables.
+    pub env: BTreeMap<String, String>,
+}
+
+/// Loads the configuration for a command: the usual layers (or `explicit`
+/// instead of ./webagent.yaml), then `flags`. On failure the reason is
+/// printed and the exit code to return is given.
+pub fn load(explicit: Option<&Path>, flags: &Overrides) -> Result<Loaded, ExitCode> {
+    let sources = ConfigSources::standard(explicit);
+    match Config::load(&sources, flags) {
+        Ok(config) => Ok(Loaded {
+            config,
+            env: sources.env,
+        }),
+        Err(error) => {
+            eprintln!("error: {error}");
+            Err(ExitCode::from(EXIT_BAD_CONFIG))
+        }
     }
 }

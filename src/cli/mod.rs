@@ -12,6 +12,7 @@ pub mod cache;
 pub mod config;
 pub mod demo;
 pub mod exec;
+pub mod exit;
 pub mod flags;
 pub mod headless;
 pub mod mcp;

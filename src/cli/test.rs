@@ -13,7 +13,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use tokio::sync::mpsc;
 
-use super::config::EXIT_BAD_CONFIG;
+use super::exit::EXIT_BAD_CONFIG;
 use super::flags::{parse_mode, RunFlags, SessionFlags};
 use crate::config::BrowserOpts;
 use crate::environment::ApprovalMode;

@@ -46,7 +46,7 @@ impl BrowserOpts {
     /// a browser of its own (commands go through the whole configuration):
     /// `--chrome`, else `WEBAGENT_CHROME`, else Chromium on `PATH`.
     pub fn launch_options(&self) -> LaunchOptions {
-        let from_env = std::env::var_os(super::CHROME_VAR)
+        let from_env = std::env::var_os(super::load::CHROME_VAR)
             .filter(|v| !v.is_empty())
             .map(PathBuf::from);
         LaunchOptions {

@@ -2,18 +2,23 @@
 
 use std::path::Path;
 
-use super::ConfigError;
+use super::error::ConfigError;
+use crate::secrets::SecretValue;
 
 /// Reads `NAME=value` lines. Blank lines and `#` comments are skipped, an
 /// `export ` prefix is allowed, and a value in matching single or double
 /// quotes loses them (no escapes are interpreted: a password is taken as
 /// written).
-pub(super) fn read(file: &Path) -> Result<Vec<(String, String)>, ConfigError> {
+pub(super) fn read(file: &Path) -> Result<Vec<(String, SecretValue)>, ConfigError> {
     let text = std::fs::read_to_string(file).map_err(|source| ConfigError::Read {
         path: file.to_path_buf(),
         source,
     })?;
-    parse(file, &text)
+    let entries = parse(file, &text)?;
+    Ok(entries
+        .into_iter()
+        .map(|(name, value)| (name, SecretValue::from(value)))
+        .collect())
 }
 
 fn parse(file: &Path, text: &str) -> Result<Vec<(String, String)>, ConfigError> {

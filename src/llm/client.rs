@@ -397,7 +397,7 @@ impl LlmClient {
             .header(CONTENT_TYPE, "application/json")
             .body(body.to_string());
         if let Some(key) = &self.config.api_key {
-            builder = builder.bearer_auth(key);
+            builder = builder.bearer_auth(key.expose());
         }
         if streaming {
             builder = builder.header(ACCEPT, "text/event-stream");

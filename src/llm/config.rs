@@ -10,6 +10,7 @@ use std::time::Duration;
 use super::retry::RetryPolicy;
 
 use crate::defaults;
+use crate::secrets::SecretValue;
 
 /// Base URL used when `OPENAI_BASE_URL` is not set (`llm.base_url` of the
 /// built-in defaults).
@@ -33,7 +34,7 @@ pub struct LlmConfig {
     pub base_url: String,
     /// Sent as `Authorization: Bearer …`; local servers need none, and then
     /// no header is sent at all.
-    pub api_key: Option<String>,
+    pub api_key: Option<SecretValue>,
     /// The model name sent with every request.
     pub model: String,
     /// Sampling temperature; `None` leaves the server's default.
@@ -114,7 +115,7 @@ impl LlmConfig {
     }
 
     /// The same settings with an API key.
-    pub fn with_api_key(mut self, key: impl Into<String>) -> Self {
+    pub fn with_api_key(mut self, key: impl Into<SecretValue>) -> Self {
         self.api_key = Some(key.into());
         self
     }

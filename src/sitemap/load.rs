@@ -13,8 +13,11 @@ use std::path::Path;
 
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, Visitor};
 
-use super::model::{check_segment, join_pattern, two_dynamic_message, SitemapNode};
-use super::SitemapError;
+use super::error::SitemapError;
+use super::node::SitemapNode;
+use super::origin::normalize_origin;
+use super::rules::{check_segment, join_pattern, two_dynamic_message, SegmentError};
+use super::search::edit_distance;
 use crate::yaml::YamlError;
 
 /// The keys a page accepts, as written in YAML.
@@ -220,7 +223,7 @@ fn unknown_field_message(key: &str, is_root: bool) -> String {
         .or_else(|| {
             allowed
                 .iter()
-                .find(|f| super::search::edit_distance(&f.to_lowercase(), &lower, 2).is_some())
+                .find(|f| edit_distance(&f.to_lowercase(), &lower, 2).is_some())
         });
     let hint = match suggestion {
         Some(s) => format!(" (did you mean `{s}`?)"),
@@ -321,7 +324,7 @@ impl<'de> Visitor<'de> for OriginSeed {
     }
 
     fn visit_str<E: de::Error>(self, v: &str) -> Result<String, E> {
-        super::set::normalize_origin(v).map_err(fail)
+        normalize_origin(v).map_err(|e| fail(e.to_string()))
     }
 }
 
@@ -407,7 +410,7 @@ impl<'de> Visitor<'de> for SegmentSeed<'_> {
     }
 
     fn visit_str<E: de::Error>(self, segment: &str) -> Result<String, E> {
-        check_segment(segment).map_err(fail)?;
+        check_segment(segment).map_err(|e| fail(e.to_string()))?;
         if self.earlier.iter().any(|(s, _)| s == segment) {
             return Err(fail(format!(
                 "children key `{segment}` appears twice under {}",
@@ -421,9 +424,7 @@ impl<'de> Visitor<'de> for SegmentSeed<'_> {
     }
 
     fn visit_unit<E: de::Error>(self) -> Result<String, E> {
-        Err(fail(
-            "a children key cannot be empty: name the path segment, e.g. `orders`",
-        ))
+        Err(fail(SegmentError::Empty.to_string()))
     }
 }
 

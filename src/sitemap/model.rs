@@ -1,65 +1,15 @@
-//! The sitemap tree and the per-page index built once when a sitemap loads.
+//! A loaded sitemap: the validated tree, the per-page index built once when
+//! it loads, and search through that index.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use super::search::SearchIndex;
-use super::SitemapError;
-
-/// One page of a site and, through `children`, the pages below it.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct SitemapNode {
-    /// Human name of the page (required, never empty).
-    pub title: String,
-    /// What the page is for.
-    pub description: Option<String>,
-    /// The page needs a signed-in user (YAML `requiresAuth`).
-    pub requires_auth: bool,
-    /// The page needs an administrator (YAML `requiresAdmin`).
-    pub requires_admin: bool,
-    /// Verbs a user can perform on the page (`view`, `refund`, …).
-    pub actions: Vec<String>,
-    /// Other words, in any language, people use for the page.
-    pub keywords: Vec<String>,
-    /// Facts the model should know about the page ("refund only after ship").
-    pub notes: Option<String>,
-    /// Extra guidance for the model while it is on this page.
-    pub instructions: Option<String>,
-    /// Sub-pages by path segment, in file order; a segment starting with `:`
-    /// is dynamic (`:id`).
-    pub children: Vec<(String, SitemapNode)>,
-}
-
-impl SitemapNode {
-    /// A page with only a title.
-    pub fn new(title: impl Into<String>) -> Self {
-        SitemapNode {
-            title: title.into(),
-            ..SitemapNode::default()
-        }
-    }
-
-    /// The child under `segment` (exact, so `:id` finds the dynamic child).
-    pub fn child(&self, segment: &str) -> Option<&SitemapNode> {
-        self.children
-            .iter()
-            .find(|(s, _)| s == segment)
-            .map(|(_, n)| n)
-    }
-}
-
-/// A page as seen while walking a loaded sitemap in tree order.
-#[derive(Debug, Clone, Copy)]
-pub struct SitemapPage<'a> {
-    /// The path pattern, e.g. `/orders/:id`.
-    pub pattern: &'a str,
-    /// 0 for the root, 1 for its children, …
-    pub depth: usize,
-    /// Whether this page or one above it requires sign-in.
-    pub gated: bool,
-    /// The page itself.
-    pub node: &'a SitemapNode,
-}
+use super::error::SitemapError;
+use super::load::parse_tree;
+use super::node::{SitemapNode, SitemapPage};
+use super::origin::normalize_origin;
+use super::rules::{join_pattern, validate_tree};
+use super::search::{SearchIndex, SearchMatch};
 
 /// What the index knows about one page; pages are stored in tree order and
 /// `Page::route` leads from the root to the node.
@@ -93,14 +43,10 @@ impl Sitemap {
     pub fn new(root: SitemapNode, origin: Option<&str>) -> Result<Sitemap, SitemapError> {
         validate_tree(&root, "/")?;
         let origin = match origin {
-            Some(o) => {
-                Some(
-                    super::set::normalize_origin(o).map_err(|message| SitemapError::Tree {
-                        page: "/".into(),
-                        message,
-                    })?,
-                )
-            }
+            Some(o) => Some(normalize_origin(o).map_err(|e| SitemapError::Tree {
+                page: "/".into(),
+                message: e.to_string(),
+            })?),
             None => None,
         };
         Ok(Sitemap::build(root, origin, None))
@@ -108,7 +54,7 @@ impl Sitemap {
 
     /// Parses YAML text; `source` names it in error messages and events.
     pub fn parse(text: &str, source: &Path) -> Result<Sitemap, SitemapError> {
-        let (root, origin) = super::load::parse_tree(text, source)?;
+        let (root, origin) = parse_tree(text, source)?;
         Ok(Sitemap::build(root, origin, Some(source.to_path_buf())))
     }
 
@@ -141,7 +87,7 @@ impl Sitemap {
             pages,
             search_index: SearchIndex::default(),
         };
-        sitemap.search_index = SearchIndex::build(&sitemap);
+        sitemap.search_index = SearchIndex::build(sitemap.pages());
         sitemap
     }
 
@@ -170,6 +116,28 @@ impl Sitemap {
     /// order).
     pub fn pages(&self) -> impl Iterator<Item = SitemapPage<'_>> + '_ {
         (0..self.pages.len()).map(move |i| self.page(i))
+    }
+
+    /// Pages matching `query`, best first, at most `limit` of them.
+    ///
+    /// Case-insensitive; CJK text matches without spaces (`帳單` finds a
+    /// page with keyword `帳單`, and so does `我要看帳單`); Latin words
+    /// tolerate a small typo (`biling` finds Billing). Titles weigh most,
+    /// then keywords, the page's path segment, actions and descriptions.
+    pub fn search(&self, query: &str, limit: usize) -> Vec<SearchMatch<'_>> {
+        self.search_index
+            .rank(query, limit)
+            .into_iter()
+            .map(|(index, score)| {
+                let page = self.page(index);
+                SearchMatch {
+                    path: page.pattern,
+                    title: &page.node.title,
+                    score,
+                    node: page.node,
+                }
+            })
+            .collect()
     }
 
     pub(crate) fn page(&self, index: usize) -> SitemapPage<'_> {
@@ -225,90 +193,4 @@ fn index_pages(
         }
     }
     me
-}
-
-/// `/` + `orders` → `/orders`; `/orders` + `:id` → `/orders/:id`.
-pub(crate) fn join_pattern(parent: &str, segment: &str) -> String {
-    if parent == "/" {
-        format!("/{segment}")
-    } else {
-        format!("{parent}/{segment}")
-    }
-}
-
-/// Checks that a `children` key is one URL path segment; the error says how
-/// to fix it.
-pub(crate) fn check_segment(segment: &str) -> Result<(), String> {
-    if segment.is_empty() {
-        return Err("a children key cannot be empty: name the path segment, e.g. `orders`".into());
-    }
-    if segment.contains('/') {
-        let trimmed: Vec<&str> = segment.split('/').filter(|s| !s.is_empty()).collect();
-        let hint = if trimmed.len() == 1 {
-            format!("write `{}`", trimmed[0])
-        } else {
-            "nest each segment under `children` instead".to_string()
-        };
-        return Err(format!(
-            "children key `{segment}` is not a single path segment: {hint}"
-        ));
-    }
-    if let Some(name) = segment.strip_prefix(':') {
-        let mut chars = name.chars();
-        let valid = matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
-            && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
-        if !valid {
-            return Err(format!(
-                "dynamic segment `{segment}` needs a parameter name of letters, digits and _ after `:`, e.g. `:id`"
-            ));
-        }
-        return Ok(());
-    }
-    if segment == "." || segment == ".." {
-        return Err(format!(
-            "children key `{segment}` is not a page: `.` and `..` are relative path steps"
-        ));
-    }
-    let bad = segment
-        .chars()
-        .find(|&c| !(c.is_alphanumeric() || "-._~!$&'()*+,;=@%:".contains(c)));
-    if let Some(c) = bad {
-        return Err(format!(
-            "children key `{segment}` is not a path segment: `{}` is not allowed (use letters, digits and - . _ ~, or `:name` for a dynamic segment)",
-            c.escape_default()
-        ));
-    }
-    Ok(())
-}
-
-/// The rules the YAML loader enforces, for trees built in code.
-fn validate_tree(node: &SitemapNode, pattern: &str) -> Result<(), SitemapError> {
-    let fail = |message: String| SitemapError::Tree {
-        page: pattern.to_string(),
-        message,
-    };
-    if node.title.trim().is_empty() {
-        return Err(fail("the title is empty; every page needs a title".into()));
-    }
-    let mut dynamic: Option<&str> = None;
-    for (i, (segment, child)) in node.children.iter().enumerate() {
-        check_segment(segment).map_err(fail)?;
-        if node.children[..i].iter().any(|(s, _)| s == segment) {
-            return Err(fail(format!("children key `{segment}` appears twice")));
-        }
-        if segment.starts_with(':') {
-            if let Some(first) = dynamic {
-                return Err(fail(two_dynamic_message(first, segment, pattern)));
-            }
-            dynamic = Some(segment);
-        }
-        validate_tree(child, &join_pattern(pattern, segment))?;
-    }
-    Ok(())
-}
-
-pub(crate) fn two_dynamic_message(first: &str, second: &str, parent: &str) -> String {
-    format!(
-        "`{second}` and `{first}` are both dynamic children of {parent}; a page can have only one, since a URL cannot tell them apart"
-    )
 }

@@ -1,6 +1,7 @@
 //! From a concrete path or URL to the page that serves it.
 
-use super::model::{Sitemap, SitemapNode};
+use super::model::Sitemap;
+use super::node::SitemapNode;
 
 /// A concrete path matched to a page of the sitemap.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -15,7 +15,7 @@
 
 use std::collections::HashMap;
 
-use super::model::{Sitemap, SitemapNode};
+use super::node::{SitemapNode, SitemapPage};
 
 /// One ranked search result.
 #[derive(Debug, Clone)]
@@ -75,21 +75,26 @@ struct Word {
     postings: Vec<(u32, Field)>,
 }
 
-/// The precomputed search data of one sitemap.
+/// The precomputed search data of one sitemap. It knows pages by their
+/// position in tree order; the sitemap turns positions back into pages.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct SearchIndex {
     words: Vec<Word>,
     word_ids: HashMap<String, usize>,
     /// Whole lowercased titles and keywords, for the exact-phrase bonus.
     whole: HashMap<String, Vec<(u32, Field)>>,
+    /// Each page's depth, so a tie goes to the page nearer the root.
+    depths: Vec<usize>,
 }
 
 impl SearchIndex {
-    pub(crate) fn build(sitemap: &Sitemap) -> SearchIndex {
+    /// Indexes `pages`, given in tree order.
+    pub(crate) fn build<'a>(pages: impl Iterator<Item = SitemapPage<'a>>) -> SearchIndex {
         let mut index = SearchIndex::default();
-        for (i, page) in sitemap.pages().enumerate() {
+        for (i, page) in pages.enumerate() {
             let id = i as u32;
             let node = page.node;
+            index.depths.push(page.depth);
             index.add_text(id, Field::Title, &node.title);
             index.add_whole(id, Field::Title, &node.title);
             for keyword in &node.keywords {
@@ -151,22 +156,16 @@ impl SearchIndex {
             self.whole.entry(key).or_default().push((page, field));
         }
     }
-}
 
-impl Sitemap {
-    /// Pages matching `query`, best first, at most `limit` of them.
-    ///
-    /// Case-insensitive; CJK text matches without spaces (`帳單` finds a
-    /// page with keyword `帳單`, and so does `我要看帳單`); Latin words
-    /// tolerate a small typo (`biling` finds Billing). Titles weigh most,
-    /// then keywords, the page's path segment, actions and descriptions.
-    pub fn search(&self, query: &str, limit: usize) -> Vec<SearchMatch<'_>> {
+    /// The positions (in tree order) of the pages matching `query` with
+    /// their scores, best first, at most `limit` of them; `Sitemap::search`
+    /// says how they are scored.
+    pub(crate) fn rank(&self, query: &str, limit: usize) -> Vec<(usize, f64)> {
         let query = query.trim().to_lowercase();
         let terms: Vec<&str> = words(&query).collect();
         if terms.is_empty() || limit == 0 {
             return Vec::new();
         }
-        let index = &self.search_index;
         // page -> (summed best score per term, number of terms matched)
         let mut scores: HashMap<u32, (f64, usize)> = HashMap::new();
         for term in &terms {
@@ -182,10 +181,10 @@ impl Sitemap {
                     }
                 }
             };
-            if let Some(&id) = index.word_ids.get(*term) {
-                credit(&index.words[id], EXACT);
+            if let Some(&id) = self.word_ids.get(*term) {
+                credit(&self.words[id], EXACT);
             }
-            for word in &index.words {
+            for word in &self.words {
                 if word.text == *term {
                     continue;
                 }
@@ -199,7 +198,7 @@ impl Sitemap {
                 entry.1 += 1;
             }
         }
-        if let Some(hits) = index.whole.get(&query) {
+        if let Some(hits) = self.whole.get(&query) {
             for &(page, field) in hits {
                 let bonus = match field {
                     Field::Title => WHOLE_TITLE_BONUS,
@@ -220,25 +219,13 @@ impl Sitemap {
             .collect();
         ranked.sort_by(|a, b| {
             b.1.total_cmp(&a.1)
-                .then_with(|| {
-                    self.pages[a.0 as usize]
-                        .depth
-                        .cmp(&self.pages[b.0 as usize].depth)
-                })
+                .then_with(|| self.depths[a.0 as usize].cmp(&self.depths[b.0 as usize]))
                 .then_with(|| a.0.cmp(&b.0))
         });
         ranked
             .into_iter()
             .take(limit)
-            .map(|(page, score)| {
-                let p = self.page(page as usize);
-                SearchMatch {
-                    path: p.pattern,
-                    title: &p.node.title,
-                    score: (score * 100.0).round() / 100.0,
-                    node: p.node,
-                }
-            })
+            .map(|(page, score)| (page as usize, (score * 100.0).round() / 100.0))
             .collect()
     }
 }

@@ -3,8 +3,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use super::error::SitemapError;
 use super::model::Sitemap;
-use super::SitemapError;
+use super::origin::origin_of;
 
 /// The sitemaps in use, one per file; the agent asks for the one matching
 /// the current page.
@@ -41,7 +42,7 @@ impl SitemapSet {
                             && file
                                 .file_name()
                                 .and_then(|n| n.to_str())
-                                .is_some_and(super::watch::is_sitemap_file_name)
+                                .is_some_and(is_sitemap_file_name)
                     })
                     .collect();
                 files.sort();
@@ -106,80 +107,17 @@ impl SitemapSet {
     }
 }
 
-/// The normalized origin of a URL (`HTTP://Host:80/x` → `http://host`), or
-/// `None` for a path or something that is not a URL.
-pub fn origin_of(url: &str) -> Option<String> {
-    let url = url.trim();
-    let scheme_end = url.find("://")?;
-    let after = &url[scheme_end + 3..];
-    let authority_end = after.find(['/', '?', '#']).unwrap_or(after.len());
-    normalize_origin(&url[..scheme_end + 3 + authority_end]).ok()
-}
-
-/// Checks and normalizes an origin: lowercase scheme and host, default port
-/// dropped, no path. The error says what a valid origin looks like.
-pub(crate) fn normalize_origin(origin: &str) -> Result<String, String> {
-    let bad = |why: &str| {
-        format!("origin `{origin}` {why}; write scheme, host and optional port, e.g. `http://127.0.0.1:8080`")
-    };
-    let trimmed = origin.trim().trim_end_matches('/');
-    let (scheme, authority) = trimmed
-        .split_once("://")
-        .ok_or_else(|| bad("has no scheme"))?;
-    let scheme = scheme.to_ascii_lowercase();
-    if scheme.is_empty()
-        || !scheme
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
-    {
-        return Err(bad("has an invalid scheme"));
-    }
-    if authority.is_empty() {
-        return Err(bad("has no host"));
-    }
-    if authority.contains(['/', '?', '#', ' ']) {
-        return Err(bad("has a path, query or spaces after the host"));
-    }
-    // Credentials are not part of an origin.
-    let authority = authority
-        .rsplit_once('@')
-        .map_or(authority, |(_, host)| host);
-    let authority = authority.to_ascii_lowercase();
-    // An IPv6 host is bracketed and full of colons; the port follows `]`.
-    let (host, port) = match authority.strip_prefix('[') {
-        Some(rest) => {
-            let close = rest.find(']').ok_or_else(|| bad("has an unclosed `[`"))?;
-            (&authority[..close + 2], rest[close + 1..].strip_prefix(':'))
-        }
-        None => match authority.split_once(':') {
-            Some((host, port)) => (host, Some(port)),
-            None => (authority.as_str(), None),
-        },
-    };
-    if host.is_empty() || host == "[]" {
-        return Err(bad("has no host"));
-    }
-    if let Some(p) = port {
-        if p.parse::<u16>().is_err() || !p.chars().all(|c| c.is_ascii_digit()) {
-            return Err(bad("has an invalid port"));
-        }
-    }
-    let default_port = match scheme.as_str() {
-        "http" | "ws" => Some("80"),
-        "https" | "wss" => Some("443"),
-        _ => None,
-    };
-    Ok(match port {
-        Some(p) if Some(p) != default_port => format!("{scheme}://{host}:{p}"),
-        _ => format!("{scheme}://{host}"),
-    })
+/// Whether a file in a sitemap directory is a sitemap: a visible `.yaml`
+/// or `.yml` file (loading and watching pick the same files).
+pub(super) fn is_sitemap_file_name(name: &str) -> bool {
+    !name.starts_with('.') && (name.ends_with(".yaml") || name.ends_with(".yml"))
 }
 
 #[cfg(test)]
 mod tests {
     use std::path::Path;
 
-    use super::{normalize_origin, origin_of, SitemapSet};
+    use super::SitemapSet;
     use crate::sitemap::Sitemap;
 
     fn sitemap(file: &str, origin: Option<&str>) -> Sitemap {
@@ -222,25 +160,5 @@ mod tests {
         assert_eq!(set.get(Path::new("a.yaml")).unwrap().root().title, "A2");
         assert!(set.remove(Path::new("a.yaml")));
         assert!(set.is_empty());
-    }
-
-    #[test]
-    fn origins_are_normalized_or_rejected_with_a_reason() {
-        assert_eq!(
-            normalize_origin("HTTP://LocalHost:80/").unwrap(),
-            "http://localhost"
-        );
-        assert_eq!(
-            normalize_origin("http://[::1]:8080").unwrap(),
-            "http://[::1]:8080"
-        );
-        assert_eq!(origin_of("https://a.b/c").as_deref(), Some("https://a.b"));
-        assert!(origin_of("/just/a/path").is_none());
-        assert!(normalize_origin("http://host/path")
-            .unwrap_err()
-            .contains("path"));
-        assert!(normalize_origin("http://host:99999")
-            .unwrap_err()
-            .contains("port"));
     }
 }

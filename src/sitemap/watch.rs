@@ -8,9 +8,9 @@ use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 use crate::watch::{FileWatcher, WatchBatch};
 
+use super::error::SitemapError;
 use super::model::Sitemap;
-use super::set::SitemapSet;
-use super::SitemapError;
+use super::set::{is_sitemap_file_name, SitemapSet};
 
 /// What the watcher reports; the TUI and agent map these onto their own
 /// event type.
@@ -77,10 +77,6 @@ impl std::fmt::Debug for SitemapWatcher {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SitemapWatcher").finish_non_exhaustive()
     }
-}
-
-pub(super) fn is_sitemap_file_name(name: &str) -> bool {
-    !name.starts_with('.') && (name.ends_with(".yaml") || name.ends_with(".yml"))
 }
 
 impl SitemapWatcher {

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use super::file::{rhai_check_source, Case, Expect};
-use super::run::Failure;
+use super::outcome::Failure;
 use crate::actions::{Action, ActionResult, Selector, WaitCondition};
 use crate::environment::{Environment, HeadlessApprover, PersonsOwn};
 use crate::script::{CancelFlag, RecipeHost, Scripts};

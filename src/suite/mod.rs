@@ -12,15 +12,14 @@
 
 pub mod expect;
 pub mod file;
+pub mod outcome;
 pub mod plan;
 pub mod report;
 pub mod run;
 
 pub use expect::{compile_checks, url_glob_matches};
 pub use file::{load_all, Case, CaseRun, Expect, RecipeCall, Suite, SuiteError};
+pub use outcome::{Attempt, CaseReport, CaseStatus, Failure, Totals};
 pub use plan::{Picked, Selection, Shard};
-pub use report::{junit, write_html, write_junit, ReportError, Totals};
-pub use run::{
-    case_url, run, Attempt, CaseReport, CaseStatus, Failure, RunError, RunOptions, SuiteEvent,
-    SuitePlan,
-};
+pub use report::{junit, write_html, write_junit, ReportError};
+pub use run::{case_url, run, CaseUrlError, RunError, RunOptions, SuiteEvent, SuitePlan};

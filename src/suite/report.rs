@@ -19,7 +19,8 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::run::{Attempt, CaseReport, CaseStatus};
+pub use super::outcome::Totals;
+use super::outcome::{Attempt, CaseReport, CaseStatus};
 use crate::events::{Event, StepRecord};
 use crate::markup::escape;
 
@@ -37,40 +38,6 @@ fn write_error(path: &Path, error: std::io::Error) -> ReportError {
     ReportError {
         path: path.to_path_buf(),
         message: error.to_string(),
-    }
-}
-
-/// The counts of a run.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
-pub struct Totals {
-    /// Cases that ran.
-    pub total: usize,
-    /// Passed on the first attempt.
-    pub passed: usize,
-    /// Failed.
-    pub failed: usize,
-    /// Passed on a retry.
-    pub flaky: usize,
-    /// Ran out of time on the last attempt.
-    pub timed_out: usize,
-}
-
-impl Totals {
-    /// The counts of `reports`.
-    pub fn of(reports: &[CaseReport]) -> Totals {
-        let mut totals = Totals {
-            total: reports.len(),
-            ..Totals::default()
-        };
-        for report in reports {
-            match report.status {
-                CaseStatus::Passed => totals.passed += 1,
-                CaseStatus::Flaky => totals.flaky += 1,
-                CaseStatus::Failed => totals.failed += 1,
-                CaseStatus::TimedOut => totals.timed_out += 1,
-            }
-        }
-        totals
     }
 }
 
@@ -439,7 +406,7 @@ fn html_attempt(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::suite::run::Failure;
+    use crate::suite::outcome::Failure;
 
     fn report(name: &str, status: CaseStatus, failures: &[&str]) -> CaseReport {
         let mut attempts: Vec<Attempt> = failures

@@ -18,6 +18,8 @@ use tokio::sync::{mpsc, Mutex};
 
 use super::expect::check_all;
 use super::file::{CaseRun, Suite};
+use super::outcome::Totals;
+pub use super::outcome::{Attempt, CaseReport, CaseStatus, Failure};
 use super::plan::Picked;
 use crate::browser::{BrowserError, BrowserSession, LaunchOptions, SessionStatus};
 use crate::agent::Prior;
@@ -65,116 +67,6 @@ pub struct RunOptions {
     pub launch: LaunchOptions,
 }
 
-/// How a case ended, over its attempts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CaseStatus {
-    /// Its first attempt passed.
-    Passed,
-    /// It failed, then passed on a retry.
-    Flaky,
-    /// Its last attempt failed a check, or its run failed.
-    Failed,
-    /// Its last attempt ran out of time.
-    TimedOut,
-}
-
-impl CaseStatus {
-    /// Whether the case counts as passed (`flaky` does, unless the run
-    /// says otherwise).
-    pub fn passed(self, fail_on_flaky: bool) -> bool {
-        match self {
-            CaseStatus::Passed => true,
-            CaseStatus::Flaky => !fail_on_flaky,
-            CaseStatus::Failed | CaseStatus::TimedOut => false,
-        }
-    }
-}
-
-/// Why an attempt did not pass.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Failure {
-    /// What failed: the check as written (`text: "Welcome"`), `run` for
-    /// the run itself, `timeout`, or `browser`.
-    pub check: String,
-    /// What happened instead.
-    pub message: String,
-}
-
-/// One attempt at a case.
-#[derive(Debug, Clone, Serialize)]
-pub struct Attempt {
-    /// 1 for the first.
-    pub number: u32,
-    /// `None` when it passed.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub failure: Option<Failure>,
-    /// Whether it ran out of time.
-    pub timed_out: bool,
-    /// How long it took.
-    #[serde(serialize_with = "millis")]
-    pub duration: Duration,
-    /// Model tokens it spent.
-    pub tokens: TokenUsage,
-    /// Model calls it made (agent steps asked).
-    pub model_calls: usize,
-    /// What the run said at its end (the agent's `done` text, a recipe's
-    /// return value or error).
-    pub outcome: String,
-    /// What the task cache did, for a task case run with `--cache`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub cache: Option<CacheState>,
-    /// Recipe steps the model healed in this attempt.
-    #[serde(skip_serializing_if = "is_zero")]
-    pub healed: usize,
-    /// Its trace file.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub trace: Option<PathBuf>,
-    /// The page as it was at the end.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub screenshot: Option<PathBuf>,
-}
-
-/// A case's result, over its attempts.
-#[derive(Debug, Clone, Serialize)]
-pub struct CaseReport {
-    /// The suite file.
-    pub suite: PathBuf,
-    /// The case's name.
-    pub name: String,
-    /// How it ended.
-    pub status: CaseStatus,
-    /// Its tags.
-    pub tags: Vec<String>,
-    /// Every attempt, in order.
-    pub attempts: Vec<Attempt>,
-}
-
-impl CaseReport {
-    /// The time of every attempt together.
-    pub fn duration(&self) -> Duration {
-        self.attempts.iter().map(|a| a.duration).sum()
-    }
-
-    /// The tokens of every attempt together.
-    pub fn tokens(&self) -> TokenUsage {
-        let mut sum = TokenUsage::default();
-        for attempt in &self.attempts {
-            sum.prompt_tokens += attempt.tokens.prompt_tokens;
-            sum.completion_tokens += attempt.tokens.completion_tokens;
-            sum.total_tokens += attempt.tokens.total_tokens;
-            sum.cached_tokens += attempt.tokens.cached_tokens;
-            sum.estimated |= attempt.tokens.estimated;
-        }
-        sum
-    }
-
-    /// The failure of the last attempt, when it failed.
-    pub fn failure(&self) -> Option<&Failure> {
-        self.attempts.last().and_then(|a| a.failure.as_ref())
-    }
-}
-
 /// What the run reports as it goes, for the progress line, `--json` and
 /// the reports.
 #[derive(Debug, Clone, Serialize)]
@@ -211,7 +103,7 @@ pub enum SuiteEvent {
     /// Every picked case is over.
     SuiteFinished {
         /// The counts.
-        totals: super::report::Totals,
+        totals: Totals,
         /// How long the run took.
         duration_ms: u64,
     },
@@ -388,33 +280,6 @@ fn pending(queue: &std::sync::Mutex<VecDeque<Picked>>) -> usize {
     }
 }
 
-impl Attempt {
-    /// An attempt that could not run at all.
-    fn unrun(number: u32, failure: Failure) -> Attempt {
-        Attempt {
-            failure: Some(failure),
-            ..Attempt::new(number)
-        }
-    }
-
-    /// Attempt `number` before it has run: passed until something fails.
-    pub fn new(number: u32) -> Attempt {
-        Attempt {
-            number,
-            failure: None,
-            timed_out: false,
-            duration: Duration::ZERO,
-            tokens: TokenUsage::default(),
-            model_calls: 0,
-            outcome: String::new(),
-            cache: None,
-            healed: 0,
-            trace: None,
-            screenshot: None,
-        }
-    }
-}
-
 /// Every attempt of one case, until one passes or the retries run out.
 async fn run_case(
     plan: &SuitePlan,
@@ -531,8 +396,8 @@ async fn attempt(
             .or(plan.suite.base_url.as_deref()),
     ) {
         Ok(url) => url,
-        Err(message) => {
-            result.failure = fail("run", message);
+        Err(error) => {
+            result.failure = fail("run", error.to_string());
             return result;
         }
     };
@@ -716,24 +581,61 @@ async fn run_and_check(
     Ok(end)
 }
 
+/// Why a case's start page cannot be had.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CaseUrlError {
+    /// The case names a path and there is no base URL to take it against.
+    #[error(
+        "the url {url:?} is a path and no base URL is set: pass --base-url or write base_url: in the suite"
+    )]
+    NoBase {
+        /// The case's url as written.
+        url: String,
+    },
+    /// The base URL does not parse.
+    #[error("the base URL {base:?} is not a URL: {source}")]
+    BadBase {
+        /// The base URL as given.
+        base: String,
+        /// What the URL parser said.
+        source: url::ParseError,
+    },
+    /// The path cannot be joined to the base URL.
+    #[error("the url {url:?} cannot be taken against {base}: {source}")]
+    CannotJoin {
+        /// The case's url as written.
+        url: String,
+        /// The base URL, parsed.
+        base: String,
+        /// What the URL parser said.
+        source: url::ParseError,
+    },
+}
+
 /// The case's start page: a full URL as written, a path taken against the
 /// base URL.
-pub fn case_url(url: &str, base: Option<&str>) -> Result<String, String> {
+pub fn case_url(url: &str, base: Option<&str>) -> Result<String, CaseUrlError> {
     if let Ok(full) = url::Url::parse(url) {
         if !full.cannot_be_a_base() || full.scheme() == "about" || full.scheme() == "data" {
             return Ok(url.to_string());
         }
     }
     let Some(base) = base else {
-        return Err(format!(
-            "the url {url:?} is a path and no base URL is set: pass --base-url or write base_url: in the suite"
-        ));
+        return Err(CaseUrlError::NoBase {
+            url: url.to_string(),
+        });
     };
-    let base =
-        url::Url::parse(base).map_err(|e| format!("the base URL {base:?} is not a URL: {e}"))?;
+    let base = url::Url::parse(base).map_err(|source| CaseUrlError::BadBase {
+        base: base.to_string(),
+        source,
+    })?;
     base.join(url)
         .map(|u| u.to_string())
-        .map_err(|e| format!("the url {url:?} cannot be taken against {base}: {e}"))
+        .map_err(|source| CaseUrlError::CannotJoin {
+            url: url.to_string(),
+            base: base.to_string(),
+            source,
+        })
 }
 
 /// The page at the end, as a person would see it (no marks), written to
@@ -802,14 +704,6 @@ pub fn slug(name: &str) -> String {
     } else {
         trimmed.chars().take(60).collect()
     }
-}
-
-fn is_zero(n: &usize) -> bool {
-    *n == 0
-}
-
-fn millis<S: serde::Serializer>(duration: &Duration, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_u64(duration.as_millis() as u64)
 }
 
 #[cfg(test)]

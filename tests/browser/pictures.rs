@@ -20,7 +20,10 @@ async fn saved_picture(
     name: &str,
 ) -> (webagent::vision::Screenshot, image::RgbImage) {
     let mut request = webagent::vision::ShotRequest::step(1024);
-    request.secrets = secrets;
+    request.secrets = secrets
+        .into_iter()
+        .map(webagent::secrets::SecretValue::from)
+        .collect();
     let shot = webagent::browser::shot::capture(
         tab,
         Some(state),
