@@ -20,9 +20,10 @@
 //! # How an observation works
 //!
 //! For each document webagent creates an isolated world
-//! (`Page.createIsolatedWorld`) and installs `extract.js` there once. The
-//! page's scripts cannot see that world's variables or patch the functions it
-//! calls. One `Runtime.evaluate` walks the flat tree (open shadow roots and
+//! (`Page.createIsolatedWorld`) and installs the observer there once (its
+//! parts are in `scripts/observer/`). The page's scripts cannot see that
+//! world's variables or patch the functions it calls. One
+//! `Runtime.evaluate` walks the flat tree (open shadow roots and
 //! same-origin iframes included) and returns one JSON string; the listing is
 //! then rendered in Rust ([`crate::dom::render_listing`]). Outside the
 //! viewport plus a margin, subtrees are skipped by their box alone, so the
@@ -30,11 +31,12 @@
 //! [`ObserveOptions::full_page`] walks everything.
 //!
 //! What counts, and its limits:
-//! - Click listeners are seen through a small hook (`listeners.js`) that
-//!   each tab installs in the page's main world before page scripts run
-//!   (DevTools' `getEventListeners` only reports its own world's
-//!   listeners). Listeners added before webagent opened the tab (a browser
-//!   attached with `--connect`) are not seen; cursor, role and tag still are.
+//! - Click listeners are seen through a small hook
+//!   (`scripts/listeners.js`) that each tab installs in the page's main
+//!   world before page scripts run (DevTools' `getEventListeners` only
+//!   reports its own world's listeners). Listeners added before webagent
+//!   opened the tab (a browser attached with `--connect`) are not seen;
+//!   cursor, role and tag still are.
 //! - Covered: an element sharing area with a positioned box (fixed, sticky,
 //!   absolute, z-indexed) is hit-tested at up to five points and listed only
 //!   if one of them reaches it. A fixed layer over the whole viewport (a
@@ -83,6 +85,7 @@ pub mod driver;
 mod frames;
 pub mod guard;
 mod launch;
+mod scripts;
 mod session;
 pub mod shot;
 pub mod state;

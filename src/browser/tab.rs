@@ -19,6 +19,7 @@ use tokio::task::JoinHandle;
 use super::frames::{FrameEval, FrameHub, FrameWorld, Frames, Layout, Owner, Route, Slot};
 use super::guard::{protect_page, GuardRegistry, NavigationGuard, Verdict};
 use super::launch::LaunchOptions;
+use super::scripts::{ACT_JS, LISTENER_HOOK_JS, OBSERVER_JS};
 use super::session::{call, open_tab, SessionStatus};
 use super::state::{OriginStorage, StorageEntry, StorageState};
 use super::BrowserError;
@@ -26,10 +27,6 @@ use crate::dom::{ElementIndex, PageState, RawObservation, TabInfo};
 
 mod oopif;
 
-/// The observer installed into each document's isolated world.
-const OBSERVER_JS: &str = include_str!("extract.js");
-/// The click-listener hook installed into the page's main world.
-const LISTENER_HOOK_JS: &str = include_str!("listeners.js");
 /// The isolated world's name (shows in DevTools' context list).
 const WORLD_NAME: &str = "webagent";
 
@@ -392,7 +389,7 @@ impl Tab {
         // in place rather than installing it after the load, and it sees
         // the load event it counts the quiet from.
         let helper = AddScriptToEvaluateOnNewDocumentParams::builder()
-            .source(top_document_only(super::act::ACT_JS))
+            .source(top_document_only(ACT_JS))
             .world_name(WORLD_NAME)
             .build()
             .map_err(BrowserError::Script)?;

@@ -5,9 +5,9 @@
 //!
 //! # How an action lands where it was meant
 //!
-//! A helper script (`act.js`) lives in the same isolated world as the
-//! observer, so `index` reaches exactly the listed node and the page cannot
-//! tamper with the checks. A selector takes the first visible match, and the
+//! A helper script (the action helper, `scripts/action_helper/`) lives
+//! in the same isolated world as the observer, so `index` reaches exactly
+//! the listed node and the page cannot tamper with the checks. A selector takes the first visible match, and the
 //! result's data says how many matched (`matched`, `used`).
 //!
 //! Before a click or hover, one evaluation checks that the element is
@@ -63,6 +63,7 @@ use serde_json::{json, Map, Value};
 
 pub use settle::{SettleOptions, Settled};
 
+use super::scripts::ACT_JS;
 use super::{BrowserError, Tab};
 use crate::actions::{
     typing_events, Action, ActionResult, FailureReason, InjectPosition, KeyChord, KeyEvent,
@@ -70,9 +71,6 @@ use crate::actions::{
 };
 use crate::dom::PageState;
 use crate::sitemap::SitemapSet;
-
-/// The helper installed next to the observer in each document's world.
-pub(crate) const ACT_JS: &str = include_str!("act.js");
 
 /// Why an action could not be carried out. The executor turns every one of
 /// these into an [`ActionResult`]; they never reach the caller as errors.
