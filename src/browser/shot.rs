@@ -20,8 +20,9 @@ use chromiumoxide::cdp::browser_protocol::page::{
 use serde::Deserialize;
 use serde_json::json;
 
+use super::error::BrowserError;
 use super::scripts::MARKS_JS;
-use super::{BrowserError, Tab};
+use super::tab::Tab;
 use crate::actions::Target;
 use crate::dom::PageState;
 use crate::vision::{Mark, Screenshot, ShotRegion, ShotRequest};

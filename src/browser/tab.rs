@@ -9,20 +9,20 @@ use chromiumoxide::cdp::browser_protocol::emulation::SetDeviceMetricsOverridePar
 use chromiumoxide::cdp::browser_protocol::page::{
     AddScriptToEvaluateOnNewDocumentParams, CreateIsolatedWorldParams, NavigateParams,
 };
-use chromiumoxide::cdp::browser_protocol::target::GetTargetsParams;
+use chromiumoxide::cdp::browser_protocol::target::{CreateTargetParams, GetTargetsParams};
 use chromiumoxide::cdp::js_protocol::runtime::{EvaluateParams, ExecutionContextId};
 use chromiumoxide::error::CdpError;
 use chromiumoxide::{Browser, Page};
 use tokio::sync::{watch, Mutex};
 use tokio::task::JoinHandle;
 
+use super::connection::{call, SessionStatus};
+use super::error::BrowserError;
 use super::frames::{FrameEval, FrameHub, FrameWorld, Frames, Layout, Owner, Route, Slot};
 use super::guard::{protect_page, GuardRegistry, NavigationGuard, Verdict};
 use super::launch::LaunchOptions;
 use super::scripts::{ACT_JS, LISTENER_HOOK_JS, OBSERVER_JS};
-use super::session::{call, open_tab, SessionStatus};
 use super::state::{OriginStorage, StorageEntry, StorageState};
-use super::BrowserError;
 use crate::dom::{ElementIndex, PageState, RawObservation, TabInfo};
 
 mod oopif;
@@ -289,12 +289,44 @@ impl super::frames::WorldChannel for Tab {
 }
 
 impl Tab {
-    /// Wraps a page and installs the click-listener hook for every document
-    /// it loads from now on (and the current one).
-    pub(crate) async fn open(page: Page, ctx: TabContext) -> Result<Tab, BrowserError> {
-        Tab::wrap(page, ctx, true).await
+    /// Opens a tab at `url` in `browser`, with its own allowed-domain guard.
+    pub(crate) async fn open(
+        browser: &Browser,
+        mut ctx: TabContext,
+        url: &str,
+    ) -> Result<Tab, BrowserError> {
+        let what = format!("opening a tab at {url}");
+        // The tab starts blank so the listener hook is in place before the
+        // page's own scripts run.
+        // Each tab gets a window of its own: a tab behind another in the same
+        // window is hidden, and a hidden page paints no frames, so the input
+        // events and frame waits of one tab would stall while another one of
+        // the session (or of a shared browser) is in front.
+        let mut params = CreateTargetParams::new("about:blank");
+        params.new_window = Some(true);
+        params.browser_context_id = ctx.browser_context.clone();
+        let page = call(
+            &what,
+            Duration::from_secs(30),
+            &ctx.status,
+            browser.new_page(params),
+        )
+        .await?;
+        ctx.family.add(page.target_id().inner());
+        ctx.guard = ctx
+            .registry
+            .as_ref()
+            .map(|g| g.for_tab(page.target_id().inner()));
+        let tab = Tab::wrap(page, ctx, true).await?;
+        if url != "about:blank" {
+            tab.navigate(url, Duration::from_secs(30)).await?;
+        }
+        Ok(tab)
     }
 
+    /// Wraps a page and installs the click-listener hook for every document
+    /// it loads from now on (and the current one); with `intercept`, the
+    /// allowed-domain interception too (a popup has its own already).
     async fn wrap(page: Page, ctx: TabContext, intercept: bool) -> Result<Tab, BrowserError> {
         let mut tab = Tab {
             page,
@@ -444,7 +476,7 @@ impl Tab {
             .browser
             .upgrade()
             .ok_or_else(|| BrowserError::Disconnected("the session was closed".into()))?;
-        open_tab(&browser, self.ctx.clone(), url).await
+        Tab::open(&browser, self.ctx.clone(), url).await
     }
 
     /// Takes over another open tab of the same browser (a tab a click
