@@ -21,7 +21,7 @@ use futures_util::stream::{select_all, Stream, StreamExt};
 use futures_util::FutureExt;
 
 use crate::browser::scripts::ACT_JS;
-use crate::browser::Tab;
+use crate::browser::tab::Tab;
 
 /// One page event the settle logic cares about.
 #[derive(Debug)]
