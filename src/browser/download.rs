@@ -21,7 +21,7 @@ use futures_util::StreamExt;
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 
-use super::BrowserError;
+use super::error::BrowserError;
 
 /// Where downloads go and how large one may be.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -32,7 +32,7 @@ use serde_json::Value;
 use tokio::sync::{oneshot, Mutex};
 use tokio::task::JoinHandle;
 
-use super::BrowserError;
+use super::error::BrowserError;
 
 /// `Target.sendMessageToTarget`, which chromiumoxide's generated commands
 /// leave out (CDP marks it deprecated in favour of flattened sessions,

@@ -13,10 +13,7 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use super::BrowserError;
-
-/// The install command printed when no Chromium is found.
-pub const INSTALL_HINT: &str = "apt-get update && apt-get install -y chromium";
+use super::error::BrowserError;
 
 /// Executable names looked up on `PATH`, in order.
 const PATH_NAMES: [&str; 4] = [
@@ -399,6 +396,7 @@ impl Drop for LaunchedChrome {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::browser::error::INSTALL_HINT;
 
     #[test]
     fn a_missing_explicit_path_is_named_in_the_error() {

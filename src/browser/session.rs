@@ -17,23 +17,14 @@ use futures_util::StreamExt;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use super::guard::{DomainPolicy, GuardRegistry};
+use super::connection::{call, SessionStatus};
+use super::download::{watch_downloads, Downloads};
+use super::error::BrowserError;
+use super::guard::{watch_popups, DomainPolicy, GuardRegistry};
 use super::launch::{LaunchOptions, LaunchedChrome};
 use super::state::StorageState;
 use super::tab::{Tab, TabContext, TabFamily};
-use super::BrowserError;
 use crate::dom::TabInfo;
-
-/// Whether the browser behind a session still answers.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SessionStatus {
-    /// Connected; calls go through.
-    Running,
-    /// The browser closed, crashed or the connection dropped; the text says
-    /// which. Calls fail with [`BrowserError::Disconnected`] until
-    /// [`BrowserSession::relaunch`].
-    Disconnected(String),
-}
 
 /// A Chromium (launched or attached) with its CDP connection.
 ///
@@ -59,7 +50,7 @@ pub struct BrowserSession {
     /// tab before the page's own (see [`super::state`]).
     storage_script: Option<Arc<str>>,
     /// The downloads of the current connection, when they are kept.
-    downloads: Option<Arc<super::download::Downloads>>,
+    downloads: Option<Arc<Downloads>>,
     download_watch: Option<JoinHandle<()>>,
     /// The tabs that are the session's (see [`TabFamily`]).
     family: Arc<TabFamily>,
@@ -106,7 +97,7 @@ impl BrowserSession {
         let startup_tab = startup_tab(&browser, &status, chrome.is_some()).await;
         let browser = Arc::new(browser);
         let popup_watch = match &guard {
-            Some(guard) => Some(super::guard::watch_popups(browser.clone(), guard.clone()).await),
+            Some(guard) => Some(watch_popups(browser.clone(), guard.clone()).await),
             None => None,
         };
         let mut session = BrowserSession {
@@ -137,15 +128,14 @@ impl BrowserSession {
             return Ok(());
         };
         let browser = self.live_browser()?.clone();
-        let (downloads, task) =
-            super::download::watch_downloads(browser, options, self.call_timeout).await?;
+        let (downloads, task) = watch_downloads(browser, options, self.call_timeout).await?;
         self.downloads = Some(downloads);
         self.download_watch = Some(task);
         Ok(())
     }
 
     /// The downloads of this browser, when they are kept.
-    pub fn downloads(&self) -> Option<&Arc<super::download::Downloads>> {
+    pub fn downloads(&self) -> Option<&Arc<Downloads>> {
         self.downloads.as_ref()
     }
 
@@ -336,7 +326,7 @@ impl BrowserSession {
             family,
             browser_context,
         };
-        let tab = open_tab(browser, ctx, url).await?;
+        let tab = Tab::open(browser, ctx, url).await?;
         let blank = self
             .startup_tab
             .lock()
@@ -435,8 +425,7 @@ impl BrowserSession {
         }
         let browser = Arc::new(browser);
         if let Some(guard) = &self.guard {
-            self.popup_watch =
-                Some(super::guard::watch_popups(browser.clone(), guard.clone()).await);
+            self.popup_watch = Some(watch_popups(browser.clone(), guard.clone()).await);
         }
         self.browser = Some(browser);
         self.handler = Some(handler);
@@ -658,82 +647,6 @@ async fn drive_handler(mut handler: Handler, status: watch::Sender<SessionStatus
     tracing::warn!(%reason, "browser disconnected");
     // Nobody listening is fine: the session was dropped first.
     let _ = status.send(SessionStatus::Disconnected(reason));
-}
-
-/// Opens a tab at `url` in `browser`, with its own allowed-domain guard.
-pub(crate) async fn open_tab(
-    browser: &Browser,
-    mut ctx: TabContext,
-    url: &str,
-) -> Result<Tab, BrowserError> {
-    let what = format!("opening a tab at {url}");
-    // The tab starts blank so the listener hook is in place before the
-    // page's own scripts run.
-    // Each tab gets a window of its own: a tab behind another in the same
-    // window is hidden, and a hidden page paints no frames, so the input
-    // events and frame waits of one tab would stall while another one of
-    // the session (or of a shared browser) is in front.
-    let mut params = CreateTargetParams::new("about:blank");
-    params.new_window = Some(true);
-    params.browser_context_id = ctx.browser_context.clone();
-    let page = call(
-        &what,
-        Duration::from_secs(30),
-        &ctx.status,
-        browser.new_page(params),
-    )
-    .await?;
-    ctx.family.add(page.target_id().inner());
-    ctx.guard = ctx
-        .registry
-        .as_ref()
-        .map(|g| g.for_tab(page.target_id().inner()));
-    let tab = Tab::open(page, ctx).await?;
-    if url != "about:blank" {
-        tab.navigate(url, Duration::from_secs(30)).await?;
-    }
-    Ok(tab)
-}
-
-/// Runs one CDP future with a time limit, turning a dead connection into
-/// [`BrowserError::Disconnected`].
-pub(crate) async fn call<T>(
-    what: &str,
-    limit: Duration,
-    status: &watch::Receiver<SessionStatus>,
-    fut: impl std::future::Future<Output = Result<T, CdpError>>,
-) -> Result<T, BrowserError> {
-    if let SessionStatus::Disconnected(reason) = &*status.borrow() {
-        return Err(BrowserError::Disconnected(reason.clone()));
-    }
-    let started = std::time::Instant::now();
-    match tokio::time::timeout(limit, fut).await {
-        Ok(Ok(value)) => Ok(value),
-        Ok(Err(err)) => {
-            if let SessionStatus::Disconnected(reason) = &*status.borrow() {
-                return Err(BrowserError::Disconnected(reason.clone()));
-            }
-            Err(match err {
-                CdpError::ChannelSendError(_) | CdpError::NoResponse => {
-                    BrowserError::Disconnected(format!("{what}: {err}"))
-                }
-                // chromiumoxide's own limits (navigation, requests) can end
-                // a call before ours; report the time actually waited.
-                CdpError::Timeout => BrowserError::Timeout {
-                    what: what.to_string(),
-                    after: started.elapsed(),
-                },
-                other => BrowserError::Cdp {
-                    what: what.to_string(),
-                    message: other.to_string(),
-                },
-            })
-        }
-        Err(_) => Err(BrowserError::Timeout {
-            what: what.to_string(),
-            after: limit,
-        }),
-    }
 }
 
 #[cfg(test)]

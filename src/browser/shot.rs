@@ -5,8 +5,8 @@
 //! Chromium does the expensive part: `Page.captureScreenshot` with a clip
 //! whose `scale` makes the image the asked width, encoded as JPEG in the
 //! browser, so no pixel is touched in Rust on the way to the model. The
-//! marks are drawn by `marks.js` in webagent's isolated world, in a layer
-//! that cannot move anything on the page (see the script), and removed
+//! marks are drawn by `scripts/marks.js` in webagent's isolated world, in a
+//! layer that cannot move anything on the page (see the script), and removed
 //! right after the capture, whatever its outcome, so the next action finds
 //! the page as it was.
 
@@ -20,14 +20,13 @@ use chromiumoxide::cdp::browser_protocol::page::{
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{BrowserError, Tab};
+use super::error::BrowserError;
+use super::scripts::MARKS_JS;
+use super::tab::Tab;
 use crate::actions::Target;
 use crate::dom::PageState;
 use crate::secrets::SecretValue;
 use crate::vision::{Mark, Screenshot, ShotRegion, ShotRequest};
-
-/// The mark drawer, installed into the isolated world on first use.
-const MARKS_JS: &str = include_str!("marks.js");
 
 /// JPEG quality: labels and small text stay legible, a 1024×640 viewport
 /// stays near 100 kB.

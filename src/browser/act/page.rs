@@ -12,10 +12,12 @@ use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
 use chromiumoxide::page::ScreenshotParams;
 use serde_json::{json, Value};
 
+use super::error::ActError;
+use super::replies::strip_ok;
 use super::settle::{self, SettleOptions, Settled};
-use super::{strip_ok, unique, ActError, Executor};
+use super::{unique, Executor};
 use crate::actions::{resolve_url, ActionResult, FailureReason, WaitCondition};
-use crate::browser::BrowserError;
+use crate::browser::error::BrowserError;
 
 /// How long a navigation's answer waits for its first look before asking
 /// whether the new document's world was announced at all: a document our

@@ -2,9 +2,9 @@
 //! when one started, then a short quiet period without DOM mutations or
 //! requests in flight, and without what the action set going (timers and
 //! animation frames its input asked for, CSS transitions and animations,
-//! Web Animations; see `domQuiet` in act.js). Never a fixed sleep: a page
-//! that reacts at once is done after one quiet period, and what is waited
-//! for is capped by [`SettleOptions::max`].
+//! Web Animations; see `domQuiet` in the action helper's `settle.js`).
+//! Never a fixed sleep: a page that reacts at once is done after one quiet
+//! period, and what is waited for is capped by [`SettleOptions::max`].
 
 use std::collections::HashSet;
 use std::pin::Pin;
@@ -20,7 +20,8 @@ use chromiumoxide::cdp::browser_protocol::page::{
 use futures_util::stream::{select_all, Stream, StreamExt};
 use futures_util::FutureExt;
 
-use crate::browser::Tab;
+use crate::browser::scripts::ACT_JS;
+use crate::browser::tab::Tab;
 
 /// One page event the settle logic cares about.
 #[derive(Debug)]
@@ -370,7 +371,7 @@ async fn dom_quiet(tab: &Tab, quiet: Duration, max: Duration, since_ago: Duratio
             Ok(serde_json::Value::String(s)) if s == "missing" => {
                 // A new document: its world has the observer but not yet
                 // the action helper.
-                if let Err(err) = tab.eval(super::ACT_JS).await {
+                if let Err(err) = tab.eval(ACT_JS).await {
                     tracing::debug!(%err, "installing the action helper");
                     return;
                 }

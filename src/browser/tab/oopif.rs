@@ -10,14 +10,21 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
 
 use chromiumoxide::cdp::browser_protocol::dom::{
     DescribeNodeParams, GetDocumentParams, QuerySelectorParams, SetFileInputFilesParams,
 };
-use chromiumoxide::cdp::js_protocol::runtime::ReleaseObjectGroupParams;
+use chromiumoxide::cdp::js_protocol::runtime::{EvaluateParams, ReleaseObjectGroupParams};
 
-use super::*;
-use crate::dom::RawElement;
+use super::options::ObserveOptions;
+use super::world::WORLD_NAME;
+use super::Tab;
+use crate::browser::error::BrowserError;
+use crate::browser::frames::{FrameEval, FrameHub, FrameWorld, Frames, Layout, Owner, Route, Slot};
+use crate::browser::scripts::OBSERVER_JS;
+use crate::dom::{RawElement, RawObservation};
 
 /// How deep cross-origin frames are followed (a frame in a frame in …).
 const MAX_FRAME_DEPTH: usize = 4;

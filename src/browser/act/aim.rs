@@ -1,0 +1,245 @@
+//! Aiming: where an action lands. A target becomes the helper's view of
+//! it (through frames of other origins when a selector says so), and its
+//! point is checked (attached, visible, enabled, not covered, not moving)
+//! until it is ready or the action's time limit runs out.
+
+use std::time::{Duration, Instant};
+
+use chromiumoxide::cdp::browser_protocol::input::DispatchMouseEventType;
+use chromiumoxide::cdp::browser_protocol::page::BringToFrontParams;
+use serde_json::{json, Value};
+
+use super::error::ActError;
+use super::Executor;
+use crate::actions::{FailureReason, Target};
+use crate::browser::error::BrowserError;
+
+/// A point in top-level viewport coordinates, plus what the check reported.
+pub(super) struct Checked {
+    pub(super) x: f64,
+    pub(super) y: f64,
+    pub(super) reply: Value,
+}
+
+impl Executor<'_> {
+    /// The helper's view of a target: the world it lives in (`slot`, left
+    /// out for the top document) with that world's observation and index,
+    /// or a selector.
+    pub(super) async fn aim(
+        &self,
+        target: &Target,
+        observation: Option<u64>,
+    ) -> Result<Value, ActError> {
+        match target {
+            Target::Index { index } => {
+                let Some(seq) = observation else {
+                    return Err(ActError::refused(
+                        FailureReason::NotFound,
+                        format!("there is no observation yet, so index {index} means nothing; observe the page first"),
+                    ));
+                };
+                let (slot, seq, local) = self.tab.element_route(seq, index.0).await?;
+                let mut spec =
+                    json!({"seq": seq, "index": local, "label": format!("element {index}")});
+                if let Some(slot) = slot {
+                    spec["slot"] = json!(slot);
+                }
+                Ok(spec)
+            }
+            Target::Selector { selector } if selector.pierces() => {
+                self.aim_through_frames(selector.as_str()).await
+            }
+            Target::Selector { selector } => Ok(json!({"selector": selector.as_str()})),
+        }
+    }
+
+    /// Follows a selector's `>>>` hops into frames of other origins: each
+    /// world says whether the selector ends in it or which `<iframe>` to
+    /// enter with the rest. Waits (within the action's time limit) for a
+    /// hop that is not on the page yet.
+    async fn aim_through_frames(&self, selector: &str) -> Result<Value, ActError> {
+        let deadline = Instant::now() + self.options.action_timeout;
+        let mut slot: Option<usize> = None;
+        let mut rest = selector.to_string();
+        let mut hops = 0;
+        loop {
+            let call = format!("A.route({})", Value::String(rest.clone()));
+            let routed = match self.world_call(slot, &call).await {
+                Ok(routed) => routed,
+                Err(ActError::Refused { retry: true, .. }) if Instant::now() < deadline => {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+                Err(other) => return Err(other),
+            };
+            if routed.get("cross").and_then(Value::as_bool) != Some(true) {
+                let mut spec = json!({"selector": rest, "label": format!("`{selector}`")});
+                if let Some(slot) = slot {
+                    spec["slot"] = json!(slot);
+                }
+                return Ok(spec);
+            }
+            hops += 1;
+            if hops > 4 {
+                return Err(ActError::refused(
+                    FailureReason::InvalidParams,
+                    format!("`{selector}` enters more than 4 frames of other origins"),
+                ));
+            }
+            let prefix = routed["prefix"].as_str().unwrap_or_default().to_string();
+            rest = routed["rest"].as_str().unwrap_or_default().to_string();
+            slot = Some(self.tab.enter_frame(slot, &prefix).await?);
+        }
+    }
+
+    /// Runs an element operation until it passes or the action's time limit
+    /// runs out. Returns only while the limit still holds, so the caller's
+    /// dispatch that follows is part of the same attempt.
+    pub(super) async fn until_ready(
+        &self,
+        target: &Value,
+        op: &str,
+        args: Value,
+    ) -> Result<Value, ActError> {
+        let started = Instant::now();
+        let deadline = started + self.options.action_timeout;
+        let backoff_ms = [0u64, 20, 40, 80, 160, 320, 500];
+        let mut attempts = 0usize;
+        loop {
+            attempts += 1;
+            match self.run(Some(target), op, args.clone()).await {
+                Ok(reply) => {
+                    if Instant::now() >= deadline {
+                        return Err(ActError::refused(
+                            FailureReason::Timeout,
+                            format!(
+                                "the element became ready only after the {:.1} s limit; nothing was done",
+                                self.options.action_timeout.as_secs_f64()
+                            ),
+                        ));
+                    }
+                    return Ok(reply);
+                }
+                Err(ActError::Refused {
+                    reason,
+                    message,
+                    retry: true,
+                }) => {
+                    let pause =
+                        Duration::from_millis(backoff_ms[attempts.min(backoff_ms.len() - 1)]);
+                    if Instant::now() + pause >= deadline {
+                        return Err(ActError::Refused {
+                            reason,
+                            message: format!(
+                                "{message} (still so after {attempts} attempts over {:.1} s)",
+                                started.elapsed().as_secs_f64()
+                            ),
+                            retry: false,
+                        });
+                    }
+                    tokio::time::sleep(pause).await;
+                }
+                Err(other) => return Err(other),
+            }
+        }
+    }
+
+    pub(super) async fn checked_point(
+        &self,
+        target: &Value,
+        hit_test: bool,
+    ) -> Result<Checked, ActError> {
+        let reply = self
+            .until_ready(
+                target,
+                "point",
+                json!({"enabled": hit_test, "hitTest": hit_test}),
+            )
+            .await?;
+        point_of(reply)
+    }
+
+    /// Moves the mouse onto a checked point of the target and confirms it
+    /// is still the target there, retrying like [`Self::until_ready`].
+    /// On success the mouse is over the element and the caller presses
+    /// at once.
+    pub(super) async fn hover_checked(&self, target: &Value) -> Result<Checked, ActError> {
+        let started = Instant::now();
+        let deadline = started + self.options.action_timeout;
+        let mut attempts = 0usize;
+        loop {
+            attempts += 1;
+            let point = point_of(
+                self.until_ready(
+                    target,
+                    "point",
+                    json!({"enabled": true, "hitTest": true, "deferStable": true}),
+                )
+                .await?,
+            )?;
+            // A background tab paints no frames, and mouse moves wait for
+            // one: bring it to the front, as a person would before clicking.
+            if point.reply.get("hidden").and_then(Value::as_bool) == Some(true) {
+                self.tab
+                    .with_timeout(
+                        "bringing the tab to the front",
+                        self.tab.call_timeout(),
+                        self.tab.page().execute(BringToFrontParams::default()),
+                    )
+                    .await?;
+            }
+            // The move waits for the renderer's next frame, which is the
+            // frame the stability check compares against.
+            self.mouse(DispatchMouseEventType::MouseMoved, point.x, point.y, false)
+                .await?;
+            let args = json!({
+                "x": point.x,
+                "y": point.y,
+                "box": point.reply.get("box").cloned().unwrap_or(Value::Null),
+                "at": point.reply.get("at").cloned().unwrap_or(Value::Null),
+            });
+            match self.run(Some(target), "confirm", args).await {
+                Ok(_) if Instant::now() < deadline => return Ok(point),
+                Ok(_) => {
+                    return Err(ActError::refused(
+                        FailureReason::Timeout,
+                        format!(
+                        "the element became ready only after the {:.1} s limit; nothing was done",
+                        self.options.action_timeout.as_secs_f64()
+                    ),
+                    ))
+                }
+                Err(ActError::Refused {
+                    reason,
+                    message,
+                    retry: true,
+                }) => {
+                    let pause = Duration::from_millis(20 * attempts.min(10) as u64);
+                    if Instant::now() + pause >= deadline {
+                        return Err(ActError::Refused {
+                            reason,
+                            message: format!(
+                                "{message} (still so after {attempts} attempts over {:.1} s)",
+                                started.elapsed().as_secs_f64()
+                            ),
+                            retry: false,
+                        });
+                    }
+                    tokio::time::sleep(pause).await;
+                }
+                Err(other) => return Err(other),
+            }
+        }
+    }
+}
+
+pub(super) fn point_of(reply: Value) -> Result<Checked, ActError> {
+    let x = reply.get("x").and_then(Value::as_f64);
+    let y = reply.get("y").and_then(Value::as_f64);
+    match (x, y) {
+        (Some(x), Some(y)) => Ok(Checked { x, y, reply }),
+        _ => Err(ActError::Browser(BrowserError::Decode(format!(
+            "the action helper returned no point: {reply}"
+        )))),
+    }
+}

@@ -1,0 +1,93 @@
+//! Mouse and keys: real `Input.dispatchMouseEvent` and
+//! `Input.dispatchKeyEvent` events in top-level coordinates, and the
+//! `press_keys` action.
+
+use chromiumoxide::cdp::browser_protocol::input::{
+    DispatchKeyEventParams, DispatchKeyEventType, DispatchMouseEventParams, DispatchMouseEventType,
+    MouseButton,
+};
+use serde_json::json;
+
+use super::error::ActError;
+use super::settle;
+use super::Executor;
+use crate::actions::{ActionResult, KeyChord, KeyEvent, KeyEventKind};
+
+impl Executor<'_> {
+    pub(super) async fn mouse(
+        &self,
+        kind: DispatchMouseEventType,
+        x: f64,
+        y: f64,
+        pressed: bool,
+    ) -> Result<(), ActError> {
+        let mut params = DispatchMouseEventParams::new(kind.clone(), x, y);
+        params.button = Some(MouseButton::Left);
+        params.buttons = Some(if pressed { 1 } else { 0 });
+        if kind != DispatchMouseEventType::MouseMoved {
+            params.click_count = Some(1);
+        }
+        self.tab
+            .with_timeout(
+                "dispatching a mouse event",
+                self.tab.call_timeout(),
+                self.tab.page().execute(params),
+            )
+            .await?;
+        Ok(())
+    }
+
+    pub(super) async fn press_release(&self, x: f64, y: f64) -> Result<(), ActError> {
+        self.mouse(DispatchMouseEventType::MousePressed, x, y, true)
+            .await?;
+        self.mouse(DispatchMouseEventType::MouseReleased, x, y, false)
+            .await
+    }
+
+    async fn keys(&self, chord: &KeyChord) -> Result<(), ActError> {
+        self.key_events(&chord.events()).await
+    }
+
+    /// Sends key events to whatever has focus, one CDP call each.
+    pub(super) async fn key_events(&self, events: &[KeyEvent]) -> Result<(), ActError> {
+        for event in events {
+            let kind = match event.kind {
+                KeyEventKind::KeyDown => DispatchKeyEventType::KeyDown,
+                KeyEventKind::RawKeyDown => DispatchKeyEventType::RawKeyDown,
+                KeyEventKind::KeyUp => DispatchKeyEventType::KeyUp,
+            };
+            let mut params = DispatchKeyEventParams::new(kind);
+            params.modifiers = Some(i64::from(event.modifiers.bits()));
+            params.key = Some(event.key.clone());
+            params.code = Some(event.code.clone());
+            params.windows_virtual_key_code = Some(i64::from(event.windows_virtual_key_code));
+            params.native_virtual_key_code = Some(i64::from(event.windows_virtual_key_code));
+            params.text = event.text.clone();
+            params.unmodified_text = event.unmodified_text.clone();
+            params.location = Some(i64::from(event.location));
+            self.tab
+                .with_timeout(
+                    "dispatching a key event",
+                    self.tab.call_timeout(),
+                    self.tab.page().execute(params),
+                )
+                .await?;
+        }
+        Ok(())
+    }
+
+    pub(super) async fn press_keys(
+        &self,
+        chord: &KeyChord,
+        repeat: u32,
+    ) -> Result<ActionResult, ActError> {
+        let mut watch = settle::NavWatch::start(self.tab).await;
+        let presses = repeat.max(1);
+        for _ in 0..presses {
+            self.keys(chord).await?;
+        }
+        let settled = watch.settle(self.tab, &self.options.settle).await;
+        self.finish(&json!({}), json!({"presses": presses}), settled)
+            .await
+    }
+}

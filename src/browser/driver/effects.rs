@@ -1,0 +1,97 @@
+//! What an action caused beyond its page, added to its result: the files
+//! it downloaded, and a tab it opened.
+
+use super::Driver;
+use crate::actions::ActionResult;
+
+/// How long an action's result waits for the downloads it started.
+const DOWNLOAD_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+/// How long it waits for a download to be announced after a navigation
+/// that brought no document: the announcement comes over the browser's
+/// own connection and can trail the page's events.
+const DOWNLOAD_BEGIN_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
+
+impl Driver {
+    /// Adds what an action caused beyond its page to its result: the
+    /// files it downloaded, and a tab it opened (switched to, unless
+    /// configured otherwise).
+    pub(super) async fn after_action(
+        &mut self,
+        result: ActionResult,
+        download_mark: Option<u64>,
+        documentless_before: u64,
+        tabs_before: Option<Vec<crate::dom::TabInfo>>,
+    ) -> ActionResult {
+        let mut extra = serde_json::Map::new();
+        if let (Some(downloads), Some(mark)) = (self.tab.downloads().cloned(), download_mark) {
+            // A navigation the action started that stopped without a
+            // document was most likely a download not announced yet.
+            if self.tab.navigations_without_document() > documentless_before {
+                downloads.begun_since(mark, DOWNLOAD_BEGIN_WAIT).await;
+            }
+            let done = downloads.since(mark, DOWNLOAD_WAIT).await;
+            if !done.is_empty() {
+                for d in &done {
+                    tracing::info!(file = %d.file.display(), size = d.size, "downloaded");
+                    self.report(format!(
+                        "downloaded {} ({} bytes, {}, {})",
+                        d.file.display(),
+                        d.size,
+                        d.mime(),
+                        d.to_json()["state"].as_str().unwrap_or_default()
+                    ));
+                }
+                extra.insert(
+                    "downloads".into(),
+                    serde_json::Value::Array(done.iter().map(|d| d.to_json()).collect()),
+                );
+            }
+        }
+        if let Some(before) = tabs_before {
+            if let Some(opened) = self.new_tab_since(&before).await {
+                extra.insert("new_tab".into(), opened);
+            }
+        }
+        with_extras(result, extra)
+    }
+
+    /// A note in the log file (the action's result carries the facts to
+    /// the events, the trace and the workbench).
+    pub(super) fn report(&self, text: String) {
+        tracing::info!("{text}");
+    }
+}
+
+/// What an action caused beyond its page, added to its result: to a
+/// success's data (a bare value moves under `result`), or to a failure's
+/// message.
+pub(super) fn with_extras(
+    result: ActionResult,
+    extra: serde_json::Map<String, serde_json::Value>,
+) -> ActionResult {
+    if extra.is_empty() {
+        return result;
+    }
+    match result {
+        ActionResult::Success { data } => {
+            let mut object = match data {
+                Some(serde_json::Value::Object(map)) => map,
+                Some(other) => {
+                    let mut map = serde_json::Map::new();
+                    map.insert("result".into(), other);
+                    map
+                }
+                None => serde_json::Map::new(),
+            };
+            object.extend(extra);
+            ActionResult::ok_with(serde_json::Value::Object(object))
+        }
+        ActionResult::Failure { reason, message } => {
+            let text = serde_json::Value::Object(extra).to_string();
+            ActionResult::Failure {
+                reason,
+                message: format!("{message}; meanwhile: {text}"),
+            }
+        }
+    }
+}

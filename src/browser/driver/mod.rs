@@ -1,0 +1,364 @@
+//! The session's hold on its browser: observations from [`Tab::observe`],
+//! actions through the executor, risk facts read from the page itself,
+//! and what an action causes beyond its page (downloads, tabs it opens).
+//! It is what every environment of a session ends in
+//! (`environment::Environment` is implemented for it over there, so the
+//! browser knows nothing of who chose an action).
+//!
+//! It also keeps a run going through browser faults: when the browser
+//! process dies, the next observation starts a new one with the same
+//! launch options and reopens the last URL (a non-fatal error the agent
+//! reports as such), up to [`MAX_RELAUNCHES`] times; a crashed renderer
+//! is reloaded once. Navigations the allowed domains refused during an
+//! action turn its result into `blocked`, naming the URL.
+//!
+//! The driver's rooms, each an `impl Driver` of one concern: `recovery`
+//! (a browser or page that died), `refusals` (what the allowed domains
+//! refused), `effects` (what an action caused beyond its page), `tabs`
+//! (tabs opened, switched to and closed), `files` (`read_file` on the
+//! downloads), `screenshots` and `target` (what an action's target is,
+//! read from the page for risk and approval). Here: the driver itself,
+//! observing, and the way an action travels.
+
+use std::sync::{Arc, RwLock};
+
+use crate::actions::{Action, ActionResult, FailureReason};
+use crate::dom::PageState;
+use crate::events::EventSink;
+use crate::secrets::Secrets;
+use crate::sitemap::SitemapSet;
+
+use super::act::{ExecOptions, Executor};
+use super::connection::SessionStatus;
+use super::error::BrowserError;
+use super::session::BrowserSession;
+use super::state::StorageState;
+use super::tab::{ObserveOptions, Tab};
+
+mod effects;
+mod files;
+mod recovery;
+mod refusals;
+mod screenshots;
+mod tabs;
+mod target;
+#[cfg(test)]
+mod tests;
+
+/// How many times a run relaunches a dead browser before it gives up.
+pub const MAX_RELAUNCHES: usize = 3;
+
+/// Why the page could not be observed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct DriverError {
+    /// What went wrong, for the person and the model.
+    pub message: String,
+    /// Whether no browser could be had (the run must end), rather than a
+    /// fault the next step may get past.
+    pub fatal: bool,
+}
+
+/// One tab driven for a session (and the tabs it opened).
+#[derive(Debug)]
+pub struct Driver {
+    tab: Tab,
+    exec: ExecOptions,
+    observe: ObserveOptions,
+    sitemaps: Arc<RwLock<SitemapSet>>,
+    last: Option<PageState>,
+    /// The last URL observed, reopened after a relaunch or a crash.
+    last_url: Option<String>,
+    /// A browser started here after the original one died; it lives as long
+    /// as the environment.
+    replacement: Option<BrowserSession>,
+    /// How many times the browser was relaunched in this run.
+    relaunches: usize,
+    /// Refusals of the allowed domains already reported (a guard mark).
+    reported: u64,
+    /// Where refusals the page caused on its own are reported.
+    events: Option<EventSink>,
+    /// The cookies at the last observation, put into a relaunched browser
+    /// so a run on a profile or a state file stays signed in: Chromium
+    /// writes cookies to disk in batches, so a killed one loses the last
+    /// sign-in. Kept only when the session keeps sign-ins at all.
+    cookies: Option<StorageState>,
+    /// Tabs driven before (the opener of a tab a click opened), most
+    /// recent last; closing the current tab goes back to the last one.
+    others: Vec<Tab>,
+    /// Switch to a tab a click opened.
+    follow_new_tabs: bool,
+    /// A click on a download link counts as a commit.
+    downloads_commit: bool,
+    /// Values covered in the `screenshot` action's pictures.
+    covered: Secrets,
+}
+
+impl Driver {
+    /// Drives `tab`; `goto_page` searches `sitemaps` as they are at each
+    /// step (a watcher may replace them in between).
+    ///
+    /// Every refusal already in the tab's guard is still to be reported:
+    /// a page that sends itself off-site while the tab is being opened is
+    /// the driver's to tell about at its first observation.
+    pub fn new(tab: Tab, exec: ExecOptions, sitemaps: Arc<RwLock<SitemapSet>>) -> Self {
+        Driver {
+            tab,
+            exec,
+            observe: ObserveOptions::default(),
+            sitemaps,
+            last: None,
+            last_url: None,
+            replacement: None,
+            relaunches: 0,
+            reported: 0,
+            events: None,
+            cookies: None,
+            others: Vec::new(),
+            follow_new_tabs: false,
+            downloads_commit: false,
+            covered: Secrets::new(),
+        }
+    }
+
+    /// Covers text fields holding one of these values in the pictures the
+    /// `screenshot` action writes.
+    pub fn with_secrets(mut self, secrets: Secrets) -> Self {
+        self.covered = secrets;
+        self
+    }
+
+    /// Whether a tab a click opened becomes the driven one (default no;
+    /// sessions follow `downloads.follow_new_tabs`), and whether a click on a download link counts as a commit (default
+    /// no).
+    pub fn with_tab_and_download_policy(
+        mut self,
+        follow_new_tabs: bool,
+        downloads_commit: bool,
+    ) -> Self {
+        self.follow_new_tabs = follow_new_tabs;
+        self.downloads_commit = downloads_commit;
+        self
+    }
+
+    /// Whether this session keeps sign-ins (a persistent profile or a
+    /// state file), so its cookies are worth carrying over a relaunch.
+    fn keeps_sign_ins(&self) -> bool {
+        let launch = self.tab.launch_options();
+        launch.profile.is_some() || launch.state.is_some()
+    }
+
+    /// Reports navigations the allowed domains refused outside any action
+    /// (a page's own timer or script) as non-fatal `error` events here.
+    pub fn with_events(mut self, events: EventSink) -> Self {
+        self.events = Some(events);
+        self
+    }
+
+    /// Uses these observation settings.
+    pub fn with_observe_options(mut self, observe: ObserveOptions) -> Self {
+        self.observe = observe;
+        self
+    }
+
+    /// The tab being driven.
+    pub fn tab(&self) -> &Tab {
+        &self.tab
+    }
+
+    /// The tab, for the caller to close after the run.
+    pub fn into_tab(self) -> Tab {
+        self.tab
+    }
+
+    /// The tab and the browser started after the first one died, if any,
+    /// for the caller to close both.
+    pub fn into_parts(self) -> (Tab, Option<BrowserSession>) {
+        (self.tab, self.replacement)
+    }
+
+    fn sitemap_snapshot(&self) -> SitemapSet {
+        match self.sitemaps.read() {
+            Ok(set) => set.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+}
+
+impl Driver {
+    /// The page as it is now. A browser that died is relaunched (up to
+    /// [`MAX_RELAUNCHES`] times) and a crashed page reloaded; the error
+    /// then says so and is fatal only when no browser could be had.
+    pub async fn observe(&mut self) -> Result<PageState, DriverError> {
+        // The cookie read runs beside the walk, so it adds no wait.
+        let (observed, cookies) = if self.keeps_sign_ins() {
+            let (observed, cookies) =
+                tokio::join!(self.tab.observe(&self.observe), self.tab.cookies());
+            (observed, cookies.ok())
+        } else {
+            (self.tab.observe(&self.observe).await, None)
+        };
+        if cookies.is_some() {
+            self.cookies = cookies;
+        }
+        let observed = match observed {
+            Ok(state) if self.tab.guard().is_some() && self.refused(&state.url) => {
+                match self.leave_refused_document().await {
+                    Some(_) => self.tab.observe(&self.observe).await,
+                    None => Ok(state),
+                }
+            }
+            other => other,
+        };
+        let blocked = self.take_blocked();
+        self.report_blocked(&blocked);
+        let observed = match observed {
+            // The page's own navigation was refused while the model
+            // thought, leaving Chromium's error page: put the page back.
+            Ok(state) if !blocked.is_empty() && is_error_page(&state.url) => {
+                match self.restore_after_block().await {
+                    Some(restored) => {
+                        tracing::info!(%restored, "after a refused navigation");
+                        self.tab.observe(&self.observe).await
+                    }
+                    None => Ok(state),
+                }
+            }
+            other => other,
+        };
+        let state = match observed {
+            Ok(state) => state,
+            Err(BrowserError::Disconnected(reason)) => return Err(self.relaunch(reason).await),
+            Err(error) => {
+                // The connection may have died during the call.
+                if let SessionStatus::Disconnected(reason) = self.tab.status() {
+                    return Err(self.relaunch(reason).await);
+                }
+                if matches!(error, BrowserError::Timeout { .. })
+                    || error.to_string().to_ascii_lowercase().contains("crash")
+                {
+                    return Err(self.reload_after_crash(error).await);
+                }
+                return Err(driver_error(error));
+            }
+        };
+        self.last_url = Some(state.url.clone());
+        self.last = Some(state.clone());
+        Ok(state)
+    }
+
+    /// Runs one action on the page last observed; a failure is a result.
+    /// What it caused beyond the page (downloads, a tab it opened, a
+    /// navigation the allowed domains refused) is added to the result.
+    pub async fn execute(&mut self, action: &Action) -> ActionResult {
+        match action {
+            Action::Screenshot {
+                path,
+                full_page,
+                target,
+            } => {
+                return self
+                    .screenshot_file(path.as_deref(), *full_page, target.as_ref())
+                    .await
+            }
+            Action::ReadFile { path } => return self.read_file(path),
+            Action::SwitchTab { tab } => return self.switch_tab(*tab).await,
+            Action::CloseTab { tab } => return self.close_tab(*tab).await,
+            _ => {}
+        }
+        let download_mark = self.tab.downloads().map(|d| d.mark());
+        let documentless_before = self.tab.navigations_without_document();
+        let tabs_before = match action.target() {
+            // Only acting on an element opens a tab of the page's making.
+            Some(_) => self.tab.open_tabs().await.ok(),
+            None => None,
+        };
+        // Refusals before the action were the page's own doing.
+        let earlier = self.take_blocked();
+        self.report_blocked(&earlier);
+        let sitemaps = self.sitemap_snapshot();
+        // The driver observes after every action: a navigation's new
+        // document is first looked at with the driver's own settings.
+        let exec = ExecOptions {
+            first_look: Some(self.observe.clone()),
+            ..self.exec.clone()
+        };
+        let executor = Executor::new(&self.tab, exec).with_sitemaps(&sitemaps);
+        let result = executor.execute(action, self.last.as_ref()).await;
+        let result = match result {
+            ActionResult::Failure {
+                reason: FailureReason::Timeout,
+                message,
+            } if is_navigation(action) || message.contains("loading") => {
+                let replaced = self.replace_stuck_tab().await;
+                ActionResult::timeout(format!("{message}; {replaced}"))
+            }
+            other => other,
+        };
+        let result = self
+            .after_action(result, download_mark, documentless_before, tabs_before)
+            .await;
+        let left = self.leave_refused_document().await;
+        // The executor turned a refusal during the action into `blocked`
+        // (its one place for it); what is left here is to mark them seen
+        // and to give the agent its page back.
+        let blocked = self.take_blocked();
+        match (result, left) {
+            (
+                ActionResult::Failure {
+                    reason: FailureReason::Blocked,
+                    message,
+                },
+                left,
+            ) => match left.or(self.restore_after_block().await) {
+                Some(restored) => ActionResult::blocked(format!("{message}; {restored}")),
+                None => ActionResult::blocked(message),
+            },
+            // A document that never touched the network (a `blob:` the
+            // page built) got past the interception during the action.
+            (_, Some(left)) => ActionResult::blocked(format!("{} ran, but {left}", action.name())),
+            (other, None) => {
+                // Refused after the action's own wait (a timer of the
+                // page's): the page's doing, reported like one.
+                self.report_blocked(&blocked);
+                other
+            }
+        }
+    }
+
+    /// The URL of the driven tab now.
+    pub async fn current_url(&mut self) -> Option<String> {
+        match self.tab.url().await {
+            Ok(url) => Some(url),
+            Err(error) => {
+                tracing::debug!(%error, "reading the tab's URL");
+                None
+            }
+        }
+    }
+}
+
+/// Chromium's page for a navigation that failed (or was refused).
+fn is_error_page(url: &str) -> bool {
+    url.starts_with("chrome-error://")
+}
+
+/// Actions whose whole point is loading a document.
+fn is_navigation(action: &Action) -> bool {
+    matches!(
+        action,
+        Action::Navigate { .. }
+            | Action::GotoPage { .. }
+            | Action::Back {}
+            | Action::Forward {}
+            | Action::Reload {}
+    )
+}
+
+fn driver_error(error: BrowserError) -> DriverError {
+    let fatal = matches!(error, BrowserError::Disconnected(_));
+    DriverError {
+        message: error.to_string(),
+        fatal,
+    }
+}

@@ -1,0 +1,203 @@
+//! The tabs a driver holds: a tab a click opened (followed or kept to go
+//! back to), and the `switch_tab` and `close_tab` actions.
+
+use serde_json::json;
+
+use super::{is_error_page, Driver};
+use crate::actions::ActionResult;
+use crate::browser::tab::Tab;
+
+impl Driver {
+    /// A page tab that was not open in `before`: waits for it to load, and
+    /// switches to it when configured to. Its URL and title, or `None`.
+    pub(super) async fn new_tab_since(
+        &mut self,
+        before: &[crate::dom::TabInfo],
+    ) -> Option<serde_json::Value> {
+        // A tab a click opens is announced while the click is handled;
+        // one more turn of the page's event loop covers a `window.open`
+        // the page does right after (a timer of 0).
+        let mut opened = None;
+        for attempt in 0..2 {
+            let now = self.tab.open_tabs().await.ok()?;
+            opened = now.into_iter().find(|t| {
+                // A tab this environment made itself (one that took
+                // over from a stuck tab) is not the page's doing.
+                before.iter().all(|b| b.id != t.id)
+                    && t.id != self.tab.target_id()
+                    && self.others.iter().all(|o| o.target_id() != t.id)
+            });
+            if opened.is_some() || attempt == 1 {
+                break;
+            }
+            let _ = self
+                .tab
+                .eval("new Promise(r => setTimeout(() => setTimeout(() => r(true), 0), 0))")
+                .await;
+        }
+        let opened = opened?;
+        let tab = match self.tab.adopt(&opened.id).await {
+            Ok(tab) => tab,
+            Err(error) => {
+                return Some(json!({"url": opened.url, "title": opened.title,
+                    "switched": false, "error": error.to_string()}))
+            }
+        };
+        let (url, title) = wait_loaded(&tab, self.exec.navigation_timeout).await;
+        let url = url.unwrap_or(opened.url);
+        let title = title.unwrap_or(opened.title);
+        // A popup the allowed domains refused is closed by the guard; it
+        // is reported, never driven.
+        if is_error_page(&url) || self.refused(&url) {
+            return Some(json!({"url": url, "switched": false, "blocked": true}));
+        }
+        self.report(format!("a tab opened: {url} ({title})"));
+        let switched = self.follow_new_tabs;
+        if switched {
+            self.drive(tab);
+        } else {
+            self.others.push(tab);
+        }
+        Some(json!({"url": url, "title": title, "switched": switched}))
+    }
+
+    /// Makes `tab` the driven one; the previous one is kept to go back to.
+    fn drive(&mut self, tab: Tab) {
+        let previous = std::mem::replace(&mut self.tab, tab);
+        self.others
+            .retain(|t| t.target_id() != self.tab.target_id());
+        self.others.push(previous);
+        self.reported = self.tab.guard().map_or(0, |g| g.mark());
+        self.last = None;
+    }
+
+    /// The target id of the tab numbered `number` in the last observation.
+    fn tab_id(&self, number: u32) -> Result<String, ActionResult> {
+        let Some(page) = &self.last else {
+            return Err(ActionResult::invalid_params(
+                "no tab list yet: observe the page first",
+            ));
+        };
+        page.tabs
+            .get(number as usize)
+            .map(|t| t.id.clone())
+            .ok_or_else(|| {
+                ActionResult::invalid_params(format!(
+                    "there is no tab {number}: the tab list has {} (0 to {})",
+                    page.tabs.len(),
+                    page.tabs.len().saturating_sub(1)
+                ))
+            })
+    }
+
+    pub(super) async fn switch_tab(&mut self, number: u32) -> ActionResult {
+        let id = match self.tab_id(number) {
+            Ok(id) => id,
+            Err(result) => return result,
+        };
+        if id == self.tab.target_id() {
+            return ActionResult::ok_with(json!({"tab": number, "already": true}));
+        }
+        let tab = match self.others.iter().position(|t| t.target_id() == id) {
+            Some(at) => self.others.remove(at),
+            None => match self.tab.adopt(&id).await {
+                Ok(tab) => tab,
+                Err(error) => {
+                    return ActionResult::not_found(format!(
+                        "tab {number} could not be taken over: {error}"
+                    ))
+                }
+            },
+        };
+        let url = tab.url().await.unwrap_or_default();
+        self.drive(tab);
+        ActionResult::ok_with(json!({"tab": number, "url": url}))
+    }
+
+    pub(super) async fn close_tab(&mut self, number: Option<u32>) -> ActionResult {
+        let id = match number {
+            Some(n) => match self.tab_id(n) {
+                Ok(id) => id,
+                Err(result) => return result,
+            },
+            None => self.tab.target_id().to_string(),
+        };
+        if id != self.tab.target_id() {
+            if let Some(at) = self.others.iter().position(|t| t.target_id() == id) {
+                let tab = self.others.remove(at);
+                return match tab.close().await {
+                    Ok(()) => ActionResult::ok_with(json!({"closed": id})),
+                    Err(error) => ActionResult::unknown(format!("closing the tab: {error}")),
+                };
+            }
+            return match self.tab.close_target(&id).await {
+                Ok(()) => ActionResult::ok_with(json!({"closed": id})),
+                Err(error) => ActionResult::unknown(format!("closing the tab: {error}")),
+            };
+        }
+        // The current tab: go back to the one driven before, else any
+        // other open tab, else a blank one.
+        let next = match self.others.pop() {
+            Some(tab) => Ok(tab),
+            None => {
+                let other = self
+                    .tab
+                    .open_tabs()
+                    .await
+                    .ok()
+                    .and_then(|tabs| tabs.into_iter().find(|t| t.id != id));
+                match other {
+                    Some(info) => self.tab.adopt(&info.id).await,
+                    None => self.tab.open_sibling("about:blank").await,
+                }
+            }
+        };
+        let next = match next {
+            Ok(tab) => tab,
+            Err(error) => {
+                return ActionResult::unknown(format!(
+                    "no other tab to go to, so the tab stays open: {error}"
+                ))
+            }
+        };
+        let closing = std::mem::replace(&mut self.tab, next);
+        self.reported = self.tab.guard().map_or(0, |g| g.mark());
+        self.last = None;
+        let url = self.tab.url().await.unwrap_or_default();
+        match closing.close().await {
+            Ok(()) => ActionResult::ok_with(json!({"closed": id, "now_on": url})),
+            Err(error) => ActionResult::unknown(format!("closing the tab: {error}")),
+        }
+    }
+}
+
+/// Waits (up to `limit`) for a tab to leave `about:blank` and finish
+/// loading; its URL and title as far as they are known.
+async fn wait_loaded(tab: &Tab, limit: std::time::Duration) -> (Option<String>, Option<String>) {
+    let deadline = tokio::time::Instant::now() + limit;
+    let mut last = (None, None);
+    loop {
+        let read = tab
+            .eval("[location.href, document.readyState, document.title]")
+            .await;
+        if read.is_err() {
+            // A tab closed under us (a refused popup) will not load.
+            let listed = tab.open_tabs().await.ok();
+            if listed.is_some_and(|tabs| tabs.iter().all(|t| t.id != tab.target_id())) {
+                return last;
+            }
+        }
+        if let Ok(value) = read {
+            let text = |i: usize| value.get(i).and_then(|v| v.as_str()).map(str::to_owned);
+            last = (text(0), text(2));
+            let loaded = text(1).as_deref() == Some("complete");
+            if loaded && text(0).as_deref() != Some("about:blank") {
+                return last;
+            }
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return last;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+}

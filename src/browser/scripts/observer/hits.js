@@ -1,0 +1,69 @@
+  // Sample points of a visible area (top-level coordinates) for hit tests:
+  // the centre first, then points towards the corners.
+  function samplePoints(a) {
+    if (a.right - a.left < 1 || a.bottom - a.top < 1) return [];
+    const cx = (a.left + a.right) / 2, cy = (a.top + a.bottom) / 2;
+    const dx = (a.right - a.left) / 4, dy = (a.bottom - a.top) / 4;
+    return [[cx, cy], [a.left + dx, a.top + dy], [a.right - dx, a.top + dy], [a.left + dx, a.bottom - dy], [a.right - dx, a.bottom - dy]];
+  }
+
+  // Elements of `doc` with click-like listeners, as reported by the hook
+  // webagent installs in the page's main world (listeners.js): it answers a
+  // query event with one event per element, and events reach both worlds.
+  function clickTargets(doc) {
+    const found = new Set();
+    const onHit = (e) => { const t = e.composedPath()[0]; if (t) found.add(t); };
+    doc.addEventListener('webagent:listener!', onHit, true);
+    doc.dispatchEvent(new Event('webagent:listeners?'));
+    doc.removeEventListener('webagent:listener!', onHit, true);
+    return found;
+  }
+
+  // What checkVisibility tests: hidden, transparent or skipped content.
+  const SEEN_BY_EYE = { opacityProperty: true, visibilityProperty: true };
+  const EVERYWHERE = { left: -Infinity, top: -Infinity, right: Infinity, bottom: Infinity };
+  const overlap = (a, b) => a.right > b.left && a.left < b.right && a.bottom > b.top && a.top < b.bottom;
+  const intersect = (a, b) => ({ left: Math.max(a.left, b.left), top: Math.max(a.top, b.top),
+    right: Math.min(a.right, b.right), bottom: Math.min(a.bottom, b.bottom) });
+
+  // Whether `a` is `b` or one of its ancestors across shadow roots and
+  // same-origin frames.
+  function ancestorOf(a, b) {
+    for (let e = b; e; ) {
+      if (e === a) return true;
+      const up = composedParent(e);
+      if (up) { e = up; continue; }
+      const win = e.ownerDocument && e.ownerDocument.defaultView;
+      e = win ? win.frameElement : null;
+    }
+    return false;
+  }
+
+  // The frame's content offset in its parent's coordinates.
+  function frameOffset(f, cs) {
+    const r = f.getBoundingClientRect();
+    return { x: r.left + f.clientLeft + parseFloat(cs.paddingLeft || '0'),
+      y: r.top + f.clientTop + parseFloat(cs.paddingTop || '0') };
+  }
+
+  // The topmost element at a point given in top-level viewport coordinates,
+  // looking into open shadow roots and same-origin frames.
+  function deepHit(x, y) {
+    let doc = document, ox = 0, oy = 0;
+    for (let guard = 0; guard < 16; guard++) {
+      let h = doc.elementFromPoint(x - ox, y - oy);
+      while (h && h.shadowRoot) {
+        const inner = h.shadowRoot.elementFromPoint(x - ox, y - oy);
+        if (!inner || inner === h) break;
+        h = inner;
+      }
+      if (!h || h.localName !== 'iframe') return h;
+      let d = null;
+      try { d = h.contentDocument; } catch (_) { d = null; }
+      if (!d) return h;
+      const off = frameOffset(h, getComputedStyle(h));
+      ox += off.x; oy += off.y; doc = d;
+    }
+    return null;
+  }
+
