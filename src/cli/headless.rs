@@ -97,7 +97,10 @@ impl Headless {
             headless
                 .session
                 .events
-                .send(Event::Error { error, fatal: true });
+                .send(Event::Error {
+                    error: error.to_string(),
+                    fatal: true,
+                });
             return Err(headless.finish(false).await);
         }
         Ok(headless)

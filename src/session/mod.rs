@@ -108,6 +108,17 @@ impl SessionError {
     }
 }
 
+/// Why a session's first page did not open; the session stays usable on
+/// a blank tab.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("could not open {url}: {reason}")]
+pub struct NotOpened {
+    /// The page asked for.
+    pub url: String,
+    /// What the browser said.
+    pub reason: String,
+}
+
 /// What was checked before any browser starts.
 #[derive(Debug, Clone)]
 pub struct Prepared {
@@ -255,7 +266,10 @@ impl Prepared {
             Some(url) if url != "about:blank" => tab
                 .navigate(url, OPEN_TIMEOUT)
                 .await
-                .map_err(|e| format!("could not open {url}: {e}")),
+                .map_err(|e| NotOpened {
+                    url: url.to_string(),
+                    reason: e.to_string(),
+                }),
             _ => Ok(()),
         };
         let (sitemaps, sitemap_watcher) = watch_sitemaps(&self.config, self.sitemaps, &events);
@@ -312,7 +326,7 @@ pub struct Session {
     /// Where the session's events go, masked.
     pub events: EventSink,
     /// Whether the first page opened, or why not.
-    pub opened: Result<(), String>,
+    pub opened: Result<(), NotOpened>,
     _watchers: (Option<SitemapWatcher>, Option<ScriptWatcher>),
     browser: SessionBrowser,
 }

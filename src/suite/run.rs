@@ -420,10 +420,10 @@ async fn attempt(
     };
     if let Err(error) = session.opened.clone() {
         session.events.send(Event::Error {
-            error: error.clone(),
+            error: error.to_string(),
             fatal: true,
         });
-        result.failure = fail("run", error);
+        result.failure = fail("run", error.to_string());
     } else {
         let (stop, stop_signal) = stop_pair();
         let cancel = CancelFlag::new();

@@ -424,7 +424,7 @@ pub(super) async fn browser_task(
     if let Err(error) = &session.opened {
         let _ = tx.send(AppEvent::Notice {
             error: true,
-            text: error.clone(),
+            text: error.to_string(),
         });
     }
     let _ = tx.send(AppEvent::BrowserReady { url });
