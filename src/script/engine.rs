@@ -259,7 +259,7 @@ fn locator_list(value: &Dynamic, pos: Position) -> HostResult<Option<Vec<Locator
                 pos,
             ));
         };
-        out.push(Locator::parse(&text).map_err(|e| runtime(e, pos))?);
+        out.push(Locator::parse(&text).map_err(|e| runtime(e.to_string(), pos))?);
     }
     if out.is_empty() {
         return Err(runtime("the list of locators is empty", pos));
@@ -283,7 +283,7 @@ fn take_locators(params: &mut Value, pos: Position) -> HostResult<Option<Vec<Loc
         let Value::String(text) = item else {
             return Err(runtime(format!("a locator is a string, not {item}"), pos));
         };
-        out.push(Locator::parse(&text).map_err(|e| runtime(e, pos))?);
+        out.push(Locator::parse(&text).map_err(|e| runtime(e.to_string(), pos))?);
     }
     Ok(Some(out))
 }

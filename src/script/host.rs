@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 use crate::actions::{Action, ActionResult, FailureReason};
 use crate::browser::Driver;
 use crate::dom::{LocateFailure, LocateProblem, Location, Locator, PageState};
-use crate::environment::{BoxFuture, Environment, Passage, Road};
+use crate::environment::{BoxFuture, Environment, Passage, RewriteRefused, Road};
 use crate::events::{Event, HealRecord, StepRecord, TokenUsage};
 
 use super::export::page_matches;
@@ -518,7 +518,11 @@ impl<E: Environment> RecipeHost<E> {
 
     /// Asks whoever approves whether the repaired recipe may be written
     /// (see [`Road::approve_rewrite`]).
-    pub async fn approve_rewrite(&mut self, file: &str, changes: &str) -> Result<(), String> {
+    pub async fn approve_rewrite(
+        &mut self,
+        file: &str,
+        changes: &str,
+    ) -> Result<(), RewriteRefused> {
         self.road.approve_rewrite(file, changes).await
     }
 
