@@ -63,7 +63,7 @@ impl Session {
     ) -> Result<RecipeOutcome, SessionError> {
         let recipe = self.recipe_of(file, name)?;
         crate::script::params::resolve_params(&recipe.name, &recipe.params, &params)
-            .map_err(SessionError::Usage)?;
+            .map_err(|e| SessionError::Usage(e.to_string()))?;
         let setup = self.agent_setup();
         let model = self.model().is_ok();
         let mut run = RecipeRun::new(
@@ -134,7 +134,7 @@ impl Session {
         let declared = own(&self.scripts);
         crate::script::pick_recipe(&declared, file, name, "pick one with --recipe NAME")
             .cloned()
-            .map_err(SessionError::Usage)
+            .map_err(|e| SessionError::Usage(e.to_string()))
     }
 }
 

@@ -206,7 +206,7 @@ pub(super) fn start_recipe(state: &mut AppState, rest: &str, effects: &mut Vec<E
     let params = match resolve_params(&recipe.name, &recipe.params, &given) {
         Ok(params) => params,
         Err(why) => {
-            notice(state, true, why);
+            notice(state, true, why.to_string());
             return;
         }
     };
