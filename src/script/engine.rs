@@ -39,7 +39,7 @@ use rhai::{Dynamic, Engine, EvalAltResult, Map, NativeCallContext, Position};
 use serde_json::{json, Value};
 
 use super::declare::Collected;
-use super::host::HostCall;
+use super::host::{result_json, HostCall};
 use super::loaded::{ActionDef, Snapshot};
 use crate::actions::{ActionResult, Catalog};
 use crate::dom::Locator;
@@ -443,10 +443,6 @@ fn run_any(name: &str, mut params: Value, pos: Position) -> HostResult<Value> {
         }
     };
     host_call(HostCall::Act(action), pos)
-}
-
-fn result_json(result: &ActionResult) -> Value {
-    serde_json::to_value(result).unwrap_or(Value::Null)
 }
 
 /// Ends the script unless the `{ok, …}` result is a success.

@@ -128,7 +128,8 @@ pub fn page_json(page: &PageState) -> Value {
     })
 }
 
-pub(super) fn result_json(result: &ActionResult) -> Value {
+/// An action's result as a script reads it: the `{ok, …}` map.
+pub(crate) fn result_json(result: &ActionResult) -> Value {
     serde_json::to_value(result).unwrap_or(Value::Null)
 }
 

@@ -18,6 +18,7 @@ mod recipe;
 mod recipe_step;
 mod tab;
 
+pub(crate) use call::result_json;
 pub use call::{page_json, HostCall, HostError, ScriptHost};
 pub use healer::{HealOutcome, HealRequest, HealedAction, HealedStep, Healer, Replacement};
 pub use recipe::{RecipeHost, SubAgent};
