@@ -12,7 +12,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
 use super::keys::KeyChord;
-use super::risk::Risk;
+use super::risk_level::Risk;
 use super::selector::Selector;
 use crate::dom::ElementIndex;
 

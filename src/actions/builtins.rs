@@ -4,9 +4,9 @@
 
 use serde_json::{json, Map, Value};
 
-use super::catalog::{ActionSpec, SpecOrigin};
-use super::risk::Risk;
-use super::ActionError;
+use super::error::ActionError;
+use super::risk_level::Risk;
+use super::spec::{ActionSpec, SpecOrigin};
 
 /// Checks that do not fit the schema subset.
 pub(crate) fn check_builtin_extras(name: &str, params: &Value) -> Result<(), ActionError> {

@@ -23,8 +23,9 @@
 use serde_json::{Map, Number, Value};
 
 use super::action::Action;
-use super::catalog::{ActionSpec, Catalog};
-use super::ActionError;
+use super::catalog::Catalog;
+use super::error::ActionError;
+use super::spec::ActionSpec;
 
 /// One word of the command line.
 struct Token {

@@ -11,7 +11,7 @@ use std::fmt;
 
 use serde::Serialize;
 
-use super::ActionError;
+use super::error::ActionError;
 
 /// The modifier bitmask of `Input.dispatchKeyEvent`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize)]

@@ -1,65 +1,16 @@
-//! Risk levels: the static level of each action, and the effective level of
-//! one concrete action once facts about its target and the page are known.
+//! How risky an action is: the static level of each action, and the
+//! effective level of one concrete action once facts about its target and
+//! the page are known (the levels themselves are in `risk_level`).
 //! The approval gate asks about `commit` and `dangerous` in its default mode,
 //! so these rules decide what a person is asked to confirm.
-
-use std::fmt;
-use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 use url::Url;
 
 use super::action::Action;
+use super::error::ActionError;
 use super::keys::Modifiers;
-use super::ActionError;
-
-/// How much an action can change the world, from least to most.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Risk {
-    /// No side effects: reads the page, waits, thinks.
-    Read,
-    /// Changes page state the user can undo (typing, clicking, scrolling).
-    Interact,
-    /// Submits, purchases, deletes, leaves the site, uploads or writes files.
-    Commit,
-    /// Runs arbitrary code in the page.
-    Dangerous,
-}
-
-impl Risk {
-    /// The snake_case word used in JSON and the catalog table.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Risk::Read => "read",
-            Risk::Interact => "interact",
-            Risk::Commit => "commit",
-            Risk::Dangerous => "dangerous",
-        }
-    }
-}
-
-impl fmt::Display for Risk {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for Risk {
-    type Err = String;
-
-    fn from_str(text: &str) -> Result<Self, Self::Err> {
-        match text.trim().to_ascii_lowercase().as_str() {
-            "read" => Ok(Risk::Read),
-            "interact" => Ok(Risk::Interact),
-            "commit" => Ok(Risk::Commit),
-            "dangerous" => Ok(Risk::Dangerous),
-            other => Err(format!(
-                "unknown risk level `{other}`; use read, interact, commit or dangerous"
-            )),
-        }
-    }
-}
+use super::risk_level::Risk;
 
 /// What the observer knows about the element an action targets (for
 /// `press_keys`, the focused element).

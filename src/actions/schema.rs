@@ -15,9 +15,9 @@
 
 use serde_json::{Map, Value};
 
+use super::error::ActionError;
 use super::keys::KeyChord;
 use super::selector::Selector;
-use super::ActionError;
 
 const KEYWORDS: &[&str] = &[
     "type",
@@ -322,33 +322,91 @@ fn field_choice(branches: &[Value]) -> Option<(Vec<String>, bool)> {
     (!fields.is_empty()).then_some((fields, optional))
 }
 
+/// Why a custom action's parameter schema is refused: it uses something
+/// this validator does not enforce, or is not a schema at all. `at` names
+/// the place (`schema.properties.q`).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SchemaError {
+    /// The root does not describe an object of parameters.
+    #[error("the parameter schema must have \"type\": \"object\"")]
+    NotAnObject,
+    /// A schema that is neither an object nor a boolean.
+    #[error("{at}: a schema must be an object or a boolean, got {got}")]
+    NotASchema {
+        /// Where.
+        at: String,
+        /// What was there instead (`a string "x"`).
+        got: String,
+    },
+    /// A keyword the validator would silently ignore.
+    #[error("{at}: the keyword `{keyword}` is not supported; supported: {}", KEYWORDS.join(", "))]
+    UnsupportedKeyword {
+        /// Where.
+        at: String,
+        /// The keyword.
+        keyword: String,
+    },
+    /// A `type` that names no JSON type.
+    #[error("{at}.type: `{name}` is not a type; use {}", TYPES.join(", "))]
+    UnknownType {
+        /// Where.
+        at: String,
+        /// The name as written.
+        name: String,
+    },
+    /// A keyword whose value has the wrong shape.
+    #[error("{at}.{keyword} must be {expected}")]
+    BadRule {
+        /// Where.
+        at: String,
+        /// The keyword.
+        keyword: String,
+        /// What its value must be (`a list of field names`).
+        expected: &'static str,
+    },
+    /// A `format` the validator does not know.
+    #[error("{at}.format: use one of {}", FORMATS.join(", "))]
+    UnknownFormat {
+        /// Where.
+        at: String,
+    },
+    /// A `default` its own schema refuses.
+    #[error("the default does not fit its own schema: {0}")]
+    BadDefault(ActionError),
+}
+
 /// Checks that a schema (from a custom action) only uses what this
 /// validator enforces, so an author never believes a rule is checked when it
 /// is silently ignored. The root must describe an object of parameters.
-pub(crate) fn check_schema(schema: &Value) -> Result<(), String> {
+pub(crate) fn check_schema(schema: &Value) -> Result<(), SchemaError> {
     if schema.get("type").and_then(Value::as_str) != Some("object") {
-        return Err("the parameter schema must have \"type\": \"object\"".to_string());
+        return Err(SchemaError::NotAnObject);
     }
     check_schema_at(schema, "schema")
 }
 
-fn check_schema_at(schema: &Value, at: &str) -> Result<(), String> {
+fn check_schema_at(schema: &Value, at: &str) -> Result<(), SchemaError> {
+    let bad_rule = |keyword: &str, expected: &'static str| SchemaError::BadRule {
+        at: at.to_string(),
+        keyword: keyword.to_string(),
+        expected,
+    };
     let rules = match schema {
         Value::Bool(_) => return Ok(()),
         Value::Object(rules) => rules,
         other => {
-            return Err(format!(
-                "{at}: a schema must be an object or a boolean, got {}",
-                describe(other)
-            ))
+            return Err(SchemaError::NotASchema {
+                at: at.to_string(),
+                got: describe(other),
+            })
         }
     };
     for (key, rule) in rules {
         if !KEYWORDS.contains(&key.as_str()) {
-            return Err(format!(
-                "{at}: the keyword `{key}` is not supported; supported: {}",
-                KEYWORDS.join(", ")
-            ));
+            return Err(SchemaError::UnsupportedKeyword {
+                at: at.to_string(),
+                keyword: key.clone(),
+            });
         }
         match key.as_str() {
             "type" => {
@@ -358,17 +416,16 @@ fn check_schema_at(schema: &Value, at: &str) -> Result<(), String> {
                 };
                 for name in names {
                     if !name.as_str().is_some_and(|n| TYPES.contains(&n)) {
-                        return Err(format!(
-                            "{at}.type: `{}` is not a type; use {}",
-                            show(name),
-                            TYPES.join(", ")
-                        ));
+                        return Err(SchemaError::UnknownType {
+                            at: at.to_string(),
+                            name: show(name),
+                        });
                     }
                 }
             }
             "properties" => {
                 let Value::Object(properties) = rule else {
-                    return Err(format!("{at}.properties must be an object"));
+                    return Err(bad_rule(key, "an object"));
                 };
                 for (name, property) in properties {
                     check_schema_at(property, &format!("{at}.properties.{name}"))?;
@@ -379,38 +436,37 @@ fn check_schema_at(schema: &Value, at: &str) -> Result<(), String> {
                     .as_array()
                     .is_some_and(|l| l.iter().all(Value::is_string)) =>
             {
-                return Err(format!("{at}.required must be a list of field names"));
+                return Err(bad_rule(key, "a list of field names"));
             }
             "additionalProperties" | "items" => check_schema_at(rule, &format!("{at}.{key}"))?,
             "oneOf" | "allOf" => {
                 let Value::Array(branches) = rule else {
-                    return Err(format!("{at}.{key} must be a list of schemas"));
+                    return Err(bad_rule(key, "a list of schemas"));
                 };
                 for (i, branch) in branches.iter().enumerate() {
                     check_schema_at(branch, &format!("{at}.{key}[{i}]"))?;
                 }
             }
             "enum" if !rule.is_array() => {
-                return Err(format!("{at}.enum must be a list of values"));
+                return Err(bad_rule(key, "a list of values"));
             }
             "minimum" | "maximum" | "exclusiveMinimum" | "exclusiveMaximum"
                 if !rule.is_number() =>
             {
-                return Err(format!("{at}.{key} must be a number"));
+                return Err(bad_rule(key, "a number"));
             }
             "minLength" | "maxLength" if !rule.is_u64() => {
-                return Err(format!("{at}.{key} must be a non-negative integer"));
+                return Err(bad_rule(key, "a non-negative integer"));
             }
             "format" if !rule.as_str().is_some_and(|f| FORMATS.contains(&f)) => {
-                return Err(format!("{at}.format: use one of {}", FORMATS.join(", ")));
+                return Err(SchemaError::UnknownFormat { at: at.to_string() });
             }
             _ => {}
         }
     }
     if let Some(default) = rules.get("default") {
         let mut probe = default.clone();
-        validate(schema, &mut probe, at)
-            .map_err(|e| format!("the default does not fit its own schema: {e}"))?;
+        validate(schema, &mut probe, at).map_err(SchemaError::BadDefault)?;
     }
     Ok(())
 }
@@ -680,10 +736,12 @@ mod tests {
         let pattern = check_schema(
             &json!({"type": "object", "properties": {"q": {"type": "string", "pattern": "a+"}}}),
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(pattern.contains("`pattern` is not supported"), "{pattern}");
         assert!(check_schema(&json!({"type": "string"}))
             .unwrap_err()
+            .to_string()
             .contains("\"type\": \"object\""));
         assert!(
             check_schema(&json!({"type": "object", "properties": {"n": {"type": "int"}}})).is_err()
@@ -691,7 +749,8 @@ mod tests {
         let bad_default = check_schema(
             &json!({"type": "object", "properties": {"n": {"type": "integer", "default": "x"}}}),
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(bad_default.contains("default"), "{bad_default}");
     }
 

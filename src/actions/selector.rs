@@ -15,7 +15,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use super::ActionError;
+use super::error::ActionError;
 
 /// The combinator that enters an `<iframe>`'s document or a shadow root.
 pub const PIERCE: &str = ">>>";

@@ -22,8 +22,8 @@ use crate::events::{
     EarlierTask, EndReason, Event, PriorStep, ResumeRecord, RunSettings, TokenUsage,
 };
 
+use super::history::{action_text, result_text};
 use super::prompt::HistoryEntry;
-use super::{action_text, result_text};
 
 /// What a run starts from besides its task: the earlier tasks of its
 /// conversation and the memory they left (a follow-up), or the steps a

@@ -49,8 +49,9 @@ impl ModelExtractor {
         ];
         let mut last_problem = String::new();
         for attempt in 0..2 {
-            let request = super::masked_request(ChatRequest::new(messages.clone()), &self.secrets)
-                .with_forced_tool(tool.clone());
+            let request =
+                super::masked::masked_request(ChatRequest::new(messages.clone()), &self.secrets)
+                    .with_forced_tool(tool.clone());
             let answer = match self.llm.complete(&request).await {
                 Ok(answer) => answer,
                 Err(error) => {

@@ -12,7 +12,7 @@ use crate::actions::{Action, Catalog};
 use crate::events::Reflection;
 use crate::llm::ChatResponse;
 
-use super::AGENT_TOOL_NAME;
+use super::defaults::AGENT_TOOL_NAME;
 
 /// The reflection field names, in the order the tool asks for them.
 const REFLECTION_FIELDS: [&str; 3] = ["evaluation_previous_goal", "memory", "next_goal"];

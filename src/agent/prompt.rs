@@ -14,7 +14,7 @@ use crate::dom::PageState;
 use crate::events::{EarlierTask, EndReason, Reflection};
 use crate::sitemap::Sitemap;
 
-use super::AGENT_TOOL_NAME;
+use super::defaults::AGENT_TOOL_NAME;
 
 /// The most characters of the latest step's result the model gets.
 const LATEST_RESULT_CHARS: usize = 4000;
@@ -91,7 +91,7 @@ pub struct ConversationPrompt<'a> {
 /// rules, reasoning rules and output format. `secret_names` are the
 /// placeholders the model may use for values it must never see.
 pub fn system_prompt(secret_names: &[String]) -> String {
-    system_prompt_with(secret_names, super::default_max_actions())
+    system_prompt_with(secret_names, super::defaults::default_max_actions())
 }
 
 /// [`system_prompt`] for a run that takes lists of up to `max_actions`

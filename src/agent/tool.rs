@@ -15,7 +15,7 @@ use serde_json::{json, Value};
 use crate::actions::{ActionSpec, Catalog};
 use crate::llm::FunctionTool;
 
-use super::AGENT_TOOL_NAME;
+use super::defaults::AGENT_TOOL_NAME;
 
 /// The most characters the fixed part of a request (the step tool as sent
 /// and the system prompt) may take; `bench prompt` prints the figure.
@@ -72,7 +72,7 @@ const SUMMARIES: &[(&str, &str)] = &[
 /// The forced tool for a catalog: the reflection fields and the action
 /// union, all required.
 pub fn agent_tool(catalog: &Catalog) -> FunctionTool {
-    agent_tool_with(catalog, super::default_max_actions())
+    agent_tool_with(catalog, super::defaults::default_max_actions())
 }
 
 /// [`agent_tool`] for a run that takes lists of up to `max_actions`

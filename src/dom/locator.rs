@@ -57,18 +57,51 @@ pub const LOCATOR_KINDS: [&str; 8] = [
     "css",
 ];
 
+/// Why a written locator does not read as one; `text` is the locator as
+/// written.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LocatorError {
+    /// No `kind:` before the value.
+    #[error("locator {text:?} has no kind; write it as kind:value with a kind among {}", LOCATOR_KINDS.join(", "))]
+    NoKind {
+        /// The locator as written.
+        text: String,
+    },
+    /// Nothing after the kind.
+    #[error("locator {text:?} has an empty value")]
+    EmptyValue {
+        /// The locator as written.
+        text: String,
+    },
+    /// A role without both its role and its name.
+    #[error("locator {text:?}: a role is written role:ROLE:NAME, e.g. role:button:Sign in")]
+    BadRole {
+        /// The locator as written.
+        text: String,
+    },
+    /// A kind that is not among [`LOCATOR_KINDS`].
+    #[error("locator {text:?}: unknown kind {kind:?}; use one of {}", LOCATOR_KINDS.join(", "))]
+    UnknownKind {
+        /// The locator as written.
+        text: String,
+        /// The kind as written.
+        kind: String,
+    },
+}
+
 impl Locator {
     /// Reads `kind:value` (`role:ROLE:NAME`).
-    pub fn parse(text: &str) -> Result<Locator, String> {
+    pub fn parse(text: &str) -> Result<Locator, LocatorError> {
         let Some((kind, value)) = text.split_once(':') else {
-            return Err(format!(
-                "locator {text:?} has no kind; write it as kind:value with a kind among {}",
-                LOCATOR_KINDS.join(", ")
-            ));
+            return Err(LocatorError::NoKind {
+                text: text.to_string(),
+            });
         };
         let value = value.trim();
         if value.is_empty() {
-            return Err(format!("locator {text:?} has an empty value"));
+            return Err(LocatorError::EmptyValue {
+                text: text.to_string(),
+            });
         }
         let value = value.to_string();
         Ok(match kind.trim() {
@@ -82,9 +115,9 @@ impl Locator {
                     }
                 }
                 _ => {
-                    return Err(format!(
-                    "locator {text:?}: a role is written role:ROLE:NAME, e.g. role:button:Sign in"
-                ))
+                    return Err(LocatorError::BadRole {
+                        text: text.to_string(),
+                    })
                 }
             },
             "label" => Locator::Label(value),
@@ -93,10 +126,10 @@ impl Locator {
             "text" => Locator::Text(value),
             "css" => Locator::Css(value),
             other => {
-                return Err(format!(
-                    "locator {text:?}: unknown kind {other:?}; use one of {}",
-                    LOCATOR_KINDS.join(", ")
-                ))
+                return Err(LocatorError::UnknownKind {
+                    text: text.to_string(),
+                    kind: other.to_string(),
+                })
             }
         })
     }
@@ -345,11 +378,16 @@ mod tests {
         );
         assert!(Locator::parse("xpath://a")
             .unwrap_err()
+            .to_string()
             .contains("unknown kind"));
         assert!(Locator::parse("role:button")
             .unwrap_err()
+            .to_string()
             .contains("role:ROLE:NAME"));
-        assert!(Locator::parse("Sign in").unwrap_err().contains("no kind"));
+        assert!(Locator::parse("Sign in")
+            .unwrap_err()
+            .to_string()
+            .contains("no kind"));
     }
 
     #[test]

@@ -38,7 +38,7 @@ pub use approval::{
     HeadlessApprover, LiveMode, PersonsOwn, RecipeRewrite,
 };
 pub use masked::{CatalogSource, Masked};
-pub use road::{Extractor, Passage, Policy, Road, RETRY_ASKED};
+pub use road::{Extractor, Passage, Policy, RewriteRefused, Road, RETRY_ASKED};
 
 /// A failure of the environment (the browser) outside an action.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

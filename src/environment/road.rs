@@ -180,7 +180,11 @@ impl Road {
     /// asked about like a commit: in `risky` and `always` modes the
     /// approver decides (headless: `--yes`), in `never` it is written.
     /// `Err` says why not.
-    pub async fn approve_rewrite(&mut self, file: &str, changes: &str) -> Result<(), String> {
+    pub async fn approve_rewrite(
+        &mut self,
+        file: &str,
+        changes: &str,
+    ) -> Result<(), RewriteRefused> {
         if self.mode.now() == super::ApprovalMode::Never {
             return Ok(());
         }
@@ -192,10 +196,9 @@ impl Road {
         if self.approver.approve_rewrite(&rewrite).await {
             Ok(())
         } else {
-            Err(format!(
-                "the rewrite needs approval ({} mode) and was not approved; headless, pass --yes",
-                self.mode.now().as_str()
-            ))
+            Err(RewriteRefused {
+                mode: self.mode.now(),
+            })
         }
     }
 
@@ -373,6 +376,15 @@ impl Road {
             (_, result) => result,
         }
     }
+}
+
+/// A healed recipe's repaired version that was not approved for
+/// writing: the approval mode asked and nobody said yes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the rewrite needs approval ({} mode) and was not approved; headless, pass --yes", .mode.as_str())]
+pub struct RewriteRefused {
+    /// The approval mode that asked.
+    pub mode: ApprovalMode,
 }
 
 #[cfg(test)]

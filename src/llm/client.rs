@@ -1,23 +1,24 @@
 //! The chat-completions client: one call, with streaming, fallback,
 //! retries and cancellation.
 
-use std::future::pending;
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime};
 
 use reqwest::header::{HeaderMap, ACCEPT, CONTENT_TYPE};
-use tokio::sync::watch;
 
 use super::config::LlmConfig;
 use super::error::{overflow_figures, says_context_overflow, LlmError, TimeoutPhase};
-use super::request::{ChatRequest, ToolChoice};
+use super::event::LlmEvent;
+use super::request::ChatRequest;
 use super::response::{error_text, parse_completion, ChatResponse, UsageTotals};
 use super::retry::parse_retry_after;
 use super::sse::SseParser;
+use super::stop::StopSignal;
 use super::stream::{StreamAccumulator, StreamState, EMPTY_STREAM};
 use super::tokens::estimate_tokens;
+use super::tool::ToolChoice;
 use crate::events::TokenUsage;
 
 /// The most of an error body that is read: enough for any server's
@@ -29,113 +30,6 @@ const ERROR_BODY_LIMIT: usize = 64 * 1024;
 /// that way when the prompt does not fit, while a short prompt rarely
 /// overflows anything.
 const LARGE_PROMPT_TOKENS: u64 = 2048;
-
-/// Progress of a call, reported while it runs so the UI can show the
-/// reflection as it streams and say why it is waiting.
-#[derive(Debug, Clone, PartialEq)]
-pub enum LlmEvent {
-    /// A request is being sent.
-    Attempt {
-        /// 1 for the first request of the call.
-        attempt: u32,
-        /// Whether it asks for a stream.
-        streaming: bool,
-    },
-    /// A piece of the message text.
-    ContentDelta {
-        /// The new text.
-        text: String,
-    },
-    /// A piece of separately streamed reasoning (`reasoning_content`).
-    ReasoningDelta {
-        /// The new text.
-        text: String,
-    },
-    /// A piece of a function call.
-    ToolCallDelta {
-        /// Which call of the answer (0 for the first).
-        index: usize,
-        /// The function name, when this piece completed or first named it.
-        name: Option<String>,
-        /// The new piece of the arguments' JSON text.
-        arguments: String,
-    },
-    /// The last request failed and another follows after `wait`. Text
-    /// streamed so far belongs to the failed request and should be cleared.
-    Retrying {
-        /// Which retry this is (1 for the first).
-        retry: u32,
-        /// How many retries the policy allows.
-        max_retries: u32,
-        /// The wait before it.
-        wait: Duration,
-        /// Why the last one failed ("HTTP 503", "timeout (…)", …).
-        reason: String,
-    },
-    /// The streamed request is replaced by a non-streaming one.
-    FallbackToNonStreaming {
-        /// What made the stream unusable.
-        reason: String,
-    },
-    /// The server refused how the forced tool was demanded; the request is
-    /// sent again asking in a weaker way.
-    ToolChoiceRelaxed {
-        /// The way used from now on.
-        to: ToolChoice,
-        /// What the server said.
-        reason: String,
-    },
-}
-
-/// The side that stops calls: held by whoever takes the user's stop.
-#[derive(Debug)]
-pub struct StopHandle(watch::Sender<bool>);
-
-impl StopHandle {
-    /// Stops every call holding a signal of this handle, now and later.
-    pub fn stop(&self) {
-        self.0.send_replace(true);
-    }
-}
-
-/// The side a call watches; cheap to clone into each call.
-#[derive(Debug, Clone)]
-pub struct StopSignal(Option<watch::Receiver<bool>>);
-
-impl StopSignal {
-    /// A signal that never fires (for callers without a stop button).
-    pub fn never() -> Self {
-        StopSignal(None)
-    }
-
-    /// Whether the stop was given.
-    pub fn is_stopped(&self) -> bool {
-        self.0.as_ref().is_some_and(|rx| *rx.borrow())
-    }
-
-    /// Completes once the stop is given; never, if the handle is dropped
-    /// without stopping.
-    pub async fn stopped(&self) {
-        let Some(rx) = &self.0 else {
-            return pending().await;
-        };
-        let mut rx = rx.clone();
-        loop {
-            if *rx.borrow_and_update() {
-                return;
-            }
-            if rx.changed().await.is_err() {
-                return pending().await;
-            }
-        }
-    }
-}
-
-/// A connected pair: the handle stops the calls that watch the signal.
-pub fn stop_pair() -> (StopHandle, StopSignal) {
-    let (tx, rx) = watch::channel(false);
-    (StopHandle(tx), StopSignal(Some(rx)))
-}
 
 /// An OpenAI-compatible chat-completions client.
 ///
@@ -784,6 +678,7 @@ fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::llm::stop::stop_pair;
     use reqwest::header::HeaderValue;
 
     #[test]

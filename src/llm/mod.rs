@@ -55,18 +55,24 @@
 mod client;
 mod config;
 mod error;
+mod event;
 mod request;
 mod response;
 mod retry;
 mod sse;
+mod stop;
 mod stream;
 mod tokens;
+mod tool;
 
-pub use client::{stop_pair, LlmClient, LlmEvent, StopHandle, StopSignal};
+pub use client::LlmClient;
 pub use config::{default_base_url, default_max_output_tokens, LlmConfig};
 pub use error::{LlmError, TimeoutPhase};
-pub use request::{ChatMessage, ChatRequest, FunctionTool, ImagePart, Role, ToolChoice};
-pub use response::{CallStats, ChatResponse, ToolCall, UsageTotals};
+pub use event::LlmEvent;
+pub use request::{ChatMessage, ChatRequest, ImagePart, Role};
+pub use response::{CallStats, ChatResponse, UsageTotals};
 pub use retry::{parse_http_date, parse_retry_after, RetryPolicy};
 pub use sse::{SseEvent, SseParser};
+pub use stop::{stop_pair, StopHandle, StopSignal};
 pub use tokens::{chars_for_tokens, estimate_tokens};
+pub use tool::{FunctionTool, ToolCall, ToolChoice};

@@ -3,7 +3,7 @@
 use serde_json::{json, Map, Value};
 
 use super::config::LlmConfig;
-use super::response::ToolCall;
+use super::tool::{FunctionTool, ToolCall, ToolChoice};
 
 /// Who a message in the conversation is from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -167,81 +167,6 @@ impl ChatMessage {
             message.insert("tool_call_id".into(), Value::from(id.as_str()));
         }
         Value::Object(message)
-    }
-}
-
-/// A function the model may (or must) call.
-#[derive(Debug, Clone, PartialEq)]
-pub struct FunctionTool {
-    /// The function's name, e.g. `agent_step`.
-    pub name: String,
-    /// What it is for, shown to the model.
-    pub description: String,
-    /// JSON schema of its arguments.
-    pub parameters: Value,
-}
-
-impl FunctionTool {
-    /// The tool in chat-completions JSON.
-    pub fn to_json(&self) -> Value {
-        json!({
-            "type": "function",
-            "function": {
-                "name": self.name,
-                "description": self.description,
-                "parameters": self.parameters,
-            }
-        })
-    }
-}
-
-/// How a forced tool is demanded on the wire.
-///
-/// The protocol's way is to name the function. Some servers reject a named
-/// `tool_choice` but accept `"required"`, and a few accept neither; the
-/// client steps down this list when a server says so, rather than failing
-/// every step.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
-pub enum ToolChoice {
-    /// `{"type": "function", "function": {"name": …}}`.
-    #[default]
-    Named,
-    /// `"required"`: some tool must be called (there is only one).
-    Required,
-    /// No `tool_choice` at all: the server's default, the prompt must do
-    /// the forcing.
-    Auto,
-}
-
-impl ToolChoice {
-    /// The next, weaker way to ask, if there is one.
-    pub fn relaxed(self) -> Option<ToolChoice> {
-        match self {
-            ToolChoice::Named => Some(ToolChoice::Required),
-            ToolChoice::Required => Some(ToolChoice::Auto),
-            ToolChoice::Auto => None,
-        }
-    }
-
-    /// A short name for notices ("named", "required", "auto").
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ToolChoice::Named => "named",
-            ToolChoice::Required => "required",
-            ToolChoice::Auto => "auto",
-        }
-    }
-
-    pub(crate) fn from_level(level: u8) -> ToolChoice {
-        match level {
-            0 => ToolChoice::Named,
-            1 => ToolChoice::Required,
-            _ => ToolChoice::Auto,
-        }
-    }
-
-    pub(crate) fn level(self) -> u8 {
-        self as u8
     }
 }
 

@@ -7,22 +7,10 @@ use crate::events::TokenUsage;
 use serde_json::Value;
 
 use super::error::LlmError;
-use super::request::ToolChoice;
+use super::tool::{ToolCall, ToolChoice};
 
 /// How many characters of a bad body an error message quotes.
 const BODY_START_CHARS: usize = 200;
-
-/// A function call the model made.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct ToolCall {
-    /// The server's id for the call (may be empty with some local servers).
-    pub id: String,
-    /// The function name the model used.
-    pub name: String,
-    /// The arguments exactly as sent: a JSON text, not yet parsed, because
-    /// repairing broken arguments is the agent's job.
-    pub arguments: String,
-}
 
 /// Reading and estimating usage: the counts are [`TokenUsage`], the one
 /// usage type events, traces and the status line use too.

@@ -9,12 +9,11 @@
 
 use serde_json::Value;
 
-use super::client::LlmEvent;
 use super::error::LlmError;
-use super::response::{
-    arguments_text, body_start, error_in_json, CallStats, ChatResponse, ToolCall,
-};
+use super::event::LlmEvent;
+use super::response::{arguments_text, body_start, error_in_json, CallStats, ChatResponse};
 use super::sse::SseEvent;
+use super::tool::ToolCall;
 use crate::events::TokenUsage;
 
 /// The detail of a [`LlmError::StreamCut`] for a stream that ended before

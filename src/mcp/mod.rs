@@ -30,7 +30,9 @@ use crate::script::{CancelFlag, HostCall, RecipeHost, ScriptHost};
 use crate::session::{run_recipe, AgentSetup, Session};
 
 pub use server::{serve_http, serve_stdio, ServeError, WebagentMcp};
-pub use view::{apply as apply_delta, ClientView, Line, PageDelta, PageUpdate, TextSplice};
+pub use view::{
+    apply as apply_delta, ClientView, GoneElement, Line, PageDelta, PageUpdate, TextSplice,
+};
 
 /// What a client asked for, once the server has read the tool call.
 #[derive(Debug, Clone, PartialEq)]
@@ -156,7 +158,7 @@ pub async fn answer<E: Environment>(
         } => {
             // The client's indices are its own numbering.
             if let Err(message) = state.view.translate(&mut arguments) {
-                return failed(ActionResult::not_found(message));
+                return failed(ActionResult::not_found(message.to_string()));
             }
             let catalog = setup.catalog();
             let action = match catalog.parse(&json!({ name.as_str(): arguments })) {

@@ -205,17 +205,16 @@ impl ClientView {
     /// Turns the client's indices in a call's arguments (`index`, also
     /// inside `from` and `to`) into the page's current ones. An index the
     /// client's listing no longer has is an error naming it.
-    pub fn translate(&self, arguments: &mut Value) -> Result<(), String> {
+    pub fn translate(&self, arguments: &mut Value) -> Result<(), GoneElement> {
         let Value::Object(fields) = arguments else {
             return Ok(());
         };
         if let Some(index) = fields.get_mut("index") {
             if let Some(client) = index.as_u64() {
-                let current = self.current.get(&(client as usize)).ok_or_else(|| {
-                    format!(
-                        "element {client} is not on the page any more; look at the latest listing"
-                    )
-                })?;
+                let current = self
+                    .current
+                    .get(&(client as usize))
+                    .ok_or(GoneElement { client })?;
                 *index = json!(current.0);
             }
         }
@@ -285,6 +284,14 @@ impl ClientView {
         self.frame_lines = frame_lines_of(renumbered);
         self.text = renumbered.page_text.for_model();
     }
+}
+
+/// An index in a client's call that its listing no longer has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("element {client} is not on the page any more; look at the latest listing")]
+pub struct GoneElement {
+    /// The index in the client's numbering.
+    pub client: u64,
 }
 
 /// A URL without its fragment: what names a document.

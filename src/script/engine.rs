@@ -38,9 +38,9 @@ use rhai::packages::{Package, StandardPackage};
 use rhai::{Dynamic, Engine, EvalAltResult, Map, NativeCallContext, Position};
 use serde_json::{json, Value};
 
-use super::host::HostCall;
-use super::library::{Collected, Snapshot};
-use super::{Located, ScriptError};
+use super::declare::Collected;
+use super::host::{result_json, HostCall};
+use super::loaded::{ActionDef, Snapshot};
 use crate::actions::{ActionResult, Catalog};
 use crate::dom::Locator;
 
@@ -259,7 +259,7 @@ fn locator_list(value: &Dynamic, pos: Position) -> HostResult<Option<Vec<Locator
                 pos,
             ));
         };
-        out.push(Locator::parse(&text).map_err(|e| runtime(e, pos))?);
+        out.push(Locator::parse(&text).map_err(|e| runtime(e.to_string(), pos))?);
     }
     if out.is_empty() {
         return Err(runtime("the list of locators is empty", pos));
@@ -283,7 +283,7 @@ fn take_locators(params: &mut Value, pos: Position) -> HostResult<Option<Vec<Loc
         let Value::String(text) = item else {
             return Err(runtime(format!("a locator is a string, not {item}"), pos));
         };
-        out.push(Locator::parse(&text).map_err(|e| runtime(e, pos))?);
+        out.push(Locator::parse(&text).map_err(|e| runtime(e.to_string(), pos))?);
     }
     Ok(Some(out))
 }
@@ -445,10 +445,6 @@ fn run_any(name: &str, mut params: Value, pos: Position) -> HostResult<Value> {
     host_call(HostCall::Act(action), pos)
 }
 
-fn result_json(result: &ActionResult) -> Value {
-    serde_json::to_value(result).unwrap_or(Value::Null)
-}
-
 /// Ends the script unless the `{ok, …}` result is a success.
 fn require_ok(name: &str, result: Value, pos: Position) -> HostResult<Dynamic> {
     if result.get("ok").and_then(Value::as_bool) == Some(true) {
@@ -465,12 +461,7 @@ fn require_ok(name: &str, result: Value, pos: Position) -> HostResult<Dynamic> {
 /// Runs a custom action's handler on this thread. `gated`: ask the host
 /// to approve and record it (a script calling another action); the agent
 /// and the command line gate the call themselves.
-pub(crate) fn call_custom(
-    def: &super::library::ActionDef,
-    params: Value,
-    gated: bool,
-    pos: Position,
-) -> Value {
+pub(crate) fn call_custom(def: &ActionDef, params: Value, gated: bool, pos: Position) -> Value {
     let mut catalog = Catalog::builtin();
     let action = match catalog
         .register(def.spec.clone())
@@ -718,69 +709,6 @@ fn declare(
             "action(...) and recipe(...) declare things at the top level of a file, not while one runs",
             pos,
         )),
-    })
-}
-
-/// Turns an engine error into a located [`ScriptError`], following nested
-/// function calls to where it happened.
-pub(crate) fn script_error(error: &EvalAltResult, file: &str) -> ScriptError {
-    let mut source = file.to_string();
-    let mut current = error;
-    // Where the nearest enclosing call was made: some errors (an operation
-    // limit hit between statements) carry no position of their own.
-    let mut outer = (source.clone(), Position::NONE);
-    while let EvalAltResult::ErrorInFunctionCall(_, src, inner, pos) = current {
-        if !pos.is_none() {
-            outer = (source.clone(), *pos);
-        }
-        if !src.is_empty() {
-            source = src.clone();
-        }
-        current = inner;
-    }
-    let mut pos = current.position();
-    if pos.is_none() && !outer.1.is_none() {
-        (source, pos) = outer;
-    }
-    let located = |message: String| Located {
-        file: source.clone(),
-        line: pos.line().unwrap_or(0),
-        column: pos.position().unwrap_or(0),
-        message,
-    };
-    match current {
-        EvalAltResult::ErrorTerminated(..) => ScriptError::Cancelled,
-        EvalAltResult::ErrorTooManyOperations(_) => ScriptError::Limit(located(
-            "script limit: too many operations (an endless loop?)".into(),
-        )),
-        EvalAltResult::ErrorStackOverflow(_) => ScriptError::Limit(located(
-            "script limit: functions nested too deeply (endless recursion?)".into(),
-        )),
-        EvalAltResult::ErrorDataTooLarge(what, _) => {
-            ScriptError::Limit(located(format!("script limit: {what} is too large")))
-        }
-        EvalAltResult::ErrorTooManyVariables(_) => {
-            ScriptError::Limit(located("script limit: too many variables".into()))
-        }
-        EvalAltResult::ErrorRuntime(value, _) => ScriptError::Runtime(located(value.to_string())),
-        other => {
-            let mut text = other.to_string();
-            if let Some(at) = text.rfind(" (line ") {
-                text.truncate(at);
-            }
-            ScriptError::Runtime(located(text))
-        }
-    }
-}
-
-/// Turns a parse error into a located [`ScriptError`].
-pub(crate) fn parse_error(error: &rhai::ParseError, file: &str) -> ScriptError {
-    let pos = error.position();
-    ScriptError::Compile(Located {
-        file: file.to_string(),
-        line: pos.line().unwrap_or(0),
-        column: pos.position().unwrap_or(0),
-        message: error.err_type().to_string(),
     })
 }
 

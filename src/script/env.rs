@@ -4,20 +4,17 @@
 //! name, label, placeholder, name, text, a CSS path, the URL) so a
 //! recorded session can be exported as a recipe that does not depend on
 //! element indices; a recipe's step finds its element again through
-//! [`Environment::locate`].
+//! [`Environment::locate`]. How the page is asked is in `locate`.
 
 use serde_json::{json, Value};
 
 use super::host::TabHost;
 use super::library::{CancelFlag, Scripts};
+use super::locate::{locate_on, record_locator};
 use crate::actions::{Action, ActionResult, RiskFacts, Target};
 use crate::browser::Driver;
-use crate::dom::{LocateFailure, LocateProblem, Location, Locator, PageState, TriedLocator};
+use crate::dom::{LocateFailure, Location, Locator, PageState};
 use crate::environment::{Environment, EnvironmentError};
-
-/// Records what finds an element again (`args.record`), and finds the one
-/// element a recipe step's locators name (`args.locators`).
-const LOCATE_JS: &str = include_str!("locate.js");
 
 /// A browser [`Driver`] that also runs custom actions from [`Scripts`] and
 /// records locators in results: a layer around the driver, which it calls
@@ -60,33 +57,6 @@ impl ScriptEnvironment {
     /// The wrapped driver, for the caller to clean up.
     pub fn into_inner(self) -> Driver {
         self.inner
-    }
-
-    async fn locator(&self, action: &Action) -> Option<Value> {
-        let tab = self.inner.tab();
-        let args = json!({"record": true});
-        let reply = match action.target()? {
-            Target::Index { index } => {
-                let observation = self.last.as_ref()?.observation;
-                tab.eval_on_index(observation, *index, LOCATE_JS, args)
-                    .await
-            }
-            Target::Selector { selector } => {
-                tab.eval_on_selector(selector.as_str(), LOCATE_JS, args)
-                    .await
-            }
-        };
-        match reply {
-            Ok(Value::Object(mut facts)) => {
-                facts.retain(|_, v| !v.is_null());
-                Some(Value::Object(facts))
-            }
-            Ok(_) => None,
-            Err(error) => {
-                tracing::debug!(%error, "reading the target's locator");
-                None
-            }
-        }
     }
 }
 
@@ -132,7 +102,10 @@ impl Environment for ScriptEnvironment {
             }
             return result;
         }
-        let locator = self.locator(action).await;
+        let locator = match action.target() {
+            Some(target) => record_locator(self.inner.tab(), target, self.last.as_ref()).await,
+            None => None,
+        };
         let result = self.inner.execute(action).await;
         with_locator(result, locator)
     }
@@ -158,68 +131,5 @@ impl Environment for ScriptEnvironment {
 
     async fn locate(&mut self, locators: &[Locator]) -> Result<Location, LocateFailure> {
         locate_on(self.inner.tab(), locators).await
-    }
-}
-
-/// The one element `locators` name on `tab`'s page now (see
-/// [`Environment::locate`]).
-pub(crate) async fn locate_on(
-    tab: &crate::browser::Tab,
-    locators: &[Locator],
-) -> Result<Location, LocateFailure> {
-    {
-        if locators.is_empty() {
-            return Err(LocateFailure {
-                problem: LocateProblem::NotFound,
-                message: "the step names no locator".into(),
-                tried: Vec::new(),
-                page: String::new(),
-            });
-        }
-        let args = json!({
-            "locators": locators.iter().map(Locator::to_json).collect::<Vec<_>>(),
-        });
-        let reply = tab
-            .eval_on_selector(":root", LOCATE_JS, args)
-            .await
-            .map_err(|e| LocateFailure::unavailable(format!("the page could not be asked: {e}")))?;
-        location_from(reply)
-    }
-}
-
-/// The page's answer to a locate call.
-fn location_from(reply: Value) -> Result<Location, LocateFailure> {
-    let tried: Vec<TriedLocator> = reply
-        .get("tried")
-        .cloned()
-        .and_then(|t| serde_json::from_value(t).ok())
-        .unwrap_or_default();
-    let text = |key: &str| {
-        reply
-            .get(key)
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string()
-    };
-    match reply.get("error").and_then(Value::as_str) {
-        None if reply.get("selector").is_some() => Ok(Location {
-            selector: text("selector"),
-            matched: text("matched"),
-            element: text("element"),
-            tried,
-        }),
-        error => Err(LocateFailure {
-            problem: match error {
-                Some("ambiguous") => LocateProblem::Ambiguous,
-                Some("not_found") => LocateProblem::NotFound,
-                _ => LocateProblem::Unavailable,
-            },
-            message: match text("detail") {
-                detail if detail.is_empty() => format!("the page gave no answer: {reply}"),
-                detail => detail,
-            },
-            tried,
-            page: text("page"),
-        }),
     }
 }

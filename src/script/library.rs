@@ -10,14 +10,16 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
-use rhai::{CallFnOptions, Dynamic, Engine, Position, Scope, AST};
-use serde_json::{json, Map, Value};
+use rhai::{CallFnOptions, Dynamic, Engine, Position, Scope};
+use serde_json::{Map, Value};
 
-use super::engine::{self, build_engine, LogSink};
+use super::declare::Collected;
+use super::engine::{self, build_engine, Limits, LogSink};
+use super::error::{parse_error, script_error, Located, ScriptError};
 use super::host::ScriptHost;
-use super::params::{resolve_params, RecipeParam};
-use super::{Limits, Located, ScriptError};
-use crate::actions::{ActionError, ActionResult, ActionSpec, Catalog, Risk};
+use super::loaded::{ActionDef, FileSummary, LoadedFile, RecipeDef, Snapshot};
+use super::params::resolve_params;
+use crate::actions::{ActionError, ActionResult, ActionSpec, Catalog};
 
 /// Cancels a running script: the engine checks it between operations and
 /// a host call in flight is abandoned.
@@ -39,290 +41,6 @@ impl CancelFlag {
     pub fn is_cancelled(&self) -> bool {
         self.0.load(Ordering::Relaxed)
     }
-}
-
-/// A custom action a script declared.
-#[derive(Clone)]
-pub struct ActionDef {
-    /// Its catalog entry.
-    pub spec: ActionSpec,
-    /// The file that declared it.
-    pub file: String,
-    handler: String,
-    takes_params: bool,
-    ast: Arc<AST>,
-    engine: Arc<Engine>,
-}
-
-impl std::fmt::Debug for ActionDef {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ActionDef")
-            .field("name", &self.spec.name)
-            .field("file", &self.file)
-            .field("handler", &self.handler)
-            .finish()
-    }
-}
-
-impl ActionDef {
-    /// Runs the handler on the current (script) thread. A script error
-    /// becomes `unknown` with the script's file, line and column.
-    pub(crate) fn invoke(&self, params: Value) -> ActionResult {
-        let mut scope = Scope::new();
-        let options = CallFnOptions::new().eval_ast(false).rewind_scope(true);
-        let outcome = if self.takes_params {
-            let arg = rhai::serde::to_dynamic(&params).unwrap_or(Dynamic::UNIT);
-            self.engine.call_fn_with_options::<Dynamic>(
-                options,
-                &mut scope,
-                &self.ast,
-                &self.handler,
-                (arg,),
-            )
-        } else {
-            self.engine.call_fn_with_options::<Dynamic>(
-                options,
-                &mut scope,
-                &self.ast,
-                &self.handler,
-                (),
-            )
-        };
-        match outcome {
-            Ok(value) => handler_result(&value),
-            Err(error) => {
-                ActionResult::unknown(engine::script_error(&error, &self.file).to_string())
-            }
-        }
-    }
-}
-
-/// A handler's return value as an action result: a map with `ok` is taken
-/// as a result, anything else is success data (nothing for `()`).
-fn handler_result(value: &Dynamic) -> ActionResult {
-    if value.is_unit() {
-        return ActionResult::ok();
-    }
-    let json = match rhai::serde::from_dynamic::<Value>(value) {
-        Ok(json) => json,
-        Err(error) => {
-            return ActionResult::unknown(format!(
-                "the action returned a value that is not JSON: {error}"
-            ))
-        }
-    };
-    if json.get("ok").is_some_and(Value::is_boolean) {
-        if let Ok(result) = serde_json::from_value::<ActionResult>(json.clone()) {
-            return result;
-        }
-    }
-    ActionResult::ok_with(json)
-}
-
-/// A recipe a script declared.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RecipeDef {
-    /// Its name (and the name of the function that runs it).
-    pub name: String,
-    /// What it does.
-    pub description: String,
-    /// The file that declared it.
-    pub file: String,
-    /// The parameters it declared (`recipe(name, description, #{…})`); its
-    /// function takes them as one map, `fn name(params)`.
-    pub params: Vec<RecipeParam>,
-}
-
-/// The recipe of `file` named `name`, or the file's only one when no name
-/// is given: how `recipe run --recipe`, a suite case's `name:` and a
-/// session's replay choose. `declared` is what the file declares; `how`
-/// tells the person how to name one when it declares several.
-pub fn pick_recipe<'a>(
-    declared: &'a [RecipeDef],
-    file: &Path,
-    name: Option<&str>,
-    how: &str,
-) -> Result<&'a RecipeDef, String> {
-    let names = || {
-        let names: Vec<&str> = declared.iter().map(|r| r.name.as_str()).collect();
-        if names.is_empty() {
-            "none".to_string()
-        } else {
-            names.join(", ")
-        }
-    };
-    match (name, declared) {
-        (Some(name), _) => declared.iter().find(|r| r.name == name).ok_or_else(|| {
-            format!(
-                "{} declares no recipe named `{name}`; it declares: {}",
-                file.display(),
-                names()
-            )
-        }),
-        (None, [only]) => Ok(only),
-        (None, []) => Err(format!("{} declares no recipe", file.display())),
-        (None, _) => Err(format!(
-            "{} declares several recipes ({}); {how}",
-            file.display(),
-            names()
-        )),
-    }
-}
-
-/// What one file offers, for `webagent recipe check` and reload reports.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FileSummary {
-    /// The file.
-    pub file: String,
-    /// Custom actions it declares.
-    pub actions: Vec<String>,
-    /// Recipes it declares.
-    pub recipes: Vec<String>,
-}
-
-/// One loaded file.
-#[derive(Debug)]
-pub(crate) struct LoadedFile {
-    actions: Vec<ActionDef>,
-    recipes: Vec<RecipeDef>,
-    ast: Arc<AST>,
-    file: String,
-}
-
-/// The files as they were when a call started; hot reloads do not change
-/// a call that is already running.
-#[derive(Debug, Default)]
-pub(crate) struct Snapshot {
-    files: Vec<Arc<LoadedFile>>,
-}
-
-impl Snapshot {
-    /// A custom action by name (the first file that declares it wins).
-    pub(crate) fn action(&self, name: &str) -> Option<ActionDef> {
-        self.files
-            .iter()
-            .flat_map(|f| f.actions.iter())
-            .find(|a| a.spec.name == name)
-            .cloned()
-    }
-}
-
-/// Declarations gathered while a file's top level runs.
-#[derive(Debug)]
-pub(crate) struct Collected {
-    file: String,
-    actions: Vec<(ActionSpec, String, Position)>,
-    recipes: Vec<(RecipeDef, Position)>,
-}
-
-impl Collected {
-    /// `action(name, #{description, params, risk, handler})`.
-    pub(crate) fn add_action(
-        &mut self,
-        name: &str,
-        spec: &Value,
-        _pos: Position,
-    ) -> Result<(), String> {
-        let description = spec
-            .get("description")
-            .and_then(Value::as_str)
-            .ok_or("the action needs a `description` string (the model reads it)")?;
-        let risk = match spec.get("risk") {
-            None => Risk::Interact,
-            Some(value) => serde_json::from_value::<Risk>(value.clone()).map_err(|_| {
-                format!("risk {value} is not one of read, interact, commit, dangerous")
-            })?,
-        };
-        let schema = params_schema(spec.get("params"))?;
-        let handler = match spec.get("handler") {
-            None => name.to_string(),
-            Some(Value::String(handler)) => handler.clone(),
-            Some(other) => return Err(format!("`handler` names a function; got {other}")),
-        };
-        if self.actions.iter().any(|(s, ..)| s.name == name) {
-            return Err(format!("the action `{name}` is declared twice"));
-        }
-        let spec = ActionSpec::custom(name, description, schema, risk, Some(self.file.clone()));
-        // The catalog's checks (snake_case, new name, schema subset) apply
-        // now, so a broken declaration fails the load, not the first call.
-        Catalog::builtin()
-            .register(spec.clone())
-            .map_err(|e| e.to_string())?;
-        self.actions.push((spec, handler, _pos));
-        Ok(())
-    }
-
-    /// `recipe(name, description)` or `recipe(name, description, params)`.
-    pub(crate) fn add_recipe(
-        &mut self,
-        name: &str,
-        description: &str,
-        params: Option<&Value>,
-        pos: Position,
-    ) -> Result<(), String> {
-        if self.recipes.iter().any(|(r, _)| r.name == name) {
-            return Err(format!("the recipe `{name}` is declared twice"));
-        }
-        let params = match params {
-            Some(spec) => {
-                super::params::declared_params(spec).map_err(|e| format!("recipe `{name}`: {e}"))?
-            }
-            None => Vec::new(),
-        };
-        self.recipes.push((
-            RecipeDef {
-                name: name.to_string(),
-                description: description.to_string(),
-                file: self.file.clone(),
-                params,
-            },
-            pos,
-        ));
-        Ok(())
-    }
-}
-
-/// A script's parameter map (`#{ id: #{ type: "integer" }, note: #{ type:
-/// "string", optional: true } }`) as a JSON schema. A field is required
-/// unless it says `optional: true` or has a `default`.
-fn params_schema(params: Option<&Value>) -> Result<Value, String> {
-    let mut properties = Map::new();
-    let mut required = Vec::new();
-    match params {
-        None | Some(Value::Null) => {}
-        Some(Value::Object(fields)) => {
-            for (name, field) in fields {
-                let mut field = match field {
-                    Value::Object(field) => field.clone(),
-                    Value::String(kind) => {
-                        let mut field = Map::new();
-                        field.insert("type".into(), json!(kind));
-                        field
-                    }
-                    other => {
-                        return Err(format!(
-                            "params.{name} must be a map like #{{ type: \"string\" }}, got {other}"
-                        ))
-                    }
-                };
-                let optional = field
-                    .remove("optional")
-                    .and_then(|v| v.as_bool())
-                    .unwrap_or(false);
-                if !optional && !field.contains_key("default") {
-                    required.push(json!(name));
-                }
-                properties.insert(name.clone(), Value::Object(field));
-            }
-        }
-        Some(other) => return Err(format!("`params` must be a map of fields, got {other}")),
-    }
-    Ok(json!({
-        "type": "object",
-        "properties": properties,
-        "required": required,
-        "additionalProperties": false,
-    }))
 }
 
 /// The loaded scripts and the sandboxed engine they run in.
@@ -375,7 +93,7 @@ impl Scripts {
     pub fn check_file(&self, path: &Path) -> Result<FileSummary, ScriptError> {
         let source = read_source(path)?;
         let loaded = self.compile(&path.display().to_string(), &source)?;
-        Ok(summary(&loaded))
+        Ok(loaded.summary())
     }
 
     /// Loads (or reloads) `path`. On any error the version loaded before
@@ -416,7 +134,7 @@ impl Scripts {
                 }));
             }
         }
-        let summary = summary(&loaded);
+        let summary = loaded.summary();
         let mut files = match self.files.write() {
             Ok(files) => files,
             Err(poisoned) => poisoned.into_inner(),
@@ -434,7 +152,7 @@ impl Scripts {
                 .filter(|p| {
                     p.file_name()
                         .and_then(|n| n.to_str())
-                        .is_some_and(super::watch::is_script_name)
+                        .is_some_and(is_script_name)
                 })
                 .collect(),
             Err(error) => {
@@ -568,7 +286,7 @@ impl Scripts {
         let values = resolve_params(&recipe.name, &recipe.params, params).map_err(|message| {
             ScriptError::Params {
                 recipe: recipe.name.clone(),
-                message,
+                message: message.to_string(),
             }
         })?;
         let takes_params = file
@@ -590,7 +308,7 @@ impl Scripts {
             };
             match called {
                 Ok(value) => Ok(rhai::serde::from_dynamic::<Value>(&value).unwrap_or(Value::Null)),
-                Err(error) => Err(engine::script_error(&error, &source)),
+                Err(error) => Err(script_error(&error, &source)),
             }
         })
         .await?
@@ -646,7 +364,7 @@ impl Scripts {
         let mut ast = self
             .engine
             .compile(source)
-            .map_err(|e| engine::parse_error(&e, name))?;
+            .map_err(|e| parse_error(&e, name))?;
         ast.set_source(name);
         let ast = Arc::new(ast);
         let engine = self.engine.clone();
@@ -660,16 +378,11 @@ impl Scripts {
                         Arc::default(),
                         None,
                         Arc::default(),
-                        Some(Collected {
-                            file: file.clone(),
-                            actions: Vec::new(),
-                            recipes: Vec::new(),
-                        }),
+                        Some(Collected::new(file.clone())),
                     );
                     let ran = engine.run_ast(&top_ast);
                     let collected = engine::take_collected();
-                    ran.map_err(|e| engine::script_error(&e, &file))
-                        .map(|()| collected)
+                    ran.map_err(|e| script_error(&e, &file)).map(|()| collected)
                 })
                 .join()
         })
@@ -753,6 +466,16 @@ impl Scripts {
     }
 }
 
+/// Whether a file found in a scripts directory loads: `.rhai` files, but
+/// not hidden ones, nor the repaired copy a healed replay writes beside
+/// its recipe (`NAME.healed.rhai`). That copy waits for the person's
+/// review, and loaded beside the original it would declare the same
+/// actions and recipes again. Named on its own (`--recipes
+/// x.healed.rhai`, `recipe run x.healed.rhai`) it loads like any file.
+pub(crate) fn is_script_name(name: &str) -> bool {
+    !name.starts_with('.') && name.ends_with(".rhai") && !name.ends_with(".healed.rhai")
+}
+
 async fn cancelled(cancel: &CancelFlag) {
     while !cancel.is_cancelled() {
         tokio::time::sleep(Duration::from_millis(10)).await;
@@ -766,67 +489,9 @@ fn read_source(path: &Path) -> Result<String, ScriptError> {
     })
 }
 
-fn summary(loaded: &LoadedFile) -> FileSummary {
-    FileSummary {
-        file: loaded.file.clone(),
-        actions: loaded.actions.iter().map(|a| a.spec.name.clone()).collect(),
-        recipes: loaded.recipes.iter().map(|r| r.name.clone()).collect(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn params_become_a_schema_with_required_fields() {
-        let schema = params_schema(Some(&json!({
-            "id": {"type": "integer"},
-            "note": {"type": "string", "optional": true},
-            "reason": "string",
-        })))
-        .unwrap();
-        assert_eq!(schema["required"], json!(["id", "reason"]));
-        assert_eq!(schema["properties"]["reason"], json!({"type": "string"}));
-        assert!(schema["properties"]["note"].get("optional").is_none());
-    }
-
-    #[test]
-    fn a_recipe_is_picked_by_name_or_as_the_files_only_one() {
-        let def = |name: &str| RecipeDef {
-            name: name.into(),
-            description: String::new(),
-            file: "orders.rhai".into(),
-            params: Vec::new(),
-        };
-        let file = Path::new("orders.rhai");
-        let two = [def("refund"), def("ship")];
-        let how = "pick one with --recipe NAME";
-        assert_eq!(
-            pick_recipe(&two, file, Some("ship"), how).unwrap().name,
-            "ship"
-        );
-        assert_eq!(
-            pick_recipe(&two, file, Some("pay"), how).unwrap_err(),
-            "orders.rhai declares no recipe named `pay`; it declares: refund, ship"
-        );
-        assert_eq!(
-            pick_recipe(&two, file, None, how).unwrap_err(),
-            "orders.rhai declares several recipes (refund, ship); pick one with --recipe NAME"
-        );
-        assert_eq!(
-            pick_recipe(&two[..1], file, None, how).unwrap().name,
-            "refund"
-        );
-        assert_eq!(
-            pick_recipe(&[], file, None, how).unwrap_err(),
-            "orders.rhai declares no recipe"
-        );
-        assert_eq!(
-            pick_recipe(&[], file, Some("x"), how).unwrap_err(),
-            "orders.rhai declares no recipe named `x`; it declares: none"
-        );
-    }
 
     #[test]
     fn a_directory_loads_without_the_repaired_copy_a_heal_left_for_review() {

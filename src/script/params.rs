@@ -114,20 +114,83 @@ impl RecipeParam {
     }
 }
 
+/// What is wrong with a recipe's declared parameters or with the values a
+/// run passes.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ParamError {
+    /// The declaration is not a map of parameters.
+    #[error("a recipe's parameters are a map like #{{ user: #{{ type: \"string\", default: \"bob\" }} }}, got {spec}")]
+    NotAMap {
+        /// What was declared instead.
+        spec: Value,
+    },
+    /// A parameter name a recipe could not read as `params.NAME`.
+    #[error("parameter name {name:?} must be letters, digits and _ and start with a letter")]
+    BadName {
+        /// The name.
+        name: String,
+    },
+    /// A key other than `type` and `default` in a parameter's map.
+    #[error("params.{name}: unknown key `{key}`; a parameter has `type` and `default`")]
+    UnknownKey {
+        /// The parameter.
+        name: String,
+        /// The key.
+        key: String,
+    },
+    /// A parameter declared as neither a map nor a type word.
+    #[error("params.{name} must be a map like #{{ type: \"string\" }}, got {field}")]
+    NotAField {
+        /// The parameter.
+        name: String,
+        /// What was declared instead.
+        field: Value,
+    },
+    /// A type that is not one of the four.
+    #[error("params.{name}: type {kind:?} is not one of string, integer, number, boolean")]
+    UnknownType {
+        /// The parameter.
+        name: String,
+        /// The type as written.
+        kind: String,
+    },
+    /// A default that is not of the declared type.
+    #[error("params.{name}: the default: {why}")]
+    BadDefault {
+        /// The parameter.
+        name: String,
+        /// Why the value does not fit.
+        why: String,
+    },
+    /// The values a run passes do not fit what the recipe declares: every
+    /// problem at once, with what the recipe takes.
+    #[error("recipe `{recipe}`: {}; it takes {takes}", problems.join("; "))]
+    Values {
+        /// The recipe.
+        recipe: String,
+        /// Unknown names, wrong types, missing values.
+        problems: Vec<String>,
+        /// The names and types it takes (`customer (string, default "Bob")`).
+        takes: String,
+    },
+    /// A `--param` that is not `NAME=VALUE`.
+    #[error("--param {text:?}: write it as NAME=VALUE")]
+    Assignment {
+        /// The argument as given.
+        text: String,
+    },
+}
+
 /// Reads a declaration's map: each entry `#{ type: "…", default: … }` or
 /// just the type word.
-pub fn declared_params(spec: &Value) -> Result<Vec<RecipeParam>, String> {
+pub fn declared_params(spec: &Value) -> Result<Vec<RecipeParam>, ParamError> {
     let Value::Object(fields) = spec else {
-        return Err(format!(
-            "a recipe's parameters are a map like #{{ user: #{{ type: \"string\", default: \"bob\" }} }}, got {spec}"
-        ));
+        return Err(ParamError::NotAMap { spec: spec.clone() });
     };
     let mut out = Vec::new();
     for (name, field) in fields {
         if !is_param_name(name) {
-            return Err(format!(
-                "parameter name {name:?} must be letters, digits and _ and start with a letter"
-            ));
+            return Err(ParamError::BadName { name: name.clone() });
         }
         let (kind, default) = match field {
             Value::String(word) => (word.as_str(), None),
@@ -136,9 +199,10 @@ pub fn declared_params(spec: &Value) -> Result<Vec<RecipeParam>, String> {
                     .keys()
                     .find(|k| !["type", "default"].contains(&k.as_str()))
                 {
-                    return Err(format!(
-                        "params.{name}: unknown key `{unknown}`; a parameter has `type` and `default`"
-                    ));
+                    return Err(ParamError::UnknownKey {
+                        name: name.clone(),
+                        key: unknown.clone(),
+                    });
                 }
                 (
                     field
@@ -149,20 +213,22 @@ pub fn declared_params(spec: &Value) -> Result<Vec<RecipeParam>, String> {
                 )
             }
             other => {
-                return Err(format!(
-                    "params.{name} must be a map like #{{ type: \"string\" }}, got {other}"
-                ))
+                return Err(ParamError::NotAField {
+                    name: name.clone(),
+                    field: other.clone(),
+                })
             }
         };
-        let kind = ParamKind::parse(kind).ok_or_else(|| {
-            format!("params.{name}: type {kind:?} is not one of string, integer, number, boolean")
+        let kind = ParamKind::parse(kind).ok_or_else(|| ParamError::UnknownType {
+            name: name.clone(),
+            kind: kind.to_string(),
         })?;
         let default = match default {
             None | Some(Value::Null) => None,
-            Some(value) => Some(
-                kind.read(&value)
-                    .map_err(|e| format!("params.{name}: the default: {e}"))?,
-            ),
+            Some(value) => Some(kind.read(&value).map_err(|why| ParamError::BadDefault {
+                name: name.clone(),
+                why,
+            })?),
         };
         out.push(RecipeParam {
             name: name.clone(),
@@ -185,7 +251,7 @@ pub fn resolve_params(
     recipe: &str,
     declared: &[RecipeParam],
     given: &Map<String, Value>,
-) -> Result<Map<String, Value>, String> {
+) -> Result<Map<String, Value>, ParamError> {
     let mut problems = Vec::new();
     let mut out = Map::new();
     for (name, value) in given {
@@ -222,20 +288,23 @@ pub fn resolve_params(
             .collect::<Vec<_>>()
             .join(", ")
     };
-    Err(format!(
-        "recipe `{recipe}`: {}; it takes {takes}",
-        problems.join("; ")
-    ))
+    Err(ParamError::Values {
+        recipe: recipe.to_string(),
+        problems,
+        takes,
+    })
 }
 
 /// `NAME=VALUE` from the command line, the value kept as text for
 /// [`resolve_params`] to read as the declared type.
-pub fn parse_assignment(text: &str) -> Result<(String, Value), String> {
+pub fn parse_assignment(text: &str) -> Result<(String, Value), ParamError> {
     match text.split_once('=') {
         Some((name, value)) if !name.trim().is_empty() => {
             Ok((name.trim().to_string(), Value::String(value.to_string())))
         }
-        _ => Err(format!("--param {text:?}: write it as NAME=VALUE")),
+        _ => Err(ParamError::Assignment {
+            text: text.to_string(),
+        }),
     }
 }
 
@@ -276,7 +345,9 @@ mod tests {
         ]
         .into_iter()
         .collect();
-        let error = resolve_params("new_order", &declared(), &given).unwrap_err();
+        let error = resolve_params("new_order", &declared(), &given)
+            .unwrap_err()
+            .to_string();
         assert_eq!(
             error,
             "recipe `new_order`: unknown parameter `qty`; `quantity`: expected an integer, \
@@ -289,10 +360,12 @@ mod tests {
     fn declarations_are_checked() {
         assert!(declared_params(&json!({"n": {"type": "date"}}))
             .unwrap_err()
+            .to_string()
             .contains("not one of string"));
         assert!(
             declared_params(&json!({"n": {"type": "integer", "default": "x"}}))
                 .unwrap_err()
+                .to_string()
                 .contains("the default")
         );
         assert!(declared_params(&json!({"2x": "string"})).is_err());

@@ -13,8 +13,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::watch::{FileWatcher, WatchBatch};
 
-use super::library::{FileSummary, Scripts};
-use super::ScriptError;
+use super::error::ScriptError;
+use super::library::{is_script_name, Scripts};
+use super::loaded::FileSummary;
 use crate::events::Event;
 
 /// What the watcher reports.
@@ -79,16 +80,6 @@ impl std::fmt::Debug for ScriptWatcher {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ScriptWatcher").finish_non_exhaustive()
     }
-}
-
-/// Whether a file found in a scripts directory loads: `.rhai` files, but
-/// not hidden ones, nor the repaired copy a healed replay writes beside
-/// its recipe (`NAME.healed.rhai`). That copy waits for the person's
-/// review, and loaded beside the original it would declare the same
-/// actions and recipes again. Named on its own (`--recipes
-/// x.healed.rhai`, `recipe run x.healed.rhai`) it loads like any file.
-pub(crate) fn is_script_name(name: &str) -> bool {
-    !name.starts_with('.') && name.ends_with(".rhai") && !name.ends_with(".healed.rhai")
 }
 
 impl ScriptWatcher {

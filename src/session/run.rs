@@ -513,7 +513,7 @@ async fn write_repaired<E: Environment>(
         .map(|h| format!("step {} (line {}): {}", h.step, h.line, h.change))
         .collect();
     if let Err(why) = host.approve_rewrite(&file, &changes.join("\n")).await {
-        report(false, Some(why));
+        report(false, Some(why.to_string()));
         return None;
     }
     match write_replacing(&target.write_to, &repaired) {

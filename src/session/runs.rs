@@ -191,7 +191,7 @@ impl Session {
             }
         };
         crate::script::params::resolve_params(&recipe.name, &recipe.params, &params)
-            .map_err(SessionError::Usage)?;
+            .map_err(|e| SessionError::Usage(e.to_string()))?;
         let ReplayOptions {
             oversight,
             origin,
@@ -271,7 +271,7 @@ impl Session {
         let declared = own(&self.scripts);
         crate::script::pick_recipe(&declared, file, name, "pick one with --recipe NAME")
             .cloned()
-            .map_err(SessionError::Usage)
+            .map_err(|e| SessionError::Usage(e.to_string()))
     }
 }
 

@@ -145,7 +145,7 @@ pub(super) fn start_recipe(state: &mut AppState, rest: &str, effects: &mut Vec<E
     let params = match resolve_params(&recipe.name, &recipe.params, &given) {
         Ok(params) => params,
         Err(why) => {
-            state.notice(true, why);
+            state.notice(true, why.to_string());
             return;
         }
     };

@@ -1,0 +1,158 @@
+//! [`ScriptError`]: everything that can go wrong loading or running a
+//! script, and [`Located`], the place in a script it names. The engine's
+//! and the parser's own errors become these here, so every part of the
+//! sandbox reports the same way.
+
+use std::path::PathBuf;
+
+use rhai::{EvalAltResult, Position};
+
+/// A place in a script: file, 1-based line and column, and what happened
+/// there. Displays as `FILE:LINE:COLUMN: message`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Located {
+    /// The script file (or `<script>` for code without a file).
+    pub file: String,
+    /// 1-based line (0 when unknown).
+    pub line: usize,
+    /// 1-based column (0 when unknown).
+    pub column: usize,
+    /// What went wrong.
+    pub message: String,
+}
+
+impl std::fmt::Display for Located {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}:{}:{}: {}",
+            self.file, self.line, self.column, self.message
+        )
+    }
+}
+
+/// Everything that can go wrong loading or running a script.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ScriptError {
+    /// The file could not be read.
+    #[error("could not read {}: {message}; check the path and its permissions", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// What the operating system said.
+        message: String,
+    },
+    /// The file does not parse.
+    #[error("{0}")]
+    Compile(Located),
+    /// The script failed while running (including a failed `assert`).
+    #[error("{0}")]
+    Runtime(Located),
+    /// The script hit a sandbox limit (operations, call depth, sizes).
+    #[error("{0}")]
+    Limit(Located),
+    /// The script was cancelled (by the person or the run's stop).
+    #[error("the script was cancelled")]
+    Cancelled,
+    /// An `action(...)` or `recipe(...)` declaration is wrong.
+    #[error("{0}")]
+    Definition(Located),
+    /// The parameters given do not fit what the recipe declares (unknown
+    /// names, wrong types, a required one missing).
+    #[error("{message}")]
+    Params {
+        /// The recipe.
+        recipe: String,
+        /// Every problem, and the names and types the recipe takes.
+        message: String,
+    },
+    /// No recipe or action of that name is loaded.
+    #[error("no {kind} named `{name}` is loaded; available: {}", if available.is_empty() { "none".to_string() } else { available.join(", ") })]
+    UnknownEntry {
+        /// `recipe` or `action`.
+        kind: &'static str,
+        /// The name asked for.
+        name: String,
+        /// The names that are loaded.
+        available: Vec<String>,
+    },
+    /// The script thread could not start or went away.
+    #[error("the script thread failed: {0}")]
+    Thread(String),
+}
+
+impl ScriptError {
+    /// The location of the error, when it has one.
+    pub fn located(&self) -> Option<&Located> {
+        match self {
+            ScriptError::Compile(l)
+            | ScriptError::Runtime(l)
+            | ScriptError::Limit(l)
+            | ScriptError::Definition(l) => Some(l),
+            _ => None,
+        }
+    }
+}
+
+/// Turns an engine error into a located [`ScriptError`], following nested
+/// function calls to where it happened.
+pub(crate) fn script_error(error: &EvalAltResult, file: &str) -> ScriptError {
+    let mut source = file.to_string();
+    let mut current = error;
+    // Where the nearest enclosing call was made: some errors (an operation
+    // limit hit between statements) carry no position of their own.
+    let mut outer = (source.clone(), Position::NONE);
+    while let EvalAltResult::ErrorInFunctionCall(_, src, inner, pos) = current {
+        if !pos.is_none() {
+            outer = (source.clone(), *pos);
+        }
+        if !src.is_empty() {
+            source = src.clone();
+        }
+        current = inner;
+    }
+    let mut pos = current.position();
+    if pos.is_none() && !outer.1.is_none() {
+        (source, pos) = outer;
+    }
+    let located = |message: String| Located {
+        file: source.clone(),
+        line: pos.line().unwrap_or(0),
+        column: pos.position().unwrap_or(0),
+        message,
+    };
+    match current {
+        EvalAltResult::ErrorTerminated(..) => ScriptError::Cancelled,
+        EvalAltResult::ErrorTooManyOperations(_) => ScriptError::Limit(located(
+            "script limit: too many operations (an endless loop?)".into(),
+        )),
+        EvalAltResult::ErrorStackOverflow(_) => ScriptError::Limit(located(
+            "script limit: functions nested too deeply (endless recursion?)".into(),
+        )),
+        EvalAltResult::ErrorDataTooLarge(what, _) => {
+            ScriptError::Limit(located(format!("script limit: {what} is too large")))
+        }
+        EvalAltResult::ErrorTooManyVariables(_) => {
+            ScriptError::Limit(located("script limit: too many variables".into()))
+        }
+        EvalAltResult::ErrorRuntime(value, _) => ScriptError::Runtime(located(value.to_string())),
+        other => {
+            let mut text = other.to_string();
+            if let Some(at) = text.rfind(" (line ") {
+                text.truncate(at);
+            }
+            ScriptError::Runtime(located(text))
+        }
+    }
+}
+
+/// Turns a parse error into a located [`ScriptError`].
+pub(crate) fn parse_error(error: &rhai::ParseError, file: &str) -> ScriptError {
+    let pos = error.position();
+    ScriptError::Compile(Located {
+        file: file.to_string(),
+        line: pos.line().unwrap_or(0),
+        column: pos.position().unwrap_or(0),
+        message: error.err_type().to_string(),
+    })
+}

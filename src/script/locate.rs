@@ -1,0 +1,108 @@
+//! Finding an element again: the facts that name a target's element,
+//! recorded as an action runs, and the one element a recipe step's
+//! locators name on the page now. Both ask `locate.js` in the page; the
+//! script environment records, and both hosts find.
+
+use serde_json::{json, Value};
+
+use crate::actions::Target;
+use crate::browser::Tab;
+use crate::dom::{LocateFailure, LocateProblem, Location, Locator, PageState, TriedLocator};
+
+/// Records what finds an element again (`args.record`), and finds the one
+/// element a recipe step's locators name (`args.locators`).
+const LOCATE_JS: &str = include_str!("locate.js");
+
+/// What finds `target`'s element again (test id, id, role and accessible
+/// name, label, placeholder, name, text, a CSS path, the URL), read from
+/// the page before the action runs; `last` is the page last observed,
+/// whose listing an index target refers to.
+pub(crate) async fn record_locator(
+    tab: &Tab,
+    target: &Target,
+    last: Option<&PageState>,
+) -> Option<Value> {
+    let args = json!({"record": true});
+    let reply = match target {
+        Target::Index { index } => {
+            let observation = last?.observation;
+            tab.eval_on_index(observation, *index, LOCATE_JS, args)
+                .await
+        }
+        Target::Selector { selector } => {
+            tab.eval_on_selector(selector.as_str(), LOCATE_JS, args)
+                .await
+        }
+    };
+    match reply {
+        Ok(Value::Object(mut facts)) => {
+            facts.retain(|_, v| !v.is_null());
+            Some(Value::Object(facts))
+        }
+        Ok(_) => None,
+        Err(error) => {
+            tracing::debug!(%error, "reading the target's locator");
+            None
+        }
+    }
+}
+
+/// The one element `locators` name on `tab`'s page now (see
+/// [`crate::environment::Environment::locate`]).
+pub(crate) async fn locate_on(tab: &Tab, locators: &[Locator]) -> Result<Location, LocateFailure> {
+    {
+        if locators.is_empty() {
+            return Err(LocateFailure {
+                problem: LocateProblem::NotFound,
+                message: "the step names no locator".into(),
+                tried: Vec::new(),
+                page: String::new(),
+            });
+        }
+        let args = json!({
+            "locators": locators.iter().map(Locator::to_json).collect::<Vec<_>>(),
+        });
+        let reply = tab
+            .eval_on_selector(":root", LOCATE_JS, args)
+            .await
+            .map_err(|e| LocateFailure::unavailable(format!("the page could not be asked: {e}")))?;
+        location_from(reply)
+    }
+}
+
+/// The page's answer to a locate call.
+fn location_from(reply: Value) -> Result<Location, LocateFailure> {
+    let tried: Vec<TriedLocator> = reply
+        .get("tried")
+        .cloned()
+        .and_then(|t| serde_json::from_value(t).ok())
+        .unwrap_or_default();
+    let text = |key: &str| {
+        reply
+            .get(key)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
+    };
+    match reply.get("error").and_then(Value::as_str) {
+        None if reply.get("selector").is_some() => Ok(Location {
+            selector: text("selector"),
+            matched: text("matched"),
+            element: text("element"),
+            tried,
+        }),
+        error => Err(LocateFailure {
+            problem: match error {
+                Some("ambiguous") => LocateProblem::Ambiguous,
+                Some("not_found") => LocateProblem::NotFound,
+                _ => LocateProblem::Unavailable,
+            },
+            message: match text("detail") {
+                detail if detail.is_empty() => format!("the page gave no answer: {reply}"),
+                detail => detail,
+            },
+            tried,
+            page: text("page"),
+        }),
+    }
+}
