@@ -587,7 +587,8 @@ fn exec_fills_config_secrets_and_prints_them_masked() {
         });
         let mut command = sandbox.webagent();
         command
-            .args(["exec", &server.url("/pin"), "--json", "--observe"])
+            // The click submits the form, a commit: exec runs it with --yes.
+            .args(["exec", &server.url("/pin"), "--json", "--observe", "--yes"])
             .arg(r##"{"input_text":{"selector":"#pin","text":"<secret>pin</secret>"}}"##)
             .arg(r##"{"click":{"selector":"#go"}}"##)
             .env("SITE_PIN", PIN);
@@ -806,9 +807,12 @@ fn custom_actions_use_the_sitemaps_and_the_allowed_domains_like_built_ins() {
         );
         let mut to_billing = sandbox.webagent();
         to_billing
+            // Leaving the site is a commit: approved with --yes, so the
+            // guard is what stops it.
             .args([
                 "exec",
                 "--json",
+                "--yes",
                 "--recipes",
                 "moves.rhai",
                 "--sitemap",
@@ -818,9 +822,12 @@ fn custom_actions_use_the_sitemaps_and_the_allowed_domains_like_built_ins() {
             .arg("to_billing");
         let mut leaving = sandbox.webagent();
         leaving
+            // Leaving the site is a commit: approved with --yes, so the
+            // guard is what stops it.
             .args([
                 "exec",
                 "--json",
+                "--yes",
                 "--recipes",
                 "moves.rhai",
                 "--allow-domain",

@@ -94,13 +94,10 @@ impl Headless {
             json,
         };
         if let Err(error) = headless.session.opened.clone() {
-            headless
-                .session
-                .events
-                .send(Event::Error {
-                    error: error.to_string(),
-                    fatal: true,
-                });
+            headless.session.events.send(Event::Error {
+                error: error.to_string(),
+                fatal: true,
+            });
             return Err(headless.finish(false).await);
         }
         Ok(headless)

@@ -52,7 +52,13 @@ impl Session {
                 &stand_in
             }
         };
-        road.travel(&mut self.environment, errand.step, action, page, errand.goal)
-            .await
+        road.travel(
+            &mut self.environment,
+            errand.step,
+            action,
+            page,
+            errand.goal,
+        )
+        .await
     }
 }

@@ -54,9 +54,9 @@ use crate::secrets::Secrets;
 use crate::sitemap::{SitemapEvent, SitemapSet, SitemapWatcher};
 
 pub use cache::{run_cached, CacheEntry, CacheError, CachedOutcome, CachedRun, TaskCache};
-pub use log::{log_line, print_events};
 pub use chosen::Errand;
 pub use layer::{Bare, Layer, SessionEnvironment};
+pub use log::{log_line, print_events};
 pub use resume::{resume_plan, ResumeError, ResumePlan};
 pub use run::{
     actions_of, recipe_outcome, run_recipe, run_recipe_with, AgentSetup, ApproverFactory,
@@ -263,13 +263,14 @@ impl Prepared {
             }
         };
         let opened = match url {
-            Some(url) if url != "about:blank" => tab
-                .navigate(url, OPEN_TIMEOUT)
-                .await
-                .map_err(|e| NotOpened {
-                    url: url.to_string(),
-                    reason: e.to_string(),
-                }),
+            Some(url) if url != "about:blank" => {
+                tab.navigate(url, OPEN_TIMEOUT)
+                    .await
+                    .map_err(|e| NotOpened {
+                        url: url.to_string(),
+                        reason: e.to_string(),
+                    })
+            }
             _ => Ok(()),
         };
         let (sitemaps, sitemap_watcher) = watch_sitemaps(&self.config, self.sitemaps, &events);

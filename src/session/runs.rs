@@ -210,7 +210,8 @@ impl Session {
         if model && heal {
             run = run.with_healer(&setup, &oversight.approvers, &oversight.stop);
         }
-        run.rewrite = rewrite.map(|update| RewriteTarget::for_file(Path::new(&recipe.file), update));
+        run.rewrite =
+            rewrite.map(|update| RewriteTarget::for_file(Path::new(&recipe.file), update));
         Ok(run_recipe_with(
             &setup,
             environment,

@@ -190,7 +190,11 @@ async fn check_action(session: &mut Session, action: Action) -> ActionResult {
         page: None,
         goal: "a check written in the suite",
     };
-    session.perform(action, approver, errand).await.result().clone()
+    session
+        .perform(action, approver, errand)
+        .await
+        .result()
+        .clone()
 }
 
 /// The page's text now, for a failure message.

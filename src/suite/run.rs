@@ -21,15 +21,13 @@ use super::file::{CaseRun, Suite};
 use super::outcome::Totals;
 pub use super::outcome::{Attempt, CaseReport, CaseStatus, Failure};
 use super::plan::Picked;
-use crate::browser::{BrowserError, BrowserSession, LaunchOptions, SessionStatus};
 use crate::agent::Prior;
+use crate::browser::{BrowserError, BrowserSession, LaunchOptions, SessionStatus};
 use crate::environment::Environment;
 use crate::events::{CacheState, EndReason, Event, TokenUsage, TraceWriter};
 use crate::llm::stop_pair;
 use crate::script::{CancelFlag, Scripts};
-use crate::session::{
-    Bare, Oversight, Prepared, RecipeChoice, ReplayOptions, Session, TaskCache,
-};
+use crate::session::{Bare, Oversight, Prepared, RecipeChoice, ReplayOptions, Session, TaskCache};
 use crate::vision::{ShotRegion, ShotRequest};
 
 /// How long a run stopped at its time limit may take to wind down (its

@@ -92,7 +92,10 @@ fn exec_extract_asks_the_configured_model_with_the_page_inside_the_fence() {
         .rfind("</untrusted_page_content>")
         .unwrap_or_else(|| panic!("the fence is not closed:\n{user}"));
     let instruction = user.find("the total due").expect("the instruction is sent");
-    assert!(instruction < open, "the instruction is outside the fence:\n{user}");
+    assert!(
+        instruction < open,
+        "the instruction is outside the fence:\n{user}"
+    );
     let misleading = user.find(MISLEADING).expect("the page text is sent");
     assert!(
         open < misleading && misleading < close,
@@ -110,7 +113,10 @@ fn exec_extract_without_a_model_fails_as_the_road_does() {
     let s = shared();
     s.server.html(
         "/by-hand/no-model",
-        page("Invoice", &format!("<p>Total due: 118.40 EUR</p><p>{MISLEADING}</p>")),
+        page(
+            "Invoice",
+            &format!("<p>Total due: 118.40 EUR</p><p>{MISLEADING}</p>"),
+        ),
     );
     let output = exec(
         "extract-no-model",
@@ -143,7 +149,8 @@ fn exec_refuses_a_commit_action_without_yes_as_run_and_recipe_run_do() {
             r#"<form action="/by-hand/sent"><input name="q" value="1003"><button type="submit">Refund</button></form>"#,
         ),
     );
-    s.server.html("/by-hand/sent", page("Sent", "<p>Refunded</p>"));
+    s.server
+        .html("/by-hand/sent", page("Sent", "<p>Refunded</p>"));
     let url = s.server.url("/by-hand/form");
     let submit = r##"{"click":{"selector":"button"}}"##;
 
@@ -153,7 +160,10 @@ fn exec_refuses_a_commit_action_without_yes_as_run_and_recipe_run_do() {
     assert_eq!(result["ok"], json!(false), "{result}");
     assert_eq!(result["reason"], json!("denied"), "{result}");
     assert!(
-        result["message"].as_str().unwrap_or_default().contains("--yes"),
+        result["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("--yes"),
         "{result}"
     );
     assert_eq!(at, url, "the form was not sent");

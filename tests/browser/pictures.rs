@@ -297,12 +297,15 @@ fn observe_and_exec_write_the_models_pictures_with_typed_secrets_blanked() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("2 marks"), "{stderr}");
 
-    // exec: one picture per action, the typed secret not in it.
+    // exec: one picture per action, the typed secret not in it. A
+    // screenshot written to a path of one's choosing is a commit, which
+    // exec runs only with --yes.
     let shots = dir.join("steps");
     let out = webagent()
         .env("SHOT_PW", "hunter2-SECRET")
         .args([
             "exec",
+            "--yes",
             "--json",
             "--connect",
             &ws,

@@ -217,8 +217,9 @@ fn a_secret_reaches_no_output_channel() {
     assert_no_secret("the trace", &traces);
 
     // 2. `exec` without a model: its output, a field's value, and
-    // `read_file` of a download that holds the value.
-    let exec = command(&["exec", &url, "--json", "--observe"])
+    // `read_file` of a download that holds the value (the submit and the
+    // download are commits, run with --yes).
+    let exec = command(&["exec", &url, "--json", "--observe", "--yes"])
         .args([
             json!({"input_text": {"selector": "#pw", "text": placeholder}}).to_string(),
             json!({"click": {"selector": "button[type=submit]"}}).to_string(),

@@ -9,10 +9,10 @@ use crossterm::event::KeyCode;
 use ratatui::backend::TestBackend;
 use ratatui::Terminal;
 use tokio::sync::oneshot;
+use webagent::bench::tui::{bench_draw, synthetic_page};
 use webagent::environment::{ApprovalDecision, ApprovalMode};
 use webagent::events::{Event, ObservationSummary, TokenUsage};
 use webagent::tui::app::{LoadState, Outcome, RunStatus};
-use webagent::bench::tui::{bench_draw, synthetic_page};
 use webagent::tui::{AppEvent, Effect, Pane, Theme};
 
 use crate::bench::{approval_request, feed_step, orders_page, sitemaps, sizes, Bench};

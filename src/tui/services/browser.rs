@@ -338,7 +338,8 @@ async fn by_hand(
     tx: &Sender<AppEvent>,
     events: &mut Events<'_>,
 ) -> ActionResult {
-    let approver = PersonsOwn::new(PERSONS_OWN).asking(Box::new(WorkbenchApprover { tx: tx.clone() }));
+    let approver =
+        PersonsOwn::new(PERSONS_OWN).asking(Box::new(WorkbenchApprover { tx: tx.clone() }));
     let passage = session.perform(action, Box::new(approver), errand).await;
     events.forwarder.drain_persons(events.rx);
     passage.result().clone()
