@@ -1,3 +1,5 @@
+//! The `webagent` binary: the command line over the library (see `webagent --help`).
+
 use std::process::ExitCode;
 
 use clap::Parser;

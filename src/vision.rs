@@ -225,6 +225,17 @@ pub struct Mark {
     pub new: bool,
 }
 
+/// Why an environment gave no picture of the page.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ShotError {
+    /// There is no page to take a picture of (a scripted environment).
+    #[error("this session takes no pictures")]
+    NoPictures,
+    /// The capture failed; the browser's reason, secrets masked.
+    #[error("{0}")]
+    Failed(String),
+}
+
 /// A captured picture of the page.
 #[derive(Clone, PartialEq)]
 pub struct Screenshot {

@@ -426,7 +426,7 @@ fn a_config_secret_typed_and_shown_back_by_the_page_never_leaves_masked() {
                     _ => {}
                 }
             }
-            seen.lock().unwrap().push((pw.clone(), code.clone()));
+            seen.lock().expect("a lock no test thread poisoned").push((pw.clone(), code.clone()));
             let (pw, code) = (html_escape(&pw), html_escape(&code));
             Response::html(page(
                 "Welcome",
@@ -469,7 +469,10 @@ fn a_config_secret_typed_and_shown_back_by_the_page_never_leaves_masked() {
 
     // The values really reached the site...
     assert_eq!(
-        received.lock().unwrap().as_slice(),
+        received
+            .lock()
+            .expect("a lock no test thread poisoned")
+            .as_slice(),
         [(PASSWORD.to_string(), CODE.to_string())],
         "the form was not sent with the secret values"
     );
@@ -575,7 +578,7 @@ fn exec_fills_config_secrets_and_prints_them_masked() {
                 .find(|(name, _)| name == "pin")
                 .map(|(_, value)| value.into_owned())
                 .unwrap_or_default();
-            seen.lock().unwrap().push(pin.clone());
+            seen.lock().expect("a lock no test thread poisoned").push(pin.clone());
             Response::html(page(
                 "Got",
                 &format!(
@@ -599,7 +602,13 @@ fn exec_fills_config_secrets_and_prints_them_masked() {
     });
     let (stdout, stderr) = (text(&output.stdout), text(&output.stderr));
     assert_eq!(output.status.code(), Some(0), "{stdout}\n{stderr}");
-    assert_eq!(received.lock().unwrap().as_slice(), [PIN.to_string()]);
+    assert_eq!(
+        received
+            .lock()
+            .expect("a lock no test thread poisoned")
+            .as_slice(),
+        [PIN.to_string()]
+    );
     let encoded: String = url::form_urlencoded::byte_serialize(PIN.as_bytes()).collect();
     for value in [PIN, encoded.as_str()] {
         assert!(!stdout.contains(value), "printed {value}:\n{stdout}");

@@ -620,7 +620,7 @@ fn serve_payment_frame(s: &Shared, path: &str, paid: &str) -> (String, Received)
     let paid_path = paid.to_string();
     s.server.handle(paid, move |request| {
         keep.lock()
-            .unwrap()
+            .expect("a lock no test thread poisoned")
             .push(String::from_utf8_lossy(&request.body).into_owned());
         Response::html(format!(
             "<!doctype html><title>Paid</title><p>paid at {paid_path}</p>"
@@ -711,10 +711,14 @@ fn a_form_in_a_cross_origin_frame_is_listed_filled_and_submitted_by_index() {
         let clicked = env.execute(&action(json!({"click": {"index": pay}}))).await;
         ok_data(&clicked);
         assert!(
-            eventually(|| !paid.lock().unwrap().is_empty()).await,
+            eventually(|| !paid
+                .lock()
+                .expect("a lock no test thread poisoned")
+                .is_empty())
+            .await,
             "the frame's form was submitted"
         );
-        let body = paid.lock().unwrap()[0].clone();
+        let body = paid.lock().expect("a lock no test thread poisoned")[0].clone();
         assert!(
             body.contains("card=4242+4242") && body.contains("plan=Yearly"),
             "{body}"
@@ -741,7 +745,7 @@ fn selectors_reach_into_frames_of_any_origin_and_shadow_roots_and_upload_there()
     let keep = received.clone();
     s.server.handle("/nest-paid", move |request| {
         keep.lock()
-            .unwrap()
+            .expect("a lock no test thread poisoned")
             .push(String::from_utf8_lossy(&request.body).into_owned());
         Response::html("<!doctype html><title>Sent</title><p>sent</p>")
     });
@@ -828,10 +832,14 @@ fn selectors_reach_into_frames_of_any_origin_and_shadow_roots_and_upload_there()
             .await,
         );
         assert!(
-            eventually(|| !received.lock().unwrap().is_empty()).await,
+            eventually(|| !received
+                .lock()
+                .expect("a lock no test thread poisoned")
+                .is_empty())
+            .await,
             "the frame's form was sent"
         );
-        let body = received.lock().unwrap()[0].clone();
+        let body = received.lock().expect("a lock no test thread poisoned")[0].clone();
         assert!(body.contains("4000 0000"), "{body}");
         assert!(
             body.contains("invoice.txt") && body.contains("invoice 42"),

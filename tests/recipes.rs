@@ -61,7 +61,7 @@ impl App {
         server.handle("/welcome", move |request| {
             welcomes
                 .lock()
-                .unwrap()
+                .expect("a lock no test thread poisoned")
                 .welcomes
                 .push(request.query.clone());
             Response::html(page(
@@ -75,7 +75,10 @@ impl App {
         });
         let deleted = Arc::clone(&seen);
         server.handle("/deleted", move |_| {
-            deleted.lock().unwrap().deleted += 1;
+            deleted
+                .lock()
+                .expect("a lock no test thread poisoned")
+                .deleted += 1;
             Response::html(page("Deleted", "<h1>Account deleted</h1>"))
         });
         App { server, seen }
@@ -86,7 +89,11 @@ impl App {
     }
 
     fn welcomes(&self) -> Vec<String> {
-        self.seen.lock().unwrap().welcomes.clone()
+        self.seen
+            .lock()
+            .expect("a lock no test thread poisoned")
+            .welcomes
+            .clone()
     }
 }
 
@@ -423,7 +430,14 @@ fn replays_survive_an_id_change_a_text_change_and_a_moved_field_but_never_guess(
                 .contains("role:button:Sign in names <button type=\"button\">Sign in</button>"),
             "{error}"
         );
-        assert_eq!(app.seen.lock().unwrap().deleted, 0, "nothing was guessed");
+        assert_eq!(
+            app.seen
+                .lock()
+                .expect("a lock no test thread poisoned")
+                .deleted,
+            0,
+            "nothing was guessed"
+        );
         assert_eq!(app.welcomes().len(), before);
         assert_eq!(
             matched(&events).len(),
@@ -728,7 +742,10 @@ fn a_one_time_code_is_typed_fresh_checked_by_the_page_and_never_shown() {
     let received = Arc::clone(&codes);
     s.server.handle("/otp-check", move |request| {
         let code = query(request, "code");
-        received.lock().unwrap().push(code.clone());
+        received
+            .lock()
+            .expect("a lock no test thread poisoned")
+            .push(code.clone());
         // This step's code or the one before (typed as the step turned).
         let now = webagent::totp::now();
         let valid = [now, now.saturating_sub(30)]
@@ -766,7 +783,10 @@ fn a_one_time_code_is_typed_fresh_checked_by_the_page_and_never_shown() {
         .args(["--url", &s.server.url("/otp"), "--sessions-dir", "sessions"]);
     let out = output(command);
     assert_eq!(out.status.code(), Some(0), "{}", said(&out));
-    let codes = codes.lock().unwrap().clone();
+    let codes = codes
+        .lock()
+        .expect("a lock no test thread poisoned")
+        .clone();
     assert_eq!(codes.len(), 1, "{codes:?}");
     assert_eq!(codes[0].len(), 6);
     let printed = String::from_utf8_lossy(&out.stdout);

@@ -525,7 +525,7 @@ fn call_version(scripts: &Scripts) -> Value {
         &mut NoPage,
         &CancelFlag::new(),
     ));
-    serde_json::to_value(&result).unwrap()
+    serde_json::to_value(&result).expect("a result is JSON")
 }
 
 #[test]

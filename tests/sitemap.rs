@@ -295,7 +295,7 @@ fn start(paths: &[PathBuf]) -> (SitemapWatcher, Receiver<SitemapEvent>) {
     let watcher = SitemapWatcher::start(paths, move |event| {
         let _ = sender.send(event);
     })
-    .unwrap();
+    .expect("the sitemaps are watched");
     (watcher, events)
 }
 

@@ -11,7 +11,7 @@ use crate::actions::{Action, ActionResult, Target};
 use crate::dom::PageState;
 use crate::environment::{Environment, Passage};
 use crate::events::{EndReason, Event, Reflection, StepTimings, TokenUsage};
-use crate::vision::{ShotRegion, ShotRequest};
+use crate::vision::{ShotError, ShotRegion, ShotRequest};
 
 use super::history::action_text;
 use super::prompt;
@@ -245,14 +245,14 @@ impl<E: Environment> Agent<E> {
             png: false,
         };
         match self.environment.screenshot(&request).await {
-            Some(Ok(shot)) => self.held.push(shot),
-            Some(Err(error)) => self.emit(Event::Error {
+            Ok(shot) => self.held.push(shot),
+            Err(ShotError::NoPictures) => {}
+            Err(error) => self.emit(Event::Error {
                 error: format!(
                     "the picture for the model could not be taken ({error}); the file was written"
                 ),
                 fatal: false,
             }),
-            None => {}
         }
     }
 }

@@ -12,7 +12,7 @@ use crate::llm::{
     chars_for_tokens, ChatMessage, ChatRequest, ChatResponse, ImagePart, LlmClient, LlmError,
     LlmEvent, StopSignal,
 };
-use crate::vision::{Screenshot, ShotRequest};
+use crate::vision::{Screenshot, ShotError, ShotRequest};
 
 use super::masked::masked_request;
 use super::preview;
@@ -152,9 +152,9 @@ impl<E: Environment> Agent<E> {
         let request = ShotRequest::step(self.vision.width);
         let mut pictures = Vec::new();
         match self.environment.screenshot(&request).await {
-            None => {}
-            Some(Ok(shot)) => pictures.push((shot, "step".to_string())),
-            Some(Err(error)) => self.emit(Event::Error {
+            Err(ShotError::NoPictures) => {}
+            Ok(shot) => pictures.push((shot, "step".to_string())),
+            Err(error) => self.emit(Event::Error {
                 error: format!("the screenshot for step {step} failed ({error}); the step goes on with the text alone"),
                 fatal: false,
             }),

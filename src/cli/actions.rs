@@ -32,7 +32,7 @@ pub fn run(args: ActionsArgs) -> anyhow::Result<ExitCode> {
     let catalog = if args.builtin {
         Catalog::builtin()
     } else {
-        let loaded = match super::config::load(args.config.as_deref(), &Default::default()) {
+        let loaded = match super::flags::load(args.config.as_deref(), &Default::default()) {
             Ok(loaded) => loaded,
             Err(code) => return Ok(code),
         };
@@ -45,7 +45,7 @@ pub fn run(args: ActionsArgs) -> anyhow::Result<ExitCode> {
             Ok(catalog) => catalog,
             Err(error) => {
                 eprintln!("error: {error}");
-                return Ok(ExitCode::from(super::config::EXIT_BAD_CONFIG));
+                return Ok(ExitCode::from(super::exit::EXIT_USAGE));
             }
         }
     };

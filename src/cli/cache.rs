@@ -45,7 +45,7 @@ fn cache_of(args: &CacheArgs) -> Result<TaskCache, ExitCode> {
     if let Some(dir) = &args.dir {
         return Ok(TaskCache::new(dir));
     }
-    let loaded = super::config::load(None, &crate::config::Overrides::default())?;
+    let loaded = super::flags::load(None, &crate::config::Overrides::default())?;
     Ok(TaskCache::new(
         loaded
             .config

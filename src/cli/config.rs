@@ -4,12 +4,8 @@
 
 use std::process::ExitCode;
 
-use super::flags::{RunFlags, SessionFlags};
-
-// The loading every command shares lives with the flags it applies; these
-// paths stay for the commands that name it here.
-pub use super::exit::EXIT_BAD_CONFIG;
-pub use super::flags::{load, Loaded};
+use super::exit::EXIT_USAGE;
+use super::flags::{load, RunFlags, SessionFlags};
 
 /// Flags of `webagent config`.
 #[derive(Debug, clap::Args)]
@@ -38,7 +34,7 @@ pub fn run(args: ConfigArgs) -> anyhow::Result<ExitCode> {
             Ok(secrets) => eprintln!("secrets readable: {}", secrets.names().join(", ")),
             Err(error) => {
                 eprintln!("error: {error}");
-                return Ok(ExitCode::from(EXIT_BAD_CONFIG));
+                return Ok(ExitCode::from(EXIT_USAGE));
             }
         }
     }

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use super::exit::EXIT_BAD_CONFIG;
+use super::exit::EXIT_USAGE;
 use crate::config::{BrowserOpts, Config, ConfigSources, Overrides};
 use crate::environment::ApprovalMode;
 use crate::session::Prepared;
@@ -140,7 +140,7 @@ impl SessionFlags {
         let scripts = Prepared::script_paths(&loaded.config, &self.recipes);
         Prepared::new(loaded.config, &loaded.env, &scripts, &self.secret).map_err(|error| {
             eprintln!("error: {error}");
-            ExitCode::from(EXIT_BAD_CONFIG)
+            ExitCode::from(EXIT_USAGE)
         })
     }
 }
@@ -166,7 +166,7 @@ pub fn load(explicit: Option<&Path>, flags: &Overrides) -> Result<Loaded, ExitCo
         }),
         Err(error) => {
             eprintln!("error: {error}");
-            Err(ExitCode::from(EXIT_BAD_CONFIG))
+            Err(ExitCode::from(EXIT_USAGE))
         }
     }
 }

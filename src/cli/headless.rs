@@ -9,11 +9,9 @@ use std::process::ExitCode;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
+use super::exit::EXIT_USAGE;
 use crate::events::{Event, EventError, TraceWriter};
 use crate::session::{print_events, Prepared, Session};
-
-/// Exit code for bad usage or configuration.
-pub const EXIT_USAGE: u8 = 2;
 
 /// Starts the session on `url` with its events going to `events`, then
 /// its trace file: the browser first, so a browser that cannot start

@@ -6,8 +6,9 @@ use std::sync::Arc;
 
 use tokio::sync::{mpsc, Notify};
 
+use super::exit::EXIT_USAGE;
 use super::flags::{RunFlags, SessionFlags};
-use super::headless::{start_traced, EXIT_USAGE};
+use super::headless::start_traced;
 use crate::events::Event;
 use crate::mcp::{serve_http, serve_session, serve_stdio, WebagentMcp};
 use crate::tui::services::WorkbenchOptions;

@@ -9,6 +9,7 @@ use crate::config::BrowserOpts;
 use crate::dom::PageState;
 use crate::environment::Environment;
 use crate::session::Prepared;
+use crate::vision::ShotError;
 
 /// Flags of `webagent observe`.
 #[derive(Debug, clap::Args)]
@@ -44,7 +45,7 @@ pub fn run(mut args: ObserveArgs) -> anyhow::Result<ExitCode> {
         ..Default::default()
     }
     .overrides(Default::default());
-    let loaded = match super::config::load(None, &flags) {
+    let loaded = match super::flags::load(None, &flags) {
         Ok(loaded) => loaded,
         Err(code) => return Ok(code),
     };
@@ -55,7 +56,7 @@ pub fn run(mut args: ObserveArgs) -> anyhow::Result<ExitCode> {
         Ok(prepared) => prepared,
         Err(error) => {
             eprintln!("error: {error}");
-            return Ok(ExitCode::from(super::config::EXIT_BAD_CONFIG));
+            return Ok(ExitCode::from(super::exit::EXIT_USAGE));
         }
     };
     let runtime = super::runtime()?;
@@ -157,9 +158,9 @@ pub async fn write_screenshot<E: Environment>(
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("png"));
     let shot = match environment.screenshot(&request).await {
-        Some(Ok(shot)) => shot,
-        Some(Err(error)) => anyhow::bail!("the screenshot failed: {error}"),
-        None => anyhow::bail!("this session takes no pictures"),
+        Ok(shot) => shot,
+        Err(error @ ShotError::NoPictures) => anyhow::bail!("{error}"),
+        Err(error) => anyhow::bail!("the screenshot failed: {error}"),
     };
     save_picture(&shot, file)?;
     Ok(shot)

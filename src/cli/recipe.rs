@@ -10,8 +10,9 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
+use super::exit::EXIT_USAGE;
 use super::flags::HeadlessFlags;
-use super::headless::{Headless, EXIT_USAGE};
+use super::headless::Headless;
 use crate::script::params::{parse_assignment, resolve_params};
 use crate::script::{export_recipe_with, pick_recipe, ExportOptions, Scripts};
 use crate::session::{located_text, same_file, Bare, RecipeChoice, ReplayOptions};
@@ -121,7 +122,7 @@ async fn run_recipe_command(args: RunArgs) -> anyhow::Result<ExitCode> {
         // Without --recipes the configured directory still lends its
         // custom actions.
         let loaded =
-            match super::config::load(flags.config.as_deref(), &flags.overrides(args.flags.run)) {
+            match super::flags::load(flags.config.as_deref(), &flags.overrides(args.flags.run)) {
                 Ok(loaded) => loaded,
                 Err(code) => return Ok(code),
             };
@@ -240,7 +241,7 @@ pub struct ExportArgs {
 /// Runs `webagent export`.
 pub fn export(args: ExportArgs) -> anyhow::Result<ExitCode> {
     let paths = if args.sitemap.is_empty() {
-        match super::config::load(None, &crate::config::Overrides::default()) {
+        match super::flags::load(None, &crate::config::Overrides::default()) {
             Ok(loaded) => loaded.config.sitemap_paths(),
             Err(code) => return Ok(code),
         }

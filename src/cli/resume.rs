@@ -6,8 +6,9 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use super::exit::EXIT_USAGE;
 use super::flags::{RunFlags, SessionFlags};
-use super::headless::{Headless, EXIT_USAGE};
+use super::headless::Headless;
 use crate::environment::HeadlessApprover;
 use crate::events::EndReason;
 use crate::llm::stop_pair;

@@ -5,8 +5,9 @@
 
 use std::process::ExitCode;
 
+use super::exit::EXIT_USAGE;
 use super::flags::HeadlessFlags;
-use super::headless::{Headless, EXIT_USAGE};
+use super::headless::Headless;
 use crate::agent::Prior;
 use crate::events::EndReason;
 use crate::llm::stop_pair;

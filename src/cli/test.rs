@@ -13,7 +13,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use tokio::sync::mpsc;
 
-use super::exit::EXIT_BAD_CONFIG;
+use super::exit::EXIT_USAGE;
 use super::flags::{parse_mode, RunFlags, SessionFlags};
 use crate::config::BrowserOpts;
 use crate::environment::ApprovalMode;
@@ -125,7 +125,7 @@ fn parse_vision(text: &str) -> Result<VisionMode, String> {
 pub fn run_command(args: TestArgs) -> anyhow::Result<ExitCode> {
     let usage = |message: String| {
         eprintln!("error: {message}");
-        Ok(ExitCode::from(EXIT_BAD_CONFIG))
+        Ok(ExitCode::from(EXIT_USAGE))
     };
     if args.workers == Some(0) {
         return usage("--workers must be at least 1".into());
@@ -154,7 +154,7 @@ pub fn run_command(args: TestArgs) -> anyhow::Result<ExitCode> {
         approve: args.approve,
         max_steps: args.max_steps,
     };
-    let loaded = match super::config::load(args.config.as_deref(), &flags.overrides(run_flags)) {
+    let loaded = match super::flags::load(args.config.as_deref(), &flags.overrides(run_flags)) {
         Ok(loaded) => loaded,
         Err(code) => return Ok(code),
     };
@@ -231,7 +231,7 @@ fn default_workers() -> usize {
 /// `recipes:`, every recipe file a case runs), all checked now.
 fn plan(
     suite: &Suite,
-    loaded: &super::config::Loaded,
+    loaded: &super::flags::Loaded,
     args: &TestArgs,
 ) -> Result<SuitePlan, String> {
     let at = |message: String| format!("{}: {message}", suite.path.display());

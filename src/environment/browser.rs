@@ -5,7 +5,7 @@
 use crate::actions::{Action, ActionResult, RiskFacts, Target};
 use crate::browser::{Driver, DriverError};
 use crate::dom::PageState;
-use crate::vision::{Screenshot, ShotRequest};
+use crate::vision::{Screenshot, ShotError, ShotRequest};
 
 use super::{listed_line, listing_risk_facts, Environment, EnvironmentError};
 
@@ -46,11 +46,9 @@ impl Environment for Driver {
         self.describe_selector(target, page).await
     }
 
-    async fn screenshot(&mut self, request: &ShotRequest) -> Option<Result<Screenshot, String>> {
-        Some(
-            Driver::screenshot(self, request)
-                .await
-                .map_err(|e| e.to_string()),
-        )
+    async fn screenshot(&mut self, request: &ShotRequest) -> Result<Screenshot, ShotError> {
+        Driver::screenshot(self, request)
+            .await
+            .map_err(|e| ShotError::Failed(e.to_string()))
     }
 }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use crate::actions::{Action, ActionResult, Catalog, RiskFacts, Target};
 use crate::dom::{LocateFailure, Location, Locator, PageState};
 use crate::secrets::Secrets;
-use crate::vision::{Screenshot, ShotRequest};
+use crate::vision::{Screenshot, ShotError, ShotRequest};
 
 use super::{Environment, EnvironmentError};
 
@@ -120,11 +120,13 @@ impl<E: Environment> Environment for Masked<E> {
         Some(self.secrets.mask(&line))
     }
 
-    async fn screenshot(&mut self, request: &ShotRequest) -> Option<Result<Screenshot, String>> {
+    async fn screenshot(&mut self, request: &ShotRequest) -> Result<Screenshot, ShotError> {
         let mut request = request.clone();
         request.secrets = self.secrets.values();
-        let shot = self.inner.screenshot(&request).await?;
-        Some(shot.map_err(|error| self.secrets.mask(&error)))
+        match self.inner.screenshot(&request).await {
+            Err(ShotError::Failed(error)) => Err(ShotError::Failed(self.secrets.mask(&error))),
+            shot => shot,
+        }
     }
 
     async fn locate(&mut self, locators: &[Locator]) -> Result<Location, LocateFailure> {

@@ -31,7 +31,7 @@ use std::future::Future;
 
 use crate::actions::{Action, ActionResult, RiskFacts, Target, TargetFacts};
 use crate::dom::{LocateFailure, Location, Locator, PageState};
-use crate::vision::{Screenshot, ShotRequest};
+use crate::vision::{Screenshot, ShotError, ShotRequest};
 
 pub use approval::{
     ApprovalBinding, ApprovalDecision, ApprovalMode, ApprovalRequest, Approver, BoxFuture,
@@ -77,15 +77,15 @@ pub trait Environment: Send {
     }
 
     /// A picture of the page as last observed, its listed elements marked
-    /// when asked. `None` when there is nothing to take a picture of (a
-    /// scripted page); a capture that failed is an error text for the
-    /// caller to report, never a crash.
+    /// when asked. [`ShotError::NoPictures`] when there is nothing to take
+    /// a picture of (a scripted page); a capture that failed is an error
+    /// for the caller to report, never a crash.
     fn screenshot(
         &mut self,
         request: &ShotRequest,
-    ) -> impl Future<Output = Option<Result<Screenshot, String>>> + Send {
+    ) -> impl Future<Output = Result<Screenshot, ShotError>> + Send {
         let _ = request;
-        async { None }
+        async { Err(ShotError::NoPictures) }
     }
 
     /// What `target` names on the page, as a person checking an approval
@@ -156,7 +156,7 @@ impl<E: Environment> Environment for &mut E {
     fn screenshot(
         &mut self,
         request: &ShotRequest,
-    ) -> impl Future<Output = Option<Result<Screenshot, String>>> + Send {
+    ) -> impl Future<Output = Result<Screenshot, ShotError>> + Send {
         (**self).screenshot(request)
     }
 

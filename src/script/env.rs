@@ -121,7 +121,7 @@ impl Environment for ScriptEnvironment {
     async fn screenshot(
         &mut self,
         request: &crate::vision::ShotRequest,
-    ) -> Option<Result<crate::vision::Screenshot, String>> {
+    ) -> Result<crate::vision::Screenshot, crate::vision::ShotError> {
         Environment::screenshot(&mut self.inner, request).await
     }
 

@@ -27,7 +27,7 @@ use crate::llm::StopSignal;
 use crate::script::{recipe_from_events_with, CancelFlag, ExportOptions, Scripts};
 use crate::sitemap::SitemapSet;
 
-use super::run::{actions_of, write_replacing};
+use super::run::{calls_and_actions, write_replacing};
 use super::{AgentSetup, ApproverFactory, RecipeRun, RewriteTarget};
 
 /// Where `--cache` alone keeps the cache.
@@ -361,7 +361,7 @@ pub async fn run_cached<E: Environment>(
     }
 
     let (recorded, ran) = record(setup, environment, task, &run).await;
-    let (model_calls, _) = actions_of(&recorded);
+    let (model_calls, _) = calls_and_actions(&recorded);
     let mut usage = spent.1;
     let (success, text, reason) = match &ran {
         Some(outcome) => {

@@ -59,7 +59,7 @@ pub use layer::{Bare, Layer, SessionEnvironment};
 pub use log::{log_line, print_events};
 pub use resume::{resume_plan, ResumeError, ResumePlan};
 pub use run::{
-    actions_of, recipe_outcome, run_recipe, run_recipe_with, AgentSetup, ApproverFactory,
+    calls_and_actions, recipe_outcome, run_recipe, run_recipe_with, AgentSetup, ApproverFactory,
     LlmHealer, LlmSubAgent, RecipeOutcome, RecipeRun, RewriteTarget,
 };
 pub use runs::{same_file, Oversight, RecipeChoice, ReplayOptions};

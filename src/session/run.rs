@@ -172,7 +172,7 @@ impl<E: Environment> Healer<E> for LlmHealer {
             let ran = agent.run(&request.sub_goal).await;
             drop(agent);
             let recorded = recording.take();
-            let (model_calls, actions) = actions_of(&recorded);
+            let (model_calls, actions) = calls_and_actions(&recorded);
             match ran {
                 Ok(outcome) => HealOutcome {
                     success: outcome.success,
@@ -195,7 +195,7 @@ impl<E: Environment> Healer<E> for LlmHealer {
 
 /// The model calls a run's events show (one per step asked), and the page
 /// actions it took successfully, with their targets' locators.
-pub fn actions_of(events: &[Event]) -> (usize, Vec<HealedAction>) {
+pub fn calls_and_actions(events: &[Event]) -> (usize, Vec<HealedAction>) {
     let mut asked = BTreeSet::new();
     let mut actions = Vec::new();
     for event in events {

@@ -648,7 +648,7 @@ async fn last_picture(session: &mut Session, dir: &Path) -> Option<PathBuf> {
         secrets: Vec::new(),
         png: false,
     };
-    let shot = session.environment.screenshot(&request).await?.ok()?;
+    let shot = session.environment.screenshot(&request).await.ok()?;
     let file = dir.join("last.jpg");
     std::fs::write(&file, &shot.image).ok()?;
     Some(file)

@@ -371,8 +371,14 @@ fn run_scripted_recipe(
     let returned = runtime
         .block_on(scripts.run_recipe(Some("main"), &mut host, &CancelFlag::new()))
         .map_err(|e| e.to_string());
-    let executed = executed.lock().unwrap().clone();
-    let asked = asked.lock().unwrap().clone();
+    let executed = executed
+        .lock()
+        .expect("a lock no test thread poisoned")
+        .clone();
+    let asked = asked
+        .lock()
+        .expect("a lock no test thread poisoned")
+        .clone();
     (returned, executed, asked)
 }
 

@@ -60,7 +60,10 @@ impl Environment for ScriptedEnvironment {
     }
 
     async fn execute(&mut self, action: &Action) -> ActionResult {
-        self.executed.lock().unwrap().push(action.clone());
+        self.executed
+            .lock()
+            .expect("a lock no test thread poisoned")
+            .push(action.clone());
         ActionResult::ok()
     }
 
@@ -80,7 +83,10 @@ pub(crate) struct ScriptedApprover {
 
 impl Approver for ScriptedApprover {
     fn approve<'a>(&'a mut self, request: &'a ApprovalRequest) -> BoxFuture<'a, ApprovalDecision> {
-        self.asked.lock().unwrap().push(request.clone());
+        self.asked
+            .lock()
+            .expect("a lock no test thread poisoned")
+            .push(request.clone());
         let decision = self
             .decisions
             .pop_front()
@@ -156,8 +162,14 @@ pub(crate) fn run_gate_steps(
         while let Some(event) = rx.recv().await {
             events.push(event);
         }
-        let executed = executed.lock().unwrap().clone();
-        let asked = asked.lock().unwrap().clone();
+        let executed = executed
+            .lock()
+            .expect("a lock no test thread poisoned")
+            .clone();
+        let asked = asked
+            .lock()
+            .expect("a lock no test thread poisoned")
+            .clone();
         GateRun {
             outcome,
             events,

@@ -32,7 +32,10 @@ fn serve_shop(orders: Arc<Mutex<Vec<String>>>, logins: Arc<Mutex<Vec<String>>>) 
     s.server.handle("/shop/login", move |req| {
         if req.method == "POST" {
             let body = String::from_utf8_lossy(&req.body).into_owned();
-            logins.lock().unwrap().push(body.clone());
+            logins
+                .lock()
+                .expect("a lock no test thread poisoned")
+                .push(body.clone());
             if body.contains("user=ada") && body.contains("password=s3cr3t-pw") {
                 return Response::html("")
                     .with_status(303)
@@ -72,7 +75,7 @@ fn serve_shop(orders: Arc<Mutex<Vec<String>>>, logins: Arc<Mutex<Vec<String>>>) 
     s.server.handle("/shop/orders", move |req| {
         if req.method == "POST" {
             let body = String::from_utf8_lossy(&req.body).into_owned();
-            let mut orders = orders.lock().unwrap();
+            let mut orders = orders.lock().expect("a lock no test thread poisoned");
             orders.push(body);
             let id = orders.len();
             return Response::html("")
@@ -155,10 +158,19 @@ fn signs_in_goes_by_the_sitemap_fills_and_submits_until_done() {
     }
     // The page really changed: signed in with the secret, order submitted.
     assert_eq!(
-        logins.lock().unwrap().as_slice(),
+        logins
+            .lock()
+            .expect("a lock no test thread poisoned")
+            .as_slice(),
         ["user=ada&password=s3cr3t-pw"]
     );
-    assert_eq!(orders.lock().unwrap().as_slice(), ["item=3+blue+widgets"]);
+    assert_eq!(
+        orders
+            .lock()
+            .expect("a lock no test thread poisoned")
+            .as_slice(),
+        ["item=3+blue+widgets"]
+    );
     assert!(
         run.final_text.contains("Order 1 created"),
         "{}",
@@ -400,7 +412,7 @@ fn a_denied_approval_is_what_the_model_sees_and_nothing_is_submitted() {
     let counter = posted.clone();
     s.server.handle("/deny", move |req| {
         if req.method == "POST" {
-            *counter.lock().unwrap() += 1;
+            *counter.lock().expect("a lock no test thread poisoned") += 1;
             return Response::html(page("Sent", "<p>Sent!</p>"));
         }
         Response::html(page(
@@ -439,7 +451,11 @@ fn a_denied_approval_is_what_the_model_sees_and_nothing_is_submitted() {
         "{}",
         run.prompt(1)
     );
-    assert_eq!(*posted.lock().unwrap(), 0, "the form must not be sent");
+    assert_eq!(
+        *posted.lock().expect("a lock no test thread poisoned"),
+        0,
+        "the form must not be sent"
+    );
     assert!(!run.final_text.contains("Sent!"));
     // Nobody can answer headless.
     assert_eq!(

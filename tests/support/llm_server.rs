@@ -250,17 +250,29 @@ impl LlmServer {
 
     /// Adds replies to the end of the script.
     pub fn push(&self, reply: Reply) {
-        self.shared.script.lock().unwrap().push_back(reply);
+        self.shared
+            .script
+            .lock()
+            .expect("a lock no test thread poisoned")
+            .push_back(reply);
     }
 
     /// Every request received so far, oldest first.
     pub fn requests(&self) -> Vec<RecordedRequest> {
-        self.shared.requests.lock().unwrap().clone()
+        self.shared
+            .requests
+            .lock()
+            .expect("a lock no test thread poisoned")
+            .clone()
     }
 
     /// How many requests were received.
     pub fn request_count(&self) -> usize {
-        self.shared.requests.lock().unwrap().len()
+        self.shared
+            .requests
+            .lock()
+            .expect("a lock no test thread poisoned")
+            .len()
     }
 
     /// Waits until at least `n` requests have arrived.
@@ -315,8 +327,16 @@ async fn serve_connection(mut socket: TcpStream, shared: Arc<Shared>) {
     let Some(request) = read_request(&mut socket).await else {
         return;
     };
-    let reply = shared.script.lock().unwrap().pop_front();
-    shared.requests.lock().unwrap().push(request);
+    let reply = shared
+        .script
+        .lock()
+        .expect("a lock no test thread poisoned")
+        .pop_front();
+    shared
+        .requests
+        .lock()
+        .expect("a lock no test thread poisoned")
+        .push(request);
     shared.received.send_modify(|count| *count += 1);
     let reply = reply.unwrap_or_else(|| {
         Reply::json(

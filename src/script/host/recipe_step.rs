@@ -83,7 +83,7 @@ impl<E: Environment> RecipeHost<E> {
             {
                 tracing::debug!(%error, "no listing before a step that needs none");
                 let url = self.environment.current_url().await.unwrap_or_default();
-                stand_in_page(url)
+                PageState::stand_in(url)
             }
             Err(error) => return ActionResult::unknown(error.to_string()),
         };
@@ -304,23 +304,5 @@ impl<E: Environment> RecipeHost<E> {
             }
             _ => Ok(result_json(&result)),
         }
-    }
-}
-
-/// The page as far as a step that names no listed element needs it: its
-/// URL.
-fn stand_in_page(url: String) -> PageState {
-    PageState {
-        observation: 0,
-        url,
-        title: String::new(),
-        tabs: Vec::new(),
-        scroll: Default::default(),
-        elements: Vec::new(),
-        left_out: Default::default(),
-        full_page: false,
-        listing: String::new(),
-        page_text: Default::default(),
-        extract_ms: 0.0,
     }
 }

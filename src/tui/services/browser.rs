@@ -22,7 +22,7 @@ use crate::script::CancelFlag;
 use crate::session::{
     Errand, Layer, Oversight, Prepared, RecipeChoice, ReplayOptions, Session, SessionEnvironment,
 };
-use crate::vision::{Screenshot, ShotRegion, ShotRequest};
+use crate::vision::{Screenshot, ShotError, ShotRegion, ShotRequest};
 
 use super::super::error::BrowserFailure;
 use super::super::event::AppEvent;
@@ -171,11 +171,12 @@ async fn send_picture<E: Environment>(
     tx: &Sender<AppEvent>,
 ) -> Option<Screenshot> {
     let request = ShotRequest::step(view.width);
-    match environment.screenshot(&request).await? {
+    match environment.screenshot(&request).await {
         Ok(shot) => {
             let _ = tx.send(AppEvent::Picture(Box::new(shot.clone())));
             Some(shot)
         }
+        Err(ShotError::NoPictures) => None,
         Err(error) => {
             let _ = tx.send(AppEvent::Notice {
                 error: true,
@@ -252,17 +253,17 @@ impl Environment for WorkbenchEnvironment<'_> {
         Ok(page)
     }
 
-    async fn screenshot(&mut self, request: &ShotRequest) -> Option<Result<Screenshot, String>> {
+    async fn screenshot(&mut self, request: &ShotRequest) -> Result<Screenshot, ShotError> {
         let step_picture = request.region == ShotRegion::Viewport
             && request.marks
             && request.width == self.view.width;
         if step_picture {
             if let Some(shot) = &self.picture {
-                return Some(Ok(shot.clone()));
+                return Ok(shot.clone());
             }
         }
         let shot = self.inner.screenshot(request).await;
-        if let (true, Some(Ok(picture))) = (step_picture, &shot) {
+        if let (true, Ok(picture)) = (step_picture, &shot) {
             // The model's picture is the person's too.
             let _ = self.tx.send(AppEvent::Picture(Box::new(picture.clone())));
             self.picture = Some(picture.clone());
