@@ -13,7 +13,7 @@
 //! aria-label, CSS-drawn text) or from a lone control's row; `name~="…"`
 //! when it is a guess from class, id, `data-icon`, an SVG `<use>` reference
 //! or the file name of a picture (an image's `src`, or one its style draws),
-//! so the model can weigh it (see `browser/extract.js` for the order). A
+//! so the model can weigh it (see `browser/scripts/observer/` for the order). A
 //! control whose line repeats (one per row or card) carries `in="…"`, its
 //! row's first words. A field's value is shown exactly, JSON-quoted, up to
 //! [`FIELD_VALUE_LIMIT`] characters, with the rest counted.
@@ -233,7 +233,7 @@ impl PageState {
     }
 }
 
-/// The JSON the in-page observer returns (see `browser/extract.js`).
+/// The JSON the in-page observer returns (see `browser/scripts/observer/`).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RawObservation {
@@ -355,7 +355,7 @@ impl RawObservation {
 }
 
 /// The most characters of a field's value (input, textarea) the listing
-/// shows; the observer (`browser/extract.js`, `VALUE_LIMIT`) clips there and
+/// shows; the observer (`browser/scripts/observer/`, `VALUE_LIMIT`) clips there and
 /// says how many are left, and secrets are masked in that clipped form.
 pub const FIELD_VALUE_LIMIT: usize = 2000;
 

@@ -28,7 +28,11 @@ use crate::script::{recipe_from_events_with, CancelFlag, ExportOptions, Scripts}
 use crate::sitemap::SitemapSet;
 
 use super::run::{calls_and_actions, write_replacing};
-use super::{AgentSetup, ApproverFactory, RecipeRun, RewriteTarget};
+use super::assemble::SessionError;
+use super::run::{
+    recipe_outcome, run_recipe_with, AgentSetup, ApproverFactory, RecipeOutcome, RecipeRun,
+    RewriteTarget,
+};
 
 /// Where `--cache` alone keeps the cache.
 pub const DEFAULT_CACHE_DIR: &str = ".webagent/cache";
@@ -345,7 +349,7 @@ pub async fn run_cached<E: Environment>(
             success: false,
             text: format!(
                 "{}; nothing is cached for this task on {route} yet",
-                super::SessionError::NoModel
+                SessionError::NoModel
             ),
             reason: EndReason::Fatal,
             model_calls: 0,
@@ -417,7 +421,7 @@ async fn replay<E: Environment>(
     task: &str,
     recipe: &Path,
     run: &CachedRun<'_>,
-) -> super::RecipeOutcome {
+) -> RecipeOutcome {
     // The stored recipe runs on scripts of its own: it is no recipe of the
     // session's to list or watch.
     let scripts = Scripts::default();
@@ -429,7 +433,7 @@ async fn replay<E: Environment>(
             error: text.clone(),
             fatal: false,
         });
-        return super::recipe_outcome("replay", Err(error), false, 0);
+        return recipe_outcome("replay", Err(error), false, 0);
     }
     let name = scripts
         .recipes()
@@ -445,7 +449,7 @@ async fn replay<E: Environment>(
         write_to: recipe.to_path_buf(),
     });
     let approver = (run.approvers)();
-    super::run_recipe_with(&replaying, environment, recipe_run, approver, &run.cancel).await
+    run_recipe_with(&replaying, environment, recipe_run, approver, &run.cancel).await
 }
 
 /// Runs the agent on the task with its events recorded.

@@ -9,7 +9,7 @@ use crate::actions::Action;
 use crate::dom::PageState;
 use crate::environment::{Approver, Environment, Passage, Road};
 
-use super::Session;
+use super::assemble::Session;
 
 /// Where an action chosen outside any run stands, for the road's records.
 #[derive(Debug, Clone, Copy)]

@@ -1,7 +1,7 @@
 //! What a caller wraps around the session's environment for one run.
 //!
 //! A run (an agent's task, a recipe, a task through the cache) is built
-//! and driven in one place, [`super::runs`]; callers that add behaviour
+//! and driven in one place, the session (`Session::run_agent` and its siblings); callers that add behaviour
 //! around it (the workbench holds the run while paused and sends every
 //! observation to its panes) hand in a [`Layer`] instead of building the
 //! run themselves. The layer wraps the session's environment from

@@ -17,8 +17,10 @@ use crate::script::{CancelFlag, RecipeDef};
 
 use super::cache::{run_cached, CachedOutcome, CachedRun, TaskCache};
 use super::layer::Layer;
-use super::run::{run_recipe_with, AgentSetup, ApproverFactory, RecipeRun};
-use super::{RecipeOutcome, RewriteTarget, Session, SessionError};
+use super::assemble::{located_text, Session, SessionError};
+use super::run::{
+    run_recipe_with, AgentSetup, ApproverFactory, RecipeOutcome, RecipeRun, RewriteTarget,
+};
 
 /// Who watches over a run: who approves, in which mode, how far an agent
 /// may go, and how the run is stopped.
@@ -267,7 +269,7 @@ impl Session {
         if own(&self.scripts).is_empty() {
             self.scripts
                 .load_file(file)
-                .map_err(|e| SessionError::Usage(super::located_text(file, &e)))?;
+                .map_err(|e| SessionError::Usage(located_text(file, &e)))?;
         }
         let declared = own(&self.scripts);
         crate::script::pick_recipe(&declared, file, name, "pick one with --recipe NAME")
