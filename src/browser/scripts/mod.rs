@@ -4,7 +4,8 @@
 //! page evaluates whole; they are kept here in parts by concern and joined
 //! at compile time, so the page receives one script, part after part in
 //! the order listed. A part is a stretch of that one function, not a
-//! script of its own: it may use what an earlier part declared.
+//! script of its own: it may use what an earlier part declared. A part
+//! both scripts need the same lives in `shared/` and is joined into each.
 //!
 //! Both the tab (which installs them into each new document) and the
 //! executor (which installs the helper again into a document that lacks
@@ -15,6 +16,9 @@
 pub(crate) const OBSERVER_JS: &str = concat!(
     // The per-document state, constants and tree helpers.
     include_str!("observer/setup.js"),
+    // Walking up across shadow roots and frames, and deep hit tests
+    // (shared with the action helper).
+    include_str!("shared/composed_tree.js"),
     // What an element's line shows: attributes, labels, field values.
     include_str!("observer/attributes.js"),
     // Names for elements that show no words.
@@ -23,7 +27,7 @@ pub(crate) const OBSERVER_JS: &str = concat!(
     include_str!("observer/icons.js"),
     // Controls repeated once per row, tied to their row's words.
     include_str!("observer/rows.js"),
-    // Hit tests, click listeners, visibility and frame offsets.
+    // Hit-test points, click listeners and visibility.
     include_str!("observer/hits.js"),
     // The walk itself: `observe`.
     include_str!("observer/walk.js"),
@@ -35,8 +39,11 @@ pub(crate) const OBSERVER_JS: &str = concat!(
 /// world: it checks and aims at targets, fills fields, selects text,
 /// drags, draws overlays and says when the page has settled.
 pub(crate) const ACT_JS: &str = concat!(
-    // Shared helpers: boxes, hit tests, descriptions.
+    // Shared helpers: boxes, visibility, descriptions.
     include_str!("action_helper/setup.js"),
+    // Walking up across shadow roots and frames, and deep hit tests
+    // (shared with the observer).
+    include_str!("shared/composed_tree.js"),
     // Finding the target and checking it can take the action.
     include_str!("action_helper/target.js"),
     // Filling fields, and values for date, time, colour and range fields.

@@ -1,6 +1,6 @@
-//! The joined scripts hold every part in their folder once, and nothing
-//! else: a part left out of the `concat!` list, or listed twice, would
-//! hand the page a broken function.
+//! The joined scripts hold every part in their folder, and every shared
+//! part, once, and nothing else: a part left out of the `concat!` list,
+//! or listed twice, would hand the page a broken function.
 
 use super::{ACT_JS, OBSERVER_JS};
 
@@ -23,10 +23,14 @@ fn parts(folder: &str) -> Vec<(String, String)> {
     parts
 }
 
+/// The folder of the parts both scripts join in.
+const SHARED: &str = "shared";
+
 fn assert_joined_from(joined: &str, folder: &str) {
-    let parts = parts(folder);
-    assert!(parts.len() > 1, "{folder} has its parts");
-    for (path, text) in &parts {
+    let own = parts(folder);
+    assert!(own.len() > 1, "{folder} has its parts");
+    let all: Vec<(String, String)> = own.into_iter().chain(parts(SHARED)).collect();
+    for (path, text) in &all {
         let first_line = text.lines().next().unwrap_or_default();
         assert!(
             !first_line.is_empty() && joined.contains(first_line),
@@ -34,7 +38,7 @@ fn assert_joined_from(joined: &str, folder: &str) {
         );
         assert!(joined.contains(text.as_str()), "{path} is joined whole");
     }
-    let total: usize = parts.iter().map(|(_, text)| text.len()).sum();
+    let total: usize = all.iter().map(|(_, text)| text.len()).sum();
     assert_eq!(
         total,
         joined.len(),

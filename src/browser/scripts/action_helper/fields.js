@@ -50,7 +50,7 @@
   // hidden input). The executor then sends one key press per character.
   function focusForKeys(found) {
     const el = found.el;
-    const focusedIn = () => { const a = deepActive(el.ownerDocument); return a && a !== el.ownerDocument.body && contains(el, a) ? a : null; };
+    const focusedIn = () => { const a = deepActive(el.ownerDocument); return a && a !== el.ownerDocument.body && ancestorOf(el, a) ? a : null; };
     el.focus({ preventScroll: true });
     let into = focusedIn();
     if (!into) {

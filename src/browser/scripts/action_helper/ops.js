@@ -20,7 +20,7 @@
         return { ...fail('timeout', `${found.label} (${describe(el)}) kept moving`), retry: true };
       }
       const hit = deepHit(args.x, args.y);
-      if (hit && contains(el, hit)) return { ok: true };
+      if (hit && ancestorOf(el, hit)) return { ok: true };
       return { ...fail('not_interactive', `${found.label} (${describe(el)}) is covered by ${describe(hit)}`), retry: true };
     },
 

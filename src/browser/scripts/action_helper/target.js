@@ -122,7 +122,7 @@
     let cover = null;
     for (const [x, y] of points) {
       const hit = deepHit(x, y);
-      if (hit && contains(el, hit)) {
+      if (hit && ancestorOf(el, hit)) {
         return { ok: true, x, y, box: [box.left, box.top, box.right, box.bottom], at: t0,
           hidden: document.visibilityState === 'hidden' };
       }
@@ -140,7 +140,7 @@
     // outermost element that is not an ancestor of the target, since that
     // is the one that has to go away.
     let named = cover;
-    for (let e = cover; e && !contains(e, el); e = composedParent(e)) {
+    for (let e = cover; e && !ancestorOf(e, el); e = composedParent(e)) {
       const cs = getComputedStyle(e);
       if (cs.position === 'fixed' || cs.position === 'sticky' || cs.position === 'absolute') named = e;
     }

@@ -86,7 +86,7 @@
     const b = rects.length ? rects[0] : r.getBoundingClientRect();
     let left = b.left, top = b.top;
     for (let win = node.ownerDocument.defaultView; win && win.frameElement; win = win.frameElement.ownerDocument.defaultView) {
-      const off = frameOffset(win.frameElement);
+      const off = frameOffset(win.frameElement, getComputedStyle(win.frameElement));
       left += off.x; top += off.y;
     }
     return { left, top, right: left + b.width, bottom: top + b.height };
@@ -198,7 +198,7 @@
       else if (after || beyond) { press = after || beyond; backwards = true; }
     }
     const hit = deepHit(press.x, press.y);
-    if (!hit || (!contains(hit, range.startContainer) && !contains(hit, range.endContainer) && !contains(root, hit) && !contains(hit, root))) {
+    if (!hit || (!ancestorOf(hit, range.startContainer) && !ancestorOf(hit, range.endContainer) && !ancestorOf(root, hit) && !ancestorOf(hit, root))) {
       return { ...fail('not_interactive', `the text to select in ${where} is covered by ${describe(hit)}`), retry: true };
     }
     passage = { range, doc, backwards, changed: false };

@@ -59,11 +59,3 @@
   const squeeze = (s) => s.replace(/\s+/g, ' ').trim();
   const clip = (s, n) => (s.length > n ? s.slice(0, n - 1) + '…' : s);
 
-  // The composed parent: through shadow roots to their host.
-  const composedParent = (node) => {
-    if (node.parentElement) return node.parentElement;
-    const root = node.parentNode;
-    if (root && root.host) return root.host;
-    return null;
-  };
-
