@@ -27,8 +27,8 @@ use crate::llm::StopSignal;
 use crate::script::{recipe_from_events_with, CancelFlag, ExportOptions, Scripts};
 use crate::sitemap::SitemapSet;
 
-use super::run::{calls_and_actions, write_replacing};
 use super::assemble::SessionError;
+use super::run::{calls_and_actions, write_replacing};
 use super::run::{
     recipe_outcome, run_recipe_with, AgentSetup, ApproverFactory, RecipeOutcome, RecipeRun,
     RewriteTarget,

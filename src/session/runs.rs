@@ -15,9 +15,9 @@ use crate::environment::{Approver, HeadlessApprover, LiveMode};
 use crate::llm::StopSignal;
 use crate::script::{CancelFlag, RecipeDef};
 
+use super::assemble::{located_text, Session, SessionError};
 use super::cache::{run_cached, CachedOutcome, CachedRun, TaskCache};
 use super::layer::Layer;
-use super::assemble::{located_text, Session, SessionError};
 use super::run::{
     run_recipe_with, AgentSetup, ApproverFactory, RecipeOutcome, RecipeRun, RewriteTarget,
 };
