@@ -101,43 +101,20 @@ impl Executor<'_> {
         op: &str,
         args: Value,
     ) -> Result<Value, ActError> {
-        let started = Instant::now();
-        let deadline = started + self.options.action_timeout;
+        let mut attempts = Attempts::start(self.options.action_timeout);
         let backoff_ms = [0u64, 20, 40, 80, 160, 320, 500];
-        let mut attempts = 0usize;
         loop {
-            attempts += 1;
+            let attempt = attempts.count_one();
             match self.run(Some(target), op, args.clone()).await {
-                Ok(reply) => {
-                    if Instant::now() >= deadline {
-                        return Err(ActError::refused(
-                            FailureReason::Timeout,
-                            format!(
-                                "the element became ready only after the {:.1} s limit; nothing was done",
-                                self.options.action_timeout.as_secs_f64()
-                            ),
-                        ));
-                    }
-                    return Ok(reply);
-                }
+                Ok(reply) => return attempts.in_time(reply),
                 Err(ActError::Refused {
                     reason,
                     message,
                     retry: true,
                 }) => {
                     let pause =
-                        Duration::from_millis(backoff_ms[attempts.min(backoff_ms.len() - 1)]);
-                    if Instant::now() + pause >= deadline {
-                        return Err(ActError::Refused {
-                            reason,
-                            message: format!(
-                                "{message} (still so after {attempts} attempts over {:.1} s)",
-                                started.elapsed().as_secs_f64()
-                            ),
-                            retry: false,
-                        });
-                    }
-                    tokio::time::sleep(pause).await;
+                        Duration::from_millis(backoff_ms[attempt.min(backoff_ms.len() - 1)]);
+                    attempts.pause_or_give_up(reason, message, pause).await?;
                 }
                 Err(other) => return Err(other),
             }
@@ -164,11 +141,9 @@ impl Executor<'_> {
     /// On success the mouse is over the element and the caller presses
     /// at once.
     pub(super) async fn hover_checked(&self, target: &Value) -> Result<Checked, ActError> {
-        let started = Instant::now();
-        let deadline = started + self.options.action_timeout;
-        let mut attempts = 0usize;
+        let mut attempts = Attempts::start(self.options.action_timeout);
         loop {
-            attempts += 1;
+            let attempt = attempts.count_one();
             let point = point_of(
                 self.until_ready(
                     target,
@@ -199,37 +174,84 @@ impl Executor<'_> {
                 "at": point.reply.get("at").cloned().unwrap_or(Value::Null),
             });
             match self.run(Some(target), "confirm", args).await {
-                Ok(_) if Instant::now() < deadline => return Ok(point),
-                Ok(_) => {
-                    return Err(ActError::refused(
-                        FailureReason::Timeout,
-                        format!(
-                        "the element became ready only after the {:.1} s limit; nothing was done",
-                        self.options.action_timeout.as_secs_f64()
-                    ),
-                    ))
-                }
+                Ok(_) => return attempts.in_time(point),
                 Err(ActError::Refused {
                     reason,
                     message,
                     retry: true,
                 }) => {
-                    let pause = Duration::from_millis(20 * attempts.min(10) as u64);
-                    if Instant::now() + pause >= deadline {
-                        return Err(ActError::Refused {
-                            reason,
-                            message: format!(
-                                "{message} (still so after {attempts} attempts over {:.1} s)",
-                                started.elapsed().as_secs_f64()
-                            ),
-                            retry: false,
-                        });
-                    }
-                    tokio::time::sleep(pause).await;
+                    let pause = Duration::from_millis(20 * attempt.min(10) as u64);
+                    attempts.pause_or_give_up(reason, message, pause).await?;
                 }
                 Err(other) => return Err(other),
             }
         }
+    }
+}
+
+/// The attempts of one action against its time limit: both the wait for a
+/// ready element and the hover that confirms it count and give up alike.
+struct Attempts {
+    started: Instant,
+    limit: Duration,
+    count: usize,
+}
+
+impl Attempts {
+    fn start(limit: Duration) -> Self {
+        Attempts {
+            started: Instant::now(),
+            limit,
+            count: 0,
+        }
+    }
+
+    /// Counts one more attempt and says which it is (the first is 1).
+    fn count_one(&mut self) -> usize {
+        self.count += 1;
+        self.count
+    }
+
+    fn deadline(&self) -> Instant {
+        self.started + self.limit
+    }
+
+    /// What a passed check gives, unless the limit ran out meanwhile: an
+    /// element ready too late is refused, and nothing is done to it.
+    fn in_time<T>(&self, passed: T) -> Result<T, ActError> {
+        if Instant::now() >= self.deadline() {
+            return Err(ActError::refused(
+                FailureReason::Timeout,
+                format!(
+                    "the element became ready only after the {:.1} s limit; nothing was done",
+                    self.limit.as_secs_f64()
+                ),
+            ));
+        }
+        Ok(passed)
+    }
+
+    /// Waits `pause` before the next attempt, or, when the limit would run
+    /// out first, gives up with the last refusal and how long it lasted.
+    async fn pause_or_give_up(
+        &self,
+        reason: FailureReason,
+        message: String,
+        pause: Duration,
+    ) -> Result<(), ActError> {
+        if Instant::now() + pause >= self.deadline() {
+            return Err(ActError::Refused {
+                reason,
+                message: format!(
+                    "{message} (still so after {} attempts over {:.1} s)",
+                    self.count,
+                    self.started.elapsed().as_secs_f64()
+                ),
+                retry: false,
+            });
+        }
+        tokio::time::sleep(pause).await;
+        Ok(())
     }
 }
 
