@@ -33,7 +33,7 @@ impl YamlError {
     /// `unknown` when it points nowhere), the position said once.
     pub fn parsing(file: &Path, error: &serde_yaml::Error, unknown: (usize, usize)) -> Self {
         let at = error.location().map_or(unknown, |l| (l.line(), l.column()));
-        YamlError::at(file, at, strip_position(&error.to_string()))
+        YamlError::at(file, at, strip_position(&error.to_string(), at))
     }
 
     /// Whether the parser knew where the problem is.
@@ -43,25 +43,20 @@ impl YamlError {
 }
 
 /// `serde_yaml` puts " at line L column C" into its messages (at the end,
-/// or before what it was parsing); the position is reported in front, so
-/// the message drops it and keeps the rest.
-fn strip_position(message: &str) -> String {
-    const MARK: &str = " at line ";
+/// or before what it was parsing), and sometimes a second position (where
+/// an unclosed sequence began). The error's own position, `at`, is
+/// reported in front, so the message drops that one and keeps the rest.
+fn strip_position(message: &str, (line, column): (usize, usize)) -> String {
+    let own = format!(" at line {line} column {column}");
     let mut searched = 0;
-    while let Some(found) = message[searched..].find(MARK) {
+    while let Some(found) = message[searched..].find(&own) {
         let at = searched + found;
-        let rest = &message[at + MARK.len()..];
-        let line_digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-        let after_line = &rest[line_digits..];
-        if line_digits > 0 {
-            if let Some(column) = after_line.strip_prefix(" column ") {
-                let column_digits = column.bytes().take_while(u8::is_ascii_digit).count();
-                if column_digits > 0 {
-                    return format!("{}{}", &message[..at], &column[column_digits..]);
-                }
-            }
+        let after = &message[at + own.len()..];
+        // "at line 3 column 1" is not "at line 3 column 12".
+        if !after.starts_with(|c: char| c.is_ascii_digit()) {
+            return format!("{}{after}", &message[..at]);
         }
-        searched = at + MARK.len();
+        searched = at + own.len();
     }
     message.to_string()
 }
@@ -72,11 +67,31 @@ mod tests {
 
     #[test]
     fn the_position_is_read_and_said_once() {
-        assert_eq!(strip_position("bad at line 3 column 5"), "bad");
-        assert_eq!(strip_position("bad at line three"), "bad at line three");
+        assert_eq!(strip_position("bad at line 3 column 5", (3, 5)), "bad");
         assert_eq!(
-            strip_position("did not find ']' at line 3 column 1, while parsing a flow sequence"),
+            strip_position("bad at line three", (3, 1)),
+            "bad at line three"
+        );
+        assert_eq!(
+            strip_position(
+                "did not find ']' at line 3 column 1, while parsing a flow sequence",
+                (3, 1)
+            ),
             "did not find ']', while parsing a flow sequence"
+        );
+        // Two positions: the one the error stands at goes; the other one
+        // (where what was parsed began) stays, even when it comes first.
+        assert_eq!(
+            strip_position(
+                "did not find ',' at line 1 column 4, while parsing a flow sequence at line 2 column 12",
+                (2, 12)
+            ),
+            "did not find ',' at line 1 column 4, while parsing a flow sequence"
+        );
+        // Column 1 is not the start of column 12.
+        assert_eq!(
+            strip_position("bad at line 2 column 12", (2, 1)),
+            "bad at line 2 column 12"
         );
         let error =
             serde_yaml::from_str::<serde_yaml::Value>("a: [1,\nb: 2").expect_err("unclosed");
