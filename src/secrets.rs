@@ -249,33 +249,19 @@ impl Secrets {
         self.walk(value, &|s, text| s.mask(text));
     }
 
-    /// Masks a page in place: its URL, title, tabs, listing, text and every
-    /// element's text and attributes. Cheaper than [`Secrets::masked`] on
+    /// Masks a page in place: every string the page wrote
+    /// ([`PageState::page_strings_mut`]). Cheaper than [`Secrets::masked`] on
     /// a listing of thousands of elements, which it would serialize twice.
     pub fn mask_page(&self, page: &mut PageState) {
         if self.is_empty() {
             return;
         }
         let codes = self.code_forms();
-        let mask = |text: &mut String| {
+        page.page_strings_mut(|text| {
             if self.shows_any(text, &codes) {
                 *text = self.mask_with(text, &codes);
             }
-        };
-        mask(&mut page.url);
-        mask(&mut page.title);
-        mask(&mut page.listing);
-        mask(&mut page.page_text.text);
-        for tab in &mut page.tabs {
-            mask(&mut tab.url);
-            mask(&mut tab.title);
-        }
-        for element in &mut page.elements {
-            mask(&mut element.text);
-            for (_, value) in &mut element.attributes {
-                mask(value);
-            }
-        }
+        });
     }
 
     /// Fills placeholders in every string inside a JSON value.
