@@ -66,6 +66,8 @@ struct PatchCheck {
     #[serde(default)]
     downloads: Option<DownloadSettingsCheck>,
     #[serde(default)]
+    uploads: Option<UploadSettingsCheck>,
+    #[serde(default)]
     allowed_domains: Given<Vec<String>>,
     #[serde(default)]
     secrets: Option<BTreeMap<String, SecretSource>>,
@@ -157,6 +159,10 @@ check_struct!(DownloadSettingsCheck {
     max_bytes: Given<u64>,
     commit: Given<bool>,
     follow_new_tabs: Given<bool>,
+});
+
+check_struct!(UploadSettingsCheck {
+    allowed_paths: Given<Vec<PathBuf>>,
 });
 
 /// An image width, checked against its range where it is written.

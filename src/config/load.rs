@@ -74,6 +74,7 @@ impl Config {
             })?;
         let mut merged = defaults;
         let mut origins = BTreeMap::new();
+        let mut read = Vec::new();
         let files = [
             (sources.user_file.as_ref(), false, true),
             (
@@ -95,6 +96,7 @@ impl Config {
                 }
             };
             let mut patch = parse_file(path, &text)?;
+            read.push(path.clone());
             let source = if is_user {
                 Source::UserFile(path.clone())
             } else {
@@ -126,6 +128,7 @@ impl Config {
                 message: e.to_string(),
             })?;
         config.origins = origins;
+        config.files = read;
         config.apply(flags)?;
         Ok(config)
     }

@@ -12,9 +12,11 @@ use tokio::sync::mpsc::UnboundedSender;
 use crate::actions::Catalog;
 use crate::agent::ModelExtractor;
 use crate::browser::act::ExecOptions;
-use crate::browser::{BrowserError, BrowserSession, Driver, IsolatedContext, ObserveOptions};
+use crate::browser::{
+    BrowserError, BrowserSession, DomainPolicy, Driver, IsolatedContext, ObserveOptions,
+};
 use crate::config::Config;
-use crate::environment::{CatalogSource, Extractor, LiveMode, Masked, Policy};
+use crate::environment::{CatalogSource, Extractor, LiveMode, Masked, Policy, UploadPolicy};
 
 use crate::events::{Event, EventSink};
 use crate::llm::{default_base_url, LlmClient};
@@ -344,8 +346,22 @@ impl Session {
 
     /// What the session refuses whoever asks.
     pub fn policy(&self) -> Policy {
+        // The configuration was checked before the browser started, so the
+        // list parses; the browser's own copy stands in if it ever did not.
+        let domains = DomainPolicy::new(&self.config.allowed_domains).unwrap_or_else(|_| {
+            self.browser
+                .session()
+                .domain_policy()
+                .cloned()
+                .unwrap_or_default()
+        });
         Policy {
             allow_javascript: self.config.allow_javascript,
+            domains,
+            uploads: UploadPolicy::new(
+                self.config.uploads.allowed_paths.clone(),
+                self.config.protected_files(),
+            ),
         }
     }
 

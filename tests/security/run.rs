@@ -1,7 +1,7 @@
 //! `webagent run` end to end: a killed browser relaunched (or not) with
 //! the trace whole, a model endpoint that is dead, silent or answers
-//! garbage, a refusal by the allowed domains in the trace, and SIGTERM
-//! ending a run cleanly.
+//! garbage, a refusal by the allowed domains in the trace (made by the
+//! policy, before anyone is asked), and SIGTERM ending a run cleanly.
 
 use std::process::Command;
 use std::time::Duration;
@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use crate::sides::{away_hits, away_page, reply, shared};
-use crate::support::cli::webagent;
+use crate::support::cli::{output_of, webagent};
 use crate::support::llm_server::{LlmServer, Reply};
 use crate::support::pages::page;
 use crate::support::scratch::scratch_dir;
@@ -390,14 +390,16 @@ fn a_model_answering_garbage_ends_the_run_with_a_clear_error() {
     );
 }
 
-#[test]
-fn webagent_run_with_allow_domain_reports_the_refusal_in_the_trace() {
+/// `webagent run --allow-domain HOME` whose model navigates to the away
+/// server's `path` (then gives up), approving commits with `yes`: the
+/// trace's events and the URL it tried.
+fn leave_the_allowed_domains(name: &str, yes: bool) -> (Vec<Value>, String) {
     let s = shared();
-    s.home
-        .html("/cli-guard", page("Guarded", "<p>home page</p>"));
-    let url = s.home.url("/cli-guard");
-    let target = away_page("/cli-away");
-    let sessions = scratch_dir("cli-guard");
+    let start = format!("/{name}");
+    s.home.html(&start, page("Guarded", "<p>home page</p>"));
+    let url = s.home.url(&start);
+    let target = away_page(&format!("/{name}-away"));
+    let sessions = scratch_dir(name);
     let output = s.runtime.block_on(async {
         let llm = LlmServer::start(vec![
             reply("leave", json!({"navigate": {"url": target}})),
@@ -413,15 +415,12 @@ fn webagent_run_with_allow_domain_reports_the_refusal_in_the_trace() {
             .args(["--url", &url])
             .args(["--base-url", &llm.base_url()])
             .args(["--allow-domain", &s.home.origin()])
-            // Leaving the site needs approval; grant it so the allowed
-            // domains are what stops the navigation.
-            .arg("--yes")
             .arg("--sessions-dir")
             .arg(&sessions);
-        tokio::task::spawn_blocking(move || command.output())
-            .await
-            .expect("joined")
-            .expect("runs")
+        if yes {
+            command.arg("--yes");
+        }
+        output_of(command).await
     });
     let stderr = String::from_utf8_lossy(&output.stderr);
     let events = trace_events(&sessions);
@@ -432,8 +431,33 @@ fn webagent_run_with_allow_domain_reports_the_refusal_in_the_trace() {
     assert_eq!(step["result"]["reason"], "blocked", "{step}");
     let message = step["result"]["message"].as_str().unwrap_or("");
     assert!(message.contains(&target), "{message}");
-    assert_eq!(away_hits("/cli-away"), 0);
+    assert_eq!(away_hits(&format!("/{name}-away")), 0);
     let _ = std::fs::remove_dir_all(&sessions);
+    (events, target)
+}
+
+#[test]
+fn webagent_run_with_allow_domain_reports_the_refusal_in_the_trace() {
+    // Leaving the site needs approval; grant it so the allowed domains are
+    // what stops the navigation.
+    leave_the_allowed_domains("cli-guard", true);
+}
+
+#[test]
+fn a_headless_navigate_off_the_allowed_domains_is_blocked_before_anyone_is_asked() {
+    // No --yes: leaving the site would be asked about, and a headless run
+    // says no; the allowed domains must refuse it first, and say so.
+    let (events, _) = leave_the_allowed_domains("cli-policy", false);
+    let step = events
+        .iter()
+        .find(|e| e["type"] == "step" && e["index"] == 1)
+        .expect("step 1");
+    let message = step["result"]["message"].as_str().unwrap_or("");
+    assert!(message.contains("allowed domains"), "{message}");
+    assert!(
+        !events.iter().any(|e| e["type"] == "approval"),
+        "nobody was asked: {events:?}"
+    );
 }
 
 /// Whether process `pid` is alive (a zombie is not).
