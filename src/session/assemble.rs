@@ -27,6 +27,10 @@ use crate::sitemap::{SitemapEvent, SitemapSet, SitemapWatcher};
 use super::layer::SessionEnvironment;
 use super::run::AgentSetup;
 
+/// The shortest API key masked as a secret; shorter ones are stand-ins
+/// for local servers that check no key.
+pub const MASKED_KEY_CHARS: usize = 8;
+
 /// How long the first page may take to load.
 const OPEN_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
 
@@ -122,10 +126,18 @@ impl Prepared {
         let llm_config = config.llm_config(env);
         let model_configured =
             llm_config.api_key.is_some() || llm_config.base_url != default_base_url();
+        let api_key = llm_config.api_key.clone();
         let llm = LlmClient::new(llm_config).map_err(|e| SessionError::Usage(e.to_string()))?;
         let mut secrets = config
             .resolve_secrets(env)
             .map_err(|e| SessionError::Usage(e.to_string()))?;
+        // A server that refuses the key may quote it back ("Incorrect API
+        // key provided: sk-…"): it is masked like a secret wherever text
+        // leaves. A placeholder key for a local server ("x", "EMPTY") is
+        // no secret, and masking it would mangle ordinary text.
+        if let Some(key) = api_key.filter(|k| k.expose().chars().count() >= MASKED_KEY_CHARS) {
+            secrets.insert_masked_only(config.llm.api_key_env.clone(), key);
+        }
         for name in secret_vars {
             match env.get(name) {
                 Some(value) if !value.is_empty() => secrets.insert(name.clone(), value.clone()),

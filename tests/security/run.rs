@@ -1,7 +1,8 @@
 //! `webagent run` end to end: a killed browser relaunched (or not) with
 //! the trace whole, a model endpoint that is dead, silent or answers
 //! garbage, a refusal by the allowed domains in the trace (made by the
-//! policy, before anyone is asked), and SIGTERM ending a run cleanly.
+//! policy, before anyone is asked), SIGTERM ending a run cleanly, and an
+//! API key a refusing server quotes kept off every output.
 
 use std::process::Command;
 use std::time::Duration;
@@ -515,4 +516,69 @@ fn sigterm_mid_run_stops_it_closes_chromium_and_ends_the_trace() {
     let gone = s.runtime.block_on(eventually(|| !alive(browser)));
     assert!(gone, "Chromium {browser} outlived the run");
     let _ = std::fs::remove_dir_all(&sessions);
+}
+
+#[test]
+fn an_api_key_a_refusing_server_quotes_is_masked_on_stderr_in_the_log_and_the_trace() {
+    let s = shared();
+    s.home.html("/key", page("Key", "<p>a page</p>"));
+    let url = s.home.url("/key");
+    let dir = scratch_dir("api-key");
+    let sessions = dir.join("sessions");
+    let log = dir.join("webagent.log");
+    let key = "sk-proj-T3stKey9f8e7d6c5b4a3210";
+    let body = json!({"error": {
+        "message": format!("Incorrect API key provided: {key}. You can find your API key at https://platform.example/account/api-keys."),
+        "type": "invalid_request_error",
+        "code": "invalid_api_key",
+    }});
+    let output = s.runtime.block_on(async {
+        let llm = LlmServer::start(vec![Reply::json(401, body.to_string())]).await;
+        let mut command = webagent();
+        command
+            .env("OPENAI_API_KEY", key)
+            .env("WEBAGENT_LOG", "debug")
+            .args(["run", "Use a bad key", "--model", "m"])
+            .args(["--url", &url])
+            .args(["--base-url", &llm.base_url()])
+            .arg("--sessions-dir")
+            .arg(&sessions)
+            .arg("--log-file")
+            .arg(&log);
+        output_of(command).await
+    });
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    let trace = trace_events(&sessions)
+        .iter()
+        .map(Value::to_string)
+        .collect::<Vec<_>>()
+        .join("\n");
+    let logged = std::fs::read_to_string(&log).unwrap_or_default();
+    // The refusal itself is reported (the step log, the trace), with the
+    // key masked.
+    let printed = format!("{stdout}{stderr}");
+    assert!(
+        printed.contains("Incorrect API key provided") && trace.contains("Incorrect API key"),
+        "{printed}\n{trace}"
+    );
+    for (channel, text) in [
+        ("stdout", stdout.as_ref()),
+        ("stderr", stderr.as_ref()),
+        ("the trace", trace.as_str()),
+        ("the log", logged.as_str()),
+    ] {
+        assert!(!text.contains(key), "the key shows in {channel}:\n{text}");
+        assert!(
+            !text.contains("T3stKey9f8e7d6c5b4a3210"),
+            "part of the key shows in {channel}:\n{text}"
+        );
+    }
+    assert!(
+        printed.contains("<secret>OPENAI_API_KEY</secret>")
+            && trace.contains("<secret>OPENAI_API_KEY</secret>"),
+        "{printed}\n{trace}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }
