@@ -20,7 +20,7 @@ use crate::vision::VisionMode;
 /// error points into this file.
 pub(super) fn parse_file(path: &Path, text: &str) -> Result<Value, ConfigError> {
     let located = |e: serde_yaml::Error| {
-        let problem = crate::yaml::YamlError::parsing(path, &e, (0, 0));
+        let problem = crate::yaml::YamlError::parsing_text(path, &e, text, (0, 0));
         if problem.has_position() {
             ConfigError::Invalid(problem)
         } else {
