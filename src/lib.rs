@@ -17,6 +17,7 @@ pub mod demo;
 pub mod dom;
 pub mod environment;
 pub mod events;
+pub mod fence;
 pub mod llm;
 pub mod logging;
 pub mod markup;

@@ -14,7 +14,10 @@ fn main() -> ExitCode {
     match webagent::cli::run(cli) {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("error: {}", chain_text(&err));
+            // The one way out that no event sink sees: masked like a log
+            // line (a model server's refusal may quote the API key).
+            let text = chain_text(&err);
+            eprintln!("error: {}", webagent::secrets::mask_log_line(&text));
             ExitCode::from(1)
         }
     }

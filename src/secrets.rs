@@ -92,6 +92,9 @@ pub struct Secrets {
     /// One-time-code secrets: (name, seed bytes). The placeholder fills
     /// with the code of the moment; the seed's text is among `forms`.
     totp: Vec<(String, Vec<u8>)>,
+    /// Values that are only ever masked: never filled, never named to the
+    /// model (the model server's API key). Their forms are among `forms`.
+    masked_only: Vec<(String, SecretValue)>,
 }
 
 // Values must not reach a log through `{:?}`.
@@ -116,19 +119,26 @@ impl Secrets {
         if value.is_empty() {
             return;
         }
-        self.entries.retain(|(n, _)| *n != name);
-        self.forms.retain(|(_, n)| *n != name);
-        self.totp.retain(|(n, _)| *n != name);
-        for form in encoded_forms(value.expose()) {
-            self.forms.push((form, name.clone()));
-        }
+        self.take_name(&name, value.expose());
         self.entries.push((name, value));
         // Longest values first, so a secret containing another is masked
         // whole.
         self.entries
             .sort_by_key(|entry| std::cmp::Reverse(entry.1.expose().len()));
-        self.forms
-            .sort_by_key(|form| std::cmp::Reverse(form.0.len()));
+    }
+
+    /// Adds a value that must leave the process on no channel but is no
+    /// secret for the page: the model server's API key. It is masked
+    /// wherever secrets are (as `<secret>NAME</secret>`), but the model is
+    /// never told of it and its placeholder is never filled, so no page
+    /// can have the model type it.
+    pub fn insert_masked_only(&mut self, name: impl Into<String>, value: impl Into<SecretValue>) {
+        let (name, value) = (name.into(), value.into());
+        if value.is_empty() {
+            return;
+        }
+        self.take_name(&name, value.expose());
+        self.masked_only.push((name, value));
     }
 
     /// Adds a one-time-code secret from its base32 seed (RFC 6238): its
@@ -141,17 +151,24 @@ impl Secrets {
     ) -> Result<(), crate::totp::TotpError> {
         let (name, seed) = (name.into(), seed.into());
         let bytes = crate::totp::decode_seed(seed.expose())?;
-        self.entries.retain(|(n, _)| *n != name);
-        self.forms.retain(|(_, n)| *n != name);
-        self.totp.retain(|(n, _)| *n != name);
-        let seed = seed.expose().trim();
-        for form in encoded_forms(seed) {
-            self.forms.push((form, name.clone()));
+        self.take_name(&name, seed.expose().trim());
+        self.totp.push((name, bytes));
+        Ok(())
+    }
+
+    /// Forgets whatever `name` was, then masks every form of `value` as
+    /// `name`, longest forms first (so a value containing another is
+    /// masked whole).
+    fn take_name(&mut self, name: &str, value: &str) {
+        self.entries.retain(|(n, _)| n != name);
+        self.totp.retain(|(n, _)| n != name);
+        self.masked_only.retain(|(n, _)| n != name);
+        self.forms.retain(|(_, n)| n != name);
+        for form in encoded_forms(value) {
+            self.forms.push((form, name.to_string()));
         }
         self.forms
             .sort_by_key(|form| std::cmp::Reverse(form.0.len()));
-        self.totp.push((name, bytes));
-        Ok(())
     }
 
     /// The names, for the system prompt.
@@ -177,9 +194,9 @@ impl Secrets {
         values
     }
 
-    /// Whether there are none.
+    /// Whether there are none (nothing to fill, nothing to mask).
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty() && self.totp.is_empty()
+        self.entries.is_empty() && self.totp.is_empty() && self.masked_only.is_empty()
     }
 
     /// (form, name) pairs of one-time codes valid around now: they change
@@ -249,33 +266,19 @@ impl Secrets {
         self.walk(value, &|s, text| s.mask(text));
     }
 
-    /// Masks a page in place: its URL, title, tabs, listing, text and every
-    /// element's text and attributes. Cheaper than [`Secrets::masked`] on
+    /// Masks a page in place: every string the page wrote
+    /// ([`PageState::page_strings_mut`]). Cheaper than [`Secrets::masked`] on
     /// a listing of thousands of elements, which it would serialize twice.
     pub fn mask_page(&self, page: &mut PageState) {
         if self.is_empty() {
             return;
         }
         let codes = self.code_forms();
-        let mask = |text: &mut String| {
+        page.page_strings_mut(|text| {
             if self.shows_any(text, &codes) {
                 *text = self.mask_with(text, &codes);
             }
-        };
-        mask(&mut page.url);
-        mask(&mut page.title);
-        mask(&mut page.listing);
-        mask(&mut page.page_text.text);
-        for tab in &mut page.tabs {
-            mask(&mut tab.url);
-            mask(&mut tab.title);
-        }
-        for element in &mut page.elements {
-            mask(&mut element.text);
-            for (_, value) in &mut element.attributes {
-                mask(value);
-            }
-        }
+        });
     }
 
     /// Fills placeholders in every string inside a JSON value.
@@ -430,6 +433,9 @@ pub fn mask_in_logs(secrets: &Secrets) {
         if secrets.totp.iter().any(|(n, _)| n == name) {
             all.forms.push((form.clone(), name.clone()));
         }
+    }
+    for (name, value) in &secrets.masked_only {
+        all.insert_masked_only(name.clone(), value.clone());
     }
     all.forms
         .sort_by_key(|form| std::cmp::Reverse(form.0.len()));

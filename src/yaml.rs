@@ -1,7 +1,78 @@
 //! Where a YAML file went wrong, said once: every file webagent reads as
-//! YAML (config, sitemaps, themes) reports `FILE:LINE:COLUMN: message`.
+//! YAML (config, sitemaps, suites, themes) reports `FILE:LINE:COLUMN:
+//! message`, and is read the same way: refused at once past
+//! [`MAX_YAML_BYTES`], and refused where it stops being UTF-8 text.
 
 use std::path::{Path, PathBuf};
+
+/// The largest YAML file webagent reads (a config, a sitemap, a suite):
+/// 4 MiB. A sitemap of a large application is a few hundred kilobytes;
+/// parsing costs many times a file's size in memory and time, so a larger
+/// file is refused before it is read rather than after a long load.
+pub const MAX_YAML_BYTES: u64 = 4 * 1024 * 1024;
+
+/// Why a YAML file could not be read as text.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    /// The system could not read it (missing, a folder, no permission).
+    #[error("cannot read {}: {source}", file.display())]
+    Io {
+        /// The file.
+        file: PathBuf,
+        /// What the system said.
+        source: std::io::Error,
+    },
+    /// It is larger than [`MAX_YAML_BYTES`].
+    #[error("{}: {}", file.display(), too_big(*bytes))]
+    TooBig {
+        /// The file.
+        file: PathBuf,
+        /// Its size.
+        bytes: u64,
+    },
+    /// It is not UTF-8 text, from the place given.
+    #[error(transparent)]
+    NotText(YamlError),
+}
+
+/// What is wrong with a YAML file of `bytes` bytes over the limit.
+pub fn too_big(bytes: u64) -> String {
+    format!(
+        "{bytes} bytes is over the {MAX_YAML_BYTES} bytes (4 MiB) a YAML file may have (config, \
+         sitemap, suite); split it or leave out what is not needed"
+    )
+}
+
+/// The text of the YAML file at `path`: refused at once when it is over
+/// [`MAX_YAML_BYTES`], and at the line and column of the first byte that
+/// is not UTF-8.
+pub fn read_text(path: &Path) -> Result<String, ReadError> {
+    let io = |source| ReadError::Io {
+        file: path.to_path_buf(),
+        source,
+    };
+    let bytes = std::fs::metadata(path).map_err(io)?.len();
+    if bytes > MAX_YAML_BYTES {
+        return Err(ReadError::TooBig {
+            file: path.to_path_buf(),
+            bytes,
+        });
+    }
+    let raw = std::fs::read(path).map_err(io)?;
+    String::from_utf8(raw).map_err(|error| {
+        let good = &error.as_bytes()[..error.utf8_error().valid_up_to()];
+        // ok: the bytes before `valid_up_to` are UTF-8 by definition.
+        let good = std::str::from_utf8(good).unwrap_or_default();
+        let line = good.matches('\n').count() + 1;
+        let column = good.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+        let byte = error.as_bytes()[error.utf8_error().valid_up_to()];
+        ReadError::NotText(YamlError::at(
+            path,
+            (line, column),
+            format!("not UTF-8 text (byte 0x{byte:02X}); save the file as UTF-8"),
+        ))
+    })
+}
 
 /// A problem at a place in a YAML file (config, sitemap, theme), said as
 /// `FILE:LINE:COLUMN: message`.
@@ -36,10 +107,60 @@ impl YamlError {
         YamlError::at(file, at, strip_position(&error.to_string(), at))
     }
 
+    /// [`YamlError::parsing`] for the file's `text`: aliases that expand
+    /// past the parser's limit (an alias bomb) come without a place, so
+    /// the first alias is named as where it starts.
+    pub fn parsing_text(
+        file: &Path,
+        error: &serde_yaml::Error,
+        text: &str,
+        unknown: (usize, usize),
+    ) -> Self {
+        let mut problem = YamlError::parsing(file, error, unknown);
+        let expanded = ["repetition limit", "recursion limit"]
+            .iter()
+            .any(|limit| problem.message.contains(limit));
+        if error.location().is_none() && expanded {
+            if let Some(at) = first_alias(text) {
+                problem.line = at.0;
+                problem.column = at.1;
+                problem.message = format!(
+                    "{}: the aliases from here on expand past what a file may hold (an alias \
+                     bomb?); write the values out or repeat fewer",
+                    problem.message
+                );
+            }
+        }
+        problem
+    }
+
     /// Whether the parser knew where the problem is.
     pub fn has_position(&self) -> bool {
         self.line > 0
     }
+}
+
+/// Line and column (1-based) of the first alias (`*name`) in `text`
+/// outside quotes and comments.
+fn first_alias(text: &str) -> Option<(usize, usize)> {
+    for (number, line) in text.lines().enumerate() {
+        let mut quote = None;
+        let mut before = ' ';
+        for (column, c) in line.chars().enumerate() {
+            match (quote, c) {
+                (Some(q), c) if c == q => quote = None,
+                (Some(_), _) => {}
+                (None, '"' | '\'') => quote = Some(c),
+                (None, '#') if before.is_whitespace() => break,
+                (None, '*') if " \t[{,:-".contains(before) || column == 0 => {
+                    return Some((number + 1, column + 1))
+                }
+                _ => {}
+            }
+            before = c;
+        }
+    }
+    None
 }
 
 /// `serde_yaml` puts " at line L column C" into its messages (at the end,
@@ -64,6 +185,45 @@ fn strip_position(message: &str, (line, column): (usize, usize)) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_alias_bomb_is_placed_at_its_first_alias() {
+        let bomb = "a: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\n\
+                    c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]\n\
+                    e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d]\nf: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e]\n\
+                    g: &g [*f, *f, *f, *f, *f, *f, *f, *f, *f]\nh: &h [*g, *g, *g, *g, *g, *g, *g, *g, *g]\n";
+        let error = serde_yaml::from_str::<serde_yaml::Value>(bomb).expect_err("a bomb");
+        let problem = YamlError::parsing_text(Path::new("bomb.yaml"), &error, bomb, (0, 0));
+        assert_eq!((problem.line, problem.column), (2, 8), "{problem}");
+        assert!(
+            problem.to_string().starts_with("bomb.yaml:2:8: "),
+            "{problem}"
+        );
+    }
+
+    #[test]
+    fn a_file_over_the_limit_is_refused_before_it_is_read() {
+        let file = std::env::temp_dir().join(format!("webagent-big-{}.yaml", std::process::id()));
+        let handle = std::fs::File::create(&file).expect("created");
+        handle.set_len(MAX_YAML_BYTES + 1).expect("sized");
+        let said = read_text(&file).expect_err("too big").to_string();
+        assert!(said.contains("over the 4194304 bytes"), "{said}");
+        let _ = std::fs::remove_file(&file);
+    }
+
+    #[test]
+    fn a_file_that_is_not_utf8_is_refused_where_it_stops_being_text() {
+        let file =
+            std::env::temp_dir().join(format!("webagent-latin1-{}.yaml", std::process::id()));
+        std::fs::write(&file, b"title: Shop\nnotes: caf\xe9\n").expect("written");
+        let error = read_text(&file).expect_err("not UTF-8");
+        let said = error.to_string();
+        assert!(
+            said.starts_with(&format!("{}:2:11: not UTF-8", file.display())),
+            "{said}"
+        );
+        let _ = std::fs::remove_file(&file);
+    }
 
     #[test]
     fn the_position_is_read_and_said_once() {

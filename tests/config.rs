@@ -883,3 +883,53 @@ fn custom_actions_use_the_sitemaps_and_the_allowed_domains_like_built_ins() {
         );
     }
 }
+
+/// Files that are not text, expand past any sense or are too big are
+/// refused at once, saying where: a config or a suite that is not UTF-8
+/// at the line and column of the first bad byte, an alias bomb at its
+/// first alias, a sitemap over the size limit before it is read.
+#[test]
+fn files_that_are_not_text_or_too_big_are_refused_saying_where() {
+    let sandbox = Sandbox::new("not-text");
+    let work = sandbox.work();
+    let refused = |args: &[&str]| {
+        let started = std::time::Instant::now();
+        let output = sandbox.webagent().args(args).output().expect("runs");
+        assert_ne!(output.status.code(), Some(0), "{args:?} was accepted");
+        (text(&output.stderr), started.elapsed())
+    };
+
+    std::fs::write(
+        work.join("latin1.yaml"),
+        b"agent:\n  language: fran\xe7ais\n",
+    )
+    .expect("written");
+    let (said, _) = refused(&["config", "--config", "latin1.yaml"]);
+    assert!(said.contains("latin1.yaml:2:17: not UTF-8"), "{said}");
+
+    let levels: Vec<String> = (1..8)
+        .map(|i| {
+            format!(
+                "l{i}: &l{i} [{}]",
+                vec![format!("*l{}", i - 1); 9].join(", ")
+            )
+        })
+        .collect();
+    let bomb = format!(
+        "l0: &l0 [x, x, x, x, x, x, x, x, x]\n{}\n",
+        levels.join("\n")
+    );
+    sandbox.write(&work.join("bomb.yaml"), &bomb);
+    let (said, _) = refused(&["config", "--config", "bomb.yaml"]);
+    assert!(said.contains("bomb.yaml:2:10: "), "{said}");
+
+    std::fs::write(work.join("suite.yaml"), b"cases:\n  - name: caf\xe9\n").expect("written");
+    let (said, _) = refused(&["test", "suite.yaml", "--chrome", "/nowhere/chromium"]);
+    assert!(said.contains("suite.yaml:2:14: not UTF-8"), "{said}");
+
+    let big = std::fs::File::create(work.join("big.yaml")).expect("created");
+    big.set_len(20 * 1024 * 1024).expect("sized");
+    let (said, took) = refused(&["sitemap", "print", "big.yaml"]);
+    assert!(said.contains("over the 4194304 bytes"), "{said}");
+    assert!(took.as_secs() < 10, "refused at once, not after {took:?}");
+}

@@ -221,13 +221,20 @@ async fn an_mcp_client_observes_acts_and_is_held_to_every_protection() {
     assert!(!ok, "{refused}");
     assert_eq!(refused["result"]["reason"], "denied", "{refused}");
 
-    // Leaving the site is a commit, refused like the submit; a custom
-    // action declared harmless that leaves anyway meets the allowed
-    // domains.
+    // Leaving the allowed domains is refused by the policy before anyone
+    // is asked (`blocked`, naming the URL), not put to approval and
+    // `denied`; a custom action declared harmless that leaves anyway
+    // meets the allowed domains in the browser.
     let away = server.url("/desk").replace("127.0.0.1", "localhost");
     let (ok, refused) = call(&client, "navigate", json!({"url": away})).await;
     assert!(!ok, "{refused}");
-    assert_eq!(refused["result"]["reason"], "denied", "{refused}");
+    assert_eq!(refused["result"]["reason"], "blocked", "{refused}");
+    assert!(
+        refused["result"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("localhost") && m.contains("allowed domains")),
+        "{refused}"
+    );
     let (ok, blocked) = call(&client, "wander", json!({"url": away})).await;
     assert!(!ok, "{blocked}");
     assert!(

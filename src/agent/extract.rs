@@ -54,10 +54,12 @@ impl ModelExtractor {
                     .with_forced_tool(tool.clone());
             let answer = match self.llm.complete(&request).await {
                 Ok(answer) => answer,
+                // The server's words may quote the API key.
                 Err(error) => {
-                    return ActionResult::unknown(format!(
-                        "extract: the model call failed: {error}"
-                    ))
+                    return ActionResult::unknown(
+                        self.secrets
+                            .mask(&format!("extract: the model call failed: {error}")),
+                    )
                 }
             };
             let (arguments, problem) = match answer.tool_call(EXTRACT_TOOL) {

@@ -46,7 +46,7 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
         // URL may stop us at once, and an unhandled SIGINT would kill the
         // process instead of shutting the site down.
         let stop = runtime
-            .block_on(async { StopSignal::listen() })
+            .block_on(async { super::interrupt::Interrupt::listen() })
             .context("listening for Ctrl-C")?;
         let mut out = std::io::stdout().lock();
         writeln!(out, "{url}")?;
@@ -65,51 +65,4 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
     let code = super::tui::open_demo(url, args.sitemap, args.recipes);
     drop(site);
     code
-}
-
-/// Ctrl-C (and, on Unix, SIGTERM), registered as soon as it is created.
-struct StopSignal {
-    #[cfg(unix)]
-    interrupt: tokio::signal::unix::Signal,
-    #[cfg(unix)]
-    terminate: tokio::signal::unix::Signal,
-}
-
-impl StopSignal {
-    /// Installs the handlers; call inside the runtime.
-    fn listen() -> std::io::Result<StopSignal> {
-        #[cfg(unix)]
-        {
-            use tokio::signal::unix::{signal, SignalKind};
-            Ok(StopSignal {
-                interrupt: signal(SignalKind::interrupt())?,
-                terminate: signal(SignalKind::terminate())?,
-            })
-        }
-        #[cfg(not(unix))]
-        {
-            Ok(StopSignal {})
-        }
-    }
-
-    /// Waits for the first stop signal.
-    async fn wait(self) {
-        #[cfg(unix)]
-        {
-            let StopSignal {
-                mut interrupt,
-                mut terminate,
-            } = self;
-            tokio::select! {
-                _ = interrupt.recv() => {}
-                _ = terminate.recv() => {}
-            }
-        }
-        #[cfg(not(unix))]
-        {
-            let StopSignal {} = self;
-            // Windows registers the handler on first poll; good enough there.
-            let _ = tokio::signal::ctrl_c().await;
-        }
-    }
 }

@@ -13,6 +13,7 @@ use anyhow::Context;
 use super::exit::EXIT_USAGE;
 use super::flags::HeadlessFlags;
 use super::headless::Headless;
+use super::interrupt::Interrupt;
 use crate::script::params::{parse_assignment, resolve_params};
 use crate::script::{export_recipe_with, pick_recipe, ExportOptions, Scripts};
 use crate::session::{located_text, same_file, Bare, RecipeChoice, ReplayOptions};
@@ -171,6 +172,7 @@ async fn run_recipe_command(args: RunArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(EXIT_USAGE));
     }
 
+    let interrupt = Interrupt::listen().context("listening for Ctrl-C and SIGTERM")?;
     let mut headless =
         match Headless::start(prepared, args.url.as_deref(), args.flags.json, true).await {
             Ok(headless) => headless,
@@ -186,11 +188,7 @@ async fn run_recipe_command(args: RunArgs) -> anyhow::Result<ExitCode> {
     options.rewrite = Some(args.update);
     let ctrl_c = {
         let cancel = options.oversight.cancel.clone();
-        tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                cancel.cancel();
-            }
-        })
+        interrupt.spawn_then(move || cancel.cancel())
     };
     let choice = RecipeChoice::InFile {
         file: &args.file,

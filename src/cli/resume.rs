@@ -6,9 +6,12 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use anyhow::Context as _;
+
 use super::exit::EXIT_USAGE;
 use super::flags::{RunFlags, SessionFlags};
 use super::headless::Headless;
+use super::interrupt::Interrupt;
 use crate::environment::HeadlessApprover;
 use crate::events::EndReason;
 use crate::llm::stop_pair;
@@ -90,16 +93,13 @@ async fn headless(
     yes: bool,
     json: bool,
 ) -> anyhow::Result<ExitCode> {
+    let interrupt = Interrupt::listen().context("listening for Ctrl-C and SIGTERM")?;
     let mut headless = match Headless::start(prepared, Some(&url), json, false).await {
         Ok(headless) => headless,
         Err(code) => return Ok(code),
     };
     let (stop_handle, stop_signal) = stop_pair();
-    let ctrl_c = tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            stop_handle.stop();
-        }
-    });
+    let ctrl_c = interrupt.spawn_then(move || stop_handle.stop());
     let session = &mut headless.session;
     let outcome = session
         .agent_setup()

@@ -5,9 +5,12 @@
 
 use std::process::ExitCode;
 
+use anyhow::Context as _;
+
 use super::exit::EXIT_USAGE;
 use super::flags::HeadlessFlags;
 use super::headless::Headless;
+use super::interrupt::Interrupt;
 use crate::agent::Prior;
 use crate::events::EndReason;
 use crate::llm::stop_pair;
@@ -70,6 +73,9 @@ fn check(args: &RunArgs) -> Result<(), String> {
 }
 
 async fn run_command(args: RunArgs, prepared: Prepared) -> anyhow::Result<ExitCode> {
+    // Listening before the browser starts: a SIGTERM from then on ends
+    // the run cleanly instead of killing the process with Chromium left.
+    let interrupt = Interrupt::listen().context("listening for Ctrl-C and SIGTERM")?;
     let mut headless =
         match Headless::start(prepared, Some(&args.url), args.flags.json, false).await {
             Ok(headless) => headless,
@@ -77,15 +83,14 @@ async fn run_command(args: RunArgs, prepared: Prepared) -> anyhow::Result<ExitCo
         };
     let (stop_handle, stop_signal) = stop_pair();
     let cancel = CancelFlag::new();
-    // Ctrl-C stops the run cleanly: the step in flight ends, `done` is
-    // written, the trace is complete (a replay's script is cancelled).
+    // Ctrl-C or SIGTERM stops the run cleanly: the step in flight ends,
+    // `done` is written, the trace is complete (a replay's script is
+    // cancelled), and Chromium is closed.
     let ctrl_c = {
         let cancel = cancel.clone();
-        tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                stop_handle.stop();
-                cancel.cancel();
-            }
+        interrupt.spawn_then(move || {
+            stop_handle.stop();
+            cancel.cancel();
         })
     };
     let session = &mut headless.session;

@@ -20,7 +20,7 @@ use crate::vision::VisionMode;
 /// error points into this file.
 pub(super) fn parse_file(path: &Path, text: &str) -> Result<Value, ConfigError> {
     let located = |e: serde_yaml::Error| {
-        let problem = crate::yaml::YamlError::parsing(path, &e, (0, 0));
+        let problem = crate::yaml::YamlError::parsing_text(path, &e, text, (0, 0));
         if problem.has_position() {
             ConfigError::Invalid(problem)
         } else {
@@ -65,6 +65,8 @@ struct PatchCheck {
     paths: Option<PathSettingsCheck>,
     #[serde(default)]
     downloads: Option<DownloadSettingsCheck>,
+    #[serde(default)]
+    uploads: Option<UploadSettingsCheck>,
     #[serde(default)]
     allowed_domains: Given<Vec<String>>,
     #[serde(default)]
@@ -157,6 +159,10 @@ check_struct!(DownloadSettingsCheck {
     max_bytes: Given<u64>,
     commit: Given<bool>,
     follow_new_tabs: Given<bool>,
+});
+
+check_struct!(UploadSettingsCheck {
+    allowed_paths: Given<Vec<PathBuf>>,
 });
 
 /// An image width, checked against its range where it is written.

@@ -78,3 +78,17 @@ pub enum ConfigError {
         message: String,
     },
 }
+
+impl ConfigError {
+    /// Why a config file could not be read as text.
+    pub fn from_reading(error: crate::yaml::ReadError) -> Self {
+        match error {
+            crate::yaml::ReadError::Io { file, source } => ConfigError::Read { path: file, source },
+            crate::yaml::ReadError::NotText(problem) => ConfigError::Invalid(problem),
+            crate::yaml::ReadError::TooBig { file, bytes } => ConfigError::InvalidFile {
+                file,
+                message: crate::yaml::too_big(bytes),
+            },
+        }
+    }
+}

@@ -74,6 +74,7 @@ impl Config {
             })?;
         let mut merged = defaults;
         let mut origins = BTreeMap::new();
+        let mut read = Vec::new();
         let files = [
             (sources.user_file.as_ref(), false, true),
             (
@@ -84,17 +85,17 @@ impl Config {
         ];
         for (path, required, is_user) in files {
             let Some(path) = path else { continue };
-            let text = match std::fs::read_to_string(path) {
+            let text = match crate::yaml::read_text(path) {
                 Ok(text) => text,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound && !required => continue,
-                Err(source) => {
-                    return Err(ConfigError::Read {
-                        path: path.clone(),
-                        source,
-                    })
+                Err(crate::yaml::ReadError::Io { source, .. })
+                    if source.kind() == std::io::ErrorKind::NotFound && !required =>
+                {
+                    continue
                 }
+                Err(error) => return Err(ConfigError::from_reading(error)),
             };
             let mut patch = parse_file(path, &text)?;
+            read.push(path.clone());
             let source = if is_user {
                 Source::UserFile(path.clone())
             } else {
@@ -126,6 +127,7 @@ impl Config {
                 message: e.to_string(),
             })?;
         config.origins = origins;
+        config.files = read;
         config.apply(flags)?;
         Ok(config)
     }

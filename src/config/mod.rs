@@ -47,7 +47,7 @@ pub use overrides::Overrides;
 pub use secret_source::SecretSource;
 pub use settings::{
     AgentSettings, BrowserSettings, Config, DownloadSettings, ListingMode, LlmSettings,
-    LlmTimeouts, PathSettings, WindowSize,
+    LlmTimeouts, PathSettings, UploadSettings, WindowSize,
 };
 
 /// The built-in defaults; every key a config file may set appears here.

@@ -25,6 +25,42 @@ impl Config {
             .map(SecretValue::from)
     }
 
+    /// The files that hold the session's secrets or settings, each with
+    /// what it is and the setting that names it: the secrets file, every
+    /// `file:` secret, the config files, the browser profile, the state
+    /// file. `upload_file` never hands one to a page.
+    pub fn protected_files(&self) -> Vec<(PathBuf, String)> {
+        let mut out = Vec::new();
+        if let Some(file) = &self.secrets_file {
+            out.push((file.clone(), "the secrets file (secrets_file)".to_string()));
+        }
+        for (name, source) in &self.secrets {
+            let mut source = source;
+            while let SecretSource::Totp(seed) = source {
+                source = seed;
+            }
+            if let SecretSource::File(file) = source {
+                out.push((
+                    file.clone(),
+                    format!("the file of secret {name} (secrets.{name})"),
+                ));
+            }
+        }
+        for file in &self.files {
+            out.push((file.clone(), "a config file".to_string()));
+        }
+        if let Some(profile) = &self.browser.profile {
+            out.push((
+                profile.clone(),
+                "inside the browser profile (browser.profile)".to_string(),
+            ));
+        }
+        if let Some(state) = &self.browser.state {
+            out.push((state.clone(), "the state file (browser.state)".to_string()));
+        }
+        out
+    }
+
     /// The LLM client's settings (the key read from `env`).
     pub fn llm_config(&self, env: &BTreeMap<String, String>) -> LlmConfig {
         let defaults = LlmConfig::default();

@@ -26,6 +26,8 @@ pub struct Config {
     pub paths: PathSettings,
     /// Downloads and tabs a click opens.
     pub downloads: DownloadSettings,
+    /// Which local files `upload_file` may hand to a page.
+    pub uploads: UploadSettings,
     /// Host patterns the browser may visit (`*.example.com`); empty allows
     /// every host.
     pub allowed_domains: Vec<String>,
@@ -38,6 +40,9 @@ pub struct Config {
     /// Where each non-default value came from, by dotted key.
     #[serde(skip)]
     pub(super) origins: BTreeMap<String, Source>,
+    /// The config files read, in the order they were merged.
+    #[serde(skip)]
+    pub(super) files: Vec<PathBuf>,
 }
 
 impl Config {
@@ -52,6 +57,12 @@ impl Config {
     /// from.
     pub fn origin(&self, key: &str) -> Source {
         self.origins.get(key).cloned().unwrap_or(Source::Default)
+    }
+
+    /// The config files this configuration was read from (they name
+    /// where secrets are, so `upload_file` never sends them).
+    pub fn files(&self) -> &[PathBuf] {
+        &self.files
     }
 
     /// Every key that is not a built-in default, with where it came from.
@@ -207,6 +218,17 @@ pub struct DownloadSettings {
     pub commit: bool,
     /// A click that opens a tab switches the agent to it.
     pub follow_new_tabs: bool,
+}
+
+/// Which local files `upload_file` may read.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UploadSettings {
+    /// Folders (or single files) uploads may come from, relative to the
+    /// working folder; empty means the working folder alone. A secrets
+    /// file, a config file, the browser profile and a state file are
+    /// refused wherever they lie.
+    pub allowed_paths: Vec<PathBuf>,
 }
 
 fn serialize_approval<S: Serializer>(mode: &ApprovalMode, s: S) -> Result<S::Ok, S::Error> {

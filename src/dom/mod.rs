@@ -231,6 +231,28 @@ impl PageState {
             extract_ms: 0.0,
         }
     }
+
+    /// Calls `change` on every string the page wrote: its URL, title,
+    /// tabs, listing, text, and each element's tag, text and attribute
+    /// values. What leaves the environment's boundary (masked secrets, a
+    /// defused fence) is made of these.
+    pub fn page_strings_mut(&mut self, mut change: impl FnMut(&mut String)) {
+        change(&mut self.url);
+        change(&mut self.title);
+        change(&mut self.listing);
+        change(&mut self.page_text.text);
+        for tab in &mut self.tabs {
+            change(&mut tab.url);
+            change(&mut tab.title);
+        }
+        for element in &mut self.elements {
+            change(&mut element.tag);
+            change(&mut element.text);
+            for (_, value) in &mut element.attributes {
+                change(value);
+            }
+        }
+    }
 }
 
 /// The JSON the in-page observer returns (see `browser/scripts/observer/`).
@@ -411,7 +433,9 @@ pub fn element_line(e: &InteractiveElement) -> String {
     } else {
         let _ = write!(line, ">{}</{}>", e.text, e.tag);
     }
-    line
+    // A page names its own tags: one named like the prompt's fence must
+    // not read as the fence.
+    crate::fence::defuse(&line).into_owned()
 }
 
 /// Thousands separators for counts in the listing.

@@ -5,8 +5,10 @@
 //! runs them. Every chosen action travels the same [`Road`] downwards,
 //! once:
 //!
-//! 1. the policy refuses what is switched off (`execute_javascript`), before
-//!    anyone is asked;
+//! 1. the [`Policy`] refuses what the configuration rules out
+//!    (`execute_javascript` when off, a destination off the allowed
+//!    domains, an upload from outside the allowed paths), before anyone
+//!    is asked;
 //! 2. the approval gate asks a person when the live [`ApprovalMode`] says so,
 //!    and only then records an approval;
 //! 3. the [`Environment`] runs it: behaviour a caller adds around a run (the
@@ -25,6 +27,7 @@
 mod approval;
 mod browser;
 mod masked;
+mod policy;
 mod road;
 
 use std::future::Future;
@@ -38,7 +41,8 @@ pub use approval::{
     HeadlessApprover, LiveMode, PersonsOwn, RecipeRewrite,
 };
 pub use masked::{CatalogSource, Masked};
-pub use road::{Extractor, Passage, Policy, RewriteRefused, Road, RETRY_ASKED};
+pub use policy::{Policy, UploadPolicy};
+pub use road::{Extractor, Passage, RewriteRefused, Road, RETRY_ASKED};
 
 /// A failure of the environment (the browser) outside an action.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

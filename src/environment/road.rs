@@ -1,5 +1,6 @@
-//! The one road from a chosen action to the page: the policy, the
-//! approval gate, the environment, and the model's side of `extract`.
+//! The one road from a chosen action to the page: the policy (its rules
+//! in `policy.rs`), the approval gate, the environment, and the model's
+//! side of `extract`.
 //! The agent's steps, a recipe's steps, an MCP client's calls and the
 //! person's own `:` actions all travel it, so a protection holds for each
 //! of them alike.
@@ -14,6 +15,7 @@ use crate::dom::PageState;
 use crate::events::{ApprovalRecord, Event, EventSink, Verdict};
 
 use super::approval::{ApprovalBinding, ApprovalDecision, ApprovalRequest, RecipeRewrite};
+use super::policy::Policy;
 use super::{ApprovalMode, Approver, BoxFuture, Environment, LiveMode};
 
 /// What the model reads when the person asked it for another answer
@@ -24,28 +26,6 @@ pub const RETRY_ASKED: &str =
 /// How often a person is asked again when the page keeps changing under an
 /// approval before the action is refused.
 const MAX_APPROVAL_ROUNDS: usize = 3;
-
-/// What the configuration switches off, whoever asks and whatever the
-/// approval mode: refused before anyone is asked.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Policy {
-    /// `execute_javascript` may run (`allow_javascript`).
-    pub allow_javascript: bool,
-}
-
-impl Policy {
-    /// Why `action` may not run at all, as the result the caller gets.
-    pub fn refusal(&self, action: &Action) -> Option<ActionResult> {
-        match action {
-            Action::ExecuteJavascript { .. } if !self.allow_javascript => {
-                Some(ActionResult::blocked(
-                    "execute_javascript is off; enable it with `allow_javascript: true` in the config or --allow-javascript",
-                ))
-            }
-            _ => None,
-        }
-    }
-}
 
 /// The model's side of `extract`: the browser reads the page, this answers
 /// the instruction from what it read. The page arrives as the browser
@@ -245,12 +225,14 @@ impl Road {
         page: &PageState,
         goal: &str,
     ) -> Result<Action, Passage> {
-        if let Some(refusal) = self.policy.refusal(&action) {
-            return Err(Passage::Refused(refusal));
-        }
         let mut rounds = 0;
         loop {
+            // The policy first, on every round: what it refuses is never
+            // put to a person (nor to `--yes`).
             let facts = environment.risk_facts(&action, page).await;
+            if let Some(refusal) = self.policy.refusal(&action, &facts) {
+                return Err(Passage::Refused(refusal));
+            }
             let risk = action.effective_risk(&facts);
             let mode = self.mode.now();
             if !mode.requires(&action, risk) {
@@ -320,7 +302,8 @@ impl Road {
                 }
             };
             // An edit may be refused by the policy too.
-            if let Some(refusal) = self.policy.refusal(&approved) {
+            let facts = environment.risk_facts(&approved, page).await;
+            if let Some(refusal) = self.policy.refusal(&approved, &facts) {
                 return Err(Passage::Refused(refusal));
             }
             let binding = ApprovalBinding::new(&approved, &url);
@@ -391,26 +374,6 @@ pub struct RewriteRefused {
 mod tests {
     use super::*;
     use crate::environment::{ApprovalMode, HeadlessApprover};
-    use serde_json::json;
-
-    fn action(value: Value) -> Action {
-        Catalog::builtin().parse(&value).expect("a valid action")
-    }
-
-    #[test]
-    fn the_policy_refuses_javascript_when_off_and_only_then() {
-        let script = action(json!({"execute_javascript": {"script": "1"}}));
-        let off = Policy::default().refusal(&script).expect("refused");
-        assert!(format!("{off:?}").contains("allow_javascript"), "{off:?}");
-        assert!(Policy {
-            allow_javascript: true
-        }
-        .refusal(&script)
-        .is_none());
-        assert!(Policy::default()
-            .refusal(&action(json!({"click": {"index": 1}})))
-            .is_none());
-    }
 
     #[test]
     fn a_road_reads_its_mode_at_each_action() {

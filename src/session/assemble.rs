@@ -12,9 +12,11 @@ use tokio::sync::mpsc::UnboundedSender;
 use crate::actions::Catalog;
 use crate::agent::ModelExtractor;
 use crate::browser::act::ExecOptions;
-use crate::browser::{BrowserError, BrowserSession, Driver, IsolatedContext, ObserveOptions};
+use crate::browser::{
+    BrowserError, BrowserSession, DomainPolicy, Driver, IsolatedContext, ObserveOptions,
+};
 use crate::config::Config;
-use crate::environment::{CatalogSource, Extractor, LiveMode, Masked, Policy};
+use crate::environment::{CatalogSource, Extractor, LiveMode, Masked, Policy, UploadPolicy};
 
 use crate::events::{Event, EventSink};
 use crate::llm::{default_base_url, LlmClient};
@@ -24,6 +26,10 @@ use crate::sitemap::{SitemapEvent, SitemapSet, SitemapWatcher};
 
 use super::layer::SessionEnvironment;
 use super::run::AgentSetup;
+
+/// The shortest API key masked as a secret; shorter ones are stand-ins
+/// for local servers that check no key.
+pub const MASKED_KEY_CHARS: usize = 8;
 
 /// How long the first page may take to load.
 const OPEN_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
@@ -120,10 +126,18 @@ impl Prepared {
         let llm_config = config.llm_config(env);
         let model_configured =
             llm_config.api_key.is_some() || llm_config.base_url != default_base_url();
+        let api_key = llm_config.api_key.clone();
         let llm = LlmClient::new(llm_config).map_err(|e| SessionError::Usage(e.to_string()))?;
         let mut secrets = config
             .resolve_secrets(env)
             .map_err(|e| SessionError::Usage(e.to_string()))?;
+        // A server that refuses the key may quote it back ("Incorrect API
+        // key provided: sk-…"): it is masked like a secret wherever text
+        // leaves. A placeholder key for a local server ("x", "EMPTY") is
+        // no secret, and masking it would mangle ordinary text.
+        if let Some(key) = api_key.filter(|k| k.expose().chars().count() >= MASKED_KEY_CHARS) {
+            secrets.insert_masked_only(config.llm.api_key_env.clone(), key);
+        }
         for name in secret_vars {
             match env.get(name) {
                 Some(value) if !value.is_empty() => secrets.insert(name.clone(), value.clone()),
@@ -344,8 +358,22 @@ impl Session {
 
     /// What the session refuses whoever asks.
     pub fn policy(&self) -> Policy {
+        // The configuration was checked before the browser started, so the
+        // list parses; the browser's own copy stands in if it ever did not.
+        let domains = DomainPolicy::new(&self.config.allowed_domains).unwrap_or_else(|_| {
+            self.browser
+                .session()
+                .domain_policy()
+                .cloned()
+                .unwrap_or_default()
+        });
         Policy {
             allow_javascript: self.config.allow_javascript,
+            domains,
+            uploads: UploadPolicy::new(
+                self.config.uploads.allowed_paths.clone(),
+                self.config.protected_files(),
+            ),
         }
     }
 

@@ -85,7 +85,7 @@ impl AgentSetup {
             self.approval.clone(),
             self.events.clone(),
         )
-        .with_policy(self.policy)
+        .with_policy(self.policy.clone())
         .with_extractor(self.extractor.clone())
     }
 

@@ -58,3 +58,17 @@ impl SitemapError {
         }
     }
 }
+
+impl SitemapError {
+    /// Why a sitemap file could not be read as text.
+    pub fn from_reading(error: crate::yaml::ReadError) -> Self {
+        match error {
+            crate::yaml::ReadError::Io { file, source } => SitemapError::Read { file, source },
+            crate::yaml::ReadError::NotText(problem) => SitemapError::Invalid(problem),
+            crate::yaml::ReadError::TooBig { file, bytes } => SitemapError::Read {
+                file,
+                source: std::io::Error::other(crate::yaml::too_big(bytes)),
+            },
+        }
+    }
+}

@@ -68,11 +68,11 @@ pub(crate) fn parse_tree(
         pattern: "/",
     }
     .deserialize(deserializer)
-    .map_err(|err| yaml_error(err, source))
+    .map_err(|err| yaml_error(err, source, text))
 }
 
-fn yaml_error(err: serde_yaml::Error, source: &Path) -> SitemapError {
-    let mut problem = YamlError::parsing(source, &err, (1, 1));
+fn yaml_error(err: serde_yaml::Error, source: &Path, text: &str) -> SitemapError {
+    let mut problem = YamlError::parsing_text(source, &err, text, (1, 1));
     // A message of this module's own, said without serde's wrapping.
     let own = OWN_MESSAGE.with(|own| own.borrow_mut().take());
     if let Some(own) = own.filter(|m| problem.message.contains(m.as_str())) {

@@ -65,10 +65,7 @@ impl Sitemap {
 
     /// Reads and parses a YAML file.
     pub fn load(path: &Path) -> Result<Sitemap, SitemapError> {
-        let text = std::fs::read_to_string(path).map_err(|source| SitemapError::Read {
-            file: path.to_path_buf(),
-            source,
-        })?;
+        let text = crate::yaml::read_text(path).map_err(SitemapError::from_reading)?;
         Sitemap::parse(&text, path)
     }
 

@@ -182,10 +182,14 @@ fn reload(
         }
         return;
     }
-    let loaded = std::fs::read_to_string(canonical)
-        .map_err(|source| SitemapError::Read {
-            file: shown.to_path_buf(),
-            source,
+    let loaded = crate::yaml::read_text(canonical)
+        .map_err(|error| match error {
+            // The file as the person named it, not its resolved path.
+            crate::yaml::ReadError::Io { source, .. } => SitemapError::Read {
+                file: shown.to_path_buf(),
+                source,
+            },
+            other => SitemapError::from_reading(other),
         })
         .and_then(|text| Sitemap::parse(&text, shown));
     match loaded {

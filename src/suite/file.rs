@@ -158,9 +158,16 @@ impl fmt::Display for Expect {
 impl Suite {
     /// Reads and checks the suite at `path`.
     pub fn load(path: &Path) -> Result<Suite, SuiteError> {
-        let text = std::fs::read_to_string(path).map_err(|e| SuiteError::Read {
-            path: path.to_path_buf(),
-            message: e.to_string(),
+        let text = crate::yaml::read_text(path).map_err(|e| match e {
+            crate::yaml::ReadError::NotText(problem) => SuiteError::Invalid(problem),
+            crate::yaml::ReadError::Io { source, .. } => SuiteError::Read {
+                path: path.to_path_buf(),
+                message: source.to_string(),
+            },
+            too_big @ crate::yaml::ReadError::TooBig { .. } => SuiteError::Read {
+                path: path.to_path_buf(),
+                message: too_big.to_string(),
+            },
         })?;
         Suite::parse(path, &text)
     }
@@ -174,7 +181,8 @@ impl Suite {
             .unwrap_or(Path::new("."))
             .to_path_buf();
         let read = Reading::during(folder.clone(), || serde_yaml::from_str::<SuiteFile>(text));
-        let file = read.map_err(|e| SuiteError::Invalid(YamlError::parsing(path, &e, (1, 1))))?;
+        let file =
+            read.map_err(|e| SuiteError::Invalid(YamlError::parsing_text(path, &e, text, (1, 1))))?;
         let Some(cases) = file.cases else {
             return Err(SuiteError::Invalid(YamlError::at(
                 path,

@@ -61,7 +61,7 @@ fn extract_asks_the_model_with_the_page_text_and_secrets_masked() {
 }
 
 /// The model's answer to an extraction request.
-fn extraction_answer(arguments: Value) -> Reply {
+pub(crate) fn extraction_answer(arguments: Value) -> Reply {
     Reply::json(200, tool_call_completion("extract_result", &arguments))
 }
 

@@ -13,6 +13,7 @@ mod answers;
 mod by_hand;
 mod command;
 mod extraction;
+mod fence;
 mod gate;
 mod lists;
 mod model;

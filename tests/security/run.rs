@@ -1,6 +1,8 @@
 //! `webagent run` end to end: a killed browser relaunched (or not) with
 //! the trace whole, a model endpoint that is dead, silent or answers
-//! garbage, and a refusal by the allowed domains in the trace.
+//! garbage, a refusal by the allowed domains in the trace (made by the
+//! policy, before anyone is asked), SIGTERM ending a run cleanly, and an
+//! API key a refusing server quotes kept off every output.
 
 use std::process::Command;
 use std::time::Duration;
@@ -8,10 +10,11 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use crate::sides::{away_hits, away_page, reply, shared};
-use crate::support::cli::webagent;
+use crate::support::cli::{output_of, webagent};
 use crate::support::llm_server::{LlmServer, Reply};
 use crate::support::pages::page;
 use crate::support::scratch::scratch_dir;
+use crate::support::wait::eventually;
 
 /// The parent pid of a process, from /proc.
 fn parent_of(pid: u32) -> Option<u32> {
@@ -74,6 +77,42 @@ fn trace_events(dir: &std::path::Path) -> Vec<Value> {
         .collect()
 }
 
+/// Runs `command` (a `webagent run` whose model's first answer is a slow
+/// step): once the model was asked and the step has begun, `meanwhile`
+/// gets the process id; then waits (at most 60 s) for the end.
+async fn while_a_step_runs<T>(
+    mut command: Command,
+    llm: &LlmServer,
+    meanwhile: impl FnOnce(u32) -> T,
+) -> (std::process::Output, T) {
+    command
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let child = command.spawn().expect("webagent runs");
+    let root = child.id();
+    llm.wait_for_requests(1).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let done = meanwhile(root);
+    let waiting = tokio::task::spawn_blocking(move || child.wait_with_output());
+    match tokio::time::timeout(Duration::from_secs(60), waiting).await {
+        Ok(joined) => (joined.expect("joined").expect("waited"), done),
+        Err(_) => {
+            let _ = Command::new("kill")
+                .args(["-9", &root.to_string()])
+                .status();
+            panic!("webagent did not end within 60 s");
+        }
+    }
+}
+
+/// Sends `signal` (`-9`, `-TERM`) to `pid`; whether it went.
+fn signal(pid: u32, signal: &str) -> bool {
+    Command::new("kill")
+        .args([signal, &pid.to_string()])
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
 #[test]
 fn a_killed_browser_is_relaunched_and_the_trace_stays_whole() {
     let s = shared();
@@ -101,27 +140,12 @@ fn a_killed_browser_is_relaunched_and_the_trace_stays_whole() {
             .args(["--url", &url])
             .args(["--base-url", &llm.base_url()])
             .arg("--sessions-dir")
-            .arg(&sessions)
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped());
-        let child = command.spawn().expect("webagent runs");
-        let root = child.id();
+            .arg(&sessions);
         // The first answer (a 4 s wait) is being acted on: kill the browser.
-        llm.wait_for_requests(1).await;
-        tokio::time::sleep(Duration::from_millis(500)).await;
-        let killed = match browser_process_of(root) {
-            Some(pid) => Command::new("kill")
-                .args(["-9", &pid.to_string()])
-                .status()
-                .map(|s| s.success())
-                .unwrap_or(false),
-            None => false,
-        };
-        let output = tokio::task::spawn_blocking(move || child.wait_with_output())
-            .await
-            .expect("joined")
-            .expect("waited");
-        (output, killed)
+        while_a_step_runs(command, &llm, |root| {
+            browser_process_of(root).is_some_and(|pid| signal(pid, "-9"))
+        })
+        .await
     });
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
@@ -186,26 +210,11 @@ fn a_killed_browser_that_cannot_be_relaunched_ends_the_run_with_a_clear_error() 
             .arg("--chrome")
             .arg(&wrapper)
             .arg("--sessions-dir")
-            .arg(&sessions)
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped());
-        let child = command.spawn().expect("webagent runs");
-        let root = child.id();
-        llm.wait_for_requests(1).await;
-        tokio::time::sleep(Duration::from_millis(500)).await;
-        let killed = match browser_process_of(root) {
-            Some(pid) => Command::new("kill")
-                .args(["-9", &pid.to_string()])
-                .status()
-                .map(|s| s.success())
-                .unwrap_or(false),
-            None => false,
-        };
-        let output = tokio::task::spawn_blocking(move || child.wait_with_output())
-            .await
-            .expect("joined")
-            .expect("waited");
-        (output, killed)
+            .arg(&sessions);
+        while_a_step_runs(command, &llm, |root| {
+            browser_process_of(root).is_some_and(|pid| signal(pid, "-9"))
+        })
+        .await
     });
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(killed, "found and killed the run's Chromium");
@@ -382,14 +391,16 @@ fn a_model_answering_garbage_ends_the_run_with_a_clear_error() {
     );
 }
 
-#[test]
-fn webagent_run_with_allow_domain_reports_the_refusal_in_the_trace() {
+/// `webagent run --allow-domain HOME` whose model navigates to the away
+/// server's `path` (then gives up), approving commits with `yes`: the
+/// trace's events and the URL it tried.
+fn leave_the_allowed_domains(name: &str, yes: bool) -> (Vec<Value>, String) {
     let s = shared();
-    s.home
-        .html("/cli-guard", page("Guarded", "<p>home page</p>"));
-    let url = s.home.url("/cli-guard");
-    let target = away_page("/cli-away");
-    let sessions = scratch_dir("cli-guard");
+    let start = format!("/{name}");
+    s.home.html(&start, page("Guarded", "<p>home page</p>"));
+    let url = s.home.url(&start);
+    let target = away_page(&format!("/{name}-away"));
+    let sessions = scratch_dir(name);
     let output = s.runtime.block_on(async {
         let llm = LlmServer::start(vec![
             reply("leave", json!({"navigate": {"url": target}})),
@@ -405,15 +416,12 @@ fn webagent_run_with_allow_domain_reports_the_refusal_in_the_trace() {
             .args(["--url", &url])
             .args(["--base-url", &llm.base_url()])
             .args(["--allow-domain", &s.home.origin()])
-            // Leaving the site needs approval; grant it so the allowed
-            // domains are what stops the navigation.
-            .arg("--yes")
             .arg("--sessions-dir")
             .arg(&sessions);
-        tokio::task::spawn_blocking(move || command.output())
-            .await
-            .expect("joined")
-            .expect("runs")
+        if yes {
+            command.arg("--yes");
+        }
+        output_of(command).await
     });
     let stderr = String::from_utf8_lossy(&output.stderr);
     let events = trace_events(&sessions);
@@ -424,6 +432,153 @@ fn webagent_run_with_allow_domain_reports_the_refusal_in_the_trace() {
     assert_eq!(step["result"]["reason"], "blocked", "{step}");
     let message = step["result"]["message"].as_str().unwrap_or("");
     assert!(message.contains(&target), "{message}");
-    assert_eq!(away_hits("/cli-away"), 0);
+    assert_eq!(away_hits(&format!("/{name}-away")), 0);
     let _ = std::fs::remove_dir_all(&sessions);
+    (events, target)
+}
+
+#[test]
+fn webagent_run_with_allow_domain_reports_the_refusal_in_the_trace() {
+    // Leaving the site needs approval; grant it so the allowed domains are
+    // what stops the navigation.
+    leave_the_allowed_domains("cli-guard", true);
+}
+
+#[test]
+fn a_headless_navigate_off_the_allowed_domains_is_blocked_before_anyone_is_asked() {
+    // No --yes: leaving the site would be asked about, and a headless run
+    // says no; the allowed domains must refuse it first, and say so.
+    let (events, _) = leave_the_allowed_domains("cli-policy", false);
+    let step = events
+        .iter()
+        .find(|e| e["type"] == "step" && e["index"] == 1)
+        .expect("step 1");
+    let message = step["result"]["message"].as_str().unwrap_or("");
+    assert!(message.contains("allowed domains"), "{message}");
+    assert!(
+        !events.iter().any(|e| e["type"] == "approval"),
+        "nobody was asked: {events:?}"
+    );
+}
+
+/// Whether process `pid` is alive (a zombie is not).
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| {
+            let rest = &stat[stat.rfind(')')? + 2..];
+            rest.split_whitespace().next().map(|state| state != "Z")
+        })
+        .unwrap_or(false)
+}
+
+#[test]
+fn sigterm_mid_run_stops_it_closes_chromium_and_ends_the_trace() {
+    let s = shared();
+    s.home.html("/term", page("Term", "<p>a slow step</p>"));
+    let url = s.home.url("/term");
+    let sessions = scratch_dir("term");
+    let (output, browser) = s.runtime.block_on(async {
+        let llm = LlmServer::start(vec![
+            reply("wait a while", json!({"wait": {"seconds": 5}})),
+            reply("never reached", json!({"read_page": {}})),
+        ])
+        .await;
+        let mut command = webagent();
+        command
+            .args(["run", "Be stopped", "--json", "--model", "m"])
+            .args(["--url", &url])
+            .args(["--base-url", &llm.base_url()])
+            .arg("--sessions-dir")
+            .arg(&sessions);
+        // The slow step is running: SIGTERM, as a service manager sends.
+        while_a_step_runs(command, &llm, |root| {
+            let browser = browser_process_of(root);
+            assert!(signal(root, "-TERM"), "SIGTERM sent");
+            browser
+        })
+        .await
+    });
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let browser = browser.unwrap_or_else(|| panic!("the run's Chromium was found: {stderr}"));
+    assert!(
+        output.status.code().is_some(),
+        "webagent ended by itself, not killed by the signal: {:?}\n{stderr}",
+        output.status
+    );
+    let events = trace_events(&sessions);
+    let last = events.last().expect("events");
+    assert_eq!(
+        last["type"], "done",
+        "the trace ends with the run's end: {last}"
+    );
+    assert_eq!(last["reason"], "stopped", "{last}");
+    let gone = s.runtime.block_on(eventually(|| !alive(browser)));
+    assert!(gone, "Chromium {browser} outlived the run");
+    let _ = std::fs::remove_dir_all(&sessions);
+}
+
+#[test]
+fn an_api_key_a_refusing_server_quotes_is_masked_on_stderr_in_the_log_and_the_trace() {
+    let s = shared();
+    s.home.html("/key", page("Key", "<p>a page</p>"));
+    let url = s.home.url("/key");
+    let dir = scratch_dir("api-key");
+    let sessions = dir.join("sessions");
+    let log = dir.join("webagent.log");
+    let key = "sk-proj-T3stKey9f8e7d6c5b4a3210";
+    let body = json!({"error": {
+        "message": format!("Incorrect API key provided: {key}. You can find your API key at https://platform.example/account/api-keys."),
+        "type": "invalid_request_error",
+        "code": "invalid_api_key",
+    }});
+    let output = s.runtime.block_on(async {
+        let llm = LlmServer::start(vec![Reply::json(401, body.to_string())]).await;
+        let mut command = webagent();
+        command
+            .env("OPENAI_API_KEY", key)
+            .env("WEBAGENT_LOG", "debug")
+            .args(["run", "Use a bad key", "--model", "m"])
+            .args(["--url", &url])
+            .args(["--base-url", &llm.base_url()])
+            .arg("--sessions-dir")
+            .arg(&sessions)
+            .arg("--log-file")
+            .arg(&log);
+        output_of(command).await
+    });
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    let trace = trace_events(&sessions)
+        .iter()
+        .map(Value::to_string)
+        .collect::<Vec<_>>()
+        .join("\n");
+    let logged = std::fs::read_to_string(&log).unwrap_or_default();
+    // The refusal itself is reported (the step log, the trace), with the
+    // key masked.
+    let printed = format!("{stdout}{stderr}");
+    assert!(
+        printed.contains("Incorrect API key provided") && trace.contains("Incorrect API key"),
+        "{printed}\n{trace}"
+    );
+    for (channel, text) in [
+        ("stdout", stdout.as_ref()),
+        ("stderr", stderr.as_ref()),
+        ("the trace", trace.as_str()),
+        ("the log", logged.as_str()),
+    ] {
+        assert!(!text.contains(key), "the key shows in {channel}:\n{text}");
+        assert!(
+            !text.contains("T3stKey9f8e7d6c5b4a3210"),
+            "part of the key shows in {channel}:\n{text}"
+        );
+    }
+    assert!(
+        printed.contains("<secret>OPENAI_API_KEY</secret>")
+            && trace.contains("<secret>OPENAI_API_KEY</secret>"),
+        "{printed}\n{trace}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }

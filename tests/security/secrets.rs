@@ -322,3 +322,60 @@ async fn workbench_screen(dir: &std::path::Path, config: &std::path::Path, url: 
     tmux_keys(&session.0, &["q"]);
     screen
 }
+
+/// `upload_file` hands a page local files only from the allowed paths (the
+/// working folder by default), and never the files that hold the
+/// session's secrets or settings, even approved with `--yes`.
+#[test]
+fn an_upload_comes_only_from_allowed_paths_and_never_from_a_secrets_file() {
+    let s = shared();
+    s.home.html(
+        "/upload",
+        page("Upload", "<form><input type=\"file\" id=\"f\"></form>"),
+    );
+    let url = s.home.url("/upload");
+    let dir = scratch_dir("uploads");
+    std::fs::write(dir.join("secrets.env"), format!("VAULT_PW={VAULT}\n")).expect("secrets");
+    std::fs::write(dir.join("webagent.yaml"), "secrets_file: secrets.env\n").expect("config");
+    std::fs::write(dir.join("report.txt"), "quarterly figures\n").expect("a report");
+    let outside = std::env::temp_dir().join(format!("webagent-outside-{}.txt", std::process::id()));
+    std::fs::write(&outside, "not for pages\n").expect("an outside file");
+    let upload = |path: &str| json!({"upload_file": {"selector": "#f", "path": path}}).to_string();
+    let output = webagent()
+        .current_dir(&dir)
+        .env_remove("WEBAGENT_CONFIG")
+        .args(["exec", &url, "--json", "--yes"])
+        .arg(upload("secrets.env"))
+        .arg(upload("./webagent.yaml"))
+        .arg(upload(&outside.to_string_lossy()))
+        .arg(upload("report.txt"))
+        .arg("--log-file")
+        .arg(dir.join("webagent.log"))
+        .output()
+        .expect("webagent exec");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let results: Vec<serde_json::Value> = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .map(|line: serde_json::Value| line["result"].clone())
+        .collect();
+    assert_eq!(
+        results.len(),
+        4,
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let refused = |i: usize, names: &[&str]| {
+        assert_eq!(results[i]["reason"], "blocked", "{}", results[i]);
+        let message = results[i]["message"].as_str().unwrap_or("");
+        for name in names {
+            assert!(message.contains(name), "{name} missing from: {message}");
+        }
+    };
+    refused(0, &["secrets.env", "secrets_file"]);
+    refused(1, &["webagent.yaml", "config file"]);
+    refused(2, &[&outside.to_string_lossy(), "uploads.allowed_paths"]);
+    assert_eq!(results[3]["ok"], true, "{}", results[3]);
+    let _ = std::fs::remove_file(&outside);
+    let _ = std::fs::remove_dir_all(&dir);
+}

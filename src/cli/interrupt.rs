@@ -1,0 +1,63 @@
+//! Ctrl-C and SIGTERM, one way for every command that stops cleanly on
+//! either: a service manager, `timeout`, a CI runner or `kill` sends
+//! SIGTERM where a person presses Ctrl-C, and both must end a run the
+//! same way (the step in flight ends, Chromium is closed, the trace gets
+//! its end), never by the default action that kills the process on the
+//! spot and leaves the browser behind.
+
+/// SIGINT and (on Unix) SIGTERM, registered as soon as it is created: a
+/// signal that arrives before [`Interrupt::wait`] is polled is kept.
+pub struct Interrupt {
+    #[cfg(unix)]
+    interrupt: tokio::signal::unix::Signal,
+    #[cfg(unix)]
+    terminate: tokio::signal::unix::Signal,
+}
+
+impl Interrupt {
+    /// Installs the handlers; call inside the runtime.
+    pub fn listen() -> std::io::Result<Interrupt> {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{signal, SignalKind};
+            Ok(Interrupt {
+                interrupt: signal(SignalKind::interrupt())?,
+                terminate: signal(SignalKind::terminate())?,
+            })
+        }
+        #[cfg(not(unix))]
+        {
+            Ok(Interrupt {})
+        }
+    }
+
+    /// Waits for the first of the signals.
+    pub async fn wait(self) {
+        #[cfg(unix)]
+        {
+            let Interrupt {
+                mut interrupt,
+                mut terminate,
+            } = self;
+            tokio::select! {
+                _ = interrupt.recv() => tracing::info!("stopping: interrupted (SIGINT)"),
+                _ = terminate.recv() => tracing::info!("stopping: asked to terminate (SIGTERM)"),
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            let Interrupt {} = self;
+            // Windows registers the handler on first poll; good enough there.
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
+
+    /// Runs `then` on a task of its own once a signal arrives; abort the
+    /// handle when the work it guards is over.
+    pub fn spawn_then(self, then: impl FnOnce() + Send + 'static) -> tokio::task::JoinHandle<()> {
+        tokio::spawn(async move {
+            self.wait().await;
+            then();
+        })
+    }
+}
