@@ -1,17 +1,17 @@
 //! Mouse and keys: real `Input.dispatchMouseEvent` and
-//! `Input.dispatchKeyEvent` events in top-level coordinates, and the
-//! `press_keys` action.
+//! `Input.dispatchKeyEvent` events in top-level coordinates, text typed
+//! into the focus, and the `press_keys` action.
 
 use chromiumoxide::cdp::browser_protocol::input::{
     DispatchKeyEventParams, DispatchKeyEventType, DispatchMouseEventParams, DispatchMouseEventType,
-    MouseButton,
+    InsertTextParams, MouseButton,
 };
 use serde_json::json;
 
 use super::error::ActError;
 use super::settle;
 use super::Executor;
-use crate::actions::{ActionResult, KeyChord, KeyEvent, KeyEventKind};
+use crate::actions::{ActionResult, KeyChord, KeyEvent, KeyEventKind, TypedPart};
 
 impl Executor<'_> {
     pub(super) async fn mouse(
@@ -72,6 +72,27 @@ impl Executor<'_> {
                     self.tab.page().execute(params),
                 )
                 .await?;
+        }
+        Ok(())
+    }
+
+    /// Types into whatever has focus: key presses, and text put in at
+    /// once (`Input.insertText`, which the page sees as typing: one
+    /// `beforeinput` and `input`, no key events).
+    pub(super) async fn type_into_focus(&self, parts: &[TypedPart]) -> Result<(), ActError> {
+        for part in parts {
+            match part {
+                TypedPart::Keys(events) => self.key_events(events).await?,
+                TypedPart::Text(text) => {
+                    self.tab
+                        .with_timeout(
+                            "typing text",
+                            self.tab.call_timeout(),
+                            self.tab.page().execute(InsertTextParams::new(text)),
+                        )
+                        .await?;
+                }
+            }
         }
         Ok(())
     }
