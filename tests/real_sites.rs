@@ -693,7 +693,14 @@ fn a_popup_that_fills_its_opener_and_closes_itself_hands_the_session_back() {
                 .await,
         );
         let took = started.elapsed();
-        back_on_the_opener(&mut env, &opener, "/lookup-pick", &picked["tab_closed"], took).await;
+        back_on_the_opener(
+            &mut env,
+            &opener,
+            "/lookup-pick",
+            &picked["tab_closed"],
+            took,
+        )
+        .await;
     });
 }
 

@@ -38,7 +38,10 @@
 //! [`crate::actions::TYPED_HEAD`] for that trade). React's and Vue's value
 //! tracking see both as typing; the native value setter is the fallback
 //! when a page swallows it, and one `change` event follows.
-
+//!
+//! A tab that closes during an action (a popup calling `window.close()`)
+//! ends the action's waits at once: its calls fail as closed rather than
+//! waiting out their limits, and settling stops with the page's events.
 //!
 //! # Settling
 //!

@@ -1,10 +1,12 @@
 //! The tabs a driver holds: a tab a click opened (followed or kept to go
-//! back to), and the `switch_tab` and `close_tab` actions.
+//! back to), a tab that closed itself, and the `switch_tab` and
+//! `close_tab` actions.
 
 use serde_json::json;
 
 use super::{is_error_page, Driver};
 use crate::actions::ActionResult;
+use crate::browser::error::BrowserError;
 use crate::browser::tab::Tab;
 
 impl Driver {
@@ -135,39 +137,71 @@ impl Driver {
                 Err(error) => ActionResult::unknown(format!("closing the tab: {error}")),
             };
         }
-        // The current tab: go back to the one driven before, else any
-        // other open tab, else a blank one.
-        let next = match self.others.pop() {
-            Some(tab) => Ok(tab),
-            None => {
-                let other = self
-                    .tab
-                    .open_tabs()
-                    .await
-                    .ok()
-                    .and_then(|tabs| tabs.into_iter().find(|t| t.id != id));
-                match other {
-                    Some(info) => self.tab.adopt(&info.id).await,
-                    None => self.tab.open_sibling("about:blank").await,
-                }
-            }
-        };
-        let next = match next {
-            Ok(tab) => tab,
+        let closing = match self.move_off_current_tab().await {
+            Ok(closing) => closing,
             Err(error) => {
                 return ActionResult::unknown(format!(
                     "no other tab to go to, so the tab stays open: {error}"
                 ))
             }
         };
-        let closing = std::mem::replace(&mut self.tab, next);
-        self.reported = self.tab.guard().map_or(0, |g| g.mark());
-        self.last = None;
         let url = self.tab.url().await.unwrap_or_default();
         match closing.close().await {
             Ok(()) => ActionResult::ok_with(json!({"closed": id, "now_on": url})),
             Err(error) => ActionResult::unknown(format!("closing the tab: {error}")),
         }
+    }
+
+    /// The driven tab closed under the session (a popup that handed its
+    /// value to its opener and called `window.close()`): drive the tab
+    /// driven before it, which for a popup is the one that opened it, with
+    /// its state as it was (a half-filled form, a sign-in). What closed and
+    /// where the session is now, for the action's result; the next
+    /// observation lists the tab it is on.
+    pub(super) async fn leave_closed_tab(&mut self) -> serde_json::Value {
+        let closed_url = self.last_url.clone().unwrap_or_default();
+        if let Err(error) = self.move_off_current_tab().await {
+            return json!({"url": closed_url, "now_on": null,
+                "error": format!("no other tab to go to: {error}")});
+        }
+        let now_on = self.tab.url().await.unwrap_or_default();
+        self.report(format!("the tab {closed_url} closed; now on {now_on}"));
+        // A relaunch after a crash reopens where the session is now.
+        self.last_url = Some(now_on.clone());
+        json!({"url": closed_url, "now_on": now_on})
+    }
+
+    /// Makes the tab driven before the current one the driven one again
+    /// (else any other open tab of the session, else a blank one) and hands
+    /// back the one left.
+    async fn move_off_current_tab(&mut self) -> Result<Tab, BrowserError> {
+        let leaving = self.tab.target_id().to_string();
+        let mut next = None;
+        while let Some(tab) = self.others.pop() {
+            if !tab.is_closed() {
+                next = Some(tab);
+                break;
+            }
+        }
+        let next = match next {
+            Some(tab) => tab,
+            None => {
+                let other = self
+                    .tab
+                    .open_tabs()
+                    .await
+                    .ok()
+                    .and_then(|tabs| tabs.into_iter().find(|t| t.id != leaving));
+                match other {
+                    Some(info) => self.tab.adopt(&info.id).await?,
+                    None => self.tab.open_sibling("about:blank").await?,
+                }
+            }
+        };
+        let left = std::mem::replace(&mut self.tab, next);
+        self.reported = self.tab.guard().map_or(0, |g| g.mark());
+        self.last = None;
+        Ok(left)
     }
 }
 

@@ -199,6 +199,19 @@
     const busy = soon.size > 0 || anyFrames.size > 0 || messageWaiting() || idle.size > 0 || tasks > 0;
     dispatch.call(document, new Event(busy ? 'webagent:busy!' : 'webagent:idle!'));
   });
+  // A page that closes its window (a popup done with its lookup, or one
+  // its opener closes): settling after an action waits for the tab to go
+  // instead of ending just before. Chromium lets a script close a window
+  // only when a page opened it or it has no history to go back to.
+  let closing = false;
+  const nativeClose = window.close;
+  window.close = function close(...args) {
+    closing = closing || window.opener !== null || history.length <= 1;
+    return nativeClose.apply(this, args);
+  };
+  original.call(document, 'webagent:closing?', () => {
+    if (closing) dispatch.call(document, new Event('webagent:closing!'));
+  });
   // Answers `webagent:keys!` when keys typed with nothing focused reach a
   // listener of the page's: added with addEventListener, or set as an
   // `onkeydown` handler (a property or an attribute of the body).
