@@ -22,13 +22,26 @@ impl Driver {
         let mut opened = None;
         for attempt in 0..2 {
             let now = self.tab.open_tabs().await.ok()?;
-            opened = now.into_iter().find(|t| {
+            for tab in &now {
                 // A tab this environment made itself (one that took
                 // over from a stuck tab) is not the page's doing.
-                before.iter().all(|b| b.id != t.id)
-                    && t.id != self.tab.target_id()
-                    && self.others.iter().all(|o| o.target_id() != t.id)
-            });
+                let new = before.iter().all(|b| b.id != tab.id)
+                    && tab.id != self.tab.target_id()
+                    && self.others.iter().all(|o| o.target_id() != tab.id);
+                if !new {
+                    continue;
+                }
+                // Nor is a tab the session opened itself (it has no
+                // opener), or one another page of the session opened
+                // meanwhile; a frame of this page counts as this page.
+                let by_this_page = self.tab.opener_of(&tab.id).await.is_some_and(|opener| {
+                    opener == self.tab.target_id() || now.iter().all(|t| t.id != opener)
+                });
+                if by_this_page {
+                    opened = Some(tab.clone());
+                    break;
+                }
+            }
             if opened.is_some() || attempt == 1 {
                 break;
             }

@@ -9,7 +9,9 @@ use std::time::Duration;
 
 use chromiumoxide::cdp::browser_protocol::emulation::SetDeviceMetricsOverrideParams;
 use chromiumoxide::cdp::browser_protocol::page::AddScriptToEvaluateOnNewDocumentParams;
-use chromiumoxide::cdp::browser_protocol::target::CreateTargetParams;
+use chromiumoxide::cdp::browser_protocol::target::{
+    CreateTargetParams, GetTargetInfoParams, TargetId,
+};
 use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
 use chromiumoxide::{Browser, Page};
 use tokio::sync::{watch, Mutex};
@@ -218,6 +220,27 @@ impl Tab {
         ctx.guard = ctx.registry.as_ref().map(|r| r.of(target_id));
         ctx.family.add(target_id);
         Tab::wrap(page, ctx, false).await
+    }
+
+    /// The tab that opened the tab `target_id`, as the browser knows it
+    /// (`None` when it has no opener: the session opened it itself).
+    pub(crate) async fn opener_of(&self, target_id: &str) -> Option<String> {
+        let browser = self.ctx.browser.upgrade()?;
+        let params = GetTargetInfoParams::builder()
+            .target_id(TargetId::from(target_id.to_string()))
+            .build();
+        let info = self
+            .browser_call(
+                "reading a tab's opener",
+                self.ctx.call_timeout,
+                browser.execute(params),
+            )
+            .await
+            .ok()?;
+        info.result
+            .target_info
+            .opener_id
+            .map(|id| id.inner().clone())
     }
 
     /// Closes another tab of the same browser by its target id.
