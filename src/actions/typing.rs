@@ -5,24 +5,32 @@
 use super::keys::{character_key, event, key_definition, KeyChord};
 use super::{KeyEvent, KeyEventKind, Modifiers};
 
-/// Characters a field gets as key presses at the start of a long value.
+/// The longest value a field gets whole as key presses, one per
+/// character.
 ///
 /// The trade of a long value: every key press is a round trip through the
-/// renderer (`keydown`, `keypress`, the edit and its `input`, `keyup`),
-/// so a pasted paragraph typed key by key would take seconds where
-/// `Input.insertText` takes one call. A value of at most
-/// `TYPED_HEAD + TYPED_TAIL` characters (names, addresses, searches) is
-/// typed whole, key by key. A longer one is typed in three parts: its
-/// first `TYPED_HEAD` characters as keys (what wakes an autocomplete, a
+/// page (`keydown`, `keypress`, the edit and its `input`, `keyup`, each
+/// handled by the renderer before the next, with the frames the edits
+/// ask for in between), 1.5–2 ms a character on a busy two-core machine
+/// and 3 ms at the end of a 2,000-character line, so a pasted paragraph
+/// typed key by key would take seconds where `Input.insertText` takes one
+/// call. A value of at most
+/// `TYPED_WHOLE` characters (names, e-mail addresses, searches) is typed
+/// whole, key by key. A longer one is typed in three parts: its first
+/// [`TYPED_HEAD`] characters as keys (what wakes an autocomplete, a
 /// character counter, a filter), the middle at once (one `input` event
 /// and no key events: a page that counts keys sees fewer than there are
-/// characters), and its last `TYPED_TAIL` characters as keys again, so a
+/// characters), and its last [`TYPED_TAIL`] characters as keys again, so a
 /// listener waiting on `keydown` or `keyup` reads the whole value.
-pub const TYPED_HEAD: usize = 12;
+pub const TYPED_WHOLE: usize = 24;
 
-/// Characters a field gets as key presses at the end of a long value;
-/// see [`TYPED_HEAD`] for the trade.
-pub const TYPED_TAIL: usize = 4;
+/// Characters a field gets as key presses at the start of a value longer
+/// than [`TYPED_WHOLE`].
+pub const TYPED_HEAD: usize = 6;
+
+/// Characters a field gets as key presses at the end of a value longer
+/// than [`TYPED_WHOLE`].
+pub const TYPED_TAIL: usize = 2;
 
 /// One part of typing a value into a field, in order.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -55,14 +63,13 @@ pub fn typing_events(text: &str) -> Vec<KeyEvent> {
 
 /// How `text` is typed into a focused field: key presses for each
 /// character of a short value, and for the head and tail of a long one
-/// with the middle put in at once (see [`TYPED_HEAD`]). `multiline`: the
+/// with the middle put in at once (see [`TYPED_WHOLE`]). `multiline`: the
 /// field is a text area, where a line break is the Enter key; elsewhere
 /// it goes in as text, as a tab does everywhere.
 pub fn field_typing(text: &str, multiline: bool) -> Vec<TypedPart> {
     let units = units(text);
     let count = units.len();
-    let keyed =
-        |at: usize| count <= TYPED_HEAD + TYPED_TAIL || at < TYPED_HEAD || at >= count - TYPED_TAIL;
+    let keyed = |at: usize| count <= TYPED_WHOLE || at < TYPED_HEAD || at >= count - TYPED_TAIL;
     let mut parts: Vec<TypedPart> = Vec::new();
     for (at, unit) in units.into_iter().enumerate() {
         let press = match unit {
@@ -229,7 +236,8 @@ mod tests {
             "ends on keys"
         );
         // At the limit the value is still typed whole.
-        let limit: String = text.chars().take(TYPED_HEAD + TYPED_TAIL).collect();
+        let limit: String = text.chars().take(TYPED_WHOLE).collect();
         assert_eq!(shape(&field_typing(&limit, false)), limit);
+        assert!(TYPED_HEAD + TYPED_TAIL < TYPED_WHOLE);
     }
 }

@@ -35,7 +35,7 @@
 //! a key press per character (`Input.dispatchKeyEvent`, so the page sees
 //! `keydown`, `keypress`, `input` and `keyup` as from a keyboard), with
 //! the middle of a long value put in at once by `Input.insertText` (see
-//! [`crate::actions::TYPED_HEAD`] for that trade). React's and Vue's value
+//! [`crate::actions::TYPED_WHOLE`] for that trade). React's and Vue's value
 //! tracking see both as typing; the native value setter is the fallback
 //! when a page swallows it, and one `change` event follows.
 //!
