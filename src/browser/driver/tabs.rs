@@ -150,7 +150,7 @@ impl Driver {
                 Err(error) => ActionResult::unknown(format!("closing the tab: {error}")),
             };
         }
-        let closing = match self.move_off_current_tab().await {
+        let closing = match self.move_off_current_tab(None).await {
             Ok(closing) => closing,
             Err(error) => {
                 return ActionResult::unknown(format!(
@@ -170,10 +170,18 @@ impl Driver {
     /// driven before it, which for a popup is the one that opened it, with
     /// its state as it was (a half-filled form, a sign-in). What closed and
     /// where the session is now, for the action's result; the next
-    /// observation lists the tab it is on.
+    /// observation lists the tab it is on. When no tab of the session is
+    /// left (its only tab closed from outside), the closed tab's page opens
+    /// again in a new tab: another tab of the browser may be a person's own
+    /// or another session's, and is not taken.
     pub(super) async fn leave_closed_tab(&mut self) -> serde_json::Value {
         let closed_url = self.last_url.clone().unwrap_or_default();
-        if let Err(error) = self.move_off_current_tab().await {
+        let reopen = if closed_url.is_empty() {
+            "about:blank"
+        } else {
+            closed_url.as_str()
+        };
+        if let Err(error) = self.move_off_current_tab(Some(reopen)).await {
             return json!({"url": closed_url, "now_on": null,
                 "error": format!("no other tab to go to: {error}")});
         }
@@ -185,9 +193,9 @@ impl Driver {
     }
 
     /// Makes the tab driven before the current one the driven one again
-    /// (else any other open tab of the session, else a blank one) and hands
-    /// back the one left.
-    async fn move_off_current_tab(&mut self) -> Result<Tab, BrowserError> {
+    /// and hands back the one left. With none: a new tab at `reopen` when
+    /// given, else any other open tab of the browser, else a blank one.
+    async fn move_off_current_tab(&mut self, reopen: Option<&str>) -> Result<Tab, BrowserError> {
         let leaving = self.tab.target_id().to_string();
         let mut next = None;
         while let Some(tab) = self.others.pop() {
@@ -196,9 +204,10 @@ impl Driver {
                 break;
             }
         }
-        let next = match next {
-            Some(tab) => tab,
-            None => {
+        let next = match (next, reopen) {
+            (Some(tab), _) => tab,
+            (None, Some(url)) => self.tab.open_sibling(url).await?,
+            (None, None) => {
                 let other = self
                     .tab
                     .open_tabs()
