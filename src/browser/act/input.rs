@@ -138,8 +138,11 @@ impl Executor<'_> {
 /// every key, its listeners and its `input` event, before the next.
 #[derive(Default)]
 struct InOrder<'a> {
-    waiting: Vec<Pin<Box<dyn Future<Output = Result<(), BrowserError>> + Send + 'a>>>,
+    waiting: Vec<Answer<'a>>,
 }
+
+/// The answer to one call sent ahead.
+type Answer<'a> = Pin<Box<dyn Future<Output = Result<(), BrowserError>> + Send + 'a>>;
 
 impl<'a> InOrder<'a> {
     /// Sends one call: its first poll hands the command to the CDP client,
@@ -148,8 +151,7 @@ impl<'a> InOrder<'a> {
         &mut self,
         call: impl Future<Output = Result<T, BrowserError>> + Send + 'a,
     ) -> Result<(), BrowserError> {
-        let mut call: Pin<Box<dyn Future<Output = Result<(), BrowserError>> + Send + 'a>> =
-            Box::pin(async move { call.await.map(|_| ()) });
+        let mut call: Answer<'a> = Box::pin(async move { call.await.map(|_| ()) });
         match futures_util::poll!(call.as_mut()) {
             Poll::Ready(answer) => answer,
             Poll::Pending => {
