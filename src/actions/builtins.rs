@@ -288,7 +288,7 @@ pub(crate) fn builtin_specs() -> Vec<ActionSpec> {
         spec(
             "input_text",
             Interact,
-            "Type text into an input, textarea or other editable field, as a person would, so the page's own scripts see every change. By default the field is emptied first. Into a widget that is no field but takes focus (a terminal, a game reading keydown) the text goes as one key press per character (a line break is Enter); the result then says it typed keystrokes.",
+            "Type text into an input, textarea or other editable field with key presses, as a person would, so the page's own scripts see every change. By default the field is emptied first. Into a widget that is no field (a terminal, a game reading keydown; click it first if it takes no focus) the text goes as one key press per character (a line break is Enter); the result then says it typed keystrokes.",
             Required,
             json!({
                 "text": text("The text to type."),

@@ -202,7 +202,7 @@ impl KeyChord {
     }
 
     /// A key pressed alone.
-    fn plain(key: KeyDefinition) -> KeyChord {
+    pub(super) fn plain(key: KeyDefinition) -> KeyChord {
         KeyChord {
             modifier_keys: Vec::new(),
             key,
@@ -299,7 +299,7 @@ impl From<KeyChord> for String {
     }
 }
 
-fn event(
+pub(super) fn event(
     kind: KeyEventKind,
     modifiers: Modifiers,
     definition: &KeyDefinition,
@@ -322,51 +322,6 @@ fn event(
     }
 }
 
-/// The key events of typing `text` one character at a time, as a person
-/// types it: each character's key down (with its text) and up; a line
-/// break is Enter and a tab is Tab. Capitals and the characters above a
-/// digit or symbol key are typed with Shift held, as on a US keyboard, so
-/// a page that reads `shiftKey` sees what a person's keyboard sends.
-pub fn typing_events(text: &str) -> Vec<KeyEvent> {
-    let mut events = Vec::with_capacity(text.len() * 2);
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\r' | '\n' => {
-                // A Windows line break is one press of Enter.
-                if c == '\r' && chars.peek() == Some(&'\n') {
-                    chars.next();
-                }
-                if let Some(enter) = key_definition("Enter") {
-                    events.extend(KeyChord::plain(enter).events());
-                }
-            }
-            '\t' => {
-                if let Some(tab) = key_definition("Tab") {
-                    events.extend(KeyChord::plain(tab).events());
-                }
-            }
-            c => {
-                let key = character_key(c);
-                let held = if shifted(c) {
-                    Modifiers::SHIFT
-                } else {
-                    Modifiers::NONE
-                };
-                let text = key.text.clone();
-                events.push(event(KeyEventKind::KeyDown, held, &key, text));
-                events.push(event(KeyEventKind::KeyUp, held, &key, None));
-            }
-        }
-    }
-    events
-}
-
-/// Whether a US keyboard types `c` with Shift held.
-fn shifted(c: char) -> bool {
-    c.is_ascii_uppercase() || "~!@#$%^&*()_+{}|:\"<>?".contains(c)
-}
-
 /// Splits on `+`, treating a `+` that is itself the key (`+`, `Control++`)
 /// as a key rather than a separator.
 fn split_chord(text: &str) -> Vec<String> {
@@ -387,7 +342,7 @@ fn split_chord(text: &str) -> Vec<String> {
     parts
 }
 
-fn key_definition(name: &str) -> Option<KeyDefinition> {
+pub(super) fn key_definition(name: &str) -> Option<KeyDefinition> {
     let mut chars = name.chars();
     if let (Some(c), None) = (chars.next(), chars.next()) {
         return Some(character_key(c));
@@ -451,7 +406,7 @@ fn function_key(lower: &str) -> Option<KeyDefinition> {
 
 /// A single character: its physical key on the US layout when it has one,
 /// otherwise a key that only types the character.
-fn character_key(c: char) -> KeyDefinition {
+pub(super) fn character_key(c: char) -> KeyDefinition {
     let text = c.to_string();
     let (code, key_code) = us_layout_key(c).unwrap_or((String::new(), 0));
     KeyDefinition {
@@ -516,34 +471,6 @@ mod tests {
                 e.kind != KeyEventKind::KeyUp && e.key == chord.key_as_typed(chord.modifiers()).key
             })
             .unwrap()
-    }
-
-    #[test]
-    fn typing_is_one_press_per_character_with_shift_where_a_keyboard_needs_it() {
-        let events = typing_events("lS -A\r\n!");
-        let downs: Vec<(&str, Option<&str>, u8)> = events
-            .iter()
-            .filter(|e| e.kind != KeyEventKind::KeyUp)
-            .map(|e| (e.key.as_str(), e.text.as_deref(), e.modifiers.bits()))
-            .collect();
-        let shift = Modifiers::SHIFT.bits();
-        assert_eq!(
-            downs,
-            vec![
-                ("l", Some("l"), 0),
-                ("S", Some("S"), shift),
-                (" ", Some(" "), 0),
-                ("-", Some("-"), 0),
-                ("A", Some("A"), shift),
-                ("Enter", Some("\r"), 0),
-                ("!", Some("!"), shift),
-            ]
-        );
-        assert_eq!(events.len(), 14, "each press has its release");
-        assert_eq!(events[1].kind, KeyEventKind::KeyUp);
-        assert_eq!(events[0].code, "KeyL");
-        assert_eq!(typing_events("\t")[0].key, "Tab");
-        assert!(typing_events("").is_empty());
     }
 
     #[test]

@@ -22,6 +22,8 @@
 //! - `selector`: the restricted CSS selector parser.
 //! - `spec`: one catalog entry, [`ActionSpec`].
 //! - `result`: [`ActionResult`] and [`FailureReason`].
+//! - `typing`: text typed as key presses (and, for the bulk of a long
+//!   value in a field, put in at once).
 //! - `wire`: the parameter schemas as sent to the model.
 
 mod action;
@@ -37,6 +39,7 @@ mod risk_level;
 mod schema;
 mod selector;
 mod spec;
+mod typing;
 mod wire;
 
 pub use action::{
@@ -45,12 +48,13 @@ pub use action::{
 pub use catalog::Catalog;
 pub use command::command_words;
 pub use error::ActionError;
-pub use keys::{typing_events, KeyChord, KeyDefinition, KeyEvent, KeyEventKind, Modifiers};
+pub use keys::{KeyChord, KeyDefinition, KeyEvent, KeyEventKind, Modifiers};
 pub use result::{ActionResult, FailureReason};
 pub use risk::{origin_of, resolve_url, RiskFacts, TargetFacts};
 pub use risk_level::{Risk, UnknownRisk};
 pub use selector::Selector;
 pub use spec::{ActionSpec, SpecOrigin};
+pub use typing::{field_typing, typing_events, TypedPart, TYPED_HEAD, TYPED_TAIL, TYPED_WHOLE};
 pub use wire::{grammar_subset_problems, model_schema};
 
 /// Checks `value` against a JSON schema of the subset the catalog uses

@@ -3,7 +3,7 @@
 use super::percentile;
 use crate::actions::Catalog;
 use crate::browser::act::{ExecOptions, Executor};
-use crate::browser::{BrowserSession, ObserveOptions};
+use crate::browser::{BrowserSession, ObserveOptions, Tab};
 use crate::config::BrowserOpts;
 use crate::serve::PageServer;
 use anyhow::Context;
@@ -59,6 +59,65 @@ fn step_page() -> String {
     }
     html.push_str("</ul></body></html>");
     html
+}
+
+/// Characters in the long fill: a pasted paragraph, the size at which
+/// typing key by key would show.
+const LONG_FILL_CHARS: usize = 2_000;
+
+/// Times `input_text` of [`LONG_FILL_CHARS`] characters into the page's
+/// field (the action and its settle, not the observation after it), one
+/// run for every ten steps and at least ten, after two to warm up. Its
+/// baseline, taking turns with it: the same action with the value put in
+/// at once and no key events, as `input_text` did before it typed keys
+/// ([`ExecOptions::type_keys`] off).
+async fn long_fills(tab: &Tab, catalog: &Catalog, runs: usize) -> anyhow::Result<(Value, Value)> {
+    let sentence = "The Quick brown fox, 42 times: jumps over the lazy dog! ";
+    let typing = Executor::new(tab, ExecOptions::default());
+    let at_once = Executor::new(
+        tab,
+        ExecOptions {
+            type_keys: false,
+            ..ExecOptions::default()
+        },
+    );
+    let (mut fills, mut inserts) = (Spread::default(), Spread::default());
+    let warmup = 2;
+    for i in 0..((runs / 10).max(10) + warmup) * 2 {
+        // Each fill differs from the last, so the field's value changes.
+        let text: String = format!(
+            "{i} {}",
+            sentence.repeat(LONG_FILL_CHARS / sentence.len() + 1)
+        )
+        .chars()
+        .take(LONG_FILL_CHARS)
+        .collect();
+        let state = tab.observe(&ObserveOptions::default()).await?;
+        let index = state
+            .elements
+            .iter()
+            .find(|e| e.tag == "input")
+            .map(|e| e.index.0)
+            .context("the benchmark page lists no input")?;
+        let action = catalog
+            .parse(&json!({"input_text": {"index": index, "text": text}}))
+            .map_err(|e| anyhow::anyhow!("building the long fill: {e}"))?;
+        let (executor, spread) = if i % 2 == 0 {
+            (&typing, &mut fills)
+        } else {
+            (&at_once, &mut inserts)
+        };
+        let started = Instant::now();
+        let result = executor.execute(&action, Some(&state)).await;
+        let took = started.elapsed();
+        if !result.is_ok() {
+            anyhow::bail!("long fill {i} failed: {}", serde_json::to_string(&result)?);
+        }
+        if i >= warmup * 2 {
+            spread.push(took.as_secs_f64() * 1000.0);
+        }
+    }
+    Ok((fills.summary(), inserts.summary()))
 }
 
 #[derive(Debug, Default)]
@@ -199,6 +258,9 @@ async fn bench_command(args: BenchArgs) -> anyhow::Result<ExitCode> {
         observe.push(ms(total - acted));
         eval.push(ms(round_trip));
     }
+    let (long_fill, long_insert) = long_fills(&tab, &catalog, runs).await?;
+    let long_ratio = long_fill["median"].as_f64().unwrap_or(0.0)
+        / long_insert["median"].as_f64().unwrap_or(1.0).max(0.001);
     let step_s = step.summary();
     let eval_s = eval.summary();
     let ratio = step_s["median"].as_f64().unwrap_or(0.0)
@@ -227,6 +289,9 @@ async fn bench_command(args: BenchArgs) -> anyhow::Result<ExitCode> {
         "settle_ms": settle.summary(),
         "observe_ms": observe.summary(),
         "evaluate_ms": eval_s,
+        "long_fill_ms": long_fill,
+        "long_insert_ms": long_insert,
+        "ratio_long_fill_to_insert": (long_ratio * 100.0).round() / 100.0,
         "ratio_step_to_evaluate": (ratio * 10.0).round() / 10.0,
         "target_median_ms": 50,
         "vision": vision_report,
@@ -238,7 +303,7 @@ async fn bench_command(args: BenchArgs) -> anyhow::Result<ExitCode> {
         println!("{report}");
         return Ok(ExitCode::SUCCESS);
     }
-    println!("step = act + settle + observe, {runs} runs (clicks and fills alternate)");
+    println!("step = act + settle + observe, {runs} runs (clicks and fills alternate); a long fill is the act and its settle alone");
     println!("{:<22} {:>9} {:>9} {:>9}", "", "median", "p10", "p90");
     // act, settle and observe are over all steps.
     for (label, key) in [
@@ -249,6 +314,8 @@ async fn bench_command(args: BenchArgs) -> anyhow::Result<ExitCode> {
         ("  settle (ms)", "settle_ms"),
         ("  observe (ms)", "observe_ms"),
         ("Runtime.evaluate (ms)", "evaluate_ms"),
+        ("fill 2,000 chars (ms)", "long_fill_ms"),
+        ("  at once, no keys (ms)", "long_insert_ms"),
     ] {
         let s = &report[key];
         println!(
@@ -258,6 +325,10 @@ async fn bench_command(args: BenchArgs) -> anyhow::Result<ExitCode> {
             s["p90"].as_f64().unwrap_or(0.0)
         );
     }
+    println!(
+        "fill 2,000 chars / the same at once without keys: {long_ratio:.2}x; goal at most 2x: {}",
+        if long_ratio <= 2.0 { "met" } else { "NOT met" }
+    );
     let median = report["step_ms"]["median"].as_f64().unwrap_or(0.0);
     println!(
         "step / evaluate: {:.1}x; target median < 50 ms: {}",

@@ -52,6 +52,14 @@ pub enum BrowserError {
     /// The browser closed, crashed or the connection dropped.
     #[error("the browser is gone ({0}); relaunch the session")]
     Disconnected(String),
+    /// The tab was closed (its own page called `window.close()`, or it was
+    /// closed from outside) before or while the call ran; the browser
+    /// itself still runs.
+    #[error("{what}: the tab was closed")]
+    TabClosed {
+        /// The call that could not be made.
+        what: String,
+    },
     /// A CDP call did not answer in time.
     #[error("{what} did not answer within {after:?}")]
     Timeout {

@@ -547,3 +547,173 @@ fn input_text_types_into_a_keydown_terminal_key_by_key() {
         assert!(message.contains("cannot take focus"), "{message}");
     });
 }
+
+/// A page that counts the key and input events of its fields (trusted
+/// ones only) in `counts`, and notes each key in `seen`. `change` counts
+/// of either kind: a browser fires its own only once the focus leaves the
+/// field, and typing keeps the focus there (an autocomplete's suggestions,
+/// opened by the keys, close when it leaves), so the one `change` after
+/// typing is the action's.
+const KEY_COUNTER: &str = r#"<input id="q"><textarea id="t"></textarea>
+    <script>
+      window.counts = {};
+      for (const type of ['keydown', 'keypress', 'input', 'keyup', 'change']) {
+        document.addEventListener(type, (e) => {
+          if (!e.isTrusted && type !== 'change') return;
+          counts[type] = (counts[type] || 0) + 1;
+          if (type.startsWith('key')) seen.push(type + ' ' + e.key);
+        }, true);
+      }
+      window.lastKeyup = '';
+      q.addEventListener('keyup', () => { lastKeyup = q.value; });
+    </script>"#;
+
+#[test]
+fn input_text_presses_a_key_for_each_character_as_a_keyboard_does() {
+    let html = seen_page(KEY_COUNTER);
+    with_page_in_front("/key-counter", &html, |tab, _| async move {
+        let result = act(
+            &tab,
+            json!({"input_text": {"selector": "#q", "text": "Ab 1!"}}),
+        )
+        .await;
+        assert_ok(&result);
+        assert_eq!(result.data().expect("data")["repaired"], json!(false));
+        assert_eq!(page_js(&tab, "q.value").await, json!("Ab 1!"));
+        assert_eq!(
+            page_js(&tab, "counts").await,
+            json!({"keydown": 5, "keypress": 5, "input": 5, "keyup": 5, "change": 1})
+        );
+        assert_eq!(
+            page_js(&tab, "document.activeElement === q").await,
+            json!(true),
+            "the field keeps the focus, as after a person's typing"
+        );
+        let mut expected = Vec::new();
+        for key in ["A", "b", " ", "1", "!"] {
+            for kind in ["keydown", "keypress", "keyup"] {
+                expected.push(format!("{kind} {key}"));
+            }
+        }
+        assert_eq!(seen(&tab).await, expected);
+        // Characters beyond a US keyboard, and a line break in a text
+        // area, arrive exactly as written.
+        let text = "naïve café: 中文, emoji 😀\nsecond line";
+        assert_ok(
+            &act(
+                &tab,
+                json!({"input_text": {"selector": "#t", "text": text}}),
+            )
+            .await,
+        );
+        assert_eq!(page_js(&tab, "t.value").await, json!(text));
+    });
+}
+
+#[test]
+fn a_long_value_lands_whole_and_ends_with_the_keys_a_listener_waits_for() {
+    let html = seen_page(KEY_COUNTER);
+    with_page_in_front("/key-counter-long", &html, |tab, _| async move {
+        let text: String = "The quick brown fox jumps over the lazy dog. "
+            .repeat(40)
+            .trim_end()
+            .to_string();
+        let result = act(
+            &tab,
+            json!({"input_text": {"selector": "#q", "text": text}}),
+        )
+        .await;
+        assert_ok(&result);
+        assert_eq!(result.data().expect("data")["repaired"], json!(false));
+        assert_eq!(page_js(&tab, "q.value").await, json!(text));
+        // The last key's release comes after the whole value is in.
+        assert_eq!(page_js(&tab, "lastKeyup").await, json!(text));
+        let counts = page_js(&tab, "counts").await;
+        let count = |kind: &str| counts[kind].as_u64().unwrap_or(0);
+        assert!(count("keydown") >= 8, "{counts}");
+        assert_eq!(count("keydown"), count("keypress"), "{counts}");
+        assert_eq!(count("keydown"), count("keyup"), "{counts}");
+        assert_eq!(count("change"), 1, "{counts}");
+    });
+}
+
+#[test]
+fn a_filter_that_listens_for_keyup_shows_its_matches_after_one_input_text() {
+    let html = seen_page(
+        r#"<input id="filter" placeholder="Filter fruit">
+        <ul id="list"><li>Apple</li><li>Apricot</li><li>Banana</li><li>Blueberry</li><li>Cherry</li></ul>
+        <script>
+          filter.addEventListener('keyup', () => {
+            const q = filter.value.toLowerCase();
+            for (const li of list.children) li.hidden = !li.textContent.toLowerCase().includes(q);
+          });
+        </script>"#,
+    );
+    with_page_in_front("/keyup-filter", &html, |tab, _| async move {
+        let state = observe(&tab).await;
+        let filter = state
+            .elements
+            .iter()
+            .find(|e| e.attribute("placeholder") == Some("Filter fruit"))
+            .map(|e| e.index.0 as u32)
+            .unwrap_or_else(|| panic!("no filter in\n{}", state.listing));
+        let result = act_on(
+            &tab,
+            &state,
+            json!({"input_text": {"index": filter, "text": "ap"}}),
+            quick_options(),
+        )
+        .await;
+        assert_ok(&result);
+        let text = observe(&tab).await.page_text.text;
+        assert!(text.contains("Apple") && text.contains("Apricot"), "{text}");
+        for gone in ["Banana", "Blueberry", "Cherry"] {
+            assert!(!text.contains(gone), "{gone} is filtered out: {text}");
+        }
+    });
+}
+
+#[test]
+fn a_terminal_that_reads_keys_on_the_document_takes_input_text_after_a_click() {
+    // Drawn with divs: nothing in it takes focus, and the page reads the
+    // keys on the document once the terminal was clicked.
+    let html = seen_page(
+        r#"<div id="term" style="font:14px monospace;background:#111;color:#eee;height:200px;cursor:text">
+          <pre id="out"></pre><div>$ <span id="line"></span></div></div>
+        <script>
+          let active = false, line = '';
+          term.addEventListener('click', () => { active = true; });
+          document.addEventListener('keydown', (e) => {
+            if (!active || !e.isTrusted) return;
+            if (e.key === 'Enter') {
+              out.textContent += '$ ' + line + '\n' + (line.startsWith('echo ') ? line.slice(5) : 'unknown: ' + line) + '\n';
+              seen.push(line);
+              line = '';
+            } else if (e.key.length === 1) {
+              line += e.key;
+            }
+            document.getElementById('line').textContent = line;
+            e.preventDefault();
+          });
+        </script>"#,
+    );
+    with_page_in_front("/document-terminal", &html, |tab, _| async move {
+        assert_ok(&act(&tab, json!({"click": {"selector": "#term"}})).await);
+        let result = act(
+            &tab,
+            json!({"input_text": {"selector": "#term", "text": "echo Hello, World!\necho two\n"}}),
+        )
+        .await;
+        assert_ok(&result);
+        let data = result.data().cloned().unwrap_or_default();
+        assert_eq!(data["typed"], "keystrokes", "{data}");
+        assert_eq!(data["keystrokes"], 28, "{data}");
+        assert_eq!(seen(&tab).await, vec!["echo Hello, World!", "echo two"]);
+        let after = observe(&tab).await;
+        assert!(
+            after.page_text.text.contains("Hello, World!"),
+            "{}",
+            after.page_text.text
+        );
+    });
+}

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use chromiumoxide::cdp::browser_protocol::input::{DispatchMouseEventType, InsertTextParams};
+use chromiumoxide::cdp::browser_protocol::input::DispatchMouseEventType;
 use serde_json::{json, Map, Value};
 
 use super::aim::point_of;
@@ -13,7 +13,9 @@ use super::error::ActError;
 use super::replies::{copy_matches, round1, strip_ok};
 use super::settle::{self, Settled};
 use super::{unique, Executor};
-use crate::actions::{typing_events, ActionResult, KeyEventKind, ScrollDirection};
+use crate::actions::{
+    field_typing, typing_events, ActionResult, KeyEventKind, ScrollDirection, TypedPart,
+};
 
 impl Executor<'_> {
     pub(super) async fn click(&self, target: &Value) -> Result<ActionResult, ActError> {
@@ -69,15 +71,13 @@ impl Executor<'_> {
         }
         let mut reply = begun.clone();
         if begun.get("done").and_then(Value::as_bool) != Some(true) {
-            if !text.is_empty() {
-                self.tab
-                    .with_timeout(
-                        "typing text",
-                        self.tab.call_timeout(),
-                        self.tab.page().execute(InsertTextParams::new(text)),
-                    )
-                    .await?;
-            }
+            let multiline = begun.get("multiline").and_then(Value::as_bool) == Some(true);
+            let typing = if self.options.type_keys {
+                field_typing(text, multiline)
+            } else {
+                vec![TypedPart::Text(text.to_string())]
+            };
+            self.type_into_focus(&typing).await?;
             reply = self.run(Some(target), "endFill", args).await?;
             copy_matches(&begun, &mut reply);
         }

@@ -31,10 +31,17 @@
 //! action cannot land later.
 //!
 //! Clicks are real `Input.dispatchMouseEvent` events in top-level
-//! coordinates; text goes in through `Input.insertText` after focusing and
-//! selecting the field, which React's and Vue's value tracking see as
-//! typing (the native value setter is the fallback when a page swallows
-//! it), followed by a `change` event.
+//! coordinates. Text is typed after focusing and selecting the field:
+//! a key press per character (`Input.dispatchKeyEvent`, so the page sees
+//! `keydown`, `keypress`, `input` and `keyup` as from a keyboard), with
+//! the middle of a long value put in at once by `Input.insertText` (see
+//! [`crate::actions::TYPED_WHOLE`] for that trade). React's and Vue's value
+//! tracking see both as typing; the native value setter is the fallback
+//! when a page swallows it, and one `change` event follows.
+//!
+//! A tab that closes during an action (a popup calling `window.close()`)
+//! ends the action's waits at once: its calls fail as closed rather than
+//! waiting out their limits, and settling stops with the page's events.
 //!
 //! # Settling
 //!

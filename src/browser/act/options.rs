@@ -22,6 +22,11 @@ pub struct ExecOptions {
     pub screenshot_dir: PathBuf,
     /// The most characters `read_page` returns.
     pub read_limit: usize,
+    /// Whether `input_text` types a field's value as key presses (see
+    /// [`crate::actions::TYPED_WHOLE`]). Off, the value goes in at once
+    /// with no key events, as `input_text` did before it typed keys: the
+    /// baseline `webagent bench step` times a long fill against.
+    pub type_keys: bool,
     /// Accept `confirm` and `prompt` dialogs instead of dismissing them
     /// (alerts and leave-page prompts are always accepted).
     pub accept_dialogs: bool,
@@ -40,6 +45,7 @@ impl Default for ExecOptions {
             allow_javascript: false,
             screenshot_dir: PathBuf::from(".webagent/screenshots"),
             read_limit: 20_000,
+            type_keys: true,
             accept_dialogs: false,
             first_look: None,
         }

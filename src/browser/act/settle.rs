@@ -111,6 +111,9 @@ pub(crate) struct NavWatch {
     /// When the watch began, just before the action: animations that
     /// started earlier are not the action's.
     began: Instant,
+    /// The page's events ended: its tab was closed (a popup that closed
+    /// itself) or the browser went away. Nothing more is coming to wait for.
+    ended: bool,
 }
 
 fn boxed<T, S, F>(stream: S, map: F) -> EventStreamBox
@@ -204,6 +207,7 @@ impl NavWatch {
             navigated: false,
             stopped_without_document: false,
             began,
+            ended: false,
         }
     }
 
@@ -271,7 +275,11 @@ impl NavWatch {
                 self.apply(event);
                 true
             }
-            _ => false,
+            Ok(None) => {
+                self.ended = true;
+                false
+            }
+            Err(_) => false,
         }
     }
 
@@ -293,6 +301,7 @@ impl NavWatch {
 
     /// Waits until the page has settled: DOM quiet, then any navigation's
     /// load, then requests in flight, then DOM quiet again if anything moved.
+    /// A tab that closed is settled at once: its page answers nothing more.
     pub(crate) async fn settle(&mut self, tab: &Tab, opts: &SettleOptions) -> Settled {
         let started = Instant::now();
         let mut load_timed_out = false;
@@ -301,15 +310,18 @@ impl NavWatch {
         // navigation loaded.
         self.drain();
         let loaded = self.navigated && !self.navigating;
-        dom_quiet(tab, opts.quiet, opts.max, self.began.elapsed(), loaded).await;
+        let mut closing = dom_quiet(tab, opts.quiet, opts.max, self.began.elapsed(), loaded).await;
         self.drain();
         for _round in 0..4 {
+            if tab.is_closed() || self.ended {
+                break;
+            }
             let mut waited = false;
             if self.navigating {
                 let deadline = Instant::now() + opts.navigation;
                 while self.navigating {
                     if !self.next_until(deadline).await {
-                        load_timed_out = self.navigating;
+                        load_timed_out = self.navigating && !self.ended;
                         break;
                     }
                 }
@@ -335,11 +347,17 @@ impl NavWatch {
                 .saturating_duration_since(Instant::now())
                 .max(opts.quiet * 2);
             let loaded = self.navigated && !self.navigating;
-            dom_quiet(tab, opts.quiet, left, self.began.elapsed(), loaded).await;
+            closing |= dom_quiet(tab, opts.quiet, left, self.began.elapsed(), loaded).await;
             self.drain();
             if !self.navigating && self.in_flight.is_empty() {
                 break;
             }
+        }
+        // The page closed its window (a popup handing a value to its
+        // opener); the browser takes a moment to destroy the tab, and the
+        // action is done when it has.
+        if closing && !tab.is_closed() && !tab.closed_within(opts.max).await {
+            tracing::debug!("the page asked to close its window; the tab stayed");
         }
         if self.stopped_without_document {
             tab.note_navigation_without_document();
@@ -358,8 +376,15 @@ impl NavWatch {
 /// `since_ago`) is over, for at most `max`. `loaded`: a navigation loaded
 /// the document, so the quiet counts from its load event. A document
 /// replaced meanwhile (the world's context destroyed) ends the wait: the
-/// caller's events say what happened.
-async fn dom_quiet(tab: &Tab, quiet: Duration, max: Duration, since_ago: Duration, loaded: bool) {
+/// caller's events say what happened. True when the page asked to close
+/// its window.
+async fn dom_quiet(
+    tab: &Tab,
+    quiet: Duration,
+    max: Duration,
+    since_ago: Duration,
+    loaded: bool,
+) -> bool {
     let expression = format!(
         "globalThis.__webagentAct ? globalThis.__webagentAct.domQuiet({}, {}, {}, {loaded}) : 'missing'",
         quiet.as_millis(),
@@ -373,16 +398,17 @@ async fn dom_quiet(tab: &Tab, quiet: Duration, max: Duration, since_ago: Duratio
                 // the action helper.
                 if let Err(err) = tab.eval(ACT_JS).await {
                     tracing::debug!(%err, "installing the action helper");
-                    return;
+                    return false;
                 }
             }
-            Ok(_) => return,
+            Ok(quiet) => return quiet.get("closing") == Some(&serde_json::Value::Bool(true)),
             Err(err) => {
                 tracing::debug!(%err, "DOM quiet wait ended early");
-                return;
+                return false;
             }
         }
     }
+    false
 }
 
 #[cfg(test)]
@@ -401,6 +427,7 @@ mod tests {
             navigated: false,
             stopped_without_document: false,
             began: Instant::now(),
+            ended: false,
         }
     }
 

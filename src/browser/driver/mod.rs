@@ -190,6 +190,14 @@ impl Driver {
     /// [`MAX_RELAUNCHES`] times) and a crashed page reloaded; the error
     /// then says so and is fatal only when no browser could be had.
     pub async fn observe(&mut self) -> Result<PageState, DriverError> {
+        // A popup that closed itself after the last action's result: the
+        // tab before it is observed instead (its tab list no longer has
+        // the popup).
+        if self.tab.is_closed() {
+            let closed = self.leave_closed_tab().await;
+            tracing::info!(%closed, "the driven tab closed between steps");
+        }
+        self.others.retain(|tab| !tab.is_closed());
         // The cookie read runs beside the walk, so it adds no wait.
         let (observed, cookies) = if self.keeps_sign_ins() {
             let (observed, cookies) =
@@ -229,6 +237,13 @@ impl Driver {
         let state = match observed {
             Ok(state) => state,
             Err(BrowserError::Disconnected(reason)) => return Err(self.relaunch(reason).await),
+            Err(error @ BrowserError::TabClosed { .. }) => {
+                let closed = self.leave_closed_tab().await;
+                return Err(DriverError {
+                    message: format!("{error} while it was observed; {}", now_on(&closed)),
+                    fatal: false,
+                });
+            }
             Err(error) => {
                 // The connection may have died during the call.
                 if let SessionStatus::Disconnected(reason) = self.tab.status() {
@@ -266,6 +281,17 @@ impl Driver {
             Action::CloseTab { tab } => return self.close_tab(*tab).await,
             _ => {}
         }
+        if self.tab.is_closed() {
+            // It closed after the page the model chose from was observed:
+            // the action was meant for a page that is gone.
+            let closed = self.leave_closed_tab().await;
+            return ActionResult::navigation(format!(
+                "{} did not run: the tab {} closed before it; {}; observe it and act there",
+                action.name(),
+                closed["url"].as_str().unwrap_or_default(),
+                now_on(&closed)
+            ));
+        }
         let download_mark = self.tab.downloads().map(|d| d.mark());
         let documentless_before = self.tab.navigations_without_document();
         let tabs_before = match action.target() {
@@ -298,6 +324,17 @@ impl Driver {
         let result = self
             .after_action(result, download_mark, documentless_before, tabs_before)
             .await;
+        // The action closed its own tab (a popup handing a value to its
+        // opener): the session goes back, and the result says so.
+        let result = if self.tab.is_closed() {
+            let closed = self.leave_closed_tab().await;
+            effects::with_extras(
+                result,
+                serde_json::Map::from_iter([("tab_closed".into(), closed)]),
+            )
+        } else {
+            result
+        };
         let left = self.leave_refused_document().await;
         // The executor turned a refusal during the action into `blocked`
         // (its one place for it); what is left here is to mark them seen
@@ -335,6 +372,15 @@ impl Driver {
                 None
             }
         }
+    }
+}
+
+/// Where the session went after its tab closed, in words, from what
+/// [`Driver::leave_closed_tab`] reported.
+fn now_on(closed: &serde_json::Value) -> String {
+    match closed["now_on"].as_str() {
+        Some(url) => format!("the session is now on {url}"),
+        None => closed["error"].as_str().unwrap_or_default().to_string(),
     }
 }
 

@@ -1,10 +1,12 @@
 //! The tabs a driver holds: a tab a click opened (followed or kept to go
-//! back to), and the `switch_tab` and `close_tab` actions.
+//! back to), a tab that closed itself, and the `switch_tab` and
+//! `close_tab` actions.
 
 use serde_json::json;
 
 use super::{is_error_page, Driver};
 use crate::actions::ActionResult;
+use crate::browser::error::BrowserError;
 use crate::browser::tab::Tab;
 
 impl Driver {
@@ -20,13 +22,26 @@ impl Driver {
         let mut opened = None;
         for attempt in 0..2 {
             let now = self.tab.open_tabs().await.ok()?;
-            opened = now.into_iter().find(|t| {
+            for tab in &now {
                 // A tab this environment made itself (one that took
                 // over from a stuck tab) is not the page's doing.
-                before.iter().all(|b| b.id != t.id)
-                    && t.id != self.tab.target_id()
-                    && self.others.iter().all(|o| o.target_id() != t.id)
-            });
+                let new = before.iter().all(|b| b.id != tab.id)
+                    && tab.id != self.tab.target_id()
+                    && self.others.iter().all(|o| o.target_id() != tab.id);
+                if !new {
+                    continue;
+                }
+                // Nor is a tab the session opened itself (it has no
+                // opener), or one another page of the session opened
+                // meanwhile; a frame of this page counts as this page.
+                let by_this_page = self.tab.opener_of(&tab.id).await.is_some_and(|opener| {
+                    opener == self.tab.target_id() || now.iter().all(|t| t.id != opener)
+                });
+                if by_this_page {
+                    opened = Some(tab.clone());
+                    break;
+                }
+            }
             if opened.is_some() || attempt == 1 {
                 break;
             }
@@ -135,39 +150,80 @@ impl Driver {
                 Err(error) => ActionResult::unknown(format!("closing the tab: {error}")),
             };
         }
-        // The current tab: go back to the one driven before, else any
-        // other open tab, else a blank one.
-        let next = match self.others.pop() {
-            Some(tab) => Ok(tab),
-            None => {
-                let other = self
-                    .tab
-                    .open_tabs()
-                    .await
-                    .ok()
-                    .and_then(|tabs| tabs.into_iter().find(|t| t.id != id));
-                match other {
-                    Some(info) => self.tab.adopt(&info.id).await,
-                    None => self.tab.open_sibling("about:blank").await,
-                }
-            }
-        };
-        let next = match next {
-            Ok(tab) => tab,
+        let closing = match self.move_off_current_tab(None).await {
+            Ok(closing) => closing,
             Err(error) => {
                 return ActionResult::unknown(format!(
                     "no other tab to go to, so the tab stays open: {error}"
                 ))
             }
         };
-        let closing = std::mem::replace(&mut self.tab, next);
-        self.reported = self.tab.guard().map_or(0, |g| g.mark());
-        self.last = None;
         let url = self.tab.url().await.unwrap_or_default();
         match closing.close().await {
             Ok(()) => ActionResult::ok_with(json!({"closed": id, "now_on": url})),
             Err(error) => ActionResult::unknown(format!("closing the tab: {error}")),
         }
+    }
+
+    /// The driven tab closed under the session (a popup that handed its
+    /// value to its opener and called `window.close()`): drive the tab
+    /// driven before it, which for a popup is the one that opened it, with
+    /// its state as it was (a half-filled form, a sign-in). What closed and
+    /// where the session is now, for the action's result; the next
+    /// observation lists the tab it is on. When no tab of the session is
+    /// left (its only tab closed from outside), the closed tab's page opens
+    /// again in a new tab: another tab of the browser may be a person's own
+    /// or another session's, and is not taken.
+    pub(super) async fn leave_closed_tab(&mut self) -> serde_json::Value {
+        let closed_url = self.last_url.clone().unwrap_or_default();
+        let reopen = if closed_url.is_empty() {
+            "about:blank"
+        } else {
+            closed_url.as_str()
+        };
+        if let Err(error) = self.move_off_current_tab(Some(reopen)).await {
+            return json!({"url": closed_url, "now_on": null,
+                "error": format!("no other tab to go to: {error}")});
+        }
+        let now_on = self.tab.url().await.unwrap_or_default();
+        self.report(format!("the tab {closed_url} closed; now on {now_on}"));
+        // A relaunch after a crash reopens where the session is now.
+        self.last_url = Some(now_on.clone());
+        json!({"url": closed_url, "now_on": now_on})
+    }
+
+    /// Makes the tab driven before the current one the driven one again
+    /// and hands back the one left. With none: a new tab at `reopen` when
+    /// given, else any other open tab of the browser, else a blank one.
+    async fn move_off_current_tab(&mut self, reopen: Option<&str>) -> Result<Tab, BrowserError> {
+        let leaving = self.tab.target_id().to_string();
+        let mut next = None;
+        while let Some(tab) = self.others.pop() {
+            if !tab.is_closed() {
+                next = Some(tab);
+                break;
+            }
+        }
+        let next = match (next, reopen) {
+            (Some(tab), _) => tab,
+            (None, Some(url)) => self.tab.open_sibling(url).await?,
+            (None, None) => {
+                let other = self
+                    .tab
+                    .open_tabs()
+                    .await
+                    .ok()
+                    .and_then(|tabs| tabs.into_iter().find(|t| t.id != leaving));
+                match other {
+                    Some(info) => self.tab.adopt(&info.id).await?,
+                    None => self.tab.open_sibling("about:blank").await?,
+                }
+            }
+        };
+        let left = std::mem::replace(&mut self.tab, next);
+        self.reported = self.tab.guard().map_or(0, |g| g.mark());
+        self.last = None;
+        Ok(left)
     }
 }
 

@@ -12,6 +12,13 @@
   const CLICKY = new Set(['click', 'mousedown', 'mouseup', 'pointerdown', 'pointerup', 'touchstart']);
   const marked = new WeakSet();
   let refs = [];
+  // Whether the page reads keys where keys go when nothing has focus (the
+  // window, the document, its root or body): a terminal drawn with divs
+  // that takes what is typed after it was clicked.
+  const KEYS = new Set(['keydown', 'keypress', 'keyup']);
+  const onDocument = (target) => target === window || (target && (target.nodeType === 9 ||
+    (target.nodeType === 1 && (target.localName === 'html' || target.localName === 'body'))));
+  let documentKeys = false;
   const original = EventTarget.prototype.addEventListener;
   const dispatch = EventTarget.prototype.dispatchEvent;
   const patched = {
@@ -20,6 +27,7 @@
         marked.add(this);
         refs.push(new WeakRef(this));
       }
+      if (KEYS.has(type) && listener && onDocument(this)) documentKeys = true;
       return original.call(this, type, listener, options);
     },
   }.addEventListener;
@@ -190,6 +198,27 @@
   original.call(document, 'webagent:busy?', () => {
     const busy = soon.size > 0 || anyFrames.size > 0 || messageWaiting() || idle.size > 0 || tasks > 0;
     dispatch.call(document, new Event(busy ? 'webagent:busy!' : 'webagent:idle!'));
+  });
+  // A page that closes its window (a popup done with its lookup, or one
+  // its opener closes): settling after an action waits for the tab to go
+  // instead of ending just before. Chromium lets a script close a window
+  // only when a page opened it or it has no history to go back to.
+  let closing = false;
+  const nativeClose = window.close;
+  window.close = function close(...args) {
+    closing = closing || window.opener !== null || history.length <= 1;
+    return nativeClose.apply(this, args);
+  };
+  original.call(document, 'webagent:closing?', () => {
+    if (closing) dispatch.call(document, new Event('webagent:closing!'));
+  });
+  // Answers `webagent:keys!` when keys typed with nothing focused reach a
+  // listener of the page's: added with addEventListener, or set as an
+  // `onkeydown` handler (a property or an attribute of the body).
+  original.call(document, 'webagent:keys?', () => {
+    const handlers = [window, document, document.documentElement, document.body];
+    const handled = handlers.some((t) => t && ['onkeydown', 'onkeypress', 'onkeyup'].some((h) => typeof t[h] === 'function'));
+    if (documentKeys || handled) dispatch.call(document, new Event('webagent:keys!'));
   });
   original.call(document, 'webagent:listeners?', () => {
     const alive = [];

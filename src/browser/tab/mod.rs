@@ -2,7 +2,8 @@
 //!
 //! [`Tab`] is one type whose work is spread over rooms by concern, each an
 //! `impl Tab` of its own: `open` (opening, taking over and closing tabs,
-//! with webagent's scripts installed), `world` (the isolated world and
+//! with webagent's scripts installed), `closing` (a tab that closed, its
+//! calls ending at once), `world` (the isolated world and
 //! evaluating in it), `first_look` (the observation a new document takes
 //! as it loads), `observe` (the listing and the tabs beside it),
 //! `elements` (script run on listed elements), `oopif` (cross-origin
@@ -29,6 +30,7 @@ use super::frames::Frames;
 use super::guard::{GuardRegistry, NavigationGuard};
 use super::launch::LaunchOptions;
 
+mod closing;
 mod elements;
 mod family;
 mod first_look;
@@ -93,6 +95,10 @@ pub struct Tab {
     looks_used: std::sync::atomic::AtomicU64,
     /// Navigations of the top frame that stopped before a document came.
     documentless: std::sync::atomic::AtomicU64,
+    /// Set once the browser destroyed the tab (see [`closing`]).
+    closed: Arc<watch::Sender<bool>>,
+    /// Sets `closed` when the browser says the tab is gone.
+    closed_watch: Option<JoinHandle<()>>,
 }
 
 /// One of webagent's isolated worlds. Chromium numbers contexts per
@@ -125,6 +131,9 @@ impl Drop for Tab {
         if let Some(task) = self.world_watch.take() {
             task.abort();
         }
+        if let Some(task) = self.closed_watch.take() {
+            task.abort();
+        }
     }
 }
 
@@ -140,9 +149,24 @@ impl Tab {
         self.ctx.call_timeout
     }
 
-    /// Runs a CDP future with a time limit; a dead browser becomes
-    /// [`BrowserError::Disconnected`], a late answer [`BrowserError::Timeout`].
+    /// Runs a CDP future on this tab's page with a time limit; a dead
+    /// browser becomes [`BrowserError::Disconnected`], a late answer
+    /// [`BrowserError::Timeout`], and a tab that closed (before or during
+    /// the call) [`BrowserError::TabClosed`] at once.
     pub async fn with_timeout<T>(
+        &self,
+        what: &str,
+        limit: Duration,
+        fut: impl std::future::Future<Output = Result<T, CdpError>>,
+    ) -> Result<T, BrowserError> {
+        self.unless_closed(what, call(what, limit, &self.ctx.status, fut))
+            .await
+    }
+
+    /// Runs a CDP future on the browser's own connection (the tab list,
+    /// cookies, another tab) with a time limit: it goes through whether
+    /// or not this tab is still open.
+    pub(crate) async fn browser_call<T>(
         &self,
         what: &str,
         limit: Duration,

@@ -94,14 +94,16 @@ impl Tab {
     }
 
     /// The open tabs, with this one marked; `None` when they could not be
-    /// listed, which is not worth failing an observation for.
+    /// listed, which is not worth failing an observation for. Asked of the
+    /// browser, so a tab that closed still finds the others.
     pub(super) async fn list_tabs(&self) -> Option<Vec<TabInfo>> {
         let me = self.page.target_id().inner().clone();
+        let browser = self.ctx.browser.upgrade()?;
         let listed = self
-            .with_timeout(
+            .browser_call(
                 "listing tabs",
                 self.ctx.call_timeout,
-                self.page.execute(GetTargetsParams::default()),
+                browser.execute(GetTargetsParams::default()),
             )
             .await;
         match listed {

@@ -9,11 +9,14 @@ use std::time::Duration;
 
 use chromiumoxide::cdp::browser_protocol::emulation::SetDeviceMetricsOverrideParams;
 use chromiumoxide::cdp::browser_protocol::page::AddScriptToEvaluateOnNewDocumentParams;
-use chromiumoxide::cdp::browser_protocol::target::CreateTargetParams;
+use chromiumoxide::cdp::browser_protocol::target::{
+    CreateTargetParams, GetTargetInfoParams, TargetId,
+};
 use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
 use chromiumoxide::{Browser, Page};
-use tokio::sync::Mutex;
+use tokio::sync::{watch, Mutex};
 
+use super::closing::watch_closing;
 use super::world::{watch_worlds, WORLD_NAME};
 use super::{Tab, TabContext};
 use crate::browser::connection::call;
@@ -21,6 +24,9 @@ use crate::browser::error::BrowserError;
 use crate::browser::frames::Frames;
 use crate::browser::guard::protect_page;
 use crate::browser::scripts::{ACT_JS, LISTENER_HOOK_JS, OBSERVER_JS};
+
+/// How long closing a tab waits for the browser to destroy it.
+const CLOSE_WAIT: Duration = Duration::from_secs(2);
 
 /// `script` run only in a tab's top document, not in the frames a
 /// new-document script also reaches.
@@ -80,7 +86,13 @@ impl Tab {
             first_look: std::sync::Mutex::new(None),
             looks_used: std::sync::atomic::AtomicU64::new(0),
             documentless: std::sync::atomic::AtomicU64::new(0),
+            closed: Arc::new(watch::channel(false).0),
+            closed_watch: None,
         };
+        if let Some(browser) = tab.ctx.browser.upgrade() {
+            let id = tab.target_id().to_string();
+            tab.closed_watch = watch_closing(&browser, id, Arc::clone(&tab.closed)).await;
+        }
         tab.world_watch = watch_worlds(
             &tab.page,
             Arc::clone(&tab.announced),
@@ -198,7 +210,7 @@ impl Tab {
         let id =
             chromiumoxide::cdp::browser_protocol::target::TargetId::from(target_id.to_string());
         let page = self
-            .with_timeout(
+            .browser_call(
                 "finding the tab",
                 self.ctx.call_timeout,
                 browser.get_page(id),
@@ -208,6 +220,27 @@ impl Tab {
         ctx.guard = ctx.registry.as_ref().map(|r| r.of(target_id));
         ctx.family.add(target_id);
         Tab::wrap(page, ctx, false).await
+    }
+
+    /// The tab that opened the tab `target_id`, as the browser knows it
+    /// (`None` when it has no opener: the session opened it itself).
+    pub(crate) async fn opener_of(&self, target_id: &str) -> Option<String> {
+        let browser = self.ctx.browser.upgrade()?;
+        let params = GetTargetInfoParams::builder()
+            .target_id(TargetId::from(target_id.to_string()))
+            .build();
+        let info = self
+            .browser_call(
+                "reading a tab's opener",
+                self.ctx.call_timeout,
+                browser.execute(params),
+            )
+            .await
+            .ok()?;
+        info.result
+            .target_info
+            .opener_id
+            .map(|id| id.inner().clone())
     }
 
     /// Closes another tab of the same browser by its target id.
@@ -224,7 +257,9 @@ impl Tab {
         .map(|_| ())
     }
 
-    /// Closes the tab.
+    /// Closes the tab, and waits (a little) until the browser has
+    /// destroyed it: `Page.close` is answered before, and a tab list asked
+    /// for right after would still have it.
     pub async fn close(self) -> Result<(), BrowserError> {
         let limit = self.ctx.call_timeout;
         call(
@@ -233,6 +268,10 @@ impl Tab {
             &self.ctx.status,
             self.page.clone().close(),
         )
-        .await
+        .await?;
+        if !self.closed_within(CLOSE_WAIT).await {
+            tracing::debug!("the browser did not say the closed tab was gone");
+        }
+        Ok(())
     }
 }

@@ -14,7 +14,7 @@ impl Tab {
             .upgrade()
             .ok_or_else(|| BrowserError::Disconnected("the session was closed".into()))?;
         let cookies = self
-            .with_timeout("reading the cookies", self.ctx.call_timeout, async {
+            .browser_call("reading the cookies", self.ctx.call_timeout, async {
                 browser.get_cookies().await
             })
             .await?;

@@ -33,7 +33,7 @@ pub(super) fn push_log(state: &mut AppState, entry: LogEntry) {
 }
 
 /// What an action caused beyond its page, as the result reports it: a
-/// log row per downloaded file, a notice for a tab it opened.
+/// log row per downloaded file, a notice for a tab it opened or closed.
 pub(super) fn log_side_effects(state: &mut AppState, result: &ActionResult) {
     let ActionResult::Success { data: Some(data) } = result else {
         return;
@@ -56,6 +56,13 @@ pub(super) fn log_side_effects(state: &mut AppState, result: &ActionResult) {
                 params: format!("{size} bytes, {}", text("type")),
                 ..LogEntry::row("download", text("file"), outcome)
             },
+        );
+    }
+    if let Some(closed) = data.get("tab_closed") {
+        let text = |key: &str| closed.get(key).and_then(|v| v.as_str()).unwrap_or_default();
+        state.notice(
+            false,
+            format!("the tab {} closed; now on {}", text("url"), text("now_on")),
         );
     }
     if let Some(tab) = data.get("new_tab") {

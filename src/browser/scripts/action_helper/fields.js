@@ -57,12 +57,31 @@
       const inner = el.querySelector('textarea, input, [contenteditable=""], [contenteditable="true"], [tabindex]:not([tabindex="-1"]), button, a[href]');
       if (inner) { inner.focus({ preventScroll: true }); into = focusedIn(); }
     }
+    if (!into && documentReadsKeys(el.ownerDocument)) {
+      // Keys typed with nothing focused go to the document, where the page
+      // reads them (a terminal drawn with divs, once clicked). Whatever
+      // else holds the focus would take them instead.
+      const held = deepActive(el.ownerDocument);
+      if (held && held !== el.ownerDocument.body && typeof held.blur === 'function') held.blur();
+      return { ok: true, done: false, keys: true, into: 'the document' };
+    }
     if (!into) {
       return { ...fail('not_interactive', `${found.label} (${describe(el)}) is not a text field or contenteditable and cannot take focus, so typed keys would go nowhere`), retry: false };
     }
     const out = { ok: true, done: false, keys: true };
     if (into !== el) out.into = describe(into);
     return out;
+  }
+
+  // Whether the page listens for keys on the document (or the window, its
+  // root or body), asked of the hook in the page's own world (listeners.js).
+  function documentReadsKeys(doc) {
+    let reads = false;
+    const answer = () => { reads = true; };
+    doc.addEventListener('webagent:keys!', answer);
+    doc.dispatchEvent(new Event('webagent:keys?'));
+    doc.removeEventListener('webagent:keys!', answer);
+    return reads;
   }
 
   // ---- values for date, time, colour and range fields ----

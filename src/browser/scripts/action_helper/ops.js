@@ -24,8 +24,8 @@
       return { ...fail('not_interactive', `${found.label} (${describe(el)}) is covered by ${describe(hit)}`), retry: true };
     },
 
-    // Focus + select before Input.insertText. `value` kinds (date, colour)
-    // cannot be typed into, so they are set here directly.
+    // Focus + select before typing. `value` kinds (date, colour) cannot be
+    // typed into, so they are set here directly.
     beginFill: async (found, args) => {
       // Typing goes to the focused element, not to coordinates, so a field
       // that moves cannot make the text land elsewhere: no frame wait.
@@ -59,10 +59,12 @@
       if (args.clear && args.text === '' && currentText(el) !== '') {
         el.ownerDocument.execCommand('delete');
       }
-      return { ok: true, done: false, focused, kind };
+      // A line break typed into a text area is the Enter key; elsewhere it
+      // goes in as text (Enter would submit a one-line field's form).
+      return { ok: true, done: false, focused, kind, multiline: el.localName === 'textarea' };
     },
 
-    // After Input.insertText: checks the field holds what was meant and
+    // After typing: checks the field holds what was meant and
     // repairs it through the native setter when a page swallowed the typing.
     endFill: async (found, args) => {
       const el = found.el;

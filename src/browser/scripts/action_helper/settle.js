@@ -9,6 +9,15 @@
     document.dispatchEvent(new Event('webagent:timers?'));
     return timersBusy;
   };
+  // Whether the page asked to close its window (the hook in the page's
+  // world remembers `window.close()`, listeners.js): its tab is about to go.
+  let closingSeen = false;
+  document.addEventListener('webagent:closing!', () => { closingSeen = true; }, true);
+  const closingAsked = () => {
+    closingSeen = false;
+    document.dispatchEvent(new Event('webagent:closing?'));
+    return closingSeen;
+  };
   const transitions = new Map();  // element -> properties in transition
   const transitionKey = (e) => e.composedPath()[0];
   // Only transitions that reveal or move things count; colour changes on
@@ -159,7 +168,8 @@
         if (late) lateWait = true;
         if ((quietNow && !late) || now - start >= max) {
           obs.disconnect();
-          resolve({ ok: true, mutations, waited: Math.round(now - start), capped: !quietNow || late, late: lateWait });
+          resolve({ ok: true, mutations, waited: Math.round(now - start), capped: !quietNow || late, late: lateWait,
+            closing: closingAsked() });
         } else {
           // Until the first frame after a load is painted, look often.
           const until = late ? Math.min(quiet, 16) : Math.max(1, quiet - (now - last));
