@@ -58,10 +58,7 @@ const SUMMARIES: &[(&str, &str)] = &[
     ("clear_overlays", ""),
     ("show_subtitle", "caption for the person"),
     ("extract", "structured data"),
-    (
-        "read_page",
-        "whole page text in parts; offset=next_offset reads on",
-    ),
+    ("read_page", "whole page text, in parts"),
     ("screenshot", "PNG file; shown next step if you see images"),
     ("ask_user", ""),
     ("think", ""),
