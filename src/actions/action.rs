@@ -319,8 +319,12 @@ pub enum Action {
         #[serde(skip_serializing_if = "Option::is_none")]
         schema: Option<Value>,
     },
-    /// Return the page's readable text.
-    ReadPage {},
+    /// Return a part of the page's readable text.
+    ReadPage {
+        /// Where the part starts, in characters from the start of the
+        /// text: 0, or the `next_offset` the previous part gave.
+        offset: usize,
+    },
     /// Save a screenshot to a file (and show it to a model that reads
     /// images at its next step).
     Screenshot {
@@ -407,7 +411,7 @@ impl Action {
             Action::ClearOverlays {} => "clear_overlays",
             Action::ShowSubtitle { .. } => "show_subtitle",
             Action::Extract { .. } => "extract",
-            Action::ReadPage {} => "read_page",
+            Action::ReadPage { .. } => "read_page",
             Action::Screenshot { .. } => "screenshot",
             Action::AskUser { .. } => "ask_user",
             Action::Think { .. } => "think",

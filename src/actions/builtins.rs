@@ -475,11 +475,13 @@ pub(crate) fn builtin_specs() -> Vec<ActionSpec> {
         spec(
             "read_page",
             Read,
-            "Return the readable text of the whole page, including parts outside the viewport.",
+            "Return the readable text of the whole page, including parts outside the viewport, a part at a time: a long page's text comes in parts of about 3,000 characters, each saying how many characters are left (chars_left) and where the next part starts (next_offset).",
             NoTarget,
-            json!({}),
+            json!({
+                "offset": {"type": "integer", "minimum": 0, "default": 0, "description": "0, or the last part's next_offset."}
+            }),
             &[],
-            &[],
+            &["offset"],
         ),
         spec(
             "screenshot",

@@ -105,7 +105,7 @@ impl Action {
             | Action::ShowSubtitle { .. }
             | Action::SwitchTab { .. }
             | Action::CloseTab { .. } => Risk::Interact,
-            Action::ReadPage {}
+            Action::ReadPage { .. }
             | Action::Wait { .. }
             | Action::WaitFor { .. }
             | Action::Scroll { .. }

@@ -470,7 +470,7 @@ pub fn fit_page(page: &PageState, keep_chars: usize) -> PageState {
         let kept: String = page.page_text.text.chars().take(text_room).collect();
         fitted.page_text.text = format!(
             "{kept}\n[{} of {text_chars} characters of page text left out to fit the model's \
-             context window; read_page returns all of it]",
+             context window; read_page reads all of it, in parts]",
             text_chars - text_room
         );
         fitted.page_text.clipped = false;

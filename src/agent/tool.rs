@@ -58,7 +58,7 @@ const SUMMARIES: &[(&str, &str)] = &[
     ("clear_overlays", ""),
     ("show_subtitle", "caption for the person"),
     ("extract", "structured data"),
-    ("read_page", "whole page text"),
+    ("read_page", "whole page text, in parts"),
     ("screenshot", "PNG file; shown next step if you see images"),
     ("ask_user", ""),
     ("think", ""),

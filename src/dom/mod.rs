@@ -10,13 +10,15 @@
 //! An element that shows no words of its own is named for the model:
 //! `label="…"` when the name comes from where a browser's accessible name
 //! would (aria-labelledby, an image's alt, an SVG title, an inner
-//! aria-label, CSS-drawn text) or from a lone control's row; `name~="…"`
-//! when it is a guess from class, id, `data-icon`, an SVG `<use>` reference
-//! or the file name of a picture (an image's `src`, or one its style draws),
-//! so the model can weigh it (see `browser/scripts/observer/` for the order). A
-//! control whose line repeats (one per row or card) carries `in="…"`, its
-//! row's first words. A field's value is shown exactly, JSON-quoted, up to
-//! [`FIELD_VALUE_LIMIT`] characters, with the rest counted.
+//! aria-label, CSS-drawn text); `name~="…"` when it is a guess: a lone
+//! field's row (never a control's own words), the header of a table
+//! column a field stands in, class, id, `data-icon`, an SVG `<use>`
+//! reference or the file name of a picture (an image's `src`, or one its
+//! style draws), so the model can weigh it (see `browser/scripts/observer/`
+//! for the order). A control whose line repeats (one per row or card)
+//! carries `in="…"`, its row's first words. A field's value is shown
+//! exactly, JSON-quoted, up to [`FIELD_VALUE_LIMIT`] characters, with the
+//! rest counted.
 //!
 //! This module knows nothing of CDP: it reads the JSON the in-page observer
 //! produces and renders text.
@@ -66,8 +68,9 @@ pub struct InteractiveElement {
     /// element without words, then `in` (its row's first words) for a
     /// control repeated once per row. Flags have an empty value.
     pub attributes: Vec<(String, String)>,
-    /// Its visible text, whitespace collapsed and clipped (text of listed
-    /// descendants belongs to them, not to this element).
+    /// Its visible text, whitespace collapsed and clipped at a word: the
+    /// words of listed descendants too (a signature reads whole around its
+    /// linked types), and a picture's alt text as `[icon: …]`.
     pub text: String,
     /// Not in the previous observation of the same document.
     pub is_new: bool,

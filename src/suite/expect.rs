@@ -199,7 +199,7 @@ async fn check_action(session: &mut Session, action: Action) -> ActionResult {
 
 /// The page's text now, for a failure message.
 async fn page_text(session: &mut Session) -> String {
-    match check_action(session, Action::ReadPage {}).await {
+    match check_action(session, Action::ReadPage { offset: 0 }).await {
         ActionResult::Success { data: Some(data) } => data
             .get("text")
             .and_then(Value::as_str)

@@ -236,7 +236,7 @@ fn the_whole_page_lists_the_links_of_an_inner_scroll_area() {
         let chapters = state
             .elements
             .iter()
-            .filter(|e| e.text.starts_with("Chapter "))
+            .filter(|e| e.tag == "a" && e.text.starts_with("Chapter "))
             .count();
         assert_eq!(chapters, 120, "{}", state.listing);
     });

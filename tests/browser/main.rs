@@ -9,9 +9,13 @@
 mod support;
 
 mod band;
+mod field_names;
 mod listed;
 mod names;
 mod observer;
 mod pictures;
+mod read_parts;
 mod session;
+mod tall;
 mod visibility;
+mod whole_text;

@@ -6,7 +6,7 @@ use std::future::Future;
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use std::time::Duration;
 
-use serde_json::Value;
+use serde_json::{json, Value};
 use webagent::actions::{Action, ActionResult, Catalog, FailureReason};
 use webagent::browser::act::{ExecOptions, Executor};
 use webagent::browser::{BrowserSession, Driver, ObserveOptions, Tab};
@@ -120,6 +120,23 @@ pub async fn act_ok(tab: &Tab, state: Option<&PageState>, action: Value) -> Valu
     let result = execute(tab, state, action, ExecOptions::default()).await;
     assert!(result.is_ok(), "{said}: {result:?}");
     result.data().cloned().unwrap_or_default()
+}
+
+/// The page's whole text as `read_page` gives it, read part after part
+/// from the start; `state` is the observation whose indices must stay
+/// valid.
+pub async fn read_whole_page(tab: &Tab, state: &PageState) -> String {
+    let mut text = String::new();
+    let mut offset = 0;
+    loop {
+        let part = act_ok(tab, Some(state), json!({"read_page": {"offset": offset}})).await;
+        text.push_str(part["text"].as_str().expect("a part's text"));
+        match part["next_offset"].as_u64() {
+            Some(next) if next > offset => offset = next,
+            Some(next) => panic!("read_page goes back to {next} from {offset}"),
+            None => return text,
+        }
+    }
 }
 
 async fn execute(

@@ -117,12 +117,28 @@ fn parameterless_actions_parse_from_empty_or_null() {
     assert_eq!(parse(json!({"back": {}})), Action::Back {});
     assert_eq!(parse(json!({"forward": null})), Action::Forward {});
     assert_eq!(parse(json!({"reload": {}})), Action::Reload {});
-    assert_eq!(parse(json!({"read_page": {}})), Action::ReadPage {});
     assert_eq!(
         parse(json!({"clear_overlays": {}})),
         Action::ClearOverlays {}
     );
     assert!(error(json!({"back": {"steps": 2}})).contains("back.steps: unknown parameter"));
+}
+
+#[test]
+fn read_page_starts_at_the_top_or_where_the_last_part_ended() {
+    assert_eq!(
+        parse(json!({"read_page": {}})),
+        Action::ReadPage { offset: 0 }
+    );
+    assert_eq!(
+        parse(json!({"read_page": null})),
+        Action::ReadPage { offset: 0 }
+    );
+    assert_eq!(
+        parse(json!({"read_page": {"offset": 2987}})),
+        Action::ReadPage { offset: 2987 }
+    );
+    assert!(error(json!({"read_page": {"offset": -1}})).contains("read_page.offset"));
 }
 
 #[test]

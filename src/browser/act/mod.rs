@@ -59,7 +59,8 @@
 //! talks to the helper script, `input` sends mouse and key events,
 //! `element` runs the actions on one element, `drag` drags, `page` runs
 //! the actions on the whole page (navigation, waiting, screenshots,
-//! scripts), `dialogs` answers JavaScript dialogs during an action, and
+//! scripts), `reading` reads its text in parts (`read_page`, `extract`),
+//! `dialogs` answers JavaScript dialogs during an action, and
 //! `settle` waits for the page to settle after it. `replies` reads the
 //! helper's answers and builds results from them; `error` and `options`
 //! are the executor's error and settings.
@@ -73,6 +74,7 @@ mod helper;
 mod input;
 mod options;
 mod page;
+mod reading;
 mod replies;
 mod settle;
 #[cfg(test)]
@@ -90,7 +92,7 @@ use super::tab::Tab;
 use crate::actions::{Action, ActionResult, FailureReason, InjectPosition, OptionChoice};
 use crate::dom::PageState;
 use crate::sitemap::SitemapSet;
-use replies::{strip_ok, with_dialogs};
+use replies::with_dialogs;
 
 /// Runs actions on one tab.
 ///
@@ -325,15 +327,11 @@ impl<'a> Executor<'a> {
                 self.overlay(None, json!({"kind": "subtitle", "text": text}))
                     .await
             }
-            // `extract` reads what `read_page` reads; the model's side of
-            // the house answers the instruction from it (the browser never
-            // asks a model).
-            Action::Extract { .. } | Action::ReadPage {} => {
-                let reply = self
-                    .helper("readPage", json!({"limit": self.options.read_limit}))
-                    .await?;
-                Ok(ActionResult::ok_with(strip_ok(reply)))
-            }
+            // `extract` reads what `read_page` reads, at once; the model's
+            // side of the house answers the instruction from it (the
+            // browser never asks a model).
+            Action::Extract { .. } => self.read_for_extract().await,
+            Action::ReadPage { offset } => self.read_page(*offset).await,
             Action::Screenshot {
                 path, full_page, ..
             } => self.screenshot(path.as_deref(), *full_page).await,

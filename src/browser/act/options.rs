@@ -20,8 +20,13 @@ pub struct ExecOptions {
     pub allow_javascript: bool,
     /// Where `screenshot` writes when no path is given.
     pub screenshot_dir: PathBuf,
-    /// The most characters `read_page` returns.
+    /// The most characters of the page's text `extract` reads.
     pub read_limit: usize,
+    /// The most characters one part of `read_page` takes, counted as JSON
+    /// writes its text (a line break or a quote takes two): a part and the
+    /// figures around it fit in what a model reads of a step's result
+    /// (4,000 characters, `agent::prompt`).
+    pub read_part: usize,
     /// Whether `input_text` types a field's value as key presses (see
     /// [`crate::actions::TYPED_WHOLE`]). Off, the value goes in at once
     /// with no key events, as `input_text` did before it typed keys: the
@@ -45,6 +50,7 @@ impl Default for ExecOptions {
             allow_javascript: false,
             screenshot_dir: PathBuf::from(".webagent/screenshots"),
             read_limit: 20_000,
+            read_part: 3_000,
             type_keys: true,
             accept_dialogs: false,
             first_look: None,

@@ -17,8 +17,8 @@ use crate::script::locate::locate_on;
 /// handler's steps what every action gets in the browser: the
 /// allowed-domains guard and its reports, the sitemaps for `goto_page`,
 /// and a new browser when the old one died. (`extract` needs the model's
-/// side of the house, which a handler does not reach: it gets the page
-/// text, as `read_page` does.)
+/// side of the house, which a handler does not reach: it gets the page's
+/// text the model would have answered from, at once.)
 #[derive(Debug)]
 pub struct TabHost<'a> {
     driver: &'a mut Driver,

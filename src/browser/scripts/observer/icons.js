@@ -24,22 +24,38 @@
     return squeeze(parts.join(' '));
   }
 
-  // The name an icon in a sentence reads by, or '' when it needs none:
-  // alone (not in text), decorative by its author's word (alt=""), or
-  // saying only what the words beside it say (a disk icon before "disk").
-  function iconName(el, tag) {
+  // How an icon in a sentence reads, `[icon: name]`, or '' when it needs
+  // no words: alone (not in text), decorative by its author's word
+  // (alt=""), or saying only what the words beside it say (a disk icon
+  // before "disk").
+  function iconToken(el, tag) {
     const near = besideText(el);
     if (!near) return '';
     if (tag === 'img' && el.getAttribute('alt') === '') return '';
-    let name = squeeze(el.getAttribute('aria-label') || el.getAttribute('title') || (tag === 'img' ? el.getAttribute('alt') || '' : ''));
+    let name = squeeze(el.getAttribute('aria-label') || el.getAttribute('title') || '');
     if (!name) {
       const named = nameFor(el, tag);
       name = named ? named[1] : '';
     }
-    if (!name) return '';
+    return name && !saidBeside(name, near) ? `[icon: ${clip(name, 40)}]` : '';
+  }
+
+  const saidBeside = (name, near) => {
     const lower = near.toLowerCase();
-    if (name.toLowerCase().split(/\s+/).every((w) => lower.includes(w))) return '';
-    return clip(name, 40);
+    return name.toLowerCase().split(/\s+/).every((w) => lower.includes(w));
+  };
+
+  // A picture's alt text: what it stands for where it is drawn.
+  const altText = (img) => squeeze(img.getAttribute('alt') || '');
+
+  // How a picture with alt text reads: `[icon: True]` when small,
+  // `[image: …]` when not; alone too (a yes / no column of icons), for its
+  // alt text is the words it shows. Not when the words beside it say the
+  // same.
+  function pictureToken(img, alt, small) {
+    const near = besideText(img);
+    if (near && saidBeside(alt, near)) return '';
+    return small ? `[icon: ${clip(alt, 40)}]` : `[image: ${clip(alt, 60)}]`;
   }
 
   // How read_page shows a field in the text: its value quoted exactly

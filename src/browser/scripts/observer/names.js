@@ -3,12 +3,15 @@
   // An interactive element with no text and no naming attribute gets a name
   // from, in this order:
   //   1. what the browser's accessible name would use: aria-labelledby, an
-  //      image's alt, an inner element's aria-label or title, an SVG <title>;
-  //      for a form control without a label, the text of its row (nearest
-  //      ancestor with short text and no other control) — shown as label="…";
-  //   2. guesses — an SVG <use> reference, words of class / id / data-icon
-  //      (self, then descendants) with framework noise dropped, a background
-  //      or image file name — shown as name~="…" so the model can weigh them.
+  //      image's alt, an inner element's aria-label or title, an SVG <title>
+  //      (and a field's aria-describedby) — shown as label="…";
+  //   2. guesses — for a form control without a label, the words of its
+  //      row (nearest ancestor with short text and no other field, never a
+  //      control's own words) or, in a table cell that says nothing, its
+  //      column's header; then an SVG <use> reference, words of class / id /
+  //      data-icon (self, then descendants) with framework noise dropped, a
+  //      background or image file name — shown as name~="…" so the model
+  //      can weigh them.
   const NAMED_BY = new Set(['aria-label', 'title', 'alt', 'placeholder', 'label']);
   const NOISE = new Set(['icon', 'icons', 'ico', 'fa', 'fas', 'far', 'fab', 'fal', 'fad', 'fa-solid', 'glyphicon',
     'glyphicons', 'material', 'symbols', 'outlined', 'rounded', 'sharp', 'filled', 'btn', 'button', 'svg', 'ql',
@@ -161,8 +164,11 @@
     s = el.firstElementChild ? inner(el, 0) : '';
     if (s) return ['label', clip(s, 60)];
     if (tag === 'input' || tag === 'select' || tag === 'textarea') {
-      s = textOfIds(el, 'aria-describedby') || rowText(el);
+      s = textOfIds(el, 'aria-describedby');
       if (s) return ['label', clip(s, 60)];
+      // Where it sits names it, as a person reading the form would guess.
+      s = placeText(el);
+      if (s) return ['name~', clip(s, 60)];
     }
     // Text CSS draws before or after the element is part of its name as a
     // browser computes it.
@@ -200,26 +206,125 @@
     return n;
   }
 
-  // The words of the row a lone control sits in: the nearest ancestor (up
-  // to four levels) with short text and no other control in it.
-  function rowText(el) {
+  // The words of the row a lone field sits in: the nearest ancestor (up
+  // to four levels) with short text and no other field in it, without the
+  // words of the controls in it (a button beside a field names the
+  // button). A field in a cell of a table with a header row that says
+  // nothing of it takes its column's header: past the cell, the table's
+  // row is all the fields' row.
+  function placeText(el) {
     const mine = el.localName !== 'button' && el.matches(CONTROL) ? 1 : 0;
     let e = composedParent(el);
     for (let depth = 0; e && depth < 4; depth++, e = composedParent(e)) {
       if (e.localName === 'form' || e.localName === 'body') return '';
-      // Another control in it (buttons aside) means it is not this
-      // control's row; a table's row holds many, and is counted once.
-      // (`contains` stays in one tree: a control in a shadow root is not
-      // among its host's ancestors' own.)
+      // Another field in it means it is not this field's row; a table's
+      // row holds many, and is counted once. (`contains` stays in one
+      // tree: a field in a shadow root is not among its host's
+      // ancestors' own.)
       if (fieldsIn(e) > (mine && e.contains(el) ? 1 : 0)) return '';
-      // innerText lays text out; a long subtree is not a row anyway, and
-      // one with no text has none to give.
+      // A long subtree is not a row anyway.
       const raw = e.textContent || '';
       if (raw.length > 400) return '';
-      if (!/\S/.test(raw)) continue;
-      const words = squeeze(e.innerText || raw);
-      if (words) return words.length <= 80 ? words : '';
+      if (/\S/.test(raw)) {
+        const words = shownWords(e, el, true, false);
+        // Words, not the bar between two links ("Today |").
+        if (/[\p{L}\p{N}]/u.test(words)) return words.length <= 80 ? words : '';
+      }
+      if (e.localName === 'td' || e.localName === 'th') {
+        const header = columnHeader(e);
+        if (header !== null) return header;
+      }
     }
     return '';
+  }
+
+  // Controls whose words name themselves, not the fields beside them.
+  const SELF_NAMED = new Set(['a', 'button', 'select', 'textarea', 'option', 'summary']);
+
+  // The words `root` shows, as innerText gives them but with a picture's
+  // alt text in its place (`pictures`: as [icon: True]) and without the
+  // words of `skip` or, with `controls`, of the controls inside.
+  function shownWords(root, skip, controls, pictures) {
+    const parts = [];
+    const collect = (node) => {
+      for (let c = node.firstChild; c; c = c.nextSibling) {
+        if (c.nodeType === 3) { parts.push(c.data); continue; }
+        if (c.nodeType !== 1 || c === skip || SKIP.has(c.localName)) continue;
+        const t = c.localName;
+        if (controls && (SELF_NAMED.has(t) || WIDGET_ROLES.has(c.getAttribute('role')))) continue;
+        if (!c.checkVisibility(SHOWN)) continue;
+        if (t === 'img') {
+          const alt = pictures ? altText(c) : '';
+          if (alt) {
+            const r = c.getBoundingClientRect();
+            parts.push(` ${pictureToken(c, alt, r.width <= ICON_PX && r.height <= ICON_PX)} `);
+          }
+          continue;
+        }
+        const block = BLOCK.has(t);
+        if (block) parts.push(' ');
+        collect(c);
+        if (block) parts.push(' ');
+      }
+    };
+    collect(root);
+    return squeeze(parts.join(''));
+  }
+  // What innerText leaves out: hidden and undisplayed content.
+  const SHOWN = { visibilityProperty: true };
+
+  // The header of the column a table cell stands in: the cells its
+  // `headers` attribute names, or the lowest header cell over its column.
+  // '' when the table's header says nothing there; null when the table
+  // has no header row (a table that lays a form out).
+  let headersByTable = new Map();
+  function columnHeader(cell) {
+    const named = textOfIds(cell, 'headers');
+    if (named) return named;
+    const row = cell.parentElement;
+    if (!row || row.localName !== 'tr') return null;
+    let table = row.parentElement;
+    if (table && table.localName !== 'table') table = table.parentElement;
+    if (!table || table.localName !== 'table') return null;
+    let headers = headersByTable.get(table);
+    if (headers === undefined) {
+      headers = columnHeaders(table);
+      headersByTable.set(table, headers);
+    }
+    if (headers === null) return null;
+    if (headers.rows.includes(row)) return '';
+    let column = 0;
+    for (let c = cell.previousElementSibling; c; c = c.previousElementSibling) column += c.colSpan || 1;
+    return headers.names[column] || '';
+  }
+
+  // A table's header rows (its <thead>'s, or a first row of <th> only)
+  // and the words over each column, the lowest header cell's where header
+  // cells span rows and columns; null without a header row.
+  function columnHeaders(table) {
+    let rows = null;
+    const head = table.tHead;
+    if (head && head.rows.length) rows = Array.from(head.rows);
+    else {
+      const first = table.rows[0];
+      if (first && first.cells.length && Array.from(first.cells).every((c) => c.localName === 'th')) rows = [first];
+    }
+    if (!rows) return null;
+    const names = [];
+    const taken = rows.map(() => []);  // columns a cell from a row above still covers
+    rows.forEach((row, r) => {
+      let column = 0;
+      for (const cell of row.cells) {
+        while (taken[r][column]) column++;
+        const across = cell.colSpan || 1, down = Math.min(cell.rowSpan || 1, rows.length - r);
+        const words = shownWords(cell, null, false, false);
+        for (let k = column; k < column + across; k++) {
+          if (words) names[k] = words;
+          for (let d = 1; d < down; d++) taken[r + d][k] = true;
+        }
+        column += across;
+      }
+    });
+    return { rows, names };
   }
 

@@ -76,16 +76,19 @@
       });
     }
   }
-  const elementsText = (cand) => cand.text && squeeze(cand.text);
+  // The words a listed element shows of its own, not only those of the
+  // listed elements inside it (a toolbar's buttons do not place a row).
+  const elementsText = (cand) => cand.ownWords && squeeze(cand.text);
 
   // An ARIA listbox whose options are not all listed (scrolled out of its
   // box, or past the observed band) names the rest on its own line, so a
-  // model knows they are there to scroll to.
+  // model knows they are there to scroll to; the words of the listed ones
+  // are on their own lines.
   function unlistedOptions(lines) {
     let shown = null;
     for (let i = 0; i < lines.length; i++) {
       const c = lines[i][0], item = lines[i][1];
-      if (item.text || !item.attrs) continue;
+      if (c.ownWords || !item.attrs) continue;
       let listbox = false;
       for (let j = 0; j < item.attrs.length && !listbox; j++) listbox = item.attrs[j][0] === 'role' && item.attrs[j][1] === 'listbox';
       if (!listbox) continue;
@@ -97,12 +100,14 @@
     }
   }
 
-  // A row's words without the control's own.
+  // A row's words without the control's own, its pictures' alt text
+  // among them (a yes / no column).
   function rowWords(row, control) {
     const raw = row.textContent || '';
-    // innerText lays text out as shown; the start of a very long row is
-    // enough and is cheaper to take from the source.
-    let words = squeeze(raw.length > 3000 ? raw.slice(0, 600) : row.innerText || raw);
+    if (raw.length <= 3000) return shownWords(row, control, false, true);
+    // The start of a very long row is enough and is cheaper to take from
+    // the source.
+    let words = squeeze(raw.slice(0, 600));
     const own = squeeze(control.innerText || '');
     if (own) words = squeeze(words.replace(own, ' '));
     return words;

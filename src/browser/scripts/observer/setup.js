@@ -5,8 +5,9 @@
 // observe(opts) walks the flat tree (light DOM, open shadow roots, same-origin
 // iframes) once and returns ONE JSON string: a single Runtime.evaluate round
 // trip, no per-node CDP traffic. Outside the viewport plus a margin, a subtree
-// whose box lies entirely outside that band is skipped without reading its
-// styles, so the default observation costs what the visible part costs.
+// whose box lies entirely outside that band, content and all, is skipped
+// without reading its styles, so the default observation costs what the
+// visible part costs.
 (() => {
   'use strict';
   if (globalThis.__webagentObserver) return 'ready';
@@ -58,4 +59,20 @@
   };
   const squeeze = (s) => s.replace(/\s+/g, ' ').trim();
   const clip = (s, n) => (s.length > n ? s.slice(0, n - 1) + '…' : s);
+  // Words clipped at a space, not inside a word: half a token reads as
+  // another one (`assert_eq!(vec1, ve…`).
+  const clipWords = (s, n) => {
+    if (s.length <= n) return s;
+    const cut = s.lastIndexOf(' ', n - 1);
+    return `${s.slice(0, cut >= n / 2 ? cut : n - 1)}…`;
+  };
+
+  // How text styled with `cs` keeps its line breaks: 0 it folds them
+  // (normal text), 1 it keeps them (pre-line), 2 it keeps them and its
+  // spaces (pre, pre-wrap, break-spaces: code).
+  const keptLines = (cs) => {
+    const collapse = cs.whiteSpaceCollapse;
+    if (collapse === 'preserve' || collapse === 'break-spaces') return 2;
+    return collapse === 'preserve-breaks' ? 1 : 0;
+  };
 

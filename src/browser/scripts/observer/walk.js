@@ -1,6 +1,7 @@
   function observe(opts) {
     labelsByRoot = new Map();
     fieldCounts = new Map();
+    headersByTable = new Map();
     // Reading (read_page): the whole page's text with fields' values, and
     // nothing listed, so the latest observation's indices stay valid.
     const reading = !!opts.read;
@@ -44,22 +45,86 @@
     // Text keeps the spaces the page has and adds none: inline elements
     // join their neighbours as a reader sees them ("Click <b>here</b>."
     // reads "Click here."). Blocks end lines; table cells are spaced.
+    // Preformatted text (`raw`) keeps its own spaces.
     let lastChar = '\n';
-    const addText = (s) => {
-      if (s[0] === ' ' && (lastChar === ' ' || lastChar === '\n')) s = s.slice(1);
+    const addText = (s, raw) => {
+      if (!raw && s[0] === ' ' && (lastChar === ' ' || lastChar === '\n')) s = s.slice(1);
       if (!s) return;
       textSeen += s.length;
-      if (textLen >= textLimit) { if (s.trim()) textCut = true; return; }
-      if (textLen + s.length > textLimit) { s = s.slice(0, textLimit - textLen); textCut = true; }
+      // Once cut, nothing more: a shorter word further on would fit in
+      // the room left and read as if it came next.
+      if (textCut || textLen >= textLimit) { if (s.trim()) textCut = true; return; }
+      if (textLen + s.length > textLimit) { s = wordsUpTo(s, textLimit - textLen); textCut = true; }
+      if (!s) return;
       text.push(s); textLen += s.length; lastChar = s[s.length - 1];
+    };
+    // The longest start of `s` of at most `n` characters that ends between
+    // words; a word longer than all of the room is cut only when nothing
+    // was read yet.
+    const wordsUpTo = (s, n) => {
+      if (/\s/.test(s[n])) return s.slice(0, n);
+      for (let i = n - 1; i >= 0; i--) if (/\s/.test(s[i])) return s.slice(0, i);
+      return textLen === 0 ? s.slice(0, n) : '';
     };
     const addBreak = (spaceOnly) => {
       if (lastChar === '\n') return;
       if (spaceOnly) { addText(' '); return; }
+      newLine();
+    };
+    // A line break, also right after one (a blank line of code).
+    const newLine = () => {
+      if (textCut || textLen >= textLimit) return;
       if (lastChar === ' ') { const t = text.pop(); text.push(t.slice(0, -1)); textLen -= 1; }
       text.push('\n'); textLen += 1; lastChar = '\n';
     };
-    const ownerSpace = (o) => { if (o && o.text && !o.text.endsWith(' ')) o.text += ' '; };
+    // The text read, and cut at its limit back to its last whole line
+    // when one ends near there.
+    const readText = () => {
+      let t = text.join('');
+      if (textCut) {
+        t = t.trimEnd();
+        const line = t.lastIndexOf('\n');
+        if (line >= t.length * 0.75) t = t.slice(0, line);
+      }
+      return t.trim();
+    };
+    // Preformatted text keeps its line breaks (a `//` comment ends at its
+    // line), and its spaces where its style keeps them; the listing's one
+    // line takes it squeezed.
+    function addLines(data, owner, spaces) {
+      const lines = data.split('\n');
+      for (let i = 0; i < lines.length; i++) {
+        if (i > 0) newLine();
+        const line = spaces ? lines[i].replace(/\r$/, '') : lines[i].replace(/\s+/g, ' ');
+        if (line) addText(line, spaces);
+      }
+      const s = data.replace(/\s+/g, ' ');
+      if (s) ownerText(owner, s, s !== ' ');
+    }
+    // A listed element's text holds the words of the listed elements
+    // inside it too (a signature's linked types, a line of code's linked
+    // macro): each listed ancestor takes them while it has room. An
+    // ancestor took all its descendant took, so the first full one ends
+    // the climb. `words`: they are words, not a picture's token, which
+    // alone leaves the element to be named (a link around a logo);
+    // `ownWords` marks the element they are directly in.
+    function ownerText(owner, s, words) {
+      if (words && owner) owner.ownWords = true;
+      for (let o = owner; o && o.text.length < TEXT_PER_ELEMENT; o = upward(o)) {
+        const t = o.text && !o.text.endsWith(' ') ? s : s.replace(/^ /, '');
+        o.text = (o.text + t).slice(0, TEXT_PER_ELEMENT + 1);
+        if (words) o.worded = true;
+      }
+    }
+    const ownerSpace = (owner) => {
+      for (let o = owner; o && o.text.length < TEXT_PER_ELEMENT; o = upward(o)) {
+        if (o.text && !o.text.endsWith(' ')) o.text += ' ';
+      }
+    };
+    // The listed element whose text takes the words of `o` too. A frame's
+    // words stay with its <iframe>, as those of a frame of another origin
+    // (observed on its own) must.
+    const upward = (o) => (o.tag === 'iframe' || !o.owner || o.owner.tag === 'iframe' ? null : o.owner);
 
     // An element's box in top-level coordinates, and whether it has any
     // size at all.
@@ -68,14 +133,36 @@
       return { left: r.left + frame.ox, top: r.top + frame.oy, right: r.right + frame.ox,
         bottom: r.bottom + frame.oy, sized: r.width > 0 || r.height > 0 };
     }
-    // Outside the band only the box is read: no styles, no descent.
-    function outsideBand(box) {
+    // Outside the band only the box is read (above or left of it, also how
+    // far its content reaches): no styles, no descent.
+    function outsideBand(box, el) {
       if (!box.sized || (box.bottom >= band.top && box.top <= band.bottom && box.right >= band.left && box.left <= band.right)) return false;
+      // Content overflows its box the way text flows, down and right: a
+      // box above or left of the band may hold what shows in it (a body of
+      // `height: 100%` on a longer page). Below or right of it, nothing
+      // reaches back.
+      if ((box.bottom < band.top || box.right < band.left) && reachesBand(el, box)) return false;
       // Boxes beside the band (skip links parked at -9999px) are out of
       // reach by scrolling up or down; they are not "below".
       if (box.bottom < band.top) skippedAbove += 1;
       else if (box.top > band.bottom) skippedBelow += 1;
       return true;
+    }
+
+    // Whether what `el` (above or left of the band) holds overflows its box
+    // into the band: its content's extent (the box's own unless the
+    // content overflows) reaches the band on that side, and nothing clips
+    // it to the box. Layout is read here, a style only for a box whose
+    // content does reach.
+    function reachesBand(el, box) {
+      if (el.firstChild === null) return false;
+      const above = box.bottom < band.top;
+      if (above ? box.left > band.right || box.top + el.clientTop + el.scrollHeight < band.top
+        : box.top > band.bottom || box.left + el.clientLeft + el.scrollWidth < band.left) return false;
+      // The body's overflow is the viewport's (the walk clips at neither).
+      if (el.localName === 'body') return true;
+      const cs = getComputedStyle(el);
+      return (above ? cs.overflowY : cs.overflowX) === 'visible';
     }
 
     // frame: { doc, ox, oy (offset of its content in top coordinates), view
@@ -99,7 +186,7 @@
         cellsInside.has(el.parentElement) && !el.shadowRoot;
       if (!full && !cellOfRowInside && !inCellInside) {
         box = boxOf(el, frame);
-        if (outsideBand(box)) { keepSkipped(el, frame, inShadow); return; }
+        if (outsideBand(box, el)) { keepSkipped(el, frame, inShadow); return; }
       }
       if (walked) walked.add(el);
       const cs = getComputedStyle(el);
@@ -108,7 +195,7 @@
       // Restyled as something other than a cell, it may sit anywhere.
       if (cellOfRowInside && disp !== 'table-cell') {
         box = boxOf(el, frame);
-        if (outsideBand(box)) { keepSkipped(el, frame, inShadow); return; }
+        if (outsideBand(box, el)) { keepSkipped(el, frame, inShadow); return; }
       } else if (cellOfRowInside) {
         cellsInside.add(el);
       }
@@ -122,7 +209,7 @@
       // Moved by its position, it may sit anywhere.
       if (inCellInside && position !== 'static') {
         box = boxOf(el, frame);
-        if (outsideBand(box)) { keepSkipped(el, frame, inShadow); return; }
+        if (outsideBand(box, el)) { keepSkipped(el, frame, inShadow); return; }
       }
       let myClip = clipRect, myPositioned = positioned;
       if (position === 'fixed') { myClip = frame.view; myPositioned = true; }
@@ -193,7 +280,7 @@
       let cand = null;
       if (interactive) {
         cand = { el, tag, cs, extra, owner, frame, shadow: inShadow, box, clip: myClip,
-          positioned: myPositioned, text: '', crossOrigin: false, covered: false };
+          positioned: myPositioned, text: '', worded: false, ownWords: false, crossOrigin: false, covered: false };
         if (tag === 'select') {
           cand.text = optionList(el.options, "; select_option takes any option's visible text");
           cand.whole = true;
@@ -214,20 +301,26 @@
       }
 
       // A text-less inline icon in a sentence reads as [icon: name], with
-      // the name the listing would give it (a guess unless it has a label).
+      // the name the listing would give it (a guess unless it has a label);
+      // a picture with alt text reads as that text, in a sentence or not
+      // (a column of yes / no icons), as [icon: …] or [image: …].
       let icon = '';
-      if (iconQuiet === 0 && visible && disp.startsWith('inline') && tag !== 'br' && tag !== 'wbr' && textless(el, tag)) {
-        if (box === null) box = boxOf(el, frame);
-        const w = box.right - box.left, h = box.bottom - box.top;
-        if (w >= 4 && h >= 4 && w <= ICON_PX && h <= ICON_PX) icon = iconName(el, tag);
+      if (iconQuiet === 0 && visible && tag !== 'br' && tag !== 'wbr') {
+        const alt = tag === 'img' ? altText(el) : '';
+        if (alt || (disp.startsWith('inline') && textless(el, tag))) {
+          if (box === null) box = boxOf(el, frame);
+          const w = box.right - box.left, h = box.bottom - box.top;
+          const small = w <= ICON_PX && h <= ICON_PX;
+          if (w < 4 || h < 4) icon = '';
+          else if (alt) icon = pictureToken(el, alt, small);
+          else if (small) icon = iconToken(el, tag);
+        }
       }
       if (icon) {
-        const token = `[icon: ${icon}]`;
         if (lastChar !== ' ' && lastChar !== '\n') addText(' ');
-        addText(`${token} `);
-        if (owner && owner.text.length < TEXT_PER_ELEMENT) {
-          owner.text = `${owner.text}${owner.text && !owner.text.endsWith(' ') ? ' ' : ''}${token} `;
-        }
+        addText(`${icon} `);
+        ownerSpace(owner);
+        ownerText(owner, `${icon} `, false);
         iconQuiet += 1;
       }
 
@@ -270,10 +363,17 @@
       if (shadow) {
         for (let c = shadow.firstChild; c; c = c.nextSibling) visit(c, frame, textOwner, pointer, true, myClip, myPositioned);
       }
+      let lines = -1;  // how its text keeps line breaks (see keptLines); -1: not asked yet
       for (let c = el.firstChild; c; c = c.nextSibling) {
-        // Text directly in a hidden element (visibility, closed <details>)
-        // is not readable; its element children decide for themselves.
-        if (c.nodeType === 3 && !visible) continue;
+        if (c.nodeType === 3) {
+          // Text directly in a hidden element (visibility, closed <details>)
+          // is not readable; its element children decide for themselves.
+          if (!visible) continue;
+          // Only text with a line break asks the style whether it keeps
+          // it; a break between blocks, already ended, adds nothing.
+          if (lines === -1 && c.data.indexOf('\n') >= 0 && (lastChar !== '\n' || /\S/.test(c.data))) lines = keptLines(cs);
+          if (lines > 0) { addLines(c.data, textOwner, lines === 2); continue; }
+        }
         visit(c, frame, textOwner, pointer, inShadow, myClip, myPositioned);
       }
       if (icon) iconQuiet -= 1;
@@ -287,10 +387,7 @@
         const s = node.data.replace(/\s+/g, ' ');
         if (!s) return;
         addText(s);
-        if (owner && owner.text.length < TEXT_PER_ELEMENT && owner.tag !== 'select') {
-          const t = owner.text && !owner.text.endsWith(' ') ? s : s.replace(/^ /, '');
-          owner.text = (owner.text + t).slice(0, TEXT_PER_ELEMENT + 1);
-        }
+        ownerText(owner, s, s !== ' ');
       }
     }
 
@@ -298,7 +395,7 @@
       clicky: withListeners ? clickTargets(topDoc) : null };
     const start = topDoc.body || topDoc.documentElement;
     if (start) walk(start, rootFrame, null, false, false, EVERYWHERE, false);
-    if (reading) return { text: text.join('').trim(), clipped: textCut, chars: textSeen };
+    if (reading) return { text: readText(), clipped: textCut, chars: textSeen };
     if (!full) walkStrayFixed();
 
     // A fixed element nested in a container that lies outside the band (a
@@ -456,7 +553,7 @@
       const attrs = attributesOf(c.el, c.tag);
       if (c.extra) attrs.push(['scrollable', c.extra]);
       if (c.tag !== 'input' && c.tag !== 'textarea' && c.el.isContentEditable) attrs.push(['contenteditable', '']);
-      const words = c.whole ? c.text : c.text ? clip(squeeze(c.text), TEXT_PER_ELEMENT) : '';
+      const words = c.whole ? c.text : c.worded ? clipWords(squeeze(c.text), TEXT_PER_ELEMENT) : '';
       if (!words && c.tag !== 'iframe' && c.tag !== 'select' && !attrs.some((a) => a[1] && (NAMED_BY.has(a[0]) || (a[0] === 'value' && /^(submit|button|reset)$/.test(c.el.type))))) {
         const named = nameFor(c.el, c.tag, c.cs);
         if (named) attrs.push(named);
@@ -499,7 +596,7 @@
       skippedBelow,
       scroll: { x: se.scrollLeft, y: se.scrollTop, viewportWidth: vw, viewportHeight: vh,
         pageWidth: se.scrollWidth, pageHeight: se.scrollHeight },
-      text: text.join('').trim(),
+      text: readText(),
       textClipped: textCut,
       textLimit,
     });
