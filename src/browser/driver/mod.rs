@@ -322,7 +322,13 @@ impl Driver {
             other => other,
         };
         let result = self
-            .after_action(result, download_mark, documentless_before, tabs_before)
+            .after_action(
+                result,
+                download_mark,
+                documentless_before,
+                tabs_before,
+                action.name(),
+            )
             .await;
         // The action closed its own tab (a popup handing a value to its
         // opener): the session goes back, and the result says so.
