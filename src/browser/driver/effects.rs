@@ -4,6 +4,7 @@
 use super::tabs::NewTab;
 use super::Driver;
 use crate::actions::{ActionResult, FailureReason};
+use crate::events::Event;
 
 /// How long an action's result waits for the downloads it started.
 const DOWNLOAD_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
@@ -91,6 +92,34 @@ impl Driver {
                     "{action} opened a new tab, but {why}{before}; {stays}"
                 ))
             }
+        }
+    }
+
+    /// Tells about the dialogs the page opened and the tab answered that
+    /// no action's result listed (its own, while it loaded or between
+    /// steps), as one non-fatal `error` event: a page that nags is worth
+    /// knowing about, and its dialogs no longer block anything.
+    pub(super) fn report_dialogs(&self) {
+        let dialogs = self.tab.unreported_dialogs();
+        if dialogs.is_empty() {
+            return;
+        }
+        let count = match dialogs.len() {
+            1 => "1 dialog".to_string(),
+            n => format!("{n} dialogs"),
+        };
+        let listed: Vec<String> = dialogs.iter().map(|d| d.describe()).collect();
+        let text = format!(
+            "the page at {} opened {count} outside an action, answered at once: {}",
+            self.last_url.as_deref().unwrap_or("the start"),
+            listed.join("; ")
+        );
+        self.report(text.clone());
+        if let Some(events) = &self.events {
+            events.send(Event::Error {
+                error: text,
+                fatal: false,
+            });
         }
     }
 
