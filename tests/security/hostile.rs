@@ -4,14 +4,15 @@
 use std::time::Duration;
 
 use serde_json::json;
-use tokio::sync::mpsc::UnboundedReceiver;
 use webagent::actions::{ActionResult, FailureReason};
 use webagent::browser::act::ExecOptions;
 use webagent::browser::{Driver, ObserveOptions};
 use webagent::events::{Event, EventSink};
 use webagent::secrets::Secrets;
 
-use crate::sides::{away_hits, away_page, click_text, shared, with_env, with_env_options};
+use crate::sides::{
+    away_hits, away_page, click_text, goes_on_to, shared, with_env, with_env_options,
+};
 use crate::support::pages::page;
 use crate::support::tab::action;
 
@@ -53,15 +54,19 @@ fn a_blank_link_to_a_refused_host_is_blocked_and_the_opener_stays_usable() {
     assert_eq!(away_hits("/blank-refused"), 0);
 }
 
-/// The non-fatal notices the driver sent so far.
-fn notices(events: &mut UnboundedReceiver<Event>) -> Vec<String> {
+/// Observes the start page with an event sink on `env`: the driver, the
+/// page's text, and the notices the driver sent (one a line).
+async fn first_look(env: Driver) -> (Driver, String, String) {
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let mut env = env.with_events(EventSink::new(tx, Secrets::new()));
+    let state = env.observe().await.expect("observing the start page");
     let mut said = Vec::new();
-    while let Ok(event) = events.try_recv() {
+    while let Ok(event) = rx.try_recv() {
         if let Event::Error { error, .. } = event {
             said.push(error);
         }
     }
-    said
+    (env, state.page_text.text, said.join("\n"))
 }
 
 #[test]
@@ -71,16 +76,8 @@ fn an_alert_while_the_start_page_loads_is_answered_and_the_page_opens() {
         "<p>loaded past the alert</p><script>alert('welcome')</script>",
     );
     with_env("/alert-on-load", &html, |env| async move {
-        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-        let mut env = env.with_events(EventSink::new(tx, Secrets::new()));
-        let state = env.observe().await.expect("observing the start page");
-        assert!(
-            state.page_text.text.contains("loaded past the alert"),
-            "{}",
-            state.page_text.text
-        );
-        assert!(state.url.ends_with("/alert-on-load"), "{}", state.url);
-        let said = notices(&mut rx).join("\n");
+        let (_, text, said) = first_look(env).await;
+        assert!(text.contains("loaded past the alert"), "{text}");
         assert!(said.contains("1 dialog"), "the dialog is reported: {said}");
         assert!(said.contains("welcome"), "with its text: {said}");
     });
@@ -96,16 +93,9 @@ fn several_dialogs_in_a_row_while_the_start_page_loads_are_all_answered() {
          </script>",
     );
     with_env("/dialogs-on-load", &html, |env| async move {
-        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-        let mut env = env.with_events(EventSink::new(tx, Secrets::new()));
-        let state = env.observe().await.expect("observing the start page");
+        let (mut env, text, said) = first_look(env).await;
         // confirm and prompt are dismissed unless configured otherwise.
-        assert!(
-            state.page_text.text.contains("answered false null"),
-            "{}",
-            state.page_text.text
-        );
-        let said = notices(&mut rx).join("\n");
+        assert!(text.contains("answered false null"), "{text}");
         assert!(said.contains("3 dialogs"), "all three are reported: {said}");
         let result = env
             .execute(&action(json!({"scroll": {"direction": "down"}})))
@@ -177,15 +167,6 @@ fn a_page_that_busy_loops_ends_the_action_with_timeout_and_the_next_one_works() 
             "{}",
             error.message
         );
-        let result = env
-            .execute(&action(json!({"navigate": {"url": next}})))
-            .await;
-        assert!(result.is_ok(), "the next action works: {result:?}");
-        let state = env.observe().await.expect("observing after");
-        assert!(
-            state.page_text.text.contains("a fresh page"),
-            "{}",
-            state.page_text.text
-        );
+        goes_on_to(&mut env, &next, "a fresh page").await;
     });
 }
