@@ -13,8 +13,10 @@ use crate::browser::tab::Tab;
 
 /// The shortest time a page gets to answer before it counts as hung,
 /// whatever the action's limit: a busy machine can hold a healthy
-/// renderer for a moment, and stopping one loses the page's state.
-const MIN_HANG_LIMIT: std::time::Duration = std::time::Duration::from_secs(2);
+/// renderer for seconds (two cores running several browsers), and
+/// stopping one loses the page's state, so a false alarm costs more than
+/// a few more seconds of waiting on a page that is truly stuck.
+const MIN_HANG_LIMIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Resolves once `tab`'s page does not answer a trivial evaluation within
 /// `limit` (asked again every half `limit` while it does); never for a
