@@ -101,4 +101,4 @@ pub use guard::{BlockedNavigation, DomainPolicy, GuardError, NavigationGuard, Ve
 pub use launch::{find_chrome, LaunchOptions};
 pub use session::{BrowserSession, IsolatedContext};
 pub use state::StorageState;
-pub use tab::{ObserveOptions, Tab};
+pub use tab::{AnsweredDialog, ObserveOptions, Tab};

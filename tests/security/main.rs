@@ -12,6 +12,7 @@
 mod support;
 
 mod border;
+mod hostile;
 mod run;
 mod secrets;
 mod sides;

@@ -142,6 +142,21 @@ pub(crate) async fn click_text(env: &mut Driver, text: &str) -> ActionResult {
         .await
 }
 
+/// Navigates to `url` and fails the test unless that works and the page
+/// then shows `text`: the session is still usable.
+pub(crate) async fn goes_on_to(env: &mut Driver, url: &str, text: &str) {
+    let result = env
+        .execute(&action(json!({"navigate": {"url": url}})))
+        .await;
+    assert!(result.is_ok(), "the next navigation works: {result:?}");
+    let state = env.observe().await.expect("observing after");
+    assert!(
+        state.page_text.text.contains(text),
+        "{}",
+        state.page_text.text
+    );
+}
+
 /// A step of the scripted model, content with the run so far.
 pub(crate) fn reply(goal: &str, action: Value) -> Reply {
     agent_step("fine so far", "", goal, action)

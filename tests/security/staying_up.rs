@@ -7,7 +7,7 @@ use serde_json::json;
 use webagent::actions::FailureReason;
 use webagent::browser::act::ExecOptions;
 
-use crate::sides::{click_text, shared, with_env, with_env_options};
+use crate::sides::{click_text, goes_on_to, shared, with_env, with_env_options};
 use crate::support::pages::page;
 use crate::support::tab::action;
 
@@ -32,16 +32,7 @@ fn a_page_that_never_answers_ends_with_timeout_and_the_run_goes_on() {
                 .execute(&action(json!({"navigate": {"url": hanging}})))
                 .await;
             assert_eq!(result.reason(), Some(FailureReason::Timeout), "{result:?}");
-            let result = env
-                .execute(&action(json!({"navigate": {"url": next}})))
-                .await;
-            assert!(result.is_ok(), "the next action works: {result:?}");
-            let state = env.observe().await.expect("observing after");
-            assert!(
-                state.page_text.text.contains("still here"),
-                "{}",
-                state.page_text.text
-            );
+            goes_on_to(&mut env, &next, "still here").await;
         },
     );
 }
@@ -63,16 +54,7 @@ fn a_click_into_a_page_that_never_answers_does_not_wedge_the_tab() {
     with_env_options("/click-hang", &html, exec, |mut env| async move {
         let result = click_text(&mut env, "Stuck link").await;
         assert_eq!(result.reason(), Some(FailureReason::Timeout), "{result:?}");
-        let result = env
-            .execute(&action(json!({"navigate": {"url": next}})))
-            .await;
-        assert!(result.is_ok(), "the next navigation works: {result:?}");
-        let state = env.observe().await.expect("observing after");
-        assert!(
-            state.page_text.text.contains("back in business"),
-            "{}",
-            state.page_text.text
-        );
+        goes_on_to(&mut env, &next, "back in business").await;
     });
 }
 

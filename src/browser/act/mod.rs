@@ -60,13 +60,11 @@
 //! `element` runs the actions on one element, `drag` drags, `page` runs
 //! the actions on the whole page (navigation, waiting, screenshots,
 //! scripts), `reading` reads its text in parts (`read_page`, `extract`),
-//! `dialogs` answers JavaScript dialogs during an action, and
-//! `settle` waits for the page to settle after it. `replies` reads the
+//! and `settle` waits for the page to settle after it. `replies` reads the
 //! helper's answers and builds results from them; `error` and `options`
 //! are the executor's error and settings.
 
 mod aim;
-mod dialogs;
 mod drag;
 mod element;
 mod error;
@@ -158,12 +156,11 @@ impl<'a> Executor<'a> {
             + Duration::from_secs(5);
         let started = Instant::now();
         let guard_mark = self.tab.guard().map(|g| g.mark());
-        let mut dialogs = Vec::new();
-        let outcome = tokio::time::timeout(
-            guard,
-            self.answering_dialogs(self.dispatch(action, state), &mut dialogs),
-        )
-        .await;
+        // The tab answers dialogs as they open (they would block the page
+        // the action waits on); the result lists the ones it caused.
+        self.tab.set_accept_dialogs(self.options.accept_dialogs);
+        let dialog_mark = self.tab.dialog_mark();
+        let outcome = tokio::time::timeout(guard, self.dispatch(action, state)).await;
         let result = match outcome {
             Ok(Ok(result)) => result,
             Ok(Err(err)) => err.into(),
@@ -174,7 +171,8 @@ impl<'a> Executor<'a> {
             )),
         };
         tracing::debug!(action = %action, ms = started.elapsed().as_millis() as u64, ok = result.is_ok(), "executed");
-        let result = with_dialogs(result, dialogs);
+        let dialogs = self.tab.dialogs_since(dialog_mark);
+        let result = with_dialogs(result, dialogs.iter().map(|d| d.to_json()).collect());
         // Navigations the allowed-domain list refused while the action ran
         // in this tab or a popup it opened (a clicked link, a form post, a
         // redirect) fail the action: the model must learn it did not get

@@ -76,6 +76,9 @@ pub struct Driver {
     relaunches: usize,
     /// Refusals of the allowed domains already reported (a guard mark).
     reported: u64,
+    /// Renderers stopped for not answering since the last observation
+    /// that worked.
+    hung_stops: usize,
     /// Where refusals the page caused on its own are reported.
     events: Option<EventSink>,
     /// The cookies at the last observation, put into a relaunched browser
@@ -102,6 +105,8 @@ impl Driver {
     /// a page that sends itself off-site while the tab is being opened is
     /// the driver's to tell about at its first observation.
     pub fn new(tab: Tab, exec: ExecOptions, sitemaps: Arc<RwLock<SitemapSet>>) -> Self {
+        // Dialogs the page opens between actions get the actions' answer.
+        tab.set_accept_dialogs(exec.accept_dialogs);
         Driver {
             tab,
             exec,
@@ -112,6 +117,7 @@ impl Driver {
             replacement: None,
             relaunches: 0,
             reported: 0,
+            hung_stops: 0,
             events: None,
             cookies: None,
             others: Vec::new(),
@@ -249,6 +255,9 @@ impl Driver {
                 if let SessionStatus::Disconnected(reason) = self.tab.status() {
                     return Err(self.relaunch(reason).await);
                 }
+                if matches!(error, BrowserError::Timeout { .. }) && self.page_hung().await {
+                    return Err(self.observe_hung_page(error).await);
+                }
                 if matches!(error, BrowserError::Timeout { .. })
                     || error.to_string().to_ascii_lowercase().contains("crash")
                 {
@@ -258,6 +267,8 @@ impl Driver {
             }
         };
         self.last_url = Some(state.url.clone());
+        self.hung_stops = 0;
+        self.report_dialogs();
         self.last = Some(state.clone());
         Ok(state)
     }
@@ -299,9 +310,11 @@ impl Driver {
             Some(_) => self.tab.open_tabs().await.ok(),
             None => None,
         };
-        // Refusals before the action were the page's own doing.
+        // Refusals and dialogs before the action were the page's own
+        // doing.
         let earlier = self.take_blocked();
         self.report_blocked(&earlier);
+        self.report_dialogs();
         let sitemaps = self.sitemap_snapshot();
         // The driver observes after every action: a navigation's new
         // document is first looked at with the driver's own settings.
@@ -310,19 +323,45 @@ impl Driver {
             ..self.exec.clone()
         };
         let executor = Executor::new(&self.tab, exec).with_sitemaps(&sitemaps);
-        let result = executor.execute(action, self.last.as_ref()).await;
+        let work = executor.execute(action, self.last.as_ref());
+        // A page whose script never yields answers nothing the action
+        // asks (each call would wait out its own limit): the action ends
+        // as soon as the page is found not answering.
+        let result = tokio::select! {
+            result = work => result,
+            () = recovery::until_hung(&self.tab, self.hang_limit()) => {
+                let stopped = self.stop_hung_page().await;
+                return ActionResult::timeout(format!(
+                    "{} did not finish: {stopped}",
+                    action.name()
+                ));
+            }
+        };
         let result = match result {
             ActionResult::Failure {
                 reason: FailureReason::Timeout,
                 message,
-            } if is_navigation(action) || message.contains("loading") => {
-                let replaced = self.replace_stuck_tab().await;
-                ActionResult::timeout(format!("{message}; {replaced}"))
+            } => {
+                if self.page_hung().await {
+                    let stopped = self.stop_hung_page().await;
+                    ActionResult::timeout(format!("{message}; {stopped}"))
+                } else if is_navigation(action) || message.contains("loading") {
+                    let replaced = self.replace_stuck_tab().await;
+                    ActionResult::timeout(format!("{message}; {replaced}"))
+                } else {
+                    ActionResult::timeout(message)
+                }
             }
             other => other,
         };
         let result = self
-            .after_action(result, download_mark, documentless_before, tabs_before)
+            .after_action(
+                result,
+                download_mark,
+                documentless_before,
+                tabs_before,
+                action.name(),
+            )
             .await;
         // The action closed its own tab (a popup handing a value to its
         // opener): the session goes back, and the result says so.

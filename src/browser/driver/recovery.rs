@@ -1,12 +1,37 @@
 //! Keeping a run going through browser faults: a browser that died is
 //! started again (or attached again) with the same options and the last
 //! page reopened, up to [`MAX_RELAUNCHES`] times; a crashed renderer is
-//! reloaded; a tab stuck in a navigation that never ends is replaced.
+//! reloaded; a tab stuck in a navigation that never ends is replaced; a
+//! page that stopped answering (a script spinning forever) has its
+//! renderer stopped and a fresh tab takes over on the same page.
 
 use super::{Driver, DriverError, MAX_RELAUNCHES};
 use crate::browser::error::BrowserError;
 use crate::browser::launch::LaunchOptions;
 use crate::browser::session::{shown_address, BrowserSession};
+use crate::browser::tab::Tab;
+
+/// The shortest time a page gets to answer before it counts as hung,
+/// whatever the action's limit: a busy machine can hold a healthy
+/// renderer for seconds (two cores running several browsers), and
+/// stopping one loses the page's state, so a false alarm costs more than
+/// a few more seconds of waiting on a page that is truly stuck.
+const MIN_HANG_LIMIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Resolves once `tab`'s page does not answer a trivial evaluation within
+/// `limit` (asked again every half `limit` while it does); never for a
+/// tab that closed (its calls end at once, and the driver leaves it).
+pub(super) async fn until_hung(tab: &Tab, limit: std::time::Duration) {
+    loop {
+        if !tab.is_closed() && tab.hung(limit).await {
+            return;
+        }
+        if tab.is_closed() {
+            return std::future::pending().await;
+        }
+        tokio::time::sleep(limit / 2).await;
+    }
+}
 
 /// The longest pause between two attempts to attach again.
 const MAX_REATTACH_PAUSE: std::time::Duration = std::time::Duration::from_secs(4);
@@ -173,5 +198,61 @@ impl Driver {
             tracing::debug!(%error, "closing the stuck tab");
         }
         reopened
+    }
+
+    /// How long the page gets to answer a trivial evaluation before its
+    /// renderer counts as hung: the action's time limit, and at least
+    /// [`MIN_HANG_LIMIT`].
+    pub(super) fn hang_limit(&self) -> std::time::Duration {
+        self.exec.action_timeout.max(MIN_HANG_LIMIT)
+    }
+
+    /// Whether the driven tab's page stopped answering. A call that ran
+    /// out of time may be the page's fault (a load that never ends, a
+    /// slow server) or its renderer's (a script that never yields); only
+    /// the second needs the renderer stopped.
+    pub(super) async fn page_hung(&self) -> bool {
+        !self.tab.is_closed() && self.tab.hung(self.hang_limit()).await
+    }
+
+    /// The page stopped answering: its renderer is stopped (crashed, as
+    /// a real crash would) and a fresh tab opens on the last page seen,
+    /// so the next step has a page that answers. What was done, in words.
+    pub(super) async fn stop_hung_page(&mut self) -> String {
+        self.hung_stops += 1;
+        if self.last_url.is_none() {
+            // Hung before its first observation (a start page spinning
+            // after its load): the browser still knows where it was.
+            self.last_url = self.tab.url().await.ok().filter(|u| !u.is_empty());
+        }
+        tracing::warn!(url = ?self.last_url, "the page stopped answering; stopping its renderer");
+        self.tab.crash_renderer().await;
+        format!(
+            "the page did not answer within {} s (a script that never yields), so its renderer was stopped; {}",
+            self.hang_limit().as_secs_f64(),
+            self.replace_stuck_tab().await
+        )
+    }
+
+    /// [`Driver::stop_hung_page`] when the observation failed with
+    /// `error`. A fresh tab whose page stops answering again before it
+    /// was ever observed ends the run: the page does it each time it
+    /// loads, and reopening it again would only wait out the same limits.
+    pub(super) async fn observe_hung_page(&mut self, error: BrowserError) -> DriverError {
+        let url = self.last_url.clone().unwrap_or_else(|| "the page".into());
+        if self.hung_stops > 0 {
+            self.tab.crash_renderer().await;
+            return DriverError {
+                message: format!(
+                    "{url} stopped answering again in a fresh tab ({error}); its renderer was stopped, and a page that keeps it busy each time it loads cannot be driven, so the run ends"
+                ),
+                fatal: true,
+            };
+        }
+        let stopped = self.stop_hung_page().await;
+        DriverError {
+            message: format!("the page could not be observed ({error}); {stopped}"),
+            fatal: false,
+        }
     }
 }

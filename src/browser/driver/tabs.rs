@@ -7,15 +7,23 @@ use serde_json::json;
 use super::{is_error_page, Driver};
 use crate::actions::ActionResult;
 use crate::browser::error::BrowserError;
+use crate::browser::guard::Verdict;
 use crate::browser::tab::Tab;
+
+/// What became of a tab an action opened.
+pub(super) enum NewTab {
+    /// It opened and is kept (or followed): its URL and title.
+    Opened(serde_json::Value),
+    /// The allowed domains refused its page: it was closed, and the
+    /// session stays on the tab that opened it. Why, in words.
+    Refused(String),
+}
 
 impl Driver {
     /// A page tab that was not open in `before`: waits for it to load, and
-    /// switches to it when configured to. Its URL and title, or `None`.
-    pub(super) async fn new_tab_since(
-        &mut self,
-        before: &[crate::dom::TabInfo],
-    ) -> Option<serde_json::Value> {
+    /// switches to it when configured to. `None` when the action opened
+    /// none.
+    pub(super) async fn new_tab_since(&mut self, before: &[crate::dom::TabInfo]) -> Option<NewTab> {
         // A tab a click opens is announced while the click is handled;
         // one more turn of the page's event loop covers a `window.open`
         // the page does right after (a timer of 0).
@@ -50,21 +58,51 @@ impl Driver {
                 .eval("new Promise(r => setTimeout(() => setTimeout(() => r(true), 0), 0))")
                 .await;
         }
-        let opened = opened?;
+        let Some(opened) = opened else {
+            // The guard may have closed a refused popup before it was
+            // listed; its refusal is in the opener's log all the same.
+            return self.popup_refusal(None).map(NewTab::Refused);
+        };
         let tab = match self.tab.adopt(&opened.id).await {
             Ok(tab) => tab,
             Err(error) => {
-                return Some(json!({"url": opened.url, "title": opened.title,
-                    "switched": false, "error": error.to_string()}))
+                // Closed under us: by the guard (a refused page), or by
+                // its own script.
+                if let Some(refused) = self.popup_refusal(Some(&opened.id)) {
+                    let _ = self.tab.close_target(&opened.id).await;
+                    return Some(NewTab::Refused(refused));
+                }
+                return Some(NewTab::Opened(
+                    json!({"url": opened.url, "title": opened.title,
+                    "switched": false, "error": error.to_string()}),
+                ));
             }
         };
         let (url, title) = wait_loaded(&tab, self.exec.navigation_timeout).await;
         let url = url.unwrap_or(opened.url);
         let title = title.unwrap_or(opened.title);
-        // A popup the allowed domains refused is closed by the guard; it
-        // is reported, never driven.
-        if is_error_page(&url) || self.refused(&url) {
-            return Some(json!({"url": url, "switched": false, "blocked": true}));
+        // A refusal is logged before the page is failed or closed, so by
+        // now (loaded, on an error page, or closed) it is in the log.
+        let refused = self.popup_refusal(Some(&opened.id)).or_else(|| {
+            let guard = self.tab.guard()?;
+            match guard.policy().check(&url) {
+                Verdict::Blocked(reason) => Some(format!("{url} was refused: {reason}")),
+                Verdict::Allowed => None,
+            }
+        });
+        if let Some(refused) = refused {
+            if !tab.is_closed() {
+                if let Err(error) = tab.close().await {
+                    tracing::debug!(%error, "closing a refused tab");
+                }
+            }
+            return Some(NewTab::Refused(refused));
+        }
+        // A popup whose load failed is reported, never driven.
+        if is_error_page(&url) {
+            return Some(NewTab::Opened(
+                json!({"url": url, "switched": false, "error": "its page did not load"}),
+            ));
         }
         self.report(format!("a tab opened: {url} ({title})"));
         let switched = self.follow_new_tabs;
@@ -73,7 +111,24 @@ impl Driver {
         } else {
             self.others.push(tab);
         }
-        Some(json!({"url": url, "title": title, "switched": switched}))
+        Some(NewTab::Opened(
+            json!({"url": url, "title": title, "switched": switched}),
+        ))
+    }
+
+    /// A refusal since the action began of the page in the popup `popup`,
+    /// or (without one) of any popup the driven tab opened, in words.
+    fn popup_refusal(&self, popup: Option<&str>) -> Option<String> {
+        let guard = self.tab.guard()?;
+        let me = self.tab.target_id();
+        guard
+            .blocked_since(self.reported)
+            .into_iter()
+            .find(|b| match popup {
+                Some(popup) => b.tab.as_deref() == Some(popup),
+                None => b.opener.as_deref() == Some(me) && b.tab.as_deref() != Some(me),
+            })
+            .map(|b| format!("{} was refused: {}", b.url, b.reason))
     }
 
     /// Makes `tab` the driven one; the previous one is kept to go back to.

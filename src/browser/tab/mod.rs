@@ -3,11 +3,13 @@
 //! [`Tab`] is one type whose work is spread over rooms by concern, each an
 //! `impl Tab` of its own: `open` (opening, taking over and closing tabs,
 //! with webagent's scripts installed), `closing` (a tab that closed, its
-//! calls ending at once), `world` (the isolated world and
-//! evaluating in it), `first_look` (the observation a new document takes
-//! as it loads), `observe` (the listing and the tabs beside it),
-//! `elements` (script run on listed elements), `oopif` (cross-origin
-//! frames), `navigation` and `storage` (cookies and local storage).
+//! calls ending at once), `dialogs` (dialogs answered as they open),
+//! `hung` (a renderer that stopped answering), `world` (the isolated
+//! world and evaluating in it), `first_look` (the observation a new
+//! document takes as it loads), `observe` (the listing and the tabs
+//! beside it), `elements` (script run on listed elements), `oopif`
+//! (cross-origin frames), `navigation` and `storage` (cookies and local
+//! storage).
 //! `options` and `family` are plain types the tab is given.
 //!
 //! Here stays the tab's state, which every room reads: what it shares with
@@ -31,9 +33,11 @@ use super::guard::{GuardRegistry, NavigationGuard};
 use super::launch::LaunchOptions;
 
 mod closing;
+mod dialogs;
 mod elements;
 mod family;
 mod first_look;
+mod hung;
 mod navigation;
 mod observe;
 mod oopif;
@@ -42,6 +46,7 @@ mod options;
 mod storage;
 mod world;
 
+pub use dialogs::AnsweredDialog;
 pub(crate) use family::TabFamily;
 pub use options::ObserveOptions;
 
@@ -99,6 +104,10 @@ pub struct Tab {
     closed: Arc<watch::Sender<bool>>,
     /// Sets `closed` when the browser says the tab is gone.
     closed_watch: Option<JoinHandle<()>>,
+    /// The dialogs the tab answered (see [`dialogs`]).
+    dialogs: Arc<dialogs::DialogLog>,
+    /// Answers them as they open.
+    dialog_watch: Option<JoinHandle<()>>,
 }
 
 /// One of webagent's isolated worlds. Chromium numbers contexts per
@@ -132,6 +141,9 @@ impl Drop for Tab {
             task.abort();
         }
         if let Some(task) = self.closed_watch.take() {
+            task.abort();
+        }
+        if let Some(task) = self.dialog_watch.take() {
             task.abort();
         }
     }

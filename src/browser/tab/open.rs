@@ -17,6 +17,7 @@ use chromiumoxide::{Browser, Page};
 use tokio::sync::{watch, Mutex};
 
 use super::closing::watch_closing;
+use super::dialogs::answer_dialogs;
 use super::world::{watch_worlds, WORLD_NAME};
 use super::{Tab, TabContext};
 use crate::browser::connection::call;
@@ -88,7 +89,13 @@ impl Tab {
             documentless: std::sync::atomic::AtomicU64::new(0),
             closed: Arc::new(watch::channel(false).0),
             closed_watch: None,
+            dialogs: Arc::default(),
+            dialog_watch: None,
         };
+        // First: a dialog the page opens from here on, its first load
+        // included, must not block the calls below or the load.
+        tab.dialog_watch =
+            answer_dialogs(&tab.page, Arc::clone(&tab.dialogs), tab.ctx.call_timeout).await;
         if let Some(browser) = tab.ctx.browser.upgrade() {
             let id = tab.target_id().to_string();
             tab.closed_watch = watch_closing(&browser, id, Arc::clone(&tab.closed)).await;
