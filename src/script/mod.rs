@@ -44,6 +44,7 @@
 //! reload), `export` (trace → recipe), `rewrite` (a healed recipe's
 //! repaired lines).
 
+mod bounds;
 mod declare;
 pub mod engine;
 pub mod env;

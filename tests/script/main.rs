@@ -6,6 +6,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod bounds;
 mod gate;
 
 use std::path::Path;
@@ -372,7 +373,7 @@ fn recipe_steps_pass_the_approval_gate() {
 }
 
 /// A host for scripts that never touch the page.
-struct NoPage;
+pub(crate) struct NoPage;
 
 impl ScriptHost for NoPage {
     async fn handle(&mut self, call: HostCall) -> Result<Value, webagent::script::HostError> {
