@@ -13,6 +13,7 @@ use serde_json::{json, Value};
 use crate::actions::{Action, ActionResult, Catalog};
 use crate::dom::PageState;
 use crate::events::{ApprovalRecord, Event, EventSink, Verdict};
+use crate::script::{CancelFlag, GatedHost, Scripts};
 
 use super::approval::{ApprovalBinding, ApprovalDecision, ApprovalRequest, RecipeRewrite};
 use super::policy::Policy;
@@ -72,6 +73,9 @@ pub struct Road {
     approver: Box<dyn Approver>,
     events: EventSink,
     extractor: Option<Arc<dyn Extractor>>,
+    /// The scripts whose custom actions' handlers run here, and what
+    /// cancels them.
+    scripts: Option<(Scripts, CancelFlag)>,
     /// Time spent waiting for the person since last taken.
     waited: Duration,
     /// The person asked the model again at the last approval.
@@ -105,6 +109,7 @@ impl Road {
             approver,
             events,
             extractor: None,
+            scripts: None,
             waited: Duration::ZERO,
             retry: false,
         }
@@ -137,6 +142,14 @@ impl Road {
     /// saying a model is needed).
     pub fn with_extractor(mut self, extractor: Option<Arc<dyn Extractor>>) -> Self {
         self.extractor = extractor;
+        self
+    }
+
+    /// Runs custom actions' handlers from `scripts`, cancelled by `cancel`:
+    /// each action a handler starts travels this road too. Without
+    /// scripts a custom action goes to the environment as it is.
+    pub fn with_scripts(mut self, scripts: Scripts, cancel: CancelFlag) -> Self {
+        self.scripts = Some((scripts, cancel));
         self
     }
 
@@ -186,7 +199,8 @@ impl Road {
     /// `tool_call`, the policy, the gate, `action_request`, the
     /// environment (and the model for `extract`), `tool_result`. `done`,
     /// `think` and `ask_user` touch no page: they pass without the
-    /// environment.
+    /// environment. A custom action's handler runs here, and each action
+    /// it starts passes the policy and the gate on its own.
     pub async fn travel<E: Environment>(
         &mut self,
         environment: &mut E,
@@ -202,6 +216,9 @@ impl Road {
         let name = action.name().to_string();
         let passage = match self.approve(environment, step, action, page, goal).await {
             Err(passage) => passage,
+            Ok(Action::Custom(custom)) if self.scripts.is_some() => {
+                self.run_custom(environment, step, custom, goal).await
+            }
             Ok(approved) => {
                 let result = self.run(environment, step, &approved).await;
                 Passage::Ran(approved, result)
@@ -319,9 +336,37 @@ impl Road {
         }
     }
 
+    /// Runs an approved custom action's handler; each action it starts
+    /// comes back here through a [`GatedHost`].
+    async fn run_custom<E: Environment>(
+        &mut self,
+        environment: &mut E,
+        step: usize,
+        custom: crate::actions::CustomAction,
+        goal: &str,
+    ) -> Passage {
+        let Some((scripts, cancel)) = self.scripts.clone() else {
+            return Passage::Refused(ActionResult::unknown("no scripts run custom actions here"));
+        };
+        self.events.send(Event::ActionRequest {
+            correlation_id: format!("step-{step}"),
+            action: custom.name.clone(),
+            parameters: custom.params.clone(),
+        });
+        let mut host = GatedHost::new(self, environment, step, &custom.name, goal);
+        let result = scripts
+            .call_action(&custom.name, custom.params.clone(), &mut host, &cancel)
+            .await;
+        if host.stopped() {
+            return Passage::Stopped(result);
+        }
+        Passage::Ran(Action::Custom(custom), result)
+    }
+
     /// Runs an approved action: in the environment, or, for the ones that
-    /// touch no page, here.
-    async fn run<E: Environment>(
+    /// touch no page, here. A custom action reaching this goes to the
+    /// environment as a whole.
+    pub(crate) async fn run<E: Environment>(
         &mut self,
         environment: &mut E,
         step: usize,

@@ -38,6 +38,7 @@ use rhai::packages::{Package, StandardPackage};
 use rhai::{Dynamic, Engine, EvalAltResult, Map, NativeCallContext, Position};
 use serde_json::{json, Value};
 
+use super::bounds;
 use super::declare::Collected;
 use super::host::{result_json, HostCall};
 use super::loaded::{ActionDef, Snapshot};
@@ -67,6 +68,12 @@ pub struct Limits {
     pub variables: usize,
     /// Functions one file may define.
     pub functions: usize,
+    /// How long one custom action may run, its steps included; in a
+    /// recipe, the longest one `sleep` may be.
+    pub action_time: std::time::Duration,
+    /// How deeply a value a script hands over (an action's parameters,
+    /// what a custom action or recipe returns) may nest maps and arrays.
+    pub value_depth: usize,
 }
 
 impl Default for Limits {
@@ -81,6 +88,8 @@ impl Default for Limits {
             map_entries: 10_000,
             variables: 1_000,
             functions: 500,
+            action_time: std::time::Duration::from_secs(60),
+            value_depth: 64,
         }
     }
 }
@@ -158,11 +167,14 @@ pub fn build_engine(limits: &Limits, log: Option<LogSink>) -> Engine {
     engine.disable_symbol("import");
     engine.on_progress(|_| {
         if cancelled() {
-            Some(Dynamic::from("cancelled"))
+            Some(Dynamic::from(bounds::CANCELLED))
+        } else if bounds::timed_out() {
+            Some(bounds::time_limit_token())
         } else {
             None
         }
     });
+    bounds::install(&mut engine, cancelled);
     let print_log = log.clone();
     engine.on_print(move |text| script_log(text, print_log.as_ref()));
     let debug_log = log.clone();
@@ -209,6 +221,9 @@ fn host_call(call: HostCall, pos: Position) -> HostResult<Value> {
             pos,
         )
     })?;
+    if bounds::timed_out() {
+        return Err(bounds::time_limit_error(pos));
+    }
     let (reply_tx, reply_rx) = std::sync::mpsc::channel();
     if bridge.send((call, reply_tx)).is_err() {
         return Err(runtime("the host stopped listening to the script", pos));
@@ -217,13 +232,15 @@ fn host_call(call: HostCall, pos: Position) -> HostResult<Value> {
         Ok(Ok(value)) => Ok(value),
         Ok(Err(message)) => Err(runtime(message, pos)),
         Err(_) if cancelled() => {
-            Err(EvalAltResult::ErrorTerminated(Dynamic::from("cancelled"), pos).into())
+            Err(EvalAltResult::ErrorTerminated(Dynamic::from(bounds::CANCELLED), pos).into())
         }
+        Err(_) if bounds::timed_out() => Err(bounds::time_limit_error(pos)),
         Err(_) => Err(runtime("the host went away before answering", pos)),
     }
 }
 
 fn to_json(value: &Dynamic, pos: Position) -> HostResult<Value> {
+    bounds::check_depth(value, "a value handed to the page").map_err(|e| runtime(e, pos))?;
     rhai::serde::from_dynamic::<Value>(value)
         .map_err(|e| runtime(format!("cannot turn a script value into JSON: {e}"), pos))
 }

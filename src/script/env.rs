@@ -1,6 +1,7 @@
 //! [`ScriptEnvironment`]: the browser's driver with scripts plugged in.
-//! Custom actions run their handlers on the same tab, and every targeted
-//! action's result carries a `locator` (test id, id, role and accessible
+//! A custom action's handler runs above it, on the road (each of its
+//! steps passes the policy and the gate and comes down here like any
+//! action); here every targeted action's result carries a `locator` (test id, id, role and accessible
 //! name, label, placeholder, name, text, a CSS path, the URL) so a
 //! recorded session can be exported as a recipe that does not depend on
 //! element indices; a recipe's step finds its element again through
@@ -8,7 +9,6 @@
 
 use serde_json::{json, Value};
 
-use super::host::TabHost;
 use super::library::{CancelFlag, Scripts};
 use super::locate::{locate_on, record_locator};
 use crate::actions::{Action, ActionResult, RiskFacts, Target};
@@ -16,9 +16,9 @@ use crate::browser::Driver;
 use crate::dom::{LocateFailure, Location, Locator, PageState};
 use crate::environment::{Environment, EnvironmentError};
 
-/// A browser [`Driver`] that also runs custom actions from [`Scripts`] and
-/// records locators in results: a layer around the driver, which it calls
-/// once per action.
+/// A browser [`Driver`] that records locators in results and holds the
+/// session's [`Scripts`] and the flag that cancels their custom actions:
+/// a layer around the driver, which it calls once per action.
 #[derive(Debug)]
 pub struct ScriptEnvironment {
     inner: Driver,
@@ -28,8 +28,8 @@ pub struct ScriptEnvironment {
 }
 
 impl ScriptEnvironment {
-    /// Wraps `inner`; custom action handlers drive it too, so they act
-    /// with its settings, guard and sitemaps.
+    /// Wraps `inner`; custom action handlers' steps come down to it too,
+    /// so they act with its settings, guard and sitemaps.
     pub fn new(inner: Driver, scripts: Scripts) -> Self {
         ScriptEnvironment {
             inner,
@@ -42,6 +42,11 @@ impl ScriptEnvironment {
     /// Cancels custom actions started from now on when `cancel` is set.
     pub fn set_cancel(&mut self, cancel: CancelFlag) {
         self.cancel = cancel;
+    }
+
+    /// What cancels the custom actions of the run now.
+    pub fn cancel(&self) -> &CancelFlag {
+        &self.cancel
     }
 
     /// The scripts whose custom actions run here.
@@ -88,19 +93,14 @@ impl Environment for ScriptEnvironment {
 
     async fn execute(&mut self, action: &Action) -> ActionResult {
         if let Action::Custom(custom) = action {
-            // The handler drives the same tab; the caller approved the call
-            // as a whole.
-            let mut host = TabHost::new(&mut self.inner);
-            let result = self
-                .scripts
-                .call_action(&custom.name, custom.params.clone(), &mut host, &self.cancel)
-                .await;
-            // The handler observed on its own; index targets of the
-            // caller's last observation may be stale, so observe again.
-            if let Ok(state) = self.inner.observe().await {
-                self.last = Some(state);
-            }
-            return result;
+            // A handler's steps each pass the policy and the gate: only a
+            // road with the scripts runs one (`Road::with_scripts`), never
+            // the browser's side as a whole.
+            return ActionResult::unknown(format!(
+                "the custom action `{}` reached the browser without a road to run its steps on; \
+                 custom actions run along a road that has the scripts",
+                custom.name
+            ));
         }
         let locator = match action.target() {
             Some(target) => record_locator(self.inner.tab(), target, self.last.as_ref()).await,

@@ -7,6 +7,9 @@ use std::path::PathBuf;
 
 use rhai::{EvalAltResult, Position};
 
+use super::bounds;
+use super::engine::Limits;
+
 /// A place in a script: file, 1-based line and column, and what happened
 /// there. Displays as `FILE:LINE:COLUMN: message`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -54,6 +57,10 @@ pub enum ScriptError {
     /// The script was cancelled (by the person or the run's stop).
     #[error("the script was cancelled")]
     Cancelled,
+    /// The script ran past its time limit (a custom action's, or a
+    /// `sleep` longer than one action may take).
+    #[error("{0}")]
+    TimedOut(Located),
     /// An `action(...)` or `recipe(...)` declaration is wrong.
     #[error("{0}")]
     Definition(Located),
@@ -88,6 +95,7 @@ impl ScriptError {
             ScriptError::Compile(l)
             | ScriptError::Runtime(l)
             | ScriptError::Limit(l)
+            | ScriptError::TimedOut(l)
             | ScriptError::Definition(l) => Some(l),
             _ => None,
         }
@@ -115,26 +123,44 @@ pub(crate) fn script_error(error: &EvalAltResult, file: &str) -> ScriptError {
     if pos.is_none() && !outer.1.is_none() {
         (source, pos) = outer;
     }
+    // Rhai reports its own limits (and a stop) at the outermost call,
+    // which has no place when the host called the function: the last
+    // place the script ran at is where it happened.
+    if pos.is_none() {
+        if let Some((file, place)) = bounds::last_place() {
+            if !file.is_empty() {
+                source = file;
+            }
+            pos = place;
+        }
+    }
     let located = |message: String| Located {
         file: source.clone(),
         line: pos.line().unwrap_or(0),
         column: pos.position().unwrap_or(0),
         message,
     };
+    let limits = bounds::limits();
     match current {
-        EvalAltResult::ErrorTerminated(..) => ScriptError::Cancelled,
-        EvalAltResult::ErrorTooManyOperations(_) => ScriptError::Limit(located(
-            "script limit: too many operations (an endless loop?)".into(),
-        )),
-        EvalAltResult::ErrorStackOverflow(_) => ScriptError::Limit(located(
-            "script limit: functions nested too deeply (endless recursion?)".into(),
-        )),
+        EvalAltResult::ErrorTerminated(token, _) => match bounds::time_limit_message(token) {
+            Some(message) => ScriptError::TimedOut(located(message)),
+            None => ScriptError::Cancelled,
+        },
+        EvalAltResult::ErrorTooManyOperations(_) => ScriptError::Limit(located(format!(
+            "script limit: too many operations (more than {}; an endless loop?)",
+            limits.operations
+        ))),
+        EvalAltResult::ErrorStackOverflow(_) => ScriptError::Limit(located(format!(
+            "script limit: functions nested too deeply (more than {} calls; endless recursion?)",
+            limits.call_depth
+        ))),
         EvalAltResult::ErrorDataTooLarge(what, _) => {
-            ScriptError::Limit(located(format!("script limit: {what} is too large")))
+            ScriptError::Limit(located(too_large(what, &limits)))
         }
-        EvalAltResult::ErrorTooManyVariables(_) => {
-            ScriptError::Limit(located("script limit: too many variables".into()))
-        }
+        EvalAltResult::ErrorTooManyVariables(_) => ScriptError::Limit(located(format!(
+            "script limit: too many variables (more than {})",
+            limits.variables
+        ))),
         EvalAltResult::ErrorRuntime(value, _) => ScriptError::Runtime(located(value.to_string())),
         other => {
             let mut text = other.to_string();
@@ -143,6 +169,27 @@ pub(crate) fn script_error(error: &EvalAltResult, file: &str) -> ScriptError {
             }
             ScriptError::Runtime(located(text))
         }
+    }
+}
+
+/// A size limit Rhai hit, with the limit. Nested items count: a map
+/// inside a map is one entry more, which is what bounds how deeply a
+/// script can nest values.
+fn too_large(what: &str, limits: &Limits) -> String {
+    match what {
+        "Length of string" => format!(
+            "script limit: a string is longer than {} bytes",
+            limits.string_bytes
+        ),
+        "Size of array/BLOB" => format!(
+            "script limit: an array holds more than {} items, nested ones counted",
+            limits.array_items
+        ),
+        "Size of object map" => format!(
+            "script limit: a map holds more than {} entries, nested ones counted",
+            limits.map_entries
+        ),
+        other => format!("script limit: {other} is too large"),
     }
 }
 

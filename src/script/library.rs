@@ -8,11 +8,12 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rhai::{CallFnOptions, Dynamic, Engine, Position, Scope};
 use serde_json::{Map, Value};
 
+use super::bounds;
 use super::declare::Collected;
 use super::engine::{self, build_engine, Limits, LogSink};
 use super::error::{parse_error, script_error, Located, ScriptError};
@@ -47,6 +48,7 @@ impl CancelFlag {
 #[derive(Clone)]
 pub struct Scripts {
     engine: Arc<Engine>,
+    limits: Limits,
     files: Arc<RwLock<BTreeMap<PathBuf, Arc<LoadedFile>>>>,
 }
 
@@ -72,6 +74,7 @@ impl Scripts {
         let engine = build_engine(&limits, log);
         Scripts {
             engine: Arc::new(engine),
+            limits,
             files: Arc::new(RwLock::new(BTreeMap::new())),
         }
     }
@@ -215,8 +218,11 @@ impl Scripts {
                 "no custom action named `{name}` is loaded"
             ));
         };
+        let deadline = Instant::now() + self.limits.action_time;
         match self
-            .drive(host, cancel, snapshot, move || def.invoke(params))
+            .drive(host, cancel, Some(deadline), snapshot, move || {
+                def.invoke(params)
+            })
             .await
         {
             Ok(result) => result,
@@ -297,7 +303,7 @@ impl Scripts {
         let engine = self.engine.clone();
         let function = recipe.name.clone();
         let source = file.file.clone();
-        self.drive(host, cancel, snapshot.clone(), move || {
+        self.drive(host, cancel, None, snapshot.clone(), move || {
             let mut scope = Scope::new();
             let options = CallFnOptions::new().eval_ast(false).rewind_scope(true);
             let called = if takes_params {
@@ -307,7 +313,10 @@ impl Scripts {
                 engine.call_fn_with_options::<Dynamic>(options, &mut scope, &ast, &function, ())
             };
             match called {
-                Ok(value) => Ok(rhai::serde::from_dynamic::<Value>(&value).unwrap_or(Value::Null)),
+                Ok(value) => match bounds::check_depth(&value, "the value the recipe returned") {
+                    Ok(()) => Ok(rhai::serde::from_dynamic::<Value>(&value).unwrap_or(Value::Null)),
+                    Err(message) => Err(ScriptError::Limit(bounds::located_here(&source, message))),
+                },
                 Err(error) => Err(script_error(&error, &source)),
             }
         })
@@ -315,20 +324,25 @@ impl Scripts {
     }
 
     /// Runs `job` on a new script thread and answers its host calls until
-    /// it ends.
+    /// it ends, or, past `deadline`, stops answering (the script then
+    /// ends with the time limit's error).
     async fn drive<H: ScriptHost, T: Send + 'static>(
         &self,
         host: &mut H,
         cancel: &CancelFlag,
+        deadline: Option<Instant>,
         snapshot: Arc<Snapshot>,
         job: impl FnOnce() -> T + Send + 'static,
     ) -> Result<T, ScriptError> {
         let (calls_tx, mut calls) = tokio::sync::mpsc::unbounded_channel();
         let (done_tx, mut done) = tokio::sync::oneshot::channel();
         let flag = cancel.0.clone();
+        let limits = self.limits.clone();
         std::thread::Builder::new()
             .name("webagent-script".into())
+            .stack_size(bounds::SCRIPT_STACK)
             .spawn(move || {
+                bounds::enter(&limits, deadline);
                 engine::enter(flag, Some(calls_tx), snapshot, None);
                 let out = job();
                 // Dropping the bridge before answering lets the host side
@@ -344,9 +358,11 @@ impl Scripts {
                     let answer = tokio::select! {
                         answer = Box::pin(host.handle(call)) => Some(answer),
                         () = cancelled(cancel) => None,
+                        () = past(deadline) => None,
                     };
-                    // A cancelled call is dropped unanswered: the script
-                    // thread sees the flag and ends.
+                    // A cancelled call, or one past the time limit, is
+                    // dropped unanswered: the script thread sees the flag
+                    // or the clock and ends.
                     if let Some(answer) = answer {
                         let _ = reply.send(answer.map_err(|e| e.to_string()));
                     }
@@ -371,9 +387,13 @@ impl Scripts {
         let file = name.to_string();
         let top_ast = ast.clone();
         // The top level runs on its own thread too, within the limits.
+        let limits = self.limits.clone();
         let collected = std::thread::scope(|scope| {
-            scope
-                .spawn(move || {
+            std::thread::Builder::new()
+                .name("webagent-script-load".into())
+                .stack_size(bounds::SCRIPT_STACK)
+                .spawn_scoped(scope, move || {
+                    bounds::enter(&limits, None);
                     engine::enter(
                         Arc::default(),
                         None,
@@ -384,9 +404,10 @@ impl Scripts {
                     let collected = engine::take_collected();
                     ran.map_err(|e| script_error(&e, &file)).map(|()| collected)
                 })
+                .map_err(|e| ScriptError::Thread(e.to_string()))?
                 .join()
-        })
-        .map_err(|_| ScriptError::Thread("loading the script panicked".into()))??;
+                .map_err(|_| ScriptError::Thread("loading the script panicked".into()))
+        })??;
         let Some(collected) = collected else {
             return Err(ScriptError::Thread("the declarations were lost".into()));
         };
@@ -474,6 +495,14 @@ impl Scripts {
 /// x.healed.rhai`, `recipe run x.healed.rhai`) it loads like any file.
 pub(crate) fn is_script_name(name: &str) -> bool {
     !name.starts_with('.') && name.ends_with(".rhai") && !name.ends_with(".healed.rhai")
+}
+
+/// Waits until `deadline`; forever without one.
+async fn past(deadline: Option<Instant>) {
+    match deadline {
+        Some(deadline) => tokio::time::sleep_until(deadline.into()).await,
+        None => std::future::pending().await,
+    }
 }
 
 async fn cancelled(cancel: &CancelFlag) {

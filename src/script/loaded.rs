@@ -10,7 +10,8 @@ use std::sync::Arc;
 use rhai::{CallFnOptions, Dynamic, Engine, Scope, AST};
 use serde_json::Value;
 
-use super::error::script_error;
+use super::bounds;
+use super::error::{script_error, ScriptError};
 use super::params::RecipeParam;
 use crate::actions::{ActionResult, ActionSpec};
 
@@ -66,17 +67,23 @@ impl ActionDef {
             )
         };
         match outcome {
-            Ok(value) => handler_result(&value),
-            Err(error) => ActionResult::unknown(script_error(&error, &self.file).to_string()),
+            Ok(value) => handler_result(&value, &self.file),
+            Err(error) => match script_error(&error, &self.file) {
+                error @ ScriptError::TimedOut(_) => ActionResult::timeout(error.to_string()),
+                error => ActionResult::unknown(error.to_string()),
+            },
         }
     }
 }
 
 /// A handler's return value as an action result: a map with `ok` is taken
 /// as a result, anything else is success data (nothing for `()`).
-fn handler_result(value: &Dynamic) -> ActionResult {
+fn handler_result(value: &Dynamic, file: &str) -> ActionResult {
     if value.is_unit() {
         return ActionResult::ok();
+    }
+    if let Err(message) = bounds::check_depth(value, "the value the action returned") {
+        return ActionResult::unknown(format!("{}: {message}", bounds::here(file)));
     }
     let json = match rhai::serde::from_dynamic::<Value>(value) {
         Ok(json) => json,

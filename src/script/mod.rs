@@ -44,6 +44,7 @@
 //! reload), `export` (trace → recipe), `rewrite` (a healed recipe's
 //! repaired lines).
 
+mod bounds;
 mod declare;
 pub mod engine;
 pub mod env;
@@ -65,8 +66,8 @@ pub use export::{
     url_matches, url_pattern, ExportError, ExportOptions,
 };
 pub use host::{
-    HealOutcome, HealRequest, HealedAction, HealedStep, Healer, HostCall, HostError, RecipeHost,
-    Replacement, ScriptHost, SubAgent, TabHost,
+    GatedHost, HealOutcome, HealRequest, HealedAction, HealedStep, Healer, HostCall, HostError,
+    RecipeHost, Replacement, ScriptHost, SubAgent,
 };
 pub use library::{CancelFlag, Scripts};
 pub use loaded::{pick_recipe, ActionDef, FileSummary, RecipeChoiceError, RecipeDef};

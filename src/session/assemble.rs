@@ -390,6 +390,7 @@ impl Session {
         AgentSetup {
             llm: Arc::clone(&self.llm),
             scripts: self.scripts.clone(),
+            cancel: self.environment.inner().cancel().clone(),
             sitemaps: Arc::clone(&self.sitemaps),
             config: crate::agent::AgentConfig {
                 max_steps: self.config.agent.max_steps,

@@ -33,6 +33,8 @@ pub struct AgentSetup {
     /// The scripts whose custom actions join the catalog (read at the
     /// start of each run, so edits apply).
     pub scripts: Scripts,
+    /// Cancels the custom actions and recipes of the run.
+    pub cancel: CancelFlag,
     /// The sitemaps, as a watcher keeps them.
     pub sitemaps: Arc<RwLock<SitemapSet>>,
     /// Step limit and secrets.
@@ -77,7 +79,8 @@ impl AgentSetup {
 
     /// The road an action of this setup takes: the catalog now, the
     /// policy, `approver` asked when the live mode says so, `extract`'s
-    /// model, and the events.
+    /// model, the custom actions' handlers (each of their steps along the
+    /// same road), and the events.
     pub fn road(&self, approver: Box<dyn Approver>) -> Road {
         Road::new(
             self.catalog(),
@@ -87,6 +90,7 @@ impl AgentSetup {
         )
         .with_policy(self.policy.clone())
         .with_extractor(self.extractor.clone())
+        .with_scripts(self.scripts.clone(), self.cancel.clone())
     }
 
     /// An agent on `environment`, asking `approver`, stopped by `stop`.

@@ -127,6 +127,7 @@ impl Session {
     /// setup with its approval mode and step limit.
     pub fn setup_for(&self, oversight: &Oversight) -> AgentSetup {
         let mut setup = self.agent_setup();
+        setup.cancel = oversight.cancel.clone();
         if let Some(approval) = &oversight.approval {
             setup.approval = approval.clone();
         }

@@ -102,6 +102,14 @@ impl Approver for ScriptedApprover {
     }
 }
 
+/// What a shared record holds now.
+pub(crate) fn taken<T: Clone>(record: &Mutex<Vec<T>>) -> Vec<T> {
+    record
+        .lock()
+        .expect("a lock no test thread poisoned")
+        .clone()
+}
+
 /// What a run through the gate left behind.
 pub(crate) struct GateRun {
     pub(crate) outcome: RunOutcome,
@@ -162,14 +170,8 @@ pub(crate) fn run_gate_steps(
         while let Some(event) = rx.recv().await {
             events.push(event);
         }
-        let executed = executed
-            .lock()
-            .expect("a lock no test thread poisoned")
-            .clone();
-        let asked = asked
-            .lock()
-            .expect("a lock no test thread poisoned")
-            .clone();
+        let executed = taken(&executed);
+        let asked = taken(&asked);
         GateRun {
             outcome,
             events,

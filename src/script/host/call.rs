@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 
 use crate::actions::{Action, ActionResult, Catalog};
 use crate::dom::{Location, Locator, PageState};
+use crate::environment::Environment;
 
 /// One request from a script to the host.
 #[derive(Debug, Clone, PartialEq)]
@@ -98,6 +99,18 @@ pub enum HostError {
 pub trait ScriptHost: Send {
     /// Answers one call.
     fn handle(&mut self, call: HostCall) -> impl Future<Output = Result<Value, HostError>> + Send;
+}
+
+/// Observes `environment` for a script: the page as the script reads it
+/// (see [`page_json`]) and as it was observed.
+pub(super) async fn observe_for_script<E: Environment>(
+    environment: &mut E,
+) -> Result<(Value, PageState), HostError> {
+    let page = environment
+        .observe()
+        .await
+        .map_err(|e| HostError::Observe(e.message))?;
+    Ok((page_json(&page), page))
 }
 
 /// The page as scripts see it: `url`, `title`, `text`, and `elements`, each

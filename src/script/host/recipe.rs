@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 
-use super::call::{page_json, require, result_json, HostCall, HostError, ScriptHost};
+use super::call::{observe_for_script, require, result_json, HostCall, HostError, ScriptHost};
 use super::healer::{HealedStep, Healer};
 use super::origin::{navigate_action, origin_of, path_part, resolve_url};
 use crate::actions::ActionResult;
@@ -191,12 +191,7 @@ impl<E: Environment> ScriptHost for RecipeHost<E> {
         }
         match call {
             HostCall::Observe => {
-                let page = self
-                    .environment
-                    .observe()
-                    .await
-                    .map_err(|e| HostError::Observe(e.message))?;
-                let json = page_json(&page);
+                let (json, page) = observe_for_script(&mut self.environment).await?;
                 self.last = Some(page);
                 Ok(json)
             }

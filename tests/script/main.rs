@@ -3,7 +3,11 @@
 //! recorded run exported as a recipe and replayed. One Chromium for the
 //! whole binary.
 
+#[path = "../support/mod.rs"]
 mod support;
+
+mod bounds;
+mod gate;
 
 use std::path::Path;
 use std::sync::{Arc, RwLock};
@@ -149,7 +153,8 @@ fn the_model_sees_and_calls_a_custom_action() {
                 HeadlessApprover { yes: false },
                 ApprovalMode::Never,
                 tx,
-            ),
+            )
+            .with_scripts(scripts.clone(), CancelFlag::new()),
         )
         .with_config(AgentConfig::default());
         let outcome = agent.run("subscribe ann").await.expect("the run starts");
@@ -205,7 +210,20 @@ fn a_script_error_in_a_custom_action_is_an_unknown_result_with_its_place() {
             },
             Arc::new(RwLock::new(SitemapSet::new())),
         );
-        let mut host = webagent::script::TabHost::new(&mut environment);
+        let (tx, _rx) = mpsc::unbounded_channel();
+        let mut road = road(
+            scripts.catalog().expect("the catalog takes the action"),
+            HeadlessApprover { yes: false },
+            ApprovalMode::Never,
+            tx,
+        );
+        let mut host = webagent::script::GatedHost::new(
+            &mut road,
+            &mut environment,
+            1,
+            "press_missing",
+            "press the missing button",
+        );
         let result = scripts
             .call_action("press_missing", json!({}), &mut host, &CancelFlag::new())
             .await;
@@ -355,7 +373,7 @@ fn recipe_steps_pass_the_approval_gate() {
 }
 
 /// A host for scripts that never touch the page.
-struct NoPage;
+pub(crate) struct NoPage;
 
 impl ScriptHost for NoPage {
     async fn handle(&mut self, call: HostCall) -> Result<Value, webagent::script::HostError> {
