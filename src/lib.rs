@@ -18,6 +18,7 @@ pub mod dom;
 pub mod environment;
 pub mod events;
 pub mod fence;
+pub mod interrupt;
 pub mod llm;
 pub mod logging;
 pub mod markup;

@@ -553,3 +553,70 @@ async fn action_results_carry_deltas_a_client_applies_to_the_whole_listing() {
     client.cancel().await.expect("the client closes");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// SIGTERM (a service manager, `kill`) ends `webagent mcp` while its
+/// client is still connected: the session's trace gets its end, stopped,
+/// and Chromium is closed, as for a run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_ends_the_server_closes_chromium_and_ends_the_trace() {
+    use support::processes::{alive, browser_process_of, signal};
+    use tokio::io::{AsyncBufReadExt, BufReader};
+
+    let dir = scratch("sigterm");
+    let server = PageServer::start().await.expect("serve pages");
+    server.html("/desk", PAGE);
+    // Stdin stays open and silent: a client that is connected and idle.
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_webagent"))
+        .current_dir(&dir)
+        .env_remove("WEBAGENT_CONFIG")
+        .args([
+            "mcp",
+            "--sessions-dir",
+            "sessions",
+            "--url",
+            &server.url("/desk"),
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("webagent mcp starts");
+    let root = child.id().expect("a pid");
+    let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
+    tokio::time::timeout(Duration::from_secs(60), async {
+        while let Ok(Some(line)) = lines.next_line().await {
+            if line.starts_with("trace: ") {
+                return;
+            }
+        }
+        panic!("the server ended before it served");
+    })
+    .await
+    .expect("the server is up within a minute");
+    let browser = browser_process_of(root).expect("the server's Chromium");
+
+    assert!(signal(root, "-TERM"), "SIGTERM sent");
+    let status = tokio::time::timeout(Duration::from_secs(60), child.wait())
+        .await
+        .expect("the server ends within a minute of SIGTERM")
+        .expect("waited");
+    assert!(
+        status.code().is_some(),
+        "webagent mcp ended by itself, not killed by the signal: {status:?}"
+    );
+    let recorded = finished_trace(&dir.join("sessions")).await;
+    let last: Value = recorded
+        .lines()
+        .rev()
+        .find_map(|l| serde_json::from_str(l).ok())
+        .expect("events in the trace");
+    assert_eq!(
+        last["type"], "done",
+        "the trace ends with the run's end: {last}"
+    );
+    assert_eq!(last["reason"], "stopped", "{last}");
+    let gone = support::wait::eventually(|| !alive(browser)).await;
+    assert!(gone, "Chromium {browser} outlived the server");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -10,6 +10,7 @@ use tokio::sync::mpsc;
 
 use crate::browser::LaunchOptions;
 use crate::config::Config;
+use crate::llm::StopSignal;
 use crate::mcp::{answer, serve_session, CallState, McpCall, WebagentMcp};
 use crate::serve::PageServer;
 use crate::session::Prepared;
@@ -76,7 +77,13 @@ pub async fn measure(launch: LaunchOptions, runs: usize) -> anyhow::Result<Round
     // The same session behind the protocol.
     let (calls, calls_rx) = mpsc::unbounded_channel();
     let mcp = WebagentMcp::new(calls, session.scripts.clone());
-    let answering = tokio::spawn(serve_session(session, calls_rx, true, false));
+    let answering = tokio::spawn(serve_session(
+        session,
+        calls_rx,
+        true,
+        false,
+        StopSignal::never(),
+    ));
     let (server_end, client_end) = tokio::io::duplex(1 << 20);
     let served = tokio::spawn(async move {
         use rmcp::ServiceExt;

@@ -46,7 +46,7 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
         // URL may stop us at once, and an unhandled SIGINT would kill the
         // process instead of shutting the site down.
         let stop = runtime
-            .block_on(async { super::interrupt::Interrupt::listen() })
+            .block_on(async { crate::interrupt::Interrupt::listen() })
             .context("listening for Ctrl-C")?;
         let mut out = std::io::stdout().lock();
         writeln!(out, "{url}")?;

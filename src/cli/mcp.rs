@@ -4,12 +4,15 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use anyhow::Context;
 use tokio::sync::{mpsc, Notify};
 
 use super::exit::EXIT_USAGE;
 use super::flags::{RunFlags, SessionFlags};
 use super::headless::start_traced;
 use crate::events::Event;
+use crate::interrupt::Interrupt;
+use crate::llm::stop_pair;
 use crate::mcp::{serve_http, serve_session, serve_stdio, WebagentMcp};
 use crate::tui::services::WorkbenchOptions;
 
@@ -65,6 +68,9 @@ pub fn run(args: McpArgs) -> anyhow::Result<ExitCode> {
     }
     let runtime = super::runtime()?;
     runtime.block_on(async move {
+        // Listening from the start keeps a signal that comes while Chromium
+        // starts; it then ends the session as soon as it is served.
+        let interrupt = Interrupt::listen().context("listening for Ctrl-C and SIGTERM")?;
         let (events, events_rx) = mpsc::unbounded_channel::<Event>();
         let (session, trace) = match start_traced(prepared, Some(&url), events).await {
             Ok(started) => started,
@@ -83,15 +89,32 @@ pub fn run(args: McpArgs) -> anyhow::Result<ExitCode> {
         let (calls, calls_rx) = mpsc::unbounded_channel();
         let server = WebagentMcp::new(calls, session.scripts.clone());
         server.notify_on(tools_changed);
-        let answering = tokio::spawn(serve_session(session, calls_rx, args.yes, args.whole_pages));
-        let served = match args.http {
-            Some(port) => {
-                serve_http(server, port, |addr| {
-                    eprintln!("MCP on http://{addr}/");
-                })
-                .await
+        let (stop, stop_signal) = stop_pair();
+        let answering = tokio::spawn(serve_session(
+            session,
+            calls_rx,
+            args.yes,
+            args.whole_pages,
+            stop_signal,
+        ));
+        let serving = async {
+            match args.http {
+                Some(port) => {
+                    serve_http(server, port, |addr| {
+                        eprintln!("MCP on http://{addr}/");
+                    })
+                    .await
+                }
+                None => serve_stdio(server).await,
             }
-            None => serve_stdio(server).await,
+        };
+        // A signal drops the server as a client that hangs up would.
+        let served = tokio::select! {
+            served = serving => served,
+            () = interrupt.wait() => {
+                stop.stop();
+                Ok(())
+            }
         };
         // The server is gone, so are the senders of calls: the session ends
         // its run and closes.

@@ -15,7 +15,6 @@ pub mod exec;
 pub mod exit;
 pub mod flags;
 pub mod headless;
-pub mod interrupt;
 pub mod mcp;
 pub mod observe;
 pub mod recipe;

@@ -13,7 +13,7 @@ use anyhow::Context;
 use super::exit::EXIT_USAGE;
 use super::flags::HeadlessFlags;
 use super::headless::Headless;
-use super::interrupt::Interrupt;
+use crate::interrupt::Interrupt;
 use crate::script::params::{parse_assignment, resolve_params};
 use crate::script::{export_recipe_with, pick_recipe, ExportOptions, Scripts};
 use crate::session::{located_text, same_file, Bare, RecipeChoice, ReplayOptions};

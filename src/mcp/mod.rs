@@ -26,6 +26,7 @@ use crate::actions::{Action, ActionResult};
 use crate::dom::PageState;
 use crate::environment::{Approver, Environment, HeadlessApprover};
 use crate::events::{EndReason, Event, TokenUsage};
+use crate::llm::StopSignal;
 use crate::script::{CancelFlag, HostCall, RecipeHost, ScriptHost};
 use crate::session::{run_recipe, AgentSetup, Session};
 
@@ -283,7 +284,8 @@ async fn with_page<E: Environment>(
     CallOutcome { ok, body }
 }
 
-/// Answers calls on `session` until every sender is gone, without a
+/// Answers calls on `session` until every sender is gone or `stop` is
+/// given (a signal; the call in flight is answered first), without a
 /// person: approvals follow the session's mode (`--approve`), refused
 /// unless `yes`. After an action the client gets what changed in the page
 /// (whole pages only with `whole_pages`). The whole conversation is one
@@ -293,6 +295,7 @@ pub async fn serve_session(
     mut calls: mpsc::UnboundedReceiver<McpRequest>,
     yes: bool,
     whole_pages: bool,
+    stop: StopSignal,
 ) {
     let setup = session.agent_setup();
     let url = session.environment.current_url().await.unwrap_or_default();
@@ -303,7 +306,21 @@ pub async fn serve_session(
         max_steps: 0,
     });
     let mut state = CallState::new(whole_pages);
-    while let Some(request) = calls.recv().await {
+    let mut stopped = false;
+    loop {
+        // The stop first: a signal also drops the server, so both are
+        // ready at once and the end must say it was stopped.
+        let request = tokio::select! {
+            biased;
+            () = stop.stopped() => {
+                stopped = true;
+                None
+            }
+            request = calls.recv() => request,
+        };
+        let Some(request) = request else {
+            break;
+        };
         state.set_client(request.client.as_deref());
         let outcome = answer(
             &mut session.environment,
@@ -315,10 +332,15 @@ pub async fn serve_session(
         .await;
         let _ = request.reply.send(outcome);
     }
+    let (text, reason) = if stopped {
+        ("stopped by a signal", EndReason::Stopped)
+    } else {
+        ("the MCP client disconnected", EndReason::Done)
+    };
     setup.events.send(Event::Done {
-        success: true,
-        text: format!("the MCP client disconnected after {} steps", state.steps),
-        reason: EndReason::Done,
+        success: !stopped,
+        text: format!("{text} after {} steps", state.steps),
+        reason,
         steps: state.steps,
         usage: TokenUsage::default(),
     });

@@ -21,6 +21,8 @@ use super::theme::{Theme, ThemeError};
 pub enum AppEvent {
     /// A key was pressed.
     Key(KeyEvent),
+    /// SIGTERM or SIGINT reached the process: leave as the quit key does.
+    Terminate,
     /// The terminal was resized to (columns, rows).
     Resize(u16, u16),
     /// Text was pasted (bracketed paste).

@@ -13,56 +13,9 @@ use crate::sides::{away_hits, away_page, reply, shared};
 use crate::support::cli::{output_of, webagent};
 use crate::support::llm_server::{LlmServer, Reply};
 use crate::support::pages::page;
+use crate::support::processes::{alive, browser_process_of, signal};
 use crate::support::scratch::scratch_dir;
 use crate::support::wait::eventually;
-
-/// The parent pid of a process, from /proc.
-fn parent_of(pid: u32) -> Option<u32> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name is in parentheses and may hold spaces.
-    let rest = &stat[stat.rfind(')')? + 2..];
-    rest.split_whitespace().nth(1)?.parse().ok()
-}
-
-fn command_name(pid: u32) -> String {
-    std::fs::read_to_string(format!("/proc/{pid}/comm"))
-        .unwrap_or_default()
-        .trim()
-        .to_string()
-}
-
-/// The main Chromium process started (through its guardian) by `root`.
-fn browser_process_of(root: u32) -> Option<u32> {
-    let pids: Vec<u32> = std::fs::read_dir("/proc")
-        .ok()?
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse().ok())
-        .collect();
-    pids.into_iter().find(|&pid| {
-        let name = command_name(pid);
-        if !name.starts_with("chromium") && !name.starts_with("chrome") {
-            return false;
-        }
-        // The browser process, not a renderer: its parent is not Chromium.
-        let Some(parent) = parent_of(pid) else {
-            return false;
-        };
-        if command_name(parent).starts_with("chrom") {
-            return false;
-        }
-        let mut at = parent;
-        for _ in 0..10 {
-            if at == root {
-                return true;
-            }
-            match parent_of(at) {
-                Some(up) if up > 1 => at = up,
-                _ => return false,
-            }
-        }
-        false
-    })
-}
 
 /// Reads a trace file and checks that every line is one JSON event.
 fn trace_events(dir: &std::path::Path) -> Vec<Value> {
@@ -106,13 +59,6 @@ async fn while_a_step_runs<T>(
 }
 
 /// Sends `signal` (`-9`, `-TERM`) to `pid`; whether it went.
-fn signal(pid: u32, signal: &str) -> bool {
-    Command::new("kill")
-        .args([signal, &pid.to_string()])
-        .status()
-        .is_ok_and(|s| s.success())
-}
-
 #[test]
 fn a_killed_browser_is_relaunched_and_the_trace_stays_whole() {
     let s = shared();
@@ -462,16 +408,6 @@ fn a_headless_navigate_off_the_allowed_domains_is_blocked_before_anyone_is_asked
 }
 
 /// Whether process `pid` is alive (a zombie is not).
-fn alive(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|stat| {
-            let rest = &stat[stat.rfind(')')? + 2..];
-            rest.split_whitespace().next().map(|state| state != "Z")
-        })
-        .unwrap_or(false)
-}
-
 #[test]
 fn sigterm_mid_run_stops_it_closes_chromium_and_ends_the_trace() {
     let s = shared();

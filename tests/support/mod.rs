@@ -1,7 +1,7 @@
 //! Set-up the test binaries share, written once: the binary's browser and
 //! runtime, pages, tabs and acting on them, waiting, scratch folders, the
-//! `webagent` command, a run's events, the scripted model server, tmux
-//! panes, and reading a listing.
+//! `webagent` command and the processes it starts, a run's events, the
+//! scripted model server, tmux panes, and reading a listing.
 //!
 //! A binary pulls the whole tree in with `mod support;` (from
 //! `tests/NAME/main.rs`: `#[path = "../support/mod.rs"] mod support;`)
@@ -18,6 +18,7 @@ pub mod events;
 pub mod listing;
 pub mod llm_server;
 pub mod pages;
+pub mod processes;
 pub mod scratch;
 pub mod tab;
 pub mod tmux;

@@ -501,6 +501,58 @@ async fn a_run_killed_mid_step_resumes_without_repeating_an_action() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// SIGTERM (a service manager, `kill`) while the workbench waits on the
+/// person ends it the way `q` does: the run stops, its trace ends, and
+/// Chromium is closed; nothing is left behind.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_ends_the_workbench_like_quitting_the_run_stopped_and_chromium_closed() {
+    use crate::support::processes::{alive, browser_process_of, signal};
+    let TillRun {
+        session,
+        llm: _llm,
+        clicks: _clicks,
+        dir,
+        _pages,
+    } = till_run(
+        "sigterm",
+        vec![model_step("pay", json!({"click": {"selector": "#pay"}}))],
+        "Pay",
+    )
+    .await;
+    wait_for_screen(&session.0, "Approve step 1?").await;
+    let pid: u32 = std::fs::read_to_string(dir.join("pid"))
+        .expect("the pid")
+        .trim()
+        .parse()
+        .expect("a pid");
+    let browser = browser_process_of(pid).expect("the workbench's Chromium");
+    assert!(signal(pid, "-TERM"), "SIGTERM sent");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while alive(pid) && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(
+        !alive(pid),
+        "the workbench ended within a minute of SIGTERM"
+    );
+    let traces = traces_in(&dir.join("sessions"));
+    assert_eq!(traces.len(), 1);
+    let events = trace_kinds(&traces[0]);
+    let last = events.last().expect("events");
+    assert_eq!(
+        last["type"], "done",
+        "the trace ends with the run's end: {last}"
+    );
+    assert_eq!(last["reason"], "stopped", "{last}");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while alive(browser) && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(!alive(browser), "Chromium {browser} outlived the workbench");
+    drop(session);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_sessions_view_over_a_thousand_traces_searches_replays_and_exports() {
     use webagent::bench::tui::write_synthetic_traces;

@@ -25,6 +25,7 @@ use crate::actions::ActionResult;
 use crate::agent::Steering;
 use crate::environment::ApprovalMode;
 use crate::events::{list_traces, read_trace, summarize_trace, TraceOutcome};
+use crate::interrupt::Interrupt;
 use crate::llm::{stop_pair, StopHandle};
 use crate::script::CancelFlag;
 use crate::session::Prepared;
@@ -311,6 +312,24 @@ impl Services {
             .worker_threads(2)
             .enable_all()
             .build()?;
+        // SIGTERM (a service manager, `kill`), SIGHUP (the terminal
+        // closed) and a SIGINT sent from outside leave the way the quit key
+        // does: the run stops, Chromium closes, the trace ends. Ctrl-C
+        // typed in the workbench is a key, not a signal.
+        {
+            let _inside = runtime.enter();
+            match Interrupt::listen() {
+                Ok(interrupt) => {
+                    let tx = tx.clone();
+                    interrupt.spawn_then(move || {
+                        let _ = tx.send(AppEvent::Terminate);
+                    });
+                }
+                Err(error) => {
+                    tracing::warn!(%error, "signals will end the workbench without clean-up")
+                }
+            }
+        }
         let prepared = options.session.clone();
         // The panes show what was loaded at once; reloads follow as the
         // session's events.

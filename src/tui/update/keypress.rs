@@ -118,7 +118,7 @@ pub(super) fn on_key(state: &mut AppState, key: KeyEvent, effects: &mut Vec<Effe
 }
 
 /// Leaves the workbench, answering whoever waits on the person first.
-fn quit(state: &mut AppState, effects: &mut Vec<Effect>) {
+pub(super) fn quit(state: &mut AppState, effects: &mut Vec<Effect>) {
     // Whoever waits on the person is answered first, so the agent task
     // ends cleanly instead of waiting on a dropped channel.
     match state.modal.take() {

@@ -31,7 +31,7 @@ use crate::tui::task::set_field_focus;
 
 use self::agent_events::on_agent_event;
 use self::conversation::resume_ready;
-use self::keypress::on_key;
+use self::keypress::{on_key, quit};
 use self::log::{log_side_effects, push_log};
 use self::sessions::{replay_picture, sessions_listed, sessions_read, trace_opened};
 use self::view::{active_field, refollow, request_picture, restyle_fields};
@@ -77,6 +77,7 @@ fn apply(state: &mut AppState, event: AppEvent) -> Vec<Effect> {
     let mut effects = Vec::new();
     match event {
         AppEvent::Key(key) => on_key(state, key, &mut effects),
+        AppEvent::Terminate => quit(state, &mut effects),
         AppEvent::Resize(columns, rows) => {
             state.size = (columns, rows);
             refollow(state);

@@ -1,17 +1,21 @@
-//! Ctrl-C and SIGTERM, one way for every command that stops cleanly on
-//! either: a service manager, `timeout`, a CI runner or `kill` sends
-//! SIGTERM where a person presses Ctrl-C, and both must end a run the
-//! same way (the step in flight ends, Chromium is closed, the trace gets
-//! its end), never by the default action that kills the process on the
-//! spot and leaves the browser behind.
+//! Ctrl-C, SIGTERM and SIGHUP, one way for every command that stops
+//! cleanly on them: a service manager, `timeout`, a CI runner or `kill`
+//! sends SIGTERM where a person presses Ctrl-C, a terminal that closes
+//! sends SIGHUP, and each must end a run the same way (the step in flight
+//! ends, Chromium is closed, the trace gets its end), never by the default
+//! action that kills the process on the spot and leaves the browser and
+//! its profile behind.
 
-/// SIGINT and (on Unix) SIGTERM, registered as soon as it is created: a
-/// signal that arrives before [`Interrupt::wait`] is polled is kept.
+/// SIGINT and (on Unix) SIGTERM and SIGHUP, registered as soon as it is
+/// created: a signal that arrives before [`Interrupt::wait`] is polled is
+/// kept.
 pub struct Interrupt {
     #[cfg(unix)]
     interrupt: tokio::signal::unix::Signal,
     #[cfg(unix)]
     terminate: tokio::signal::unix::Signal,
+    #[cfg(unix)]
+    hangup: tokio::signal::unix::Signal,
 }
 
 impl Interrupt {
@@ -23,6 +27,7 @@ impl Interrupt {
             Ok(Interrupt {
                 interrupt: signal(SignalKind::interrupt())?,
                 terminate: signal(SignalKind::terminate())?,
+                hangup: signal(SignalKind::hangup())?,
             })
         }
         #[cfg(not(unix))]
@@ -38,10 +43,12 @@ impl Interrupt {
             let Interrupt {
                 mut interrupt,
                 mut terminate,
+                mut hangup,
             } = self;
             tokio::select! {
                 _ = interrupt.recv() => tracing::info!("stopping: interrupted (SIGINT)"),
                 _ = terminate.recv() => tracing::info!("stopping: asked to terminate (SIGTERM)"),
+                _ = hangup.recv() => tracing::info!("stopping: the terminal went away (SIGHUP)"),
             }
         }
         #[cfg(not(unix))]
