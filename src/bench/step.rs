@@ -93,12 +93,7 @@ async fn long_fills(tab: &Tab, catalog: &Catalog, runs: usize) -> anyhow::Result
         .take(LONG_FILL_CHARS)
         .collect();
         let state = tab.observe(&ObserveOptions::default()).await?;
-        let index = state
-            .elements
-            .iter()
-            .find(|e| e.tag == "input")
-            .map(|e| e.index.0)
-            .context("the benchmark page lists no input")?;
+        let index = input_index(&state)?;
         let action = catalog
             .parse(&json!({"input_text": {"index": index, "text": text}}))
             .map_err(|e| anyhow::anyhow!("building the long fill: {e}"))?;
@@ -173,12 +168,7 @@ async fn bench_command(args: BenchArgs) -> anyhow::Result<ExitCode> {
     let warmup = 5;
     for i in 0..runs + warmup {
         // Fills go by index, the way the model names elements.
-        let index = state
-            .elements
-            .iter()
-            .find(|e| e.tag == "input")
-            .map(|e| e.index.0)
-            .context("the benchmark page lists no input")?;
+        let index = input_index(&state)?;
         let action = if i % 2 == 0 {
             click.clone()
         } else {
@@ -360,4 +350,14 @@ async fn bench_command(args: BenchArgs) -> anyhow::Result<ExitCode> {
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The index of the benchmark page's input, as the model would name it.
+fn input_index(state: &crate::dom::PageState) -> anyhow::Result<usize> {
+    state
+        .elements
+        .iter()
+        .find(|e| e.tag == "input")
+        .map(|e| e.index.0)
+        .context("the benchmark page lists no input")
 }

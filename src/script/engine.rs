@@ -38,61 +38,12 @@ use rhai::packages::{Package, StandardPackage};
 use rhai::{Dynamic, Engine, EvalAltResult, Map, NativeCallContext, Position};
 use serde_json::{json, Value};
 
-use super::bounds;
+use super::bounds::{self, Limits};
 use super::declare::Collected;
 use super::host::{result_json, HostCall};
 use super::loaded::{ActionDef, Snapshot};
 use crate::actions::{ActionResult, Catalog};
 use crate::dom::Locator;
-
-/// The sandbox's limits. Every one is set on the engine; `Default` gives
-/// values generous for recipes and small enough that a runaway script
-/// ends in well under a second.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Limits {
-    /// Operations one call may run before it is stopped.
-    pub operations: u64,
-    /// Nested function calls.
-    pub call_depth: usize,
-    /// Nesting of one expression (top level).
-    pub expr_depth: usize,
-    /// Nesting of one expression inside functions.
-    pub fn_expr_depth: usize,
-    /// Bytes in one string.
-    pub string_bytes: usize,
-    /// Items in one array.
-    pub array_items: usize,
-    /// Entries in one map.
-    pub map_entries: usize,
-    /// Variables alive at once.
-    pub variables: usize,
-    /// Functions one file may define.
-    pub functions: usize,
-    /// How long one custom action may run, its steps included; in a
-    /// recipe, the longest one `sleep` may be.
-    pub action_time: std::time::Duration,
-    /// How deeply a value a script hands over (an action's parameters,
-    /// what a custom action or recipe returns) may nest maps and arrays.
-    pub value_depth: usize,
-}
-
-impl Default for Limits {
-    fn default() -> Self {
-        Limits {
-            operations: 5_000_000,
-            call_depth: 48,
-            expr_depth: 64,
-            fn_expr_depth: 32,
-            string_bytes: 1 << 20,
-            array_items: 10_000,
-            map_entries: 10_000,
-            variables: 1_000,
-            functions: 500,
-            action_time: std::time::Duration::from_secs(60),
-            value_depth: 64,
-        }
-    }
-}
 
 /// Where `print`, `debug` and `log` lines go besides the tracing log.
 pub type LogSink = Arc<dyn Fn(&str) + Send + Sync>;

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use rhai::{EvalAltResult, Position};
 
 use super::bounds;
-use super::engine::Limits;
+use super::bounds::Limits;
 
 /// A place in a script: file, 1-based line and column, and what happened
 /// there. Displays as `FILE:LINE:COLUMN: message`.

@@ -14,8 +14,9 @@ use rhai::{CallFnOptions, Dynamic, Engine, Position, Scope};
 use serde_json::{Map, Value};
 
 use super::bounds;
+use super::bounds::Limits;
 use super::declare::Collected;
-use super::engine::{self, build_engine, Limits, LogSink};
+use super::engine::{self, build_engine, LogSink};
 use super::error::{parse_error, script_error, Located, ScriptError};
 use super::host::ScriptHost;
 use super::loaded::{ActionDef, FileSummary, LoadedFile, RecipeDef, Snapshot};

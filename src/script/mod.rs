@@ -58,7 +58,7 @@ pub mod params;
 pub mod rewrite;
 pub mod watch;
 
-pub use engine::Limits;
+pub use bounds::Limits;
 pub use env::ScriptEnvironment;
 pub use error::{Located, ScriptError};
 pub use export::{
