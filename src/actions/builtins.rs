@@ -4,6 +4,7 @@
 
 use serde_json::{json, Map, Value};
 
+use super::address::{first_segment, host_like};
 use super::error::ActionError;
 use super::risk_level::Risk;
 use super::spec::{ActionSpec, SpecOrigin};
@@ -53,18 +54,6 @@ fn check_navigate_url(url: &str) -> Result<(), ActionError> {
             format!("`{url}` contains whitespace; percent-encode it (%20)"),
         ));
     }
-    let first_segment = url.split(['/', '?', '#']).next().unwrap_or("");
-    let host_like = |segment: &str| {
-        let host = segment.split(':').next().unwrap_or("");
-        let has_port = segment
-            .split_once(':')
-            .is_some_and(|(_, port)| !port.is_empty() && port.chars().all(|c| c.is_ascii_digit()));
-        let tld = host.rsplit('.').next().unwrap_or("").to_ascii_lowercase();
-        has_port
-            || host.starts_with("www.")
-            || host == "localhost"
-            || (host.contains('.') && COMMON_TLDS.contains(&tld.as_str()))
-    };
     match url::Url::parse(url) {
         Ok(parsed) => {
             let scheme_is_host = parsed.cannot_be_a_base()
@@ -79,7 +68,7 @@ fn check_navigate_url(url: &str) -> Result<(), ActionError> {
                 ));
             }
         }
-        Err(_) if !url.starts_with(['/', '.', '?', '#']) && host_like(first_segment) => {
+        Err(_) if !url.starts_with(['/', '.', '?', '#']) && host_like(first_segment(url)) => {
             return Err(ActionError::invalid(
                 field,
                 format!("`{url}` looks like a host without a scheme; write https://{url}, or /{url} for a path"),
@@ -89,34 +78,6 @@ fn check_navigate_url(url: &str) -> Result<(), ActionError> {
     }
     Ok(())
 }
-
-const COMMON_TLDS: &[&str] = &[
-    "com",
-    "org",
-    "net",
-    "io",
-    "dev",
-    "app",
-    "ai",
-    "co",
-    "cn",
-    "de",
-    "uk",
-    "jp",
-    "fr",
-    "edu",
-    "gov",
-    "info",
-    "biz",
-    "me",
-    "us",
-    "ru",
-    "in",
-    "test",
-    "local",
-    "localhost",
-    "example",
-];
 
 /// How a spec's parameters are shaped around its target.
 enum Targeting {

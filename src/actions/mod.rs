@@ -27,6 +27,7 @@
 //! - `wire`: the parameter schemas as sent to the model.
 
 mod action;
+mod address;
 mod builtins;
 mod catalog;
 mod command;
@@ -45,6 +46,7 @@ mod wire;
 pub use action::{
     Action, CustomAction, InjectPosition, OptionChoice, ScrollDirection, Target, WaitCondition,
 };
+pub use address::{page_address, PageAddress};
 pub use catalog::Catalog;
 pub use command::command_words;
 pub use error::ActionError;

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use super::flags::{parse_mode, RunFlags, SessionFlags};
+use super::flags::{parse_mode, parse_page_url, RunFlags, SessionFlags};
 use super::headless::start_reporting;
 use super::observe::observation_json;
 use crate::actions::{ActionResult, Catalog};
@@ -19,6 +19,7 @@ use crate::session::{Errand, Session};
 #[derive(Debug, clap::Args)]
 pub struct ExecArgs {
     /// The page to open.
+    #[arg(value_parser = parse_page_url)]
     pub url: String,
     /// Actions to run in order, each as the JSON the model would emit, e.g.
     /// '{"click":{"index":3}}' (the TUI's one-line form, `click 3`, works

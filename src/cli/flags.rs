@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use super::exit::EXIT_USAGE;
+use crate::actions::page_address;
 use crate::config::{BrowserOpts, Config, ConfigSources, Overrides};
 use crate::environment::ApprovalMode;
 use crate::session::Prepared;
@@ -107,6 +108,21 @@ pub(super) fn parse_mode(text: &str) -> Result<ApprovalMode, String> {
 
 fn parse_vision(text: &str) -> Result<VisionMode, String> {
     text.parse()
+}
+
+/// Reads a page to open (`--url`, `observe URL`) before anything starts:
+/// what is no address is refused at once (see [`page_address`]), and a
+/// scheme added to a bare host is said on stderr.
+pub(super) fn parse_page_url(text: &str) -> Result<String, String> {
+    let address = page_address(text)?;
+    if address.added_scheme.is_some() {
+        eprintln!(
+            "note: `{}` has no scheme; opening {}",
+            text.trim(),
+            address.url
+        );
+    }
+    Ok(address.url)
 }
 
 impl SessionFlags {

@@ -8,7 +8,7 @@ use anyhow::Context;
 use tokio::sync::{mpsc, Notify};
 
 use super::exit::EXIT_USAGE;
-use super::flags::{RunFlags, SessionFlags};
+use super::flags::{parse_page_url, RunFlags, SessionFlags};
 use super::headless::start_traced;
 use crate::events::Event;
 use crate::interrupt::Interrupt;
@@ -20,7 +20,7 @@ use crate::tui::services::WorkbenchOptions;
 #[derive(Debug, clap::Args)]
 pub struct McpArgs {
     /// The page to open first (default: about:blank; the client navigates).
-    #[arg(long)]
+    #[arg(long, value_parser = parse_page_url)]
     pub url: Option<String>,
     /// Open the workbench beside the server: the MCP client talks on
     /// stdin/stdout, the workbench draws on the terminal (/dev/tty), and

@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use super::flags::parse_page_url;
 use crate::bench::{median, round2};
 use crate::browser::ObserveOptions;
 use crate::config::BrowserOpts;
@@ -15,6 +16,7 @@ use crate::vision::ShotError;
 #[derive(Debug, clap::Args)]
 pub struct ObserveArgs {
     /// The page to open.
+    #[arg(value_parser = parse_page_url)]
     pub url: String,
     /// List the whole page, not just the viewport plus a margin.
     #[arg(long)]

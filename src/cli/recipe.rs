@@ -11,7 +11,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 
 use super::exit::EXIT_USAGE;
-use super::flags::HeadlessFlags;
+use super::flags::{parse_page_url, HeadlessFlags};
 use super::headless::Headless;
 use crate::interrupt::Interrupt;
 use crate::script::params::{parse_assignment, resolve_params};
@@ -37,7 +37,7 @@ pub struct RunArgs {
     pub recipe: Option<String>,
     /// The page to start on; its origin is the one the recipe's paths
     /// (`navigate("/orders")`) open on.
-    #[arg(long)]
+    #[arg(long, value_parser = parse_page_url)]
     pub url: Option<String>,
     /// A value for one of the recipe's parameters (repeatable); the text
     /// is read as the parameter's declared type.
@@ -110,12 +110,6 @@ fn check(args: &CheckArgs) -> ExitCode {
 }
 
 async fn run_recipe_command(args: RunArgs) -> anyhow::Result<ExitCode> {
-    if let Some(url) = &args.url {
-        if let Err(error) = url::Url::parse(url) {
-            eprintln!("error: --url {url:?} is not an absolute URL ({error})");
-            return Ok(ExitCode::from(EXIT_USAGE));
-        }
-    }
     // The recipe's file joins the scripts the session loads and watches;
     // everything is checked before the browser starts.
     let mut flags = args.flags.session.clone();

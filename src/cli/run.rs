@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 
 use super::exit::EXIT_USAGE;
-use super::flags::HeadlessFlags;
+use super::flags::{parse_page_url, HeadlessFlags};
 use super::headless::Headless;
 use crate::agent::Prior;
 use crate::events::EndReason;
@@ -23,7 +23,7 @@ pub struct RunArgs {
     /// What the agent should do, in plain words.
     pub task: String,
     /// The page to start on.
-    #[arg(long)]
+    #[arg(long, value_parser = parse_page_url)]
     pub url: String,
     /// Replay the task's stored recipe with no model call when the cache
     /// holds one for this task and start route; else record the run and
@@ -60,15 +60,7 @@ fn check(args: &RunArgs) -> Result<(), String> {
     if args.flags.run.max_steps == Some(0) {
         return Err("--max-steps must be at least 1".into());
     }
-    let url = url::Url::parse(&args.url).map_err(|e| {
-        format!(
-            "--url {:?} is not an absolute URL ({e}); write it like http://127.0.0.1:8080/",
-            args.url
-        )
-    })?;
-    if url.cannot_be_a_base() && url.scheme() != "about" {
-        return Err(format!("--url {:?} is not a page address", args.url));
-    }
+    // The address itself was read as the flags were (`parse_page_url`).
     Ok(())
 }
 

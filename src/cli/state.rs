@@ -5,7 +5,7 @@ use std::io::BufRead;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use super::flags::{RunFlags, SessionFlags};
+use super::flags::{parse_page_url, RunFlags, SessionFlags};
 use super::headless::start_reporting;
 
 /// `webagent state …`.
@@ -25,7 +25,7 @@ pub struct SaveArgs {
     /// The state file to write.
     pub file: PathBuf,
     /// The page to open first (its local storage is saved).
-    #[arg(long)]
+    #[arg(long, value_parser = parse_page_url)]
     pub url: Option<String>,
     /// Config and browser (`--profile`, `--state`, `--connect`,
     /// `--headed`).

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use super::flags::{RunFlags, SessionFlags};
+use super::flags::{parse_page_url, RunFlags, SessionFlags};
 use crate::tui::services::{self, WorkbenchOptions};
 
 /// Flags of `webagent tui`.
@@ -11,7 +11,7 @@ use crate::tui::services::{self, WorkbenchOptions};
 pub struct TuiArgs {
     /// The page to open (default: about:blank; `:navigate URL` goes
     /// elsewhere later).
-    #[arg(long)]
+    #[arg(long, value_parser = parse_page_url)]
     pub url: Option<String>,
     /// A theme: dark, light, a name in ./themes, or a YAML file (reloaded
     /// when it changes).

@@ -41,7 +41,7 @@ fn bad_flags_exit_with_2_and_the_reason() {
         .output()
         .expect("runs");
     assert_eq!(output.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&output.stderr).contains("not an absolute URL"));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("is not a page address"));
     let output = webagent()
         .args([
             "run",
@@ -55,6 +55,48 @@ fn bad_flags_exit_with_2_and_the_reason() {
         .expect("runs");
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("--max-steps must be at least 1"));
+}
+
+/// A page address without a scheme was handed to the browser and failed
+/// after its 30 s load timeout: a bare host with a port opens over http
+/// and says so; what is no address is refused before Chromium starts.
+#[test]
+fn a_url_without_a_scheme_opens_over_http_or_is_refused_at_once() {
+    let s = shared();
+    s.server
+        .html("/bare", page("Bare host", "<button>Found</button>"));
+    let full = s.server.url("/bare");
+    let bare = full.strip_prefix("http://").expect("an http URL");
+    let output = s.runtime.block_on(async {
+        let mut command = webagent();
+        command.args(["observe", bare]);
+        tokio::task::spawn_blocking(move || command.output())
+            .await
+            .expect("joined")
+            .expect("runs")
+    });
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(stdout.contains("Found"), "the page was observed: {stdout}");
+    assert!(
+        stderr.contains(&format!("`{bare}` has no scheme; opening {full}")),
+        "{stderr}"
+    );
+    for (args, given) in [
+        (vec!["observe", "not-a-url"], "not-a-url"),
+        (vec!["run", "a task", "--url", "nowhere"], "nowhere"),
+        (vec!["tui", "--url", "just words"], "just words"),
+    ] {
+        let output = webagent().args(&args).output().expect("runs");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains(&format!("`{given}` is not a page address"))
+                && stderr.contains("http://127.0.0.1:8080/"),
+            "{args:?}: {stderr}"
+        );
+    }
 }
 
 #[test]
