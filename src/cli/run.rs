@@ -48,6 +48,13 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         Ok(prepared) => prepared,
         Err(code) => return Ok(code),
     };
+    // Without a model the run could only fail, after Chromium started and
+    // the default endpoint was tried; a task the cache holds needs none.
+    let cached = args.cache.is_some() || prepared.config.agent.cache.is_some();
+    if let (false, Err(error)) = (cached, prepared.model()) {
+        eprintln!("error: {error}");
+        return Ok(ExitCode::from(EXIT_USAGE));
+    }
     let runtime = super::runtime()?;
     runtime.block_on(run_command(args, prepared))
 }

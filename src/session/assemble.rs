@@ -47,7 +47,8 @@ pub enum SessionError {
     /// A task needs a model and none is configured.
     #[error(
         "no model is configured: set OPENAI_API_KEY (and OPENAI_BASE_URL for a local server) \
-         or pass --base-url; actions typed after `:` work without one"
+         or pass --base-url; without one, actions (`exec`, the workbench's `:` line) and \
+         recipes still run"
     )]
     NoModel,
     /// `state save` was given no file and the session has none.

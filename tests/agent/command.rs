@@ -99,6 +99,29 @@ fn a_url_without_a_scheme_opens_over_http_or_is_refused_at_once() {
     }
 }
 
+/// With no model configured, `run` launched Chromium and tried the public
+/// endpoint three times before failing; it is refused before anything
+/// starts, as the workbench says at once.
+#[test]
+fn a_run_with_no_model_is_refused_before_the_browser_starts() {
+    let sessions = scratch_dir("no-model");
+    let output = webagent()
+        .args(["run", "do it", "--url", "http://127.0.0.1:9/"])
+        .arg("--sessions-dir")
+        .arg(&sessions)
+        .output()
+        .expect("runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("no model is configured: set OPENAI_API_KEY"),
+        "{stderr}"
+    );
+    let traces = std::fs::read_dir(&sessions).map_or(0, |entries| entries.count());
+    assert_eq!(traces, 0, "no run started, so no trace was written");
+    let _ = std::fs::remove_dir_all(&sessions);
+}
+
 #[test]
 fn the_command_prints_json_events_and_exits_0_on_success() {
     let s = shared();
