@@ -35,7 +35,8 @@ pub struct TestArgs {
     #[arg(long, value_name = "URL")]
     pub base_url: Option<String>,
     /// Serve the built-in Acme demo on 127.0.0.1 and take case paths
-    /// against it (for the demo's own suite).
+    /// against it (for the demo's own suite). Approves the demo's actions
+    /// as --yes does: it is a local fake and commits nothing real.
     #[arg(long, conflicts_with = "base_url")]
     pub demo: bool,
     /// Cases run at once, each in a browser context of its own (default:
@@ -189,7 +190,9 @@ pub fn run_command(args: TestArgs) -> anyhow::Result<ExitCode> {
             base_url,
             workers,
             retries: args.retries,
-            yes: args.yes,
+            // The demo is a local fake: its own suite's sign-ins and
+            // orders commit nothing real, so --demo approves them.
+            yes: args.yes || args.demo,
             output,
             cache: args
                 .cache

@@ -18,6 +18,7 @@
 //! The pages match `sitemaps/acme.yaml`; [`PAGE_PATHS`] lists them in the
 //! sitemap's pattern form so tests can check the two agree.
 
+mod files;
 mod html;
 mod pages;
 mod store;
@@ -26,6 +27,8 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 
 use crate::serve::{PageServer, Request, Response, ServeError};
+
+pub use files::{write_files, WriteError, FILES, RECIPES_DIR, SITEMAP_FILE};
 
 use html::{cookie, FormFields};
 use pages::Notice;

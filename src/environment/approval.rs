@@ -199,8 +199,12 @@ impl Approver for HeadlessApprover {
             }
         } else {
             ApprovalDecision::Deny {
+                // Read by a person (a suite's report, a run's log) as
+                // much as by the model, whose prompt already says a
+                // denied action is not to be worked around.
                 reason: format!(
-                    "the person did not approve this {} action (headless run without --yes); do not retry it",
+                    "not approved: a {} action needs approval, and a headless run approves only \
+                     with --yes",
                     request.risk
                 ),
             }

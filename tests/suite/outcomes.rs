@@ -345,26 +345,42 @@ fn a_suite_that_does_not_read_is_refused_before_any_browser_starts() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The command the demo suite's own comment gives, as a new user copies
+/// it (from the repository's root, no --yes), passes; only the results
+/// go to a scratch folder and the events come as JSON to be read here.
 #[test]
-fn the_demo_suite_passes() {
+fn the_demo_suite_passes_with_the_command_its_comment_gives() {
     let dir = scratch_dir("demo");
-    let suite = Path::new(env!("CARGO_MANIFEST_DIR")).join("recipes/acme.suite.yaml");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let written =
+        std::fs::read_to_string(root.join("recipes/acme.suite.yaml")).expect("the demo suite");
+    let command = written
+        .lines()
+        .find_map(|line| {
+            line.trim_start_matches('#')
+                .trim()
+                .strip_prefix("webagent test ")
+        })
+        .expect("the suite's comment gives its command");
     // The demo suite launches a Chromium of its own, as a new user's run
     // does.
     let output = std::process::Command::new(env!("CARGO_BIN_EXE_webagent"))
-        .current_dir(&dir)
+        .current_dir(root)
         .env_remove("OPENAI_API_KEY")
         .env_remove("WEBAGENT_CONFIG")
-        .args([
-            "test",
-            suite.to_str().expect("a path"),
-            "--demo",
-            "--yes",
-            "--json",
-        ])
+        .arg("test")
+        .args(command.split_whitespace())
+        .arg("--json")
+        .arg("--output")
+        .arg(dir.join("results"))
         .output()
         .expect("the webagent binary runs");
-    assert_eq!(output.status.code(), Some(0), "{}", said(&output));
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{command}\n{}",
+        said(&output)
+    );
     let statuses = finished(&json_lines(&output));
     assert!(statuses.len() >= 5, "{statuses:?}");
     assert!(statuses.values().all(|s| s == "passed"), "{statuses:?}");
