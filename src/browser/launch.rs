@@ -146,21 +146,61 @@ fn running_as_root() -> bool {
         .unwrap_or(false)
 }
 
-/// A fresh, empty profile directory under the system temp dir.
+/// The start of every temporary profile's name; the process id follows.
+const PROFILE_PREFIX: &str = "webagent-profile-";
+
+/// A fresh, empty profile directory under the system temp dir. The
+/// profiles of webagent processes that are gone (killed before their
+/// guardian could clean up: SIGKILL, a power cut) are removed first.
 fn fresh_profile_dir() -> Result<PathBuf, BrowserError> {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
+    static SWEPT: std::sync::Once = std::sync::Once::new();
+    SWEPT.call_once(|| remove_stale_profiles(&std::env::temp_dir()));
     let nanos = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_nanos())
         .unwrap_or(0);
     let dir = std::env::temp_dir().join(format!(
-        "webagent-profile-{}-{}-{}",
+        "{PROFILE_PREFIX}{}-{}-{}",
         std::process::id(),
         nanos,
         COUNTER.fetch_add(1, Ordering::Relaxed)
     ));
     std::fs::create_dir_all(&dir).map_err(|e| BrowserError::Profile(dir.clone(), e))?;
     Ok(dir)
+}
+
+/// Removes the temporary profiles in `dir` whose webagent process no
+/// longer runs. A profile whose process id is alive is kept, whoever owns
+/// that id now: better a stale folder than another run's profile gone.
+fn remove_stale_profiles(dir: &Path) {
+    // Without /proc (not Linux) no process can be told gone.
+    if !Path::new("/proc/self").exists() {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(PROFILE_PREFIX))
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|pid| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if Path::new(&format!("/proc/{pid}")).exists() {
+            continue;
+        }
+        match std::fs::remove_dir_all(entry.path()) {
+            Ok(()) => tracing::info!(profile = %entry.path().display(), "removed a stale profile"),
+            Err(error) => {
+                tracing::debug!(%error, profile = %entry.path().display(), "stale profile kept")
+            }
+        }
+    }
 }
 
 /// How long a Chromium holding a persistent profile may take to let go.
@@ -259,7 +299,11 @@ impl LaunchedChrome {
         // waits for Chromium, so it also ends, closing stderr, when Chromium
         // exits or is killed on its own (a failed start is reported at once
         // rather than after the launch timeout), and removes the profile.
-        let script = r#"p="$1"; shift; exec 3<&0; "$@" </dev/null >/dev/null 3<&- & c=$!; (read _ignored <&3; kill $c 2>/dev/null) & r=$!; exec 3<&-; wait $c; kill $r 2>/dev/null; if [ -n "$p" ]; then rm -rf "$p"; if [ -d "$p" ]; then sleep 1; rm -rf "$p"; fi; fi"#;
+        // Once Chromium runs, the guardian ignores SIGINT and SIGHUP: Ctrl-C
+        // in a terminal and a terminal that closes signal the whole process
+        // group, and a guardian killed with the others would leave the
+        // profile behind; it ends when Chromium does.
+        let script = r#"p="$1"; shift; exec 3<&0; "$@" </dev/null >/dev/null 3<&- & c=$!; trap '' INT HUP; (read _ignored <&3; kill $c 2>/dev/null) & r=$!; exec 3<&-; wait $c; kill $r 2>/dev/null; if [ -n "$p" ]; then rm -rf "$p"; if [ -d "$p" ]; then sleep 1; rm -rf "$p"; fi; fi"#;
         let mut guardian = Command::new("sh")
             .arg("-c")
             .arg(script)
@@ -397,6 +441,24 @@ impl Drop for LaunchedChrome {
 mod tests {
     use super::*;
     use crate::browser::error::INSTALL_HINT;
+
+    #[test]
+    fn profiles_of_gone_processes_are_removed_and_live_ones_kept() {
+        let dir = std::env::temp_dir().join(format!("webagent-sweep-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        // No process has an id above the kernel's largest pid_max (2^22).
+        let gone = dir.join(format!("{PROFILE_PREFIX}99999999-1-0"));
+        let live = dir.join(format!("{PROFILE_PREFIX}{}-1-0", std::process::id()));
+        let other = dir.join("someone-elses-folder-99999999");
+        for folder in [&gone, &live, &other] {
+            std::fs::create_dir_all(folder.join("Default")).expect("a folder");
+        }
+        remove_stale_profiles(&dir);
+        assert!(!gone.exists(), "the gone process's profile is removed");
+        assert!(live.exists(), "a live process's profile is kept");
+        assert!(other.exists(), "what is not a profile is kept");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     #[test]
     fn a_missing_explicit_path_is_named_in_the_error() {

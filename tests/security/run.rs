@@ -407,7 +407,6 @@ fn a_headless_navigate_off_the_allowed_domains_is_blocked_before_anyone_is_asked
     );
 }
 
-/// Whether process `pid` is alive (a zombie is not).
 #[test]
 fn sigterm_mid_run_stops_it_closes_chromium_and_ends_the_trace() {
     let s = shared();
@@ -452,6 +451,67 @@ fn sigterm_mid_run_stops_it_closes_chromium_and_ends_the_trace() {
     let gone = s.runtime.block_on(eventually(|| !alive(browser)));
     assert!(gone, "Chromium {browser} outlived the run");
     let _ = std::fs::remove_dir_all(&sessions);
+}
+
+/// Ctrl-C typed in a terminal signals the whole process group: webagent,
+/// the guardian of its Chromium and Chromium. The guardian died with the
+/// others and the run's temporary profile stayed in the temp folder.
+#[test]
+fn ctrl_c_in_a_terminal_leaves_no_profile_behind() {
+    use crate::support::tmux::{require_tmux_and_chromium, tmux_keys, tmux_start, TmuxSession};
+    require_tmux_and_chromium();
+    let s = shared();
+    s.home.html("/ctrl-c", page("Ctrl-C", "<p>a slow step</p>"));
+    let url = s.home.url("/ctrl-c");
+    let dir = scratch_dir("ctrl-c-profile");
+    let profiles_of = |pid: &str| -> Vec<std::path::PathBuf> {
+        std::fs::read_dir(std::env::temp_dir())
+            .map(|entries| {
+                entries
+                    .flatten()
+                    .map(|e| e.path())
+                    .filter(|p| {
+                        p.file_name()
+                            .and_then(|n| n.to_str())
+                            .is_some_and(|n| n.starts_with(&format!("webagent-profile-{pid}-")))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    s.runtime.block_on(async {
+        let llm = LlmServer::start(vec![
+            reply("wait a while", json!({"wait": {"seconds": 5}})),
+            reply("never reached", json!({"read_page": {}})),
+        ])
+        .await;
+        let session = TmuxSession(format!("webagent-ctrl-c-{}", std::process::id()));
+        tmux_start(
+            &session.0,
+            &format!(
+                "cd {dir} && echo $$ > pid && exec env -u OPENAI_API_KEY {bin} --log-file log \
+                 run 'Be interrupted' --model m --url {url} --base-url {base} --sessions-dir sessions",
+                dir = dir.display(),
+                bin = env!("CARGO_BIN_EXE_webagent"),
+                base = llm.base_url(),
+            ),
+        );
+        llm.wait_for_requests(1).await;
+        let pid = std::fs::read_to_string(dir.join("pid")).expect("the pid");
+        let pid = pid.trim().to_string();
+        assert_eq!(profiles_of(&pid).len(), 1, "the run's profile is there");
+        tmux_keys(&session.0, &["C-c"]);
+        let root: u32 = pid.parse().expect("a pid");
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        while alive(root) && std::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        assert!(!alive(root), "the run ended within a minute of Ctrl-C");
+        let cleaned = eventually(|| profiles_of(&pid).is_empty()).await;
+        assert!(cleaned, "left behind: {:?}", profiles_of(&pid));
+        drop(session);
+    });
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
