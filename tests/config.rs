@@ -933,3 +933,71 @@ fn files_that_are_not_text_or_too_big_are_refused_saying_where() {
     assert!(said.contains("over the 4194304 bytes"), "{said}");
     assert!(took.as_secs() < 10, "refused at once, not after {took:?}");
 }
+
+// ---------------------------------------------------------------------
+// `webagent init`: a starter project that every command accepts.
+
+#[test]
+fn init_writes_a_starter_project_every_command_accepts_and_never_overwrites() {
+    let sandbox = Sandbox::new("init");
+    let init = |sandbox: &Sandbox| sandbox.webagent().arg("init").output().expect("runs");
+    let first = init(&sandbox);
+    assert_eq!(first.status.code(), Some(0), "{}", text(&first.stderr));
+    let work = sandbox.work();
+    for file in [
+        "webagent.yaml",
+        "sitemaps/site.yaml",
+        "recipes/starter.rhai",
+    ] {
+        let written = std::fs::read_to_string(work.join(file)).expect(file);
+        assert!(
+            written.starts_with('#') || written.starts_with("//"),
+            "{file} opens with a comment"
+        );
+    }
+    let config = sandbox.webagent().arg("config").output().expect("runs");
+    assert_eq!(config.status.code(), Some(0), "{}", text(&config.stderr));
+    assert!(text(&config.stdout).contains("approve: risky"));
+    let sitemap = sandbox
+        .webagent()
+        .args(["sitemap", "check", "sitemaps/site.yaml"])
+        .output()
+        .expect("runs");
+    assert_eq!(sitemap.status.code(), Some(0), "{}", text(&sitemap.stderr));
+    // The starter recipe runs on a page as its comment says.
+    let output = runtime().block_on(async {
+        let server = PageServer::start().await.expect("serve pages");
+        server.html("/home", page("Starter home", "<p>hello</p>"));
+        let mut command = sandbox.webagent();
+        command
+            .args([
+                "recipe",
+                "run",
+                "recipes/starter.rhai",
+                "--recipe",
+                "look_around",
+            ])
+            .args(["--json", "--url"])
+            .arg(server.url("/home"));
+        output_of(command).await
+    });
+    let stdout = text(&output.stdout);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        text(&output.stderr)
+    );
+    assert!(
+        stdout.contains("Starter home at http://127.0.0.1:"),
+        "{stdout}"
+    );
+
+    std::fs::write(work.join("recipes/starter.rhai"), "// mine\n").expect("edited");
+    let again = init(&sandbox);
+    let stderr = text(&again.stderr);
+    assert_eq!(again.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("webagent.yaml exists already"), "{stderr}");
+    let kept = std::fs::read_to_string(work.join("recipes/starter.rhai")).expect("kept");
+    assert_eq!(kept, "// mine\n");
+}

@@ -15,6 +15,7 @@ pub mod exec;
 pub mod exit;
 pub mod flags;
 pub mod headless;
+pub mod init;
 pub mod mcp;
 pub mod observe;
 pub mod recipe;
@@ -68,6 +69,8 @@ pub enum Command {
     Cache(cache::CacheCommand),
     /// Print the merged configuration, secrets masked.
     Config(config::ConfigArgs),
+    /// Write a starter webagent.yaml, sitemap and recipe in this folder.
+    Init(init::InitArgs),
     /// Serve the session over MCP (stdio) for another agent to drive.
     Mcp(mcp::McpArgs),
     /// Save a session's sign-ins (cookies, local storage) to a state file.
@@ -99,6 +102,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Export(args) => recipe::export(args),
         Command::Cache(command) => cache::run(command),
         Command::Config(args) => config::run(args),
+        Command::Init(args) => init::run(args),
         Command::Mcp(args) => mcp::run(args),
         Command::State(command) => state::run(command),
         Command::Bench(command) => bench::run(command),
