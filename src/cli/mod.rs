@@ -12,6 +12,7 @@ pub mod cache;
 pub mod config;
 pub mod demo;
 pub mod exec;
+pub mod examples;
 pub mod exit;
 pub mod flags;
 pub mod headless;
@@ -46,23 +47,30 @@ pub enum Command {
     /// Work with YAML sitemaps: print, resolve, search, check, watch.
     Sitemap(sitemap::SitemapArgs),
     /// Open a page in Chromium and print what the model would see.
+    #[command(after_help = examples::OBSERVE)]
     Observe(observe::ObserveArgs),
     /// List the action catalog.
     Actions(actions::ActionsArgs),
     /// Open a page and run actions on it, observing after each.
+    #[command(after_help = examples::EXEC)]
     Exec(exec::ExecArgs),
     /// Run a task headless with the agent and print its steps or events.
+    #[command(after_help = examples::RUN)]
     Run(run::RunArgs),
     /// Continue a run from its trace, at the step that did not finish.
+    #[command(after_help = examples::RESUME)]
     Resume(resume::ResumeArgs),
     /// Serve the built-in Acme demo app and open the workbench on it.
+    #[command(after_help = examples::DEMO)]
     Demo(demo::DemoArgs),
     /// Open the terminal workbench.
+    #[command(after_help = examples::TUI)]
     Tui(tui::TuiArgs),
     /// Run or check Rhai recipes.
-    #[command(subcommand)]
+    #[command(subcommand, after_help = examples::RECIPE)]
     Recipe(recipe::RecipeCommand),
     /// Turn a session trace into a recipe that replays without the LLM.
+    #[command(after_help = examples::EXPORT)]
     Export(recipe::ExportArgs),
     /// The task cache `run --cache` fills: list, show, clear.
     #[command(subcommand)]
@@ -72,12 +80,14 @@ pub enum Command {
     /// Write a starter webagent.yaml, sitemap and recipe in this folder.
     Init(init::InitArgs),
     /// Serve the session over MCP (stdio) for another agent to drive.
+    #[command(after_help = examples::MCP)]
     Mcp(mcp::McpArgs),
     /// Save a session's sign-ins (cookies, local storage) to a state file.
     #[command(subcommand)]
     State(state::StateCommand),
     /// Run suites of checks (YAML): workers, isolation, retries, shards,
     /// JUnit and HTML reports.
+    #[command(after_help = examples::TEST)]
     Test(test::TestArgs),
     /// Run a benchmark and print its figures.
     #[command(subcommand)]
