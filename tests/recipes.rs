@@ -582,6 +582,27 @@ fn a_step_heals_with_the_model_and_the_repaired_recipe_replays_without_it() {
         "{updated}"
     );
     assert!(!dir.join("mine.healed.rhai").exists());
+
+    // The step log of a healing run shows the healing steps, and none of
+    // the model's streamed words as if the script had logged them.
+    heal(&llm);
+    let mut command = webagent_in(&dir);
+    command
+        .args(["recipe", "run", "login.rhai", "--connect", &ws()])
+        .args(["--url", &renamed, "--sessions-dir", "sessions"])
+        .args(["--base-url", &llm.base_url(), "--approve", "risky"]);
+    let out = output(command);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{}", said(&out));
+    assert!(
+        stdout.contains("goal: press the button that signs in"),
+        "{stdout}"
+    );
+    assert!(
+        !stdout.lines().any(|l| l.starts_with("log: ")),
+        "no model text printed as a script's log:\n{stdout}"
+    );
+    assert!(!stdout.contains("at most 0 steps"), "{stdout}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -99,11 +99,17 @@ mod tests {
 
     #[test]
     fn every_example_parses_as_the_command_line_it_shows() {
-        let all = [OBSERVE, EXEC, RUN, RESUME, DEMO, TUI, RECIPE, EXPORT, MCP, TEST];
+        let all = [
+            OBSERVE, EXEC, RUN, RESUME, DEMO, TUI, RECIPE, EXPORT, MCP, TEST,
+        ];
         let mut seen = 0;
         for block in all {
             assert!(block.starts_with("Examples:"), "{block}");
-            for line in block.lines().map(str::trim).filter(|l| l.starts_with("webagent ")) {
+            for line in block
+                .lines()
+                .map(str::trim)
+                .filter(|l| l.starts_with("webagent "))
+            {
                 if let Err(error) = Cli::try_parse_from(words(line)) {
                     panic!("`{line}` does not parse:\n{error}");
                 }

@@ -73,21 +73,19 @@ pub struct Headless {
 
 impl Headless {
     /// Starts the session on `url`, then the trace file and the printer
-    /// (`json` lines or the step log; `script_log` shows a script's `log`
-    /// lines). The browser comes first: when it cannot start, no trace
+    /// (`json` lines or the step log). The browser comes first: when it cannot start, no trace
     /// file is left behind. When the first page does not open, that is
     /// the run's fatal error and the command's exit code comes back.
     pub async fn start(
         prepared: Prepared,
         url: Option<&str>,
         json: bool,
-        script_log: bool,
     ) -> Result<Headless, ExitCode> {
         let (events, events_rx) = mpsc::unbounded_channel::<Event>();
         let (session, trace) = start_traced(prepared, url, events).await?;
         let headless = Headless {
             trace: trace.path().to_path_buf(),
-            printer: tokio::spawn(print_events(events_rx, trace, json, script_log)),
+            printer: tokio::spawn(print_events(events_rx, trace, json)),
             session,
             json,
         };

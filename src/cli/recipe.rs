@@ -167,11 +167,10 @@ async fn run_recipe_command(args: RunArgs) -> anyhow::Result<ExitCode> {
     }
 
     let interrupt = Interrupt::listen().context("listening for Ctrl-C and SIGTERM")?;
-    let mut headless =
-        match Headless::start(prepared, args.url.as_deref(), args.flags.json, true).await {
-            Ok(headless) => headless,
-            Err(code) => return Ok(code),
-        };
+    let mut headless = match Headless::start(prepared, args.url.as_deref(), args.flags.json).await {
+        Ok(headless) => headless,
+        Err(code) => return Ok(code),
+    };
     let session = &mut headless.session;
     let mut options = ReplayOptions::headless(args.flags.yes);
     options.origin = args

@@ -94,7 +94,7 @@ async fn headless(
     json: bool,
 ) -> anyhow::Result<ExitCode> {
     let interrupt = Interrupt::listen().context("listening for Ctrl-C and SIGTERM")?;
-    let mut headless = match Headless::start(prepared, Some(&url), json, false).await {
+    let mut headless = match Headless::start(prepared, Some(&url), json).await {
         Ok(headless) => headless,
         Err(code) => return Ok(code),
     };

@@ -75,11 +75,10 @@ async fn run_command(args: RunArgs, prepared: Prepared) -> anyhow::Result<ExitCo
     // Listening before the browser starts: a SIGTERM from then on ends
     // the run cleanly instead of killing the process with Chromium left.
     let interrupt = Interrupt::listen().context("listening for Ctrl-C and SIGTERM")?;
-    let mut headless =
-        match Headless::start(prepared, Some(&args.url), args.flags.json, false).await {
-            Ok(headless) => headless,
-            Err(code) => return Ok(code),
-        };
+    let mut headless = match Headless::start(prepared, Some(&args.url), args.flags.json).await {
+        Ok(headless) => headless,
+        Err(code) => return Ok(code),
+    };
     let (stop_handle, stop_signal) = stop_pair();
     let cancel = CancelFlag::new();
     // Ctrl-C or SIGTERM stops the run cleanly: the step in flight ends,

@@ -166,6 +166,12 @@ pub enum Event {
         /// The new text.
         content: String,
     },
+    /// A line a script wrote with `log(…)`: the person's to read, apart
+    /// from the model's words (a healing model streams during a recipe).
+    ScriptLog {
+        /// The line, without its newline.
+        line: String,
+    },
     /// The agent is about to run an action (the model's call, after
     /// normalizing).
     ToolCall {
@@ -311,6 +317,7 @@ impl Event {
         match self {
             Event::RunStarted { .. } => "run_started",
             Event::Text { .. } => "text",
+            Event::ScriptLog { .. } => "script_log",
             Event::ToolCall { .. } => "tool_call",
             Event::ToolResult { .. } => "tool_result",
             Event::ActionRequest { .. } => "action_request",
@@ -861,6 +868,7 @@ mod tests {
             Event::Text {
                 content: "c".into(),
             },
+            Event::ScriptLog { line: "l".into() },
             Event::Done {
                 success: false,
                 text: "limit".into(),

@@ -12,14 +12,12 @@ use crate::events::{EndReason, Event, TraceWriter};
 /// Writes every event to the trace and prints it, until the agent and the
 /// watcher have dropped their senders.
 ///
-/// Text events are the model's streamed words in an agent run (left out:
-/// the step line shows their result) and a script's `log(…)` lines in a
-/// recipe run (shown when `script_log`).
+/// The model's streamed words are left out (the step line shows their
+/// result); a script's `log(…)` lines are shown.
 pub async fn print_events(
     mut events: mpsc::UnboundedReceiver<Event>,
     mut trace: TraceWriter,
     json: bool,
-    script_log: bool,
 ) -> Result<(), crate::events::EventError> {
     let mut trace_failed = false;
     // Approval lines wait for their step's line, so each step reads in
@@ -37,12 +35,7 @@ pub async fn print_events(
         let written = if json {
             writeln!(stdout, "{}", event.to_json_line()?)
         } else {
-            let line = match &event {
-                Event::Text { content } if script_log => {
-                    Some(format!("log: {}", content.trim_end()))
-                }
-                _ => log_line(&event),
-            };
+            let line = log_line(&event);
             match (&event, line) {
                 (Event::Approval(_), Some(text)) => {
                     pending_approvals.push(text);
@@ -82,9 +75,12 @@ pub fn log_line(event: &Event) -> Option<String> {
             url,
             model,
             max_steps,
-        } => Some(format!(
-            "task: {task}\nstart: {url}  (model {model}, at most {max_steps} steps)"
-        )),
+        } => Some(match max_steps {
+            // A recipe has no step limit: its steps are the script's.
+            0 => format!("task: {task}\nstart: {url}  (model {model})"),
+            _ => format!("task: {task}\nstart: {url}  (model {model}, at most {max_steps} steps)"),
+        }),
+        Event::ScriptLog { line } => Some(format!("log: {line}")),
         Event::Observation(o) => Some(format!(
             "\nstep {}  {}  ({} elements, {} new)",
             o.step, o.url, o.elements, o.new_elements
@@ -295,5 +291,22 @@ mod tests {
             content: "x".into()
         })
         .is_none());
+        assert_eq!(
+            log_line(&Event::ScriptLog {
+                line: "checkpoint".into()
+            })
+            .unwrap(),
+            "log: checkpoint"
+        );
+        let recipe = Event::RunStarted {
+            task: "recipe sign_in".into(),
+            url: "http://a/".into(),
+            model: "none (recipe)".into(),
+            max_steps: 0,
+        };
+        assert_eq!(
+            log_line(&recipe).unwrap(),
+            "task: recipe sign_in\nstart: http://a/  (model none (recipe))"
+        );
     }
 }

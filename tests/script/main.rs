@@ -292,7 +292,7 @@ fn a_recipe_drives_a_served_page_and_reports_steps_like_the_agent() {
         );
         assert!(events
             .iter()
-            .any(|e| matches!(e, Event::Text { content } if content.contains("signed up"))));
+            .any(|e| matches!(e, Event::ScriptLog { line } if line == "signed up")));
         let env = host.into_environment();
         assert_eq!(
             out_text(env.inner().tab()).await,

@@ -295,9 +295,7 @@ impl<E: Environment> ScriptHost for RecipeHost<E> {
                 outcome
             }
             HostCall::Log(text) => {
-                self.emit(Event::Text {
-                    content: format!("{text}\n"),
-                });
+                self.emit(Event::ScriptLog { line: text });
                 Ok(Value::Null)
             }
         }

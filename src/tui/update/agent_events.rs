@@ -116,6 +116,9 @@ pub(super) fn on_agent_event(state: &mut AppState, event: Event) {
             state.reflection.raw.clear();
             state.reflection_view = ListView::default();
         }
+        // The status line is where the person looks while a recipe runs;
+        // each line replaces the one before, as a script's progress does.
+        Event::ScriptLog { line } => state.notice(false, format!("log: {line}")),
         Event::Text { content } => {
             if state.reflection.shown_step.take().is_some() {
                 let step = state.reflection.step;
