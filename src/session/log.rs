@@ -33,7 +33,7 @@ pub async fn print_events(
         }
         let mut stdout = std::io::stdout().lock();
         let written = if json {
-            writeln!(stdout, "{}", event.to_json_line()?)
+            writeln!(stdout, "{}", json_line(&event, &trace)?)
         } else {
             let line = log_line(&event);
             match (&event, line) {
@@ -64,6 +64,17 @@ pub async fn print_events(
         }
     }
     Ok(())
+}
+
+/// The event as a JSON line; `run_started` also says where the trace is,
+/// so a program reading the events can find it from the first line.
+fn json_line(event: &Event, trace: &TraceWriter) -> Result<String, crate::events::EventError> {
+    if !matches!(event, Event::RunStarted { .. }) {
+        return event.to_json_line();
+    }
+    let mut value = serde_json::to_value(event)?;
+    value["trace"] = serde_json::Value::String(trace.path().display().to_string());
+    Ok(value.to_string())
 }
 
 /// The readable form of an event, or `None` for those the log leaves out

@@ -165,6 +165,13 @@ fn the_command_prints_json_events_and_exits_0_on_success() {
     assert_eq!(traces.len(), 1);
     let trace = std::fs::read_to_string(traces[0].path()).unwrap();
     assert_eq!(trace.lines().count(), events.len());
+    // The first line says where that file is.
+    assert_eq!(
+        events[0]["trace"],
+        traces[0].path().display().to_string(),
+        "{}",
+        events[0]
+    );
     let _ = std::fs::remove_dir_all(&sessions);
 }
 
