@@ -28,6 +28,7 @@ pub mod secrets;
 pub mod serve;
 pub mod session;
 pub mod sitemap;
+pub mod spelling;
 pub mod suite;
 pub mod totp;
 pub mod tui;

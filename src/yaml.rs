@@ -104,7 +104,11 @@ impl YamlError {
     /// `unknown` when it points nowhere), the position said once.
     pub fn parsing(file: &Path, error: &serde_yaml::Error, unknown: (usize, usize)) -> Self {
         let at = error.location().map_or(unknown, |l| (l.line(), l.column()));
-        YamlError::at(file, at, strip_position(&error.to_string(), at))
+        YamlError::at(
+            file,
+            at,
+            plain_words(&strip_position(&error.to_string(), at)),
+        )
     }
 
     /// [`YamlError::parsing`] for the file's `text`: aliases that expand
@@ -163,6 +167,68 @@ fn first_alias(text: &str) -> Option<(usize, usize)> {
     None
 }
 
+/// serde's words for what a key takes (`expected u32`, `expected struct
+/// Timeouts`), said the way a person writing the file reads them, and a
+/// "did you mean" for an unknown key close to one the file may use.
+fn plain_words(message: &str) -> String {
+    const PLAIN: &[(&[&str], &str)] = &[
+        (
+            &["u8", "u16", "u32", "u64", "u128", "usize"],
+            "a whole number ≥ 0",
+        ),
+        (
+            &["i8", "i16", "i32", "i64", "i128", "isize"],
+            "a whole number",
+        ),
+        (&["f32", "f64"], "a number"),
+        (&["a boolean"], "true or false"),
+        (&["path string"], "a path"),
+        (&["a sequence"], "a list (`[a, b]` or `- ` lines)"),
+        (&["a map"], "a mapping (`key: value` lines)"),
+    ];
+    let mut text = message.to_string();
+    if let Some(at) = text.find(", expected ") {
+        let start = at + ", expected ".len();
+        let said = &text[start..];
+        let plain = PLAIN.iter().find_map(|(words, plain)| {
+            words
+                .iter()
+                .find(|w| {
+                    said.strip_prefix(**w)
+                        .is_some_and(|rest| !rest.starts_with(|c: char| c.is_alphanumeric()))
+                })
+                .map(|w| (w.len(), *plain))
+        });
+        let plain = plain.or_else(|| {
+            // `struct Timeouts` is a section of keys.
+            said.strip_prefix("struct ").map(|rest| {
+                let name = rest
+                    .split(|c: char| !c.is_alphanumeric())
+                    .next()
+                    .unwrap_or("");
+                (
+                    "struct ".len() + name.len(),
+                    "a mapping (`key: value` lines)",
+                )
+            })
+        });
+        if let Some((len, plain)) = plain {
+            text.replace_range(start..start + len, plain);
+        }
+    }
+    if let Some((_, rest)) = text.split_once("unknown field `") {
+        let key = rest.split('`').next().unwrap_or("");
+        let allowed: Vec<&str> = rest
+            .split_once("expected")
+            .map(|(_, list)| list.split('`').skip(1).step_by(2).collect())
+            .unwrap_or_default();
+        if let Some(near) = crate::spelling::closest(key, &allowed) {
+            text = format!("{text} (did you mean `{near}`?)");
+        }
+    }
+    text
+}
+
 /// `serde_yaml` puts " at line L column C" into its messages (at the end,
 /// or before what it was parsing), and sometimes a second position (where
 /// an unclosed sequence began). The error's own position, `at`, is
@@ -185,6 +251,32 @@ fn strip_position(message: &str, (line, column): (usize, usize)) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn serde_types_are_said_in_plain_words() {
+        assert_eq!(
+            plain_words("agent.max_steps: invalid type: string \"lots\", expected usize"),
+            "agent.max_steps: invalid type: string \"lots\", expected a whole number ≥ 0"
+        );
+        assert_eq!(
+            plain_words("llm.timeouts: invalid type: integer `3`, expected struct Timeouts"),
+            "llm.timeouts: invalid type: integer `3`, expected a mapping (`key: value` lines)"
+        );
+        assert_eq!(
+            plain_words("x: invalid type: string \"y\", expected a string"),
+            "x: invalid type: string \"y\", expected a string"
+        );
+    }
+
+    #[test]
+    fn an_unknown_key_close_to_a_known_one_gets_a_hint() {
+        let said = plain_words(
+            "agent: unknown field `max_step`, expected one of `max_steps`, `approve`, `language`",
+        );
+        assert!(said.ends_with("(did you mean `max_steps`?)"), "{said}");
+        let far = plain_words("unknown field `zzz`, expected one of `max_steps`, `approve`");
+        assert!(!far.contains("did you mean"), "{far}");
+    }
 
     #[test]
     fn an_alias_bomb_is_placed_at_its_first_alias() {

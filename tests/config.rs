@@ -249,6 +249,7 @@ fn unknown_keys_and_wrong_types_name_the_file_line_and_column() {
     );
     assert!(stderr.contains("unknown field `modle`"), "{stderr}");
     assert!(stderr.contains("expected one of"), "{stderr}");
+    assert!(stderr.contains("(did you mean `model`?)"), "{stderr}");
 
     std::fs::remove_file(&user).expect("remove the user file");
     sandbox.write(
@@ -265,7 +266,9 @@ fn unknown_keys_and_wrong_types_name_the_file_line_and_column() {
     let stderr = text(&output.stderr);
     assert!(stderr.contains("webagent.yaml:3:14: "), "{stderr}");
     assert!(
-        stderr.contains("agent.max_steps: invalid type: string \"lots\""),
+        stderr.contains(
+            "agent.max_steps: invalid type: string \"lots\", expected a whole number ≥ 0"
+        ),
         "{stderr}"
     );
 

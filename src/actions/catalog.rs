@@ -9,6 +9,7 @@ use super::builtins::{builtin_specs, check_builtin_extras};
 use super::error::ActionError;
 use super::schema;
 use super::spec::ActionSpec;
+use crate::spelling::{abbreviates, edit_distance, typo_budget};
 
 /// The actions available to the model, the TUI, scripts and the runner:
 /// the built-ins first, then custom actions in registration order.
@@ -222,11 +223,15 @@ impl Catalog {
         }
         let mut ranked: Vec<(usize, &str)> = names
             .iter()
-            .map(|n| (schema::edit_distance(&lower, n), *n))
+            .map(|n| {
+                (
+                    edit_distance(&lower, n, usize::MAX).unwrap_or(usize::MAX),
+                    *n,
+                )
+            })
             .filter(|(d, n)| {
-                *d <= schema::typo_budget(n)
-                    || (lower.len() >= 3
-                        && (n.contains(lower.as_str()) || schema::abbreviates(&lower, n)))
+                *d <= typo_budget(n)
+                    || (lower.len() >= 3 && (n.contains(lower.as_str()) || abbreviates(&lower, n)))
             })
             .collect();
         ranked.sort();

@@ -18,6 +18,7 @@ use serde_json::{Map, Value};
 use super::error::ActionError;
 use super::keys::KeyChord;
 use super::selector::Selector;
+use crate::spelling::closest;
 
 const KEYWORDS: &[&str] = &[
     "type",
@@ -520,53 +521,6 @@ fn show_number(number: f64) -> String {
     }
 }
 
-/// The candidate closest to `word` by edit distance, if close enough to be
-/// a likely typo.
-pub(crate) fn closest<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
-    let lower = word.to_lowercase();
-    candidates
-        .iter()
-        .map(|c| (edit_distance(&lower, &c.to_lowercase()), *c))
-        .filter(|(d, c)| *d <= typo_budget(c) || abbreviates(&lower, &c.to_lowercase()))
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, c)| c)
-}
-
-/// Whether `short` reads as an abbreviation of `long`: same first letter
-/// and its letters appear in order (`idx` for `index`, `btn` for `button`).
-pub(crate) fn abbreviates(short: &str, long: &str) -> bool {
-    if short.chars().count() < 2 || short.chars().next() != long.chars().next() {
-        return false;
-    }
-    let mut rest = long.chars();
-    short.chars().all(|c| rest.any(|l| l == c))
-}
-
-/// How many edits still count as a typo of `name`.
-pub(crate) fn typo_budget(name: &str) -> usize {
-    (name.chars().count() / 3).clamp(1, 3)
-}
-
-/// Levenshtein distance over characters.
-pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut diagonal = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let above = row[j + 1];
-            row[j + 1] = if ca == *cb {
-                diagonal
-            } else {
-                1 + diagonal.min(above).min(row[j])
-            };
-            diagonal = above;
-        }
-    }
-    row[b.len()]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -752,12 +706,5 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(bad_default.contains("default"), "{bad_default}");
-    }
-
-    #[test]
-    fn edit_distance_finds_typos() {
-        assert_eq!(edit_distance("clik", "click"), 1);
-        assert_eq!(closest("clik", &["click", "hover"]), Some("click"));
-        assert_eq!(closest("zzz", &["click", "hover"]), None);
     }
 }

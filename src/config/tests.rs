@@ -119,7 +119,7 @@ fn a_null_for_a_required_value_names_the_file() {
     assert_eq!(
         text,
         format!(
-            "{}:1:18: allowed_domains: invalid type: unit value, expected a sequence",
+            "{}:1:18: allowed_domains: invalid type: unit value, expected a list (`[a, b]` or `- ` lines)",
             project.display()
         )
     );
@@ -196,7 +196,7 @@ fn positions_are_stripped_only_when_they_end_the_message() {
     let wrong_type = problem("agent:\n  max_steps: many\n");
     assert_eq!(
         wrong_type.message,
-        "agent.max_steps: invalid type: string \"many\", expected usize"
+        "agent.max_steps: invalid type: string \"many\", expected a whole number ≥ 0"
     );
     let lookalike = problem("llm:\n  bad at line three: 1\n");
     assert_eq!((lookalike.line, lookalike.column), (2, 3));

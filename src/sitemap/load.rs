@@ -17,7 +17,7 @@ use super::error::SitemapError;
 use super::node::SitemapNode;
 use super::origin::normalize_origin;
 use super::rules::{check_segment, join_pattern, two_dynamic_message, SegmentError};
-use super::search::edit_distance;
+use crate::spelling::edit_distance;
 use crate::yaml::YamlError;
 
 /// The keys a page accepts, as written in YAML.
@@ -483,7 +483,7 @@ mod tests {
     fn wrong_type_points_at_the_value() {
         let (line, column, message) = invalid("title: Shop\nrequiresAuth: sometimes\n");
         assert_eq!((line, column), (2, 15));
-        assert!(message.contains("expected a boolean"), "{message}");
+        assert!(message.contains("expected true or false"), "{message}");
         let (line, column, message) = invalid("title: Shop\nkeywords: billing\n");
         assert_eq!((line, column), (2, 11));
         assert!(

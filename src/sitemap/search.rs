@@ -16,6 +16,7 @@
 use std::collections::HashMap;
 
 use super::node::{SitemapNode, SitemapPage};
+use crate::spelling::edit_distance;
 
 /// One ranked search result.
 #[derive(Debug, Clone)]
@@ -300,40 +301,6 @@ pub(crate) fn is_cjk(c: char) -> bool {
         | 0x20000..=0x2FA1F) // supplementary ideographs
 }
 
-/// Optimal-string-alignment distance (insertions, deletions, substitutions
-/// and swaps of neighbours each cost 1), or `None` when above `max`.
-pub(crate) fn edit_distance(a: &str, b: &str, max: usize) -> Option<usize> {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    if a.len().abs_diff(b.len()) > max {
-        return None;
-    }
-    let width = b.len() + 1;
-    let mut prev2 = vec![0usize; width];
-    let mut prev: Vec<usize> = (0..width).collect();
-    let mut cur = vec![0usize; width];
-    for i in 1..=a.len() {
-        cur[0] = i;
-        let mut row_min = cur[0];
-        for j in 1..=b.len() {
-            let cost = usize::from(a[i - 1] != b[j - 1]);
-            let mut d = (prev[j] + 1).min(cur[j - 1] + 1).min(prev[j - 1] + cost);
-            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                d = d.min(prev2[j - 2] + 1);
-            }
-            cur[j] = d;
-            row_min = row_min.min(d);
-        }
-        if row_min > max {
-            return None;
-        }
-        std::mem::swap(&mut prev2, &mut prev);
-        std::mem::swap(&mut prev, &mut cur);
-    }
-    let d = prev[b.len()];
-    (d <= max).then_some(d)
-}
-
 /// The words search compares, from lowercased text (exposed for the
 /// benchmark's naive baseline).
 #[doc(hidden)]
@@ -366,7 +333,6 @@ pub fn match_quality(term: &str, word: &str) -> f64 {
 
 #[cfg(test)]
 mod tests {
-    use super::edit_distance;
     use crate::sitemap::Sitemap;
 
     fn acme() -> Sitemap {
@@ -464,13 +430,5 @@ mod tests {
             Some("/settings/api-keys")
         );
         assert_eq!(top(&sitemap, "团队").as_deref(), Some("/settings/team"));
-    }
-
-    #[test]
-    fn edit_distance_counts_swaps_as_one() {
-        assert_eq!(edit_distance("ordres", "orders", 2), Some(1));
-        assert_eq!(edit_distance("biling", "billing", 2), Some(1));
-        assert_eq!(edit_distance("kitten", "sitting", 2), None);
-        assert_eq!(edit_distance("kitten", "sitting", 3), Some(3));
     }
 }
