@@ -270,6 +270,7 @@ fn render_earlier_tasks(out: &mut String, conversation: &ConversationPrompt<'_>)
             (false, EndReason::MaxSteps) => "stopped at the step limit",
             (false, EndReason::Stopped) => "stopped by the person",
             (false, EndReason::Fatal) => "ended by an error",
+            (false, EndReason::HandOver) => "handed over to the person",
         };
         let _ = writeln!(
             out,

@@ -61,6 +61,7 @@ const SUMMARIES: &[(&str, &str)] = &[
     ("read_page", "whole page text, in parts"),
     ("screenshot", "PNG file; shown next step if you see images"),
     ("ask_user", ""),
+    ("hand_over", "a person must act"),
     ("think", ""),
     ("done", "finish: the answer, or why not"),
     ("read_file", "a downloaded file"),
