@@ -183,13 +183,7 @@ impl<E: Environment> Agent<E> {
     /// page for `reason`, acted, and handed it back, and what the page is
     /// now. The URL and title are the page's own words, so they go inside
     /// the fence.
-    fn tell_handed_back(
-        &self,
-        step: usize,
-        reason: &str,
-        page: &PageState,
-        state: &mut RunState,
-    ) {
+    fn tell_handed_back(&self, step: usize, reason: &str, page: &PageState, state: &mut RunState) {
         let text = format!(
             "You handed the page over to me ({}). I acted on it myself and handed it back; \
              the page is now {}. Look at it before going on, and hand over again only if the \

@@ -412,7 +412,10 @@ fn a_hand_over_exits_6_and_resumes_headed_once_the_person_hands_back() {
     let s = shared();
     s.server.html(
         "/wall",
-        page("Security check", "<p>Prove you are human</p><button>Verify</button>"),
+        page(
+            "Security check",
+            "<p>Prove you are human</p><button>Verify</button>",
+        ),
     );
     let sessions = scratch_dir("hand-over");
     // Chromium cannot show a window on a test machine: the headed path
@@ -469,7 +472,12 @@ fn a_hand_over_exits_6_and_resumes_headed_once_the_person_hands_back() {
         let requests = next.requests();
         let prompt = requests
             .first()
-            .map(|r| r.json()["messages"][1]["content"].as_str().unwrap_or_default().to_string())
+            .map(|r| {
+                r.json()["messages"][1]["content"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string()
+            })
             .unwrap_or_default();
         (handed, refused, resumed, prompt)
     });

@@ -221,8 +221,14 @@ pub(super) fn on_agent_event(state: &mut AppState, event: Event) {
                 format!("sub-goal {outcome}: {text}; the recipe goes on"),
             );
         }
-        Event::HandOver { reason, .. } => {
-            push_log(state, LogEntry::row(rows::HAND_OVER, reason.clone(), Outcome::Ok));
+        Event::HandOver { step, reason, .. } => {
+            push_log(
+                state,
+                LogEntry {
+                    step: Some(step),
+                    ..LogEntry::row(rows::HAND_OVER, reason.clone(), Outcome::Ok)
+                },
+            );
             state.notice(
                 false,
                 "the agent needs you: act on the page (`:` line or the browser window), then press H to hand it back"
