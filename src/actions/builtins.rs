@@ -509,7 +509,7 @@ pub(crate) fn builtin_specs() -> Vec<ActionSpec> {
             Read,
             "Hand the page to the person when only a person can get past it: a CAPTCHA, a one-time code with no totp secret, a sign-in with no credentials. Do not guess or loop. The run waits until they hand it back.",
             NoTarget,
-            json!({"reason": nonempty("What the person must do, self-contained.")}),
+            json!({"reason": nonempty("What they must do.")}),
             &["reason"],
             &["reason"],
         ),
