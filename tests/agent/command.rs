@@ -400,7 +400,7 @@ fn ctrl_c_stops_the_run_cleanly_with_done_in_the_trace() {
 /// The trace files in `dir`.
 fn traces_in(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     std::fs::read_dir(dir)
-        .unwrap()
+        .expect("the sessions directory")
         .flatten()
         .map(|e| e.path())
         .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))

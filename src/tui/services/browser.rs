@@ -538,7 +538,9 @@ pub(super) async fn browser_task(
                     events.forwarder.new_conversation();
                     let point = plan.point;
                     note_sign_in(&session, &point.settings, &tx);
-                    if !point.url.is_empty() {
+                    // A run handed to the person goes on on the page they
+                    // left, wherever that is.
+                    if !point.url.is_empty() && point.prior.handed_back.is_none() {
                         let now = session.environment.current_url().await.unwrap_or_default();
                         if now != point.url {
                             open_page(&mut session, &point.url, &tx, &mut events).await;

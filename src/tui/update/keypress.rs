@@ -228,8 +228,10 @@ fn on_pane_key(state: &mut AppState, command: Command, effects: &mut Vec<Effect>
             RunStatus::HandedOver { .. } => {
                 state.status.run = RunStatus::Running;
                 state.notice(false, "handed back: the agent goes on".into());
-                effects.push(Effect::HandBack {
-                    approval: state.status.approval,
+                let approval = state.status.approval;
+                effects.push(match state.handed_over_plan.take() {
+                    Some(plan) => Effect::Resume { plan, approval },
+                    None => Effect::HandBack { approval },
                 });
             }
             _ => state.notice(true, "the agent has not handed the page to you".into()),
