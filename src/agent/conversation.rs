@@ -535,6 +535,45 @@ mod tests {
     }
 
     #[test]
+    fn a_run_handed_to_a_person_stays_open_and_resumes_after_its_step() {
+        let mut events = vec![started("sign in"), observed(1, "http://a.test/login")];
+        events.extend(call(json!({"hand_over": {"reason": "solve the CAPTCHA"}})));
+        events.push(step(
+            1,
+            json!({"hand_over": {"reason": "solve the CAPTCHA"}}),
+            "",
+        ));
+        events.push(Event::HandOver {
+            step: 1,
+            reason: "solve the CAPTCHA".into(),
+            url: "http://a.test/login".into(),
+            title: "Sign in".into(),
+        });
+        events.push(Event::StepEnded { step: 1 });
+        events.push(Event::Done {
+            success: false,
+            text: "a person is needed: solve the CAPTCHA".into(),
+            reason: EndReason::HandOver,
+            steps: 1,
+            usage: TokenUsage::default(),
+        });
+        let conversation = Conversation::from_events(&events);
+        assert!(conversation.has_open_run(), "it waits for the person");
+        assert!(conversation.earlier().is_empty());
+        let point = conversation.resume_point("t").expect("it resumes");
+        assert_eq!(
+            point.prior.next_step, 2,
+            "the hand-over step is not asked again"
+        );
+        assert_eq!(
+            point.prior.handed_back.as_deref(),
+            Some("solve the CAPTCHA")
+        );
+        assert_eq!(point.prior.history.len(), 1);
+        assert_eq!(point.url, "http://a.test/login");
+    }
+
+    #[test]
     fn a_run_killed_mid_list_resumes_at_its_step_without_repeating_what_ran() {
         let mut events = vec![
             started("pay"),
