@@ -29,7 +29,8 @@ pub struct ResumeArgs {
     /// The trace of the run to continue (`.webagent/sessions/….jsonl`).
     pub trace: PathBuf,
     /// Run headless, printing the step log (or `--json` events), instead
-    /// of opening the workbench.
+    /// of opening the workbench. A run handed over to a person needs
+    /// `--headed` too: Enter on this terminal hands the page back.
     #[arg(long)]
     pub headless: bool,
     /// Headless: approve every action that would need approval.
