@@ -3,7 +3,6 @@
 
 use std::process::ExitCode;
 
-use crate::agent::RunOutcome;
 use crate::events::EndReason;
 
 /// Exit code for what the person must fix: bad usage, a flag, a setting
@@ -15,11 +14,11 @@ pub const EXIT_USAGE: u8 = 2;
 /// resumes with `webagent resume TRACE` once they can act.
 pub const EXIT_HAND_OVER: u8 = 6;
 
-/// The exit code of an agent run that ended as `outcome`: 0 done with
-/// success, 6 handed over to a person, 1 otherwise.
-pub fn run_exit(outcome: &RunOutcome) -> ExitCode {
-    match outcome.reason {
-        EndReason::Done if outcome.success => ExitCode::SUCCESS,
+/// The exit code of an agent run that ended for `reason`: 0 done with
+/// `success`, 6 handed over to a person, 1 otherwise.
+pub fn run_exit(reason: EndReason, success: bool) -> ExitCode {
+    match reason {
+        EndReason::Done if success => ExitCode::SUCCESS,
         EndReason::HandOver => ExitCode::from(EXIT_HAND_OVER),
         _ => ExitCode::from(1),
     }

@@ -143,7 +143,7 @@ async fn headless(
         .await;
     ctrl_c.abort();
     let code = match &outcome {
-        Ok(outcome) => run_exit(outcome),
+        Ok(outcome) => run_exit(outcome.reason, outcome.success),
         Err(_) => ExitCode::from(1),
     };
     let code = headless.finish_with(code).await;

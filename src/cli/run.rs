@@ -12,7 +12,6 @@ use super::flags::HeadlessFlags;
 use super::headless::Headless;
 use super::interrupt::Interrupt;
 use crate::agent::Prior;
-use crate::events::EndReason;
 use crate::llm::stop_pair;
 use crate::script::CancelFlag;
 use crate::session::{Bare, Oversight, Prepared, TaskCache};
@@ -107,15 +106,15 @@ async fn run_command(args: RunArgs, prepared: Prepared) -> anyhow::Result<ExitCo
             .run_task_cached(&args.task, &cache, oversight, &Bare)
             .await;
         ctrl_c.abort();
-        let success = outcome.success && outcome.reason == EndReason::Done;
-        return Ok(headless.finish(success).await);
+        let code = run_exit(outcome.reason, outcome.success);
+        return Ok(headless.finish_with(code).await);
     }
     let outcome = session
         .run_agent(&args.task, Prior::fresh(), oversight, &Bare)
         .await;
     ctrl_c.abort();
     let code = match &outcome {
-        Ok(outcome) => run_exit(outcome),
+        Ok(outcome) => run_exit(outcome.reason, outcome.success),
         Err(_) => ExitCode::from(1),
     };
     let code = headless.finish_with(code).await;
