@@ -171,6 +171,12 @@ impl Secrets {
             .sort_by_key(|form| std::cmp::Reverse(form.0.len()));
     }
 
+    /// Whether a `totp:` secret is configured (it answers one-time-code
+    /// fields).
+    pub fn has_totp(&self) -> bool {
+        !self.totp.is_empty()
+    }
+
     /// The names, for the system prompt.
     pub fn names(&self) -> Vec<String> {
         let mut names: Vec<String> = self

@@ -342,6 +342,12 @@ pub enum Action {
         /// The question.
         question: String,
     },
+    /// Hand the page to a person (a CAPTCHA, a one-time code, a sign-in
+    /// with no credentials) and wait until they hand it back.
+    HandOver {
+        /// What the person is needed for.
+        reason: String,
+    },
     /// Record reasoning without acting.
     Think {
         /// The reasoning.
@@ -414,6 +420,7 @@ impl Action {
             Action::ReadPage { .. } => "read_page",
             Action::Screenshot { .. } => "screenshot",
             Action::AskUser { .. } => "ask_user",
+            Action::HandOver { .. } => "hand_over",
             Action::Think { .. } => "think",
             Action::Done { .. } => "done",
             Action::ReadFile { .. } => "read_file",

@@ -466,6 +466,15 @@ pub(crate) fn builtin_specs() -> Vec<ActionSpec> {
             &["question"],
         ),
         spec(
+            "hand_over",
+            Read,
+            "Hand the page to the person when only a person can get past it: a CAPTCHA, a one-time code with no totp secret, a sign-in with no credentials. Do not guess or loop. The run waits until they hand it back.",
+            NoTarget,
+            json!({"reason": nonempty("What they must do.")}),
+            &["reason"],
+            &["reason"],
+        ),
+        spec(
             "think",
             Read,
             "Write down reasoning or a plan without touching the page.",

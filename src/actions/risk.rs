@@ -112,6 +112,7 @@ impl Action {
             | Action::ScrollTo { .. }
             | Action::Extract { .. }
             | Action::AskUser { .. }
+            | Action::HandOver { .. }
             | Action::Think { .. }
             | Action::ReadFile { .. }
             | Action::Done { .. } => Risk::Read,

@@ -199,6 +199,24 @@ impl<E: Environment> Agent<E> {
                 };
                 (Action::Done { text, success }, result, Some(outcome))
             }
+            Passage::Ran(Action::HandOver { reason }, result) => {
+                // Whoever watches hands back by continuing the run: the
+                // workbench's key, or `webagent resume`.
+                self.emit(Event::HandOver {
+                    step,
+                    reason: reason.clone(),
+                    url: page.url.clone(),
+                    title: page.title.clone(),
+                });
+                let outcome = RunOutcome {
+                    success: false,
+                    text: format!("a person is needed: {reason}"),
+                    reason: EndReason::HandOver,
+                    steps: step,
+                    usage: TokenUsage::default(),
+                };
+                (Action::HandOver { reason }, result, Some(outcome))
+            }
             Passage::Ran(ran, result) => {
                 if let (
                     Action::Screenshot {

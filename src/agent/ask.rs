@@ -19,6 +19,7 @@ use super::preview;
 use super::prompt::{self, user_prompt_in, ConversationPrompt, StepPrompt};
 use super::run::{Agent, Fixed, RunState, StepEnd};
 use super::step::{ms_since, StepDraft};
+use super::wall::{wall_on, SecretsAtHand};
 
 /// Tokens kept free for the answer when a prompt is fitted into the
 /// context window: a step's reflection and action need a few hundred.
@@ -184,6 +185,10 @@ impl<E: Environment> Agent<E> {
             Ok(set) => set.for_url(&page.url).cloned(),
             Err(poisoned) => poisoned.into_inner().for_url(&page.url).cloned(),
         };
+        let at_hand = SecretsAtHand {
+            any: !self.config.secrets.names().is_empty(),
+            totp: self.config.secrets.has_totp(),
+        };
         let build = |page: &PageState| {
             let mut user = user_prompt_in(
                 &StepPrompt {
@@ -200,6 +205,10 @@ impl<E: Environment> Agent<E> {
                     messages: &state.messages,
                 },
             );
+            if let Some(wall) = wall_on(page, at_hand) {
+                user.push('\n');
+                user.push_str(&wall.hint());
+            }
             for (_, purpose) in pictures {
                 user.push_str(if purpose == "step" {
                     "\n\n[Attached: a screenshot of the viewport. Each listed element is outlined, its [index] in a tag at the box's top-left corner.]"

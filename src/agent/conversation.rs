@@ -50,6 +50,10 @@ pub struct Prior {
     /// Whether the run follows up on earlier tasks (false: a fresh
     /// conversation, even when it has none).
     pub follow_up: bool,
+    /// The model handed the page to a person for this reason, and the
+    /// person has handed it back: the first step tells the model what
+    /// the page is now.
+    pub handed_back: Option<String>,
 }
 
 impl Prior {
@@ -121,6 +125,9 @@ struct OpenRun {
     url: String,
     usage: TokenUsage,
     pending: Option<Pending>,
+    /// Why the model handed the page to a person, when the run waits for
+    /// them.
+    handed_over: Option<String>,
 }
 
 /// Where a run that did not end picks up: its task and what it had
@@ -220,6 +227,7 @@ impl Conversation {
                     url: url.clone(),
                     usage: TokenUsage::default(),
                     pending: None,
+                    handed_over: None,
                 });
             }
             Event::RunSettings(settings) => {
@@ -288,6 +296,11 @@ impl Conversation {
                     });
                 }
             }
+            Event::HandOver { reason, .. } => {
+                if let Some(open) = self.open.as_mut() {
+                    open.handed_over = Some(reason.clone());
+                }
+            }
             Event::PersonMessage { step, text } => {
                 if let Some(open) = self.open.as_mut() {
                     open.messages.push((*step, text.clone()));
@@ -302,6 +315,18 @@ impl Conversation {
             Event::StepEnded { step } => {
                 if let Some(open) = self.open.as_mut() {
                     open.ended = open.ended.max(*step);
+                    open.pending = None;
+                }
+            }
+            Event::Done {
+                reason: EndReason::HandOver,
+                steps,
+                ..
+            } => {
+                // A run handed to a person stays open: it goes on when
+                // they hand back.
+                if let Some(open) = self.open.as_mut() {
+                    open.ended = open.ended.max(*steps);
                     open.pending = None;
                 }
             }
@@ -369,6 +394,9 @@ impl Conversation {
                 "; then the run was interrupted and resumed here: this step is asked again",
             );
         }
+        if let Some(reason) = &open.handed_over {
+            note.push_str(&format!("; it was handed over to a person: {reason}"));
+        }
         Some(ResumePoint {
             task: open.task.clone(),
             prior: Prior {
@@ -381,6 +409,7 @@ impl Conversation {
                 resumed_from: Some(from.to_string()),
                 note,
                 follow_up: self.settings.follow_up,
+                handed_back: open.handed_over.clone(),
             },
             max_steps: open.max_steps,
             url: if open.url.is_empty() {
@@ -503,6 +532,45 @@ mod tests {
             ..RunSettings::default()
         }));
         assert!(fresh.earlier().is_empty());
+    }
+
+    #[test]
+    fn a_run_handed_to_a_person_stays_open_and_resumes_after_its_step() {
+        let mut events = vec![started("sign in"), observed(1, "http://a.test/login")];
+        events.extend(call(json!({"hand_over": {"reason": "solve the CAPTCHA"}})));
+        events.push(step(
+            1,
+            json!({"hand_over": {"reason": "solve the CAPTCHA"}}),
+            "",
+        ));
+        events.push(Event::HandOver {
+            step: 1,
+            reason: "solve the CAPTCHA".into(),
+            url: "http://a.test/login".into(),
+            title: "Sign in".into(),
+        });
+        events.push(Event::StepEnded { step: 1 });
+        events.push(Event::Done {
+            success: false,
+            text: "a person is needed: solve the CAPTCHA".into(),
+            reason: EndReason::HandOver,
+            steps: 1,
+            usage: TokenUsage::default(),
+        });
+        let conversation = Conversation::from_events(&events);
+        assert!(conversation.has_open_run(), "it waits for the person");
+        assert!(conversation.earlier().is_empty());
+        let point = conversation.resume_point("t").expect("it resumes");
+        assert_eq!(
+            point.prior.next_step, 2,
+            "the hand-over step is not asked again"
+        );
+        assert_eq!(
+            point.prior.handed_back.as_deref(),
+            Some("solve the CAPTCHA")
+        );
+        assert_eq!(point.prior.history.len(), 1);
+        assert_eq!(point.url, "http://a.test/login");
     }
 
     #[test]

@@ -41,6 +41,7 @@ mod run;
 mod steering;
 mod step;
 mod tool;
+mod wall;
 
 pub use conversation::{Conversation, Prior, ResumePoint};
 pub use defaults::{

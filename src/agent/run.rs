@@ -120,6 +120,9 @@ pub(super) struct RunState {
     pub(super) last_failed: Option<usize>,
     /// The approval mode last written to the trace.
     pub(super) mode: ApprovalMode,
+    /// Why the page was handed to a person who has since handed it back:
+    /// the next step tells the model what the page is now.
+    pub(super) handed_back: Option<String>,
 }
 
 impl RunState {
@@ -295,6 +298,7 @@ impl<E: Environment> Agent<E> {
             messages: prior.messages,
             last_failed: None,
             mode,
+            handed_back: prior.handed_back,
         };
         let mut outcome = None;
         let mut step = first;

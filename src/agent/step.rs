@@ -109,6 +109,9 @@ impl<E: Environment> Agent<E> {
             Ok(page) => page,
             Err(end) => return end,
         };
+        if let Some(reason) = state.handed_back.take() {
+            self.tell_handed_back(step, &reason, &page, state);
+        }
         let response = match self.ask(step, fixed, &page, state, &mut draft).await {
             Ok(response) => response,
             Err(end) => return end,
@@ -174,6 +177,25 @@ impl<E: Environment> Agent<E> {
             listing: page.listing.clone(),
         }));
         Ok(page)
+    }
+
+    /// Tells the model, in the person's words, that the person took the
+    /// page for `reason`, acted, and handed it back, and what the page is
+    /// now. The URL and title are the page's own words, so they go inside
+    /// the fence.
+    fn tell_handed_back(&self, step: usize, reason: &str, page: &PageState, state: &mut RunState) {
+        let text = format!(
+            "You handed the page over to me ({}). I acted on it myself and handed it back; \
+             the page is now {}. Look at it before going on, and hand over again only if the \
+             wall is still there.",
+            crate::fence::defuse(reason),
+            crate::fence::fence(&format!("{} — {}", page.url, page.title)),
+        );
+        self.emit(Event::PersonMessage {
+            step,
+            text: text.clone(),
+        });
+        state.messages.push((step, text));
     }
 
     /// Phase 3: the reflection and a valid action from the answer. An

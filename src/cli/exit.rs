@@ -1,6 +1,25 @@
 //! Exit codes the commands share, apart from any one command so each file
 //! that returns one can name it without importing another command.
 
+use std::process::ExitCode;
+
+use crate::events::EndReason;
+
 /// Exit code for what the person must fix: bad usage, a flag, a setting
 /// or a file that cannot be used.
 pub const EXIT_USAGE: u8 = 2;
+
+/// Exit code of a run the model handed to a person (`hand_over`): a
+/// CAPTCHA, a one-time code, a sign-in only they can get past. The trace
+/// resumes with `webagent resume TRACE` once they can act.
+pub const EXIT_HAND_OVER: u8 = 6;
+
+/// The exit code of an agent run that ended for `reason`: 0 done with
+/// `success`, 6 handed over to a person, 1 otherwise.
+pub fn run_exit(reason: EndReason, success: bool) -> ExitCode {
+    match reason {
+        EndReason::Done if success => ExitCode::SUCCESS,
+        EndReason::HandOver => ExitCode::from(EXIT_HAND_OVER),
+        _ => ExitCode::from(1),
+    }
+}

@@ -102,6 +102,16 @@ impl Headless {
     /// Closes the session, waits until every event is printed, names the
     /// trace, and gives the exit code: 0 for `success`, 1 otherwise.
     pub async fn finish(self, success: bool) -> ExitCode {
+        let code = if success {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(1)
+        };
+        self.finish_with(code).await
+    }
+
+    /// [`Headless::finish`], giving `code`.
+    pub async fn finish_with(self, code: ExitCode) -> ExitCode {
         self.session.close().await;
         let printed = self.printer.await;
         if !self.json {
@@ -110,10 +120,6 @@ impl Headless {
         if let Ok(Err(error)) = printed {
             eprintln!("warning: {error:#}");
         }
-        if success {
-            ExitCode::SUCCESS
-        } else {
-            ExitCode::from(1)
-        }
+        code
     }
 }

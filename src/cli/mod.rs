@@ -54,10 +54,12 @@ pub enum Command {
     /// Open a page and run actions on it, observing after each.
     #[command(after_help = examples::EXEC)]
     Exec(exec::ExecArgs),
-    /// Run a task headless with the agent and print its steps or events.
+    /// Run a task headless with the agent and print its steps or events
+    /// (exit 0 done, 1 not done, 6 handed over to a person).
     #[command(after_help = examples::RUN)]
     Run(run::RunArgs),
-    /// Continue a run from its trace, at the step that did not finish.
+    /// Continue a run from its trace, at the step that did not finish (a
+    /// handed-over run once the person hands back).
     #[command(after_help = examples::RESUME)]
     Resume(resume::ResumeArgs),
     /// Serve the built-in Acme demo app and open the workbench on it.

@@ -2,17 +2,22 @@
 //! that did not finish, on the page it was on, with the profile or state
 //! file and the approval mode it had (flags given here win). It opens the
 //! workbench; `--headless` runs it like `webagent run`.
+//!
+//! A run the model handed to a person (`hand_over`, exit code 6) goes on
+//! once they hand it back: in the workbench with its hand-back key, or
+//! with `--headless --headed`, where the page opens in a browser window
+//! and Enter on this terminal hands it back.
 
+use std::io::BufRead;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
 
-use super::exit::EXIT_USAGE;
+use super::exit::{run_exit, EXIT_HAND_OVER, EXIT_USAGE};
 use super::flags::{RunFlags, SessionFlags};
 use super::headless::Headless;
 use crate::environment::HeadlessApprover;
-use crate::events::EndReason;
 use crate::interrupt::Interrupt;
 use crate::llm::stop_pair;
 use crate::session::{resume_plan, ResumePlan};
@@ -24,7 +29,8 @@ pub struct ResumeArgs {
     /// The trace of the run to continue (`.webagent/sessions/….jsonl`).
     pub trace: PathBuf,
     /// Run headless, printing the step log (or `--json` events), instead
-    /// of opening the workbench.
+    /// of opening the workbench. A run handed over to a person needs
+    /// `--headed` too: Enter on this terminal hands the page back.
     #[arg(long)]
     pub headless: bool,
     /// Headless: approve every action that would need approval.
@@ -76,6 +82,16 @@ pub fn run(mut args: ResumeArgs) -> anyhow::Result<ExitCode> {
         plan.point.url.clone()
     };
     if args.headless {
+        if let Some(reason) = &plan.point.prior.handed_back {
+            if prepared.config.browser.headless {
+                eprintln!(
+                    "error: {}: the run was handed over to a person ({reason}); add --headed so \
+                     they can act in a browser window, or resume it in the workbench",
+                    args.trace.display()
+                );
+                return Ok(ExitCode::from(EXIT_USAGE));
+            }
+        }
         let runtime = super::runtime()?;
         return runtime.block_on(headless(plan, url, prepared, args.yes, args.json));
     }
@@ -98,6 +114,21 @@ async fn headless(
         Ok(headless) => headless,
         Err(code) => return Ok(code),
     };
+    if let Some(reason) = &plan.point.prior.handed_back {
+        eprintln!(
+            "The agent handed the page over to you: {reason}\nAct in the browser window, then \
+             press Enter here to hand it back."
+        );
+        let waited = tokio::task::spawn_blocking(|| {
+            let mut line = String::new();
+            std::io::stdin().lock().read_line(&mut line)
+        })
+        .await;
+        if !matches!(waited, Ok(Ok(n)) if n > 0) {
+            eprintln!("error: no Enter came from the terminal; the run was not handed back");
+            return Ok(headless.finish_with(ExitCode::from(EXIT_HAND_OVER)).await);
+        }
+    }
     let (stop_handle, stop_signal) = stop_pair();
     let ctrl_c = interrupt.spawn_then(move || stop_handle.stop());
     let session = &mut headless.session;
@@ -111,8 +142,11 @@ async fn headless(
         .run_with(&plan.point.task, plan.point.prior.clone())
         .await;
     ctrl_c.abort();
-    let success = matches!(&outcome, Ok(o) if o.success && o.reason == EndReason::Done);
-    let code = headless.finish(success).await;
+    let code = match &outcome {
+        Ok(outcome) => run_exit(outcome.reason, outcome.success),
+        Err(_) => ExitCode::from(1),
+    };
+    let code = headless.finish_with(code).await;
     outcome?;
     Ok(code)
 }

@@ -1,17 +1,16 @@
 //! `webagent run`: one task, headless, from the command line. Prints a
 //! readable step log (or, with `--json`, every event as one JSON line),
 //! appends every event to a trace file, and exits 0 only when the model
-//! finished with success.
+//! finished with success (6 when it handed the page to a person).
 
 use std::process::ExitCode;
 
 use anyhow::Context as _;
 
-use super::exit::EXIT_USAGE;
+use super::exit::{run_exit, EXIT_USAGE};
 use super::flags::{parse_page_url, HeadlessFlags};
 use super::headless::Headless;
 use crate::agent::Prior;
-use crate::events::EndReason;
 use crate::interrupt::Interrupt;
 use crate::llm::stop_pair;
 use crate::script::CancelFlag;
@@ -105,15 +104,18 @@ async fn run_command(args: RunArgs, prepared: Prepared) -> anyhow::Result<ExitCo
             .run_task_cached(&args.task, &cache, oversight, &Bare)
             .await;
         ctrl_c.abort();
-        let success = outcome.success && outcome.reason == EndReason::Done;
-        return Ok(headless.finish(success).await);
+        let code = run_exit(outcome.reason, outcome.success);
+        return Ok(headless.finish_with(code).await);
     }
     let outcome = session
         .run_agent(&args.task, Prior::fresh(), oversight, &Bare)
         .await;
     ctrl_c.abort();
-    let success = matches!(&outcome, Ok(o) if o.success && o.reason == EndReason::Done);
-    let code = headless.finish(success).await;
+    let code = match &outcome {
+        Ok(outcome) => run_exit(outcome.reason, outcome.success),
+        Err(_) => ExitCode::from(1),
+    };
+    let code = headless.finish_with(code).await;
     outcome?;
     Ok(code)
 }

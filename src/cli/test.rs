@@ -13,7 +13,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use tokio::sync::mpsc;
 
-use super::exit::EXIT_USAGE;
+use super::exit::{EXIT_HAND_OVER, EXIT_USAGE};
 use super::flags::{parse_mode, RunFlags, SessionFlags};
 use crate::config::BrowserOpts;
 use crate::environment::ApprovalMode;
@@ -356,9 +356,17 @@ async fn run_suites(
     } else if !args.json {
         eprintln!("traces and pictures: {}", output.display());
     }
-    let passed = reports.iter().all(|r| r.status.passed(args.fail_on_flaky));
-    Ok(if passed {
+    // A case that needs a person is not a failure: with no failure
+    // besides, the suite exits with the hand-over's own code.
+    let unpassed: Vec<CaseStatus> = reports
+        .iter()
+        .map(|r| r.status)
+        .filter(|s| !s.passed(args.fail_on_flaky))
+        .collect();
+    Ok(if unpassed.is_empty() {
         ExitCode::SUCCESS
+    } else if unpassed.iter().all(|s| *s == CaseStatus::NeedsPerson) {
+        ExitCode::from(EXIT_HAND_OVER)
     } else {
         ExitCode::FAILURE
     })
@@ -459,11 +467,15 @@ fn progress_text(done: &[CaseStatus], total: usize, started: Instant) -> String 
         )
     };
     format!(
-        "{}/{total} done · {} passed · {} failed · {} flaky · {}{left}",
+        "{}/{total} done · {} passed · {} failed · {} flaky{} · {}{left}",
         done.len(),
         count(&[CaseStatus::Passed]),
         count(&[CaseStatus::Failed, CaseStatus::TimedOut]),
         count(&[CaseStatus::Flaky]),
+        match count(&[CaseStatus::NeedsPerson]) {
+            0 => String::new(),
+            n => format!(" · {n} need a person"),
+        },
         clock(elapsed)
     )
 }
@@ -485,6 +497,7 @@ fn case_line(report: &CaseReport, n: usize, total: usize) -> String {
         CaseStatus::Flaky => "FLAKY  ",
         CaseStatus::Failed => "FAIL   ",
         CaseStatus::TimedOut => "TIMEOUT",
+        CaseStatus::NeedsPerson => "PERSON ",
     };
     let width = total.to_string().len();
     let mut line = format!(

@@ -35,11 +35,15 @@ pub enum ApprovalMode {
 
 impl ApprovalMode {
     /// Whether an action of this effective risk needs a person's yes.
-    /// `done`, `think` and `ask_user` never do: they do not touch the page.
+    /// `done`, `think`, `ask_user` and `hand_over` never do: they do not
+    /// touch the page.
     pub fn requires(self, action: &Action, risk: Risk) -> bool {
         if matches!(
             action,
-            Action::Done { .. } | Action::Think { .. } | Action::AskUser { .. }
+            Action::Done { .. }
+                | Action::Think { .. }
+                | Action::AskUser { .. }
+                | Action::HandOver { .. }
         ) {
             return false;
         }

@@ -198,7 +198,7 @@ impl Road {
     /// The whole way for `action`, chosen at `step` on `page` for `goal`:
     /// `tool_call`, the policy, the gate, `action_request`, the
     /// environment (and the model for `extract`), `tool_result`. `done`,
-    /// `think` and `ask_user` touch no page: they pass without the
+    /// `think`, `ask_user` and `hand_over` touch no page: they pass without the
     /// environment. A custom action's handler runs here, and each action
     /// it starts passes the policy and the gate on its own.
     pub async fn travel<E: Environment>(
@@ -373,7 +373,10 @@ impl Road {
         action: &Action,
     ) -> ActionResult {
         match action {
-            Action::Done { .. } | Action::Think { .. } => return ActionResult::ok(),
+            // The agent ends its run at a hand-over; it waits for nobody here.
+            Action::Done { .. } | Action::Think { .. } | Action::HandOver { .. } => {
+                return ActionResult::ok()
+            }
             Action::AskUser { question } => {
                 let answer = self.approver.ask_user(question).await;
                 return ActionResult::ok_with(json!({

@@ -81,6 +81,7 @@ impl TraceOutcome {
                 EndReason::MaxSteps => "step limit",
                 EndReason::Stopped => "stopped",
                 EndReason::Fatal => "error",
+                EndReason::HandOver => "needs a person",
             },
         }
     }

@@ -265,6 +265,18 @@ pub enum Event {
         /// What the person wrote.
         text: String,
     },
+    /// The model handed the page to a person: the run ends here until
+    /// they hand it back. The page is named as it was at the wall.
+    HandOver {
+        /// The step that handed over.
+        step: usize,
+        /// What the person is needed for, in the model's words.
+        reason: String,
+        /// The page at the wall.
+        url: String,
+        /// Its title.
+        title: String,
+    },
     /// The person asked the model again for a step: the attempt before
     /// stays in the trace, the next `step` events of this index are the
     /// new attempt.
@@ -333,6 +345,7 @@ impl Event {
             Event::ApprovalModeChanged { .. } => "approval_mode_changed",
             Event::Listing(_) => "listing",
             Event::PersonMessage { .. } => "person_message",
+            Event::HandOver { .. } => "hand_over",
             Event::StepRetried { .. } => "step_retried",
             Event::StepEnded { .. } => "step_ended",
             Event::Resumed(_) => "resumed",
@@ -609,6 +622,10 @@ pub enum EndReason {
     /// An error the run cannot continue after (a rejected API key, a
     /// browser that went away).
     Fatal,
+    /// The model handed the page to a person (`hand_over`); the run
+    /// continues when they hand it back (`webagent resume`, or the
+    /// workbench's hand-back key).
+    HandOver,
 }
 
 /// Tokens counted by the server (or estimated when it sent no count),

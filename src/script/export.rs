@@ -413,10 +413,11 @@ fn one_line(text: &str) -> String {
 
 /// Actions that leave the page as it was (or need the model, as
 /// `extract` does): a replay leaves them out.
-const NOT_REPLAYED: [&str; 11] = [
+const NOT_REPLAYED: [&str; 12] = [
     "think",
     "done",
     "ask_user",
+    "hand_over",
     "read_page",
     "extract",
     "screenshot",

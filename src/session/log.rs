@@ -173,6 +173,7 @@ pub fn log_line(event: &Event) -> Option<String> {
                 EndReason::MaxSteps => "the step limit",
                 EndReason::Stopped => "a stop",
                 EndReason::Fatal => "an error",
+                EndReason::HandOver => "a hand-over to a person",
             }
         )),
         Event::Screenshot(shot) => Some(format!(
@@ -187,6 +188,15 @@ pub fn log_line(event: &Event) -> Option<String> {
             } else {
                 format!(" ({})", shot.purpose)
             }
+        )),
+        Event::HandOver {
+            step,
+            reason,
+            url,
+            ..
+        } => Some(format!(
+            "  step {step}: handed over to a person at {url}: {reason}\n  \
+             (resume with `webagent resume TRACE`, or `--headless --headed` to hand back with Enter)"
         )),
         Event::PersonMessage { step, text } => {
             Some(format!("  the person said (read at step {step}): {text}"))

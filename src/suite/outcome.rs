@@ -22,6 +22,9 @@ pub enum CaseStatus {
     Failed,
     /// Its last attempt ran out of time.
     TimedOut,
+    /// The model handed the page to a person (`hand_over`): a wall only a
+    /// person can pass, neither a pass nor a failure of the case.
+    NeedsPerson,
 }
 
 impl CaseStatus {
@@ -31,10 +34,13 @@ impl CaseStatus {
         match self {
             CaseStatus::Passed => true,
             CaseStatus::Flaky => !fail_on_flaky,
-            CaseStatus::Failed | CaseStatus::TimedOut => false,
+            CaseStatus::Failed | CaseStatus::TimedOut | CaseStatus::NeedsPerson => false,
         }
     }
 }
+
+/// The `check` of a [`Failure`] that is a hand-over to a person.
+pub const HAND_OVER_CHECK: &str = "hand_over";
 
 /// Why an attempt did not pass.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -44,6 +50,14 @@ pub struct Failure {
     pub check: String,
     /// What happened instead.
     pub message: String,
+}
+
+impl Failure {
+    /// Whether the attempt ended in a hand-over to a person rather than
+    /// failing (a retry cannot pass it either).
+    pub fn needs_person(&self) -> bool {
+        self.check == HAND_OVER_CHECK
+    }
 }
 
 /// One attempt at a case.
@@ -160,6 +174,8 @@ pub struct Totals {
     pub flaky: usize,
     /// Ran out of time on the last attempt.
     pub timed_out: usize,
+    /// Handed over to a person.
+    pub needs_person: usize,
 }
 
 impl Totals {
@@ -175,6 +191,7 @@ impl Totals {
                 CaseStatus::Flaky => totals.flaky += 1,
                 CaseStatus::Failed => totals.failed += 1,
                 CaseStatus::TimedOut => totals.timed_out += 1,
+                CaseStatus::NeedsPerson => totals.needs_person += 1,
             }
         }
         totals

@@ -66,13 +66,15 @@ pub fn junit(reports: &[CaseReport]) -> String {
         }
     }
     let failing = |r: &CaseReport| matches!(r.status, CaseStatus::Failed | CaseStatus::TimedOut);
+    let skipped = |r: &CaseReport| r.status == CaseStatus::NeedsPerson;
     let total_time: Duration = reports.iter().map(CaseReport::duration).sum();
     let mut xml = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     let _ = writeln!(
         xml,
-        "<testsuites name=\"webagent\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"0\" time=\"{}\">",
+        "<testsuites name=\"webagent\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\" time=\"{}\">",
         reports.len(),
         reports.iter().filter(|r| failing(r)).count(),
+        reports.iter().filter(|r| skipped(r)).count(),
         seconds(total_time)
     );
     for (suite, cases) in suites {
@@ -83,10 +85,11 @@ pub fn junit(reports: &[CaseReport]) -> String {
             .unwrap_or_else(|| name.clone());
         let _ = writeln!(
             xml,
-            "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"0\" time=\"{}\">",
+            "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\" time=\"{}\">",
             escape(&name),
             cases.len(),
             cases.iter().filter(|r| failing(r)).count(),
+            cases.iter().filter(|r| skipped(r)).count(),
             seconds(cases.iter().map(|r| r.duration()).sum())
         );
         for case in cases {
@@ -127,6 +130,15 @@ pub fn junit(reports: &[CaseReport]) -> String {
                                 )),
                             );
                         }
+                    }
+                }
+                CaseStatus::NeedsPerson => {
+                    if let Some(failure) = case.failure() {
+                        let _ = writeln!(
+                            xml,
+                            "      <skipped message=\"{}\"/>",
+                            escape(&format!("needs a person: {}", failure.message)),
+                        );
                     }
                 }
                 CaseStatus::Passed => {}
@@ -237,8 +249,9 @@ pub fn write_html(
     // Failures first, then flaky cases, then the rest; file order within.
     ordered.sort_by_key(|r| match r.status {
         CaseStatus::Failed | CaseStatus::TimedOut => 0,
-        CaseStatus::Flaky => 1,
-        CaseStatus::Passed => 2,
+        CaseStatus::NeedsPerson => 1,
+        CaseStatus::Flaky => 2,
+        CaseStatus::Passed => 3,
     });
     let mut html = String::new();
     html.push_str(
@@ -262,15 +275,15 @@ pub fn write_html(
     );
     let _ = writeln!(
         html,
-        "<h1>webagent test report</h1>\n<p class=\"totals\"><span>{} cases</span><span class=\"bad\">{} failed</span><span>{} timed out</span><span>{} flaky</span><span class=\"ok\">{} passed</span><span class=\"meta\">{:.1} s</span></p>",
-        totals.total, totals.failed, totals.timed_out, totals.flaky, totals.passed, elapsed.as_secs_f64()
+        "<h1>webagent test report</h1>\n<p class=\"totals\"><span>{} cases</span><span class=\"bad\">{} failed</span><span>{} timed out</span><span>{} flaky</span><span>{} need a person</span><span class=\"ok\">{} passed</span><span class=\"meta\">{:.1} s</span></p>",
+        totals.total, totals.failed, totals.timed_out, totals.flaky, totals.needs_person, totals.passed, elapsed.as_secs_f64()
     );
     for case in ordered {
         let status = format!("{:?}", case.status).to_lowercase();
-        let status = if case.status == CaseStatus::TimedOut {
-            "timed_out".to_string()
-        } else {
-            status
+        let status = match case.status {
+            CaseStatus::TimedOut => "timed_out".to_string(),
+            CaseStatus::NeedsPerson => "needs_a_person".to_string(),
+            _ => status,
         };
         let tokens = case.tokens();
         let _ = writeln!(

@@ -19,7 +19,7 @@ use tokio::sync::{mpsc, Mutex};
 use super::expect::check_all;
 use super::file::{CaseRun, Suite};
 use super::outcome::Totals;
-pub use super::outcome::{Attempt, CaseReport, CaseStatus, Failure};
+pub use super::outcome::{Attempt, CaseReport, CaseStatus, Failure, HAND_OVER_CHECK};
 use super::plan::Picked;
 use crate::agent::Prior;
 use crate::browser::{BrowserError, BrowserSession, LaunchOptions, SessionStatus};
@@ -327,8 +327,9 @@ async fn run_case(
                 failure: failure.clone(),
             });
         }
+        let needs_person = attempt.failure.as_ref().is_some_and(Failure::needs_person);
         attempts.push(attempt);
-        if passed {
+        if passed || needs_person {
             break;
         }
     }
@@ -337,6 +338,7 @@ async fn run_case(
         Some(a) if a.failure.is_none() && attempts.len() == 1 => CaseStatus::Passed,
         Some(a) if a.failure.is_none() => CaseStatus::Flaky,
         Some(a) if a.timed_out => CaseStatus::TimedOut,
+        Some(a) if a.failure.as_ref().is_some_and(Failure::needs_person) => CaseStatus::NeedsPerson,
         _ => CaseStatus::Failed,
     };
     CaseReport {
@@ -511,6 +513,7 @@ async fn run_and_check(
                 let outcome = session
                     .run_task_cached(task, &TaskCache::new(dir.clone()), oversight, &Bare)
                     .await;
+                handed_over(outcome.reason, &outcome.text)?;
                 RunEnd {
                     success: outcome.success && outcome.reason == EndReason::Done,
                     text: outcome.text,
@@ -523,12 +526,15 @@ async fn run_and_check(
                     .run_agent(task, Prior::fresh(), oversight, &Bare)
                     .await;
                 match outcome {
-                    Ok(outcome) => RunEnd {
-                        success: outcome.success && outcome.reason == EndReason::Done,
-                        text: outcome.text,
-                        cache: None,
-                        healed: 0,
-                    },
+                    Ok(outcome) => {
+                        handed_over(outcome.reason, &outcome.text)?;
+                        RunEnd {
+                            success: outcome.success && outcome.reason == EndReason::Done,
+                            text: outcome.text,
+                            cache: None,
+                            healed: 0,
+                        }
+                    }
                     Err(error) => {
                         return Err(Failure {
                             check: "run".into(),
@@ -577,6 +583,18 @@ async fn run_and_check(
     )
     .await?;
     Ok(end)
+}
+
+/// A run that ended in a hand-over, as the attempt's outcome: the case
+/// needs a person, and its checks are not looked at.
+fn handed_over(reason: EndReason, text: &str) -> Result<(), Failure> {
+    if reason == EndReason::HandOver {
+        return Err(Failure {
+            check: HAND_OVER_CHECK.into(),
+            message: text.to_string(),
+        });
+    }
+    Ok(())
 }
 
 /// Why a case's start page cannot be had.

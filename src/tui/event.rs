@@ -174,6 +174,12 @@ pub enum Effect {
     /// Read the trace at this path (the latest unfinished one when
     /// `None`) to resume its run; answered by [`AppEvent::ResumeReady`].
     ReadResume(Option<std::path::PathBuf>),
+    /// Continue the run the model handed to the person, now that they
+    /// hand it back.
+    HandBack {
+        /// The approval mode it goes on with.
+        approval: ApprovalMode,
+    },
     /// Continue a run from its trace.
     Resume {
         /// Where it picks up.

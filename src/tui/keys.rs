@@ -115,6 +115,8 @@ pub enum Command {
     StopRun,
     /// Pause or resume the run.
     PauseResume,
+    /// Hand the page back to the agent after a `hand_over`.
+    HandBack,
     /// Switch between the shipped themes.
     NextTheme,
     /// Open the command line on `recipe ` with the loaded recipes listed.
@@ -373,6 +375,12 @@ pub const GLOBAL_KEYS: &[Binding] = &[
         KeyBinding::char('p'),
         Command::PauseResume,
         "pause / resume the run",
+    ),
+    Binding::new(
+        KeyContext::Global,
+        KeyBinding::char('H'),
+        Command::HandBack,
+        "hand the page back to the agent after a hand_over",
     ),
     Binding::new(
         KeyContext::Global,

@@ -39,6 +39,7 @@ fn run_word(state: &AppState) -> (&'static str, fn(&Theme) -> ratatui::style::Co
         (RunStatus::Running, _) => ("RUNNING", |t| t.palette.accent),
         (RunStatus::Paused, _) => ("PAUSED", |t| t.palette.warn),
         (RunStatus::Stopping, _) => ("STOPPING", |t| t.palette.warn),
+        (RunStatus::HandedOver { .. }, _) => ("YOUR TURN", |t| t.palette.warn),
         (RunStatus::Finished { success: true }, _) => ("DONE", |t| t.palette.ok),
         (RunStatus::Finished { success: false }, _) => ("ENDED", |t| t.palette.error),
     }
@@ -100,6 +101,15 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
                 .add_modifier(Modifier::BOLD),
         ),
         Span::raw(" "),
+    ];
+    if let RunStatus::HandedOver { reason } = &s.run {
+        // Why the run waits, first, so it fits at 80 columns too.
+        spans.push(Span::styled(
+            format!("{} (H hands back) ", clip(reason, 40)),
+            theme.fg(theme.palette.warn),
+        ));
+    }
+    spans.extend([
         Span::styled(
             clip(
                 if s.url.is_empty() {
@@ -113,7 +123,7 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
         ),
         sep(),
         Span::styled(step, theme.fg(theme.palette.text)),
-    ];
+    ]);
     if !narrow {
         spans.push(sep());
         spans.push(Span::styled(model, theme.fg(theme.palette.text)));

@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 
 use crate::answers::{done, reply};
 use crate::support::chromium::shared;
-use crate::support::cli::webagent;
+use crate::support::cli::{json_lines, said, webagent};
 use crate::support::llm_server::{LlmServer, Reply};
 use crate::support::pages::page;
 use crate::support::scratch::scratch_dir;
@@ -466,5 +466,126 @@ fn ctrl_c_stops_the_run_cleanly_with_done_in_the_trace() {
     assert_eq!(last["type"], "done");
     assert_eq!(last["reason"], "stopped");
     assert_eq!(last["success"], false);
+    let _ = std::fs::remove_dir_all(&sessions);
+}
+
+/// The trace files in `dir`.
+fn traces_in(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    std::fs::read_dir(dir)
+        .expect("the sessions directory")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect()
+}
+
+#[test]
+fn a_hand_over_exits_6_and_resumes_headed_once_the_person_hands_back() {
+    let s = shared();
+    s.server.html(
+        "/wall",
+        page(
+            "Security check",
+            "<p>Prove you are human</p><button>Verify</button>",
+        ),
+    );
+    let sessions = scratch_dir("hand-over");
+    // Chromium cannot show a window on a test machine: the headed path
+    // runs with Chromium's own headless flag added through the config.
+    let config = sessions.join("headed.yaml");
+    std::fs::write(&config, "browser:\n  extra_args: [\"--headless=new\"]\n").unwrap();
+    let url = s.server.url("/wall");
+    let (handed, refused, resumed, prompt) = s.runtime.block_on(async {
+        let llm = LlmServer::start(vec![reply(
+            "a CAPTCHA only a person can pass",
+            json!({"hand_over": {"reason": "solve the CAPTCHA on the sign-in page"}}),
+        )])
+        .await;
+        let handed = tokio::process::Command::from(webagent())
+            .args(["run", "Sign in", "--json", "--model", "m"])
+            .args(["--url", &url, "--base-url", &llm.base_url()])
+            .arg("--sessions-dir")
+            .arg(&sessions)
+            .output()
+            .await
+            .expect("run runs");
+        let trace = traces_in(&sessions).pop().expect("the run's trace");
+        // Headless, nobody can act on the page: refused, saying how.
+        let refused = tokio::process::Command::from(webagent())
+            .arg("resume")
+            .arg(&trace)
+            .args(["--headless", "--model", "m", "--base-url", &llm.base_url()])
+            .arg("--sessions-dir")
+            .arg(&sessions)
+            .output()
+            .await
+            .expect("resume runs");
+        let next = LlmServer::start(vec![done("signed in", true)]).await;
+        let mut resume = tokio::process::Command::from(webagent());
+        resume
+            .arg("resume")
+            .arg(&trace)
+            .args(["--headless", "--headed", "--json", "--model", "m"])
+            .args(["--base-url", &next.base_url(), "--config"])
+            .arg(&config)
+            .arg("--sessions-dir")
+            .arg(&sessions)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = resume.spawn().expect("resume starts");
+        // Enter hands the page back.
+        let mut stdin = child.stdin.take().expect("stdin");
+        tokio::io::AsyncWriteExt::write_all(&mut stdin, b"\n")
+            .await
+            .expect("Enter");
+        drop(stdin);
+        let resumed = child.wait_with_output().await.expect("resume ends");
+        let requests = next.requests();
+        let prompt = requests
+            .first()
+            .map(|r| {
+                r.json()["messages"][1]["content"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string()
+            })
+            .unwrap_or_default();
+        (handed, refused, resumed, prompt)
+    });
+    assert_eq!(handed.status.code(), Some(6), "{}", said(&handed));
+    let events = json_lines(&handed);
+    let over = events
+        .iter()
+        .find(|e| e["type"] == "hand_over")
+        .expect("a hand_over event");
+    assert_eq!(over["reason"], "solve the CAPTCHA on the sign-in page");
+    assert_eq!(over["url"], url.as_str());
+    assert_eq!(over["title"], "Security check");
+    assert_eq!(events.last().unwrap()["reason"], "hand_over");
+    assert_eq!(refused.status.code(), Some(2), "{}", said(&refused));
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("--headed"),
+        "{}",
+        said(&refused)
+    );
+    assert_eq!(resumed.status.code(), Some(0), "{}", said(&resumed));
+    assert!(
+        String::from_utf8_lossy(&resumed.stderr).contains("press Enter here to hand it back"),
+        "{}",
+        said(&resumed)
+    );
+    assert!(prompt.contains("Step 2 of"), "{prompt}");
+    assert!(prompt.contains("<person_messages>"), "{prompt}");
+    assert!(
+        prompt.contains("I acted on it myself and handed it back"),
+        "the model is told the person acted:\n{prompt}"
+    );
+    assert!(
+        prompt.contains(&format!(
+            "<untrusted_page_content>{url} — Security check</untrusted_page_content>"
+        )),
+        "the page now, fenced:\n{prompt}"
+    );
     let _ = std::fs::remove_dir_all(&sessions);
 }

@@ -20,3 +20,4 @@ mod model;
 mod run;
 mod scripted;
 mod shop;
+mod wall;

@@ -321,6 +321,83 @@ fn a_task_case_runs_the_agent_and_counts_its_tokens() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A task case whose model hands the page to a person is reported as
+/// needing one: not failed, not retried, JUnit `skipped`, exit code 6.
+#[test]
+fn a_case_that_hands_over_needs_a_person_and_is_not_failed() {
+    use llm_server::{tool_call_completion, LlmServer, Reply};
+    serve_outcome_pages();
+    let model = shared().runtime.block_on(LlmServer::start(vec![Reply::json(
+        200,
+        tool_call_completion(
+            "agent_step",
+            &serde_json::json!({
+                "evaluation_previous_goal": "",
+                "memory": "",
+                "next_goal": "a person must solve it",
+                "action": {"hand_over": {"reason": "solve the CAPTCHA"}},
+            }),
+        ),
+    )]));
+    let dir = scratch_dir("hand-over-case");
+    std::fs::write(
+        dir.join("suite.yaml"),
+        "cases:\n\
+         \x20 - name: behind a wall\n\
+         \x20   url: /hello\n\
+         \x20   task: Greet the tester\n\
+         \x20   retries: 2\n\
+         \x20   expect:\n\
+         \x20     - done: success\n",
+    )
+    .expect("a suite");
+    let origin = shared().server.origin();
+    let output = webagent_test(
+        &dir,
+        &[
+            "suite.yaml",
+            "--base-url",
+            &origin,
+            "--llm-base-url",
+            &model.base_url(),
+            "--model",
+            "test-model",
+            "--json",
+            "--junit",
+            "out/junit.xml",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(6), "{}", said(&output));
+    let seen = json_lines(&output);
+    let case = seen
+        .iter()
+        .find(|e| e["type"] == "case_finished")
+        .expect("the case finished");
+    assert_eq!(case["status"], "needs_person", "{case}");
+    assert_eq!(
+        case["attempts"].as_array().map(Vec::len),
+        Some(1),
+        "not retried: {case}"
+    );
+    assert_eq!(model.request_count(), 1);
+    let totals = &seen
+        .iter()
+        .find(|e| e["type"] == "suite_finished")
+        .expect("the suite finished")["totals"];
+    assert_eq!(totals["needs_person"], 1, "{totals}");
+    assert_eq!(totals["failed"], 0, "{totals}");
+    let junit = std::fs::read_to_string(dir.join("out/junit.xml")).expect("the JUnit file");
+    assert!(junit.contains("failures=\"0\""), "{junit}");
+    assert!(junit.contains("skipped=\"1\""), "{junit}");
+    assert!(
+        junit.contains(
+            "<skipped message=\"needs a person: a person is needed: solve the CAPTCHA\"/>"
+        ),
+        "{junit}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn a_suite_that_does_not_read_is_refused_before_any_browser_starts() {
     let dir = scratch_dir("refused");

@@ -618,3 +618,49 @@ async fn the_sessions_view_over_a_thousand_traces_searches_replays_and_exports()
     tmux_keys(&session.0, &["Escape", "q"]);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hand_over_waits_for_the_person_and_the_model_hears_what_they_changed() {
+    let TillRun {
+        session,
+        llm,
+        clicks: _clicks,
+        dir,
+        _pages,
+    } = till_run(
+        "hand-over",
+        vec![
+            model_step(
+                "a person must pay",
+                json!({"hand_over": {"reason": "pay with your own card"}}),
+            ),
+            model_done("paid by the person"),
+        ],
+        "Pay for the order",
+    )
+    .await;
+    // The run waits, saying why on the status line.
+    let screen = wait_for_screen(&session.0, "YOUR TURN").await;
+    assert!(screen.contains("pay with your own card"), "{screen}");
+    assert_eq!(llm.requests().len(), 1, "no step while it waits");
+    // The person acts: Pay, by hand, from the `:` line.
+    tmux_keys(&session.0, &[":"]);
+    tmux_text(&session.0, "click 1");
+    tmux_keys(&session.0, &["Enter"]);
+    wait_for_screen(&session.0, "/paid").await;
+    tmux_keys(&session.0, &["H"]);
+    wait_for_screen(&session.0, "done: paid by the person").await;
+    let requests = llm.requests();
+    assert_eq!(requests.len(), 2);
+    let next = user_message(&requests[1]);
+    assert!(
+        next.contains("- before step 2: You handed the page over to me (pay with your own card). I acted on it myself and handed it back"),
+        "the model is told the person acted:\n{next}"
+    );
+    assert!(
+        next.contains("/paid") && next.contains("— Paid</untrusted_page_content>"),
+        "the page now, its title fenced:\n{next}"
+    );
+    tmux_keys(&session.0, &["q"]);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -67,6 +67,7 @@ fn every_design_action_is_in_the_catalog() {
         "read_page",
         "screenshot",
         "ask_user",
+        "hand_over",
         "think",
         "done",
         "read_file",
@@ -87,7 +88,7 @@ fn every_design_action_is_in_the_catalog() {
             schema::check_schema(&spec.schema)
         );
     }
-    assert_eq!(catalog.specs().len(), 36);
+    assert_eq!(catalog.specs().len(), 37);
 }
 
 #[test]
@@ -763,7 +764,7 @@ fn a_reload_replaces_custom_actions_or_keeps_the_last_good_set() {
     assert_eq!(catalog.get("refund_order").unwrap().risk, Risk::Commit);
     assert!(catalog.remove_custom("refund_order"));
     assert!(!catalog.remove_custom("click"));
-    assert_eq!(catalog.specs().len(), 36);
+    assert_eq!(catalog.specs().len(), 37);
 }
 
 #[test]
@@ -772,7 +773,7 @@ fn action_schema_has_one_branch_per_action_including_custom() {
     catalog.register(chat_spec()).unwrap();
     let schema = catalog.action_schema();
     let branches = schema["anyOf"].as_array().unwrap();
-    assert_eq!(branches.len(), 37);
+    assert_eq!(branches.len(), 38);
     let click = branches
         .iter()
         .find(|b| b["required"] == json!(["click"]))

@@ -333,7 +333,10 @@ impl<'a> Executor<'a> {
             Action::Screenshot {
                 path, full_page, ..
             } => self.screenshot(path.as_deref(), *full_page).await,
-            Action::AskUser { .. } | Action::Think { .. } | Action::Done { .. } => {
+            Action::AskUser { .. }
+            | Action::HandOver { .. }
+            | Action::Think { .. }
+            | Action::Done { .. } => {
                 // The agent loop acts on these; the browser has nothing to do.
                 Ok(ActionResult::ok_with(action.params()))
             }

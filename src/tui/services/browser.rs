@@ -56,6 +56,8 @@ pub(super) enum BrowserCommand {
         plan: Box<crate::session::ResumePlan>,
         run: RunControl,
     },
+    /// Continue the run the model handed to the person.
+    HandBack { run: RunControl },
     /// Forget the conversation; the next run starts a new trace.
     NewConversation,
     /// Answer an MCP client's call.
@@ -536,12 +538,39 @@ pub(super) async fn browser_task(
                     events.forwarder.new_conversation();
                     let point = plan.point;
                     note_sign_in(&session, &point.settings, &tx);
-                    if !point.url.is_empty() {
+                    // A run handed to the person goes on on the page they
+                    // left, wherever that is.
+                    if !point.url.is_empty() && point.prior.handed_back.is_none() {
                         let now = session.environment.current_url().await.unwrap_or_default();
                         if now != point.url {
                             open_page(&mut session, &point.url, &tx, &mut events).await;
                         }
                     }
+                    run.max_steps = point.max_steps.max(1);
+                    let agent_run = AgentRun { task: point.task, prior: point.prior, run };
+                    let shutting_down =
+                        run_agent(&mut session, agent_run, &tx, &view, &mut commands, &mut events).await;
+                    if shutting_down {
+                        break;
+                    }
+                    page = observe_and_send(&mut session, &tx, &view).await;
+                }
+                Some(BrowserCommand::HandBack { mut run }) => {
+                    // The run goes on from what its events so far tell,
+                    // in the same trace; its first step tells the model
+                    // what the person changed.
+                    let from = events
+                        .forwarder
+                        .trace
+                        .as_ref()
+                        .map(|t| t.path().display().to_string())
+                        .unwrap_or_default();
+                    let Some(point) = events.forwarder.conversation.resume_point(&from) else {
+                        let _ = tx.send(AppEvent::RunEnded {
+                            error: Some("no run waits for a hand-back".into()),
+                        });
+                        continue;
+                    };
                     run.max_steps = point.max_steps.max(1);
                     let agent_run = AgentRun { task: point.task, prior: point.prior, run };
                     let shutting_down =
@@ -628,7 +657,8 @@ async fn refuse_all(
             }
             BrowserCommand::Run { .. }
             | BrowserCommand::Recipe { .. }
-            | BrowserCommand::Resume { .. } => {
+            | BrowserCommand::Resume { .. }
+            | BrowserCommand::HandBack { .. } => {
                 let _ = tx.send(AppEvent::RunEnded {
                     error: Some(why.to_string()),
                 });
@@ -675,6 +705,7 @@ async fn while_running<T>(
                     BrowserCommand::Run { .. }
                     | BrowserCommand::Recipe { .. }
                     | BrowserCommand::Resume { .. }
+                    | BrowserCommand::HandBack { .. }
                     | BrowserCommand::NewConversation,
                 ) => {
                     let _ = tx.send(AppEvent::Notice {

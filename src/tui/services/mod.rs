@@ -566,6 +566,10 @@ impl EffectHandler for Services {
                 };
                 self.send_run(command);
             }
+            Effect::HandBack { approval } => {
+                let run = self.new_run(approval);
+                self.send_run(BrowserCommand::HandBack { run });
+            }
             Effect::Resume { plan, approval } => {
                 if let Err(why) = &self.model {
                     let _ = self.tx.send(AppEvent::RunEnded {

@@ -90,6 +90,8 @@ pub mod rows {
     pub const NEW: &str = "new";
     /// The run ended other than by `done`.
     pub const END: &str = "end";
+    /// The model handed the page to the person.
+    pub const HAND_OVER: &str = "hand over";
     /// A recipe step that no longer ran was handed to the agent.
     pub const HEALED: &str = "healed";
 }

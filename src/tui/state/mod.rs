@@ -147,6 +147,9 @@ pub struct AppState {
     /// Tasks run so far in the conversation (a new task follows up on
     /// them; `N` or `:new` starts a fresh conversation).
     pub conversation_tasks: usize,
+    /// A resumed trace whose run was handed to the person: it goes on
+    /// when they hand back.
+    pub handed_over_plan: Option<Box<crate::session::ResumePlan>>,
     /// The sessions view, while it is open.
     pub sessions: Option<SessionsView>,
     /// A past session shown in the panes, while one is open.
@@ -192,6 +195,7 @@ impl AppState {
             picture: PictureView::default(),
             pictures_seen: 0,
             conversation_tasks: 0,
+            handed_over_plan: None,
             sessions: None,
             replay: None,
             sessions_opened: 0,

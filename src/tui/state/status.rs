@@ -16,6 +16,12 @@ pub enum RunStatus {
     Paused,
     /// A stop was asked for; the step in flight is ending.
     Stopping,
+    /// The model handed the page to the person; the run goes on when
+    /// they hand it back.
+    HandedOver {
+        /// What the person is needed for, in the model's words.
+        reason: String,
+    },
     /// The run ended.
     Finished {
         /// Whether the task was accomplished.

@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use crate::actions::Target;
-use crate::events::{Event, Verdict};
+use crate::events::{EndReason, Event, Verdict};
 use crate::tui::state::{
     healed_row, rows, AppState, ListView, LoadState, LogEntry, Outcome, ReflectionView, RunStatus,
 };
@@ -44,6 +44,7 @@ fn is_action_row(entry: &LogEntry) -> bool {
         rows::NEW,
         rows::TASK,
         rows::END,
+        rows::HAND_OVER,
     ]
     .contains(&entry.action.as_str())
 }
@@ -223,6 +224,27 @@ pub(super) fn on_agent_event(state: &mut AppState, event: Event) {
                 format!("sub-goal {outcome}: {text}; the recipe goes on"),
             );
         }
+        Event::HandOver { step, reason, .. } => {
+            push_log(
+                state,
+                LogEntry {
+                    step: Some(step),
+                    ..LogEntry::row(rows::HAND_OVER, reason.clone(), Outcome::Ok)
+                },
+            );
+            state.notice(
+                false,
+                "the agent needs you: act on the page (`:` line or the browser window), then press H to hand it back"
+                    .into(),
+            );
+            state.status.run = RunStatus::HandedOver { reason };
+            state.reflection.streaming = false;
+        }
+        // The run waits for the person; `RunEnded` leaves it so.
+        Event::Done {
+            reason: EndReason::HandOver,
+            ..
+        } => {}
         Event::Done { success, text, .. } => {
             state.status.run = RunStatus::Finished { success };
             state.recipe = None;

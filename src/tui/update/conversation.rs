@@ -140,6 +140,16 @@ pub(super) fn resume_ready(
         state.status.approval = mode;
     }
     state.conversation_tasks = plan.conversation.earlier().len();
+    if let Some(reason) = plan.point.prior.handed_back.clone() {
+        // The person acts first; the run goes on when they hand back.
+        state.notice(
+            false,
+            "the run was handed over to you: act on the page, then press H to hand it back".into(),
+        );
+        state.status.run = RunStatus::HandedOver { reason };
+        state.handed_over_plan = Some(plan);
+        return;
+    }
     state.status.run = RunStatus::Running;
     state.status.step = plan.point.prior.next_step.saturating_sub(1);
     state.reflection = ReflectionView::default();

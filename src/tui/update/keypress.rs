@@ -224,6 +224,18 @@ fn on_pane_key(state: &mut AppState, command: Command, effects: &mut Vec<Effect>
             }
             _ => state.notice(true, "no run to pause".into()),
         },
+        Command::HandBack => match &state.status.run {
+            RunStatus::HandedOver { .. } => {
+                state.status.run = RunStatus::Running;
+                state.notice(false, "handed back: the agent goes on".into());
+                let approval = state.status.approval;
+                effects.push(match state.handed_over_plan.take() {
+                    Some(plan) => Effect::Resume { plan, approval },
+                    None => Effect::HandBack { approval },
+                });
+            }
+            _ => state.notice(true, "the agent has not handed the page to you".into()),
+        },
         Command::TogglePage => {
             state.picture.visible = !state.picture.visible;
             state.picture.requested = None;
