@@ -277,7 +277,7 @@ impl<E: Environment> Agent<E> {
             // A retry asked before this run began is not for it.
             steering.take_retry();
         }
-        let system = prompt::system_prompt_with(&self.config.secrets.names(), self.max_actions);
+        let system = prompt::system_prompt_with(&self.config.secrets, self.max_actions);
         let tool = self.tool();
         let fixed = Fixed {
             task,
