@@ -184,7 +184,17 @@ impl Secrets {
         }
     }
 
-    /// The sites `name` is bound to; `None` when it may go anywhere.
+    /// Limits `name` to `sites` as well as to the sites it has: the value
+    /// is filled only where every binding allows (a recipe's declaration
+    /// on top of the session's).
+    pub fn bind_also(&mut self, name: &str, sites: Vec<String>) {
+        if !sites.is_empty() {
+            self.sites.push((name.to_string(), sites));
+        }
+    }
+
+    /// The sites `name` is bound to (its first binding); `None` when it may
+    /// go anywhere.
     pub fn sites_of(&self, name: &str) -> Option<&[String]> {
         self.sites
             .iter()

@@ -266,6 +266,12 @@ impl<E: Environment> Agent<E> {
         self.emit(Event::RunSettings(RunSettings {
             approval: mode.as_str().to_string(),
             follow_up: prior.follow_up,
+            secret_sites: self
+                .config
+                .secrets
+                .bindings()
+                .map(|(name, sites)| (name.to_string(), sites.to_vec()))
+                .collect(),
             ..self.settings.clone()
         }));
         if let Some(record) = prior.resume_record() {

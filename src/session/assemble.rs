@@ -166,6 +166,13 @@ impl Prepared {
         let sitemaps = SitemapSet::load_paths(&config.sitemap_paths())
             .map_err(|e| SessionError::Usage(format!("sitemap: {e}")))?;
         let scripts = load_scripts(script_paths)?;
+        // A recipe's `secret_sites(…)` (an exported recording keeps the
+        // binding it was made with) limits its secret further. Declarations
+        // are read at the start: a script reloaded later does not widen or
+        // narrow them.
+        for (name, sites) in scripts.secret_sites() {
+            secrets.bind_also(&name, sites);
+        }
         let exec = ExecOptions {
             allow_javascript: config.allow_javascript,
             ..ExecOptions::default()

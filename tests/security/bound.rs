@@ -131,7 +131,7 @@ fn assert_refused(result: &Value, home: &Site, about: &str) {
 #[test]
 fn the_model_fills_a_bound_secret_on_its_site_only_not_on_another_allowed_site_or_in_its_frame() {
     let s = shared();
-    let (output, home, other) = s.runtime.block_on(async {
+    let (output, home, other, dir) = s.runtime.block_on(async {
         let (home, other) = (
             Site::start("127.0.0.1").await,
             Site::start("localhost").await,
@@ -162,8 +162,7 @@ fn the_model_fills_a_bound_secret_on_its_site_only_not_on_another_allowed_site_o
             .args(["--url", &home.url("/field")])
             .args(["--base-url", &llm.base_url(), "--sessions-dir", "sessions"]);
         let output = output_of(command).await;
-        let _ = std::fs::remove_dir_all(&dir);
-        (output, home, other)
+        (output, home, other, dir)
     });
     let events = json_lines(&output);
     let results = step_results(&events);
@@ -185,6 +184,43 @@ fn the_model_fills_a_bound_secret_on_its_site_only_not_on_another_allowed_site_o
     );
     assert!(!other.received_anything(), "the other site never got a key");
     assert!(!String::from_utf8_lossy(&output.stdout).contains(PASSWORD));
+
+    // The run exported as a recipe keeps the binding: replayed on the other
+    // site by a session that binds nothing (no config, a bare --secret, no
+    // allowed domains), its typing step is still refused.
+    let trace = std::fs::read_dir(dir.join("sessions"))
+        .expect("the sessions folder")
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .expect("a trace");
+    let exported = webagent()
+        .current_dir(&dir)
+        .arg("export")
+        .arg(&trace)
+        .args(["--recipe", "replay.rhai"])
+        .output()
+        .expect("export runs");
+    assert!(exported.status.success(), "{}", said(&exported));
+    let recipe = std::fs::read_to_string(dir.join("replay.rhai")).expect("the recipe");
+    let declared = format!("secret_sites(\"pw\", [\"{}\"]);", home.origin());
+    assert!(recipe.contains(&declared), "{recipe}");
+    std::fs::remove_file(dir.join("webagent.yaml")).expect("the config goes");
+    let replayed = s.runtime.block_on(async {
+        let mut command = webagent();
+        command
+            .current_dir(&dir)
+            .env("pw", PASSWORD)
+            .env_remove("WEBAGENT_CONFIG")
+            .args(["recipe", "run", "replay.rhai", "--json", "--secret", "pw"])
+            .args(["--url", &other.url("/field"), "--sessions-dir", "sessions"]);
+        output_of(command).await
+    });
+    let results = step_results(&json_lines(&replayed));
+    assert!(!results.is_empty(), "{}", said(&replayed));
+    assert_refused(&results[0], &home, "the exported recipe on another site");
+    assert!(!other.received_anything());
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A recipe that types the password into the page's field.
