@@ -95,6 +95,10 @@ pub struct Secrets {
     /// Values that are only ever masked: never filled, never named to the
     /// model (the model server's API key). Their forms are among `forms`.
     masked_only: Vec<(String, SecretValue)>,
+    /// The sites a secret is bound to, as written (allowed-domain
+    /// patterns); a secret not listed is filled on any page. The
+    /// environment's boundary enforces them (`environment::SecretSites`).
+    sites: Vec<(String, Vec<String>)>,
 }
 
 // Values must not reach a log through `{:?}`.
@@ -177,6 +181,38 @@ impl Secrets {
         !self.totp.is_empty()
     }
 
+    /// Binds `name` to `sites` (allowed-domain patterns, checked by the
+    /// caller); an empty list unbinds it.
+    pub fn bind(&mut self, name: &str, sites: Vec<String>) {
+        self.sites.retain(|(n, _)| n != name);
+        if !sites.is_empty() {
+            self.sites.push((name.to_string(), sites));
+        }
+    }
+
+    /// Limits `name` to `sites` as well as to the sites it has: the value
+    /// is filled only where every binding allows (a recipe's declaration
+    /// on top of the session's).
+    pub fn bind_also(&mut self, name: &str, sites: Vec<String>) {
+        if !sites.is_empty() {
+            self.sites.push((name.to_string(), sites));
+        }
+    }
+
+    /// The sites `name` is bound to (its first binding); `None` when it may
+    /// go anywhere.
+    pub fn sites_of(&self, name: &str) -> Option<&[String]> {
+        self.sites
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, sites)| sites.as_slice())
+    }
+
+    /// Every binding, by name.
+    pub fn bindings(&self) -> impl Iterator<Item = (&str, &[String])> {
+        self.sites.iter().map(|(n, s)| (n.as_str(), s.as_slice()))
+    }
+
     /// The names, for the system prompt.
     pub fn names(&self) -> Vec<String> {
         let mut names: Vec<String> = self
@@ -187,6 +223,19 @@ impl Secrets {
             .collect();
         names.sort();
         names
+    }
+
+    /// The names of the secrets whose placeholders `action` holds (only
+    /// those that fill: the masked-only ones are never filled).
+    pub fn used_in(&self, action: &Action) -> Vec<String> {
+        if self.entries.is_empty() && self.totp.is_empty() {
+            return Vec::new();
+        }
+        let text = action.to_json().to_string();
+        self.names()
+            .into_iter()
+            .filter(|name| text.contains(&placeholder(name)))
+            .collect()
     }
 
     /// The values themselves, for blanking them where text cannot be

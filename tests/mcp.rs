@@ -620,3 +620,78 @@ async fn sigterm_ends_the_server_closes_chromium_and_ends_the_trace() {
     assert!(gone, "Chromium {browser} outlived the server");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A secret bound with `--secret NAME@PATTERN` is filled by an MCP call on
+/// its site and refused, `blocked`, on another allowed site: the page
+/// there never receives a key.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bound_secret_is_filled_on_its_site_and_refused_on_another() {
+    use std::sync::{Arc, Mutex};
+    use webagent::serve::Response;
+
+    const VALUE: &str = "Mcp-Bound-5521";
+    let dir = scratch("bound");
+    let mut sites = Vec::new();
+    for _ in 0..2 {
+        let server = PageServer::start().await.expect("serve pages");
+        server.html(
+            "/field",
+            "<!doctype html><title>Field</title>\
+             <input id=pw type=password oninput=\"fetch('/got?v=' + encodeURIComponent(this.value))\">",
+        );
+        let got = Arc::new(Mutex::new(Vec::<String>::new()));
+        let seen = Arc::clone(&got);
+        server.handle("/got", move |request| {
+            seen.lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(request.query.clone());
+            Response::text("ok")
+        });
+        sites.push((server, got));
+    }
+    // 127.0.0.1 and localhost: two sites on this machine.
+    let home = format!("http://127.0.0.1:{}", sites[0].0.addr().port());
+    let other = format!("http://localhost:{}", sites[1].0.addr().port());
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_webagent"));
+    command
+        .current_dir(&dir)
+        .env("pw", VALUE)
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("WEBAGENT_CONFIG")
+        .args(["mcp", "--yes", "--secret", &format!("pw@{home}")])
+        .args(["--allow-domain", &home, "--allow-domain", &other])
+        .args(["--sessions-dir", "sessions"]);
+    let (client, _changed) = connect(command).await;
+    let typed = json!({"selector": "#pw", "text": "<secret>pw</secret>"});
+
+    let (ok, went) = call(&client, "navigate", json!({"url": format!("{home}/field")})).await;
+    assert!(ok, "{went}");
+    let (ok, filled) = call(&client, "input_text", typed.clone()).await;
+    assert!(ok, "on its site: {filled}");
+    let home_got = sites[0].1.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    assert!(home_got.iter().any(|q| q.contains(VALUE)), "{home_got:?}");
+
+    let (ok, went) = call(
+        &client,
+        "navigate",
+        json!({"url": format!("{other}/field")}),
+    )
+    .await;
+    assert!(ok, "{went}");
+    let (ok, refused) = call(&client, "input_text", typed).await;
+    assert!(!ok, "{refused}");
+    assert_eq!(refused["result"]["reason"], "blocked", "{refused}");
+    let message = refused["result"]["message"].to_string();
+    assert!(
+        message.contains("`pw` may only be typed on") && message.contains(&home),
+        "{message}"
+    );
+    assert!(!message.contains(VALUE));
+    assert!(sites[1]
+        .1
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .is_empty());
+    client.cancel().await.expect("the client closes");
+    let _ = std::fs::remove_dir_all(&dir);
+}

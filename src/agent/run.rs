@@ -269,6 +269,12 @@ impl<E: Environment> Agent<E> {
         self.emit(Event::RunSettings(RunSettings {
             approval: mode.as_str().to_string(),
             follow_up: prior.follow_up,
+            secret_sites: self
+                .config
+                .secrets
+                .bindings()
+                .map(|(name, sites)| (name.to_string(), sites.to_vec()))
+                .collect(),
             ..self.settings.clone()
         }));
         if let Some(record) = prior.resume_record() {
@@ -280,7 +286,7 @@ impl<E: Environment> Agent<E> {
             // A retry asked before this run began is not for it.
             steering.take_retry();
         }
-        let system = prompt::system_prompt_with(&self.config.secrets.names(), self.max_actions);
+        let system = prompt::system_prompt_with(&self.config.secrets, self.max_actions);
         let tool = self.tool();
         let fixed = Fixed {
             task,

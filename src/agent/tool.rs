@@ -280,7 +280,7 @@ mod tests {
         // prompt` does: the tool serialized as it is sent, and the system
         // prompt, with the whole built-in catalog and lists of actions.
         let tool = agent_tool(&Catalog::builtin()).to_json().to_string();
-        let system = crate::agent::system_prompt(&[]);
+        let system = crate::agent::system_prompt(&crate::secrets::Secrets::new());
         let (tool, system) = (tool.chars().count(), system.chars().count());
         assert!(
             tool + system <= FIXED_PART_LIMIT,

@@ -54,7 +54,7 @@ impl PromptFigures {
 /// Measures the requests of steps 1 to [`LATE_STEP`] on `page`.
 pub fn measure(name: &str, page: &PageState, sitemap: Option<&Sitemap>) -> PromptFigures {
     let tool = agent_tool(&Catalog::builtin()).to_json().to_string();
-    let system = system_prompt(&[]);
+    let system = system_prompt(&crate::secrets::Secrets::new());
     let fixed_chars = tool.chars().count() + system.chars().count();
     let task = "Find the newest unpaid order, ship it, and tell me its number.";
     let mut history: Vec<HistoryEntry> = Vec::new();

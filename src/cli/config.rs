@@ -39,5 +39,8 @@ pub fn run(args: ConfigArgs) -> anyhow::Result<ExitCode> {
         }
     }
     print!("{}", loaded.config.to_annotated_yaml(&loaded.env));
+    for warning in loaded.config.unbound_secrets() {
+        eprintln!("warning: {warning}");
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -41,8 +41,11 @@ pub struct SessionFlags {
     pub recipes: Vec<PathBuf>,
     /// A secret the model may type but never sees: `NAME` takes the value
     /// of the environment variable NAME (repeatable). The model writes
-    /// `<secret>NAME</secret>`.
-    #[arg(long, value_name = "NAME")]
+    /// `<secret>NAME</secret>`. `NAME@PATTERN` binds it to a site
+    /// (`pw@https://admin.example.com`, `pw@*.example.com`; repeat for
+    /// more): it is filled only there. A bare NAME is bound to the allowed
+    /// domains.
+    #[arg(long, value_name = "NAME[@PATTERN]")]
     pub secret: Vec<String>,
     /// A dotenv file (NAME=value lines) whose every entry is a secret
     /// (default: config `secrets_file`). Config `secrets:` adds more.

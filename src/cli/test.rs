@@ -239,7 +239,12 @@ fn plan(
 ) -> Result<SuitePlan, String> {
     let at = |message: String| format!("{}: {message}", suite.path.display());
     let mut config = loaded.config.clone();
-    config.secrets.extend(suite.secrets.clone());
+    config.secrets.extend(
+        suite
+            .secrets
+            .iter()
+            .map(|(name, source)| (name.clone(), source.clone().into())),
+    );
     if suite.secrets_file.is_some() {
         config.secrets_file = suite.secrets_file.clone();
     }

@@ -12,7 +12,7 @@ use serde_yaml::{Mapping, Value};
 
 use super::error::ConfigError;
 use super::origin::Source;
-use super::secret_source::SecretSource;
+use super::secret_source::SecretSpec;
 use super::settings::{deserialize_approval, Config, ListingMode};
 use crate::vision::VisionMode;
 
@@ -70,7 +70,7 @@ struct PatchCheck {
     #[serde(default)]
     allowed_domains: Given<Vec<String>>,
     #[serde(default)]
-    secrets: Option<BTreeMap<String, SecretSource>>,
+    secrets: Option<BTreeMap<String, SecretSpec>>,
     #[serde(default)]
     secrets_file: Option<PathBuf>,
     #[serde(default)]

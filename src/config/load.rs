@@ -206,6 +206,14 @@ fn anchor_relative_secret_paths(patch: &mut Value, dir: &Path) {
     let Value::Mapping(root) = patch else { return };
     if let Some(Value::Mapping(secrets)) = root.get_mut("secrets") {
         for (_, reference) in secrets.iter_mut() {
+            // The long form keeps its source under `from`.
+            let reference = match reference {
+                Value::Mapping(long) => match long.get_mut("from") {
+                    Some(from) => from,
+                    None => continue,
+                },
+                short => short,
+            };
             if let Value::String(text) = reference {
                 let (prefix, rest) = match text.trim().strip_prefix("totp:") {
                     Some(rest) => ("totp:", rest.trim().to_string()),

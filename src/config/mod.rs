@@ -44,7 +44,7 @@ pub use error::ConfigError;
 pub use load::{ConfigSources, CHROME_VAR, PROJECT_FILE};
 pub use origin::Source;
 pub use overrides::Overrides;
-pub use secret_source::SecretSource;
+pub use secret_source::{SecretSource, SecretSpec};
 pub use settings::{
     AgentSettings, BrowserSettings, Config, DownloadSettings, ListingMode, LlmSettings,
     LlmTimeouts, PathSettings, UploadSettings, WindowSize,

@@ -34,8 +34,8 @@ impl Config {
         if let Some(file) = &self.secrets_file {
             out.push((file.clone(), "the secrets file (secrets_file)".to_string()));
         }
-        for (name, source) in &self.secrets {
-            let mut source = source;
+        for (name, spec) in &self.secrets {
+            let mut source = &spec.from;
             while let SecretSource::Totp(seed) = source {
                 source = seed;
             }
@@ -148,9 +148,9 @@ impl Config {
                 secrets.insert(name, value);
             }
         }
-        for (name, source) in &self.secrets {
+        for (name, spec) in &self.secrets {
             let origin = self.origin(&format!("secrets.{name}"));
-            match source {
+            match &spec.from {
                 SecretSource::Totp(seed) => {
                     let seed = seed.read(name, &origin, env)?;
                     secrets.insert_totp(name.clone(), seed).map_err(|e| {
@@ -165,6 +165,34 @@ impl Config {
             }
         }
         Ok(secrets)
+    }
+
+    /// A warning for each secret that would be typed on any site: it names
+    /// no `domains:` and there are no allowed domains to bind it to.
+    pub fn unbound_secrets(&self) -> Vec<String> {
+        if !self.allowed_domains.is_empty() {
+            return Vec::new();
+        }
+        let mut warnings: Vec<String> = self
+            .secrets
+            .iter()
+            .filter(|(_, spec)| spec.domains.is_empty())
+            .map(|(name, _)| {
+                format!(
+                    "the secret `{name}` is bound to no site: with no allowed domains it may be \
+                     typed on any page; give it `domains:` (secrets.{name}: {{from: …, domains: \
+                     [https://your.site]}}) or set allowed_domains"
+                )
+            })
+            .collect();
+        if let Some(file) = &self.secrets_file {
+            warnings.push(format!(
+                "the secrets of {} are bound to no site: with no allowed domains they may be \
+                 typed on any page; set allowed_domains",
+                file.display()
+            ));
+        }
+        warnings
     }
 
     /// The configuration as YAML, followed by comments saying where each

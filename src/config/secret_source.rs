@@ -1,6 +1,6 @@
 //! Where a secret's value is read from (`env:VAR`, `file:PATH`, a
-//! `totp:` seed), and reading it. A config names sources only, so printing
-//! a config cannot leak a value.
+//! `totp:` seed), the sites it may be typed on, and reading it. A config
+//! names sources only, so printing a config cannot leak a value.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -122,5 +122,87 @@ impl SecretSource {
             }
             SecretSource::Totp(seed) => seed.read(name, origin, env),
         }
+    }
+}
+
+/// A secret as configured: where its value is and the sites it belongs to.
+/// Written short (`name: env:VAR`, no sites of its own) or long
+/// (`name: {from: env:VAR, domains: ["https://admin.example.com"]}`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SecretSpec {
+    /// Where the value is read from.
+    pub from: SecretSource,
+    /// The sites (allowed-domain patterns) it may be typed on; empty: the
+    /// session's allowed domains, or anywhere when there are none.
+    pub domains: Vec<String>,
+}
+
+impl From<SecretSource> for SecretSpec {
+    fn from(from: SecretSource) -> Self {
+        SecretSpec {
+            from,
+            domains: Vec::new(),
+        }
+    }
+}
+
+impl Serialize for SecretSpec {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        if self.domains.is_empty() {
+            return self.from.serialize(serializer);
+        }
+        let mut map = serializer.serialize_map(Some(2))?;
+        map.serialize_entry("from", &self.from)?;
+        map.serialize_entry("domains", &self.domains)?;
+        map.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for SecretSpec {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Spec;
+        impl<'de> serde::de::Visitor<'de> for Spec {
+            type Value = SecretSpec;
+
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("env:VARIABLE, file:PATH, or {from: env:VARIABLE, domains: [sites]}")
+            }
+
+            fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<SecretSpec, E> {
+                text.parse::<SecretSource>()
+                    .map(SecretSpec::from)
+                    .map_err(E::custom)
+            }
+
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<SecretSpec, A::Error> {
+                use serde::de::Error;
+                let (mut from, mut domains) = (None, None);
+                while let Some(key) = map.next_key::<String>()? {
+                    match key.as_str() {
+                        "from" => from = Some(map.next_value::<SecretSource>()?),
+                        "domains" => {
+                            let sites: Vec<String> = map.next_value()?;
+                            if let Some(bad) = sites.iter().find(|s| s.trim().is_empty()) {
+                                return Err(A::Error::custom(format!(
+                                    "domains: {bad:?} is empty; write a site such as https://admin.example.com or *.example.com"
+                                )));
+                            }
+                            domains = Some(sites);
+                        }
+                        other => return Err(A::Error::unknown_field(other, &["from", "domains"])),
+                    }
+                }
+                let from = from.ok_or_else(|| A::Error::missing_field("from"))?;
+                Ok(SecretSpec {
+                    from,
+                    domains: domains.unwrap_or_default(),
+                })
+            }
+        }
+        deserializer.deserialize_any(Spec)
     }
 }

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::origin::Source;
-use super::secret_source::SecretSource;
+use super::secret_source::SecretSpec;
 use crate::defaults::DEFAULTS_YAML;
 use crate::environment::ApprovalMode;
 use crate::vision::VisionMode;
@@ -31,8 +31,9 @@ pub struct Config {
     /// Host patterns the browser may visit (`*.example.com`); empty allows
     /// every host.
     pub allowed_domains: Vec<String>,
-    /// Secrets by name, as references to where the value is.
-    pub secrets: BTreeMap<String, SecretSource>,
+    /// Secrets by name, as references to where the value is, with the
+    /// sites each belongs to.
+    pub secrets: BTreeMap<String, SecretSpec>,
     /// A dotenv file whose every entry is a secret.
     pub secrets_file: Option<PathBuf>,
     /// Let the model run JavaScript in the page.

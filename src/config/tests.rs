@@ -68,8 +68,8 @@ fn later_layers_win_and_maps_merge_by_key() {
     let mut config = Config::load(&sources, &Overrides::default()).unwrap();
     assert_eq!(config.llm.model, "from-project");
     assert_eq!(config.llm.temperature, Some(0.5));
-    assert_eq!(config.secrets["a"], SecretSource::Env("A".into()));
-    assert_eq!(config.secrets["b"], SecretSource::Env("B2".into()));
+    assert_eq!(config.secrets["a"].from, SecretSource::Env("A".into()));
+    assert_eq!(config.secrets["b"].from, SecretSource::Env("B2".into()));
     assert_eq!(
         config.browser.executable,
         Some(PathBuf::from("/opt/chrome"))
@@ -146,7 +146,7 @@ fn a_totp_secret_reads_its_seed_and_fills_with_a_code() {
     assert_eq!(source.to_string(), "totp:env:OTP_SEED");
     assert!("totp:hunter2".parse::<SecretSource>().is_err());
     let mut config = Config::builtin();
-    config.secrets.insert("otp".into(), source);
+    config.secrets.insert("otp".into(), source.into());
     let env: BTreeMap<String, String> = [(
         "OTP_SEED".to_string(),
         "GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ".to_string(),
@@ -206,5 +206,52 @@ fn positions_are_stripped_only_when_they_end_the_message() {
             .starts_with("llm: unknown field `bad at line three`, expected one of"),
         "{lookalike:?}"
     );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_secret_may_name_its_sites_and_a_relative_file_is_read_beside_the_config() {
+    let dir = temp("bound");
+    let project = write(
+        &dir,
+        "p.yaml",
+        "secrets:\n  admin_password:\n    from: file:pw.txt\n    domains: [\"https://admin.example.com\", \"*.example.com\"]\n  plain: env:PLAIN\n",
+    );
+    let sources = ConfigSources {
+        project_file: Some(project.clone()),
+        ..ConfigSources::default()
+    };
+    let config = Config::load(&sources, &Overrides::default()).unwrap();
+    let spec = &config.secrets["admin_password"];
+    assert_eq!(spec.from, SecretSource::File(dir.join("pw.txt")));
+    assert_eq!(
+        spec.domains,
+        vec![
+            "https://admin.example.com".to_string(),
+            "*.example.com".to_string()
+        ]
+    );
+    assert!(config.secrets["plain"].domains.is_empty());
+    let warnings = config.unbound_secrets();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].contains("`plain` is bound to no site"),
+        "{warnings:?}"
+    );
+    // The long form prints as written; the short one stays short.
+    let printed = config.to_annotated_yaml(&BTreeMap::new());
+    assert!(printed.contains("domains:"), "{printed}");
+    assert!(printed.contains("plain: env:PLAIN"), "{printed}");
+
+    let wrong = write(
+        &dir,
+        "w.yaml",
+        "secrets:\n  pw:\n    from: env:PW\n    domain: [example.com]\n",
+    );
+    let err = parse_file(&wrong, &std::fs::read_to_string(&wrong).unwrap()).unwrap_err();
+    let text = err.to_string();
+    assert!(text.starts_with(&format!("{}:", wrong.display())), "{text}");
+    assert!(text.contains("unknown field `domain`"), "{text}");
+    assert!(text.contains("did you mean `domains`"), "{text}");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -7,7 +7,7 @@ use crate::browser::{Driver, DriverError};
 use crate::dom::PageState;
 use crate::vision::{Screenshot, ShotError, ShotRequest};
 
-use super::{listed_line, listing_risk_facts, Environment, EnvironmentError};
+use super::{listed_line, listing_risk_facts, Environment, EnvironmentError, FieldLocation};
 
 impl From<DriverError> for EnvironmentError {
     fn from(error: DriverError) -> Self {
@@ -44,6 +44,27 @@ impl Environment for Driver {
             return Some(line);
         }
         self.describe_selector(target, page).await
+    }
+
+    async fn field_location(&mut self, action: &Action) -> Result<FieldLocation, String> {
+        let here = Driver::current_url(self)
+            .await
+            .ok_or_else(|| "the page's address cannot be read".to_string())?;
+        if let Action::Navigate { url } = action {
+            let to = crate::actions::resolve_url(Some(&here), url).map_err(|e| e.to_string())?;
+            return Ok(FieldLocation {
+                frame: to.clone(),
+                top: to,
+            });
+        }
+        let frame = match action.target() {
+            Some(target) => self.frame_url_of(target).await?,
+            None => None,
+        };
+        Ok(FieldLocation {
+            frame: frame.unwrap_or_else(|| here.clone()),
+            top: here,
+        })
     }
 
     async fn screenshot(&mut self, request: &ShotRequest) -> Result<Screenshot, ShotError> {

@@ -14,7 +14,7 @@ use crate::fence::{defuse, defuse_in_place, defuse_json};
 use crate::secrets::Secrets;
 use crate::vision::{Screenshot, ShotError, ShotRequest};
 
-use super::{Environment, EnvironmentError};
+use super::{Environment, EnvironmentError, FieldLocation, SecretSites};
 
 /// Gives the catalog as it is now (custom actions come and go as their
 /// scripts reload), to validate an action again once its values are in.
@@ -34,6 +34,7 @@ pub type CatalogSource = Arc<dyn Fn() -> Catalog + Send + Sync>;
 pub struct Masked<E> {
     inner: E,
     secrets: Secrets,
+    sites: SecretSites,
     catalog: CatalogSource,
 }
 
@@ -49,9 +50,17 @@ impl<E> Masked<E> {
     /// Guards `inner` with `secrets`; filled actions are validated again
     /// against the catalog `catalog` gives at that moment.
     pub fn new(inner: E, secrets: Secrets, catalog: CatalogSource) -> Self {
+        // Patterns are checked where they are written, before a session
+        // starts; one that slipped through leaves its secret unfillable
+        // rather than unbound.
+        let sites = SecretSites::of(&secrets).unwrap_or_else(|(name, error)| {
+            tracing::error!(%name, %error, "a secret's sites cannot be read; it will not be filled");
+            SecretSites::refusing(&name)
+        });
         Masked {
             inner,
             secrets,
+            sites,
             catalog,
         }
     }
@@ -130,6 +139,16 @@ impl<E: Environment> Environment for Masked<E> {
     }
 
     async fn execute(&mut self, action: &Action) -> ActionResult {
+        let used = self.secrets.used_in(action);
+        if used.iter().any(|name| self.sites.is_bound(name)) {
+            // Asked as close to the fill as can be: the page the action
+            // finds is the one it types into.
+            let location = self.inner.field_location(action).await;
+            if let Some(refusal) = self.sites.refusal(&used, &location) {
+                tracing::warn!(action = action.name(), %refusal, "a secret was kept off a site");
+                return ActionResult::blocked(self.text(&refusal));
+            }
+        }
         let catalog = (self.catalog)();
         match self.secrets.fill_action(&catalog, action) {
             Ok(runnable) => {
@@ -147,6 +166,16 @@ impl<E: Environment> Environment for Masked<E> {
     async fn current_url(&mut self) -> Option<String> {
         let url = self.inner.current_url().await?;
         Some(self.text(&url))
+    }
+
+    async fn field_location(&mut self, action: &Action) -> Result<FieldLocation, String> {
+        let location = self.inner.field_location(action).await;
+        location
+            .map(|l| FieldLocation {
+                top: self.text(&l.top),
+                frame: self.text(&l.frame),
+            })
+            .map_err(|why| self.text(&why))
     }
 
     async fn risk_facts(&mut self, action: &Action, page: &PageState) -> RiskFacts {

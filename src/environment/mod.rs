@@ -29,6 +29,7 @@ mod browser;
 mod masked;
 mod policy;
 mod road;
+mod sites;
 
 use std::future::Future;
 
@@ -43,6 +44,19 @@ pub use approval::{
 pub use masked::{CatalogSource, Masked};
 pub use policy::{Policy, UploadPolicy};
 pub use road::{Extractor, Passage, RewriteRefused, Road, RETRY_ASKED};
+pub use sites::SecretSites;
+
+/// Where a value an action types would go: the page a person sees and the
+/// document that holds the field, which is another site's when the field
+/// is in a frame of another origin.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldLocation {
+    /// The URL of the top page (for `navigate`, where it goes).
+    pub top: String,
+    /// The URL of the document holding the target field; the top page's
+    /// for a field of the top document or an action with no field.
+    pub frame: String,
+}
 
 /// A failure of the environment (the browser) outside an action.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -102,6 +116,28 @@ pub trait Environment: Send {
     ) -> impl Future<Output = Option<String>> + Send {
         let line = listed_line(target, page);
         async move { line }
+    }
+
+    /// Where a value `action` types would go (see [`FieldLocation`]);
+    /// `Err` says why that cannot be told, and then a secret bound to its
+    /// sites is not filled. The default knows no frames: a scripted page
+    /// is its own top document.
+    fn field_location(
+        &mut self,
+        action: &Action,
+    ) -> impl Future<Output = Result<FieldLocation, String>> + Send {
+        async move {
+            let here = self.current_url().await;
+            let top = match action {
+                Action::Navigate { url } => crate::actions::resolve_url(here.as_deref(), url).ok(),
+                _ => here,
+            };
+            let top = top.ok_or_else(|| "the page's address cannot be read".to_string())?;
+            Ok(FieldLocation {
+                frame: top.clone(),
+                top,
+            })
+        }
     }
 
     /// The one element a recipe step's `locators` name on the page now,
@@ -177,6 +213,13 @@ impl<E: Environment> Environment for &mut E {
         locators: &[Locator],
     ) -> impl Future<Output = Result<Location, LocateFailure>> + Send {
         (**self).locate(locators)
+    }
+
+    fn field_location(
+        &mut self,
+        action: &Action,
+    ) -> impl Future<Output = Result<FieldLocation, String>> + Send {
+        (**self).field_location(action)
     }
 }
 

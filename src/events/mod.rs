@@ -460,6 +460,10 @@ pub struct RunSettings {
     /// fresh conversation forgets them).
     #[serde(default)]
     pub follow_up: bool,
+    /// The sites each bound secret was limited to (an exported recipe
+    /// keeps them).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub secret_sites: std::collections::BTreeMap<String, Vec<String>>,
 }
 
 /// The listing the model read at one step.

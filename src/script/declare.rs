@@ -18,6 +18,9 @@ pub(crate) struct Collected {
     pub(super) actions: Vec<(ActionSpec, String, Position)>,
     /// Each recipe and where it was declared.
     pub(super) recipes: Vec<(RecipeDef, Position)>,
+    /// `secret_sites(name, [sites])`: the sites a secret the file types
+    /// may go to, whatever the session binds it to.
+    pub(super) secret_sites: Vec<(String, Vec<String>)>,
 }
 
 impl Collected {
@@ -27,7 +30,22 @@ impl Collected {
             file,
             actions: Vec::new(),
             recipes: Vec::new(),
+            secret_sites: Vec::new(),
         }
+    }
+
+    /// `secret_sites(name, [sites])`.
+    pub(crate) fn add_secret_sites(
+        &mut self,
+        name: &str,
+        sites: Vec<String>,
+    ) -> Result<(), String> {
+        if sites.is_empty() {
+            return Err(format!("secret_sites(\"{name}\", …) names no site"));
+        }
+        crate::browser::DomainPolicy::new(&sites).map_err(|e| e.to_string())?;
+        self.secret_sites.push((name.to_string(), sites));
+        Ok(())
     }
 
     /// `action(name, #{description, params, risk, handler})`.

@@ -651,6 +651,14 @@ fn register_host_functions(engine: &mut Engine) {
         },
     );
     engine.register_fn(
+        "secret_sites",
+        |ctx: NativeCallContext, name: &str, sites: rhai::Array| -> HostResult<()> {
+            let pos = ctx.call_position();
+            let sites: Vec<String> = sites.iter().map(|s| s.to_string()).collect();
+            declare(pos, |c| c.add_secret_sites(name, sites))
+        },
+    );
+    engine.register_fn(
         "recipe",
         |ctx: NativeCallContext, name: &str, description: &str| -> HostResult<()> {
             let pos = ctx.call_position();

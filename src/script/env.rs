@@ -114,6 +114,13 @@ impl Environment for ScriptEnvironment {
         self.inner.current_url().await
     }
 
+    async fn field_location(
+        &mut self,
+        action: &Action,
+    ) -> Result<crate::environment::FieldLocation, String> {
+        Environment::field_location(&mut self.inner, action).await
+    }
+
     async fn risk_facts(&mut self, action: &Action, page: &PageState) -> RiskFacts {
         Environment::risk_facts(&mut self.inner, action, page).await
     }

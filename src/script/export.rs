@@ -248,8 +248,12 @@ pub fn recipe_from_events_with(
     let mut observed: HashMap<usize, String> = HashMap::new();
     let mut last_index = 0;
     let mut first_navigates = None;
+    let mut secret_sites = std::collections::BTreeMap::new();
     for event in events {
         match event {
+            Event::RunSettings(settings) => {
+                secret_sites.extend(settings.secret_sites.clone());
+            }
             Event::RunStarted { task: t, url, .. } if task.is_empty() => {
                 task = t.clone();
                 start_url = url.clone();
@@ -371,6 +375,28 @@ pub fn recipe_from_events_with(
         "// Replays {} step(s) without the model. Each step finds its element through\n// the first of its recorded locators that still names one (test id, id, role\n// and name, label, placeholder, name, text, CSS path); two that name different\n// elements stop the step as ambiguous.\n\n",
         gathered.replayed
     ));
+    // A secret bound to its sites when recorded stays bound in the recipe,
+    // whatever the session that replays it configures.
+    let mut bound = false;
+    for (name, sites) in &secret_sites {
+        if !gathered
+            .body
+            .iter()
+            .any(|l| l.contains(&format!("<secret>{name}</secret>")))
+        {
+            continue;
+        }
+        let sites: Vec<String> = sites.iter().map(|s| rhai_string(s)).collect();
+        out.push_str(&format!(
+            "secret_sites({}, [{}]);\n",
+            rhai_string(name),
+            sites.join(", ")
+        ));
+        bound = true;
+    }
+    if bound {
+        out.push('\n');
+    }
     let takes = !gathered.params.is_empty();
     if takes {
         out.push_str(&format!(

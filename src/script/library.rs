@@ -195,6 +195,17 @@ impl Scripts {
         Ok(catalog)
     }
 
+    /// Every `secret_sites(name, [sites])` the files declare, in file
+    /// order: each limits where its secret is filled, on top of the
+    /// session's own binding.
+    pub fn secret_sites(&self) -> Vec<(String, Vec<String>)> {
+        self.snapshot()
+            .files
+            .iter()
+            .flat_map(|f| f.secret_sites.iter().cloned())
+            .collect()
+    }
+
     /// Every recipe, in file order.
     pub fn recipes(&self) -> Vec<RecipeDef> {
         self.snapshot()
@@ -482,6 +493,7 @@ impl Scripts {
         Ok(LoadedFile {
             actions,
             recipes,
+            secret_sites: collected.secret_sites,
             ast,
             file: name.to_string(),
         })

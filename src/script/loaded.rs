@@ -201,6 +201,8 @@ pub struct FileSummary {
 pub(crate) struct LoadedFile {
     pub(super) actions: Vec<ActionDef>,
     pub(super) recipes: Vec<RecipeDef>,
+    /// The file's `secret_sites(…)` declarations.
+    pub(super) secret_sites: Vec<(String, Vec<String>)>,
     /// The compiled file.
     pub(super) ast: Arc<AST>,
     /// The file's name as loaded.

@@ -139,8 +139,15 @@ impl Prepared {
         if let Some(key) = api_key.filter(|k| k.expose().chars().count() >= MASKED_KEY_CHARS) {
             secrets.insert_masked_only(config.llm.api_key_env.clone(), key);
         }
-        for name in secret_vars {
-            match env.get(name) {
+        bind_config_secrets(&config, &mut secrets)?;
+        for (name, sites) in flagged_secrets(secret_vars) {
+            // A bare `--secret NAME` takes the allowed domains as its sites.
+            let sites = if sites.is_empty() {
+                config.allowed_domains.clone()
+            } else {
+                sites
+            };
+            match env.get(&name) {
                 Some(value) if !value.is_empty() => secrets.insert(name.clone(), value.clone()),
                 Some(_) => {
                     return Err(SessionError::Usage(format!(
@@ -153,11 +160,19 @@ impl Prepared {
                     )))
                 }
             }
+            bind_checked(&mut secrets, &name, sites, &format!("--secret {name}"))?;
         }
         crate::secrets::mask_in_logs(&secrets);
         let sitemaps = SitemapSet::load_paths(&config.sitemap_paths())
             .map_err(|e| SessionError::Usage(format!("sitemap: {e}")))?;
         let scripts = load_scripts(script_paths)?;
+        // A recipe's `secret_sites(…)` (an exported recording keeps the
+        // binding it was made with) limits its secret further. Declarations
+        // are read at the start: a script reloaded later does not widen or
+        // narrow them.
+        for (name, sites) in scripts.secret_sites() {
+            secrets.bind_also(&name, sites);
+        }
         let exec = ExecOptions {
             allow_javascript: config.allow_javascript,
             ..ExecOptions::default()
@@ -510,6 +525,52 @@ pub fn sign_in_source(config: &Config) -> Option<String> {
         parts.push(format!("state {}", file.display()));
     }
     (!parts.is_empty()).then(|| parts.join(", "))
+}
+
+/// Binds each configured secret (`secrets`, the secrets file) to its own
+/// `domains:`, else to the allowed domains; with neither it is filled on
+/// any page (`webagent config` warns).
+fn bind_config_secrets(config: &Config, secrets: &mut Secrets) -> Result<(), SessionError> {
+    for name in secrets.names() {
+        let own = config.secrets.get(&name).map(|spec| &spec.domains);
+        let sites = match own {
+            Some(own) if !own.is_empty() => own.clone(),
+            _ => config.allowed_domains.clone(),
+        };
+        bind_checked(secrets, &name, sites, &format!("secrets.{name}.domains"))?;
+    }
+    Ok(())
+}
+
+/// Binds `name` to `sites` once they read as allowed-domain patterns;
+/// `what` says where they were written.
+fn bind_checked(
+    secrets: &mut Secrets,
+    name: &str,
+    sites: Vec<String>,
+    what: &str,
+) -> Result<(), SessionError> {
+    crate::browser::DomainPolicy::new(&sites)
+        .map_err(|e| SessionError::Usage(format!("{what}: {e}")))?;
+    secrets.bind(name, sites);
+    Ok(())
+}
+
+/// `--secret NAME` and `--secret NAME@PATTERN` flags by name, in order,
+/// with the sites each was given (repeating a name adds sites).
+fn flagged_secrets(given: &[String]) -> Vec<(String, Vec<String>)> {
+    let mut flagged: Vec<(String, Vec<String>)> = Vec::new();
+    for text in given {
+        let (name, site) = match text.split_once('@') {
+            Some((name, site)) => (name.trim(), Some(site.trim().to_string())),
+            None => (text.trim(), None),
+        };
+        match flagged.iter_mut().find(|(n, _)| n == name) {
+            Some((_, sites)) => sites.extend(site),
+            None => flagged.push((name.to_string(), site.into_iter().collect())),
+        }
+    }
+    flagged
 }
 
 fn model_or_why(llm: &Arc<LlmClient>, configured: bool) -> Result<Arc<LlmClient>, SessionError> {

@@ -12,6 +12,7 @@
 mod support;
 
 mod border;
+mod bound;
 mod hostile;
 mod run;
 mod secrets;

@@ -53,6 +53,37 @@ impl Executor<'_> {
         }
     }
 
+    /// The URL of the document of another origin that holds `target` (a
+    /// frame's own, read from it now); `None` when the target is in the
+    /// top document (or a frame of its origin, which the observer walks
+    /// as part of it). `Err` when the target or its frame cannot be found.
+    pub async fn frame_url_of(
+        &self,
+        target: &Target,
+        observation: Option<u64>,
+    ) -> Result<Option<String>, String> {
+        let spec = self
+            .aim(target, observation)
+            .await
+            .map_err(|e| e.to_string())?;
+        let Some(slot) = spec.get("slot").and_then(Value::as_u64) else {
+            return Ok(None);
+        };
+        let (value, _) = self
+            .tab
+            .eval_in(
+                Some(slot as usize),
+                "location.href",
+                "reading a frame's address",
+            )
+            .await
+            .map_err(|e| e.to_string())?;
+        value
+            .as_str()
+            .map(|url| Some(url.to_string()))
+            .ok_or_else(|| "the frame did not say its address".to_string())
+    }
+
     /// Follows a selector's `>>>` hops into frames of other origins: each
     /// world says whether the selector ends in it or which `<iframe>` to
     /// enter with the rest. Waits (within the action's time limit) for a

@@ -22,7 +22,7 @@
 
 use std::sync::{Arc, RwLock};
 
-use crate::actions::{Action, ActionResult, FailureReason};
+use crate::actions::{Action, ActionResult, FailureReason, Target};
 use crate::dom::PageState;
 use crate::events::EventSink;
 use crate::secrets::Secrets;
@@ -400,6 +400,16 @@ impl Driver {
                 other
             }
         }
+    }
+
+    /// The URL of the document of another origin that holds `target`
+    /// (read from the frame now), or `None` for the top document; `Err`
+    /// when the target or its frame cannot be found.
+    pub async fn frame_url_of(&self, target: &Target) -> Result<Option<String>, String> {
+        let executor = Executor::new(&self.tab, self.exec.clone());
+        executor
+            .frame_url_of(target, self.last.as_ref().map(|page| page.observation))
+            .await
     }
 
     /// The URL of the driven tab now.
