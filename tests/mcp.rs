@@ -596,6 +596,9 @@ async fn sigterm_ends_the_server_closes_chromium_and_ends_the_trace() {
     .expect("the server is up within a minute");
     let browser = browser_process_of(root).expect("the server's Chromium");
 
+    // `Child::wait` closes the child's stdin first, which is a client
+    // hanging up: held here, only the signal ends the server.
+    let _stdin = child.stdin.take();
     assert!(signal(root, "-TERM"), "SIGTERM sent");
     let status = tokio::time::timeout(Duration::from_secs(60), child.wait())
         .await

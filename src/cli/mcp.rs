@@ -67,7 +67,7 @@ pub fn run(args: McpArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let runtime = super::runtime()?;
-    runtime.block_on(async move {
+    let ended = runtime.block_on(async move {
         // Listening from the start keeps a signal that comes while Chromium
         // starts; it then ends the session as soon as it is served.
         let interrupt = Interrupt::listen().context("listening for Ctrl-C and SIGTERM")?;
@@ -108,13 +108,19 @@ pub fn run(args: McpArgs) -> anyhow::Result<ExitCode> {
                 None => serve_stdio(server).await,
             }
         };
-        // A signal drops the server as a client that hangs up would.
-        let served = tokio::select! {
-            served = serving => served,
-            () = interrupt.wait() => {
-                stop.stop();
-                Ok(())
+        // A signal stops the session, then drops the server as a client
+        // that hangs up would: in that order, so the session ends its run
+        // as stopped rather than as a client that left.
+        let served = {
+            tokio::pin!(serving);
+            tokio::select! {
+                served = &mut serving => served,
+                () = interrupt.wait() => {
+                    stop.stop();
+                    Ok(())
+                }
             }
+            // The server is dropped here, after the stop.
         };
         // The server is gone, so are the senders of calls: the session ends
         // its run and closes.
@@ -122,5 +128,10 @@ pub fn run(args: McpArgs) -> anyhow::Result<ExitCode> {
         let _ = recorder.await;
         served?;
         Ok(ExitCode::SUCCESS)
-    })
+    });
+    // Stdin is read on a blocking thread that cannot be interrupted: after
+    // a signal the client may still hold the pipe open, and waiting for
+    // that thread would keep the process alive. Everything else is done.
+    runtime.shutdown_background();
+    ended
 }
