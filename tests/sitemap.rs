@@ -277,7 +277,7 @@ fn watch_prints_json_lines_for_loads_reloads_and_errors() {
         (error["line"].as_u64(), error["column"].as_u64()),
         (Some(2), Some(15))
     );
-    assert!(error["error"].as_str().unwrap().contains("boolean"));
+    assert!(error["error"].as_str().unwrap().contains("true or false"));
 
     fs::write(&file, site(4)).unwrap();
     let reloaded = next();
