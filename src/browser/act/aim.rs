@@ -69,11 +69,15 @@ impl Executor<'_> {
         let Some(slot) = spec.get("slot").and_then(Value::as_u64) else {
             return Ok(None);
         };
+        // A document without a network address (`about:srcdoc`, a
+        // sandboxed frame) is judged by its origin: a sandbox's is opaque
+        // (`null`), which no site matches.
         let (value, _) = self
             .tab
             .eval_in(
                 Some(slot as usize),
-                "location.href",
+                "(location.protocol === 'http:' || location.protocol === 'https:') \
+                 ? location.href : location.origin + '/'",
                 "reading a frame's address",
             )
             .await
