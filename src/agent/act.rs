@@ -13,7 +13,7 @@ use crate::environment::{Environment, Passage};
 use crate::events::{EndReason, Event, Reflection, StepTimings, TokenUsage};
 use crate::vision::{ShotError, ShotRegion, ShotRequest};
 
-use super::history::action_text;
+use super::history::{action_text, shown_action};
 use super::prompt;
 use super::run::{Agent, RunOutcome, RunState, StepEnd};
 use super::step::{ms_since, Answer, StepDraft};
@@ -33,8 +33,9 @@ impl<E: Environment> Agent<E> {
         let started = Instant::now();
         let (ran, result, mut finished) = self.act(step, answer.action, &reflection, &page).await;
         self.time_action(&mut draft.timings, started);
+        draft.person = self.road.take_decision();
         draft.action = ran.to_json();
-        draft.shown = ran.to_string();
+        draft.shown = shown_action(&draft.action, draft.person.as_ref());
         let mut going_on = result.is_ok();
         self.record(state, draft, result);
         if let Some(again) = self.retry_at_approval(step) {
@@ -71,8 +72,9 @@ impl<E: Environment> Agent<E> {
             let started = Instant::now();
             let (ran, result, ended) = self.act(step, action, &reflection, &now).await;
             self.time_action(&mut draft.timings, started);
+            draft.person = self.road.take_decision();
             draft.action = ran.to_json();
-            draft.shown = ran.to_string();
+            draft.shown = shown_action(&draft.action, draft.person.as_ref());
             // A refusal ends the list: the model planned the rest with it.
             going_on = result.is_ok();
             self.record(state, draft, result);

@@ -22,7 +22,7 @@ use crate::events::{
     EarlierTask, EndReason, Event, PriorStep, ResumeRecord, RunSettings, TokenUsage,
 };
 
-use super::history::{action_text, result_text};
+use super::history::{result_text, shown_action};
 use super::prompt::HistoryEntry;
 
 /// What a run starts from besides its task: the earlier tasks of its
@@ -289,7 +289,7 @@ impl Conversation {
                         action: if record.action.is_null() {
                             "(no action)".into()
                         } else {
-                            action_text(&record.action)
+                            shown_action(&record.action, record.person.as_ref())
                         },
                         result: result_text(&record.result),
                         url: open.url.clone(),
@@ -478,6 +478,8 @@ mod tests {
             prompt_chars: 0,
             prompt: String::new(),
             raw_response: String::new(),
+            within: None,
+            person: None,
         })
     }
 

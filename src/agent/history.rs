@@ -5,6 +5,7 @@
 use serde_json::Value;
 
 use crate::actions::ActionResult;
+use crate::events::PersonDecision;
 
 /// The result as the model reads it in the history.
 pub(super) fn result_text(result: &ActionResult) -> String {
@@ -35,5 +36,19 @@ pub(super) fn action_text(proposed: &Value) -> String {
     match proposed.as_object().and_then(|o| o.iter().next()) {
         Some((name, params)) => format!("{name} {params}"),
         None => proposed.to_string(),
+    }
+}
+
+/// The action that ran as the model reads it in its history, and, when
+/// the person changed what the model proposed, the proposal too, so the
+/// model does not take the person's choice for its own.
+pub(super) fn shown_action(ran: &Value, person: Option<&PersonDecision>) -> String {
+    match person.and_then(|decision| decision.proposed.as_ref()) {
+        Some(proposed) => format!(
+            "{} (the person changed your proposal, {}, into this)",
+            action_text(ran),
+            action_text(proposed)
+        ),
+        None => action_text(ran),
     }
 }

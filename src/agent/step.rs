@@ -10,8 +10,8 @@ use crate::actions::{Action, ActionResult};
 use crate::dom::PageState;
 use crate::environment::Environment;
 use crate::events::{
-    EndReason, Event, ListingRecord, ObservationSummary, Reflection, StepRecord, StepTimings,
-    TokenUsage,
+    EndReason, Event, ListingRecord, ObservationSummary, PersonDecision, Reflection, StepRecord,
+    StepTimings, TokenUsage,
 };
 use crate::llm::ChatResponse;
 
@@ -37,6 +37,8 @@ pub(super) struct StepDraft {
     pub(super) prompt: String,
     /// The model's answer as received.
     pub(super) raw_response: String,
+    /// What the person decided at the action's approval.
+    pub(super) person: Option<PersonDecision>,
 }
 
 impl StepDraft {
@@ -53,6 +55,7 @@ impl StepDraft {
             prompt_chars: 0,
             prompt: String::new(),
             raw_response: String::new(),
+            person: None,
         }
     }
 
@@ -69,6 +72,8 @@ impl StepDraft {
             prompt_chars: self.prompt_chars,
             prompt: self.prompt,
             raw_response: self.raw_response,
+            within: None,
+            person: self.person,
         }
     }
 }

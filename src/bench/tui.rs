@@ -380,6 +380,8 @@ pub fn write_synthetic_traces(dir: &Path, n: usize) -> std::io::Result<()> {
                 prompt_chars: 6000,
                 prompt: String::new(),
                 raw_response: String::new(),
+                within: None,
+                person: None,
             }));
             events.push(Event::StepEnded { step });
         }

@@ -135,6 +135,15 @@ pub enum ApprovalDecision {
         /// Who or what approved when it was not a person (`--yes`).
         note: Option<String>,
     },
+    /// Run it, and approve every later action of the same name for the
+    /// rest of the run (the policy still refuses what it refuses).
+    ApproveNameForRun,
+    /// Run it, and approve every later action of the run.
+    ApproveAllForRun,
+    /// Run this custom action, but ask about each step its handler takes
+    /// (a plain approval of a custom action covers its steps up to its
+    /// own risk).
+    ApproveAskingEachStep,
     /// Run this action instead: edited parameters or another element. It
     /// is validated again before it runs.
     Edit(Action),
@@ -160,6 +169,12 @@ pub trait Approver: Send {
 
     /// Answers the model's question, or `None` when nobody can.
     fn ask_user<'a>(&'a mut self, question: &'a str) -> BoxFuture<'a, Option<String>>;
+
+    /// Whether a person decides here (not rules such as `--yes`): only a
+    /// person's decisions are marked as theirs in the log.
+    fn is_person(&self) -> bool {
+        true
+    }
 
     /// Decides whether a healed recipe's repaired version may be written:
     /// `rewrite` names the file and shows each change. By default the
@@ -218,6 +233,10 @@ impl Approver for HeadlessApprover {
 
     fn ask_user<'a>(&'a mut self, _question: &'a str) -> BoxFuture<'a, Option<String>> {
         Box::pin(async { None })
+    }
+
+    fn is_person(&self) -> bool {
+        false
     }
 
     /// Headless, a rewrite is written with `--yes` and refused without.

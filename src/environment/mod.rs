@@ -43,7 +43,7 @@ pub use approval::{
 };
 pub use masked::{CatalogSource, Masked};
 pub use policy::{Policy, UploadPolicy};
-pub use road::{Extractor, Passage, RewriteRefused, Road, RETRY_ASKED};
+pub use road::{Cleared, Extractor, Passage, RewriteRefused, Road, RETRY_ASKED};
 pub use sites::SecretSites;
 
 /// Where a value an action types would go: the page a person sees and the

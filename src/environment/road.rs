@@ -10,9 +10,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::actions::{Action, ActionResult, Catalog};
+use std::collections::BTreeSet;
+
+use crate::actions::{Action, ActionResult, Catalog, Risk};
 use crate::dom::PageState;
-use crate::events::{ApprovalRecord, Event, EventSink, Verdict};
+use crate::events::{ApprovalRecord, Event, EventSink, PersonDecision, Verdict};
 use crate::script::{CancelFlag, GatedHost, Scripts};
 
 use super::approval::{ApprovalBinding, ApprovalDecision, ApprovalRequest, RecipeRewrite};
@@ -63,6 +65,28 @@ impl Passage {
     }
 }
 
+/// An action the gate let through, and how far its approval reaches.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cleared {
+    /// The action to run (the person may have edited it).
+    pub action: Action,
+    /// For a custom action that was approved, the risk up to which its
+    /// approval covers the steps its handler takes: a person who approved
+    /// `sign_in` is not asked again about each of its clicks, unless they
+    /// chose to be. `None` when nobody approved it or every step is asked.
+    pub covers: Option<Risk>,
+}
+
+/// Approvals that outlast one action: what the person approved "for the
+/// rest of the run". They live as long as the road (one run).
+#[derive(Debug, Clone, Default)]
+struct Standing {
+    /// Every action.
+    all: bool,
+    /// Every action of these names.
+    names: BTreeSet<String>,
+}
+
 /// The road: everything an action passes between whoever chose it and the
 /// environment that runs it. Each caller owns one (the agent, a recipe, an
 /// MCP session), built from the same parts.
@@ -80,6 +104,13 @@ pub struct Road {
     waited: Duration,
     /// The person asked the model again at the last approval.
     retry: bool,
+    /// What the person approved for the rest of the run.
+    standing: Standing,
+    /// The custom actions running now, innermost last, each with what its
+    /// approval covers ([`Cleared::covers`]).
+    within: Vec<Option<Risk>>,
+    /// The person's decision at the last approval asked, until taken.
+    decided: Option<PersonDecision>,
 }
 
 impl std::fmt::Debug for Road {
@@ -112,6 +143,9 @@ impl Road {
             scripts: None,
             waited: Duration::ZERO,
             retry: false,
+            standing: Standing::default(),
+            within: Vec::new(),
+            decided: None,
         }
     }
 
@@ -130,6 +164,46 @@ impl Road {
     /// another answer rather than deciding (cleared by asking).
     pub fn take_retry(&mut self) -> bool {
         std::mem::take(&mut self.retry)
+    }
+
+    /// What the person decided about the last action they were asked
+    /// about (cleared by asking), for the step's record: whether they
+    /// edited or refused what was proposed.
+    pub fn take_decision(&mut self) -> Option<PersonDecision> {
+        self.decided.take()
+    }
+
+    /// A custom action's handler begins: until [`Self::close_custom`],
+    /// its steps pass the gate without asking up to the risk `covers`
+    /// (what [`Cleared::covers`] said), and are asked about otherwise.
+    pub fn open_custom(&mut self, covers: Option<Risk>) {
+        self.within.push(covers);
+    }
+
+    /// The innermost custom action's handler ended.
+    pub fn close_custom(&mut self) {
+        self.within.pop();
+    }
+
+    /// Why `action` of `risk` needs no question although the mode asks:
+    /// an approval the person gave for the rest of the run, or the
+    /// approval of the custom action whose step it is.
+    fn standing_approval(&self, action: &Action, risk: Risk) -> Option<String> {
+        if self.standing.all {
+            return Some("every action approved for the rest of the run".into());
+        }
+        if self.standing.names.contains(action.name()) {
+            return Some(format!(
+                "`{}` approved for the rest of the run",
+                action.name()
+            ));
+        }
+        match self.within.last() {
+            Some(Some(covered)) if risk <= *covered => {
+                Some("covered by the approval of the custom action it is a step of".into())
+            }
+            _ => None,
+        }
     }
 
     /// Refuses what `policy` switches off.
@@ -214,14 +288,24 @@ impl Road {
             parameters: action.params(),
         });
         let name = action.name().to_string();
-        let passage = match self.approve(environment, step, action, page, goal).await {
+        let passage = match self.clear(environment, step, action, page, goal).await {
             Err(passage) => passage,
-            Ok(Action::Custom(custom)) if self.scripts.is_some() => {
-                self.run_custom(environment, step, custom, goal).await
+            Ok(Cleared {
+                action: Action::Custom(custom),
+                covers,
+            }) if self.scripts.is_some() => {
+                // The handler's own approvals must not pass for this
+                // action's decision.
+                let decided = self.decided.take();
+                self.open_custom(covers);
+                let passage = self.run_custom(environment, step, custom, goal).await;
+                self.close_custom();
+                self.decided = decided;
+                passage
             }
-            Ok(approved) => {
-                let result = self.run(environment, step, &approved).await;
-                Passage::Ran(approved, result)
+            Ok(cleared) => {
+                let result = self.run(environment, step, &cleared.action).await;
+                Passage::Ran(cleared.action, result)
             }
         };
         self.events.send(Event::ToolResult {
@@ -238,14 +322,30 @@ impl Road {
         &mut self,
         environment: &mut E,
         step: usize,
-        mut action: Action,
+        action: Action,
         page: &PageState,
         goal: &str,
     ) -> Result<Action, Passage> {
+        self.clear(environment, step, action, page, goal)
+            .await
+            .map(|cleared| cleared.action)
+    }
+
+    /// [`Self::approve`], saying also how far a custom action's approval
+    /// reaches into its steps.
+    pub async fn clear<E: Environment>(
+        &mut self,
+        environment: &mut E,
+        step: usize,
+        mut action: Action,
+        page: &PageState,
+        goal: &str,
+    ) -> Result<Cleared, Passage> {
         let mut rounds = 0;
         loop {
             // The policy first, on every round: what it refuses is never
-            // put to a person (nor to `--yes`).
+            // put to a person (nor to `--yes`), nor passed by a standing
+            // approval.
             let facts = environment.risk_facts(&action, page).await;
             if let Some(refusal) = self.policy.refusal(&action, &facts) {
                 return Err(Passage::Refused(refusal));
@@ -253,7 +353,25 @@ impl Road {
             let risk = action.effective_risk(&facts);
             let mode = self.mode.now();
             if !mode.requires(&action, risk) {
-                return Ok(action);
+                return Ok(Cleared {
+                    action,
+                    covers: None,
+                });
+            }
+            let custom = matches!(action, Action::Custom(_));
+            if let Some(note) = self.standing_approval(&action, risk) {
+                self.events.send(Event::Approval(ApprovalRecord {
+                    step,
+                    action: action.to_json(),
+                    risk,
+                    url: page.url.clone(),
+                    decision: Verdict::Approved,
+                    note: Some(note),
+                }));
+                return Ok(Cleared {
+                    action,
+                    covers: custom.then_some(risk),
+                });
             }
             rounds += 1;
             let url = environment
@@ -282,6 +400,21 @@ impl Road {
             self.waited += asked.elapsed();
             let (verdict, note) = match &decision {
                 ApprovalDecision::Approve { note } => (Verdict::Approved, note.clone()),
+                ApprovalDecision::ApproveNameForRun => (
+                    Verdict::Approved,
+                    Some(format!(
+                        "and every `{}` for the rest of the run",
+                        action.name()
+                    )),
+                ),
+                ApprovalDecision::ApproveAllForRun => (
+                    Verdict::Approved,
+                    Some("and every action for the rest of the run".into()),
+                ),
+                ApprovalDecision::ApproveAskingEachStep => (
+                    Verdict::Approved,
+                    Some("each of its steps is asked about".into()),
+                ),
                 ApprovalDecision::Edit(_) => (Verdict::Edited, None),
                 ApprovalDecision::Deny { reason } => (Verdict::Denied, Some(reason.clone())),
                 ApprovalDecision::Stop => (Verdict::Stopped, None),
@@ -295,8 +428,26 @@ impl Road {
                 decision: verdict,
                 note,
             }));
+            self.decided = self.approver.is_person().then(|| PersonDecision {
+                verdict,
+                proposed: matches!(decision, ApprovalDecision::Edit(_)).then(|| action.to_json()),
+            });
+            // How far a custom action's approval reaches into its steps.
+            let mut covers = custom.then_some(risk);
             let approved = match decision {
                 ApprovalDecision::Approve { .. } => action.clone(),
+                ApprovalDecision::ApproveNameForRun => {
+                    self.standing.names.insert(action.name().to_string());
+                    action.clone()
+                }
+                ApprovalDecision::ApproveAllForRun => {
+                    self.standing.all = true;
+                    action.clone()
+                }
+                ApprovalDecision::ApproveAskingEachStep => {
+                    covers = None;
+                    action.clone()
+                }
                 ApprovalDecision::Edit(edited) => match self.catalog.parse(&edited.to_json()) {
                     Ok(edited) => edited,
                     Err(error) => {
@@ -330,7 +481,7 @@ impl Road {
                 .unwrap_or_else(|| url.clone());
             action = approved;
             if binding.covers(&action, &now) {
-                return Ok(action);
+                return Ok(Cleared { action, covers });
             }
             tracing::info!(step, from = %url, to = %now, "page changed during approval; asking again");
         }

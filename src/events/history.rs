@@ -334,6 +334,8 @@ mod tests {
             prompt_chars: 0,
             prompt: String::new(),
             raw_response: String::new(),
+            within: None,
+            person: None,
         })
     }
 

@@ -723,6 +723,36 @@ pub struct StepRecord {
     /// streamed), for judging what the normalizer repaired.
     #[serde(default)]
     pub raw_response: String,
+    /// The step of the custom action this step ran inside, when a
+    /// handler took it: logs and reports nest it under that step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub within: Option<usize>,
+    /// What the person decided when asked about this step's action.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub person: Option<PersonDecision>,
+}
+
+/// Where a custom action's step record belongs among the records before
+/// it. Its handler's steps are recorded first (the action's own result
+/// comes last), yet a reader wants the action first with its steps under
+/// it: it goes before the first record whose `within` names it. `None`:
+/// none does, and it stays where it is.
+pub fn place_before_its_steps(
+    index: usize,
+    earlier: impl IntoIterator<Item = Option<usize>>,
+) -> Option<usize> {
+    earlier.into_iter().position(|within| within == Some(index))
+}
+
+/// A person's decision at a step's approval, as the step's record keeps
+/// it: what the log marks and what the model is told it did not choose.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PersonDecision {
+    /// What was decided.
+    pub verdict: Verdict,
+    /// The action as proposed, when the person changed it before it ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proposed: Option<Value>,
 }
 
 /// What one observation found, in numbers.
@@ -852,6 +882,8 @@ mod tests {
             prompt_chars: 900,
             prompt: "## system\nrules\n\n## user\ntask".into(),
             raw_response: "data: {}".into(),
+            within: None,
+            person: None,
         });
         let value = serde_json::to_value(&step).unwrap();
         assert_eq!(value["type"], "step");

@@ -288,6 +288,8 @@ mod tests {
             prompt_chars: 3000,
             prompt: String::new(),
             raw_response: String::new(),
+            within: None,
+            person: None,
         });
         let text = log_line(&step).unwrap();
         assert_eq!(

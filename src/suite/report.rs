@@ -21,7 +21,7 @@ use std::time::Duration;
 
 pub use super::outcome::Totals;
 use super::outcome::{Attempt, CaseReport, CaseStatus};
-use crate::events::{Event, StepRecord};
+use crate::events::{place_before_its_steps, Event, StepRecord};
 use crate::markup::escape;
 
 /// Why a report could not be written.
@@ -207,7 +207,16 @@ fn steps_of(trace: &Path) -> Vec<ShownStep> {
                     pictures.push((shot.step, folder.join(file)));
                 }
             }
-            Ok(Event::Step(record)) => steps.push(record),
+            Ok(Event::Step(record)) => {
+                let place = place_before_its_steps(
+                    record.index,
+                    steps.iter().map(|s: &StepRecord| s.within),
+                );
+                match place {
+                    Some(at) => steps.insert(at, record),
+                    None => steps.push(record),
+                }
+            }
             _ => {}
         }
     }
@@ -466,5 +475,39 @@ mod tests {
             "{xml}"
         );
         assert_eq!(xml.matches("<testcase ").count(), 3);
+    }
+
+    #[test]
+    fn a_custom_action_is_shown_before_the_steps_it_took() {
+        let dir =
+            std::env::temp_dir().join(format!("webagent-report-order-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a scratch folder");
+        let trace = dir.join("trace.jsonl");
+        // As a recipe writes it: the custom action's own record comes after
+        // its steps', once its result is known.
+        let step = |index: usize, action: &str, within: Option<usize>| {
+            let record = serde_json::json!({
+                "type": "step",
+                "index": index,
+                "reflection": {"evaluation_previous_goal": "", "memory": "", "next_goal": ""},
+                "action": {action: {}},
+                "result": {"ok": true},
+                "repairs": [],
+                "timings": {"observe_ms": 0, "llm_ms": 0, "act_ms": 0, "wait_ms": 0},
+                "prompt_chars": 0,
+                "within": within,
+            });
+            record.to_string()
+        };
+        let lines = [
+            step(2, "click", Some(1)),
+            step(3, "click", Some(1)),
+            step(1, "count_twice", None),
+            step(4, "click", None),
+        ];
+        std::fs::write(&trace, lines.join("\n")).expect("write the trace");
+        let order: Vec<usize> = steps_of(&trace).iter().map(|s| s.record.index).collect();
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(order, [1, 2, 3, 4]);
     }
 }

@@ -32,6 +32,8 @@ pub enum KeyContext {
     Approval,
     /// Editing an action's parameters in the approval modal.
     ApprovalEdit,
+    /// Writing the note that goes with a refusal.
+    ApprovalNote,
     /// Choosing another element for the action awaiting approval.
     Picking,
     /// The answer box of `ask_user`.
@@ -62,6 +64,7 @@ impl KeyContext {
             KeyContext::CommandLine => "Command line",
             KeyContext::Approval => "Approval",
             KeyContext::ApprovalEdit => "Editing parameters",
+            KeyContext::ApprovalNote => "Refusing with a note",
             KeyContext::Picking => "Picking an element",
             KeyContext::AskUser => "Answering the model",
             KeyContext::Inspector => "Step inspector",
@@ -80,6 +83,7 @@ impl KeyContext {
             KeyContext::Task
                 | KeyContext::CommandLine
                 | KeyContext::ApprovalEdit
+                | KeyContext::ApprovalNote
                 | KeyContext::AskUser
                 | KeyContext::SessionSearch
         )
@@ -152,6 +156,14 @@ pub enum Command {
     Pick,
     /// Skip this action (the model is told it was denied).
     Skip,
+    /// Skip this action, with a note the model reads as the person's.
+    SkipWithNote,
+    /// Approve, and every later action of the same name this run.
+    ApproveName,
+    /// Approve, and every later action this run.
+    ApproveAll,
+    /// Approve a custom action, asking about each of its steps.
+    ApproveEachStep,
     /// Complete the action name on the command line.
     Complete,
     /// Start a fresh conversation: the next task forgets the earlier ones.

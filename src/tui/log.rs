@@ -38,6 +38,12 @@ pub fn outcome_text(entry: &LogEntry) -> String {
         Outcome::Pending if message => "waiting".into(),
         Outcome::Pending => "…".into(),
         Outcome::Ok if message => "sent".into(),
+        _ if entry.person_mark().is_some() => match &entry.outcome {
+            Outcome::Failed { reason, .. } if reason != "denied" => {
+                format!("{reason}, {}", entry.person_mark().unwrap_or_default())
+            }
+            _ => entry.person_mark().unwrap_or_default().to_string(),
+        },
         Outcome::Ok => "ok".into(),
         Outcome::Failed { reason, .. } => reason.clone(),
     }
@@ -63,8 +69,15 @@ pub fn row_text(entry: &LogEntry, width: usize) -> String {
     };
     let ms = time_text(entry);
     let outcome = clip(&outcome_text(entry), 16);
-    let action = clip(&entry.action, 16);
-    let time_width = ms.chars().count().max(7);
+    // A custom action's steps hang under its row.
+    let action = match entry.within {
+        Some(_) => format!("└ {}", clip(&entry.action, 14)),
+        None => clip(&entry.action, 16),
+    };
+    // On a wide log, one width for every row, so the columns line up
+    // whether or not a row waited for the person; a narrow one keeps its
+    // room for the target.
+    let time_width = ms.chars().count().max(if width >= 120 { 16 } else { 7 });
     let fixed = 3 + 1 + 16 + 1 + 1 + 16 + 1 + 1 + time_width;
     let target_width = width.saturating_sub(fixed).max(6);
     let target = if entry.target.is_empty() {

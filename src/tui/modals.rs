@@ -36,6 +36,26 @@ pub const KEYS: &[Binding] = &[
     .hinted(),
     Binding::new(
         KeyContext::Approval,
+        KeyBinding::char('a'),
+        Command::ApproveName,
+        "approve this action for the rest of the run",
+    )
+    .hinted(),
+    Binding::new(
+        KeyContext::Approval,
+        KeyBinding::char('A'),
+        Command::ApproveAll,
+        "approve all for this run",
+    )
+    .hinted(),
+    Binding::new(
+        KeyContext::Approval,
+        KeyBinding::char('i'),
+        Command::ApproveEachStep,
+        "approve a custom action, asking about each of its steps",
+    ),
+    Binding::new(
+        KeyContext::Approval,
         KeyBinding::char('e'),
         Command::Edit,
         "edit the parameters",
@@ -53,6 +73,13 @@ pub const KEYS: &[Binding] = &[
         KeyBinding::char('n'),
         Command::Skip,
         "skip this action",
+    )
+    .hinted(),
+    Binding::new(
+        KeyContext::Approval,
+        KeyBinding::char('N'),
+        Command::SkipWithNote,
+        "skip, with a note for the model",
     )
     .hinted(),
     Binding::new(
@@ -81,6 +108,20 @@ pub const KEYS: &[Binding] = &[
         KeyBinding::plain(KeyCode::Esc),
         Command::Cancel,
         "back without editing",
+    )
+    .hinted(),
+    Binding::new(
+        KeyContext::ApprovalNote,
+        KeyBinding::plain(KeyCode::Enter),
+        Command::Submit,
+        "skip the action, sending the note",
+    )
+    .hinted(),
+    Binding::new(
+        KeyContext::ApprovalNote,
+        KeyBinding::plain(KeyCode::Esc),
+        Command::Cancel,
+        "back to the approval",
     )
     .hinted(),
     Binding::new(
@@ -188,20 +229,52 @@ fn draw_approval(frame: &mut Frame, state: &AppState, modal: &ApprovalModal) {
         theme,
         theme.fg(theme.palette.warn),
     ));
+    if let Some(proposed) = &modal.proposed {
+        lines.push(label_line(
+            "was",
+            format!("{proposed} (as proposed; you picked another element)"),
+            theme,
+            theme.muted(),
+        ));
+    }
+    if let crate::actions::Action::Custom(_) = request.action {
+        lines.push(label_line(
+            "steps",
+            format!(
+                "approving it approves the steps it takes, up to {} risk; i asks about each",
+                request.risk
+            ),
+            theme,
+            text,
+        ));
+    }
     let context = if modal.editor.is_some() {
         KeyContext::ApprovalEdit
+    } else if modal.note.is_some() {
+        KeyContext::ApprovalNote
     } else {
         KeyContext::Approval
     };
-    match &modal.editor {
+    let (editor, editor_title) = match (&modal.editor, &modal.note) {
+        (Some(editor), _) => (Some(editor), "Edit the action (JSON)"),
+        (None, Some(note)) => (
+            Some(note),
+            "Why skip it? The model reads this as your words",
+        ),
+        (None, None) => (None, ""),
+    };
+    match editor {
         None => {
+            // The footer gets the rows its keys need at this width (word
+            // wrapping leaves some slack), so no key is cut off.
+            let keys = footer(state, context);
+            let width = usize::from(inner.width.max(1));
+            let rows = (keys.width() + width / 4) / width + 1;
+            let rows = u16::try_from(rows.clamp(2, 5)).unwrap_or(2);
             let [body, foot] =
-                Layout::vertical([Constraint::Min(1), Constraint::Length(2)]).areas(inner);
+                Layout::vertical([Constraint::Min(1), Constraint::Length(rows)]).areas(inner);
             frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), body);
-            frame.render_widget(
-                Paragraph::new(footer(state, context)).wrap(Wrap { trim: false }),
-                foot,
-            );
+            frame.render_widget(Paragraph::new(keys).wrap(Wrap { trim: false }), foot);
         }
         Some(editor) => {
             let facts = lines.len() as u16;
@@ -213,7 +286,7 @@ fn draw_approval(frame: &mut Frame, state: &AppState, modal: &ApprovalModal) {
             ])
             .areas(inner);
             frame.render_widget(Paragraph::new(lines), body);
-            let block = titled_block("Edit the action (JSON)".into(), true, theme);
+            let block = titled_block(editor_title.into(), true, theme);
             let edit_inner = block.inner(edit);
             frame.render_widget(block, edit);
             frame.render_widget(editor, edit_inner);

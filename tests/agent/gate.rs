@@ -424,13 +424,30 @@ fn travel_peek(
     Vec<Action>,
     Vec<ApprovalRequest>,
 ) {
+    travel_custom("read", ApprovalMode::Risky, vec![decision])
+}
+
+/// Travels the custom action `peek`, declared with `risk`, whose handler
+/// clicks and then submits a form, along a road in `mode` whose person
+/// answers `decisions` in turn: how it ended, what ran, what was asked.
+fn travel_custom(
+    risk: &str,
+    mode: ApprovalMode,
+    decisions: Vec<ApprovalDecision>,
+) -> (
+    webagent::environment::Passage,
+    Vec<Action>,
+    Vec<ApprovalRequest>,
+) {
     use webagent::script::{CancelFlag, Scripts};
     let scripts = Scripts::default();
     scripts
         .load_source(
             "peek.rhai",
-            "action(\"peek\", #{ description: \"Reads the order\", risk: \"read\" });\n\
-             fn peek() { run_action(\"submit_form\", #{ selector: \"#order\" }); \"peeked\" }\n",
+            &format!(
+                "action(\"peek\", #{{ description: \"Reads the order\", risk: \"{risk}\" }});\n\
+                 fn peek() {{ run_action(\"submit_form\", #{{ selector: \"#order\" }}); \"peeked\" }}\n"
+            ),
         )
         .expect("the action loads");
     let catalog = scripts.catalog().expect("the catalog");
@@ -440,11 +457,11 @@ fn travel_peek(
     let mut environment =
         ScriptedEnvironment::new(&["http://shop.test/order"], Arc::clone(&executed));
     let approver = ScriptedApprover {
-        decisions: vec![decision].into(),
+        decisions: decisions.into(),
         asked: Arc::clone(&asked),
     };
     let (events, _rx) = EventSink::detached();
-    let mut road = Road::new(catalog, Box::new(approver), ApprovalMode::Risky, events)
+    let mut road = Road::new(catalog, Box::new(approver), mode, events)
         .with_scripts(scripts, CancelFlag::new());
     let page = environment.page.clone();
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -453,6 +470,112 @@ fn travel_peek(
         .expect("a runtime");
     let passage = runtime.block_on(road.travel(&mut environment, 1, peek, &page, "read the order"));
     (passage, taken(&executed), taken(&asked))
+}
+
+#[test]
+fn approving_a_custom_action_covers_its_steps_up_to_its_own_risk_unless_asked_for_each() {
+    // A commit action approved: its submit is not asked about again.
+    let (passage, executed, asked) = travel_custom(
+        "commit",
+        ApprovalMode::Always,
+        vec![ApprovalDecision::Approve { note: None }],
+    );
+    let names: Vec<&str> = asked.iter().map(|r| r.action.name()).collect();
+    assert_eq!(names, ["peek"], "asked once, about the custom action");
+    assert_eq!(executed.len(), 1, "{executed:?}");
+    assert!(passage.result().is_ok(), "{passage:?}");
+
+    // The person chose to be asked about each step.
+    let (_, executed, asked) = travel_custom(
+        "commit",
+        ApprovalMode::Always,
+        vec![
+            ApprovalDecision::ApproveAskingEachStep,
+            ApprovalDecision::Approve { note: None },
+        ],
+    );
+    let names: Vec<&str> = asked.iter().map(|r| r.action.name()).collect();
+    assert_eq!(names, ["peek", "submit_form"]);
+    assert_eq!(executed.len(), 1, "{executed:?}");
+
+    // A read action's approval does not reach a commit among its steps.
+    let (_, executed, asked) = travel_custom(
+        "read",
+        ApprovalMode::Always,
+        vec![
+            ApprovalDecision::Approve { note: None },
+            ApprovalDecision::Deny {
+                reason: "not that".into(),
+            },
+        ],
+    );
+    let names: Vec<&str> = asked.iter().map(|r| r.action.name()).collect();
+    assert_eq!(names, ["peek", "submit_form"]);
+    assert!(executed.is_empty(), "the refused submit ran: {executed:?}");
+}
+
+#[test]
+fn approvals_for_the_rest_of_the_run_stop_the_questions_but_not_the_policy() {
+    use webagent::environment::Policy;
+    let executed = Arc::new(Mutex::new(Vec::new()));
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let mut environment =
+        ScriptedEnvironment::new(&["http://shop.test/order"], Arc::clone(&executed));
+    let approver = ScriptedApprover {
+        decisions: vec![
+            ApprovalDecision::ApproveNameForRun,
+            ApprovalDecision::ApproveAllForRun,
+        ]
+        .into(),
+        asked: Arc::clone(&asked),
+    };
+    let (events, _rx) = EventSink::detached();
+    let catalog = Catalog::builtin();
+    let policy = Policy::default();
+    let mut road = Road::new(
+        catalog.clone(),
+        Box::new(approver),
+        ApprovalMode::Always,
+        events,
+    )
+    .with_policy(policy);
+    let page = environment.page.clone();
+    let action = |value: Value| catalog.parse(&value).expect("a valid action");
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let passages = runtime.block_on(async {
+        let mut passages = Vec::new();
+        for value in [
+            json!({"click": {"index": 1}}),
+            json!({"click": {"index": 2}}),
+            json!({"back": {}}),
+            json!({"submit_form": {"selector": "#order"}}),
+            json!({"execute_javascript": {"script": "1"}}),
+        ] {
+            passages.push(
+                road.travel(&mut environment, 1, action(value), &page, "tidy up")
+                    .await,
+            );
+        }
+        passages
+    });
+    let names: Vec<String> = taken(&asked)
+        .iter()
+        .map(|r| r.action.name().to_string())
+        .collect();
+    assert_eq!(
+        names,
+        ["click", "back"],
+        "the second click passed on the first's approval, everything after `back` on its"
+    );
+    assert_eq!(taken(&executed).len(), 4);
+    assert!(
+        !passages[4].result().is_ok(),
+        "the policy still refuses: {:?}",
+        passages[4]
+    );
 }
 
 #[test]

@@ -98,6 +98,18 @@ fn picking_another_element_retargets_the_action() {
     bench.key(KeyCode::Char('k'));
     bench.key(KeyCode::Enter);
     bench.idle();
+    // Back in the approval with the new target: nothing is decided until
+    // the person approves it.
+    assert!(
+        !bench
+            .effects
+            .iter()
+            .any(|e| matches!(e, Effect::Decide { .. })),
+        "picking alone decides nothing"
+    );
+    assert!(matches!(bench.state().modal, Some(Modal::Approval(_))));
+    bench.key(KeyCode::Char('y'));
+    bench.idle();
     match bench.effects.last() {
         Some(Effect::Decide {
             decision: ApprovalDecision::Edit(action),

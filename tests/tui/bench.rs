@@ -295,6 +295,8 @@ pub(crate) fn step_record() -> StepRecord {
         prompt_chars: step_prompt().chars().count(),
         prompt: step_prompt(),
         raw_response: RAW_RESPONSE.into(),
+        within: None,
+        person: None,
     }
 }
 

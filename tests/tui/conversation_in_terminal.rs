@@ -16,7 +16,9 @@ use crate::support::tmux::{
 
 /// A till: the Count button tells the test each time it is clicked (the
 /// page fetches /count), the Pay button submits a form (a commit action).
-fn till(pages: &webagent::serve::PageServer) -> std::sync::Arc<std::sync::atomic::AtomicUsize> {
+pub(crate) fn till(
+    pages: &webagent::serve::PageServer,
+) -> std::sync::Arc<std::sync::atomic::AtomicUsize> {
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Arc;
     use webagent::serve::Response;
@@ -40,16 +42,16 @@ fn till(pages: &webagent::serve::PageServer) -> std::sync::Arc<std::sync::atomic
 }
 
 /// One scripted answer of the model: its reflection and `action`.
-fn model_step(goal: &str, action: serde_json::Value) -> llm_server::Reply {
+pub(crate) fn model_step(goal: &str, action: serde_json::Value) -> llm_server::Reply {
     llm_server::agent_step("as planned", "on the till", goal, action)
 }
 
-fn model_done(text: &str) -> llm_server::Reply {
+pub(crate) fn model_done(text: &str) -> llm_server::Reply {
     model_step("report", json!({"done": {"text": text, "success": true}}))
 }
 
 /// The user message of a recorded request: the prompt the model read.
-fn user_message(request: &llm_server::RecordedRequest) -> String {
+pub(crate) fn user_message(request: &llm_server::RecordedRequest) -> String {
     let body = request.json();
     let messages = body["messages"].as_array().cloned().unwrap_or_default();
     let user = messages
@@ -94,7 +96,7 @@ fn outside_the_fence(prompt: &str, needle: &str) -> bool {
 /// Starts the workbench in tmux on `url` with the scripted model, its
 /// traces in `dir/sessions`; the process id goes to `dir/pid` (the shell
 /// execs the workbench, so it is the workbench's).
-fn start_workbench(session: &str, dir: &Path, llm: &llm_server::LlmServer, args: &str) {
+pub(crate) fn start_workbench(session: &str, dir: &Path, llm: &llm_server::LlmServer, args: &str) {
     let command = format!(
         "cd {dir} && echo $$ > pid && exec env OPENAI_BASE_URL={base} OPENAI_API_KEY=test \
          WEBAGENT_MODEL=scripted {bin} --log-file log {args}",
@@ -106,7 +108,7 @@ fn start_workbench(session: &str, dir: &Path, llm: &llm_server::LlmServer, args:
 }
 
 /// The traces in `dir`, oldest first.
-fn traces_in(dir: &Path) -> Vec<PathBuf> {
+pub(crate) fn traces_in(dir: &Path) -> Vec<PathBuf> {
     let mut traces: Vec<PathBuf> = std::fs::read_dir(dir)
         .map(|entries| {
             entries
@@ -120,7 +122,7 @@ fn traces_in(dir: &Path) -> Vec<PathBuf> {
     traces
 }
 
-fn trace_kinds(path: &Path) -> Vec<serde_json::Value> {
+pub(crate) fn trace_kinds(path: &Path) -> Vec<serde_json::Value> {
     std::fs::read_to_string(path)
         .unwrap_or_default()
         .lines()

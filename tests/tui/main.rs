@@ -11,6 +11,7 @@
 mod support;
 
 mod approval;
+mod approval_in_terminal;
 mod bench;
 mod command_line;
 mod conversation;

@@ -13,7 +13,7 @@ use super::call::{
 use super::origin::{navigate_action, origin_of, path_part, resolve_url};
 use crate::actions::{Action, ActionResult, Target};
 use crate::dom::PageState;
-use crate::environment::{Environment, Passage, Road};
+use crate::environment::{Cleared, Environment, Passage, Road};
 use crate::script::export::page_matches;
 
 /// Answers a custom action's host calls: every action goes through
@@ -79,17 +79,17 @@ impl<'a, E: Environment> GatedHost<'a, E> {
 
     /// The policy and the gate for `action`; the action to run, or the
     /// result of its refusal.
-    async fn approve(&mut self, action: Action) -> Result<Action, ActionResult> {
+    async fn approve(&mut self, action: Action) -> Result<Cleared, ActionResult> {
         if self.stopped {
             return Err(ActionResult::denied("the person stopped the run"));
         }
         let page = self.page(&action).await?;
         match self
             .road
-            .approve(self.environment, self.step, action, &page, &self.goal)
+            .clear(self.environment, self.step, action, &page, &self.goal)
             .await
         {
-            Ok(action) => Ok(action),
+            Ok(cleared) => Ok(cleared),
             Err(Passage::Stopped(result)) => {
                 self.stopped = true;
                 Err(result)
@@ -101,7 +101,7 @@ impl<'a, E: Environment> GatedHost<'a, E> {
     /// One action of the handler: approved, then run.
     async fn act(&mut self, action: Action) -> ActionResult {
         let approved = match self.approve(action).await {
-            Ok(approved) => approved,
+            Ok(cleared) => cleared.action,
             Err(refused) => return refused,
         };
         let result = self.road.run(self.environment, self.step, &approved).await;
@@ -165,12 +165,21 @@ impl<E: Environment> ScriptHost for GatedHost<'_, E> {
             }
             // Another custom action the handler calls: its own declared
             // risk is asked about here, and its steps come back as calls.
+            // Its steps pass the gate as far as its approval reaches,
+            // until its record comes.
             HostCall::Gate(action) => match self.approve(action).await {
-                Ok(_) => Ok(Value::Null),
+                Ok(cleared) => {
+                    self.road.open_custom(cleared.covers);
+                    Ok(Value::Null)
+                }
                 Err(ActionResult::Failure { message, .. }) => Err(HostError::Refused(message)),
                 Err(ActionResult::Success { .. }) => Err(HostError::Refused("refused".into())),
             },
-            HostCall::Record(..) | HostCall::Log(_) => Ok(Value::Null),
+            HostCall::Record(..) => {
+                self.road.close_custom();
+                Ok(Value::Null)
+            }
+            HostCall::Log(_) => Ok(Value::Null),
             HostCall::AskUser(question) => {
                 let answer = self.road.ask_user(&question).await;
                 Ok(answer.map_or(Value::Null, Value::String))

@@ -4,6 +4,8 @@
 //! call on; how a step runs is in `recipe_step`, how a failed one heals in
 //! `heal`.
 
+use std::time::{Duration, Instant};
+
 use serde_json::Value;
 
 use super::call::{observe_for_script, require, result_json, HostCall, HostError, ScriptHost};
@@ -12,7 +14,7 @@ use super::origin::{navigate_action, origin_of, path_part, resolve_url};
 use crate::actions::ActionResult;
 use crate::dom::PageState;
 use crate::environment::{BoxFuture, Environment, RewriteRefused, Road};
-use crate::events::{Event, TokenUsage};
+use crate::events::{Event, PersonDecision, TokenUsage};
 use crate::script::export::page_matches;
 
 /// Runs a sub-goal with the LLM agent on the recipe's environment.
@@ -49,9 +51,9 @@ pub struct RecipeHost<E> {
     pub(super) healer: Option<Box<dyn Healer<E>>>,
     pub(super) last: Option<PageState>,
     pub(super) steps: usize,
-    /// Step numbers of custom actions still running, so each is recorded
-    /// under the number it was approved with.
-    pub(super) open_actions: Vec<usize>,
+    /// Custom actions still running, innermost last, so each is recorded
+    /// under the number it was approved with and its steps nest under it.
+    pub(super) open_actions: Vec<OpenAction>,
     pub(super) stopped: bool,
     /// Who chose the steps, as the approval and the step's goal say it
     /// (`None`: a recipe).
@@ -62,6 +64,17 @@ pub struct RecipeHost<E> {
     pub(super) healed: Vec<HealedStep>,
     pub(super) heal_calls: usize,
     pub(super) heal_usage: TokenUsage,
+}
+
+/// A custom action whose handler is running: its step, when its
+/// approval let it start, what that approval cost and decided, and the
+/// person's time its own steps waited (not the action's own time).
+pub(super) struct OpenAction {
+    pub(super) index: usize,
+    pub(super) started: Instant,
+    pub(super) wait: Duration,
+    pub(super) decision: Option<PersonDecision>,
+    pub(super) inner_wait: Duration,
 }
 
 impl<E: Environment> RecipeHost<E> {
@@ -187,6 +200,13 @@ impl<E: Environment> RecipeHost<E> {
 impl<E: Environment> ScriptHost for RecipeHost<E> {
     async fn handle(&mut self, call: HostCall) -> Result<Value, HostError> {
         if self.stopped {
+            // A custom action's end still closes it, so the road's count
+            // of open handlers stays true.
+            if let HostCall::Record(..) = call {
+                if self.open_actions.pop().is_some() {
+                    self.road.close_custom();
+                }
+            }
             return Err(HostError::Stopped);
         }
         match call {
@@ -262,8 +282,17 @@ impl<E: Environment> ScriptHost for RecipeHost<E> {
             HostCall::Gate(action) => {
                 self.steps += 1;
                 match self.approve(action).await {
-                    Ok(_) => {
-                        self.open_actions.push(self.steps);
+                    Ok(cleared) => {
+                        // Its row comes first, its steps nest under it,
+                        // and it is recorded (timed) after them.
+                        self.open_actions.push(OpenAction {
+                            index: self.steps,
+                            started: Instant::now(),
+                            wait: self.road.take_wait(),
+                            decision: self.road.take_decision(),
+                            inner_wait: Duration::ZERO,
+                        });
+                        self.road.open_custom(cleared.covers);
                         Ok(Value::Null)
                     }
                     Err(refused) => Err(HostError::Refused(match refused {
@@ -274,12 +303,24 @@ impl<E: Environment> ScriptHost for RecipeHost<E> {
             }
             HostCall::Record(action, result) => {
                 self.last = None;
-                let index = self.open_actions.pop().unwrap_or(self.steps);
                 self.emit(Event::ToolResult {
                     name: action.name().to_string(),
                     result: result.clone(),
                 });
-                self.record(index, &action, &result, 0);
+                match self.open_actions.pop() {
+                    Some(open) => {
+                        self.road.close_custom();
+                        let took = open.started.elapsed().saturating_sub(open.inner_wait);
+                        self.record_step(
+                            open.index,
+                            &action,
+                            &result,
+                            (took.as_millis() as u64, open.wait.as_millis() as u64),
+                            open.decision,
+                        );
+                    }
+                    None => self.record(self.steps, &action, &result, 0),
+                }
                 Ok(Value::Null)
             }
             HostCall::AskUser(question) => {

@@ -12,8 +12,8 @@ use super::heal::Failed;
 use super::recipe::RecipeHost;
 use crate::actions::{Action, ActionResult, FailureReason};
 use crate::dom::{LocateFailure, LocateProblem, Location, Locator, PageState};
-use crate::environment::{Environment, Passage};
-use crate::events::{Event, StepRecord};
+use crate::environment::{Cleared, Environment, Passage};
+use crate::events::{Event, PersonDecision, StepRecord};
 use crate::script::export::page_matches;
 
 /// How long a step's locators are tried again before the step fails
@@ -46,7 +46,7 @@ impl<E: Environment> RecipeHost<E> {
 
     /// The policy and the approval gate for a custom action a script runs
     /// itself; the action to run or why it must not.
-    pub(super) async fn approve(&mut self, action: Action) -> Result<Action, ActionResult> {
+    pub(super) async fn approve(&mut self, action: Action) -> Result<Cleared, ActionResult> {
         self.emit(Event::ToolCall {
             name: action.name().to_string(),
             parameters: action.params(),
@@ -58,10 +58,10 @@ impl<E: Environment> RecipeHost<E> {
         let goal = self.goal(&action);
         match self
             .road
-            .approve(&mut self.environment, self.steps, action, &page, &goal)
+            .clear(&mut self.environment, self.steps, action, &page, &goal)
             .await
         {
-            Ok(action) => Ok(action),
+            Ok(cleared) => Ok(cleared),
             Err(Passage::Stopped(_)) => {
                 self.stopped = true;
                 Err(ActionResult::denied("the person stopped the recipe"))
@@ -144,9 +144,30 @@ impl<E: Environment> RecipeHost<E> {
         took_ms: u64,
     ) {
         // The wait for the person's approval is reported apart from the
-        // action's own time.
-        let wait_ms = self.road.take_wait().as_millis() as u64;
+        // action's own time, and apart from the time of the custom
+        // actions it is a step of.
+        let wait = self.road.take_wait();
+        for open in &mut self.open_actions {
+            open.inner_wait += wait;
+        }
+        let wait_ms = wait.as_millis() as u64;
+        let person = self.road.take_decision();
         let act_ms = took_ms.saturating_sub(wait_ms);
+        self.record_step(index, action, result, (act_ms, wait_ms), person);
+    }
+
+    /// Emits a step's record: `(act_ms, wait_ms)` its own time and the
+    /// person's, `person` what they decided at its approval. A step taken
+    /// inside a custom action names that action's step.
+    pub(super) fn record_step(
+        &mut self,
+        index: usize,
+        action: &Action,
+        result: &ActionResult,
+        (act_ms, wait_ms): (u64, u64),
+        person: Option<PersonDecision>,
+    ) {
+        let within = self.open_actions.last().map(|open| open.index);
         let goal = self.recorded_goal(action);
         // Built from JSON so fields the step record gains later take their
         // defaults.
@@ -162,6 +183,8 @@ impl<E: Environment> RecipeHost<E> {
             "repairs": [],
             "timings": {"observe_ms": 0, "llm_ms": 0, "act_ms": act_ms, "wait_ms": wait_ms},
             "prompt_chars": 0,
+            "within": within,
+            "person": person,
         }));
         match record {
             Ok(record) => self.emit(Event::Step(record)),

@@ -63,6 +63,8 @@ impl SessionRecord {
             prompt_chars: 0,
             prompt: String::new(),
             raw_response: String::new(),
+            within: None,
+            person: None,
         };
         self.events.push(Event::Step(step));
     }

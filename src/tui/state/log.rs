@@ -3,7 +3,7 @@
 //! (a task, the person's message, a retry…).
 
 use crate::actions::ActionResult;
-use crate::events::{HealRecord, StepRecord};
+use crate::events::{HealRecord, StepRecord, Verdict};
 
 /// How an action in the log ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,6 +56,9 @@ pub struct LogEntry {
     pub record: Option<StepRecord>,
     /// The model's answer as it streamed in.
     pub raw_response: String,
+    /// The step of the custom action this row's action ran inside: the
+    /// row is drawn nested under that action's row.
+    pub within: Option<usize>,
 }
 
 impl LogEntry {
@@ -72,6 +75,18 @@ impl LogEntry {
             wait_ms: None,
             record: None,
             raw_response: String::new(),
+            within: None,
+        }
+    }
+
+    /// What the person did to this row's action at its approval, as the
+    /// row says it: they changed it, or refused it.
+    pub fn person_mark(&self) -> Option<&'static str> {
+        let decision = self.record.as_ref()?.person.as_ref()?;
+        match decision.verdict {
+            Verdict::Edited => Some("edited by you"),
+            Verdict::Denied => Some("refused by you"),
+            _ => None,
         }
     }
 }

@@ -211,6 +211,7 @@ impl AppState {
         match &self.modal {
             Some(Modal::Approval(m)) if m.picking => KeyContext::Picking,
             Some(Modal::Approval(m)) if m.editor.is_some() => KeyContext::ApprovalEdit,
+            Some(Modal::Approval(m)) if m.note.is_some() => KeyContext::ApprovalNote,
             Some(Modal::Approval(_)) => KeyContext::Approval,
             Some(Modal::AskUser(_)) => KeyContext::AskUser,
             Some(Modal::Inspector { .. }) => KeyContext::Inspector,

@@ -20,6 +20,11 @@ pub struct ApprovalModal {
     pub error: Option<String>,
     /// The person is choosing another element in the listing.
     pub picking: bool,
+    /// The action as proposed, once the person picked another element
+    /// for it: approving then runs the changed action as an edit.
+    pub proposed: Option<crate::actions::Action>,
+    /// The note being written for a refusal.
+    pub note: Option<TextArea<'static>>,
 }
 
 /// The answer box for `ask_user`.

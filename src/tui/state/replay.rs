@@ -10,7 +10,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::dom::PageState;
-use crate::events::{EndReason, Event, ScreenshotRecord, TokenUsage};
+use crate::events::{place_before_its_steps, EndReason, Event, ScreenshotRecord, TokenUsage};
 use crate::vision::Screenshot;
 
 use super::list::ListView;
@@ -88,6 +88,8 @@ impl ReplayData {
         let mut listing: Option<usize> = None;
         let mut picture: Option<(PathBuf, ScreenshotRecord)> = None;
         let mut run_steps = 0usize;
+        // Where the rows of the run being read begin.
+        let mut run_start = 0usize;
         for event in events {
             let row = |url: &str, listing, picture: &Option<_>| ReplayRow {
                 listing,
@@ -113,6 +115,7 @@ impl ReplayData {
                     data.steps += run_steps;
                     run_steps = 0;
                     data.outcome = "unfinished".into();
+                    run_start = data.log.len();
                     let r = row(&url, listing, &picture);
                     data.push(LogEntry::row(rows::TASK, task.clone(), Outcome::Ok), r);
                 }
@@ -155,9 +158,17 @@ impl ReplayData {
                     entry.ms = Some(record.timings.act_ms);
                     entry.wait_ms = (record.timings.wait_ms > 0).then_some(record.timings.wait_ms);
                     entry.raw_response = record.raw_response.clone();
+                    entry.within = record.within;
                     entry.record = Some(record.clone());
                     let r = row(&url, listing, &picture);
-                    data.push(entry, r);
+                    let place = place_before_its_steps(
+                        record.index,
+                        data.log[run_start..].iter().map(|e| e.within),
+                    );
+                    match place {
+                        Some(at) => data.insert(run_start + at, entry, r),
+                        None => data.push(entry, r),
+                    }
                 }
                 Event::PersonMessage { step, text } => {
                     let mut entry = LogEntry::row(rows::MESSAGE, text.clone(), Outcome::Ok);
@@ -209,6 +220,11 @@ impl ReplayData {
     fn push(&mut self, entry: LogEntry, row: ReplayRow) {
         self.log.push(entry);
         self.rows.push(row);
+    }
+
+    fn insert(&mut self, at: usize, entry: LogEntry, row: ReplayRow) {
+        self.log.insert(at, entry);
+        self.rows.insert(at, row);
     }
 }
 

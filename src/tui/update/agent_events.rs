@@ -35,6 +35,25 @@ pub(super) fn step_entry(state: &mut AppState, step: usize) -> &mut LogEntry {
     &mut state.log[at]
 }
 
+/// The step of the custom action whose handler is running now, if any:
+/// the latest row of a custom action in this run with no result yet.
+/// Calls that come while it runs are its steps.
+fn running_custom_action(state: &AppState) -> Option<usize> {
+    let start = state.run_log_start.min(state.log.len());
+    state.log[start..]
+        .iter()
+        .rev()
+        .find(|e| {
+            e.record.is_none()
+                && e.outcome == Outcome::Pending
+                && state
+                    .catalog
+                    .get(&e.action)
+                    .is_some_and(|spec| !spec.is_builtin())
+        })
+        .and_then(|e| e.step)
+}
+
 /// Whether a row is an action's (not a message, a retry or a task line).
 fn is_action_row(entry: &LogEntry) -> bool {
     ![
@@ -177,14 +196,23 @@ pub(super) fn on_agent_event(state: &mut AppState, event: Event) {
                     },
                 );
             }
+            let within = running_custom_action(state);
             let entry = step_entry(state, step);
             entry.action = name;
             entry.params = parameters.to_string();
             entry.target = target;
+            entry.within = within;
         }
-        Event::ToolResult { result, .. } => {
-            let step = state.status.step;
-            step_entry(state, step).outcome = Outcome::from(&result);
+        Event::ToolResult { name, result } => {
+            // The result belongs to the latest call of that name still
+            // running: a custom action's comes after its own steps'.
+            let start = state.run_log_start.min(state.log.len());
+            let open = state.log[start..].iter().rposition(|e| {
+                e.action == name && e.record.is_none() && e.outcome == Outcome::Pending
+            });
+            if let Some(at) = open {
+                state.log[start + at].outcome = Outcome::from(&result);
+            }
         }
         Event::Step(record) => {
             if let Some(usage) = record.usage {
@@ -202,6 +230,7 @@ pub(super) fn on_agent_event(state: &mut AppState, event: Event) {
             };
             state.reflection.action = Some(format!("{name} {params}"));
             let entry = step_entry(state, record.index);
+            entry.within = record.within;
             entry.action = name;
             entry.params = params;
             entry.outcome = Outcome::from(&record.result);
@@ -362,6 +391,7 @@ pub(super) fn on_agent_event(state: &mut AppState, event: Event) {
                     wait_ms: None,
                     record: None,
                     raw_response: String::new(),
+                    within: None,
                 },
             );
             state.notice(

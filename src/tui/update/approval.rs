@@ -5,7 +5,7 @@ use serde_json::Value;
 use tui_textarea::TextArea;
 
 use crate::actions::{Action, Target};
-use crate::environment::ApprovalDecision;
+use crate::environment::{listed_line, ApprovalDecision};
 use crate::tui::event::Effect;
 use crate::tui::keys::Command;
 use crate::tui::state::{AppState, Modal, Pane, RunStatus};
@@ -24,10 +24,38 @@ pub(super) fn decide(state: &mut AppState, decision: ApprovalDecision, effects: 
     }
 }
 
+/// An approval of the action on screen: `decision` as the person chose
+/// it, or, when they picked another element for it first, the changed
+/// action as their edit.
+fn approve(state: &mut AppState, decision: ApprovalDecision, effects: &mut Vec<Effect>) {
+    let changed = match &state.modal {
+        Some(Modal::Approval(m)) if m.proposed.is_some() => Some(m.request.action.clone()),
+        _ => None,
+    };
+    match changed {
+        Some(action) => decide(state, ApprovalDecision::Edit(action), effects),
+        None => decide(state, decision, effects),
+    }
+}
+
+/// Whether the action awaiting approval is a custom action (a script's).
+fn custom_on_screen(state: &AppState) -> bool {
+    matches!(&state.modal, Some(Modal::Approval(m)) if matches!(m.request.action, Action::Custom(_)))
+}
+
 /// A key in the approval modal.
 pub(super) fn on_approval_key(state: &mut AppState, command: Command, effects: &mut Vec<Effect>) {
     match command {
-        Command::Approve => decide(state, ApprovalDecision::Approve { note: None }, effects),
+        Command::Approve => approve(state, ApprovalDecision::Approve { note: None }, effects),
+        Command::ApproveName => approve(state, ApprovalDecision::ApproveNameForRun, effects),
+        Command::ApproveAll => approve(state, ApprovalDecision::ApproveAllForRun, effects),
+        Command::ApproveEachStep if custom_on_screen(state) => {
+            approve(state, ApprovalDecision::ApproveAskingEachStep, effects)
+        }
+        Command::ApproveEachStep => state.notice(
+            true,
+            "only a custom action has steps of its own to ask about; y approves this one".into(),
+        ),
         Command::Skip => decide(
             state,
             ApprovalDecision::Deny {
@@ -35,6 +63,14 @@ pub(super) fn on_approval_key(state: &mut AppState, command: Command, effects: &
             },
             effects,
         ),
+        Command::SkipWithNote => {
+            let theme = state.theme.clone();
+            if let Some(Modal::Approval(m)) = state.modal.as_mut() {
+                let mut note = TextArea::default();
+                set_field_focus(&mut note, true, &theme);
+                m.note = Some(note);
+            }
+        }
         Command::StopRun => {
             state.status.run = RunStatus::Stopping;
             decide(state, ApprovalDecision::Stop, effects);
@@ -91,6 +127,25 @@ pub(super) fn on_approval_key(state: &mut AppState, command: Command, effects: &
     }
 }
 
+/// Enter in the refusal's note: the action is skipped, and the model
+/// reads the note as the person's words (an empty note skips plainly).
+pub(super) fn skip_with_note(state: &mut AppState, effects: &mut Vec<Effect>) {
+    let note = match &state.modal {
+        Some(Modal::Approval(m)) => m
+            .note
+            .as_ref()
+            .map(|n| n.lines().join(" ").trim().to_string())
+            .unwrap_or_default(),
+        _ => return,
+    };
+    let reason = if note.is_empty() {
+        SKIPPED.to_string()
+    } else {
+        format!("{SKIPPED}. The person says: {note}")
+    };
+    decide(state, ApprovalDecision::Deny { reason }, effects);
+}
+
 /// Ctrl+s in the parameters editor: the edited action, checked, goes
 /// to the agent instead.
 pub(super) fn submit_edit(state: &mut AppState, effects: &mut Vec<Effect>) {
@@ -123,9 +178,10 @@ pub(super) fn retarget(state: &AppState, action: &Action, index: u32) -> Result<
     state.catalog.parse(&json).map_err(|e| e.to_string())
 }
 
-/// Enter while picking: the action aimed at the element under the
-/// listing's cursor goes to the agent.
-pub(super) fn pick_element(state: &mut AppState, effects: &mut Vec<Effect>) {
+/// Enter while picking: the action, aimed at the element under the
+/// listing's cursor, is back in the approval for the person to approve
+/// (then it runs as their edit), pick again or refuse.
+pub(super) fn pick_element(state: &mut AppState, _effects: &mut Vec<Effect>) {
     let Some(index) = state
         .page
         .as_ref()
@@ -139,7 +195,24 @@ pub(super) fn pick_element(state: &mut AppState, effects: &mut Vec<Effect>) {
         return;
     };
     match retarget(state, &m.request.action, index) {
-        Ok(action) => decide(state, ApprovalDecision::Edit(action), effects),
+        Ok(action) => {
+            let line = state
+                .page
+                .as_ref()
+                .and_then(|page| action.target().and_then(|t| listed_line(t, page)));
+            if let Some(Modal::Approval(m)) = state.modal.as_mut() {
+                let original = std::mem::replace(&mut m.request.action, action);
+                m.proposed.get_or_insert(original);
+                m.request.element = line;
+                m.picking = false;
+                m.error = None;
+            }
+            state.notice(
+                false,
+                "the action now targets the element you picked: y runs it, p picks again, n skips"
+                    .into(),
+            );
+        }
         Err(error) => {
             state.notice(true, error.clone());
             if let Some(Modal::Approval(m)) = state.modal.as_mut() {

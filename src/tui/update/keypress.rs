@@ -13,7 +13,9 @@ use crate::tui::state::{AppState, Modal, Outcome, Pane, RunStatus};
 use crate::tui::task::set_field_focus;
 use crate::tui::{inspector, modals, reflection, sitemap_tree};
 
-use super::approval::{answer_question, on_approval_key, pick_element, submit_edit};
+use super::approval::{
+    answer_question, on_approval_key, pick_element, skip_with_note, submit_edit,
+};
 use super::commands::{complete_command, recipe_list, start_task, submit_command_line};
 use super::conversation::{new_conversation, retry_failed_step};
 use super::sessions::{
@@ -72,6 +74,15 @@ pub(super) fn on_key(state: &mut AppState, key: KeyEvent, effects: &mut Vec<Effe
                 if let Some(Modal::Approval(m)) = state.modal.as_mut() {
                     m.editor = None;
                     m.error = None;
+                }
+            }
+            _ => {}
+        },
+        KeyContext::ApprovalNote => match command {
+            Command::Submit => skip_with_note(state, effects),
+            Command::Cancel => {
+                if let Some(Modal::Approval(m)) = state.modal.as_mut() {
+                    m.note = None;
                 }
             }
             _ => {}

@@ -141,6 +141,8 @@ fn apply(state: &mut AppState, event: AppEvent) -> Vec<Effect> {
                 editor: None,
                 error: None,
                 picking: false,
+                proposed: None,
+                note: None,
             })));
         }
         AppEvent::AskUser { question, reply } => {

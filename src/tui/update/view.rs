@@ -17,7 +17,7 @@ pub(super) fn active_field(state: &mut AppState) -> Option<&mut TextArea<'static
         return Some(field);
     }
     match state.modal.as_mut() {
-        Some(Modal::Approval(m)) if !m.picking => m.editor.as_mut(),
+        Some(Modal::Approval(m)) if !m.picking => m.editor.as_mut().or(m.note.as_mut()),
         Some(Modal::AskUser(m)) => Some(&mut m.answer),
         Some(_) => None,
         None => match state.sessions.as_mut() {

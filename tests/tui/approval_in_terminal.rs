@@ -1,0 +1,194 @@
+//! Approvals in a real terminal, on the till page: a custom action's
+//! approval covers the steps it takes and its log row heads them, and a
+//! person's changes and refusals reach the model as the person's.
+
+use std::sync::atomic::Ordering;
+
+use serde_json::json;
+
+use crate::conversation_in_terminal::{
+    model_done, model_step, start_workbench, till, traces_in, user_message,
+};
+use crate::support::llm_server;
+use crate::support::scratch::scratch_dir;
+use crate::support::tmux::{
+    require_tmux_and_chromium, tmux_keys, tmux_text, wait_for_screen, TmuxSession,
+};
+
+/// A custom action that counts twice, and a recipe that runs it and
+/// then pays.
+const TILL_SCRIPT: &str = r##"
+action("count_twice", #{ description: "Counts twice", params: #{}, risk: "commit" });
+fn count_twice(p) { click("#count"); click("#count"); "counted twice" }
+
+recipe("tally", "Counts twice, then pays");
+fn tally() { run_action("count_twice", #{}); click("#pay"); "paid" }
+"##;
+
+/// The action log's rows on `screen`, from its title to its bottom edge.
+fn log_rows(screen: &str) -> Vec<String> {
+    screen
+        .lines()
+        .skip_while(|line| !line.contains("Action log"))
+        .skip(1)
+        .take_while(|line| !line.starts_with('└'))
+        .map(|line| line.trim_matches(|c| c == '│' || c == ' ').to_string())
+        .filter(|line| !line.is_empty())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_custom_actions_approval_covers_its_steps_which_nest_under_its_row() {
+    require_tmux_and_chromium();
+    let pages = webagent::serve::PageServer::start()
+        .await
+        .expect("serve pages");
+    let clicks = till(&pages);
+    let llm = llm_server::LlmServer::start(Vec::new()).await;
+    let dir = scratch_dir("custom-approval");
+    std::fs::write(dir.join("till.rhai"), TILL_SCRIPT).expect("write the script");
+    let session = TmuxSession(format!("webagent-custom-approval-{}", std::process::id()));
+    start_workbench(
+        &session.0,
+        &dir,
+        &llm,
+        &format!(
+            "tui --sessions-dir sessions --approve always --recipes till.rhai --url {}",
+            pages.url("/till")
+        ),
+    );
+    wait_for_screen(&session.0, "Count</button>").await;
+    tmux_keys(&session.0, &[":"]);
+    tmux_text(&session.0, "recipe tally");
+    tmux_keys(&session.0, &["Enter"]);
+    // The modal says how far approving the custom action reaches.
+    let screen = wait_for_screen(&session.0, "Approve step 1?").await;
+    assert!(
+        screen.contains("approving it approves the steps it takes, up to commit risk"),
+        "{screen}"
+    );
+    tmux_keys(&session.0, &["y"]);
+    // Its two clicks ran without a question each; the recipe's own next
+    // step is asked about.
+    wait_for_screen(&session.0, "Approve step 4?").await;
+    assert_eq!(clicks.load(Ordering::SeqCst), 2, "both inner clicks ran");
+    // Approving all for the run: nothing more is asked.
+    tmux_keys(&session.0, &["A"]);
+    let screen = wait_for_screen(&session.0, "done: paid").await;
+    let rows = log_rows(&screen);
+    assert_eq!(rows.len(), 4, "one row per action, none empty:\n{screen}");
+    let starts: Vec<String> = rows
+        .iter()
+        .map(|row| row.split("  ").next().unwrap_or_default().to_string())
+        .collect();
+    assert_eq!(
+        starts,
+        ["1 count_twice", "2 └ click", "3 └ click", "4 click"],
+        "the custom action heads its own steps:\n{screen}"
+    );
+    assert!(
+        rows[0].contains("+you"),
+        "the person's wait shows on the action they approved:\n{screen}"
+    );
+    assert!(!rows[1].contains("+you"), "{screen}");
+    tmux_keys(&session.0, &["q"]);
+
+    // The trace keeps the nesting, and a replay reads it in the same
+    // order as the live log.
+    let trace = traces_in(&dir.join("sessions"))
+        .pop()
+        .expect("the run's trace");
+    let events = webagent::events::read_trace(&trace).expect("read the trace");
+    let replay = webagent::tui::replay::ReplayData::from_events(&trace, &events);
+    let replayed: Vec<(Option<usize>, String, Option<usize>)> = replay
+        .log
+        .iter()
+        .filter(|row| row.record.is_some())
+        .map(|row| (row.step, row.action.clone(), row.within))
+        .collect();
+    assert_eq!(
+        replayed,
+        [
+            (Some(1), "count_twice".to_string(), None),
+            (Some(2), "click".to_string(), Some(1)),
+            (Some(3), "click".to_string(), Some(1)),
+            (Some(4), "click".to_string(), None),
+        ]
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_picked_element_and_a_refusal_note_reach_the_model_as_the_persons() {
+    require_tmux_and_chromium();
+    let pages = webagent::serve::PageServer::start()
+        .await
+        .expect("serve pages");
+    let clicks = till(&pages);
+    let llm = llm_server::LlmServer::start(vec![
+        model_step("pay", json!({"click": {"index": 1}})),
+        model_step("pay now", json!({"click": {"index": 1}})),
+        model_done("counted"),
+    ])
+    .await;
+    let dir = scratch_dir("person-changes");
+    let session = TmuxSession(format!("webagent-person-changes-{}", std::process::id()));
+    start_workbench(
+        &session.0,
+        &dir,
+        &llm,
+        &format!(
+            "tui --sessions-dir sessions --approve always --url {}",
+            pages.url("/till")
+        ),
+    );
+    wait_for_screen(&session.0, "Count</button>").await;
+    tmux_keys(&session.0, &["t"]);
+    tmux_text(&session.0, "Settle the till");
+    tmux_keys(&session.0, &["Enter"]);
+    wait_for_screen(&session.0, "Approve step 1?").await;
+    // The person aims the click at Count instead: back in the approval,
+    // the change shown, and only their yes runs it.
+    tmux_keys(&session.0, &["p", "k", "Enter"]);
+    let screen = wait_for_screen(&session.0, "you picked another element").await;
+    assert!(screen.contains("Approve step 1?"), "{screen}");
+    assert_eq!(
+        clicks.load(Ordering::SeqCst),
+        0,
+        "nothing ran before the yes"
+    );
+    tmux_keys(&session.0, &["y"]);
+    // The second proposal is refused with a note.
+    wait_for_screen(&session.0, "Approve step 2?").await;
+    assert_eq!(clicks.load(Ordering::SeqCst), 1, "Count was clicked");
+    tmux_keys(&session.0, &["N"]);
+    wait_for_screen(&session.0, "Why skip it?").await;
+    tmux_text(&session.0, "not now, the manager pays");
+    tmux_keys(&session.0, &["Enter"]);
+    let screen = wait_for_screen(&session.0, "done: counted").await;
+    let rows = log_rows(&screen);
+    assert!(
+        rows.iter()
+            .any(|r| r.starts_with("1 click") && r.contains("edited by you")),
+        "the edited step is marked:\n{screen}"
+    );
+    assert!(
+        rows.iter()
+            .any(|r| r.starts_with("2 click") && r.contains("refused by you")),
+        "the refused step is marked:\n{screen}"
+    );
+    let requests = llm.requests();
+    assert_eq!(requests.len(), 3);
+    let second = user_message(&requests[1]);
+    assert!(
+        second.contains(r#"(the person changed your proposal, click {"index":1}, into this)"#),
+        "the model hears what it proposed and what ran:\n{second}"
+    );
+    let third = user_message(&requests[2]);
+    assert!(
+        third.contains("The person says: not now, the manager pays"),
+        "the refusal's note reaches the model:\n{third}"
+    );
+    tmux_keys(&session.0, &["q"]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
