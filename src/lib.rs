@@ -34,4 +34,5 @@ pub mod totp;
 pub mod tui;
 pub mod vision;
 pub mod watch;
+pub mod words;
 pub mod yaml;

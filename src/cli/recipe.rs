@@ -249,6 +249,7 @@ pub fn export(args: ExportArgs) -> anyhow::Result<ExitCode> {
     let options = ExportOptions {
         sitemaps: Some(&sitemaps),
         no_params: false,
+        name: None,
     };
     let source = match export_recipe_with(&args.trace, options) {
         Ok(source) => source,

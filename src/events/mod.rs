@@ -240,6 +240,10 @@ pub enum Event {
         /// The error that kept the last good version, if it failed.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         error: Option<String>,
+        /// The file was deleted: its actions and recipes are gone (not a
+        /// failure; nothing of it is kept).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        removed: bool,
     },
     /// A picture of the page was taken for the model (with the listing's
     /// marks). The image itself travels beside the JSON: a trace stores it
@@ -936,6 +940,7 @@ mod tests {
             Event::ScriptReloaded {
                 file: "a.rhai".into(),
                 error: Some("1:2: bad".into()),
+                removed: false,
             },
         ];
         for event in events {

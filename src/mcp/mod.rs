@@ -339,7 +339,10 @@ pub async fn serve_session(
     };
     setup.events.send(Event::Done {
         success: !stopped,
-        text: format!("{text} after {} steps", state.steps),
+        text: format!(
+            "{text} after {}",
+            crate::words::counted(state.steps, "step", "steps")
+        ),
         reason,
         steps: state.steps,
         usage: TokenUsage::default(),

@@ -47,6 +47,8 @@ pub struct ExportOptions<'a> {
     /// Leave typed values in the steps instead of making them parameters
     /// (a cached recipe replays exactly what its run typed).
     pub no_params: bool,
+    /// The recipe's name (a snake_case word); `replay` when not given.
+    pub name: Option<&'a str>,
 }
 
 /// Reads the trace at `path` and returns the recipe's source.
@@ -397,10 +399,11 @@ pub fn recipe_from_events_with(
     if bound {
         out.push('\n');
     }
+    let name = options.name.unwrap_or("replay");
     let takes = !gathered.params.is_empty();
     if takes {
         out.push_str(&format!(
-            "recipe(\"replay\", {}, #{{\n",
+            "recipe(\"{name}\", {}, #{{\n",
             rhai_string(&description)
         ));
         for param in &gathered.params {
@@ -412,10 +415,10 @@ pub fn recipe_from_events_with(
                 rhai_literal(&param.default)
             ));
         }
-        out.push_str("});\n\nfn replay(params) {\n");
+        out.push_str(&format!("}});\n\nfn {name}(params) {{\n"));
     } else {
         out.push_str(&format!(
-            "recipe(\"replay\", {});\n\nfn replay() {{\n",
+            "recipe(\"{name}\", {});\n\nfn {name}() {{\n",
             rhai_string(&description)
         ));
     }

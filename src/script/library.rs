@@ -206,6 +206,11 @@ impl Scripts {
             .collect()
     }
 
+    /// How many files are loaded.
+    pub fn file_count(&self) -> usize {
+        self.files().len()
+    }
+
     /// Every recipe, in file order.
     pub fn recipes(&self) -> Vec<RecipeDef> {
         self.snapshot()

@@ -50,15 +50,18 @@ impl ScriptEvent {
             ScriptEvent::Loaded { summary, .. } => vec![Event::ScriptReloaded {
                 file: summary.file.clone(),
                 error: None,
+                removed: false,
             }],
             ScriptEvent::Removed { file } => vec![Event::ScriptReloaded {
                 file: file.display().to_string(),
-                error: Some("the file was removed; its actions and recipes are gone".into()),
+                error: None,
+                removed: true,
             }],
             ScriptEvent::Error { file, error } => vec![
                 Event::ScriptReloaded {
                     file: file.display().to_string(),
                     error: Some(error.to_string()),
+                    removed: false,
                 },
                 Event::Error {
                     error: format!("{error} (the last good version stays loaded)"),

@@ -495,6 +495,7 @@ fn store(
     let options = ExportOptions {
         sitemaps: Some(sitemaps),
         no_params: false,
+        name: None,
     };
     let Some(source) =
         recipe_from_events_with(recorded, &format!("the task cache ({task})"), options)

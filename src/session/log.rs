@@ -150,7 +150,14 @@ pub fn log_line(event: &Event) -> Option<String> {
             "  {}: {error}",
             if *fatal { "error" } else { "warning" }
         )),
-        Event::SitemapReloaded { file, error } | Event::ScriptReloaded { file, error } => {
+        Event::ScriptReloaded {
+            file,
+            removed: true,
+            ..
+        } => Some(format!(
+            "  {file} was removed: its actions and recipes are gone"
+        )),
+        Event::SitemapReloaded { file, error } | Event::ScriptReloaded { file, error, .. } => {
             Some(match error {
                 None => format!("  reloaded {file}"),
                 Some(error) => format!("  reload failed, keeping the last good version: {error}"),
@@ -163,8 +170,9 @@ pub fn log_line(event: &Event) -> Option<String> {
             steps,
             usage,
         } => Some(format!(
-            "\n{}: {text}\n({steps} steps, {}{} tokens, ended by {})",
+            "\n{}: {text}\n({}, {}{} tokens, ended by {})",
             if *success { "done" } else { "not done" },
+            crate::words::counted(*steps, "step", "steps"),
             // `~`: the server sent no count; this is webagent's estimate.
             if usage.estimated { "~" } else { "" },
             usage.total_tokens,

@@ -26,6 +26,19 @@ pub struct SitemapNode {
 }
 
 impl SitemapNode {
+    /// Its own access flags as the model and the workbench show them:
+    /// ` [auth]`, ` [admin]`, ` [auth,admin]` or nothing.
+    pub fn access_flags(&self) -> &'static str {
+        match (self.requires_auth, self.requires_admin) {
+            (true, true) => " [auth,admin]",
+            (true, false) => " [auth]",
+            (false, true) => " [admin]",
+            (false, false) => "",
+        }
+    }
+}
+
+impl SitemapNode {
     /// A page with only a title.
     pub fn new(title: impl Into<String>) -> Self {
         SitemapNode {

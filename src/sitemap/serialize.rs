@@ -28,13 +28,7 @@ impl Sitemap {
             out.push_str(indented);
             out.push_str(&" ".repeat(column - width));
             out.push_str(&one_line(&node.title));
-            let flags = match (node.requires_auth, node.requires_admin) {
-                (true, true) => " [auth,admin]",
-                (true, false) => " [auth]",
-                (false, true) => " [admin]",
-                (false, false) => "",
-            };
-            out.push_str(flags);
+            out.push_str(node.access_flags());
             if let Some(description) = node.description.as_deref().filter(|d| !d.trim().is_empty())
             {
                 out.push_str(" — ");

@@ -57,6 +57,13 @@ pub enum SessionExportError {
         /// What the system said.
         source: std::io::Error,
     },
+    /// A file of that name is there already: an export never replaces
+    /// one (a recipe of the same name would clash with it when loaded).
+    #[error("{} exists already; export under another name", path.display())]
+    Exists {
+        /// The file.
+        path: PathBuf,
+    },
     /// The file could not be written.
     #[error("could not write {}: {source}", path.display())]
     Write {

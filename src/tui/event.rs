@@ -86,6 +86,8 @@ pub enum AppEvent {
         catalog: Box<Catalog>,
         /// Every loaded recipe.
         recipes: Vec<RecipeDef>,
+        /// How many script files are loaded.
+        files: usize,
     },
     /// The session was exported as a recipe to this file, or why not.
     Exported(Result<std::path::PathBuf, ExportError>),
@@ -194,8 +196,13 @@ pub enum Effect {
     },
     /// Read a trace for the panes, off the loop.
     OpenTrace(std::path::PathBuf),
-    /// Write a past session as a recipe.
-    ExportTrace(std::path::PathBuf),
+    /// Write a past session as the recipe `name`.
+    ExportTrace {
+        /// The past session's trace.
+        path: std::path::PathBuf,
+        /// The recipe's name, and its file's.
+        name: String,
+    },
     /// Read a replayed step's picture from its file, off the loop.
     LoadReplayPicture {
         /// The log row it is for.
@@ -239,8 +246,11 @@ pub enum Effect {
     /// Cancel the script running for a hand-typed custom action (a run or
     /// recipe stops through [`Effect::StopRun`]).
     CancelScript,
-    /// Write the session so far as a recipe and report the file.
-    ExportSession,
+    /// Write the session so far as the recipe `name` and report the file.
+    ExportSession {
+        /// The recipe's name, and its file's.
+        name: String,
+    },
     /// Save cookies and local storage to this state file (`None`: the
     /// configured one).
     SaveState(Option<std::path::PathBuf>),

@@ -13,6 +13,7 @@ use ratatui::widgets::{Clear, Paragraph};
 use ratatui::Frame;
 
 use crate::events::{TraceOutcome, TraceSummary};
+use crate::words::counted;
 
 use super::keys::{Binding, Command, KeyBinding, KeyContext};
 use super::layout::sessions_inside;
@@ -117,7 +118,11 @@ pub fn row_text(row: &TraceSummary, width: usize) -> String {
         )
     };
     let task = if row.tasks > 1 {
-        format!("{} (+{} follow-ups)", row.task, row.tasks - 1)
+        format!(
+            "{} (+{})",
+            row.task,
+            counted(row.tasks - 1, "follow-up", "follow-ups")
+        )
     } else if row.task.is_empty() {
         row.file.name.clone()
     } else {

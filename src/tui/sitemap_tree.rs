@@ -19,8 +19,8 @@ pub struct TreeRow {
     pub label: String,
     /// The page's title.
     pub title: String,
-    /// Whether it needs sign-in (itself or a page above it).
-    pub gated: bool,
+    /// Its access flags, as the model reads them (` [auth,admin]`).
+    pub flags: &'static str,
     /// Whether the browser is on this page now.
     pub current: bool,
 }
@@ -54,7 +54,7 @@ pub fn rows(state: &AppState) -> Vec<TreeRow> {
             TreeRow {
                 label: format!("{}{}", "  ".repeat(page.depth), segment),
                 title: page.node.title.clone(),
-                gated: page.gated,
+                flags: page.node.access_flags(),
                 current: current.as_deref() == Some(page.pattern),
             }
         })
@@ -115,8 +115,8 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
                         row_style(selected, theme, theme.muted()),
                     ),
                 ];
-                if row.gated {
-                    spans.push(Span::styled(" [auth]", theme.fg(theme.palette.warn)));
+                if !row.flags.is_empty() {
+                    spans.push(Span::styled(row.flags, theme.fg(theme.palette.warn)));
                 }
                 Line::from(spans)
             })

@@ -353,6 +353,7 @@ pub(crate) fn with_acme_scripts(bench: &mut Bench) {
                 .expect("the custom actions fit the catalog"),
         ),
         recipes: scripts.recipes(),
+        files: scripts.file_count(),
     });
     bench.idle();
 }

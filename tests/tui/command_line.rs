@@ -241,6 +241,7 @@ fn custom_actions_from_the_scripts_run_and_complete_on_the_command_line() {
     bench.send(AppEvent::ScriptsLoaded {
         catalog: Box::new(Catalog::builtin()),
         recipes: Vec::new(),
+        files: 0,
     });
     bench.key(KeyCode::Char(':'));
     bench.type_text("sign_in");
@@ -374,10 +375,32 @@ fn a_recipe_runs_from_the_command_line_with_its_steps_in_the_log() {
 #[test]
 fn the_export_key_reports_the_file_or_why_not() {
     let mut bench = Bench::on_orders(80, 24);
+    with_acme_scripts(&mut bench);
     bench.key(KeyCode::Char('E'));
     bench.idle();
+    // The name is asked for; one a loaded recipe has is refused, and the
+    // line stays for another.
+    assert!(bench.effects.is_empty(), "{:?}", bench.effects);
+    bench.type_text("orders_overview");
+    bench.key(KeyCode::Enter);
+    bench.idle();
+    assert!(bench.effects.is_empty(), "{:?}", bench.effects);
+    let notice = bench.state().status.notice.clone().expect("a refusal");
     assert!(
-        matches!(bench.effects.as_slice(), [Effect::ExportSession]),
+        notice
+            .text
+            .contains("a recipe named `orders_overview` is loaded already"),
+        "{notice:?}"
+    );
+    assert!(bench.state().command_line.is_some());
+    for _ in 0.."orders_overview".len() {
+        bench.key(KeyCode::Backspace);
+    }
+    bench.type_text("weekly_check");
+    bench.key(KeyCode::Enter);
+    bench.idle();
+    assert!(
+        matches!(bench.effects.as_slice(), [Effect::ExportSession { name }] if name == "weekly_check"),
         "{:?}",
         bench.effects
     );
@@ -453,7 +476,7 @@ fn a_session_exports_as_a_recipe_that_compiles() {
     use webagent::tui::services::{export_session, SessionRecord};
     let dir = scratch_dir("export");
     // Nothing done yet: a clear refusal, no file.
-    let empty = export_session(&[], &dir);
+    let empty = export_session(&[], &dir, "empty");
     assert!(
         empty
             .as_ref()
@@ -492,14 +515,15 @@ fn a_session_exports_as_a_recipe_that_compiles() {
         .collect();
     assert_eq!(numbers, [1, 2, 3]);
 
-    let path = export_session(record.events(), &dir).expect("exported");
-    let name = path
-        .file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or_default();
+    let path = export_session(record.events(), &dir, "sign_in_by_hand").expect("exported");
+    assert_eq!(path, dir.join("sign_in_by_hand.rhai"));
+    // A second export of that name never replaces the file.
+    let again = export_session(record.events(), &dir, "sign_in_by_hand");
     assert!(
-        name.starts_with("session-") && name.ends_with(".rhai"),
-        "{name}"
+        again
+            .as_ref()
+            .is_err_and(|why| why.to_string().contains("exists already")),
+        "{again:?}"
     );
     let source = std::fs::read_to_string(&path).expect("the file was written");
     // Portable: the path on whatever origin the recipe runs against.
@@ -513,6 +537,6 @@ fn a_session_exports_as_a_recipe_that_compiles() {
     // The file is a recipe the script engine accepts.
     let scripts = webagent::script::Scripts::default();
     let summary = scripts.load_file(&path).expect("the export compiles");
-    assert_eq!(summary.recipes, ["replay"]);
+    assert_eq!(summary.recipes, ["sign_in_by_hand"]);
     let _ = std::fs::remove_dir_all(&dir);
 }

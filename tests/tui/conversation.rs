@@ -354,9 +354,11 @@ fn the_sessions_view_lists_searches_and_replays_a_trace_read_only() {
     );
     bench.effects.clear();
     bench.key(KeyCode::Char('E'));
+    bench.type_text("from_the_past");
+    bench.key(KeyCode::Enter);
     bench.idle();
     assert!(
-        matches!(bench.effects.as_slice(), [Effect::ExportTrace(p)] if *p == path),
+        matches!(bench.effects.as_slice(), [Effect::ExportTrace { path: p, name }] if *p == path && name == "from_the_past"),
         "{:?}",
         bench.effects
     );

@@ -600,9 +600,11 @@ async fn the_sessions_view_over_a_thousand_traces_searches_replays_and_exports()
         "{screen}"
     );
     tmux_keys(&session.0, &["E"]);
+    tmux_text(&session.0, "step_two_again");
+    tmux_keys(&session.0, &["Enter"]);
     // The export is a log row (the notice gives way to the reload of the
     // new file at once).
-    let screen = wait_for_screen(&session.0, "export           recipes/session-").await;
+    let screen = wait_for_screen(&session.0, "export           recipes/step_two_again.rhai").await;
     let recipes: Vec<PathBuf> = std::fs::read_dir(dir.join("recipes"))
         .expect("the recipes directory")
         .flatten()

@@ -264,13 +264,84 @@ fn themes_are_found_by_name_and_unknown_names_say_what_exists() {
 }
 
 #[test]
+fn the_status_line_counts_script_files_and_a_removed_file_is_no_failure() {
+    let mut bench = Bench::on_orders(160, 48);
+    bench.send(AppEvent::ScriptsLoaded {
+        catalog: Box::new(webagent::actions::Catalog::builtin()),
+        recipes: Vec::new(),
+        files: 2,
+    });
+    bench.idle();
+    let screen = bench.screen();
+    assert!(
+        screen.contains("scripts 2"),
+        "both files counted:\n{screen}"
+    );
+    bench.send(AppEvent::ScriptsLoaded {
+        catalog: Box::new(webagent::actions::Catalog::builtin()),
+        recipes: Vec::new(),
+        files: 1,
+    });
+    bench.send(AppEvent::agent(Event::ScriptReloaded {
+        file: "recipes/old.rhai".into(),
+        error: None,
+        removed: true,
+    }));
+    bench.idle();
+    let screen = bench.screen();
+    assert!(screen.contains("scripts 1"), "{screen}");
+    assert!(
+        screen.contains("recipes/old.rhai was removed: its actions and recipes are gone"),
+        "{screen}"
+    );
+    assert!(
+        !screen.contains("failed"),
+        "a removal is no failure:\n{screen}"
+    );
+}
+
+#[test]
+fn the_sitemap_pane_shows_the_flags_the_model_reads() {
+    let mut bench = Bench::on_orders(160, 48);
+    let mut set = webagent::sitemap::SitemapSet::new();
+    set.insert(
+        webagent::sitemap::Sitemap::from_yaml_str(
+            "title: Acme\nchildren:\n  billing:\n    title: Billing\n    requiresAuth: true\n    requiresAdmin: true\n",
+        )
+        .expect("a valid sitemap"),
+    );
+    let prompt = set.iter().next().expect("one sitemap").serialize();
+    assert!(prompt.contains("Billing [auth,admin]"), "{prompt}");
+    bench.send(AppEvent::Sitemaps {
+        sitemaps: set,
+        error: None,
+    });
+    bench.idle();
+    let screen = bench.screen();
+    assert!(screen.contains("Billing [auth,admin]"), "{screen}");
+}
+
+#[test]
 fn a_second_run_logs_its_steps_apart_from_the_first() {
     let mut bench = Bench::on_orders(160, 48);
     feed_step(&bench);
     feed_step(&bench);
     bench.idle();
-    let steps: Vec<Option<usize>> = bench.state().log.iter().map(|e| e.step).collect();
-    assert_eq!(steps, [Some(2), Some(2)], "one row per run's step 2");
+    let rows: Vec<(Option<usize>, String)> = bench
+        .state()
+        .log
+        .iter()
+        .map(|e| (e.step, e.action.clone()))
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            (Some(2), "click".to_string()),
+            (None, "task".to_string()),
+            (Some(2), "click".to_string())
+        ],
+        "one row per run's step 2, the second run's opened by its task"
+    );
     assert!(bench.state().log.iter().all(|e| e.outcome == Outcome::Ok));
 }
 

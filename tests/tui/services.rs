@@ -181,7 +181,9 @@ fn tap() { navigate("CALM"); click("#stay"); "tapped" }
     });
     // The session (hand-run action and recipe) exports; the cancelled
     // action is not a step to replay, the click is.
-    services.handle(Effect::ExportSession);
+    services.handle(Effect::ExportSession {
+        name: "stay_here".into(),
+    });
     let exported = wait_for_event(&rx, &mut seen, |event| match event {
         AppEvent::Exported(result) => Some(result),
         _ => None,

@@ -150,7 +150,11 @@ async fn end_to_end_demo_in_tmux_with_a_scripted_model() {
     for _ in 0..3 {
         tmux_keys(&session.0, &["Tab"]);
     }
-    tmux_keys(&session.0, &["Home", "Down", "Down", "Down", "Enter"]);
+    // Two actions by hand, the task's row, then its steps 1 and 2.
+    tmux_keys(
+        &session.0,
+        &["Home", "Down", "Down", "Down", "Down", "Enter"],
+    );
     let screen = wait_for_screen(&session.0, "Step 2 · rows 1–").await;
     assert!(
         screen.contains("raw response, as received:"),

@@ -600,14 +600,14 @@ impl EffectHandler for Services {
                     let _ = tx.send(AppEvent::TraceOpened(opened));
                 });
             }
-            Effect::ExportTrace(path) => {
+            Effect::ExportTrace { path, name } => {
                 let (tx, dir) = (self.tx.clone(), self.export_dir.clone());
                 self.off_the_loop(move || {
                     let exported =
                         read_trace(&path)
                             .map_err(ExportError::from)
                             .and_then(|events| {
-                                export_session(&events, &dir).map_err(ExportError::from)
+                                export_session(&events, &dir, &name).map_err(ExportError::from)
                             });
                     let _ = tx.send(AppEvent::Exported(exported));
                 });
@@ -659,7 +659,7 @@ impl EffectHandler for Services {
                     });
                 }
             }
-            Effect::ExportSession => {
+            Effect::ExportSession { name } => {
                 let events = self
                     .session
                     .lock()
@@ -669,7 +669,7 @@ impl EffectHandler for Services {
                 let (tx, dir) = (self.tx.clone(), self.export_dir.clone());
                 self.off_the_loop(move || {
                     let _ = tx.send(AppEvent::Exported(
-                        export_session(&events, &dir).map_err(ExportError::from),
+                        export_session(&events, &dir, &name).map_err(ExportError::from),
                     ));
                 });
             }

@@ -11,7 +11,7 @@ use tokio::sync::mpsc;
 use crate::actions::{Action, ActionResult};
 use crate::agent::Conversation;
 use crate::events::{Event, Reflection, StepRecord, StepTimings, TraceWriter};
-use crate::script::{recipe_from_events, Scripts};
+use crate::script::{recipe_from_events_with, ExportOptions, Scripts};
 use crate::sitemap::SitemapSet;
 
 use super::super::error::SessionExportError;
@@ -75,31 +75,40 @@ impl SessionRecord {
     }
 }
 
-/// Writes `events` as a recipe `session-<unix seconds>.rhai` in `dir`
-/// and returns its path.
+/// Writes `events` as the recipe `name` in `dir/<name>.rhai` and returns
+/// its path; a file already there is never replaced.
 pub fn export_session(
     events: &[Event],
     dir: &std::path::Path,
+    name: &str,
 ) -> Result<PathBuf, SessionExportError> {
-    let source = recipe_from_events(events, "a webagent workbench session")
+    let options = ExportOptions {
+        name: Some(name),
+        ..Default::default()
+    };
+    let source = recipe_from_events_with(events, "a webagent workbench session", options)
         .ok_or(SessionExportError::NothingToReplay)?;
     std::fs::create_dir_all(dir).map_err(|source| SessionExportError::CreateDir {
         dir: dir.to_path_buf(),
         source,
     })?;
-    let stamp = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    let mut path = dir.join(format!("session-{stamp}.rhai"));
-    let mut n = 1;
-    while path.exists() {
-        n += 1;
-        path = dir.join(format!("session-{stamp}-{n}.rhai"));
-    }
-    std::fs::write(&path, source).map_err(|source| SessionExportError::Write {
-        path: path.clone(),
-        source,
+    let path = dir.join(format!("{name}.rhai"));
+    let mut file = match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&path)
+    {
+        Ok(file) => file,
+        Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {
+            return Err(SessionExportError::Exists { path })
+        }
+        Err(source) => return Err(SessionExportError::Write { path, source }),
+    };
+    std::io::Write::write_all(&mut file, source.as_bytes()).map_err(|source| {
+        SessionExportError::Write {
+            path: path.clone(),
+            source,
+        }
     })?;
     Ok(path)
 }
@@ -111,6 +120,7 @@ pub(super) fn send_scripts(scripts: &Scripts, tx: &Sender<AppEvent>) {
             let _ = tx.send(AppEvent::ScriptsLoaded {
                 catalog: Box::new(catalog),
                 recipes: scripts.recipes(),
+                files: scripts.file_count(),
             });
         }
         Err(error) => {

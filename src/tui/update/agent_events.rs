@@ -91,11 +91,17 @@ pub(super) fn on_agent_event(state: &mut AppState, event: Event) {
             state.notice(false, format!("the recipe asks the model: {task}"));
         }
         Event::RunStarted {
+            task,
             url,
             model,
             max_steps,
-            ..
         } => {
+            // A run after others (a follow-up, the next task) opens with
+            // its task, so its steps, numbered from 1 again, read as its
+            // own. (A replay shows the row for the first run too.)
+            if !state.log.is_empty() {
+                push_log(state, LogEntry::row(rows::TASK, task, Outcome::Ok));
+            }
             if state.recipe.is_none() && max_steps > 0 {
                 state.conversation_tasks += 1;
             }
@@ -298,16 +304,18 @@ pub(super) fn on_agent_event(state: &mut AppState, event: Event) {
             Some(error) => state.status.sitemaps = LoadState::Failed(error),
             None => state.notice(false, format!("reloaded {file}")),
         },
-        Event::ScriptReloaded { file, error } => match error {
+        Event::ScriptReloaded {
+            file,
+            removed: true,
+            ..
+        } => state.notice(
+            false,
+            format!("{file} was removed: its actions and recipes are gone"),
+        ),
+        Event::ScriptReloaded { file, error, .. } => match error {
             Some(error) => state.status.scripts = LoadState::Failed(error),
-            None => {
-                let n = match state.status.scripts {
-                    LoadState::Loaded(n) => n,
-                    _ => 1,
-                };
-                state.status.scripts = LoadState::Loaded(n);
-                state.notice(false, format!("reloaded {file}"));
-            }
+            // The count comes with the catalog the reload sent before.
+            None => state.notice(false, format!("reloaded {file}")),
         },
         Event::PersonMessage { step, text } => {
             let waiting = state.log.iter().position(|e| {

@@ -16,7 +16,9 @@ use crate::tui::{inspector, modals, reflection, sitemap_tree};
 use super::approval::{
     answer_question, on_approval_key, pick_element, skip_with_note, submit_edit,
 };
-use super::commands::{complete_command, recipe_list, start_task, submit_command_line};
+use super::commands::{
+    ask_export_name, complete_command, recipe_list, start_task, submit_command_line,
+};
 use super::conversation::{new_conversation, retry_failed_step};
 use super::sessions::{
     on_replay_key, on_search_key, on_sessions_key, open_sessions, search_typed, show_replay_row,
@@ -218,10 +220,7 @@ fn on_pane_key(state: &mut AppState, command: Command, effects: &mut Vec<Effect>
             let listed = recipe_list(state);
             state.notice(state.recipes.is_empty(), listed);
         }
-        Command::ExportSession => {
-            state.notice(false, "exporting the session as a recipe…".into());
-            effects.push(Effect::ExportSession);
-        }
+        Command::ExportSession => ask_export_name(state),
         Command::PauseResume => match state.status.run {
             RunStatus::Running => {
                 state.status.run = RunStatus::Paused;

@@ -191,9 +191,21 @@ fn apply(state: &mut AppState, event: AppEvent) -> Vec<Effect> {
         AppEvent::ThemeReloaded(Err(error)) => {
             state.status.theme_error = Some(format!("{error} (keeping the last good theme)"));
         }
-        AppEvent::ScriptsLoaded { catalog, recipes } => {
+        AppEvent::ScriptsLoaded {
+            catalog,
+            recipes,
+            files,
+        } => {
             state.catalog = *catalog;
             state.recipes = recipes;
+            // The status line counts files, `-` when none is loaded. A
+            // reload that failed says so right after this (the last good
+            // version stays loaded).
+            state.status.scripts = if files == 0 {
+                LoadState::default()
+            } else {
+                LoadState::Loaded(files)
+            };
         }
         AppEvent::Exported(Ok(path)) => {
             // Also a log row: the watcher's reload notice for the new file

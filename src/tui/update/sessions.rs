@@ -19,6 +19,7 @@ use crate::tui::task::set_field_focus;
 use crate::tui::text::clip;
 use crate::vision::Screenshot;
 
+use super::commands::ask_export_name;
 use super::conversation::{ask_resume, begin_run, busy};
 use super::view::{moved, request_picture, set_focus};
 
@@ -181,10 +182,10 @@ pub(super) fn trace_opened(
         .position(|e| e.record.is_some())
         .unwrap_or(0);
     let title = format!(
-        "{}: `{}`, {} steps, {}; j/k step through it",
+        "{}: `{}`, {}, {}; j/k step through it",
         data.name,
         clip(&data.task, 50),
-        data.steps,
+        crate::words::counted(data.steps, "step", "steps"),
         data.outcome
     );
     state.replay = Some(Box::new(Replay {
@@ -291,10 +292,9 @@ pub(super) fn on_replay_key(state: &mut AppState, command: Command, effects: &mu
             state.close_replay();
             state.sessions = back;
         }
-        Command::ExportSession => {
-            state.notice(false, "exporting the session as a recipe…".into());
-            effects.push(Effect::ExportTrace(path));
-        }
+        // The name is asked on the `:` line; the replay stays on screen,
+        // and it is the replay that is exported.
+        Command::ExportSession => ask_export_name(state),
         Command::Resume => ask_resume(state, Some(path), effects),
         Command::RunAgain => {
             let (task, url) = (replay.data.task.clone(), replay.data.start_url.clone());
