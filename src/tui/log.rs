@@ -61,7 +61,7 @@ pub fn time_text(entry: &LogEntry) -> String {
 
 /// One log row laid out for `width` columns.
 pub fn row_text(entry: &LogEntry, width: usize) -> String {
-    let note = [rows::TASK, rows::NEW, rows::RESUMED].contains(&entry.action.as_str());
+    let note = [rows::TASK, rows::NEW, rows::RESUMED, rows::LOG].contains(&entry.action.as_str());
     let step = match entry.step {
         Some(n) => format!("{n:>3}"),
         None if note => "  »".to_string(),

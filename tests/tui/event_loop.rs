@@ -301,6 +301,21 @@ fn the_status_line_counts_script_files_and_a_removed_file_is_no_failure() {
 }
 
 #[test]
+fn a_scripts_log_lines_stay_in_the_action_log() {
+    let mut bench = Bench::on_orders(160, 48);
+    for line in ["signing in", "3 orders to refund"] {
+        bench.send(AppEvent::agent(Event::ScriptLog { line: line.into() }));
+    }
+    bench.idle();
+    let screen = bench.screen();
+    assert!(screen.contains("» log              signing in"), "{screen}");
+    assert!(
+        screen.contains("» log              3 orders to refund"),
+        "{screen}"
+    );
+}
+
+#[test]
 fn the_sitemap_pane_shows_the_flags_the_model_reads() {
     let mut bench = Bench::on_orders(160, 48);
     let mut set = webagent::sitemap::SitemapSet::new();

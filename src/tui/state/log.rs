@@ -109,6 +109,8 @@ pub mod rows {
     pub const HAND_OVER: &str = "hand over";
     /// A recipe step that no longer ran was handed to the agent.
     pub const HEALED: &str = "healed";
+    /// A line a script wrote with `log(…)`.
+    pub const LOG: &str = "log";
 }
 
 /// The log row of a healed (or not healed) recipe step: what changed and

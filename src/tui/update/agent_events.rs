@@ -64,6 +64,7 @@ fn is_action_row(entry: &LogEntry) -> bool {
         rows::TASK,
         rows::END,
         rows::HAND_OVER,
+        rows::LOG,
     ]
     .contains(&entry.action.as_str())
 }
@@ -143,8 +144,11 @@ pub(super) fn on_agent_event(state: &mut AppState, event: Event) {
             state.reflection_view = ListView::default();
         }
         // The status line is where the person looks while a recipe runs;
-        // each line replaces the one before, as a script's progress does.
-        Event::ScriptLog { line } => state.notice(false, format!("log: {line}")),
+        // the log keeps every line, in order with the steps.
+        Event::ScriptLog { line } => {
+            state.notice(false, format!("log: {line}"));
+            push_log(state, LogEntry::row(rows::LOG, line, Outcome::Ok));
+        }
         Event::Text { content } => {
             if state.reflection.shown_step.take().is_some() {
                 let step = state.reflection.step;
