@@ -3,7 +3,7 @@
 //!
 //! The crate is a library plus the `webagent` binary so that tests drive the
 //! same code the binary runs. Each module owns one part of the product; see
-//! the module map in README.md.
+//! the module map in docs/internals.md.
 
 pub mod actions;
 pub mod agent;

@@ -15,6 +15,8 @@ pub mod examples;
 pub mod exec;
 pub mod exit;
 pub mod flags;
+#[cfg(test)]
+mod guide;
 pub mod headless;
 pub mod init;
 pub mod mcp;
