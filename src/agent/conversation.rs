@@ -274,6 +274,9 @@ impl Conversation {
                     pending.result = Some(result_text(result));
                 }
             }
+            // The model's history holds its own actions: a custom action's
+            // steps are in the action's result.
+            Event::Step(record) if record.within.is_some() => {}
             Event::Step(record) => {
                 if !record.reflection.memory.trim().is_empty() {
                     self.memory = record.reflection.memory.clone();

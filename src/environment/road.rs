@@ -154,6 +154,12 @@ impl Road {
         self.mode.now()
     }
 
+    /// How long the person was waited for since it was last taken, left
+    /// for whoever takes it.
+    pub fn waited(&self) -> Duration {
+        self.waited
+    }
+
     /// How long the person was waited for since the last call, so a step's
     /// own time and the wait for approval are reported apart.
     pub fn take_wait(&mut self) -> Duration {

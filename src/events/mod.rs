@@ -736,6 +736,62 @@ pub struct StepRecord {
     pub person: Option<PersonDecision>,
 }
 
+impl StepRecord {
+    /// The record of an action no model chose this time (a recipe's step,
+    /// a custom action's): `action` as `{"name": {params}}`, taken for
+    /// `goal`, `act_ms` its own time and `wait_ms` the person's.
+    pub fn taken(
+        index: usize,
+        action: Value,
+        result: ActionResult,
+        goal: String,
+        (act_ms, wait_ms): (u64, u64),
+    ) -> Self {
+        StepRecord {
+            index,
+            reflection: Reflection {
+                next_goal: goal,
+                ..Reflection::default()
+            },
+            action,
+            result,
+            repairs: Vec::new(),
+            timings: StepTimings {
+                act_ms,
+                wait_ms,
+                ..StepTimings::default()
+            },
+            usage: None,
+            prompt_chars: 0,
+            prompt: String::new(),
+            raw_response: String::new(),
+            within: None,
+            person: None,
+        }
+    }
+}
+
+/// Tells, reading a trace's step records in order, which records are
+/// custom actions whose own steps were recorded before them: a replay
+/// runs those steps and leaves the custom action's call out.
+#[derive(Debug, Default)]
+pub struct Wrappers {
+    wrapped: std::collections::BTreeSet<usize>,
+}
+
+impl Wrappers {
+    /// Whether `record` is such a custom action. A step the model's
+    /// custom action took carries the model's step number as its own and
+    /// as `within`; it is a step, never the wrapper.
+    pub fn is_wrapper(&mut self, record: &StepRecord) -> bool {
+        let wrapper = record.within != Some(record.index) && self.wrapped.remove(&record.index);
+        if let Some(outer) = record.within {
+            self.wrapped.insert(outer);
+        }
+        wrapper
+    }
+}
+
 /// Where a custom action's step record belongs among the records before
 /// it. Its handler's steps are recorded first (the action's own result
 /// comes last), yet a reader wants the action first with its steps under

@@ -249,6 +249,7 @@ pub fn recipe_from_events_with(
     let builtin = crate::actions::Catalog::builtin();
     let mut observed: HashMap<usize, String> = HashMap::new();
     let mut last_index = 0;
+    let mut wrappers = crate::events::Wrappers::default();
     let mut first_navigates = None;
     let mut secret_sites = std::collections::BTreeMap::new();
     for event in events {
@@ -268,10 +269,11 @@ pub fn recipe_from_events_with(
                 else {
                     continue;
                 };
-                // A recipe records a custom action after the steps it ran
-                // (under its earlier number): those steps are replayed, so
-                // the call itself is not.
-                let wrapper = builtin.get(name).is_none() && step.index < last_index;
+                // A custom action is recorded after the steps it ran: those
+                // steps are replayed, so the call itself is not. (Traces
+                // from before `within` show it by its earlier number.)
+                let wrapper = wrappers.is_wrapper(step)
+                    || (builtin.get(name).is_none() && step.index < last_index);
                 last_index = last_index.max(step.index);
                 if wrapper {
                     continue;

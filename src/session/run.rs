@@ -202,8 +202,14 @@ impl<E: Environment> Healer<E> for LlmHealer {
 pub fn calls_and_actions(events: &[Event]) -> (usize, Vec<HealedAction>) {
     let mut asked = BTreeSet::new();
     let mut actions = Vec::new();
+    let mut wrappers = crate::events::Wrappers::default();
     for event in events {
         let Event::Step(step) = event else { continue };
+        // A custom action's steps are its actions; its call is not one
+        // more.
+        if wrappers.is_wrapper(step) {
+            continue;
+        }
         if step.prompt_chars > 0 {
             asked.insert(step.index);
         }

@@ -192,3 +192,77 @@ async fn a_picked_element_and_a_refusal_note_reach_the_model_as_the_persons() {
     tmux_keys(&session.0, &["q"]);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_models_custom_action_shows_its_steps_and_exports_them_once() {
+    require_tmux_and_chromium();
+    let pages = webagent::serve::PageServer::start()
+        .await
+        .expect("serve pages");
+    let clicks = till(&pages);
+    let llm = llm_server::LlmServer::start(vec![
+        model_step("count twice", json!({"count_twice": {}})),
+        model_done("counted"),
+    ])
+    .await;
+    let dir = scratch_dir("model-custom-action");
+    std::fs::write(dir.join("till.rhai"), TILL_SCRIPT).expect("write the script");
+    let session = TmuxSession(format!(
+        "webagent-model-custom-action-{}",
+        std::process::id()
+    ));
+    start_workbench(
+        &session.0,
+        &dir,
+        &llm,
+        &format!(
+            "tui --sessions-dir sessions --approve always --recipes till.rhai --url {}",
+            pages.url("/till")
+        ),
+    );
+    wait_for_screen(&session.0, "Count</button>").await;
+    tmux_keys(&session.0, &["t"]);
+    tmux_text(&session.0, "Count twice");
+    tmux_keys(&session.0, &["Enter"]);
+    wait_for_screen(&session.0, "Approve step 1?").await;
+    tmux_keys(&session.0, &["y"]);
+    let screen = wait_for_screen(&session.0, "done: counted").await;
+    assert_eq!(clicks.load(Ordering::SeqCst), 2, "{screen}");
+    let rows = log_rows(&screen);
+    let starts: Vec<String> = rows
+        .iter()
+        .map(|row| row.split("  ").next().unwrap_or_default().to_string())
+        .collect();
+    assert_eq!(
+        starts,
+        ["1 count_twice", "1 └ click", "1 └ click", "2 done"],
+        "the model's custom action heads its own steps:\n{screen}"
+    );
+    // The model read its own action, not the clicks inside it.
+    let second = user_message(&llm.requests()[1]);
+    assert!(second.contains("count_twice"), "{second}");
+    assert!(!second.contains(r##""#count""##), "{second}");
+    tmux_keys(&session.0, &["q"]);
+
+    // Exported, the clicks replay once each and the call is left out.
+    let trace = traces_in(&dir.join("sessions"))
+        .pop()
+        .expect("the run's trace");
+    let out = dir.join("exported.rhai");
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_webagent"))
+        .arg("export")
+        .arg(&trace)
+        .arg("--recipe")
+        .arg(&out)
+        .current_dir(&dir)
+        .status()
+        .expect("run export");
+    assert!(status.success());
+    let recipe = std::fs::read_to_string(&out).expect("the exported recipe");
+    assert_eq!(recipe.matches("click(").count(), 2, "{recipe}");
+    assert!(
+        !recipe.contains("run_action(\"count_twice\""),
+        "the call is not replayed on top of its steps:\n{recipe}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

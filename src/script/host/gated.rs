@@ -4,6 +4,8 @@
 //! had asked for it. The custom action's declared risk only describes it
 //! for the person and the model; it approves none of its steps.
 
+use std::time::Instant;
+
 use serde_json::Value;
 
 use super::call::{
@@ -14,6 +16,7 @@ use super::origin::{navigate_action, origin_of, path_part, resolve_url};
 use crate::actions::{Action, ActionResult, Target};
 use crate::dom::PageState;
 use crate::environment::{Cleared, Environment, Passage, Road};
+use crate::events::{Event, StepRecord};
 use crate::script::export::page_matches;
 
 /// Answers a custom action's host calls: every action goes through
@@ -98,15 +101,47 @@ impl<'a, E: Environment> GatedHost<'a, E> {
         }
     }
 
-    /// One action of the handler: approved, then run.
+    /// One action of the handler: approved, then run, and reported as a
+    /// step of the custom action (its own call, result and record, which
+    /// name the custom action's step), so logs show what it did.
     async fn act(&mut self, action: Action) -> ActionResult {
-        let approved = match self.approve(action).await {
-            Ok(cleared) => cleared.action,
-            Err(refused) => return refused,
+        let events = self.road.events().clone();
+        events.send(Event::ToolCall {
+            name: action.name().to_string(),
+            parameters: action.params(),
+        });
+        let started = Instant::now();
+        let waited = self.road.waited();
+        let (ran, result) = match self.approve(action.clone()).await {
+            Ok(cleared) => {
+                let result = self
+                    .road
+                    .run(self.environment, self.step, &cleared.action)
+                    .await;
+                (cleared.action, result)
+            }
+            Err(refused) => (action, refused),
         };
-        let result = self.road.run(self.environment, self.step, &approved).await;
         // The page may have changed: observe afresh next time.
         self.last = None;
+        events.send(Event::ToolResult {
+            name: ran.name().to_string(),
+            result: result.clone(),
+        });
+        // The person's time stays counted for the custom action too.
+        let wait = self.road.waited().saturating_sub(waited);
+        let act = started.elapsed().saturating_sub(wait);
+        events.send(Event::Step(StepRecord {
+            within: Some(self.step),
+            person: self.road.take_decision(),
+            ..StepRecord::taken(
+                self.step,
+                ran.to_json(),
+                result.clone(),
+                self.goal.clone(),
+                (act.as_millis() as u64, wait.as_millis() as u64),
+            )
+        }));
         result
     }
 

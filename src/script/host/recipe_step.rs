@@ -5,7 +5,7 @@
 
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::call::{result_json, targeted, with_matched, HostError};
 use super::heal::Failed;
@@ -169,27 +169,18 @@ impl<E: Environment> RecipeHost<E> {
     ) {
         let within = self.open_actions.last().map(|open| open.index);
         let goal = self.recorded_goal(action);
-        // Built from JSON so fields the step record gains later take their
-        // defaults.
-        let record = serde_json::from_value::<StepRecord>(json!({
-            "index": index,
-            "reflection": {
-                "evaluation_previous_goal": "",
-                "memory": "",
-                "next_goal": goal,
-            },
-            "action": action.to_json(),
-            "result": result,
-            "repairs": [],
-            "timings": {"observe_ms": 0, "llm_ms": 0, "act_ms": act_ms, "wait_ms": wait_ms},
-            "prompt_chars": 0,
-            "within": within,
-            "person": person,
-        }));
-        match record {
-            Ok(record) => self.emit(Event::Step(record)),
-            Err(error) => tracing::warn!(%error, "could not record a recipe step"),
-        }
+        let record = StepRecord {
+            within,
+            person,
+            ..StepRecord::taken(
+                index,
+                action.to_json(),
+                result.clone(),
+                goal,
+                (act_ms, wait_ms),
+            )
+        };
+        self.emit(Event::Step(record));
     }
 
     /// Waits (a little) for the page to be the one `pattern` names; the

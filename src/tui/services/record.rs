@@ -38,6 +38,9 @@ impl SessionRecord {
         match &mut event {
             Event::Step(step) => {
                 step.index += base;
+                if let Some(within) = step.within.as_mut() {
+                    *within += base;
+                }
                 self.last_step = self.last_step.max(step.index);
             }
             Event::Observation(summary) => summary.step += base,
