@@ -91,13 +91,7 @@ impl Catalog {
         if spec.is_builtin() {
             return Err(reject("only custom specs can be registered".to_string()));
         }
-        let snake = spec.name.len() <= 64
-            && spec.name.starts_with(|c: char| c.is_ascii_lowercase())
-            && spec
-                .name
-                .chars()
-                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
-        if !snake {
+        if !crate::words::is_snake_case(&spec.name) {
             return Err(reject(
                 "names are snake_case: lower-case letters, digits and `_`, starting with a letter, at most 64 characters"
                     .to_string(),

@@ -222,11 +222,24 @@ pub struct ExportArgs {
     /// Where to write the recipe.
     #[arg(long, value_name = "OUT.rhai")]
     pub recipe: PathBuf,
+    /// The recipe's name, a snake_case word (what `recipe run --recipe`
+    /// and `:recipe` call it).
+    #[arg(long, default_value = "replay", value_parser = recipe_name)]
+    pub name: String,
     /// A sitemap file or directory whose routes name the pages of the
     /// location checks (`/orders/:id`; repeatable; default: config
     /// `paths.sitemaps`).
     #[arg(long, value_name = "PATH")]
     pub sitemap: Vec<PathBuf>,
+}
+
+/// A recipe's name as `--name` takes it: a snake_case word.
+fn recipe_name(text: &str) -> Result<String, String> {
+    if crate::words::is_snake_case(text) {
+        Ok(text.to_string())
+    } else {
+        Err("a recipe's name is a snake_case word: lowercase letters, digits and _, starting with a letter (weekly_refunds)".into())
+    }
 }
 
 /// Runs `webagent export`.
@@ -249,7 +262,7 @@ pub fn export(args: ExportArgs) -> anyhow::Result<ExitCode> {
     let options = ExportOptions {
         sitemaps: Some(&sitemaps),
         no_params: false,
-        name: None,
+        name: Some(&args.name),
     };
     let source = match export_recipe_with(&args.trace, options) {
         Ok(source) => source,

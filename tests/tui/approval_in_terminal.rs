@@ -254,11 +254,13 @@ async fn the_models_custom_action_shows_its_steps_and_exports_them_once() {
         .arg(&trace)
         .arg("--recipe")
         .arg(&out)
+        .args(["--name", "count_at_the_till"])
         .current_dir(&dir)
         .status()
         .expect("run export");
     assert!(status.success());
     let recipe = std::fs::read_to_string(&out).expect("the exported recipe");
+    assert!(recipe.contains("recipe(\"count_at_the_till\""), "{recipe}");
     assert_eq!(recipe.matches("click(").count(), 2, "{recipe}");
     assert!(
         !recipe.contains("run_action(\"count_twice\""),

@@ -313,11 +313,7 @@ pub(super) fn ask_export_name(state: &mut AppState) {
 /// snake_case word, or that a loaded recipe has, is refused and the line
 /// stays for correction; the file is never replaced.
 fn export_as(state: &mut AppState, name: &str, effects: &mut Vec<Effect>) {
-    let word = name.starts_with(|c: char| c.is_ascii_lowercase())
-        && name
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
-    if !word {
+    if !crate::words::is_snake_case(name) {
         state.notice(
             true,
             "usage: export NAME, NAME a snake_case word (order_refund) that names the recipe and its file".into(),
