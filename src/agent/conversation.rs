@@ -443,7 +443,7 @@ const RETRIED_NOTE: &str = "; the person asked for this step again";
 mod tests {
     use super::*;
     use crate::actions::ActionResult;
-    use crate::events::{ObservationSummary, Reflection, StepRecord, StepTimings};
+    use crate::events::{ObservationSummary, StepRecord};
     use serde_json::json;
 
     fn started(task: &str) -> Event {
@@ -467,23 +467,10 @@ mod tests {
     }
 
     fn step(index: usize, action: Value, memory: &str) -> Event {
-        Event::Step(StepRecord {
-            index,
-            reflection: Reflection {
-                memory: memory.into(),
-                ..Reflection::default()
-            },
-            action,
-            result: ActionResult::ok(),
-            repairs: Vec::new(),
-            timings: StepTimings::default(),
-            usage: None,
-            prompt_chars: 0,
-            prompt: String::new(),
-            raw_response: String::new(),
-            within: None,
-            person: None,
-        })
+        let mut record =
+            StepRecord::taken(index, action, ActionResult::ok(), String::new(), (0, 0));
+        record.reflection.memory = memory.into();
+        Event::Step(record)
     }
 
     fn call(action: Value) -> Vec<Event> {

@@ -37,17 +37,26 @@ fn log_rows(screen: &str) -> Vec<String> {
         .collect()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_custom_actions_approval_covers_its_steps_which_nest_under_its_row() {
+/// A workbench on the till in `always` mode, with [`TILL_SCRIPT`] loaded
+/// and the scripted model answering `replies`, once the page shows.
+struct Till {
+    session: TmuxSession,
+    llm: llm_server::LlmServer,
+    clicks: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    dir: std::path::PathBuf,
+    _pages: webagent::serve::PageServer,
+}
+
+async fn till_workbench(name: &str, replies: Vec<llm_server::Reply>) -> Till {
     require_tmux_and_chromium();
     let pages = webagent::serve::PageServer::start()
         .await
         .expect("serve pages");
     let clicks = till(&pages);
-    let llm = llm_server::LlmServer::start(Vec::new()).await;
-    let dir = scratch_dir("custom-approval");
+    let llm = llm_server::LlmServer::start(replies).await;
+    let dir = scratch_dir(name);
     std::fs::write(dir.join("till.rhai"), TILL_SCRIPT).expect("write the script");
-    let session = TmuxSession(format!("webagent-custom-approval-{}", std::process::id()));
+    let session = TmuxSession(format!("webagent-{name}-{}", std::process::id()));
     start_workbench(
         &session.0,
         &dir,
@@ -58,6 +67,24 @@ async fn a_custom_actions_approval_covers_its_steps_which_nest_under_its_row() {
         ),
     );
     wait_for_screen(&session.0, "Count</button>").await;
+    Till {
+        session,
+        llm,
+        clicks,
+        dir,
+        _pages: pages,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_custom_actions_approval_covers_its_steps_which_nest_under_its_row() {
+    let Till {
+        session,
+        llm: _llm,
+        clicks,
+        dir,
+        _pages,
+    } = till_workbench("custom-approval", Vec::new()).await;
     tmux_keys(&session.0, &[":"]);
     tmux_text(&session.0, "recipe tally");
     tmux_keys(&session.0, &["Enter"]);
@@ -120,29 +147,21 @@ async fn a_custom_actions_approval_covers_its_steps_which_nest_under_its_row() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_picked_element_and_a_refusal_note_reach_the_model_as_the_persons() {
-    require_tmux_and_chromium();
-    let pages = webagent::serve::PageServer::start()
-        .await
-        .expect("serve pages");
-    let clicks = till(&pages);
-    let llm = llm_server::LlmServer::start(vec![
-        model_step("pay", json!({"click": {"index": 1}})),
-        model_step("pay now", json!({"click": {"index": 1}})),
-        model_done("counted"),
-    ])
+    let Till {
+        session,
+        llm,
+        clicks,
+        dir,
+        _pages,
+    } = till_workbench(
+        "person-changes",
+        vec![
+            model_step("pay", json!({"click": {"index": 1}})),
+            model_step("pay now", json!({"click": {"index": 1}})),
+            model_done("counted"),
+        ],
+    )
     .await;
-    let dir = scratch_dir("person-changes");
-    let session = TmuxSession(format!("webagent-person-changes-{}", std::process::id()));
-    start_workbench(
-        &session.0,
-        &dir,
-        &llm,
-        &format!(
-            "tui --sessions-dir sessions --approve always --url {}",
-            pages.url("/till")
-        ),
-    );
-    wait_for_screen(&session.0, "Count</button>").await;
     tmux_keys(&session.0, &["t"]);
     tmux_text(&session.0, "Settle the till");
     tmux_keys(&session.0, &["Enter"]);
@@ -195,32 +214,20 @@ async fn a_picked_element_and_a_refusal_note_reach_the_model_as_the_persons() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_models_custom_action_shows_its_steps_and_exports_them_once() {
-    require_tmux_and_chromium();
-    let pages = webagent::serve::PageServer::start()
-        .await
-        .expect("serve pages");
-    let clicks = till(&pages);
-    let llm = llm_server::LlmServer::start(vec![
-        model_step("count twice", json!({"count_twice": {}})),
-        model_done("counted"),
-    ])
+    let Till {
+        session,
+        llm,
+        clicks,
+        dir,
+        _pages,
+    } = till_workbench(
+        "model-custom-action",
+        vec![
+            model_step("count twice", json!({"count_twice": {}})),
+            model_done("counted"),
+        ],
+    )
     .await;
-    let dir = scratch_dir("model-custom-action");
-    std::fs::write(dir.join("till.rhai"), TILL_SCRIPT).expect("write the script");
-    let session = TmuxSession(format!(
-        "webagent-model-custom-action-{}",
-        std::process::id()
-    ));
-    start_workbench(
-        &session.0,
-        &dir,
-        &llm,
-        &format!(
-            "tui --sessions-dir sessions --approve always --recipes till.rhai --url {}",
-            pages.url("/till")
-        ),
-    );
-    wait_for_screen(&session.0, "Count</button>").await;
     tmux_keys(&session.0, &["t"]);
     tmux_text(&session.0, "Count twice");
     tmux_keys(&session.0, &["Enter"]);

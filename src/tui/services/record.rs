@@ -10,7 +10,7 @@ use tokio::sync::mpsc;
 
 use crate::actions::{Action, ActionResult};
 use crate::agent::Conversation;
-use crate::events::{Event, Reflection, StepRecord, StepTimings, TraceWriter};
+use crate::events::{Event, StepRecord, TraceWriter};
 use crate::script::{recipe_from_events_with, ExportOptions, Scripts};
 use crate::sitemap::SitemapSet;
 
@@ -52,23 +52,13 @@ impl SessionRecord {
     /// Records an action typed by hand as a step of its own.
     pub fn record_manual(&mut self, action: &Action, result: &ActionResult, ms: u64) {
         self.last_step += 1;
-        let step = StepRecord {
-            index: self.last_step,
-            reflection: Reflection::default(),
-            action: action.to_json(),
-            result: result.clone(),
-            repairs: Vec::new(),
-            timings: StepTimings {
-                act_ms: ms,
-                ..StepTimings::default()
-            },
-            usage: None,
-            prompt_chars: 0,
-            prompt: String::new(),
-            raw_response: String::new(),
-            within: None,
-            person: None,
-        };
+        let step = StepRecord::taken(
+            self.last_step,
+            action.to_json(),
+            result.clone(),
+            String::new(),
+            (ms, 0),
+        );
         self.events.push(Event::Step(step));
     }
 
