@@ -66,7 +66,12 @@ pub fn set_field_focus(field: &mut TextArea<'static>, focused: bool, theme: &The
 
 /// Draws the task input.
 pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
+    let focused = state.focus == Pane::Task;
     let title = match state.status.run {
+        // In the field, s and p are letters: the way to the keys is Esc.
+        RunStatus::Running | RunStatus::Paused if state.recipe.is_none() && focused => {
+            "Message to the agent: Enter sends it (Esc, then s stops, p pauses)".to_string()
+        }
         RunStatus::Running | RunStatus::Paused if state.recipe.is_none() => {
             "Message to the agent: Enter sends it (s stops, p pauses)".to_string()
         }

@@ -146,7 +146,10 @@ async fn end_to_end_demo_in_tmux_with_a_scripted_model() {
         screen.contains("/dashboard"),
         "the click signed in:\n{screen}"
     );
-    // The inspector of step 2 shows what the model was sent and answered.
+    // The inspector of step 2 shows what the model was sent and answered
+    // (the task field keeps the focus after its task: Esc leaves it).
+    tmux_keys(&session.0, &["Escape"]);
+    wait_for_screen(&session.0, "┌ Task").await;
     for _ in 0..3 {
         tmux_keys(&session.0, &["Tab"]);
     }

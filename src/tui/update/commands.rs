@@ -11,6 +11,7 @@ use crate::tui::task::set_field_focus;
 use super::conversation::{ask_resume, begin_run, new_conversation, send_message};
 use super::log::{push_log, target_text};
 use super::sessions::open_sessions;
+use super::view::restyle_fields;
 
 /// Enter on the `:` line: a command of the workbench (`new`, `sessions`,
 /// `resume`, `state save`, `recipe`), else an action run by hand.
@@ -284,5 +285,6 @@ pub(super) fn start_task(state: &mut AppState, effects: &mut Vec<Effect>) {
         return;
     }
     state.task = TextArea::default();
+    restyle_fields(state);
     begin_run(state, task, false, None, effects);
 }
