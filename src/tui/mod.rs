@@ -34,6 +34,7 @@ pub mod inspector;
 pub mod keymap;
 pub mod keys;
 pub mod layout;
+pub mod line_commands;
 pub mod log;
 pub mod modals;
 pub mod page;

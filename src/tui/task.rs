@@ -3,7 +3,7 @@
 use crossterm::event::KeyCode;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
-use ratatui::text::Span;
+use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 use tui_textarea::TextArea;
@@ -114,5 +114,27 @@ pub fn draw_command_line(frame: &mut Frame, area: Rect, state: &AppState) {
             width: area.width - 1,
             ..area
         },
+    );
+}
+
+/// Draws, in the row above the open `:` line, what the line has to say:
+/// why a command was refused, how a completed name is written, the
+/// candidates. The line stays open under it for correcting.
+pub fn draw_command_message(frame: &mut Frame, area: Rect, state: &AppState) {
+    let Some(notice) = &state.status.notice else {
+        return;
+    };
+    let theme = &state.theme;
+    let (mark, color) = if notice.error {
+        ("✗ ", theme.palette.error)
+    } else {
+        ("› ", theme.palette.ok)
+    };
+    frame.render_widget(
+        Paragraph::new(Line::from(vec![
+            Span::styled(mark, theme.fg(color).add_modifier(Modifier::BOLD)),
+            Span::styled(notice.text.clone(), theme.fg(color)),
+        ])),
+        area,
     );
 }

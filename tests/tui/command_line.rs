@@ -284,7 +284,7 @@ fn a_recipe_runs_from_the_command_line_with_its_steps_in_the_log() {
     bench.idle();
     assert_eq!(
         command_line_text(&bench).as_deref(),
-        Some("recipe orders_overview")
+        Some("recipe orders_overview ")
     );
     bench.key(KeyCode::Enter);
     bench.idle();

@@ -35,7 +35,9 @@ use crate::tui::task::set_field_focus;
 use crate::tui::{inspector, modals, reflection, sitemap_tree};
 
 use super::approval::{answer_question, on_approval_key, pick_element, submit_edit};
-use super::commands::{complete_command, recipe_list, start_task, submit_command_line};
+use super::commands::{
+    complete_command, recipe_list, start_task, submit_command_line, COMMAND_LINE_PLACEHOLDER,
+};
 use super::conversation::{new_conversation, retry_failed_step};
 use super::sessions::{
     on_replay_key, on_search_key, on_sessions_key, open_sessions, search_typed, show_replay_row,
@@ -273,8 +275,11 @@ fn on_pane_key(state: &mut AppState, command: Command, effects: &mut Vec<Effect>
         Command::CommandLine => {
             let mut field = TextArea::default();
             set_field_focus(&mut field, true, &state.theme);
-            field.set_placeholder_text("action and parameters, e.g. click 12 · Esc closes");
+            field.set_placeholder_text(COMMAND_LINE_PLACEHOLDER);
             state.command_line = Some(field);
+            // The row above the line says what the line has to say, and
+            // nothing older.
+            state.status.notice = None;
         }
         Command::CycleApproval => {
             let next = match state.status.approval {
