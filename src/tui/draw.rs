@@ -21,12 +21,9 @@ pub fn draw(frame: &mut Frame, state: &AppState) {
     }
     log::draw(frame, a.log, state);
     task::draw(frame, a.task, state);
-    if state.command_line.is_some() && state.status.notice.is_some() {
-        task::draw_command_message(frame, a.status, state);
-    } else {
-        status::draw(frame, a.status, state);
-    }
+    status::draw(frame, a.status, state);
     if state.command_line.is_some() {
+        task::draw_command_message(frame, a.hints, state);
         task::draw_command_line(frame, a.hints, state);
     } else {
         status::draw_hints(frame, a.hints, state);

@@ -20,7 +20,7 @@ impl Default for Keymap {
         bindings.extend_from_slice(task::KEYS);
         bindings.extend_from_slice(modals::KEYS);
         bindings.extend(modals::scroll_keys(KeyContext::Inspector));
-        bindings.extend_from_slice(&list_keys(KeyContext::Help));
+        bindings.extend(modals::scroll_keys(KeyContext::Help));
         bindings.extend_from_slice(sessions::KEYS);
         bindings.extend_from_slice(&list_keys(KeyContext::Sessions));
         bindings.extend_from_slice(replay::KEYS);

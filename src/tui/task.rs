@@ -4,7 +4,7 @@ use crossterm::event::KeyCode;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::Paragraph;
+use ratatui::widgets::{Clear, Paragraph, Wrap};
 use ratatui::Frame;
 use tui_textarea::TextArea;
 
@@ -117,24 +117,44 @@ pub fn draw_command_line(frame: &mut Frame, area: Rect, state: &AppState) {
     );
 }
 
-/// Draws, in the row above the open `:` line, what the line has to say:
-/// why a command was refused, how a completed name is written, the
-/// candidates. The line stays open under it for correcting.
-pub fn draw_command_message(frame: &mut Frame, area: Rect, state: &AppState) {
+/// The most rows the `:` line's message takes above it.
+const COMMAND_MESSAGE_ROWS: u16 = 4;
+
+/// Draws, in the rows just above the open `:` line at `line`, what the
+/// line has to say: why a command was refused, how a completed name is
+/// written, the candidates. It takes as many rows as it needs (up to
+/// four, over the panes above) so the whole of it reads at 80 columns,
+/// and the line stays open under it for correcting.
+pub fn draw_command_message(frame: &mut Frame, line: Rect, state: &AppState) {
     let Some(notice) = &state.status.notice else {
         return;
     };
+    if line.width == 0 {
+        return;
+    }
     let theme = &state.theme;
     let (mark, color) = if notice.error {
         ("✗ ", theme.palette.error)
     } else {
         ("› ", theme.palette.ok)
     };
+    let length = (mark.chars().count() + notice.text.chars().count()) as u16;
+    let rows = length
+        .div_ceil(line.width)
+        .clamp(1, COMMAND_MESSAGE_ROWS)
+        .min(line.y);
+    let area = Rect {
+        y: line.y - rows,
+        height: rows,
+        ..line
+    };
+    frame.render_widget(Clear, area);
     frame.render_widget(
         Paragraph::new(Line::from(vec![
             Span::styled(mark, theme.fg(color).add_modifier(Modifier::BOLD)),
             Span::styled(notice.text.clone(), theme.fg(color)),
-        ])),
+        ]))
+        .wrap(Wrap { trim: false }),
         area,
     );
 }

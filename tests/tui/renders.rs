@@ -347,6 +347,81 @@ fn render_help_generated_from_the_keymap() {
     }
 }
 
+fn help_scroll(bench: &Bench) -> usize {
+    match &bench.state().modal {
+        Some(Modal::Help { scroll }) => *scroll,
+        other => panic!("help is not open: {other:?}"),
+    }
+}
+
+#[test]
+fn help_lists_every_command_wrapped_and_ends_on_its_last_line() {
+    use webagent::tui::line_commands::LINE_COMMANDS;
+    for (w, h) in sizes() {
+        let mut bench = Bench::on_orders(w, h);
+        bench.key(KeyCode::Char('?'));
+        bench.idle();
+        let first = bench.screen();
+        assert!(first.contains("lines 1–"), "where it is:\n{first}");
+        assert!(first.contains("PgDn page down"), "how to scroll:\n{first}");
+        // Page through and gather every row a person can read.
+        let mut seen = first;
+        let mut last = 0;
+        loop {
+            bench.key(KeyCode::PageDown);
+            bench.idle();
+            seen.push_str(&bench.screen());
+            let now = help_scroll(&bench);
+            if now == last {
+                break;
+            }
+            last = now;
+        }
+        let mut wanted: Vec<String> = LINE_COMMANDS
+            .iter()
+            .map(|c| format!(":{}", c.usage()))
+            .collect();
+        wanted.extend(
+            bench
+                .state()
+                .catalog
+                .specs()
+                .iter()
+                .map(|s| format!(":{}", s.usage())),
+        );
+        for usage in wanted {
+            // A usage wider than the dialog wraps: its first words show.
+            let head: String = usage.chars().take(40).collect();
+            assert!(seen.contains(head.trim_end()), "{usage} at {w}x{h}");
+        }
+        // A description longer than the dialog wraps instead of being cut.
+        assert!(seen.contains("(:sessions)"), "{w}x{h}:\n{seen}");
+        // End shows the last page: the last line right above the footer.
+        bench.key(KeyCode::Char('G'));
+        bench.idle();
+        let end = help_scroll(&bench);
+        assert_eq!(end, last, "G and paging agree");
+        let screen = bench.screen();
+        let rows: Vec<&str> = screen.lines().collect();
+        // The dialog's footer (the screen's hint line below says the same).
+        let footer = rows
+            .iter()
+            .position(|r| r.contains("Esc/q/? close"))
+            .expect("the footer");
+        let (_, body, _) = webagent::tui::layout::help_layout((w, h));
+        let lines = webagent::tui::modals::help_lines(bench.state(), body.width);
+        let last_line = lines.last().expect("help has lines").to_string();
+        let last_words = last_line.trim();
+        assert!(
+            rows[footer - 1].contains(last_words),
+            "the help ends right above its footer ({last_words}):\n{screen}"
+        );
+        bench.key(KeyCode::Down);
+        bench.idle();
+        assert_eq!(help_scroll(&bench), end, "no scrolling past the end");
+    }
+}
+
 #[test]
 fn render_command_line_and_picking() {
     for (w, h) in sizes() {

@@ -170,12 +170,16 @@ pub(super) fn start_recipe(state: &mut AppState, rest: &str, effects: &mut Vec<E
 /// Completes a recipe name after `recipe `; a whole name shows the
 /// parameters it takes.
 pub(super) fn complete_recipe(state: &mut AppState, prefix: &str) {
-    let matches: Vec<String> = state
+    let mut matches: Vec<String> = state
         .recipes
         .iter()
         .map(|r| r.name.clone())
         .filter(|n| n.starts_with(prefix))
         .collect();
+    if matches.iter().any(|n| n == prefix) {
+        // A whole name is the one meant, even when longer names begin so.
+        matches.retain(|n| n == prefix);
+    }
     match matches.as_slice() {
         [] => {
             let listed = recipe_list(state);
@@ -196,8 +200,25 @@ pub(super) fn complete_recipe(state: &mut AppState, prefix: &str) {
             };
             state.notice(false, text);
         }
-        several => state.notice(false, several.join("  ")),
+        several => {
+            let common = common_prefix(several);
+            replace_line(state, format!("recipe {common}"));
+            state.notice(false, several.join("  "));
+        }
     }
+}
+
+/// The longest start all of `names` share.
+fn common_prefix(names: &[String]) -> String {
+    let first = names.first().cloned().unwrap_or_default();
+    names.iter().fold(first, |prefix, name| {
+        prefix
+            .chars()
+            .zip(name.chars())
+            .take_while(|(a, b)| a == b)
+            .map(|(a, _)| a)
+            .collect()
+    })
 }
 
 /// The `:` line, holding `text` with the cursor at its end.
@@ -253,18 +274,11 @@ pub(super) fn complete_command(state: &mut AppState) {
         .filter(|n| n.starts_with(word))
         .map(str::to_string)
         .collect();
-    let Some(first) = matches.first() else {
+    if matches.is_empty() {
         state.notice(true, format!("no action or command starts with `{word}`"));
         return;
-    };
-    let common = matches.iter().fold(first.clone(), |prefix, name| {
-        prefix
-            .chars()
-            .zip(name.chars())
-            .take_while(|(a, b)| a == b)
-            .map(|(a, _)| a)
-            .collect()
-    });
+    }
+    let common = common_prefix(&matches);
     let mut completed = common.clone();
     if matches.len() == 1 {
         completed.push(' ');

@@ -29,7 +29,7 @@ use tui_textarea::TextArea;
 use crate::environment::{ApprovalDecision, ApprovalMode};
 use crate::tui::event::Effect;
 use crate::tui::keys::{Command, KeyContext};
-use crate::tui::layout::{help_page_rows, inspector_layout, inspector_max_scroll};
+use crate::tui::layout::{help_layout, help_max_scroll, inspector_layout, inspector_max_scroll};
 use crate::tui::state::{AppState, Modal, Outcome, Pane, RunStatus, Typing};
 use crate::tui::task::set_field_focus;
 use crate::tui::{inspector, modals, reflection, sitemap_tree};
@@ -142,7 +142,12 @@ pub(super) fn on_key(state: &mut AppState, key: KeyEvent, effects: &mut Vec<Effe
                     let max = inspector_max_scroll(total, state.size);
                     (max + 1, usize::from(body.height).max(1))
                 }
-                _ => (modals::help_lines(state).len(), help_page_rows(state.size)),
+                _ => {
+                    let (_, body, _) = help_layout(state.size);
+                    let total = modals::help_lines(state, body.width).len();
+                    let max = help_max_scroll(total, state.size);
+                    (max + 1, usize::from(body.height).max(1))
+                }
             };
             match (command, state.modal.as_mut()) {
                 (Command::Cancel, _) => state.modal = None,
