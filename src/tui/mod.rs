@@ -26,6 +26,7 @@
 //!   [`terminal`] and the [`services`].
 
 pub mod draw;
+pub mod element_detail;
 pub mod elements;
 pub mod error;
 pub mod event;

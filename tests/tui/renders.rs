@@ -479,3 +479,84 @@ fn a_light_theme_recolours_the_screen() {
     assert_eq!(bench.state().status.theme_error, None);
     assert!(bench.screen().contains(" light"));
 }
+
+#[test]
+fn i_on_an_element_shows_its_whole_line_attributes_and_locators() {
+    for (w, h) in sizes() {
+        let mut bench = Bench::on_orders(w, h);
+        let mut page = crate::bench::orders_page();
+        let mut field = crate::bench::element(7, "input", "", 0, false);
+        field.attributes = vec![
+            ("type".into(), "email".into()),
+            ("name".into(), "billing_contact_email".into()),
+            (
+                "placeholder".into(),
+                "the address invoices and payment reminders go to".into(),
+            ),
+            ("label".into(), "Billing contact".into()),
+            ("required".into(), String::new()),
+        ];
+        page.elements.push(field);
+        bench.send(AppEvent::Page(Box::new(page)));
+        bench.key(KeyCode::Char('G'));
+        bench.idle();
+        let pane = bench.screen();
+        assert!(
+            !pane.contains("payment reminders go to\" label"),
+            "the pane cuts the line at {w}x{h}:\n{pane}"
+        );
+        assert!(pane.contains("i element in full"), "the hint:\n{pane}");
+        bench.key(KeyCode::Char('i'));
+        bench.idle();
+        let screen = bench.screen();
+        assert!(screen.contains("Element [7] in full"), "{screen}");
+        // The whole line, even where it wraps.
+        let flat: String = screen
+            .lines()
+            .map(|l| l.trim_matches(|c: char| c == '┃' || c == '│' || c.is_whitespace()))
+            .collect();
+        assert!(
+            flat.contains("label=\"Billing contact\" required />"),
+            "the line's end:\n{screen}"
+        );
+        for row in [
+            "name            billing_contact_email",
+            "required        (set)",
+        ] {
+            assert!(screen.contains(row), "{row} at {w}x{h}:\n{screen}");
+        }
+        assert_snapshot(&format!("element_detail_{w}x{h}"), &screen);
+        // The end shows the locators, the last row right above the footer,
+        // and it scrolls no further.
+        bench.key(KeyCode::End);
+        bench.key(KeyCode::Down);
+        bench.idle();
+        let end = bench.screen();
+        for row in [
+            "role:textbox:Billing contact",
+            "label:Billing contact",
+            "placeholder:the address invoices",
+            "name:billing_contact_email",
+        ] {
+            assert!(end.contains(row), "{row} at {w}x{h}:\n{end}");
+        }
+        let rows: Vec<&str> = end.lines().collect();
+        let footer = rows
+            .iter()
+            .position(|r| r.contains("Esc/q/i close"))
+            .expect("the footer");
+        let note = rows
+            .iter()
+            .position(|r| r.contains("CSS path"))
+            .expect("the last row");
+        let inside =
+            |r: &str| -> String { r.split('┃').nth(1).unwrap_or_default().trim().to_string() };
+        assert!(
+            rows[note + 1..footer].iter().all(|r| inside(r).is_empty()),
+            "the last row shows with nothing cut below it:\n{end}"
+        );
+        bench.key(KeyCode::Esc);
+        bench.idle();
+        assert!(bench.state().modal.is_none());
+    }
+}

@@ -243,6 +243,7 @@ impl AppState {
             Some(Modal::AskUser(_)) => KeyContext::AskUser,
             Some(Modal::Inspector { .. }) => KeyContext::Inspector,
             Some(Modal::Help { .. }) => KeyContext::Help,
+            Some(Modal::Element { .. }) => KeyContext::ElementDetail,
             None => match &self.sessions {
                 Some(view) if view.search.is_some() => KeyContext::SessionSearch,
                 Some(_) => KeyContext::Sessions,

@@ -32,7 +32,7 @@ use crate::tui::keys::{Command, KeyContext};
 use crate::tui::layout::{help_layout, help_max_scroll, inspector_layout, inspector_max_scroll};
 use crate::tui::state::{AppState, Modal, Outcome, Pane, RunStatus, Typing};
 use crate::tui::task::set_field_focus;
-use crate::tui::{inspector, modals, reflection, sitemap_tree};
+use crate::tui::{element_detail, inspector, modals, reflection, sitemap_tree};
 
 use super::approval::{answer_question, on_approval_key, pick_element, submit_edit};
 use super::commands::{
@@ -129,8 +129,14 @@ pub(super) fn on_key(state: &mut AppState, key: KeyEvent, effects: &mut Vec<Effe
             Command::Cancel => answer_question(state, false, effects),
             _ => {}
         },
-        KeyContext::Inspector | KeyContext::Help => {
+        KeyContext::Inspector | KeyContext::Help | KeyContext::ElementDetail => {
             let (lines, rows) = match &state.modal {
+                Some(Modal::Element { .. }) => {
+                    let (_, body, _) = element_detail::layout(state.size);
+                    let max = element_detail::shown(state)
+                        .map_or(0, |(e, _)| element_detail::max_scroll(state, e, state.size));
+                    (max + 1, usize::from(body.height).max(1))
+                }
                 Some(Modal::Inspector { entry, .. }) => {
                     let (_, body, _) = inspector_layout(state.size);
                     let total = state
@@ -151,7 +157,12 @@ pub(super) fn on_key(state: &mut AppState, key: KeyEvent, effects: &mut Vec<Effe
             };
             match (command, state.modal.as_mut()) {
                 (Command::Cancel, _) => state.modal = None,
-                (_, Some(Modal::Inspector { scroll, .. }) | Some(Modal::Help { scroll })) => {
+                (
+                    _,
+                    Some(Modal::Inspector { scroll, .. })
+                    | Some(Modal::Help { scroll })
+                    | Some(Modal::Element { scroll, .. }),
+                ) => {
                     *scroll = scrolled(*scroll, command, rows, lines);
                 }
                 _ => {}
@@ -370,6 +381,19 @@ fn on_pane_key(state: &mut AppState, command: Command, effects: &mut Vec<Effect>
                     entry: state.log_view.cursor,
                     scroll: 0,
                 });
+            }
+        }
+        Command::Inspect if state.focus == Pane::Elements => {
+            if state.replay.is_some() {
+                // A recorded listing is its lines only.
+                state.notice(true, "a past session's listing has its lines only".into());
+            } else if state.element_count() > state.elements.cursor {
+                state.modal = Some(Modal::Element {
+                    position: state.elements.cursor,
+                    scroll: 0,
+                });
+            } else {
+                state.notice(true, "no element is listed yet".into());
             }
         }
         Command::Submit if state.focus == Pane::Elements => highlight_cursor(state, effects),
