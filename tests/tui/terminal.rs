@@ -99,12 +99,15 @@ async fn a_refused_command_shows_why_above_the_open_line_and_runs_once_corrected
     }
     tmux_text(&session.0, "t");
     tmux_keys(&session.0, &["Enter"]);
-    let screen = wait_for_screen(&session.0, "Action log 1").await;
-    let row = screen
-        .lines()
-        .find(|l| l.contains("input_text"))
-        .unwrap_or_else(|| panic!("the action's row:\n{screen}"));
-    assert!(row.contains(" ok "), "{row}");
+    // The row is logged at once and marked ok when the action is done.
+    let screen = settled_screen_where(&session.0, |screen| {
+        screen
+            .lines()
+            .any(|l| l.contains("input_text") && l.contains(" ok "))
+    })
+    .await
+    .unwrap_or_else(|screen| panic!("the action never ran:\n{screen}"));
+    assert!(screen.contains("Action log 1"), "{screen}");
     assert!(!screen.contains(":input_t"), "the line closed:\n{screen}");
     tmux_keys(&session.0, &["q"]);
     let _ = std::fs::remove_dir_all(&dir);
