@@ -16,8 +16,9 @@
 //!
 //! The files stand in floors, each importing only those below it:
 //! - at the bottom, what everything uses: [`state`] (every view type),
-//!   [`layout`] (where things sit), [`keys`] (the key types), [`theme`],
-//!   [`text`] and [`error`];
+//!   [`layout`] (where things sit), [`keys`] (the key types),
+//!   [`line_commands`] (the `:` line's own commands), [`theme`], [`text`]
+//!   and [`error`];
 //! - the panes, one file each, drawn from `&AppState` with [`widgets`],
 //!   each declaring its own keys;
 //! - above them [`keymap`], which gathers the panes' keys, and [`draw`],
