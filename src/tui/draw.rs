@@ -5,7 +5,9 @@ use ratatui::Frame;
 
 use super::layout::{areas_with, sessions_area};
 use super::state::AppState;
-use super::{elements, log, modals, page, reflection, sessions, sitemap_tree, status, task};
+use super::{
+    element_detail, elements, log, modals, page, reflection, sessions, sitemap_tree, status, task,
+};
 
 /// Draws the whole frame.
 pub fn draw(frame: &mut Frame, state: &AppState) {
@@ -23,6 +25,7 @@ pub fn draw(frame: &mut Frame, state: &AppState) {
     task::draw(frame, a.task, state);
     status::draw(frame, a.status, state);
     if state.command_line.is_some() {
+        task::draw_command_message(frame, a.hints, state);
         task::draw_command_line(frame, a.hints, state);
     } else {
         status::draw_hints(frame, a.hints, state);
@@ -31,4 +34,5 @@ pub fn draw(frame: &mut Frame, state: &AppState) {
         sessions::draw(frame, sessions_area(area), state);
     }
     modals::draw(frame, state);
+    element_detail::draw(frame, state);
 }

@@ -5,13 +5,14 @@
 //! table from the state, so a key is described exactly once.
 
 use super::keys::{list_keys, KeyContext, Keymap, GLOBAL_KEYS};
-use super::{elements, log, modals, replay, sessions, task};
+use super::{element_detail, elements, log, modals, replay, sessions, task};
 
 /// Every pane's keys, in help order.
 impl Default for Keymap {
     fn default() -> Self {
         let mut bindings = GLOBAL_KEYS.to_vec();
         bindings.extend_from_slice(elements::KEYS);
+        bindings.extend_from_slice(element_detail::KEYS);
         bindings.extend_from_slice(&list_keys(KeyContext::Elements));
         bindings.extend_from_slice(&list_keys(KeyContext::Reflection));
         bindings.extend_from_slice(log::KEYS);
@@ -20,7 +21,8 @@ impl Default for Keymap {
         bindings.extend_from_slice(task::KEYS);
         bindings.extend_from_slice(modals::KEYS);
         bindings.extend(modals::scroll_keys(KeyContext::Inspector));
-        bindings.extend_from_slice(&list_keys(KeyContext::Help));
+        bindings.extend(modals::scroll_keys(KeyContext::ElementDetail));
+        bindings.extend(modals::scroll_keys(KeyContext::Help));
         bindings.extend_from_slice(sessions::KEYS);
         bindings.extend_from_slice(&list_keys(KeyContext::Sessions));
         bindings.extend_from_slice(replay::KEYS);

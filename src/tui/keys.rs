@@ -40,6 +40,8 @@ pub enum KeyContext {
     AskUser,
     /// The step inspector.
     Inspector,
+    /// One element of the listing in full.
+    ElementDetail,
     /// This help.
     Help,
     /// The list of past sessions.
@@ -68,6 +70,7 @@ impl KeyContext {
             KeyContext::Picking => "Picking an element",
             KeyContext::AskUser => "Answering the model",
             KeyContext::Inspector => "Step inspector",
+            KeyContext::ElementDetail => "Element in full",
             KeyContext::Help => "Help",
             KeyContext::Sessions => "Past sessions",
             KeyContext::SessionSearch => "Searching past sessions",
@@ -141,7 +144,8 @@ pub enum Command {
     Top,
     /// To the last row.
     Bottom,
-    /// Open the step inspector on the selected log entry.
+    /// Open the step inspector on the selected log entry, or the selected
+    /// element in full.
     Inspect,
     /// Confirm: run the command, start the task, send the answer, use the
     /// picked element.

@@ -110,15 +110,21 @@ pub fn ask_area(area: Rect) -> Rect {
     centered(area, 70, 40, (50, 10))
 }
 
-/// Where the help sits.
-pub fn help_area(area: Rect) -> Rect {
-    centered(area, 70, 85, (60, 20))
+/// Where the help sits on a `size` terminal: (the whole dialog, its
+/// text, its footer). Nearly the whole terminal, so its lines wrap as
+/// little as they can; shared by drawing and scrolling.
+pub fn help_layout(size: (u16, u16)) -> (Rect, Rect, Rect) {
+    let area = centered(Rect::new(0, 0, size.0, size.1), 90, 90, (76, 20));
+    let inner = area.inner(Margin::new(1, 1));
+    // Its keys, scrolling included, wrap onto a second row at 80 columns.
+    let [body, foot] = Layout::vertical([Constraint::Min(1), Constraint::Length(2)]).areas(inner);
+    (area, body, foot)
 }
 
-/// How far PgUp and PgDn move the help on a `size` terminal: half its
-/// height.
-pub fn help_page_rows(size: (u16, u16)) -> usize {
-    usize::from(size.1 / 2).max(1)
+/// How far the help can scroll: the last page shows its last line.
+pub fn help_max_scroll(lines: usize, size: (u16, u16)) -> usize {
+    let (_, body, _) = help_layout(size);
+    lines.saturating_sub(usize::from(body.height))
 }
 
 /// Footer rows of the inspector: its keys wrap onto a second row at 80

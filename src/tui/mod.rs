@@ -16,8 +16,9 @@
 //!
 //! The files stand in floors, each importing only those below it:
 //! - at the bottom, what everything uses: [`state`] (every view type),
-//!   [`layout`] (where things sit), [`keys`] (the key types), [`theme`],
-//!   [`text`] and [`error`];
+//!   [`layout`] (where things sit), [`keys`] (the key types),
+//!   [`line_commands`] (the `:` line's own commands), [`theme`], [`text`]
+//!   and [`error`];
 //! - the panes, one file each, drawn from `&AppState` with [`widgets`],
 //!   each declaring its own keys;
 //! - above them [`keymap`], which gathers the panes' keys, and [`draw`],
@@ -26,6 +27,7 @@
 //!   [`terminal`] and the [`services`].
 
 pub mod draw;
+pub mod element_detail;
 pub mod elements;
 pub mod error;
 pub mod event;
@@ -34,6 +36,7 @@ pub mod inspector;
 pub mod keymap;
 pub mod keys;
 pub mod layout;
+pub mod line_commands;
 pub mod log;
 pub mod modals;
 pub mod page;

@@ -12,7 +12,8 @@ use ratatui::Frame;
 
 use super::inspector;
 use super::keys::{list_keys, Binding, Command, KeyBinding, KeyContext};
-use super::layout::{approval_area, ask_area, help_area};
+use super::layout::{approval_area, ask_area, help_layout};
+use super::line_commands::LINE_COMMANDS;
 use super::state::{AppState, ApprovalModal, AskModal, Modal};
 use super::widgets::{footer, label_line, open_modal, titled_block};
 
@@ -340,37 +341,145 @@ pub fn scroll_keys(context: KeyContext) -> Vec<Binding> {
         .collect()
 }
 
-/// Every key, by context, from the keymap.
-pub fn help_lines(state: &AppState) -> Vec<Line<'static>> {
+/// Width of the keys column in help.
+const HELP_KEYS_WIDTH: usize = 16;
+
+/// Every key by context, from the keymap, then every `:` command and
+/// action with its arguments, from the table and the catalog the command
+/// line parses with; wrapped to `width` columns, a long description
+/// under its keys.
+pub fn help_lines(state: &AppState, width: u16) -> Vec<Line<'static>> {
     let theme = &state.theme;
-    let mut lines = Vec::new();
-    for context in state.keymap.contexts() {
-        let rows = state.keymap.help_rows(context);
-        if rows.is_empty() {
-            continue;
-        }
-        lines.push(Line::from(Span::styled(
-            context.title(),
+    let heading = |title: String| {
+        Line::from(Span::styled(
+            title,
             theme.fg(theme.palette.accent).add_modifier(Modifier::BOLD),
-        )));
-        for (keys, description) in rows {
-            lines.push(Line::from(vec![
-                Span::styled(format!("  {keys:<14}"), theme.key()),
-                Span::styled(description, theme.fg(theme.palette.text)),
-            ]));
+        ))
+    };
+    let mut rows: Vec<(Line<'static>, Vec<(String, String)>)> = Vec::new();
+    for context in state.keymap.contexts() {
+        let keys = state.keymap.help_rows(context);
+        if !keys.is_empty() {
+            let keys = keys.into_iter().map(|(k, d)| (k, d.to_string())).collect();
+            rows.push((heading(context.title().to_string()), keys));
+        }
+    }
+    let commands = LINE_COMMANDS
+        .iter()
+        .map(|c| (format!(":{}", c.usage()), c.about.to_string()))
+        .collect();
+    rows.push((
+        heading("Commands of the `:` line (Tab completes a name)".into()),
+        commands,
+    ));
+    let actions = state
+        .catalog
+        .specs()
+        .iter()
+        .map(|spec| {
+            (
+                format!(":{}", spec.usage()),
+                first_sentence(&spec.description),
+            )
+        })
+        .collect();
+    rows.push((
+        heading("Actions on the `:` line (as the model calls them)".into()),
+        actions,
+    ));
+    let width = usize::from(width).max(HELP_KEYS_WIDTH + 10);
+    let mut lines = Vec::new();
+    for (title, entries) in rows {
+        lines.push(title);
+        for (keys, description) in entries {
+            help_entry(&mut lines, &keys, &description, width, state);
         }
     }
     lines
 }
 
+/// One entry of help: the keys, then the description wrapped beside them
+/// (under them when the keys are wider than their column).
+fn help_entry(
+    lines: &mut Vec<Line<'static>>,
+    keys: &str,
+    description: &str,
+    width: usize,
+    state: &AppState,
+) {
+    let theme = &state.theme;
+    let text_width = width - HELP_KEYS_WIDTH;
+    let mut wrapped = wrap_words(description, text_width).into_iter();
+    let keys_fit = keys.chars().count() + 2 < HELP_KEYS_WIDTH;
+    if keys_fit {
+        let first = wrapped.next().unwrap_or_default();
+        lines.push(Line::from(vec![
+            Span::styled(
+                format!("  {keys:<w$}", w = HELP_KEYS_WIDTH - 2),
+                theme.key(),
+            ),
+            Span::styled(first, theme.fg(theme.palette.text)),
+        ]));
+    } else {
+        for part in wrap_words(keys, width - 2) {
+            lines.push(Line::from(Span::styled(format!("  {part}"), theme.key())));
+        }
+    }
+    for rest in wrapped {
+        lines.push(Line::from(vec![
+            Span::raw(" ".repeat(HELP_KEYS_WIDTH)),
+            Span::styled(rest, theme.fg(theme.palette.text)),
+        ]));
+    }
+}
+
+/// `text` in lines of at most `width` characters, broken between words
+/// (a word longer than a line is cut).
+fn wrap_words(text: &str, width: usize) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut line = String::new();
+    for word in text.split_whitespace() {
+        let word: String = word.chars().take(width).collect();
+        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > width {
+            out.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(&word);
+    }
+    if !line.is_empty() || out.is_empty() {
+        out.push(line);
+    }
+    out
+}
+
+/// The first sentence of an action's description, for its help line.
+fn first_sentence(text: &str) -> String {
+    match text.find(". ") {
+        Some(end) => text[..=end].to_string(),
+        None => text.to_string(),
+    }
+}
+
 fn draw_help(frame: &mut Frame, state: &AppState, scroll: usize) {
     let theme = &state.theme;
-    let area = help_area(frame.area());
-    let inner = open_modal(frame, area, "Keys".into(), theme);
-    let [body, foot] = Layout::vertical([Constraint::Min(1), Constraint::Length(1)]).areas(inner);
+    let (area, body, foot) = help_layout((frame.area().width, frame.area().height));
+    let lines = help_lines(state, body.width);
+    let total = lines.len();
+    let shown = usize::from(body.height).min(total.saturating_sub(scroll));
+    let title = format!(
+        "Keys and commands · lines {}–{} of {total}",
+        scroll + 1,
+        scroll + shown
+    );
+    open_modal(frame, area, title, theme);
     frame.render_widget(
-        Paragraph::new(help_lines(state)).scroll((u16::try_from(scroll).unwrap_or(u16::MAX), 0)),
+        Paragraph::new(lines).scroll((u16::try_from(scroll).unwrap_or(u16::MAX), 0)),
         body,
     );
-    frame.render_widget(Paragraph::new(footer(state, KeyContext::Help)), foot);
+    frame.render_widget(
+        Paragraph::new(footer(state, KeyContext::Help)).wrap(Wrap { trim: false }),
+        foot,
+    );
 }

@@ -3,8 +3,8 @@
 use crossterm::event::KeyCode;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
-use ratatui::text::Span;
-use ratatui::widgets::Paragraph;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Clear, Paragraph, Wrap};
 use ratatui::Frame;
 use tui_textarea::TextArea;
 
@@ -66,7 +66,12 @@ pub fn set_field_focus(field: &mut TextArea<'static>, focused: bool, theme: &The
 
 /// Draws the task input.
 pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
+    let focused = state.focus == Pane::Task;
     let title = match state.status.run {
+        // In the field, s and p are letters: the way to the keys is Esc.
+        RunStatus::Running | RunStatus::Paused if state.recipe.is_none() && focused => {
+            "Message to the agent: Enter sends it (Esc, then s stops, p pauses)".to_string()
+        }
         RunStatus::Running | RunStatus::Paused if state.recipe.is_none() => {
             "Message to the agent: Enter sends it (s stops, p pauses)".to_string()
         }
@@ -109,5 +114,47 @@ pub fn draw_command_line(frame: &mut Frame, area: Rect, state: &AppState) {
             width: area.width - 1,
             ..area
         },
+    );
+}
+
+/// The most rows the `:` line's message takes above it.
+const COMMAND_MESSAGE_ROWS: u16 = 4;
+
+/// Draws, in the rows just above the open `:` line at `line`, what the
+/// line has to say: why a command was refused, how a completed name is
+/// written, the candidates. It takes as many rows as it needs (up to
+/// four, over the panes above) so the whole of it reads at 80 columns,
+/// and the line stays open under it for correcting.
+pub fn draw_command_message(frame: &mut Frame, line: Rect, state: &AppState) {
+    let Some(notice) = &state.status.notice else {
+        return;
+    };
+    if line.width == 0 {
+        return;
+    }
+    let theme = &state.theme;
+    let (mark, color) = if notice.error {
+        ("✗ ", theme.palette.error)
+    } else {
+        ("› ", theme.palette.ok)
+    };
+    let length = (mark.chars().count() + notice.text.chars().count()) as u16;
+    let rows = length
+        .div_ceil(line.width)
+        .clamp(1, COMMAND_MESSAGE_ROWS)
+        .min(line.y);
+    let area = Rect {
+        y: line.y - rows,
+        height: rows,
+        ..line
+    };
+    frame.render_widget(Clear, area);
+    frame.render_widget(
+        Paragraph::new(Line::from(vec![
+            Span::styled(mark, theme.fg(color).add_modifier(Modifier::BOLD)),
+            Span::styled(notice.text.clone(), theme.fg(color)),
+        ]))
+        .wrap(Wrap { trim: false }),
+        area,
     );
 }

@@ -138,6 +138,69 @@ fn a_bad_command_keeps_the_line_open_and_says_why() {
     assert!(notice.text.contains("clik"), "{}", notice.text);
 }
 
+/// What the `:` line says (its rows above it, joined), and the line: the
+/// message is the rows from the one starting with its mark.
+fn line_and_message(bench: &Bench) -> (String, String) {
+    let screen = bench.screen();
+    let rows: Vec<&str> = screen.lines().collect();
+    let Some((line, above)) = rows.split_last() else {
+        panic!("an empty screen");
+    };
+    let start = above
+        .iter()
+        .rposition(|r| r.starts_with("› ") || r.starts_with("✗ "))
+        .unwrap_or_else(|| panic!("no message above the line:\n{screen}"));
+    let message: Vec<&str> = above[start..].iter().map(|r| r.trim_end()).collect();
+    (message.join(" "), line.trim_end().to_string())
+}
+
+#[test]
+fn tab_shows_the_parameters_above_the_line_for_actions_commands_and_recipes() {
+    for (w, h) in crate::bench::sizes() {
+        let mut bench = Bench::on_orders(w, h);
+        with_acme_scripts(&mut bench);
+        bench.key(KeyCode::Char(':'));
+        bench.type_text("inp");
+        bench.key(KeyCode::Tab);
+        bench.idle();
+        let (message, line) = line_and_message(&bench);
+        assert_eq!(line, ":input_text");
+        assert!(
+            message.starts_with("› input_text <target> <text>"),
+            "{w}x{h}: {message}"
+        );
+        // The workbench's own commands complete from the same table.
+        bench.key(KeyCode::Esc);
+        bench.key(KeyCode::Char(':'));
+        bench.type_text("res");
+        bench.key(KeyCode::Tab);
+        bench.idle();
+        let (message, line) = line_and_message(&bench);
+        assert_eq!(line, ":resume");
+        assert!(
+            message.starts_with("› resume [TRACE] · continue a run"),
+            "{w}x{h}: {message}"
+        );
+        // A recipe's name completes to the parameters it declares.
+        bench.key(KeyCode::Esc);
+        bench.key(KeyCode::Char(':'));
+        bench.type_text("recipe new_o");
+        bench.key(KeyCode::Tab);
+        bench.idle();
+        let (message, line) = line_and_message(&bench);
+        assert_eq!(line, ":recipe new_order");
+        assert!(message.contains("new_order_refunded"), "{w}x{h}: {message}");
+        bench.key(KeyCode::Tab);
+        bench.idle();
+        let (message, line) = line_and_message(&bench);
+        assert_eq!(line, ":recipe new_order");
+        assert!(
+            message.contains("customer (string") && message.contains("quantity (integer"),
+            "{w}x{h}: {message}"
+        );
+    }
+}
+
 #[test]
 fn tab_completes_action_names_and_shows_their_usage() {
     let mut bench = Bench::on_orders(160, 48);
@@ -285,7 +348,7 @@ fn a_recipe_runs_from_the_command_line_with_its_steps_in_the_log() {
     bench.idle();
     assert_eq!(
         command_line_text(&bench).as_deref(),
-        Some("recipe orders_overview")
+        Some("recipe orders_overview ")
     );
     bench.key(KeyCode::Enter);
     bench.idle();

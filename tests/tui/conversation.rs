@@ -128,7 +128,7 @@ fn the_task_field_talks_to_a_running_agent_and_marks_the_message_once_read() {
     feed_run_start(&bench, 1);
     bench.idle();
     bench.effects.clear();
-    bench.key(KeyCode::Char('t'));
+    // The field kept the focus: the message is typed straight in.
     bench.type_text("the export button is in the ⋯ menu");
     bench.key(KeyCode::Enter);
     bench.idle();
@@ -166,6 +166,7 @@ fn r_asks_again_for_a_failed_step_and_for_another_proposal_at_the_approval() {
     bench.key(KeyCode::Char('t'));
     bench.type_text("pay");
     bench.key(KeyCode::Enter);
+    bench.key(KeyCode::Esc);
     feed_run_start(&bench, 2);
     feed_action(
         &bench,
@@ -219,6 +220,7 @@ fn a_finished_task_is_followed_up_until_n_starts_fresh() {
     bench.key(KeyCode::Char('t'));
     bench.type_text("ship order 1003");
     bench.key(KeyCode::Enter);
+    bench.key(KeyCode::Esc);
     feed_run_start(&bench, 1);
     bench.send(AppEvent::agent(Event::Done {
         success: true,
@@ -379,4 +381,58 @@ fn the_sessions_view_lists_searches_and_replays_a_trace_read_only() {
         "the live listing is back:\n{screen}"
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn keys_typed_as_an_approval_opens_go_to_the_task_field_until_the_person_pauses() {
+    let mut bench = Bench::on_orders(120, 30);
+    // A grace longer than the test, so the held keys do not depend on
+    // how fast the machine is; a grace of zero below stands for a pause.
+    bench.app.state.typing_grace = std::time::Duration::from_secs(3600);
+    bench.key(KeyCode::Char('t'));
+    bench.type_text("ship order 1003");
+    bench.key(KeyCode::Enter);
+    feed_run_start(&bench, 1);
+    bench.idle();
+    bench.effects.clear();
+    // The person goes on typing a message; the approval opens mid-word.
+    bench.type_text("please sa");
+    bench.idle();
+    let (reply, _answer) = oneshot::channel();
+    bench.send(AppEvent::ApprovalRequested {
+        request: Box::new(approval_request()),
+        reply,
+    });
+    bench.type_text("y yes");
+    bench.key(KeyCode::Enter);
+    bench.idle();
+    assert!(
+        bench.effects.is_empty(),
+        "no decision and no message: {:?}",
+        bench.effects
+    );
+    assert_eq!(bench.state().task.lines(), ["please say yes"]);
+    let notice = bench.state().status.notice.clone().expect("what was held");
+    assert!(
+        notice.text.contains("`y yes` went to the task field")
+            && notice.text.contains("the approval dialog"),
+        "{}",
+        notice.text
+    );
+    assert!(
+        bench.screen().contains("Approve step"),
+        "{}",
+        bench.screen()
+    );
+    // After a pause the same key is the dialog's.
+    bench.app.state.typing_grace = std::time::Duration::ZERO;
+    bench.key(KeyCode::Char('y'));
+    bench.idle();
+    match bench.effects.as_slice() {
+        [Effect::Decide { decision, .. }] => {
+            assert_eq!(*decision, ApprovalDecision::Approve { note: None })
+        }
+        other => panic!("expected the approval, got {other:?}"),
+    }
+    assert_eq!(bench.state().task.lines(), ["please say yes"]);
 }

@@ -252,7 +252,7 @@ async fn a_follow_up_task_tells_the_model_the_earlier_task_and_how_it_ended() {
     .await;
     let screen = wait_for_screen(&session.0, "done: counted once").await;
     assert!(screen.contains("follows up on 1 earlier task"), "{screen}");
-    tmux_keys(&session.0, &["t"]);
+    // The field that started the task still has the focus.
     tmux_text(&session.0, "Which button did you click?");
     tmux_keys(&session.0, &["Enter"]);
     wait_for_screen(&session.0, "done: it was the Count button").await;
@@ -308,7 +308,6 @@ async fn a_message_sent_while_the_model_answers_goes_with_the_next_request() {
     tokio::time::timeout(std::time::Duration::from_secs(60), llm.wait_for_requests(1))
         .await
         .expect("the first request");
-    tmux_keys(&session.0, &["t"]);
     tmux_text(&session.0, "count only the adults");
     tmux_keys(&session.0, &["Enter"]);
     let screen = wait_for_screen(&session.0, "waiting").await;
@@ -381,6 +380,8 @@ async fn a_step_is_asked_again_at_the_approval_and_after_it_failed() {
         .expect("the run reaches step 3");
     // Step 2 failed and step 3's answer is awaited: ask for step 2 again.
     wait_for_screen(&session.0, "not_found").await;
+    tmux_keys(&session.0, &["Escape"]);
+    wait_for_screen(&session.0, "Enter sends it (s stops").await;
     tmux_keys(&session.0, &["r"]);
     wait_for_screen(&session.0, "done: counted once").await;
     let requests = llm.requests();
@@ -647,7 +648,12 @@ async fn a_hand_over_waits_for_the_person_and_the_model_hears_what_they_changed(
     let screen = wait_for_screen(&session.0, "YOUR TURN").await;
     assert!(screen.contains("pay with your own card"), "{screen}");
     assert_eq!(llm.requests().len(), 1, "no step while it waits");
-    // The person acts: Pay, by hand, from the `:` line.
+    // The person acts: Pay, by hand, from the `:` line (Esc leaves the
+    // task field, which kept the focus after its task).
+    // The next key waits for the Esc to land, or the terminal reads the
+    // two as Alt plus the key.
+    tmux_keys(&session.0, &["Escape"]);
+    wait_for_screen(&session.0, "┌ Task").await;
     tmux_keys(&session.0, &[":"]);
     tmux_text(&session.0, "click 1");
     tmux_keys(&session.0, &["Enter"]);
@@ -665,6 +671,81 @@ async fn a_hand_over_waits_for_the_person_and_the_model_hears_what_they_changed(
         next.contains("/paid") && next.contains("— Paid</untrusted_page_content>"),
         "the page now, its title fenced:\n{next}"
     );
+    tmux_keys(&session.0, &["q"]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_typed_after_a_finished_task_runs_whole_with_every_single_key_command_in_it() {
+    use crossterm::event::{KeyCode, KeyModifiers};
+    use webagent::tui::keys::KeyContext;
+    // Every letter a pane takes as a command, from the keymap itself.
+    let mut commands: Vec<char> = Vec::new();
+    for binding in webagent::tui::Keymap::default().bindings() {
+        let pane = binding.context == KeyContext::Global || binding.context.has_pane_keys();
+        if let (true, KeyCode::Char(c), KeyModifiers::NONE) =
+            (pane, binding.key.code, binding.key.modifiers)
+        {
+            if !commands.contains(&c) {
+                commands.push(c);
+            }
+        }
+    }
+    for key in ['q', 's', 't', 'a', 'r', ':', '?', 'N', 'S'] {
+        assert!(commands.contains(&key), "{key} is a command: {commands:?}");
+    }
+    let words: Vec<String> = commands.iter().map(char::to_string).collect();
+    let second = format!("slow task {}", words.join(" "));
+    let TillRun {
+        session,
+        llm,
+        clicks: _clicks,
+        dir,
+        _pages,
+    } = till_run(
+        "typed-task",
+        vec![model_done("counted"), model_done("all read")],
+        "Count the visitors",
+    )
+    .await;
+    let before = wait_for_screen(&session.0, "done: counted").await;
+    assert!(before.contains("approve risky"), "{before}");
+    // Straight on, as a person does: no `t`, no pause.
+    tmux_text(&session.0, &second);
+    tmux_keys(&session.0, &["Enter"]);
+    let screen = wait_for_screen(&session.0, "done: all read").await;
+    let requests = llm.requests();
+    assert_eq!(requests.len(), 2, "two tasks, nothing asked again");
+    let asked = user_message(&requests[1]);
+    assert!(
+        asked.contains(&format!("<task>\n{second}\n</task>")),
+        "the whole text ran as the task:\n{asked}"
+    );
+    // Nothing else happened: same mode, theme and panes, no complaint, no
+    // dialog, still running.
+    assert!(screen.contains("approve risky"), "{screen}");
+    assert!(screen.contains("theme dark"), "{screen}");
+    assert!(
+        screen.contains("Sitemap"),
+        "the page pane stayed hidden:\n{screen}"
+    );
+    for other in [
+        "no run",
+        "approval mode",
+        "Keys",
+        "Past sessions",
+        "new conversation",
+        "export",
+        "handed",
+    ] {
+        assert!(!screen.contains(other), "`{other}` showed:\n{screen}");
+    }
+    assert!(
+        screen.contains("follows up on 2 earlier tasks"),
+        "the field took both tasks:\n{screen}"
+    );
+    tmux_keys(&session.0, &["Escape"]);
+    wait_for_screen(&session.0, "┌ Task").await;
     tmux_keys(&session.0, &["q"]);
     let _ = std::fs::remove_dir_all(&dir);
 }

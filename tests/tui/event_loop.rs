@@ -34,10 +34,13 @@ fn a_typed_task_starts_a_run_and_the_mode_cycles() {
         other => panic!("expected mode then run, got {other:?}"),
     }
     assert_eq!(bench.state().status.run, RunStatus::Running);
-    assert_eq!(bench.state().focus, Pane::Elements);
+    // The field that started the task keeps the focus; Esc leads to the
+    // run's keys.
+    assert_eq!(bench.state().focus, Pane::Task);
     assert!(bench.screen().contains("ask always"));
     // Pause, resume and stop reach the run.
     bench.effects.clear();
+    bench.key(KeyCode::Esc);
     bench.key(KeyCode::Char('p'));
     bench.key(KeyCode::Char('p'));
     bench.key(KeyCode::Char('s'));

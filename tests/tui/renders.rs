@@ -347,6 +347,81 @@ fn render_help_generated_from_the_keymap() {
     }
 }
 
+fn help_scroll(bench: &Bench) -> usize {
+    match &bench.state().modal {
+        Some(Modal::Help { scroll }) => *scroll,
+        other => panic!("help is not open: {other:?}"),
+    }
+}
+
+#[test]
+fn help_lists_every_command_wrapped_and_ends_on_its_last_line() {
+    use webagent::tui::line_commands::LINE_COMMANDS;
+    for (w, h) in sizes() {
+        let mut bench = Bench::on_orders(w, h);
+        bench.key(KeyCode::Char('?'));
+        bench.idle();
+        let first = bench.screen();
+        assert!(first.contains("lines 1–"), "where it is:\n{first}");
+        assert!(first.contains("PgDn page down"), "how to scroll:\n{first}");
+        // Page through and gather every row a person can read.
+        let mut seen = first;
+        let mut last = 0;
+        loop {
+            bench.key(KeyCode::PageDown);
+            bench.idle();
+            seen.push_str(&bench.screen());
+            let now = help_scroll(&bench);
+            if now == last {
+                break;
+            }
+            last = now;
+        }
+        let mut wanted: Vec<String> = LINE_COMMANDS
+            .iter()
+            .map(|c| format!(":{}", c.usage()))
+            .collect();
+        wanted.extend(
+            bench
+                .state()
+                .catalog
+                .specs()
+                .iter()
+                .map(|s| format!(":{}", s.usage())),
+        );
+        for usage in wanted {
+            // A usage wider than the dialog wraps: its first words show.
+            let head: String = usage.chars().take(40).collect();
+            assert!(seen.contains(head.trim_end()), "{usage} at {w}x{h}");
+        }
+        // A description longer than the dialog wraps instead of being cut.
+        assert!(seen.contains("(:sessions)"), "{w}x{h}:\n{seen}");
+        // End shows the last page: the last line right above the footer.
+        bench.key(KeyCode::Char('G'));
+        bench.idle();
+        let end = help_scroll(&bench);
+        assert_eq!(end, last, "G and paging agree");
+        let screen = bench.screen();
+        let rows: Vec<&str> = screen.lines().collect();
+        // The dialog's footer (the screen's hint line below says the same).
+        let footer = rows
+            .iter()
+            .position(|r| r.contains("Esc/q/? close"))
+            .expect("the footer");
+        let (_, body, _) = webagent::tui::layout::help_layout((w, h));
+        let lines = webagent::tui::modals::help_lines(bench.state(), body.width);
+        let last_line = lines.last().expect("help has lines").to_string();
+        let last_words = last_line.trim();
+        assert!(
+            rows[footer - 1].contains(last_words),
+            "the help ends right above its footer ({last_words}):\n{screen}"
+        );
+        bench.key(KeyCode::Down);
+        bench.idle();
+        assert_eq!(help_scroll(&bench), end, "no scrolling past the end");
+    }
+}
+
 #[test]
 fn render_command_line_and_picking() {
     for (w, h) in sizes() {
@@ -403,4 +478,85 @@ fn a_light_theme_recolours_the_screen() {
     assert_eq!(bench.buffer()[(0, 0)].fg, light.palette.border_focus);
     assert_eq!(bench.state().status.theme_error, None);
     assert!(bench.screen().contains(" light"));
+}
+
+#[test]
+fn i_on_an_element_shows_its_whole_line_attributes_and_locators() {
+    for (w, h) in sizes() {
+        let mut bench = Bench::on_orders(w, h);
+        let mut page = crate::bench::orders_page();
+        let mut field = crate::bench::element(7, "input", "", 0, false);
+        field.attributes = vec![
+            ("type".into(), "email".into()),
+            ("name".into(), "billing_contact_email".into()),
+            (
+                "placeholder".into(),
+                "the address invoices and payment reminders go to".into(),
+            ),
+            ("label".into(), "Billing contact".into()),
+            ("required".into(), String::new()),
+        ];
+        page.elements.push(field);
+        bench.send(AppEvent::Page(Box::new(page)));
+        bench.key(KeyCode::Char('G'));
+        bench.idle();
+        let pane = bench.screen();
+        assert!(
+            !pane.contains("payment reminders go to\" label"),
+            "the pane cuts the line at {w}x{h}:\n{pane}"
+        );
+        assert!(pane.contains("i element in full"), "the hint:\n{pane}");
+        bench.key(KeyCode::Char('i'));
+        bench.idle();
+        let screen = bench.screen();
+        assert!(screen.contains("Element [7] in full"), "{screen}");
+        // The whole line, even where it wraps.
+        let flat: String = screen
+            .lines()
+            .map(|l| l.trim_matches(|c: char| c == '┃' || c == '│' || c.is_whitespace()))
+            .collect();
+        assert!(
+            flat.contains("label=\"Billing contact\" required />"),
+            "the line's end:\n{screen}"
+        );
+        for row in [
+            "name            billing_contact_email",
+            "required        (set)",
+        ] {
+            assert!(screen.contains(row), "{row} at {w}x{h}:\n{screen}");
+        }
+        assert_snapshot(&format!("element_detail_{w}x{h}"), &screen);
+        // The end shows the locators, the last row right above the footer,
+        // and it scrolls no further.
+        bench.key(KeyCode::End);
+        bench.key(KeyCode::Down);
+        bench.idle();
+        let end = bench.screen();
+        for row in [
+            "role:textbox:Billing contact",
+            "label:Billing contact",
+            "placeholder:the address invoices",
+            "name:billing_contact_email",
+        ] {
+            assert!(end.contains(row), "{row} at {w}x{h}:\n{end}");
+        }
+        let rows: Vec<&str> = end.lines().collect();
+        let footer = rows
+            .iter()
+            .position(|r| r.contains("Esc/q/i close"))
+            .expect("the footer");
+        let note = rows
+            .iter()
+            .position(|r| r.contains("CSS path"))
+            .expect("the last row");
+        let inside =
+            |r: &str| -> String { r.split('┃').nth(1).unwrap_or_default().trim().to_string() };
+        assert!(
+            rows[note + 1..footer].iter().all(|r| inside(r).is_empty()),
+            "the last row shows with nothing cut below it:\n{end}"
+        );
+        bench.key(KeyCode::Esc);
+        bench.idle();
+        assert!(bench.state().modal.is_none());
+    }
 }

@@ -62,6 +62,58 @@ async fn the_page_pane_draws_the_marked_picture_in_half_blocks_in_tmux() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_command_shows_why_above_the_open_line_and_runs_once_corrected() {
+    require_tmux_and_chromium();
+    let dir = scratch_dir("refused-command");
+    let session = TmuxSession(format!("webagent-tui-refused-{}", std::process::id()));
+    let command = format!(
+        "cd {root} && {bin} --log-file {log} demo",
+        root = env!("CARGO_MANIFEST_DIR"),
+        bin = env!("CARGO_BIN_EXE_webagent"),
+        log = dir.join("log").display(),
+    );
+    tmux_start(&session.0, &command);
+    wait_for_screen(&session.0, "<button type=\"submit\">Sign in</button>").await;
+    tmux_keys(&session.0, &[":"]);
+    tmux_text(&session.0, "input_tex 0 \"admin@acme.test\"");
+    tmux_keys(&session.0, &["Enter"]);
+    // The reason shows while the line is open, the line just below it.
+    let screen = wait_for_screen(&session.0, "unknown action `input_tex`").await;
+    let rows: Vec<&str> = screen.lines().filter(|l| !l.trim().is_empty()).collect();
+    let [.., reason, line] = rows.as_slice() else {
+        panic!("two rows at least:\n{screen}");
+    };
+    assert!(
+        reason.contains("did you mean: input_text?"),
+        "the reason, above the line:\n{screen}"
+    );
+    assert!(
+        line.starts_with(":input_tex 0 \"admin@acme.test\""),
+        "the line stays as typed:\n{screen}"
+    );
+    assert!(screen.contains("nothing ran yet"), "{screen}");
+    // Corrected in place, it runs and the line closes.
+    tmux_keys(&session.0, &["Home"]);
+    for _ in 0.."input_tex".len() {
+        tmux_keys(&session.0, &["Right"]);
+    }
+    tmux_text(&session.0, "t");
+    tmux_keys(&session.0, &["Enter"]);
+    // The row is logged at once and marked ok when the action is done.
+    let screen = settled_screen_where(&session.0, |screen| {
+        screen
+            .lines()
+            .any(|l| l.contains("input_text") && l.contains(" ok "))
+    })
+    .await
+    .unwrap_or_else(|screen| panic!("the action never ran:\n{screen}"));
+    assert!(screen.contains("Action log 1"), "{screen}");
+    assert!(!screen.contains(":input_t"), "the line closed:\n{screen}");
+    tmux_keys(&session.0, &["q"]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn end_to_end_demo_in_tmux_with_a_scripted_model() {
     use llm_server::{tool_call_completion, LlmServer, Reply};
     use webagent::agent::AGENT_TOOL_NAME;
@@ -146,7 +198,10 @@ async fn end_to_end_demo_in_tmux_with_a_scripted_model() {
         screen.contains("/dashboard"),
         "the click signed in:\n{screen}"
     );
-    // The inspector of step 2 shows what the model was sent and answered.
+    // The inspector of step 2 shows what the model was sent and answered
+    // (the task field keeps the focus after its task: Esc leaves it).
+    tmux_keys(&session.0, &["Escape"]);
+    wait_for_screen(&session.0, "┌ Task").await;
     for _ in 0..3 {
         tmux_keys(&session.0, &["Tab"]);
     }
@@ -188,7 +243,7 @@ async fn end_to_end_demo_in_tmux_with_a_scripted_model() {
     let screen = wait_for_screen(&session.0, "/orders/1003").await;
     let row = screen
         .lines()
-        .find(|l| l.contains("refund_order"))
+        .find(|l| l.contains("m refund_order"))
         .unwrap_or_else(|| panic!("no refund_order row:\n{screen}"));
     assert!(row.contains(" ok "), "{row}\n{screen}");
     // Quitting leaves the terminal clean: the workbench screen is gone.

@@ -14,6 +14,8 @@ mod replay;
 mod sessions;
 mod status;
 
+use std::time::{Duration, Instant};
+
 use ratatui::layout::Rect;
 use tui_textarea::TextArea;
 
@@ -82,6 +84,25 @@ impl Pane {
         };
         Pane::ORDER[next]
     }
+}
+
+/// How long after a key typed into a text field a key still counts as
+/// part of that typing: a dialog that opens over the field within this
+/// time does not take the keys typed after it as commands.
+pub const TYPING_GRACE: Duration = Duration::from_millis(600);
+
+/// The person is typing into a text field: keys that come quickly after
+/// one another belong to it, even when the keys have been taken away from
+/// the field meanwhile (see `update/keypress.rs` for the whole rule).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Typing {
+    /// The field typed in.
+    pub field: KeyContext,
+    /// When the last key of this typing came.
+    pub at: Instant,
+    /// The characters held back since the keys were taken away, for the
+    /// status line.
+    pub held: String,
 }
 
 /// Everything the workbench shows.
@@ -160,6 +181,11 @@ pub struct AppState {
     /// MCP clients drive this session (their calls are numbered like
     /// steps).
     pub mcp: bool,
+    /// The typing going on in a text field, if any.
+    pub typing: Option<Typing>,
+    /// How long a pause ends a typing ([`TYPING_GRACE`]; tests set it to
+    /// show both sides of the rule without waiting).
+    pub typing_grace: Duration,
 }
 
 impl AppState {
@@ -200,6 +226,8 @@ impl AppState {
             replay: None,
             sessions_opened: 0,
             mcp: false,
+            typing: None,
+            typing_grace: TYPING_GRACE,
         }
     }
 
@@ -216,6 +244,7 @@ impl AppState {
             Some(Modal::AskUser(_)) => KeyContext::AskUser,
             Some(Modal::Inspector { .. }) => KeyContext::Inspector,
             Some(Modal::Help { .. }) => KeyContext::Help,
+            Some(Modal::Element { .. }) => KeyContext::ElementDetail,
             None => match &self.sessions {
                 Some(view) if view.search.is_some() => KeyContext::SessionSearch,
                 Some(_) => KeyContext::Sessions,

@@ -52,6 +52,13 @@ pub enum Modal {
         /// The first line shown.
         scroll: usize,
     },
+    /// One element of the listing in full.
+    Element {
+        /// Its row in the listing.
+        position: usize,
+        /// The first line shown.
+        scroll: usize,
+    },
     /// Every key.
     Help {
         /// The first line shown.

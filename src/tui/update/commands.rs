@@ -5,15 +5,18 @@ use tui_textarea::TextArea;
 
 use crate::script::params::{parse_assignment, resolve_params};
 use crate::tui::event::Effect;
+use crate::tui::line_commands::{find_line_command, LineCommand, LINE_COMMANDS};
 use crate::tui::state::{AppState, ListView, LogEntry, Outcome, ReflectionView, RunStatus};
 use crate::tui::task::set_field_focus;
 
 use super::conversation::{ask_resume, begin_run, new_conversation, send_message};
 use super::log::{push_log, target_text};
 use super::sessions::open_sessions;
+use super::view::restyle_fields;
 
-/// Enter on the `:` line: a command of the workbench (`new`, `sessions`,
-/// `resume`, `state save`, `recipe`), else an action run by hand.
+/// Enter on the `:` line: a command of the workbench (found in
+/// [`LINE_COMMANDS`], the table help lists), else an action run by hand.
+/// A refused line stays open with the reason above it, for correcting.
 pub(super) fn submit_command_line(state: &mut AppState, effects: &mut Vec<Effect>) {
     let line = state
         .command_line
@@ -25,50 +28,33 @@ pub(super) fn submit_command_line(state: &mut AppState, effects: &mut Vec<Effect
         state.command_line = None;
         return;
     }
-    let mut words = line.split_whitespace();
-    match (words.next(), words.next(), words.next()) {
-        (Some("new"), None, _) => return new_conversation(state, effects),
-        (Some("sessions"), None, _) => return open_sessions(state, effects),
-        (Some("resume"), path, None) => {
-            return ask_resume(state, path.map(std::path::PathBuf::from), effects)
-        }
-        (Some("resume"), Some(_), Some(_)) => {
-            state.notice(
-                true,
-                "usage: resume [TRACE] (default: the latest unfinished run)".into(),
-            );
-            return;
-        }
-        _ => {}
-    }
-    if state.run_active() {
-        state.notice(
-            true,
-            "the agent is running; stop it (s) before running actions by hand".into(),
-        );
-        return;
-    }
-    if line == "state" || line.starts_with("state ") {
-        let mut words = line.split_whitespace().skip(1);
-        match (words.next(), words.next(), words.next()) {
-            (Some("save"), file, None) => {
-                state.command_line = None;
-                state.notice(false, "saving the state…".into());
-                effects.push(Effect::SaveState(file.map(std::path::PathBuf::from)));
+    if let Some((spec, rest)) = find_line_command(&line) {
+        let usage = || format!("usage: {} ({})", spec.usage(), spec.about);
+        let mut args = rest.split_whitespace();
+        match spec.command {
+            LineCommand::New if rest.is_empty() => new_conversation(state, effects),
+            LineCommand::Sessions if rest.is_empty() => open_sessions(state, effects),
+            LineCommand::Resume if args.clone().count() <= 1 => {
+                ask_resume(state, args.next().map(std::path::PathBuf::from), effects)
             }
-            _ => state.notice(
-                true,
-                "usage: state save [FILE] (default: the --state file)".into(),
-            ),
+            LineCommand::State if args.next() == Some("save") && args.clone().count() <= 1 => {
+                if !refuse_while_running(state) {
+                    state.command_line = None;
+                    state.notice(false, "saving the state…".into());
+                    effects.push(Effect::SaveState(args.next().map(std::path::PathBuf::from)));
+                }
+            }
+            LineCommand::Recipe => {
+                if !refuse_while_running(state) {
+                    start_recipe(state, rest, effects);
+                }
+            }
+            LineCommand::Export => export_as(state, rest, effects),
+            _ => state.notice(true, usage()),
         }
         return;
     }
-    if line == "recipe" || line.starts_with("recipe ") {
-        start_recipe(state, line["recipe".len()..].trim(), effects);
-        return;
-    }
-    if line == "export" || line.starts_with("export ") {
-        export_as(state, line["export".len()..].trim(), effects);
+    if refuse_while_running(state) {
         return;
     }
     match state.catalog.parse_command(&line) {
@@ -92,6 +78,18 @@ pub(super) fn submit_command_line(state: &mut AppState, effects: &mut Vec<Effect
         // The line stays open so the person can fix it.
         Err(error) => state.notice(true, error.to_string()),
     }
+}
+
+/// Says why nothing runs by hand while the agent runs; true when it does.
+fn refuse_while_running(state: &mut AppState) -> bool {
+    let running = state.run_active();
+    if running {
+        state.notice(
+            true,
+            "the agent is running; stop it (s) before running actions by hand".into(),
+        );
+    }
+    running
 }
 
 /// The loaded recipes with their descriptions, for the status line.
@@ -170,32 +168,84 @@ pub(super) fn start_recipe(state: &mut AppState, rest: &str, effects: &mut Vec<E
     });
 }
 
-/// Completes a recipe name after `recipe `.
+/// Completes a recipe name after `recipe `; a whole name shows the
+/// parameters it takes.
 pub(super) fn complete_recipe(state: &mut AppState, prefix: &str) {
-    let matches: Vec<String> = state
+    let mut matches: Vec<String> = state
         .recipes
         .iter()
         .map(|r| r.name.clone())
         .filter(|n| n.starts_with(prefix))
         .collect();
+    if matches.iter().any(|n| n == prefix) {
+        // A whole name is the one meant, even when longer names begin so.
+        matches.retain(|n| n == prefix);
+    }
     match matches.as_slice() {
         [] => {
             let listed = recipe_list(state);
             state.notice(true, format!("no recipe starts with `{prefix}`; {listed}"));
         }
         [only] => {
-            let mut field = TextArea::new(vec![format!("recipe {only}")]);
-            set_field_focus(&mut field, true, &state.theme);
-            field.move_cursor(tui_textarea::CursorMove::End);
-            state.command_line = Some(field);
-            state.notice(false, "Enter runs it".into());
+            replace_line(state, format!("recipe {only} "));
+            let params: Vec<String> = state
+                .recipes
+                .iter()
+                .find(|r| &r.name == only)
+                .map(|r| r.params.iter().map(|p| p.summary()).collect())
+                .unwrap_or_default();
+            let text = if params.is_empty() {
+                format!("recipe {only}: takes no parameters; Enter runs it")
+            } else {
+                format!("recipe {only} NAME=VALUE…: {}", params.join(", "))
+            };
+            state.notice(false, text);
         }
-        several => state.notice(false, several.join("  ")),
+        several => {
+            let common = common_prefix(several);
+            replace_line(state, format!("recipe {common}"));
+            state.notice(false, several.join("  "));
+        }
     }
 }
 
-/// Completes the action name as far as it is unambiguous; a complete
-/// name shows its usage, several candidates are listed.
+/// The longest start all of `names` share.
+fn common_prefix(names: &[String]) -> String {
+    let first = names.first().cloned().unwrap_or_default();
+    names.iter().fold(first, |prefix, name| {
+        prefix
+            .chars()
+            .zip(name.chars())
+            .take_while(|(a, b)| a == b)
+            .map(|(a, _)| a)
+            .collect()
+    })
+}
+
+/// The `:` line, holding `text` with the cursor at its end.
+fn replace_line(state: &mut AppState, text: String) {
+    let mut field = TextArea::new(vec![text]);
+    set_field_focus(&mut field, true, &state.theme);
+    field.move_cursor(tui_textarea::CursorMove::End);
+    field.set_placeholder_text(COMMAND_LINE_PLACEHOLDER);
+    state.command_line = Some(field);
+}
+
+/// What the empty `:` line says.
+pub(super) const COMMAND_LINE_PLACEHOLDER: &str =
+    "an action or command, e.g. click 12 · Tab completes · Esc closes";
+
+/// How a name of the line is written, with its arguments: a workbench
+/// command from [`LINE_COMMANDS`], or an action of the catalog.
+fn usage_of(state: &AppState, name: &str) -> Option<String> {
+    if let Some(spec) = LINE_COMMANDS.iter().find(|c| c.word() == name) {
+        return Some(format!("{} · {}", spec.usage(), spec.about));
+    }
+    state.catalog.get(name).map(|spec| spec.usage())
+}
+
+/// Completes the name as far as it is unambiguous; a complete name shows
+/// how its arguments are written, several candidates are listed.
 pub(super) fn complete_command(state: &mut AppState) {
     let Some(field) = state.command_line.as_ref() else {
         return;
@@ -204,50 +254,39 @@ pub(super) fn complete_command(state: &mut AppState) {
     let word = line.trim_start();
     if let Some(prefix) = word.strip_prefix("recipe ") {
         let prefix = prefix.trim().to_string();
-        complete_recipe(state, &prefix);
-        return;
+        if !prefix.contains(char::is_whitespace) {
+            complete_recipe(state, &prefix);
+            return;
+        }
     }
     if word.contains(char::is_whitespace) {
         // Past the name: show how the rest is written.
         let name = word.split_whitespace().next().unwrap_or_default();
-        if let Some(spec) = state.catalog.get(name) {
-            let usage = spec.usage();
-            state.notice(false, usage);
+        match usage_of(state, name) {
+            Some(usage) => state.notice(false, usage),
+            None => state.notice(true, format!("no action or command is named `{name}`")),
         }
         return;
     }
-    let matches: Vec<String> = state
-        .catalog
-        .names()
-        .into_iter()
-        .chain(std::iter::once("recipe"))
+    let matches: Vec<String> = LINE_COMMANDS
+        .iter()
+        .map(|c| c.word())
+        .chain(state.catalog.names())
         .filter(|n| n.starts_with(word))
         .map(str::to_string)
         .collect();
-    let Some(first) = matches.first() else {
-        state.notice(true, format!("no action starts with `{word}`"));
+    if matches.is_empty() {
+        state.notice(true, format!("no action or command starts with `{word}`"));
         return;
-    };
-    let common = matches.iter().fold(first.clone(), |prefix, name| {
-        prefix
-            .chars()
-            .zip(name.chars())
-            .take_while(|(a, b)| a == b)
-            .map(|(a, _)| a)
-            .collect()
-    });
+    }
+    let common = common_prefix(&matches);
     let mut completed = common.clone();
     if matches.len() == 1 {
         completed.push(' ');
     }
-    let mut field = TextArea::new(vec![completed]);
-    set_field_focus(&mut field, true, &state.theme);
-    field.move_cursor(tui_textarea::CursorMove::End);
-    field.set_placeholder_text("action and parameters, e.g. click 12 · Esc closes");
-    state.command_line = Some(field);
+    replace_line(state, completed);
     if matches.len() == 1 {
-        if let Some(spec) = state.catalog.get(&common) {
-            let usage = spec.usage();
+        if let Some(usage) = usage_of(state, &common) {
             state.notice(false, usage);
         }
     } else {
@@ -288,6 +327,7 @@ pub(super) fn start_task(state: &mut AppState, effects: &mut Vec<Effect>) {
         return;
     }
     state.task = TextArea::default();
+    restyle_fields(state);
     begin_run(state, task, false, None, effects);
 }
 

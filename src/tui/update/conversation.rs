@@ -7,14 +7,11 @@ use tui_textarea::TextArea;
 use crate::session::ResumePlan;
 use crate::tui::error::ResumeReadError;
 use crate::tui::event::Effect;
-use crate::tui::state::{
-    rows, AppState, ListView, LogEntry, Outcome, Pane, ReflectionView, RunStatus,
-};
+use crate::tui::state::{rows, AppState, ListView, LogEntry, Outcome, ReflectionView, RunStatus};
 use crate::tui::task::set_field_focus;
 use crate::tui::text::clip;
 
 use super::log::push_log;
-use super::view::set_focus;
 
 /// Sends the task field's text to the running agent as the person's
 /// words. It shows in the log at once, waiting, and is marked when the
@@ -154,7 +151,6 @@ pub(super) fn resume_ready(
     state.status.step = plan.point.prior.next_step.saturating_sub(1);
     state.reflection = ReflectionView::default();
     state.reflection_view = ListView::default();
-    set_focus(state, Pane::Elements);
     state.notice(
         false,
         format!(
@@ -171,7 +167,8 @@ pub(super) fn resume_ready(
 }
 
 /// Starts an agent run on `task` (`fresh`: a new conversation), from
-/// `start_url` when given.
+/// `start_url` when given. The focus stays where it is: a task started
+/// from the task field leaves the field ready for the next words.
 pub(super) fn begin_run(
     state: &mut AppState,
     task: String,
@@ -183,7 +180,6 @@ pub(super) fn begin_run(
     state.status.step = 0;
     state.reflection = ReflectionView::default();
     state.reflection_view = ListView::default();
-    set_focus(state, Pane::Elements);
     effects.push(Effect::StartRun {
         task,
         approval: state.status.approval,

@@ -1,43 +1,81 @@
 //! What a key does, by where it is pressed: the keymap names the command
 //! for the context, and the command goes to the pane, field or dialog
 //! that has the keys.
+//!
+//! Typed text never becomes commands. Two rules keep it so:
+//!
+//! - Only the person's own key takes them out of a text field (Esc, or
+//!   Enter where it closes the field: the `:` line, the answer box).
+//!   Starting a task or sending a message from the task field keeps the
+//!   field focused, so whatever is typed next is text again; nothing the
+//!   workbench does on its own (a run starting, a resumed run) moves the
+//!   focus.
+//! - Something can still come over a field while the person types: a
+//!   dialog opening (an approval, the model's question). A key typed less
+//!   than [`TYPING_GRACE`](crate::tui::state::TYPING_GRACE) after the last one in the field still belongs
+//!   to the typing and is held back: a character goes into the field it
+//!   was typed for (when that field is still there, as the task field
+//!   always is) and Enter is dropped; the status line says what was held.
+//!   The typing ends at the first pause of that length, and at any key
+//!   that is a command (Enter, Esc, Tab…), so a key pressed after a
+//!   pause, or after leaving the field with Esc, works as usual. Ctrl+C
+//!   always quits; Esc and the arrows are never held.
 
-use crossterm::event::KeyEvent;
+use std::time::Instant;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use tui_textarea::TextArea;
 
 use crate::environment::{ApprovalDecision, ApprovalMode};
 use crate::tui::event::Effect;
 use crate::tui::keys::{Command, KeyContext};
-use crate::tui::layout::{help_page_rows, inspector_layout, inspector_max_scroll};
-use crate::tui::state::{AppState, Modal, Outcome, Pane, RunStatus};
+use crate::tui::layout::{help_layout, help_max_scroll, inspector_layout, inspector_max_scroll};
+use crate::tui::state::{AppState, Modal, Outcome, Pane, RunStatus, Typing};
 use crate::tui::task::set_field_focus;
-use crate::tui::{inspector, modals, reflection, sitemap_tree};
+use crate::tui::{element_detail, inspector, modals, reflection, sitemap_tree};
 
 use super::approval::{
     answer_question, on_approval_key, pick_element, skip_with_note, submit_edit,
 };
 use super::commands::{
     ask_export_name, complete_command, recipe_list, start_task, submit_command_line,
+    COMMAND_LINE_PLACEHOLDER,
 };
 use super::conversation::{new_conversation, retry_failed_step};
 use super::sessions::{
     on_replay_key, on_search_key, on_sessions_key, open_sessions, search_typed, show_replay_row,
 };
 use super::view::{
-    active_field, highlight_cursor, move_elements, moved, refollow, request_picture, scrolled,
-    set_focus,
+    active_field, field_in, highlight_cursor, move_elements, moved, refollow, request_picture,
+    scrolled, set_focus,
 };
 
 /// A key press: a command of the keymap in the context it was pressed
-/// in, or text for the field being typed in.
+/// in, or text for the field being typed in, unless it belongs to a
+/// typing that something came over (see the module's rules).
 pub(super) fn on_key(state: &mut AppState, key: KeyEvent, effects: &mut Vec<Effect>) {
     let context = state.key_context();
+    if held_back(state, context, &key) {
+        return;
+    }
     let layers = state.key_layers();
     let command = state.keymap.lookup_layered(&layers, &key);
+    if command.is_some() {
+        // Enter, Esc, Tab and the like end a typing: what follows is
+        // meant for wherever the keys are then.
+        state.typing = None;
+    }
     let Some(command) = command else {
         if context.takes_text() {
             if let Some(field) = active_field(state) {
                 field.input(key);
+                if key.kind != KeyEventKind::Release {
+                    state.typing = Some(Typing {
+                        field: context,
+                        at: Instant::now(),
+                        held: String::new(),
+                    });
+                }
             }
             if context == KeyContext::SessionSearch {
                 search_typed(state);
@@ -103,8 +141,14 @@ pub(super) fn on_key(state: &mut AppState, key: KeyEvent, effects: &mut Vec<Effe
             Command::Cancel => answer_question(state, false, effects),
             _ => {}
         },
-        KeyContext::Inspector | KeyContext::Help => {
+        KeyContext::Inspector | KeyContext::Help | KeyContext::ElementDetail => {
             let (lines, rows) = match &state.modal {
+                Some(Modal::Element { .. }) => {
+                    let (_, body, _) = element_detail::layout(state.size);
+                    let max = element_detail::shown(state)
+                        .map_or(0, |(e, _)| element_detail::max_scroll(state, e, state.size));
+                    (max + 1, usize::from(body.height).max(1))
+                }
                 Some(Modal::Inspector { entry, .. }) => {
                     let (_, body, _) = inspector_layout(state.size);
                     let total = state
@@ -116,11 +160,21 @@ pub(super) fn on_key(state: &mut AppState, key: KeyEvent, effects: &mut Vec<Effe
                     let max = inspector_max_scroll(total, state.size);
                     (max + 1, usize::from(body.height).max(1))
                 }
-                _ => (modals::help_lines(state).len(), help_page_rows(state.size)),
+                _ => {
+                    let (_, body, _) = help_layout(state.size);
+                    let total = modals::help_lines(state, body.width).len();
+                    let max = help_max_scroll(total, state.size);
+                    (max + 1, usize::from(body.height).max(1))
+                }
             };
             match (command, state.modal.as_mut()) {
                 (Command::Cancel, _) => state.modal = None,
-                (_, Some(Modal::Inspector { scroll, .. }) | Some(Modal::Help { scroll })) => {
+                (
+                    _,
+                    Some(Modal::Inspector { scroll, .. })
+                    | Some(Modal::Help { scroll })
+                    | Some(Modal::Element { scroll, .. }),
+                ) => {
                     *scroll = scrolled(*scroll, command, rows, lines);
                 }
                 _ => {}
@@ -128,6 +182,72 @@ pub(super) fn on_key(state: &mut AppState, key: KeyEvent, effects: &mut Vec<Effe
         }
         _ => on_pane_key(state, command, effects),
     }
+}
+
+/// Whether `key` belongs to a typing that something came over: the keys
+/// now go to `context`, not to the field typed in, and the key came
+/// within the grace of the typing's last one. A held character goes into
+/// the field it was typed for when that is still there.
+fn held_back(state: &mut AppState, context: KeyContext, key: &KeyEvent) -> bool {
+    let typed_key = matches!(
+        key.code,
+        KeyCode::Char(_) | KeyCode::Enter | KeyCode::Tab | KeyCode::Backspace
+    ) && !key
+        .modifiers
+        .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
+    let grace = state.typing_grace;
+    let Some(typing) = state.typing.as_mut() else {
+        return false;
+    };
+    if typing.field == context || !typed_key || key.kind == KeyEventKind::Release {
+        return false;
+    }
+    let now = Instant::now();
+    if now.saturating_duration_since(typing.at) >= grace {
+        // A pause: the person has seen what is in front of them.
+        state.typing = None;
+        return false;
+    }
+    typing.at = now;
+    if let KeyCode::Char(c) = key.code {
+        typing.held.push(c);
+    }
+    let field = typing.field;
+    let held = typing.held.clone();
+    let kept = match field_in(state, field) {
+        Some(typed_in) => {
+            if key.code != KeyCode::Enter {
+                typed_in.input(*key);
+            }
+            true
+        }
+        None => false,
+    };
+    let whose = if field == KeyContext::Task {
+        "the task field"
+    } else {
+        "the field you were typing in"
+    };
+    let fate = if kept {
+        format!("went to {whose}")
+    } else {
+        "was dropped".to_string()
+    };
+    let what = match context {
+        KeyContext::Approval | KeyContext::ApprovalEdit | KeyContext::Picking => {
+            "the approval dialog"
+        }
+        KeyContext::AskUser => "the model's question",
+        KeyContext::Sessions | KeyContext::SessionSearch => "the sessions view",
+        _ => "something else",
+    };
+    state.notice(
+        true,
+        format!(
+            "`{held}` {fate}: {what} came up while you typed (pause, then press the key again)"
+        ),
+    );
+    true
 }
 
 /// Leaves the workbench, answering whoever waits on the person first.
@@ -183,8 +303,11 @@ fn on_pane_key(state: &mut AppState, command: Command, effects: &mut Vec<Effect>
         Command::CommandLine => {
             let mut field = TextArea::default();
             set_field_focus(&mut field, true, &state.theme);
-            field.set_placeholder_text("action and parameters, e.g. click 12 · Esc closes");
+            field.set_placeholder_text(COMMAND_LINE_PLACEHOLDER);
             state.command_line = Some(field);
+            // The row above the line says what the line has to say, and
+            // nothing older.
+            state.status.notice = None;
         }
         Command::CycleApproval => {
             let next = match state.status.approval {
@@ -267,6 +390,19 @@ fn on_pane_key(state: &mut AppState, command: Command, effects: &mut Vec<Effect>
                     entry: state.log_view.cursor,
                     scroll: 0,
                 });
+            }
+        }
+        Command::Inspect if state.focus == Pane::Elements => {
+            if state.replay.is_some() {
+                // A recorded listing is its lines only.
+                state.notice(true, "a past session's listing has its lines only".into());
+            } else if state.element_count() > state.elements.cursor {
+                state.modal = Some(Modal::Element {
+                    position: state.elements.cursor,
+                    scroll: 0,
+                });
+            } else {
+                state.notice(true, "no element is listed yet".into());
             }
         }
         Command::Submit if state.focus == Pane::Elements => highlight_cursor(state, effects),

@@ -5,7 +5,7 @@
 use tui_textarea::TextArea;
 
 use crate::tui::event::Effect;
-use crate::tui::keys::Command;
+use crate::tui::keys::{Command, KeyContext};
 use crate::tui::layout::{page_picture_cells, sessions_rows};
 use crate::tui::sitemap_tree;
 use crate::tui::state::{AppState, ListView, Modal, Pane, PictureJob, PictureJobKey};
@@ -13,18 +13,33 @@ use crate::tui::task::set_field_focus;
 
 /// The text field keys go to now, if any.
 pub(super) fn active_field(state: &mut AppState) -> Option<&mut TextArea<'static>> {
-    if let Some(field) = state.command_line.as_mut() {
-        return Some(field);
-    }
-    match state.modal.as_mut() {
-        Some(Modal::Approval(m)) if !m.picking => m.editor.as_mut().or(m.note.as_mut()),
-        Some(Modal::AskUser(m)) => Some(&mut m.answer),
-        Some(_) => None,
-        None => match state.sessions.as_mut() {
-            Some(view) => view.search.as_mut(),
-            None if state.focus == Pane::Task => Some(&mut state.task),
-            None => None,
+    let context = state.key_context();
+    field_in(state, context)
+}
+
+/// The text field of `context`, while it is there (the task field always
+/// is, even under a dialog).
+pub(super) fn field_in(
+    state: &mut AppState,
+    context: KeyContext,
+) -> Option<&mut TextArea<'static>> {
+    match context {
+        KeyContext::CommandLine => state.command_line.as_mut(),
+        KeyContext::Task => Some(&mut state.task),
+        KeyContext::ApprovalEdit => match state.modal.as_mut() {
+            Some(Modal::Approval(m)) => m.editor.as_mut(),
+            _ => None,
         },
+        KeyContext::ApprovalNote => match state.modal.as_mut() {
+            Some(Modal::Approval(m)) => m.note.as_mut(),
+            _ => None,
+        },
+        KeyContext::AskUser => match state.modal.as_mut() {
+            Some(Modal::AskUser(m)) => Some(&mut m.answer),
+            _ => None,
+        },
+        KeyContext::SessionSearch => state.sessions.as_mut().and_then(|v| v.search.as_mut()),
+        _ => None,
     }
 }
 

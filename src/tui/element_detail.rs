@@ -1,0 +1,247 @@
+//! One element of the listing in full, over the panes: its whole line
+//! (the pane cuts it at its width), each attribute on a row of its own,
+//! where it sits, and the locators the listing already tells (the ones a
+//! recipe step would try first). The page's id, test id and CSS path are
+//! not in the listing; a recorded step reads those from the page itself.
+
+use crossterm::event::KeyCode;
+use ratatui::layout::{Constraint, Layout, Margin, Rect};
+use ratatui::style::Modifier;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Wrap};
+use ratatui::Frame;
+use serde_json::{json, Map, Value};
+
+use crate::dom::{element_line, InteractiveElement, Locator};
+
+use super::keys::{Binding, Command, KeyBinding, KeyContext};
+use super::layout::centered;
+use super::state::{AppState, Modal};
+use super::widgets::{footer, open_modal};
+
+/// The keys that open and close the view (it scrolls with the list keys).
+pub const KEYS: &[Binding] = &[
+    Binding::new(
+        KeyContext::Elements,
+        KeyBinding::char('i'),
+        Command::Inspect,
+        "element in full",
+    )
+    .hinted(),
+    Binding::new(
+        KeyContext::ElementDetail,
+        KeyBinding::plain(KeyCode::Esc),
+        Command::Cancel,
+        "close",
+    )
+    .hinted(),
+    Binding::new(
+        KeyContext::ElementDetail,
+        KeyBinding::char('q'),
+        Command::Cancel,
+        "close",
+    )
+    .hinted(),
+    Binding::new(
+        KeyContext::ElementDetail,
+        KeyBinding::char('i'),
+        Command::Cancel,
+        "close",
+    )
+    .hinted(),
+];
+
+/// Where the view sits on a `size` terminal: (the whole dialog, its
+/// text, its footer); shared by drawing and scrolling.
+pub fn layout(size: (u16, u16)) -> (Rect, Rect, Rect) {
+    let area = centered(Rect::new(0, 0, size.0, size.1), 85, 80, (70, 16));
+    let inner = area.inner(Margin::new(1, 1));
+    let [body, foot] = Layout::vertical([Constraint::Min(1), Constraint::Length(2)]).areas(inner);
+    (area, body, foot)
+}
+
+/// The role a person or a screen reader knows the element by: its own
+/// `role`, else the one its tag implies.
+fn role_of(element: &InteractiveElement) -> Option<String> {
+    if let Some(role) = element.attribute("role").filter(|r| !r.is_empty()) {
+        return Some(role.to_string());
+    }
+    let input_type = element.attribute("type").unwrap_or("text");
+    let role = match (element.tag.as_str(), input_type) {
+        ("a", _) if element.attribute("href").is_some() => "link",
+        ("button", _) | ("input", "submit" | "button" | "reset" | "image") => "button",
+        ("input", "checkbox") => "checkbox",
+        ("input", "radio") => "radio",
+        ("input", "hidden" | "file" | "range" | "color") => return None,
+        ("input", _) | ("textarea", _) => "textbox",
+        ("select", _) => "combobox",
+        _ => return None,
+    };
+    Some(role.to_string())
+}
+
+/// The locators the listing tells for `element`, strongest first, in the
+/// order a recipe step tries them.
+pub fn listed_locators(element: &InteractiveElement) -> Vec<Locator> {
+    let mut facts = Map::new();
+    facts.insert("tag".into(), json!(element.tag));
+    let mut put = |key: &str, value: Option<&str>| {
+        if let Some(value) = value.filter(|v| !v.trim().is_empty()) {
+            facts.insert(key.into(), Value::String(value.to_string()));
+        }
+    };
+    put("label", element.attribute("label"));
+    put("placeholder", element.attribute("placeholder"));
+    put("name", element.attribute("name"));
+    put("text", Some(element.text.as_str()));
+    let accessible = element
+        .attribute("aria-label")
+        .or_else(|| element.attribute("label"))
+        .or_else(|| Some(element.text.as_str()).filter(|t| !t.is_empty()));
+    if let (Some(role), Some(name)) = (role_of(element), accessible) {
+        facts.insert("role".into(), Value::String(role));
+        facts.insert("accessibleName".into(), Value::String(name.to_string()));
+    }
+    Locator::from_facts(&Value::Object(facts))
+}
+
+/// `text` cut into pieces of at most `width` characters (a listing line
+/// has no spaces to break at in its attributes).
+fn pieces(text: &str, width: usize) -> Vec<String> {
+    let chars: Vec<char> = text.chars().collect();
+    if chars.is_empty() {
+        return vec![String::new()];
+    }
+    chars
+        .chunks(width.max(1))
+        .map(|c| c.iter().collect())
+        .collect()
+}
+
+/// Width of the names column.
+const NAME_WIDTH: usize = 16;
+
+/// The view's lines for `element`, cut to `width` columns so every row
+/// counts when scrolling.
+pub fn lines(state: &AppState, element: &InteractiveElement, width: u16) -> Vec<Line<'static>> {
+    let theme = &state.theme;
+    let width = usize::from(width).max(NAME_WIDTH + 8);
+    let text = theme.fg(theme.palette.text);
+    let heading = |title: &str| {
+        Line::from(Span::styled(
+            title.to_string(),
+            theme.fg(theme.palette.accent).add_modifier(Modifier::BOLD),
+        ))
+    };
+    let mut out = vec![heading("As the model reads it")];
+    for piece in pieces(&element_line(element), width) {
+        out.push(Line::from(Span::styled(piece, text)));
+    }
+    out.push(Line::default());
+    out.push(heading("Attributes"));
+    let row = |name: &str, value: &str, out: &mut Vec<Line<'static>>| {
+        for (n, piece) in pieces(value, width - NAME_WIDTH - 2)
+            .into_iter()
+            .enumerate()
+        {
+            let label = if n == 0 { name } else { "" };
+            out.push(Line::from(vec![
+                Span::styled(format!("  {label:<w$}", w = NAME_WIDTH), theme.key()),
+                Span::styled(piece, text),
+            ]));
+        }
+    };
+    row("tag", &element.tag, &mut out);
+    for (name, value) in &element.attributes {
+        row(
+            name,
+            if value.is_empty() { "(set)" } else { value },
+            &mut out,
+        );
+    }
+    if !element.text.is_empty() {
+        row("text", &element.text, &mut out);
+    }
+    let mut place = vec![format!("depth {}", element.depth)];
+    if let Some(parent) = element.parent {
+        place.push(format!("inside [{parent}]"));
+    }
+    if let Some(frame) = element.frame {
+        place.push(format!("in the frame [{frame}]"));
+    }
+    if element.in_shadow_root {
+        place.push("in a shadow root".into());
+    }
+    if element.is_new {
+        place.push("new since the last observation".into());
+    }
+    row("where", &place.join(" · "), &mut out);
+    out.push(Line::default());
+    out.push(heading("Locators the listing tells, strongest first"));
+    let locators = listed_locators(element);
+    if locators.is_empty() {
+        out.push(Line::from(Span::styled(
+            "  none: the listing names it by its index only",
+            theme.muted(),
+        )));
+    }
+    for locator in locators {
+        for piece in pieces(&format!("  {locator}"), width) {
+            out.push(Line::from(Span::styled(piece, text)));
+        }
+    }
+    for piece in pieces(
+        "  (a recorded step adds the id, test id and CSS path)",
+        width,
+    ) {
+        out.push(Line::from(Span::styled(piece, theme.muted())));
+    }
+    out
+}
+
+/// How far the view of `element` scrolls on a `size` terminal: the last
+/// page shows its last row.
+pub fn max_scroll(state: &AppState, element: &InteractiveElement, size: (u16, u16)) -> usize {
+    let (_, body, _) = layout(size);
+    lines(state, element, body.width)
+        .len()
+        .saturating_sub(usize::from(body.height))
+}
+
+/// The element the view shows, if it is open and the element is listed.
+pub fn shown(state: &AppState) -> Option<(&InteractiveElement, usize)> {
+    match &state.modal {
+        Some(Modal::Element { position, scroll }) => state
+            .page
+            .as_ref()
+            .and_then(|p| p.elements.get(*position))
+            .map(|e| (e, *scroll)),
+        _ => None,
+    }
+}
+
+/// Draws the view, when it is open.
+pub fn draw(frame: &mut Frame, state: &AppState) {
+    let Some((element, scroll)) = shown(state) else {
+        return;
+    };
+    let (area, body, foot) = layout((frame.area().width, frame.area().height));
+    let inner = open_modal(
+        frame,
+        area,
+        format!("Element [{}] in full", element.index),
+        &state.theme,
+    );
+    if inner.height == 0 {
+        return;
+    }
+    frame.render_widget(
+        Paragraph::new(lines(state, element, body.width))
+            .scroll((u16::try_from(scroll).unwrap_or(u16::MAX), 0)),
+        body,
+    );
+    frame.render_widget(
+        Paragraph::new(footer(state, KeyContext::ElementDetail)).wrap(Wrap { trim: false }),
+        foot,
+    );
+}
