@@ -178,6 +178,18 @@ fn the_command_prints_json_events_and_exits_0_on_success() {
 /// Runs `task` on `url` with `webagent run`, its first step scrolling and
 /// its second model call never answered, and kills it there (SIGKILL).
 async fn kill_at_second_model_call(task: &str, url: &str, sessions: &std::path::Path) {
+    signal_at_second_model_call(task, url, sessions, "-KILL").await;
+}
+
+/// Runs `task` on `url` with `webagent run`, its first step scrolling and
+/// its second model call never answered, sends it `signal` there (as
+/// `kill` spells it) and waits for it to end.
+async fn signal_at_second_model_call(
+    task: &str,
+    url: &str,
+    sessions: &std::path::Path,
+    signal: &str,
+) {
     let llm = LlmServer::start(vec![
         reply("scroll first", json!({"scroll": {"direction": "down"}})),
         Reply::Hang,
@@ -197,8 +209,15 @@ async fn kill_at_second_model_call(task: &str, url: &str, sessions: &std::path::
     tokio::time::timeout(Duration::from_secs(60), llm.wait_for_requests(2))
         .await
         .expect("the run reaches its second model call");
-    child.kill().await.expect("kills");
-    let _ = child.wait().await;
+    let pid = child.id().expect("running");
+    assert!(
+        crate::support::processes::signal(pid, signal),
+        "{signal} sent"
+    );
+    tokio::time::timeout(Duration::from_secs(30), child.wait())
+        .await
+        .expect("the run ends on the signal")
+        .expect("status");
 }
 
 #[test]
@@ -424,6 +443,73 @@ fn a_sitemap_edited_during_a_run_is_used_from_the_next_step() {
         .lines()
         .any(|l| l.contains("\"type\":\"sitemap_reloaded\"") && !l.contains("\"error\"")));
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_run_stopped_with_ctrl_c_resumes_where_it_stopped() {
+    let s = shared();
+    s.server
+        .html("/stopped", page("Stopped", "<button>Hi</button>"));
+    let sessions = scratch_dir("resume-stopped");
+    let (trace, output, prompt) = s.runtime.block_on(async {
+        // Ctrl-C while the model answers step 2: the run ends as stopped.
+        signal_at_second_model_call(
+            "Scroll, then report",
+            &s.server.url("/stopped"),
+            &sessions,
+            "-INT",
+        )
+        .await;
+        let trace = traces_in(&sessions).pop().expect("the stopped run's trace");
+        let resumed = LlmServer::start(vec![done("scrolled and reported", true)]).await;
+        let output = tokio::process::Command::from(webagent())
+            .arg("resume")
+            .arg(&trace)
+            .args(["--headless", "--json", "--model", "m"])
+            .args(["--base-url", &resumed.base_url()])
+            .arg("--sessions-dir")
+            .arg(&sessions)
+            .output()
+            .await
+            .expect("resume runs");
+        let requests = resumed.requests();
+        let prompt = requests
+            .first()
+            .map(|r| {
+                r.json()["messages"][1]["content"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string()
+            })
+            .unwrap_or_default();
+        (trace, output, prompt)
+    });
+    let stopped = std::fs::read_to_string(&trace).expect("the trace");
+    assert!(
+        stopped
+            .lines()
+            .last()
+            .is_some_and(|l| l.contains("\"reason\":\"stopped\"")),
+        "the first run ended as stopped:\n{stopped}"
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", said(&output));
+    // The same run goes on at the step it was stopped in, its first step
+    // in the history.
+    assert!(prompt.contains("Step 2 of"), "{prompt}");
+    assert!(prompt.contains("scroll first"), "{prompt}");
+    let events = json_lines(&output);
+    let resumed = events
+        .iter()
+        .find(|e| e["type"] == "resumed")
+        .expect("the run says what it resumes");
+    assert_eq!(resumed["from"], trace.display().to_string());
+    assert_eq!(resumed["step"], 2);
+    let last = events.last().expect("events");
+    assert_eq!(
+        (&last["type"], &last["success"]),
+        (&json!("done"), &json!(true))
+    );
+    let _ = std::fs::remove_dir_all(&sessions);
 }
 
 #[test]
