@@ -303,6 +303,19 @@ pub enum Event {
     /// What the task cache did for a run: a miss recorded the run, a hit
     /// replayed it, a heal repaired the replay, a refresh redid the task.
     Cache(CacheRecord),
+    /// The model has not answered yet: sent each second while a call
+    /// waits, so a person sees how long, and which attempt. It is progress,
+    /// not history: traces leave it out.
+    ModelWaiting {
+        /// The request waited on, from 1.
+        attempt: u32,
+        /// The most requests the call makes, as far as is known now.
+        max_attempts: u32,
+        /// Seconds since this request was sent.
+        seconds: u64,
+        /// The seconds it may take before it times out.
+        limit: u64,
+    },
     /// A healed recipe's repaired version was written (or not: the person
     /// declined it, or it could not be written).
     RecipeRewritten {
@@ -352,6 +365,7 @@ impl Event {
             Event::Healed(_) => "healed",
             Event::Cache(_) => "cache",
             Event::RecipeRewritten { .. } => "recipe_rewritten",
+            Event::ModelWaiting { .. } => "model_waiting",
         }
     }
 

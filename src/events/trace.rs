@@ -64,6 +64,11 @@ impl TraceWriter {
     /// in a single write, so a kill between events never leaves half a
     /// line behind.
     pub fn write(&mut self, event: &Event) -> Result<(), EventError> {
+        // A wait's ticks say nothing a replay or a resume needs; the step
+        // that follows has the model's time.
+        if matches!(event, Event::ModelWaiting { .. }) {
+            return Ok(());
+        }
         let stored;
         let event = match event {
             Event::Screenshot(shot) if shot.image.is_some() && shot.file.is_none() => {

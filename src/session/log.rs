@@ -250,6 +250,16 @@ pub fn log_line(event: &Event) -> Option<String> {
                     .unwrap_or_default()
             ),
         }),
+        Event::ModelWaiting {
+            attempt,
+            max_attempts,
+            seconds,
+            limit,
+        } => (*seconds > 0 && seconds % waiting_line_every(*limit) == 0).then(|| {
+            format!(
+                "  waiting for the model: {seconds} s of at most {limit} s, attempt {attempt} of {max_attempts}"
+            )
+        }),
         Event::Text { .. }
         | Event::ToolCall { .. }
         | Event::ToolResult { .. }
@@ -258,6 +268,13 @@ pub fn log_line(event: &Event) -> Option<String> {
         | Event::Listing(_)
         | Event::StepEnded { .. } => None,
     }
+}
+
+/// How many seconds apart the log says it still waits for the model: every
+/// 15 s, or six times within a shorter time limit, so a long wait is never
+/// silent and a short one is not a wall of lines.
+fn waiting_line_every(limit: u64) -> u64 {
+    (limit / 6).clamp(1, 15)
 }
 
 #[cfg(test)]

@@ -513,6 +513,55 @@ fn a_run_stopped_with_ctrl_c_resumes_where_it_stopped() {
 }
 
 #[test]
+fn a_model_that_never_answers_shows_the_wait_and_attempts_that_agree() {
+    let s = shared();
+    s.server
+        .html("/silent", page("Silent", "<button>Hi</button>"));
+    let sessions = scratch_dir("silent-model");
+    let config = sessions.join("webagent.yaml");
+    std::fs::write(
+        &config,
+        "llm:\n  max_retries: 3\n  timeouts:\n    request: 4\n",
+    )
+    .expect("a config");
+    let output = s.runtime.block_on(async {
+        // A server on this machine that takes the request and never
+        // answers: one retry after its timeout, not three.
+        let llm = LlmServer::start(vec![Reply::Hang, Reply::Hang, Reply::Hang]).await;
+        let mut command = webagent();
+        command
+            .args(["run", "Wait for the model", "--model", "m"])
+            .args(["--url", &s.server.url("/silent")])
+            .args(["--base-url", &llm.base_url()])
+            .arg("--config")
+            .arg(&config)
+            .arg("--sessions-dir")
+            .arg(&sessions);
+        crate::support::cli::output_of(command).await
+    });
+    let said = said(&output);
+    assert_eq!(output.status.code(), Some(1), "{said}");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    // While the model says nothing, the log says how long and which try.
+    assert!(
+        stdout.lines().any(|l| l.contains("waiting for the model: ")
+            && l.ends_with("of at most 4 s, attempt 1 of 4")),
+        "{said}"
+    );
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.contains("waiting for the model: ") && l.ends_with("attempt 2 of 2")),
+        "{said}"
+    );
+    // The retry and the end count the same attempts.
+    assert!(stdout.contains("); attempt 2 of 2 in "), "{said}");
+    assert!(stdout.contains("gave up after 2 attempts"), "{said}");
+    assert!(!stdout.contains("of 3"), "{said}");
+    let _ = std::fs::remove_dir_all(&sessions);
+}
+
+#[test]
 fn ctrl_c_stops_the_run_cleanly_with_done_in_the_trace() {
     let s = shared();
     s.server
