@@ -182,9 +182,9 @@ impl<E: Environment> Agent<E> {
         pictures: &[(Screenshot, String)],
     ) -> ChatRequest {
         // Read per step: a watcher may have swapped in an edited sitemap.
-        let sitemap = match self.sitemaps.read() {
-            Ok(set) => set.for_url(&page.url).cloned(),
-            Err(poisoned) => poisoned.into_inner().for_url(&page.url).cloned(),
+        let (sitemap, loaded) = {
+            let set = self.sitemaps.read().unwrap_or_else(|e| e.into_inner());
+            (set.for_url(&page.url).cloned(), !set.is_empty())
         };
         let at_hand = SecretsAtHand {
             any: !self.config.secrets.names().is_empty(),
@@ -199,6 +199,7 @@ impl<E: Environment> Agent<E> {
                     history: &state.history,
                     page,
                     sitemap: sitemap.as_deref(),
+                    sitemaps_elsewhere: sitemap.is_none() && loaded,
                 },
                 &ConversationPrompt {
                     earlier: &state.earlier,

@@ -562,6 +562,68 @@ fn a_model_that_never_answers_shows_the_wait_and_attempts_that_agree() {
 }
 
 #[test]
+fn a_sitemap_without_origin_reaches_the_model_only_on_its_own_pages() {
+    let s = shared();
+    s.server
+        .html("/unmapped-page", page("Elsewhere", "<button>Hi</button>"));
+    s.server
+        .html("/first-hour-mapped", page("Mapped", "<button>Hi</button>"));
+    let sessions = scratch_dir("sitemap-applies");
+    let sitemap = sessions.join("app.yaml");
+    std::fs::write(
+        &sitemap,
+        "title: The app\nchildren:\n  first-hour-mapped:\n    title: The mapped page\n",
+    )
+    .expect("a sitemap");
+    let (output, prompts) = s.runtime.block_on(async {
+        let llm = LlmServer::start(vec![
+            reply(
+                "go to the mapped page",
+                json!({"navigate": {"url": "/first-hour-mapped"}}),
+            ),
+            done("seen both", true),
+        ])
+        .await;
+        let mut command = webagent();
+        command
+            .args(["run", "Look at both pages", "--model", "m"])
+            .args(["--url", &s.server.url("/unmapped-page")])
+            .args(["--base-url", &llm.base_url()])
+            .arg("--sitemap")
+            .arg(&sitemap)
+            .arg("--sessions-dir")
+            .arg(&sessions);
+        let output = crate::support::cli::output_of(command).await;
+        let prompts: Vec<String> = llm
+            .requests()
+            .iter()
+            .map(|r| {
+                r.json()["messages"][1]["content"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string()
+            })
+            .collect();
+        (output, prompts)
+    });
+    assert_eq!(output.status.code(), Some(0), "{}", said(&output));
+    assert_eq!(prompts.len(), 2, "{}", said(&output));
+    // Off its pages, no sitemap (neither this one nor the working
+    // directory's demo sitemap), and the model is told none covers it.
+    assert!(!prompts[0].contains("<sitemap>"), "{}", prompts[0]);
+    assert!(
+        prompts[0].contains("No site map covers this page"),
+        "{}",
+        prompts[0]
+    );
+    // On its page, the sitemap and where the page is in it.
+    assert!(prompts[1].contains("<sitemap>"), "{}", prompts[1]);
+    assert!(prompts[1].contains("The mapped page"), "{}", prompts[1]);
+    assert!(!prompts[1].contains("No site map covers"), "{}", prompts[1]);
+    let _ = std::fs::remove_dir_all(&sessions);
+}
+
+#[test]
 fn ctrl_c_stops_the_run_cleanly_with_done_in_the_trace() {
     let s = shared();
     s.server
