@@ -285,15 +285,16 @@ async fn call_model(
                 max_attempts,
                 streaming,
             } => {
+                // Said from the first second on: a prompt answer is not
+                // worth a line.
                 let limit = if streaming { limits.0 } else { limits.1 };
-                let mut waiting = waiting.lock().unwrap_or_else(|e| e.into_inner());
-                *waiting = Waiting {
+                *waiting.lock().unwrap_or_else(|e| e.into_inner()) = Waiting {
                     attempt,
                     max_attempts,
                     seconds: 0,
                     limit,
                 };
-                waiting.event()
+                return;
             }
             LlmEvent::ContentDelta { text } => Event::Text { content: text },
             LlmEvent::ToolCallDelta {

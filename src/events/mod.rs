@@ -305,7 +305,7 @@ pub enum Event {
     Cache(CacheRecord),
     /// The model has not answered yet: sent each second while a call
     /// waits, so a person sees how long, and which attempt. It is progress,
-    /// not history: traces leave it out.
+    /// not history: traces keep only some (see [`Event::is_kept`]).
     ModelWaiting {
         /// The request waited on, from 1.
         attempt: u32,
@@ -335,6 +335,20 @@ impl Event {
     /// The event as one line of JSON (no trailing newline).
     pub fn to_json_line(&self) -> Result<String, EventError> {
         Ok(serde_json::to_string(self)?)
+    }
+
+    /// Whether the event is kept in a trace and printed by `--json` and
+    /// the step log: every one but most seconds of a wait for the model,
+    /// which only a live view (the workbench) shows each of. A wait is
+    /// kept every 15 s, or six times within a shorter time limit, so a
+    /// long one is never silent and a short one is not a wall of lines.
+    pub fn is_kept(&self) -> bool {
+        match self {
+            Event::ModelWaiting { seconds, limit, .. } => {
+                *seconds > 0 && seconds % (limit / 6).clamp(1, 15) == 0
+            }
+            _ => true,
+        }
     }
 
     /// The `type` word of this event (`step`, `done`, …).

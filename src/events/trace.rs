@@ -64,9 +64,8 @@ impl TraceWriter {
     /// in a single write, so a kill between events never leaves half a
     /// line behind.
     pub fn write(&mut self, event: &Event) -> Result<(), EventError> {
-        // A wait's ticks say nothing a replay or a resume needs; the step
-        // that follows has the model's time.
-        if matches!(event, Event::ModelWaiting { .. }) {
+        // Most seconds of a wait say nothing a reader of the trace needs.
+        if !event.is_kept() {
             return Ok(());
         }
         let stored;

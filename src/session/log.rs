@@ -31,6 +31,9 @@ pub async fn print_events(
                 trace_failed = true;
             }
         }
+        if !event.is_kept() {
+            continue;
+        }
         let mut stdout = std::io::stdout().lock();
         let written = if json {
             writeln!(stdout, "{}", json_line(&event, &trace)?)
@@ -255,7 +258,7 @@ pub fn log_line(event: &Event) -> Option<String> {
             max_attempts,
             seconds,
             limit,
-        } => (*seconds > 0 && seconds % waiting_line_every(*limit) == 0).then(|| {
+        } => event.is_kept().then(|| {
             format!(
                 "  waiting for the model: {seconds} s of at most {limit} s, attempt {attempt} of {max_attempts}"
             )
@@ -268,13 +271,6 @@ pub fn log_line(event: &Event) -> Option<String> {
         | Event::Listing(_)
         | Event::StepEnded { .. } => None,
     }
-}
-
-/// How many seconds apart the log says it still waits for the model: every
-/// 15 s, or six times within a shorter time limit, so a long wait is never
-/// silent and a short one is not a wall of lines.
-fn waiting_line_every(limit: u64) -> u64 {
-    (limit / 6).clamp(1, 15)
 }
 
 #[cfg(test)]
