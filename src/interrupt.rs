@@ -37,23 +37,24 @@ impl Interrupt {
     }
 
     /// Waits for the first of the signals.
-    pub async fn wait(self) {
+    pub async fn wait(mut self) {
+        self.next().await;
+    }
+
+    /// Waits for the next of the signals, listening on afterwards: a
+    /// command that stops gracefully on the first can quit at once on the
+    /// second.
+    pub async fn next(&mut self) {
         #[cfg(unix)]
         {
-            let Interrupt {
-                mut interrupt,
-                mut terminate,
-                mut hangup,
-            } = self;
             tokio::select! {
-                _ = interrupt.recv() => tracing::info!("stopping: interrupted (SIGINT)"),
-                _ = terminate.recv() => tracing::info!("stopping: asked to terminate (SIGTERM)"),
-                _ = hangup.recv() => tracing::info!("stopping: the terminal went away (SIGHUP)"),
+                _ = self.interrupt.recv() => tracing::info!("stopping: interrupted (SIGINT)"),
+                _ = self.terminate.recv() => tracing::info!("stopping: asked to terminate (SIGTERM)"),
+                _ = self.hangup.recv() => tracing::info!("stopping: the terminal went away (SIGHUP)"),
             }
         }
         #[cfg(not(unix))]
         {
-            let Interrupt {} = self;
             // Windows registers the handler on first poll; good enough there.
             let _ = tokio::signal::ctrl_c().await;
         }

@@ -3,7 +3,8 @@
 //! secret masked, the call with its progress turned into events, and the
 //! answer or why the run ends.
 
-use std::time::Instant;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use crate::dom::PageState;
 use crate::environment::Environment;
@@ -181,9 +182,9 @@ impl<E: Environment> Agent<E> {
         pictures: &[(Screenshot, String)],
     ) -> ChatRequest {
         // Read per step: a watcher may have swapped in an edited sitemap.
-        let sitemap = match self.sitemaps.read() {
-            Ok(set) => set.for_url(&page.url).cloned(),
-            Err(poisoned) => poisoned.into_inner().for_url(&page.url).cloned(),
+        let (sitemap, loaded) = {
+            let set = self.sitemaps.read().unwrap_or_else(|e| e.into_inner());
+            (set.for_url(&page.url).cloned(), !set.is_empty())
         };
         let at_hand = SecretsAtHand {
             any: !self.config.secrets.names().is_empty(),
@@ -198,6 +199,7 @@ impl<E: Environment> Agent<E> {
                     history: &state.history,
                     page,
                     sitemap: sitemap.as_deref(),
+                    sitemaps_elsewhere: sitemap.is_none() && loaded,
                 },
                 &ConversationPrompt {
                     earlier: &state.earlier,
@@ -266,10 +268,34 @@ async fn call_model(
     events: &EventSink,
     stop: &StopSignal,
 ) -> Result<ChatResponse, LlmError> {
+    let waiting = Arc::new(Mutex::new(Waiting::default()));
+    let ticks = (events.clone(), Arc::clone(&waiting));
     let events = events.clone();
+    let config = llm.config();
+    // The limit a request's first word is held to (see the client).
+    let limits = (
+        config.request_timeout.min(config.total_timeout).as_secs(),
+        config.total_timeout.as_secs(),
+    );
     let mut preview = preview::ReflectionPreview::default();
     let mut on_event = move |event: LlmEvent| {
         let event = match event {
+            LlmEvent::Attempt {
+                attempt,
+                max_attempts,
+                streaming,
+            } => {
+                // Said from the first second on: a prompt answer is not
+                // worth a line.
+                let limit = if streaming { limits.0 } else { limits.1 };
+                *waiting.lock().unwrap_or_else(|e| e.into_inner()) = Waiting {
+                    attempt,
+                    max_attempts,
+                    seconds: 0,
+                    limit,
+                };
+                return;
+            }
             LlmEvent::ContentDelta { text } => Event::Text { content: text },
             LlmEvent::ToolCallDelta {
                 index: 0,
@@ -288,12 +314,14 @@ async fn call_model(
                 // The retried answer streams from the start again.
                 preview.reset();
                 Event::Error {
-                        error: format!(
-                            "the model call failed ({reason}); retry {retry} of {max_retries} in {:.1}s",
-                            wait.as_secs_f64()
-                        ),
-                        fatal: false,
-                    }
+                    error: format!(
+                        "the model call failed ({reason}); attempt {} of {} in {:.1} s",
+                        retry + 1,
+                        max_retries + 1,
+                        wait.as_secs_f64()
+                    ),
+                    fatal: false,
+                }
             }
             LlmEvent::FallbackToNonStreaming { reason } => {
                 preview.reset();
@@ -306,7 +334,49 @@ async fn call_model(
         };
         events.send(event);
     };
-    llm.complete_observed(request, &mut on_event, stop).await
+    let call = llm.complete_observed(request, &mut on_event, stop);
+    tokio::pin!(call);
+    // Each second without an answer says so, with the attempt: a model
+    // that never answers is a visible wait, not silence.
+    let (events, waiting) = ticks;
+    let mut second = tokio::time::interval_at(
+        tokio::time::Instant::now() + Duration::from_secs(1),
+        Duration::from_secs(1),
+    );
+    second.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            result = &mut call => return result,
+            _ = second.tick() => {
+                let tick = {
+                    let mut waiting = waiting.lock().unwrap_or_else(|e| e.into_inner());
+                    waiting.seconds += 1;
+                    waiting.event()
+                };
+                events.send(tick);
+            }
+        }
+    }
+}
+
+/// The request a call waits on, and for how long so far.
+#[derive(Debug, Default)]
+struct Waiting {
+    attempt: u32,
+    max_attempts: u32,
+    seconds: u64,
+    limit: u64,
+}
+
+impl Waiting {
+    fn event(&self) -> Event {
+        Event::ModelWaiting {
+            attempt: self.attempt,
+            max_attempts: self.max_attempts,
+            seconds: self.seconds,
+            limit: self.limit,
+        }
+    }
 }
 
 /// The request's messages as a person reads them: each headed by its

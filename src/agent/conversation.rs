@@ -155,6 +155,10 @@ pub struct Conversation {
     earlier: Vec<EarlierTask>,
     memory: String,
     open: Option<OpenRun>,
+    /// The last run, when the person stopped it: it ended (a follow-up
+    /// reads it as an earlier task), yet it can be resumed where it was
+    /// stopped, as a run cut off by a crash can.
+    stopped: Option<OpenRun>,
     last_url: String,
     approval: Option<String>,
     settings: RunSettings,
@@ -215,6 +219,7 @@ impl Conversation {
                         steps: open.ended,
                     });
                 }
+                self.stopped = None;
                 if !url.is_empty() {
                     self.last_url = url.clone();
                 }
@@ -340,14 +345,20 @@ impl Conversation {
                 steps,
                 ..
             } => {
-                if let Some(open) = self.open.take() {
+                if let Some(mut open) = self.open.take() {
                     self.earlier.push(EarlierTask {
-                        task: open.task,
+                        task: open.task.clone(),
                         success: *success,
                         reason: *reason,
                         text: text.clone(),
                         steps: *steps,
                     });
+                    if *reason == EndReason::Stopped {
+                        // The step the stop cut short ended with no
+                        // action; resumed, it is asked again.
+                        open.ended = open.ended.min(*steps);
+                        self.stopped = Some(open);
+                    }
                 }
             }
             _ => {}
@@ -366,9 +377,19 @@ impl Conversation {
 
     /// Where the open run picks up, when one is open: at the first step
     /// that did not finish, with every action that ran in its history.
-    /// `from` names the trace it is read from.
+    /// A run the person stopped picks up the same way, as the last thing
+    /// of its conversation. `from` names the trace it is read from.
     pub fn resume_point(&self, from: &str) -> Option<ResumePoint> {
-        let open = self.open.as_ref()?;
+        let (open, earlier) = match (&self.open, &self.stopped) {
+            (Some(open), _) => (open, self.earlier.as_slice()),
+            // The stopped run is the last earlier task; resumed, it is
+            // the run itself again.
+            (None, Some(stopped)) => (
+                stopped,
+                &self.earlier[..self.earlier.len().saturating_sub(1)],
+            ),
+            (None, None) => return None,
+        };
         let next_step = open.ended + 1;
         let mut history = open.history.clone();
         let mut note = format!("resumed from {from} at step {next_step}");
@@ -400,10 +421,13 @@ impl Conversation {
         if let Some(reason) = &open.handed_over {
             note.push_str(&format!("; it was handed over to a person: {reason}"));
         }
+        if self.open.is_none() {
+            note.push_str("; it had been stopped");
+        }
         Some(ResumePoint {
             task: open.task.clone(),
             prior: Prior {
-                earlier: self.earlier.clone(),
+                earlier: earlier.to_vec(),
                 memory: String::new(),
                 history,
                 messages: open.messages.clone(),

@@ -65,8 +65,12 @@ pub struct StepPrompt<'a> {
     pub history: &'a [HistoryEntry],
     /// The page now.
     pub page: &'a PageState,
-    /// The sitemap matching the page's origin, if any.
+    /// The sitemap that applies to the page, if any.
     pub sitemap: Option<&'a Sitemap>,
+    /// Whether sitemaps are loaded though none applies to the page: the
+    /// model is told so, rather than left to wonder or to reuse another
+    /// site's paths.
+    pub sitemaps_elsewhere: bool,
 }
 
 /// What a step's prompt carries of the conversation around its run: the
@@ -224,6 +228,11 @@ pub fn user_prompt_in(p: &StepPrompt<'_>, conversation: &ConversationPrompt<'_>)
     out.push_str("\n</step>\n\n");
     if let Some(sitemap) = p.sitemap {
         render_site_position(&mut out, sitemap, &p.page.url);
+    } else if p.sitemaps_elsewhere {
+        out.push_str(
+            "<site_position>\nNo site map covers this page: the ones given describe other \
+             sites or pages.\n</site_position>\n\n",
+        );
     }
     render_page(&mut out, p.page);
     out
@@ -591,6 +600,7 @@ mod tests {
                 history: &history,
                 page: &page,
                 sitemap: None,
+                sitemaps_elsewhere: false,
             },
             &ConversationPrompt {
                 earlier: &earlier,
@@ -631,6 +641,7 @@ mod tests {
             history: &[],
             page: &page,
             sitemap: None,
+            sitemaps_elsewhere: false,
         };
         assert_eq!(
             user_prompt(&plain),
@@ -681,6 +692,7 @@ mod tests {
             history: &history,
             page: &page,
             sitemap: Some(&sitemap),
+            sitemaps_elsewhere: false,
         });
         assert!(prompt.contains("<task>\nShip order 42\n</task>"));
         assert!(prompt.contains("Step 3 of 40."));
@@ -722,6 +734,7 @@ mod tests {
                 history: &[],
                 page: &page,
                 sitemap: None,
+                sitemaps_elsewhere: false,
             })
         };
         assert!(!at(6).contains("more step"));
@@ -744,6 +757,7 @@ mod tests {
             history: &[],
             page: &hostile,
             sitemap: None,
+            sitemaps_elsewhere: false,
         });
         assert_eq!(prompt.matches("</untrusted_page_content>").count(), 1);
         let close = prompt.find("</untrusted_page_content>").unwrap();
@@ -772,6 +786,7 @@ mod tests {
             history: &history,
             page: &hostile,
             sitemap: None,
+            sitemaps_elsewhere: false,
         });
         let extraction = extraction_prompt(
             "the price",
@@ -802,6 +817,7 @@ mod tests {
             history: &history,
             page: &page,
             sitemap: None,
+            sitemaps_elsewhere: false,
         });
         assert!(
             prompt.contains("[clipped 6000 of 10000 characters]"),
@@ -838,6 +854,7 @@ mod tests {
                 history: &history,
                 page: &pages[step % 2],
                 sitemap: Some(&sitemap),
+                sitemaps_elsewhere: false,
             });
             if let Some(previous) = &previous {
                 // The stable part: everything before the step counter.
@@ -890,6 +907,7 @@ mod tests {
             history: &[],
             page: &other,
             sitemap: Some(&sitemap),
+            sitemaps_elsewhere: false,
         });
         assert!(prompt.contains("not in the site map"));
     }

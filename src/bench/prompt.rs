@@ -76,6 +76,7 @@ pub fn measure(name: &str, page: &PageState, sitemap: Option<&Sitemap>) -> Promp
             history: &history,
             page,
             sitemap,
+            sitemaps_elsewhere: false,
         });
         let history_chars = section_chars(&user, "<history>", "</history>");
         let stable_end = user.find("<step>").unwrap_or(user.len());

@@ -103,6 +103,7 @@ pub async fn measure(
             output: scratch.join(format!("results-{count}")),
             cache: None,
             launch: launch.clone(),
+            stop: crate::llm::StopSignal::never(),
         };
         let (events, _ignored) = mpsc::unbounded_channel();
         let sampler = PeakMemory::start();

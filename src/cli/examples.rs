@@ -64,7 +64,7 @@ Examples:
 pub const TEST: &str = "\
 Examples:
   webagent test recipes/acme.suite.yaml --demo
-  webagent test suites/ --base-url http://127.0.0.1:8080/ --workers 2 --junit junit.xml --report report
+  webagent test suites/ --app-url http://127.0.0.1:8080/ --workers 2 --junit junit.xml --report report
   webagent test suites/smoke.yaml --shard 1/3 --json";
 
 #[cfg(test)]

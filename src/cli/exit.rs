@@ -14,6 +14,11 @@ pub const EXIT_USAGE: u8 = 2;
 /// resumes with `webagent resume TRACE` once they can act.
 pub const EXIT_HAND_OVER: u8 = 6;
 
+/// Exit code of a suite the person stopped (Ctrl-C, SIGTERM): what
+/// finished is reported, the rest is marked not run. 130 is what shells
+/// give a command ended by Ctrl-C, so scripts read it as that.
+pub const EXIT_INTERRUPTED: u8 = 130;
+
 /// The exit code of an agent run that ended for `reason`: 0 done with
 /// `success`, 6 handed over to a person, 1 otherwise.
 pub fn run_exit(reason: EndReason, success: bool) -> ExitCode {

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use tokio::sync::mpsc;
 
-use super::exit::{EXIT_HAND_OVER, EXIT_USAGE};
+use super::exit::{EXIT_HAND_OVER, EXIT_INTERRUPTED, EXIT_USAGE};
 use super::flags::{parse_mode, RunFlags, SessionFlags};
 use crate::config::BrowserOpts;
 use crate::environment::ApprovalMode;
@@ -30,14 +30,18 @@ pub struct TestArgs {
     /// Suite files (YAML) to run.
     #[arg(required = true, value_name = "SUITE")]
     pub suites: Vec<PathBuf>,
-    /// The app's address that case paths (`url: /login`) are taken
-    /// against (default: the suite's `base_url`).
+    /// The address of the app under test that case paths (`url: /login`)
+    /// are taken against (default: the suite's `base_url`).
     #[arg(long, value_name = "URL")]
+    pub app_url: Option<String>,
+    /// The old spelling of --app-url, still read with a warning: every
+    /// other command's --base-url is the model server's.
+    #[arg(long, value_name = "URL", hide = true, conflicts_with = "app_url")]
     pub base_url: Option<String>,
     /// Serve the built-in Acme demo on 127.0.0.1 and take case paths
     /// against it (for the demo's own suite). Approves the demo's actions
     /// as --yes does: it is a local fake and commits nothing real.
-    #[arg(long, conflicts_with = "base_url")]
+    #[arg(long, conflicts_with_all = ["app_url", "base_url"])]
     pub demo: bool,
     /// Cases run at once, each in a browser context of its own (default:
     /// half the CPU cores, at least 1).
@@ -100,7 +104,7 @@ pub struct TestArgs {
     #[arg(long)]
     pub model: Option<String>,
     /// The model server's API root (default: OPENAI_BASE_URL, then
-    /// config `llm.base_url`); `--base-url` is the app's address here.
+    /// config `llm.base_url`); --app-url is the app's address.
     #[arg(long, value_name = "URL")]
     pub llm_base_url: Option<String>,
     /// Send the model a screenshot with each step (always, auto, never).
@@ -131,6 +135,13 @@ pub fn run_command(args: TestArgs) -> anyhow::Result<ExitCode> {
     if args.workers == Some(0) {
         return usage("--workers must be at least 1".into());
     }
+    if args.base_url.is_some() {
+        eprintln!(
+            "warning: `webagent test --base-url` is now --app-url (the app under test); \
+             --llm-base-url names the model server"
+        );
+    }
+    let app_url = args.app_url.clone().or(args.base_url.clone());
     // Everything the files say is checked before any browser starts.
     let suites = match load_all(&args.suites) {
         Ok(suites) => suites,
@@ -177,7 +188,7 @@ pub fn run_command(args: TestArgs) -> anyhow::Result<ExitCode> {
         } else {
             None
         };
-        let base_url = demo.as_ref().map(|d| d.url("/")).or(args.base_url.clone());
+        let base_url = demo.as_ref().map(|d| d.url("/")).or(app_url);
         if let Err(message) = check_urls(&plans, &picked, base_url.as_deref()) {
             return usage(message);
         }
@@ -185,6 +196,24 @@ pub fn run_command(args: TestArgs) -> anyhow::Result<ExitCode> {
         let workers = args.workers.unwrap_or_else(default_workers);
         let output = args.output.clone().unwrap_or_else(|| {
             PathBuf::from(".webagent/test-results").join(crate::clock::utc_stamp(SystemTime::now()))
+        });
+        // Ctrl-C (or SIGTERM) stops the run gracefully: the cases in
+        // flight stop, and what finished is summed up and written with
+        // the rest marked not run. A second one quits at once.
+        let mut interrupt = match crate::interrupt::Interrupt::listen() {
+            Ok(interrupt) => interrupt,
+            Err(error) => return usage(format!("listening for Ctrl-C and SIGTERM: {error}")),
+        };
+        let (stop_handle, stop) = crate::llm::stop_pair();
+        let ctrl_c = tokio::spawn(async move {
+            interrupt.next().await;
+            stop_handle.stop();
+            eprintln!(
+                "\nstopping: the cases in flight stop and the reports are written; \
+                 press Ctrl-C again to quit at once"
+            );
+            interrupt.next().await;
+            std::process::exit(EXIT_INTERRUPTED.into());
         });
         let options = RunOptions {
             base_url,
@@ -199,9 +228,14 @@ pub fn run_command(args: TestArgs) -> anyhow::Result<ExitCode> {
                 .clone()
                 .or_else(|| loaded.config.agent.cache.clone()),
             launch,
+            stop: stop.clone(),
         };
         let code = run_suites(&args, Arc::new(plans), picked, options).await;
+        ctrl_c.abort();
         drop(demo);
+        if stop.is_stopped() {
+            return Ok(ExitCode::from(EXIT_INTERRUPTED));
+        }
         code
     })
 }
@@ -471,15 +505,20 @@ fn progress_text(done: &[CaseStatus], total: usize, started: Instant) -> String 
             ))
         )
     };
+    let not_run = count(&[CaseStatus::NotRun]);
     format!(
-        "{}/{total} done · {} passed · {} failed · {} flaky{} · {}{left}",
-        done.len(),
+        "{}/{total} done · {} passed · {} failed · {} flaky{}{} · {}{left}",
+        done.len() - not_run,
         count(&[CaseStatus::Passed]),
         count(&[CaseStatus::Failed, CaseStatus::TimedOut]),
         count(&[CaseStatus::Flaky]),
         match count(&[CaseStatus::NeedsPerson]) {
             0 => String::new(),
             n => format!(" · {n} need a person"),
+        },
+        match not_run {
+            0 => String::new(),
+            n => format!(" · {n} not run (stopped)"),
         },
         clock(elapsed)
     )
@@ -503,6 +542,7 @@ fn case_line(report: &CaseReport, n: usize, total: usize) -> String {
         CaseStatus::Failed => "FAIL   ",
         CaseStatus::TimedOut => "TIMEOUT",
         CaseStatus::NeedsPerson => "PERSON ",
+        CaseStatus::NotRun => "NOT RUN",
     };
     let width = total.to_string().len();
     let mut line = format!(
@@ -525,12 +565,14 @@ fn case_line(report: &CaseReport, n: usize, total: usize) -> String {
         line.push_str(&format!(", {} attempts", report.attempts.len()));
     }
     line.push(')');
-    if let Some(failure) = report.failure() {
-        line.push_str(&format!(
-            "\n          {}: {}",
-            failure.check, failure.message
-        ));
-        if let Some(trace) = report.attempts.last().and_then(|a| a.trace.as_ref()) {
+    if let Some(last) = report.attempts.last().filter(|a| a.failure.is_some()) {
+        for failure in last.failures() {
+            line.push_str(&format!(
+                "\n          {}: {}",
+                failure.check, failure.message
+            ));
+        }
+        if let Some(trace) = &last.trace {
             line.push_str(&format!("\n          trace: {}", trace.display()));
         }
     }

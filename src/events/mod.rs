@@ -307,6 +307,19 @@ pub enum Event {
     /// What the task cache did for a run: a miss recorded the run, a hit
     /// replayed it, a heal repaired the replay, a refresh redid the task.
     Cache(CacheRecord),
+    /// The model has not answered yet: sent each second while a call
+    /// waits, so a person sees how long, and which attempt. It is progress,
+    /// not history: traces keep only some (see [`Event::is_kept`]).
+    ModelWaiting {
+        /// The request waited on, from 1.
+        attempt: u32,
+        /// The most requests the call makes, as far as is known now.
+        max_attempts: u32,
+        /// Seconds since this request was sent.
+        seconds: u64,
+        /// The seconds it may take before it times out.
+        limit: u64,
+    },
     /// A healed recipe's repaired version was written (or not: the person
     /// declined it, or it could not be written).
     RecipeRewritten {
@@ -326,6 +339,20 @@ impl Event {
     /// The event as one line of JSON (no trailing newline).
     pub fn to_json_line(&self) -> Result<String, EventError> {
         Ok(serde_json::to_string(self)?)
+    }
+
+    /// Whether the event is kept in a trace and printed by `--json` and
+    /// the step log: every one but most seconds of a wait for the model,
+    /// which only a live view (the workbench) shows each of. A wait is
+    /// kept every 15 s, or six times within a shorter time limit, so a
+    /// long one is never silent and a short one is not a wall of lines.
+    pub fn is_kept(&self) -> bool {
+        match self {
+            Event::ModelWaiting { seconds, limit, .. } => {
+                *seconds > 0 && seconds % (limit / 6).clamp(1, 15) == 0
+            }
+            _ => true,
+        }
     }
 
     /// The `type` word of this event (`step`, `done`, …).
@@ -356,6 +383,7 @@ impl Event {
             Event::Healed(_) => "healed",
             Event::Cache(_) => "cache",
             Event::RecipeRewritten { .. } => "recipe_rewritten",
+            Event::ModelWaiting { .. } => "model_waiting",
         }
     }
 

@@ -64,6 +64,10 @@ impl TraceWriter {
     /// in a single write, so a kill between events never leaves half a
     /// line behind.
     pub fn write(&mut self, event: &Event) -> Result<(), EventError> {
+        // Most seconds of a wait say nothing a reader of the trace needs.
+        if !event.is_kept() {
+            return Ok(());
+        }
         let stored;
         let event = match event {
             Event::Screenshot(shot) if shot.image.is_some() && shot.file.is_none() => {

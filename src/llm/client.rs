@@ -176,12 +176,15 @@ impl LlmClient {
         let mut fallback: Option<String> = None;
         let mut attempts = 0u32;
         let mut retries = 0u32;
-        let mut timeouts_retried = 0u32;
+        // The retries this call may make: the policy's, fewer once a
+        // server on this machine has timed out (see `retry_budget`).
+        let mut budget = policy.max_retries;
         let prompt_chars = request.prompt_chars();
         loop {
             attempts += 1;
             on_event(LlmEvent::Attempt {
                 attempt: attempts,
+                max_attempts: budget + 1,
                 streaming,
             });
             let outcome = self
@@ -246,20 +249,15 @@ impl LlmClient {
                 }
                 Err(error)
                     if error.is_retryable()
-                        && retries < policy.max_retries
-                        && !(self.loopback
-                            && matches!(error, LlmError::Timeout { .. })
-                            && timeouts_retried >= 1) =>
+                        && retries < self.retry_budget(&error, budget, retries) =>
                 {
-                    if matches!(error, LlmError::Timeout { .. }) {
-                        timeouts_retried += 1;
-                    }
+                    budget = self.retry_budget(&error, budget, retries);
                     retries += 1;
                     let wait = policy.delay(retries, error.retry_after());
                     tracing::info!(%error, ?wait, attempt = attempts, "llm request failed, retrying");
                     on_event(LlmEvent::Retrying {
                         retry: retries,
-                        max_retries: policy.max_retries,
+                        max_retries: budget,
                         wait,
                         reason: error.retry_reason(),
                     });
@@ -273,6 +271,20 @@ impl LlmClient {
                 }
                 Err(error) => return Err(error),
             }
+        }
+    }
+
+    /// The retries a call may make in all after `error`, when `budget`
+    /// were allowed and `retries` made. A server on this machine that
+    /// timed out is working on one request at a time and gets one more
+    /// try at most, whatever failed next: a retry it cannot take only
+    /// doubles the wait. The attempts a call announces ("attempt 2 of 2")
+    /// count with this budget, so they agree with where it gives up.
+    fn retry_budget(&self, error: &LlmError, budget: u32, retries: u32) -> u32 {
+        if self.loopback && matches!(error, LlmError::Timeout { .. }) {
+            budget.min(retries + 1)
+        } else {
+            budget
         }
     }
 

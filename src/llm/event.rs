@@ -14,6 +14,10 @@ pub enum LlmEvent {
     Attempt {
         /// 1 for the first request of the call.
         attempt: u32,
+        /// The most requests the call makes, as far as is known now (the
+        /// policy's retries plus one; fewer once a server on this machine
+        /// timed out).
+        max_attempts: u32,
         /// Whether it asks for a stream.
         streaming: bool,
     },
@@ -39,9 +43,13 @@ pub enum LlmEvent {
     /// The last request failed and another follows after `wait`. Text
     /// streamed so far belongs to the failed request and should be cleared.
     Retrying {
-        /// Which retry this is (1 for the first).
+        /// Which retry this is (1 for the first): the request that
+        /// follows is attempt `retry + 1`.
         retry: u32,
-        /// How many retries the policy allows.
+        /// How many retries the call makes at most, as far as is known now:
+        /// the policy's, or fewer once a server on this machine timed
+        /// out. A call that fails them all gives up after `max_retries +
+        /// 1` attempts.
         max_retries: u32,
         /// The wait before it.
         wait: Duration,

@@ -31,6 +31,9 @@ pub async fn print_events(
                 trace_failed = true;
             }
         }
+        if !event.is_kept() {
+            continue;
+        }
         let mut stdout = std::io::stdout().lock();
         let written = if json {
             writeln!(stdout, "{}", json_line(&event, &trace)?)
@@ -257,6 +260,16 @@ pub fn log_line(event: &Event) -> Option<String> {
                     .map(|n| format!(": {n}"))
                     .unwrap_or_default()
             ),
+        }),
+        Event::ModelWaiting {
+            attempt,
+            max_attempts,
+            seconds,
+            limit,
+        } => event.is_kept().then(|| {
+            format!(
+                "  waiting for the model: {seconds} s of at most {limit} s, attempt {attempt} of {max_attempts}"
+            )
         }),
         Event::Text { .. }
         | Event::ToolCall { .. }

@@ -77,9 +77,17 @@ impl SitemapSet {
         self.sitemaps.iter().find(|s| s.source() == Some(file))
     }
 
-    /// The sitemap for a page: the one whose `origin` matches the URL's
-    /// origin, else the first without an `origin` (the fallback). A bare
-    /// path has no origin and gets the fallback.
+    /// The sitemap that applies to a page, if one does: the one whose
+    /// `origin` matches the URL's origin (on every page of that origin,
+    /// so the model can be told a page is not in it), else the first
+    /// without an `origin` that has the page, its path resolving to one
+    /// of its pages (dynamic segments included).
+    ///
+    /// A sitemap without `origin` names no site, so its own pages are
+    /// all that tie it to one: it describes the app whose paths it lists,
+    /// and is not handed to the model on another site (a demo's sitemap
+    /// on a documentation site) where its paths mean nothing. A bare path
+    /// has no origin and takes the same rule.
     pub fn for_url(&self, url: &str) -> Option<&Arc<Sitemap>> {
         let origin = origin_of(url);
         origin
@@ -88,7 +96,11 @@ impl SitemapSet {
                     .iter()
                     .find(|s| s.origin() == Some(o.as_str()))
             })
-            .or_else(|| self.sitemaps.iter().find(|s| s.origin().is_none()))
+            .or_else(|| {
+                self.sitemaps
+                    .iter()
+                    .find(|s| s.origin().is_none() && s.resolve(url).is_some())
+            })
     }
 
     /// All sitemaps, ordered by source file.
@@ -141,7 +153,28 @@ mod tests {
             Some("docs.yaml")
         );
         assert_eq!(title("http://127.0.0.1:9090/").as_deref(), Some("any.yaml"));
-        assert_eq!(title("/orders").as_deref(), Some("any.yaml"));
+        assert_eq!(title("/").as_deref(), Some("any.yaml"));
+    }
+
+    #[test]
+    fn a_sitemap_without_origin_applies_only_to_its_own_pages() {
+        let mut set = SitemapSet::new();
+        set.insert(
+            Sitemap::parse(
+                "title: Acme\nchildren:\n  orders:\n    title: Orders\n    children:\n      \":id\":\n        title: Order\n",
+                Path::new("acme.yaml"),
+            )
+            .unwrap(),
+        );
+        let title = |url: &str| set.for_url(url).map(|s| s.root().title.clone());
+        assert_eq!(
+            title("http://127.0.0.1:9090/orders/7").as_deref(),
+            Some("Acme")
+        );
+        assert_eq!(title("/orders").as_deref(), Some("Acme"));
+        // Another site's page is not one of its pages: no sitemap at all.
+        assert_eq!(title("https://doc.rust-lang.org/std/index.html"), None);
+        assert_eq!(title("http://127.0.0.1:9090/settings"), None);
     }
 
     #[test]

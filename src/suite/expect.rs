@@ -22,16 +22,17 @@ const LOOK_AGAIN: Duration = Duration::from_millis(200);
 /// The most characters of the page quoted in a failure.
 const QUOTE_LIMIT: usize = 300;
 
-/// Runs every check in order; the first that fails is the case's failure.
-/// Without a `done` check, a run that did not succeed fails the case
-/// (`run`), so a recipe error or an agent that gave up is never a pass.
+/// Runs every check in order and gives every one that fails, so a case
+/// shows all that is wrong at once. Without a `done` check, a run that did
+/// not succeed fails the case (`run`) with no check looked at, so a recipe
+/// error or an agent that gave up is never a pass.
 pub async fn check_all(
     case: (&Case, usize),
     (run_text, run_success): (&str, bool),
     session: &mut Session,
     checks: &Scripts,
     cancel: &CancelFlag,
-) -> Result<(), Failure> {
+) -> Result<(), Vec<Failure>> {
     let (case, index) = case;
     let (expects, wait) = (case.expect.as_slice(), case.expect_wait);
     let fail = |expect: &Expect, message: String| Failure {
@@ -39,10 +40,10 @@ pub async fn check_all(
         message,
     };
     if !run_success && !expects.iter().any(|e| matches!(e, Expect::Done(_))) {
-        return Err(Failure {
+        return Err(vec![Failure {
             check: "run".into(),
             message: format!("the run did not succeed: {run_text}"),
-        });
+        }]);
     }
     // How the run ended is known already: said first, before any check
     // waits on the page.
@@ -56,84 +57,98 @@ pub async fn check_all(
                 .enumerate()
                 .filter(|(_, e)| !matches!(e, Expect::Done(_))),
         );
+    let mut failures = Vec::new();
     for (n, expect) in run_first {
-        match expect {
-            Expect::Done(wanted) => {
-                if *wanted != run_success {
-                    let said = if run_success { "success" } else { "failure" };
-                    return Err(fail(expect, format!("the run reported {said}: {run_text}")));
-                }
-            }
-            Expect::Text(text) => {
-                let waited = check_action(
-                    session,
-                    Action::WaitFor {
-                        condition: WaitCondition::Text { text: text.clone() },
-                        timeout_ms: wait.as_millis() as u64,
-                    },
-                )
-                .await;
-                if !waited.is_ok() {
-                    let shown = page_text(session).await;
-                    return Err(fail(
-                        expect,
-                        format!(
-                            "the page does not show it after {} s; it reads: {}",
-                            wait.as_secs(),
-                            quote(&shown)
-                        ),
-                    ));
-                }
-            }
-            Expect::Selector(selector) => {
-                let parsed = Selector::parse(selector)
-                    .map_err(|e| fail(expect, format!("not a selector: {e}")))?;
-                let waited = check_action(
-                    session,
-                    Action::WaitFor {
-                        condition: WaitCondition::Selector { selector: parsed },
-                        timeout_ms: wait.as_millis() as u64,
-                    },
-                )
-                .await;
-                if let ActionResult::Failure { message, .. } = waited {
-                    return Err(fail(expect, message));
-                }
-            }
-            Expect::Url(pattern) => {
-                let started = Instant::now();
-                loop {
-                    let url = session.environment.current_url().await.unwrap_or_default();
-                    if url_glob_matches(&url, pattern) {
-                        break;
+        // One check: an early `return` or `?` ends this check, not the
+        // others.
+        let checked: Result<(), Failure> = async {
+            match expect {
+                Expect::Done(wanted) => {
+                    if *wanted != run_success {
+                        let said = if run_success { "success" } else { "failure" };
+                        return Err(fail(expect, format!("the run reported {said}: {run_text}")));
                     }
-                    if started.elapsed() >= wait {
-                        return Err(fail(expect, format!("the page is at {url}")));
-                    }
-                    tokio::time::sleep(LOOK_AGAIN).await;
                 }
-            }
-            Expect::Rhai(_) => {
-                let started = Instant::now();
-                loop {
-                    match rhai_holds(session, checks, &check_name(index, n), cancel).await {
-                        Ok(true) => break,
-                        Ok(false) if started.elapsed() < wait => {
-                            tokio::time::sleep(LOOK_AGAIN).await;
+                Expect::Text(text) => {
+                    let waited = check_action(
+                        session,
+                        Action::WaitFor {
+                            condition: WaitCondition::Text { text: text.clone() },
+                            timeout_ms: wait.as_millis() as u64,
+                        },
+                    )
+                    .await;
+                    if !waited.is_ok() {
+                        let shown = page_text(session).await;
+                        return Err(fail(
+                            expect,
+                            format!(
+                                "the page does not show it after {} s; it reads: {}",
+                                wait.as_secs(),
+                                quote(&shown)
+                            ),
+                        ));
+                    }
+                }
+                Expect::Selector(selector) => {
+                    let parsed = Selector::parse(selector)
+                        .map_err(|e| fail(expect, format!("not a selector: {e}")))?;
+                    let waited = check_action(
+                        session,
+                        Action::WaitFor {
+                            condition: WaitCondition::Selector { selector: parsed },
+                            timeout_ms: wait.as_millis() as u64,
+                        },
+                    )
+                    .await;
+                    if let ActionResult::Failure { message, .. } = waited {
+                        return Err(fail(expect, message));
+                    }
+                }
+                Expect::Url(pattern) => {
+                    let started = Instant::now();
+                    loop {
+                        let url = session.environment.current_url().await.unwrap_or_default();
+                        if url_glob_matches(&url, pattern) {
+                            break;
                         }
-                        Ok(false) => {
-                            return Err(fail(
-                                expect,
-                                format!("it was false for {} s", wait.as_secs()),
-                            ))
+                        if started.elapsed() >= wait {
+                            return Err(fail(expect, format!("the page is at {url}")));
                         }
-                        Err(message) => return Err(fail(expect, message)),
+                        tokio::time::sleep(LOOK_AGAIN).await;
+                    }
+                }
+                Expect::Rhai(_) => {
+                    let started = Instant::now();
+                    loop {
+                        match rhai_holds(session, checks, &check_name(index, n), cancel).await {
+                            Ok(true) => break,
+                            Ok(false) if started.elapsed() < wait => {
+                                tokio::time::sleep(LOOK_AGAIN).await;
+                            }
+                            Ok(false) => {
+                                return Err(fail(
+                                    expect,
+                                    format!("it was false for {} s", wait.as_secs()),
+                                ))
+                            }
+                            Err(message) => return Err(fail(expect, message)),
+                        }
                     }
                 }
             }
+            Ok(())
+        }
+        .await;
+        if let Err(failure) = checked {
+            failures.push(failure);
         }
     }
-    Ok(())
+    if failures.is_empty() {
+        Ok(())
+    } else {
+        Err(failures)
+    }
 }
 
 /// The recipe name of a suite's `n`-th check of a case (each case's

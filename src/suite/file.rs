@@ -66,7 +66,7 @@ pub struct Suite {
     /// The file it was read from.
     pub path: PathBuf,
     /// The origin relative case URLs are taken against, unless
-    /// `--base-url` says otherwise.
+    /// `--app-url` says otherwise.
     pub base_url: Option<String>,
     /// Sitemap files or directories (relative to the suite file).
     pub sitemaps: Vec<PathBuf>,
@@ -397,7 +397,7 @@ impl<'de> Visitor<'de> for CaseVisitor {
         let name = name.ok_or_else(|| de::Error::missing_field("name"))?;
         let url = url.ok_or_else(|| {
             de::Error::custom(format!(
-                "the case `{}` has no `url`: a path like /login (taken against --base-url) or a full URL",
+                "the case `{}` has no `url`: a path like /login (taken against --app-url) or a full URL",
                 name.0
             ))
         })?;

@@ -25,6 +25,9 @@ pub enum CaseStatus {
     /// The model handed the page to a person (`hand_over`): a wall only a
     /// person can pass, neither a pass nor a failure of the case.
     NeedsPerson,
+    /// The run was stopped (Ctrl-C, SIGTERM) before the case finished:
+    /// it says nothing of the app.
+    NotRun,
 }
 
 impl CaseStatus {
@@ -34,7 +37,10 @@ impl CaseStatus {
         match self {
             CaseStatus::Passed => true,
             CaseStatus::Flaky => !fail_on_flaky,
-            CaseStatus::Failed | CaseStatus::TimedOut | CaseStatus::NeedsPerson => false,
+            CaseStatus::Failed
+            | CaseStatus::TimedOut
+            | CaseStatus::NeedsPerson
+            | CaseStatus::NotRun => false,
         }
     }
 }
@@ -65,11 +71,20 @@ impl Failure {
 pub struct Attempt {
     /// 1 for the first.
     pub number: u32,
-    /// `None` when it passed.
+    /// `None` when it passed; else the first thing that failed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub failure: Option<Failure>,
+    /// The checks that failed after the first, in the case's order: a
+    /// failing case shows everything that is wrong, not only its first
+    /// check.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub other_failures: Vec<Failure>,
     /// Whether it ran out of time.
     pub timed_out: bool,
+    /// Whether the run was stopped (Ctrl-C, SIGTERM) while it went: it
+    /// did not finish, so it says nothing of the app.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub stopped: bool,
     /// How long it took.
     #[serde(serialize_with = "millis")]
     pub duration: Duration,
@@ -135,6 +150,11 @@ impl CaseReport {
 }
 
 impl Attempt {
+    /// Everything that failed, the first first.
+    pub fn failures(&self) -> impl Iterator<Item = &Failure> {
+        self.failure.iter().chain(&self.other_failures)
+    }
+
     /// An attempt that could not run at all.
     pub(super) fn unrun(number: u32, failure: Failure) -> Attempt {
         Attempt {
@@ -148,7 +168,9 @@ impl Attempt {
         Attempt {
             number,
             failure: None,
+            other_failures: Vec::new(),
             timed_out: false,
+            stopped: false,
             duration: Duration::ZERO,
             tokens: TokenUsage::default(),
             model_calls: 0,
@@ -164,7 +186,7 @@ impl Attempt {
 /// The counts of a run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Totals {
-    /// Cases that ran.
+    /// Cases picked (those not run included).
     pub total: usize,
     /// Passed on the first attempt.
     pub passed: usize,
@@ -176,6 +198,8 @@ pub struct Totals {
     pub timed_out: usize,
     /// Handed over to a person.
     pub needs_person: usize,
+    /// Not run: the run was stopped first.
+    pub not_run: usize,
 }
 
 impl Totals {
@@ -192,6 +216,7 @@ impl Totals {
                 CaseStatus::Failed => totals.failed += 1,
                 CaseStatus::TimedOut => totals.timed_out += 1,
                 CaseStatus::NeedsPerson => totals.needs_person += 1,
+                CaseStatus::NotRun => totals.not_run += 1,
             }
         }
         totals

@@ -66,7 +66,7 @@ pub fn junit(reports: &[CaseReport]) -> String {
         }
     }
     let failing = |r: &CaseReport| matches!(r.status, CaseStatus::Failed | CaseStatus::TimedOut);
-    let skipped = |r: &CaseReport| r.status == CaseStatus::NeedsPerson;
+    let skipped = |r: &CaseReport| matches!(r.status, CaseStatus::NeedsPerson | CaseStatus::NotRun);
     let total_time: Duration = reports.iter().map(CaseReport::duration).sum();
     let mut xml = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     let _ = writeln!(
@@ -104,16 +104,22 @@ pub fn junit(reports: &[CaseReport]) -> String {
             let failed_attempts = case.attempts.iter().filter(|a| a.failure.is_some());
             match case.status {
                 CaseStatus::Failed | CaseStatus::TimedOut => {
-                    if let Some(failure) = case.failure() {
+                    if let Some(last) = case.attempts.last().filter(|a| a.failure.is_some()) {
                         let kind = if case.status == CaseStatus::TimedOut {
                             "timeout"
                         } else {
                             "check"
                         };
+                        // Every failed check in the message: CI shows the
+                        // message, and one fix should not hide the next.
+                        let message: Vec<String> = last
+                            .failures()
+                            .map(|f| format!("{}: {}", f.check, f.message))
+                            .collect();
                         let _ = writeln!(
                             xml,
                             "      <failure message=\"{}\" type=\"{kind}\">{}</failure>",
-                            escape(&format!("{}: {}", failure.check, failure.message)),
+                            escape(&message.join("; ")),
                             escape(&attempt_details(case)),
                         );
                     }
@@ -141,6 +147,12 @@ pub fn junit(reports: &[CaseReport]) -> String {
                         );
                     }
                 }
+                CaseStatus::NotRun => {
+                    let _ = writeln!(
+                        xml,
+                        "      <skipped message=\"not run: the run was stopped before this case finished\"/>"
+                    );
+                }
                 CaseStatus::Passed => {}
             }
             let _ = writeln!(
@@ -162,7 +174,13 @@ fn attempt_details(case: &CaseReport) -> String {
     for attempt in &case.attempts {
         let outcome = match &attempt.failure {
             None => "passed".to_string(),
-            Some(failure) => format!("failed {}: {}", failure.check, failure.message),
+            Some(_) => {
+                let failed: Vec<String> = attempt
+                    .failures()
+                    .map(|f| format!("failed {}: {}", f.check, f.message))
+                    .collect();
+                failed.join("; ")
+            }
         };
         let cache = attempt
             .cache
@@ -260,7 +278,8 @@ pub fn write_html(
         CaseStatus::Failed | CaseStatus::TimedOut => 0,
         CaseStatus::NeedsPerson => 1,
         CaseStatus::Flaky => 2,
-        CaseStatus::Passed => 3,
+        CaseStatus::NotRun => 3,
+        CaseStatus::Passed => 4,
     });
     let mut html = String::new();
     html.push_str(
@@ -282,16 +301,35 @@ pub fn write_html(
          .pictures img{max-width:48%;margin-right:1%}\n\
          </style></head><body>\n",
     );
+    // A count is in colour only when it is news: red for failures that
+    // happened, green for passes; "0 failed" reads plain.
+    let counted = |n: usize, words: &str, class: &str| match (n, class) {
+        (0, _) | (_, "") => format!("<span>{n} {words}</span>"),
+        _ => format!("<span class=\"{class}\">{n} {words}</span>"),
+    };
+    let mut line = vec![
+        format!("<span>{} cases</span>", totals.total),
+        counted(totals.failed, "failed", "bad"),
+        counted(totals.timed_out, "timed out", "bad"),
+        counted(totals.flaky, "flaky", ""),
+        counted(totals.needs_person, "need a person", ""),
+    ];
+    if totals.not_run > 0 {
+        line.push(counted(totals.not_run, "not run", ""));
+    }
+    line.push(counted(totals.passed, "passed", "ok"));
     let _ = writeln!(
         html,
-        "<h1>webagent test report</h1>\n<p class=\"totals\"><span>{} cases</span><span class=\"bad\">{} failed</span><span>{} timed out</span><span>{} flaky</span><span>{} need a person</span><span class=\"ok\">{} passed</span><span class=\"meta\">{:.1} s</span></p>",
-        totals.total, totals.failed, totals.timed_out, totals.flaky, totals.needs_person, totals.passed, elapsed.as_secs_f64()
+        "<h1>webagent test report</h1>\n<p class=\"totals\">{}<span class=\"meta\">{:.1} s</span></p>",
+        line.concat(),
+        elapsed.as_secs_f64()
     );
     for case in ordered {
         let status = format!("{:?}", case.status).to_lowercase();
         let status = match case.status {
             CaseStatus::TimedOut => "timed_out".to_string(),
             CaseStatus::NeedsPerson => "needs_a_person".to_string(),
+            CaseStatus::NotRun => "not_run".to_string(),
             _ => status,
         };
         let tokens = case.tokens();
@@ -310,7 +348,7 @@ pub fn write_html(
                 format!(" · tags: {}", escape(&case.tags.join(", ")))
             }
         );
-        if let Some(failure) = case.failure() {
+        for failure in case.attempts.last().into_iter().flat_map(Attempt::failures) {
             let _ = writeln!(
                 html,
                 "<div class=\"failure\"><strong>{}</strong>: {}</div>",
@@ -342,10 +380,10 @@ fn html_attempt(
     };
     let verdict = match &attempt.failure {
         None => "<span class=\"ok\">passed</span>".to_string(),
-        Some(failure) => format!(
-            "<span class=\"bad\">failed</span> {}",
-            escape(&failure.check)
-        ),
+        Some(_) => {
+            let checks: Vec<String> = attempt.failures().map(|f| escape(&f.check)).collect();
+            format!("<span class=\"bad\">failed</span> {}", checks.join(", "))
+        }
     };
     let title = if several {
         format!("Attempt {}: ", attempt.number)

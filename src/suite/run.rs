@@ -25,7 +25,7 @@ use crate::agent::Prior;
 use crate::browser::{BrowserError, BrowserSession, LaunchOptions, SessionStatus};
 use crate::environment::Environment;
 use crate::events::{CacheState, EndReason, Event, TokenUsage, TraceWriter};
-use crate::llm::stop_pair;
+use crate::llm::{stop_pair, StopSignal};
 use crate::script::{CancelFlag, Scripts};
 use crate::session::{Bare, Oversight, Prepared, RecipeChoice, ReplayOptions, Session, TaskCache};
 use crate::vision::{ShotRegion, ShotRequest};
@@ -63,6 +63,10 @@ pub struct RunOptions {
     pub cache: Option<PathBuf>,
     /// How to get the browser.
     pub launch: LaunchOptions,
+    /// Fires when the person stops the run (Ctrl-C, SIGTERM): the cases
+    /// in flight stop, no new one starts, and every case that did not
+    /// finish is reported as not run.
+    pub stop: StopSignal,
 }
 
 /// What the run reports as it goes, for the progress line, `--json` and
@@ -195,7 +199,7 @@ pub async fn run(
             let mut done = Vec::new();
             let mut refused = None;
             loop {
-                if pending(&queue) == 0 {
+                if pending(&queue) == 0 || options.stop.is_stopped() {
                     break;
                 }
                 // A browser first, then a case: a pool that queues this
@@ -247,6 +251,12 @@ pub async fn run(
     for picked in left {
         let plan = &plans[picked.suite];
         let case = &plan.suite.cases[picked.case];
+        if options.stop.is_stopped() {
+            let report = not_run(plan, picked, Vec::new());
+            let _ = events.send(SuiteEvent::CaseFinished(report.clone()));
+            reports.push((picked, report));
+            continue;
+        }
         let report = CaseReport {
             suite: plan.suite.path.clone(),
             name: case.name.clone(),
@@ -268,6 +278,19 @@ pub async fn run(
     }
     reports.sort_by_key(|(picked, _)| order.iter().position(|p| p == picked));
     Ok(reports.into_iter().map(|(_, report)| report).collect())
+}
+
+/// The report of a case the stop kept from finishing, with the attempts
+/// it made before.
+fn not_run(plan: &SuitePlan, picked: Picked, attempts: Vec<Attempt>) -> CaseReport {
+    let case = &plan.suite.cases[picked.case];
+    CaseReport {
+        suite: plan.suite.path.clone(),
+        name: case.name.clone(),
+        status: CaseStatus::NotRun,
+        tags: case.tags.clone(),
+        attempts,
+    }
 }
 
 /// How many cases wait in `queue`.
@@ -319,6 +342,10 @@ async fn run_case(
                 },
             ),
         };
+        if attempt.stopped {
+            attempts.push(attempt);
+            return not_run(plan, picked, attempts);
+        }
         let passed = attempt.failure.is_none();
         if let (false, Some(failure)) = (number > retries, &attempt.failure) {
             let _ = events.send(SuiteEvent::AttemptFailed {
@@ -442,9 +469,24 @@ async fn attempt(
         let ended = tokio::select! {
             ended = &mut run => Some(ended),
             () = tokio::time::sleep(case.timeout) => None,
+            () = options.stop.stopped() => {
+                result.stopped = true;
+                None
+            }
         };
         let ended = match ended {
             Some(ended) => ended,
+            None if result.stopped => {
+                // The person stopped the whole run: this attempt ends
+                // where it is and counts for nothing.
+                stop.stop();
+                cancel.cancel();
+                let _ = tokio::time::timeout(WIND_DOWN, &mut run).await;
+                Err(vec![Failure {
+                    check: "not run".into(),
+                    message: "the run was stopped before this case finished".into(),
+                }])
+            }
             None => {
                 // Stop the run where it is; give it a moment to end its
                 // step and write `done`.
@@ -452,13 +494,13 @@ async fn attempt(
                 cancel.cancel();
                 let _ = tokio::time::timeout(WIND_DOWN, &mut run).await;
                 result.timed_out = true;
-                Err(Failure {
+                Err(vec![Failure {
                     check: "timeout".into(),
                     message: format!(
                         "the case ran out of its {:.0} s",
                         case.timeout.as_secs_f64()
                     ),
-                })
+                }])
             }
         };
         match ended {
@@ -467,11 +509,18 @@ async fn attempt(
                 result.cache = end.cache;
                 result.healed = end.healed;
             }
-            Err(failure) => result.failure = Some(failure),
+            Err(failures) => {
+                let mut failures = failures.into_iter();
+                result.failure = failures.next();
+                result.other_failures = failures.collect();
+            }
         }
         if result.timed_out {
             // The run's own last words are its cancellation, not news.
             result.outcome = "stopped at the case's time limit".into();
+        }
+        if result.stopped {
+            result.outcome = "stopped with the run".into();
         }
     }
     result.screenshot = last_picture(&mut session, dir).await;
@@ -500,7 +549,7 @@ async fn run_and_check(
     session: &mut Session,
     stop: crate::llm::StopSignal,
     cancel: &CancelFlag,
-) -> Result<RunEnd, Failure> {
+) -> Result<RunEnd, Vec<Failure>> {
     let case = &plan.suite.cases[case_index];
     let mut oversight = Oversight::headless(options.yes);
     oversight.stop = stop;
@@ -513,7 +562,7 @@ async fn run_and_check(
                 let outcome = session
                     .run_task_cached(task, &TaskCache::new(dir.clone()), oversight, &Bare)
                     .await;
-                handed_over(outcome.reason, &outcome.text)?;
+                handed_over(outcome.reason, &outcome.text).map_err(|f| vec![f])?;
                 RunEnd {
                     success: outcome.success && outcome.reason == EndReason::Done,
                     text: outcome.text,
@@ -527,7 +576,7 @@ async fn run_and_check(
                     .await;
                 match outcome {
                     Ok(outcome) => {
-                        handed_over(outcome.reason, &outcome.text)?;
+                        handed_over(outcome.reason, &outcome.text).map_err(|f| vec![f])?;
                         RunEnd {
                             success: outcome.success && outcome.reason == EndReason::Done,
                             text: outcome.text,
@@ -536,10 +585,10 @@ async fn run_and_check(
                         }
                     }
                     Err(error) => {
-                        return Err(Failure {
+                        return Err(vec![Failure {
                             check: "run".into(),
                             message: error.to_string(),
-                        })
+                        }])
                     }
                 }
             }
@@ -566,10 +615,10 @@ async fn run_and_check(
                     healed: outcome.healed.len(),
                 },
                 Err(error) => {
-                    return Err(Failure {
+                    return Err(vec![Failure {
                         check: "run".into(),
                         message: error.to_string(),
-                    })
+                    }])
                 }
             }
         }
@@ -602,7 +651,7 @@ fn handed_over(reason: EndReason, text: &str) -> Result<(), Failure> {
 pub enum CaseUrlError {
     /// The case names a path and there is no base URL to take it against.
     #[error(
-        "the url {url:?} is a path and no base URL is set: pass --base-url or write base_url: in the suite"
+        "the url {url:?} is a path and no base URL is set: pass --app-url or write base_url: in the suite"
     )]
     NoBase {
         /// The case's url as written.

@@ -124,6 +124,24 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
         sep(),
         Span::styled(step, theme.fg(theme.palette.text)),
     ]);
+    if let Some(wait) = &s.waiting {
+        // How long the model has kept the step waiting, and which try.
+        spans.push(sep());
+        spans.push(Span::styled(
+            if narrow {
+                format!(
+                    "model {}s {}/{}",
+                    wait.seconds, wait.attempt, wait.max_attempts
+                )
+            } else {
+                format!(
+                    "model {} s, attempt {} of {}",
+                    wait.seconds, wait.attempt, wait.max_attempts
+                )
+            },
+            theme.fg(theme.palette.warn),
+        ));
+    }
     if !narrow {
         spans.push(sep());
         spans.push(Span::styled(model, theme.fg(theme.palette.text)));

@@ -178,6 +178,18 @@ fn the_command_prints_json_events_and_exits_0_on_success() {
 /// Runs `task` on `url` with `webagent run`, its first step scrolling and
 /// its second model call never answered, and kills it there (SIGKILL).
 async fn kill_at_second_model_call(task: &str, url: &str, sessions: &std::path::Path) {
+    signal_at_second_model_call(task, url, sessions, "-KILL").await;
+}
+
+/// Runs `task` on `url` with `webagent run`, its first step scrolling and
+/// its second model call never answered, sends it `signal` there (as
+/// `kill` spells it) and waits for it to end.
+async fn signal_at_second_model_call(
+    task: &str,
+    url: &str,
+    sessions: &std::path::Path,
+    signal: &str,
+) {
     let llm = LlmServer::start(vec![
         reply("scroll first", json!({"scroll": {"direction": "down"}})),
         Reply::Hang,
@@ -197,8 +209,15 @@ async fn kill_at_second_model_call(task: &str, url: &str, sessions: &std::path::
     tokio::time::timeout(Duration::from_secs(60), llm.wait_for_requests(2))
         .await
         .expect("the run reaches its second model call");
-    child.kill().await.expect("kills");
-    let _ = child.wait().await;
+    let pid = child.id().expect("running");
+    assert!(
+        crate::support::processes::signal(pid, signal),
+        "{signal} sent"
+    );
+    tokio::time::timeout(Duration::from_secs(30), child.wait())
+        .await
+        .expect("the run ends on the signal")
+        .expect("status");
 }
 
 #[test]
@@ -424,6 +443,184 @@ fn a_sitemap_edited_during_a_run_is_used_from_the_next_step() {
         .lines()
         .any(|l| l.contains("\"type\":\"sitemap_reloaded\"") && !l.contains("\"error\"")));
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_run_stopped_with_ctrl_c_resumes_where_it_stopped() {
+    let s = shared();
+    s.server
+        .html("/stopped", page("Stopped", "<button>Hi</button>"));
+    let sessions = scratch_dir("resume-stopped");
+    let (trace, output, prompt) = s.runtime.block_on(async {
+        // Ctrl-C while the model answers step 2: the run ends as stopped.
+        signal_at_second_model_call(
+            "Scroll, then report",
+            &s.server.url("/stopped"),
+            &sessions,
+            "-INT",
+        )
+        .await;
+        let trace = traces_in(&sessions).pop().expect("the stopped run's trace");
+        let resumed = LlmServer::start(vec![done("scrolled and reported", true)]).await;
+        let output = tokio::process::Command::from(webagent())
+            .arg("resume")
+            .arg(&trace)
+            .args(["--headless", "--json", "--model", "m"])
+            .args(["--base-url", &resumed.base_url()])
+            .arg("--sessions-dir")
+            .arg(&sessions)
+            .output()
+            .await
+            .expect("resume runs");
+        let requests = resumed.requests();
+        let prompt = requests
+            .first()
+            .map(|r| {
+                r.json()["messages"][1]["content"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string()
+            })
+            .unwrap_or_default();
+        (trace, output, prompt)
+    });
+    let stopped = std::fs::read_to_string(&trace).expect("the trace");
+    assert!(
+        stopped
+            .lines()
+            .last()
+            .is_some_and(|l| l.contains("\"reason\":\"stopped\"")),
+        "the first run ended as stopped:\n{stopped}"
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", said(&output));
+    // The same run goes on at the step it was stopped in, its first step
+    // in the history.
+    assert!(prompt.contains("Step 2 of"), "{prompt}");
+    assert!(prompt.contains("scroll first"), "{prompt}");
+    let events = json_lines(&output);
+    let resumed = events
+        .iter()
+        .find(|e| e["type"] == "resumed")
+        .expect("the run says what it resumes");
+    assert_eq!(resumed["from"], trace.display().to_string());
+    assert_eq!(resumed["step"], 2);
+    let last = events.last().expect("events");
+    assert_eq!(
+        (&last["type"], &last["success"]),
+        (&json!("done"), &json!(true))
+    );
+    let _ = std::fs::remove_dir_all(&sessions);
+}
+
+#[test]
+fn a_model_that_never_answers_shows_the_wait_and_attempts_that_agree() {
+    let s = shared();
+    s.server
+        .html("/silent", page("Silent", "<button>Hi</button>"));
+    let sessions = scratch_dir("silent-model");
+    let config = sessions.join("webagent.yaml");
+    std::fs::write(
+        &config,
+        "llm:\n  max_retries: 3\n  timeouts:\n    request: 4\n",
+    )
+    .expect("a config");
+    let output = s.runtime.block_on(async {
+        // A server on this machine that takes the request and never
+        // answers: one retry after its timeout, not three.
+        let llm = LlmServer::start(vec![Reply::Hang, Reply::Hang, Reply::Hang]).await;
+        let mut command = webagent();
+        command
+            .args(["run", "Wait for the model", "--model", "m"])
+            .args(["--url", &s.server.url("/silent")])
+            .args(["--base-url", &llm.base_url()])
+            .arg("--config")
+            .arg(&config)
+            .arg("--sessions-dir")
+            .arg(&sessions);
+        crate::support::cli::output_of(command).await
+    });
+    let said = said(&output);
+    assert_eq!(output.status.code(), Some(1), "{said}");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    // While the model says nothing, the log says how long and which try.
+    assert!(
+        stdout.lines().any(|l| l.contains("waiting for the model: ")
+            && l.ends_with("of at most 4 s, attempt 1 of 4")),
+        "{said}"
+    );
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.contains("waiting for the model: ") && l.ends_with("attempt 2 of 2")),
+        "{said}"
+    );
+    // The retry and the end count the same attempts.
+    assert!(stdout.contains("); attempt 2 of 2 in "), "{said}");
+    assert!(stdout.contains("gave up after 2 attempts"), "{said}");
+    assert!(!stdout.contains("of 3"), "{said}");
+    let _ = std::fs::remove_dir_all(&sessions);
+}
+
+#[test]
+fn a_sitemap_without_origin_reaches_the_model_only_on_its_own_pages() {
+    let s = shared();
+    s.server
+        .html("/unmapped-page", page("Elsewhere", "<button>Hi</button>"));
+    s.server
+        .html("/first-hour-mapped", page("Mapped", "<button>Hi</button>"));
+    let sessions = scratch_dir("sitemap-applies");
+    let sitemap = sessions.join("app.yaml");
+    std::fs::write(
+        &sitemap,
+        "title: The app\nchildren:\n  first-hour-mapped:\n    title: The mapped page\n",
+    )
+    .expect("a sitemap");
+    let (output, prompts) = s.runtime.block_on(async {
+        let llm = LlmServer::start(vec![
+            reply(
+                "go to the mapped page",
+                json!({"navigate": {"url": "/first-hour-mapped"}}),
+            ),
+            done("seen both", true),
+        ])
+        .await;
+        let mut command = webagent();
+        command
+            .args(["run", "Look at both pages", "--model", "m"])
+            .args(["--url", &s.server.url("/unmapped-page")])
+            .args(["--base-url", &llm.base_url()])
+            .arg("--sitemap")
+            .arg(&sitemap)
+            .arg("--sessions-dir")
+            .arg(&sessions);
+        let output = crate::support::cli::output_of(command).await;
+        let prompts: Vec<String> = llm
+            .requests()
+            .iter()
+            .map(|r| {
+                r.json()["messages"][1]["content"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string()
+            })
+            .collect();
+        (output, prompts)
+    });
+    assert_eq!(output.status.code(), Some(0), "{}", said(&output));
+    assert_eq!(prompts.len(), 2, "{}", said(&output));
+    // Off its pages, no sitemap (neither this one nor the working
+    // directory's demo sitemap), and the model is told none covers it.
+    assert!(!prompts[0].contains("<sitemap>"), "{}", prompts[0]);
+    assert!(
+        prompts[0].contains("No site map covers this page"),
+        "{}",
+        prompts[0]
+    );
+    // On its page, the sitemap and where the page is in it.
+    assert!(prompts[1].contains("<sitemap>"), "{}", prompts[1]);
+    assert!(prompts[1].contains("The mapped page"), "{}", prompts[1]);
+    assert!(!prompts[1].contains("No site map covers"), "{}", prompts[1]);
+    let _ = std::fs::remove_dir_all(&sessions);
 }
 
 #[test]

@@ -32,7 +32,7 @@ fn a_rate_limit_is_waited_out_and_the_step_goes_on() {
     assert_eq!(run.requests.len(), 2);
     let errors = run.errors();
     assert_eq!(errors.len(), 1, "{errors:?}");
-    assert!(errors[0].0.contains("HTTP 429") && errors[0].0.contains("retry 1 of 3"));
+    assert!(errors[0].0.contains("HTTP 429") && errors[0].0.contains("attempt 2 of 4"));
     assert!(!errors[0].1, "a retried rate limit is not fatal");
 }
 

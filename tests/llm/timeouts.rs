@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use serde_json::Value;
-use webagent::llm::{stop_pair, LlmClient, LlmError, StopSignal, TimeoutPhase};
+use webagent::llm::{stop_pair, LlmClient, LlmError, LlmEvent, StopSignal, TimeoutPhase};
 
 use crate::calls::{call, config, retries, step_arguments, step_request, GUARD};
 use crate::support::llm_server::{
@@ -144,6 +144,24 @@ async fn a_first_token_slower_than_the_limit_cancels_the_request_and_retries_a_l
     // server works one request at a time.
     assert_eq!(retries(&progress).len(), 1);
     assert_eq!(server.request_count(), 2);
+    // What the call announces agrees with where it gives up: the first
+    // request may be one of four, the retry after a timeout is the last.
+    let announced: Vec<(u32, u32)> = progress
+        .iter()
+        .filter_map(|event| match event {
+            LlmEvent::Attempt {
+                attempt,
+                max_attempts,
+                ..
+            } => Some((*attempt, *max_attempts)),
+            LlmEvent::Retrying {
+                retry, max_retries, ..
+            } => Some((retry + 1, max_retries + 1)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(announced, [(1, 4), (2, 2), (2, 2)]);
+    assert!(text.starts_with("gave up after 2 attempts"), "{text}");
     // Each timed-out request's connection was closed, so the server stops.
     tokio::time::timeout(GUARD, server.wait_for_abandoned(2))
         .await

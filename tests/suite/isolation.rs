@@ -62,7 +62,7 @@ fn cases_running_at_once_share_no_cookies_or_storage() {
         &dir,
         &[
             "suite.yaml",
-            "--base-url",
+            "--app-url",
             &origin,
             "--workers",
             "2",
@@ -100,7 +100,7 @@ fn a_case_in_its_own_context_downloads_into_the_download_folder() {
     let origin = server.origin();
     let output = webagent_test(
         &dir,
-        &["suite.yaml", "--base-url", &origin, "--json", "--yes"],
+        &["suite.yaml", "--app-url", &origin, "--json", "--yes"],
     );
     assert_eq!(output.status.code(), Some(0), "{}", said(&output));
     let seen = json_lines(&output);
@@ -135,7 +135,7 @@ fn shards_run_every_case_exactly_once() {
                 &dir,
                 &[
                     "suite.yaml",
-                    "--base-url",
+                    "--app-url",
                     &origin,
                     "--shard",
                     &shard,

@@ -13,3 +13,4 @@ mod isolation;
 mod outcomes;
 mod pool;
 mod pooled;
+mod stopping;

@@ -52,7 +52,7 @@ fn a_suite_reports_passing_failing_flaky_and_timed_out_cases() {
         &dir,
         &[
             "suite.yaml",
-            "--base-url",
+            "--app-url",
             &origin,
             "--workers",
             "2",
@@ -181,7 +181,7 @@ fn a_suite_reports_passing_failing_flaky_and_timed_out_cases() {
     for (flag, code) in [(None, 0), (Some("--fail-on-flaky"), 1)] {
         let mut args = vec![
             "suite.yaml",
-            "--base-url",
+            "--app-url",
             &origin,
             "--grep",
             "warms up",
@@ -252,7 +252,7 @@ fn a_task_case_runs_the_agent_and_counts_its_tokens() {
         &dir,
         &[
             "suite.yaml",
-            "--base-url",
+            "--app-url",
             &origin,
             "--llm-base-url",
             &model.base_url(),
@@ -289,7 +289,7 @@ fn a_task_case_runs_the_agent_and_counts_its_tokens() {
     let llm = model.base_url();
     let base = [
         "suite.yaml",
-        "--base-url",
+        "--app-url",
         &origin,
         "--llm-base-url",
         &llm,
@@ -356,7 +356,7 @@ fn a_case_that_hands_over_needs_a_person_and_is_not_failed() {
         &dir,
         &[
             "suite.yaml",
-            "--base-url",
+            "--app-url",
             &origin,
             "--llm-base-url",
             &model.base_url(),
@@ -461,5 +461,96 @@ fn the_demo_suite_passes_with_the_command_its_comment_gives() {
     let statuses = finished(&json_lines(&output));
     assert!(statuses.len() >= 5, "{statuses:?}");
     assert!(statuses.values().all(|s| s == "passed"), "{statuses:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_failing_case_reports_every_failed_check_and_zero_failures_read_plain() {
+    serve_outcome_pages();
+    let dir = scratch_dir("every-check");
+    std::fs::write(dir.join("steps.rhai"), RECIPES).expect("recipes");
+    std::fs::write(
+        dir.join("suite.yaml"),
+        "defaults: {expect_timeout: 1}\n\
+         cases:\n\
+         \x20 - name: greets wrongly\n\
+         \x20   url: /hello\n\
+         \x20   recipe: {file: steps.rhai, name: greet}\n\
+         \x20   expect:\n\
+         \x20     - text: Goodbye\n\
+         \x20     - url: /hello\n\
+         \x20     - selector: \"#farewell\"\n",
+    )
+    .expect("a suite");
+    std::fs::write(
+        dir.join("passing.yaml"),
+        "cases:\n\
+         \x20 - {name: greets, url: /hello, recipe: {file: steps.rhai, name: greet}, expect: [{text: Hello}]}\n",
+    )
+    .expect("a passing suite");
+    let origin = shared().server.origin();
+    let output = webagent_test(
+        &dir,
+        &[
+            "suite.yaml",
+            "--app-url",
+            &origin,
+            "--junit",
+            "out/junit.xml",
+            "--report",
+            "out/report",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(1), "{}", said(&output));
+    // The summary names both failed checks, not only the first.
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("text: \"Goodbye\": "), "{}", said(&output));
+    assert!(
+        stderr.contains("selector: \"#farewell\": "),
+        "{}",
+        said(&output)
+    );
+    assert!(!stderr.contains("url: \"/hello\""), "{}", said(&output));
+    let junit = std::fs::read_to_string(dir.join("out/junit.xml")).expect("the JUnit file");
+    let parsed =
+        junit_parser::from_reader(std::io::Cursor::new(junit.as_bytes())).expect("valid JUnit XML");
+    match &parsed.suites[0].cases[0].status {
+        junit_parser::TestStatus::Failure(failure) => {
+            assert!(failure.message.contains("Goodbye"), "{failure:?}");
+            assert!(failure.message.contains("#farewell"), "{failure:?}");
+        }
+        other => panic!("a failure, not {other:?}"),
+    }
+    let report = std::fs::read_to_string(dir.join("out/report/index.html")).expect("the report");
+    assert_eq!(
+        report.matches("<div class=\"failure\">").count(),
+        2,
+        "{report}"
+    );
+    assert!(report.contains("class=\"bad\">1 failed"), "{report}");
+
+    // A run with no failure does not show "0 failed" in red; the old
+    // spelling of --app-url still works, with a warning.
+    let output = webagent_test(
+        &dir,
+        &[
+            "passing.yaml",
+            "--base-url",
+            &origin,
+            "--report",
+            "out/passing",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", said(&output));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("warning: `webagent test --base-url` is now --app-url"),
+        "{}",
+        said(&output)
+    );
+    let report = std::fs::read_to_string(dir.join("out/passing/index.html")).expect("the report");
+    assert!(report.contains("<span>0 failed</span>"), "{report}");
+    assert!(!report.contains("class=\"bad\">0"), "{report}");
+    assert!(report.contains("class=\"ok\">1 passed"), "{report}");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -32,7 +32,7 @@ fn a_pool_that_queues_sessions_serves_a_suite_at_its_documented_address() {
         .args([
             "test",
             "suite.yaml",
-            "--base-url",
+            "--app-url",
             &origin,
             "--workers",
             "4",

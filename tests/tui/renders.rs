@@ -15,6 +15,33 @@ use crate::bench::{
     approval_request, assert_snapshot, feed_step, screen_text, sizes, step_record, Bench,
 };
 
+/// While the model keeps a step waiting, the status line says for how
+/// long and which attempt; the step's record ends the wait.
+#[test]
+fn a_wait_for_the_model_shows_its_time_and_attempt_in_the_status_line() {
+    for (w, h) in sizes() {
+        let mut bench = Bench::on_orders(w, h);
+        bench.send(AppEvent::agent(Event::ModelWaiting {
+            attempt: 2,
+            max_attempts: 2,
+            seconds: 37,
+            limit: 180,
+        }));
+        bench.idle();
+        let screen = bench.screen();
+        let want = if w < 120 {
+            "model 37s 2/2"
+        } else {
+            "model 37 s, attempt 2 of 2"
+        };
+        assert!(screen.contains(want), "{w}x{h}:\n{screen}");
+        feed_step(&bench);
+        bench.idle();
+        let screen = bench.screen();
+        assert!(!screen.contains("model 37"), "{w}x{h}:\n{screen}");
+    }
+}
+
 /// The task cache's report reaches the status line and the log.
 #[test]
 fn a_cache_report_shows_in_the_status_line_and_the_log() {

@@ -35,7 +35,7 @@ pub use picture::{PictureJob, PictureJobKey, PictureView, RenderedPicture};
 pub use reflection::{partial_field, ReflectionView};
 pub use replay::{LiveView, Replay, ReplayData, ReplayRow};
 pub use sessions::SessionsView;
-pub use status::{BrowserStatus, LoadState, Notice, RunStatus, StatusInfo};
+pub use status::{BrowserStatus, LoadState, ModelWait, Notice, RunStatus, StatusInfo};
 
 /// The panes that can have the focus, in Tab order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -107,4 +107,17 @@ pub struct StatusInfo {
     /// What the task cache did for the latest run (`cache: hit`), when it
     /// was used.
     pub cache: Option<CacheState>,
+    /// The model call being waited on, while it is.
+    pub waiting: Option<ModelWait>,
+}
+
+/// A model call being waited on, as the last tick told it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ModelWait {
+    /// The request waited on, from 1.
+    pub attempt: u32,
+    /// The most requests the call makes, as far as is known now.
+    pub max_attempts: u32,
+    /// Seconds since the request was sent.
+    pub seconds: u64,
 }

@@ -6,7 +6,8 @@ use serde_json::Value;
 use crate::actions::Target;
 use crate::events::{EndReason, Event, Verdict};
 use crate::tui::state::{
-    healed_row, rows, AppState, ListView, LoadState, LogEntry, Outcome, ReflectionView, RunStatus,
+    healed_row, rows, AppState, ListView, LoadState, LogEntry, ModelWait, Outcome, ReflectionView,
+    RunStatus,
 };
 
 use super::log::{log_side_effects, push_log, target_text};
@@ -71,7 +72,27 @@ fn is_action_row(entry: &LogEntry) -> bool {
 
 /// One event of the agent run, into the panes.
 pub(super) fn on_agent_event(state: &mut AppState, event: Event) {
+    // A wait for the model lasts until something other than its streamed
+    // words or a retry notice happens.
+    if !matches!(
+        event,
+        Event::ModelWaiting { .. } | Event::Text { .. } | Event::Error { fatal: false, .. }
+    ) {
+        state.status.waiting = None;
+    }
     match event {
+        Event::ModelWaiting {
+            attempt,
+            max_attempts,
+            seconds,
+            ..
+        } => {
+            state.status.waiting = Some(ModelWait {
+                attempt,
+                max_attempts,
+                seconds,
+            });
+        }
         // The picture arrives for the page pane on its own (the
         // workbench's environment sends every one it takes).
         Event::Screenshot(_) => {}
