@@ -294,7 +294,7 @@ fn assert_ended_on_the_model(
     let retries = events.iter().any(|e| {
         e["type"] == "error"
             && e["fatal"] == false
-            && e["error"].as_str().unwrap_or("").contains("retry")
+            && e["error"].as_str().unwrap_or("").contains("; attempt ")
     });
     assert_eq!(retries, retried, "retried or not as specified: {events:?}");
     assert_eq!(events.iter().filter(|e| e["type"] == "step").count(), 1);
