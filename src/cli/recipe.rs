@@ -60,8 +60,9 @@ pub struct RunArgs {
 /// Flags of `webagent recipe check`.
 #[derive(Debug, clap::Args)]
 pub struct CheckArgs {
-    /// Script files to compile.
-    #[arg(required = true)]
+    /// Script files to compile, or folders of them (their `*.rhai`, as a
+    /// session loads them).
+    #[arg(required = true, value_name = "FILE|DIR")]
     pub files: Vec<PathBuf>,
 }
 
@@ -79,7 +80,25 @@ pub fn run(command: RecipeCommand) -> anyhow::Result<ExitCode> {
 fn check(args: &CheckArgs) -> ExitCode {
     let scripts = Scripts::default();
     let mut failed = false;
-    for file in &args.files {
+    let mut files = Vec::new();
+    for path in &args.files {
+        if !path.is_dir() {
+            files.push(path.clone());
+            continue;
+        }
+        match crate::script::script_files(path) {
+            Ok(found) if found.is_empty() => {
+                failed = true;
+                println!("{}: no *.rhai scripts in this folder", path.display());
+            }
+            Ok(found) => files.extend(found),
+            Err(error) => {
+                failed = true;
+                println!("{error}");
+            }
+        }
+    }
+    for file in &files {
         match scripts.check_file(file) {
             Ok(summary) => {
                 let list = |names: &[String]| {

@@ -150,24 +150,10 @@ impl Scripts {
     /// Loads every script in `dir` (`.rhai`, not hidden, not a healed
     /// replay's repaired copy awaiting review); one result per file.
     pub fn load_dir(&self, dir: &Path) -> Vec<Result<FileSummary, ScriptError>> {
-        let mut paths: Vec<PathBuf> = match std::fs::read_dir(dir) {
-            Ok(entries) => entries
-                .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| {
-                    p.file_name()
-                        .and_then(|n| n.to_str())
-                        .is_some_and(is_script_name)
-                })
-                .collect(),
-            Err(error) => {
-                return vec![Err(ScriptError::Read {
-                    path: dir.to_path_buf(),
-                    message: error.to_string(),
-                })]
-            }
-        };
-        paths.sort();
-        paths.iter().map(|p| self.load_file(p)).collect()
+        match script_files(dir) {
+            Ok(paths) => paths.iter().map(|p| self.load_file(p)).collect(),
+            Err(error) => vec![Err(error)],
+        }
     }
 
     /// Forgets a file (it was deleted); returns whether it was loaded.
@@ -511,6 +497,25 @@ impl Scripts {
 /// review, and loaded beside the original it would declare the same
 /// actions and recipes again. Named on its own (`--recipes
 /// x.healed.rhai`, `recipe run x.healed.rhai`) it loads like any file.
+/// The script files of `dir` a session loads, in name order (hidden
+/// files and healed copies left out).
+pub fn script_files(dir: &Path) -> Result<Vec<PathBuf>, ScriptError> {
+    let entries = std::fs::read_dir(dir).map_err(|error| ScriptError::Read {
+        path: dir.to_path_buf(),
+        message: error.to_string(),
+    })?;
+    let mut paths: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(is_script_name)
+        })
+        .collect();
+    paths.sort();
+    Ok(paths)
+}
+
 pub(crate) fn is_script_name(name: &str) -> bool {
     !name.starts_with('.') && name.ends_with(".rhai") && !name.ends_with(".healed.rhai")
 }

@@ -69,7 +69,7 @@ pub use host::{
     GatedHost, HealOutcome, HealRequest, HealedAction, HealedStep, Healer, HostCall, HostError,
     RecipeHost, Replacement, ScriptHost, SubAgent,
 };
-pub use library::{CancelFlag, Scripts};
+pub use library::{script_files, CancelFlag, Scripts};
 pub use loaded::{pick_recipe, ActionDef, FileSummary, RecipeChoiceError, RecipeDef};
 pub use params::{ParamError, ParamKind, RecipeParam};
 pub use rewrite::rewrite_source;

@@ -604,9 +604,10 @@ pub fn load_scripts(paths: &[PathBuf]) -> Result<Scripts, SessionError> {
 /// `FILE:LINE:COLUMN: message` for every script error, even those without
 /// a place in the file.
 pub fn located_text(file: &std::path::Path, error: &ScriptError) -> String {
-    match error.located() {
-        Some(_) => error.to_string(),
-        None => format!("{}:0:0: {error}", file.display()),
+    match (error.located(), error) {
+        (Some(_), _) | (None, ScriptError::Read { .. }) => error.to_string(),
+        // No place in the file to point at: the file alone.
+        (None, _) => format!("{}: {error}", file.display()),
     }
 }
 

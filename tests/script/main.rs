@@ -859,3 +859,45 @@ fn the_acme_recipes_sign_in_create_and_refund_on_the_demo() {
         );
     });
 }
+
+/// `recipe check` takes folders as a session loads them, and says where
+/// each problem is: a missing file by name alone (no `:0:0`), a broken
+/// one at its line and column.
+#[test]
+fn recipe_check_reads_a_folder_and_names_each_problem_where_it_is() {
+    let dir = scratch_dir("recipe-check");
+    std::fs::write(
+        dir.join("good.rhai"),
+        "recipe(\"hello\", \"Says hello\");\nfn hello() { \"hello\" }\n",
+    )
+    .expect("write good.rhai");
+    std::fs::write(dir.join("broken.rhai"), "fn broken( {\n").expect("write broken.rhai");
+    std::fs::write(dir.join("old.healed.rhai"), "not rhai at all (").expect("write a healed copy");
+    let check = |args: &[&Path]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_webagent"))
+            .arg("recipe")
+            .arg("check")
+            .args(args)
+            .output()
+            .expect("run recipe check")
+    };
+    let out = check(&[&dir]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("good.rhai: actions: none; recipes: hello"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("broken.rhai:1:"), "{stdout}");
+    assert!(
+        !stdout.contains("healed"),
+        "a healed copy is not loaded: {stdout}"
+    );
+    let missing = dir.join("nope.rhai");
+    let out = check(&[&missing]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("nope.rhai: No such file"), "{stdout}");
+    assert!(!stdout.contains(":0:0"), "{stdout}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
