@@ -270,23 +270,7 @@ fn a_killed_run_resumes_headless_at_the_step_that_did_not_finish() {
             .map(|e| e.path())
             .find(|p| p.extension().is_some_and(|x| x == "jsonl"))
             .expect("the killed run's trace");
-        let resumed = LlmServer::start(vec![done("scrolled and reported", true)]).await;
-        let output = tokio::process::Command::from(webagent())
-            .arg("resume")
-            .arg(&trace)
-            .args(["--headless", "--json", "--model", "m"])
-            .args(["--base-url", &resumed.base_url()])
-            .arg("--sessions-dir")
-            .arg(&sessions)
-            .output()
-            .await
-            .expect("resume runs");
-        let requests = resumed.requests();
-        assert_eq!(requests.len(), 1);
-        let prompt = requests[0].json()["messages"][1]["content"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string();
+        let (output, prompt) = resume_headless(&trace, &sessions).await;
         (trace, output, prompt)
     });
     assert!(output.status.success(), "{output:?}");
@@ -461,27 +445,7 @@ fn a_run_stopped_with_ctrl_c_resumes_where_it_stopped() {
         )
         .await;
         let trace = traces_in(&sessions).pop().expect("the stopped run's trace");
-        let resumed = LlmServer::start(vec![done("scrolled and reported", true)]).await;
-        let output = tokio::process::Command::from(webagent())
-            .arg("resume")
-            .arg(&trace)
-            .args(["--headless", "--json", "--model", "m"])
-            .args(["--base-url", &resumed.base_url()])
-            .arg("--sessions-dir")
-            .arg(&sessions)
-            .output()
-            .await
-            .expect("resume runs");
-        let requests = resumed.requests();
-        let prompt = requests
-            .first()
-            .map(|r| {
-                r.json()["messages"][1]["content"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_string()
-            })
-            .unwrap_or_default();
+        let (output, prompt) = resume_headless(&trace, &sessions).await;
         (trace, output, prompt)
     });
     let stopped = std::fs::read_to_string(&trace).expect("the trace");
@@ -785,4 +749,39 @@ fn a_hand_over_exits_6_and_resumes_headed_once_the_person_hands_back() {
         "the page now, fenced:\n{prompt}"
     );
     let _ = std::fs::remove_dir_all(&sessions);
+}
+
+/// `webagent resume TRACE --headless --json` against a model that
+/// answers `done` at once: its output and the one prompt it read.
+async fn resume_headless(
+    trace: &std::path::Path,
+    sessions: &std::path::Path,
+) -> (std::process::Output, String) {
+    let resumed = LlmServer::start(vec![done("scrolled and reported", true)]).await;
+    let output = tokio::process::Command::from(webagent())
+        .arg("resume")
+        .arg(trace)
+        .args(["--headless", "--json", "--model", "m"])
+        .args(["--base-url", &resumed.base_url()])
+        .arg("--sessions-dir")
+        .arg(sessions)
+        .output()
+        .await
+        .expect("resume runs");
+    let requests = resumed.requests();
+    assert!(
+        requests.len() <= 1,
+        "one step to finish: {}",
+        requests.len()
+    );
+    let prompt = requests
+        .first()
+        .map(|r| {
+            r.json()["messages"][1]["content"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+        })
+        .unwrap_or_default();
+    (output, prompt)
 }

@@ -15,7 +15,7 @@ use crate::support::llm_server::{LlmServer, Reply};
 use crate::support::pages::page;
 use crate::support::processes::{alive, browser_process_of, signal};
 use crate::support::scratch::scratch_dir;
-use crate::support::wait::eventually;
+use crate::support::wait::{eventually, eventually_within};
 
 /// Reads a trace file and checks that every line is one JSON event.
 fn trace_events(dir: &std::path::Path) -> Vec<Value> {
@@ -502,11 +502,8 @@ fn ctrl_c_in_a_terminal_leaves_no_profile_behind() {
         assert_eq!(profiles_of(&pid).len(), 1, "the run's profile is there");
         tmux_keys(&session.0, &["C-c"]);
         let root: u32 = pid.parse().expect("a pid");
-        let deadline = std::time::Instant::now() + Duration::from_secs(60);
-        while alive(root) && std::time::Instant::now() < deadline {
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        assert!(!alive(root), "the run ended within a minute of Ctrl-C");
+        let ended = eventually_within(Duration::from_secs(60), || !alive(root)).await;
+        assert!(ended, "the run ended within a minute of Ctrl-C");
         let cleaned = eventually(|| profiles_of(&pid).is_empty()).await;
         assert!(cleaned, "left behind: {:?}", profiles_of(&pid));
         drop(session);

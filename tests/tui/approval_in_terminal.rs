@@ -76,6 +76,13 @@ async fn till_workbench(name: &str, replies: Vec<llm_server::Reply>) -> Till {
     }
 }
 
+/// Each row's step and action (`2 └ click`), what its nesting shows.
+fn row_starts(rows: &[String]) -> Vec<String> {
+    rows.iter()
+        .map(|row| row.split("  ").next().unwrap_or_default().to_string())
+        .collect()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_custom_actions_approval_covers_its_steps_which_nest_under_its_row() {
     let Till {
@@ -104,10 +111,7 @@ async fn a_custom_actions_approval_covers_its_steps_which_nest_under_its_row() {
     let screen = wait_for_screen(&session.0, "done: paid").await;
     let rows = log_rows(&screen);
     assert_eq!(rows.len(), 4, "one row per action, none empty:\n{screen}");
-    let starts: Vec<String> = rows
-        .iter()
-        .map(|row| row.split("  ").next().unwrap_or_default().to_string())
-        .collect();
+    let starts = row_starts(&rows);
     assert_eq!(
         starts,
         ["1 count_twice", "2 └ click", "3 └ click", "4 click"],
@@ -236,10 +240,7 @@ async fn the_models_custom_action_shows_its_steps_and_exports_them_once() {
     let screen = wait_for_screen(&session.0, "done: counted").await;
     assert_eq!(clicks.load(Ordering::SeqCst), 2, "{screen}");
     let rows = log_rows(&screen);
-    let starts: Vec<String> = rows
-        .iter()
-        .map(|row| row.split("  ").next().unwrap_or_default().to_string())
-        .collect();
+    let starts = row_starts(&rows);
     assert_eq!(
         starts,
         ["1 count_twice", "1 └ click", "1 └ click", "2 done"],

@@ -13,6 +13,7 @@ use crate::support::tmux::{
     require_tmux_and_chromium, settled_screen, settled_screen_where, tmux_keys, tmux_start,
     tmux_text, wait_for_screen, TmuxSession,
 };
+use crate::support::wait::eventually_within;
 
 /// A till: the Count button tells the test each time it is clicked (the
 /// page fetches /count), the Pay button submits a form (a commit action).
@@ -530,14 +531,8 @@ async fn sigterm_ends_the_workbench_like_quitting_the_run_stopped_and_chromium_c
         .expect("a pid");
     let browser = browser_process_of(pid).expect("the workbench's Chromium");
     assert!(signal(pid, "-TERM"), "SIGTERM sent");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while alive(pid) && std::time::Instant::now() < deadline {
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
-    assert!(
-        !alive(pid),
-        "the workbench ended within a minute of SIGTERM"
-    );
+    let ended = eventually_within(std::time::Duration::from_secs(60), || !alive(pid)).await;
+    assert!(ended, "the workbench ended within a minute of SIGTERM");
     let traces = traces_in(&dir.join("sessions"));
     assert_eq!(traces.len(), 1);
     let events = trace_kinds(&traces[0]);
@@ -547,11 +542,8 @@ async fn sigterm_ends_the_workbench_like_quitting_the_run_stopped_and_chromium_c
         "the trace ends with the run's end: {last}"
     );
     assert_eq!(last["reason"], "stopped", "{last}");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while alive(browser) && std::time::Instant::now() < deadline {
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
-    assert!(!alive(browser), "Chromium {browser} outlived the workbench");
+    let gone = eventually_within(std::time::Duration::from_secs(30), || !alive(browser)).await;
+    assert!(gone, "Chromium {browser} outlived the workbench");
     drop(session);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -38,10 +38,10 @@ use super::approval::{
     answer_question, on_approval_key, pick_element, skip_with_note, submit_edit,
 };
 use super::commands::{
-    ask_export_name, complete_command, recipe_list, start_task, submit_command_line,
-    COMMAND_LINE_PLACEHOLDER,
+    complete_command, recipe_list, start_task, submit_command_line, COMMAND_LINE_PLACEHOLDER,
 };
 use super::conversation::{new_conversation, retry_failed_step};
+use super::export::ask_export_name;
 use super::sessions::{
     on_replay_key, on_search_key, on_sessions_key, open_sessions, search_typed, show_replay_row,
 };

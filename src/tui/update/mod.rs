@@ -11,6 +11,7 @@ mod agent_events;
 mod approval;
 mod commands;
 mod conversation;
+mod export;
 mod keypress;
 mod log;
 mod sessions;

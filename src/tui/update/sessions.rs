@@ -19,8 +19,8 @@ use crate::tui::task::set_field_focus;
 use crate::tui::text::clip;
 use crate::vision::Screenshot;
 
-use super::commands::ask_export_name;
 use super::conversation::{ask_resume, begin_run, busy};
+use super::export::ask_export_name;
 use super::view::{moved, request_picture, set_focus};
 
 /// `S` or `:sessions`: opens the list; the service fills it.
