@@ -22,6 +22,7 @@ pub mod init;
 pub mod mcp;
 pub mod observe;
 pub mod recipe;
+pub mod record;
 pub mod resume;
 pub mod run;
 pub mod sitemap;
@@ -73,6 +74,9 @@ pub enum Command {
     /// Run or check Rhai recipes.
     #[command(subcommand, after_help = examples::RECIPE)]
     Recipe(recipe::RecipeCommand),
+    /// Record what you do on a page into a recipe that replays it without
+    /// the model.
+    Record(record::RecordArgs),
     /// Turn a session trace into a recipe that replays without the LLM.
     #[command(after_help = examples::EXPORT)]
     Export(recipe::ExportArgs),
@@ -114,6 +118,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Tui(args) => tui::run(args),
         Command::Recipe(command) => recipe::run(command),
         Command::Export(args) => recipe::export(args),
+        Command::Record(args) => record::run(args),
         Command::Cache(command) => cache::run(command),
         Command::Config(args) => config::run(args),
         Command::Init(args) => init::run(args),

@@ -282,6 +282,7 @@ pub fn export(args: ExportArgs) -> anyhow::Result<ExitCode> {
         sitemaps: Some(&sitemaps),
         no_params: false,
         name: Some(&args.name),
+        header: None,
     };
     let source = match export_recipe_with(&args.trace, options) {
         Ok(source) => source,

@@ -49,6 +49,9 @@ pub struct ExportOptions<'a> {
     pub no_params: bool,
     /// The recipe's name (a snake_case word); `replay` when not given.
     pub name: Option<&'a str>,
+    /// The header's first line, instead of saying the file was exported
+    /// from `label` (a person's recording says it was recorded).
+    pub header: Option<&'a str>,
 }
 
 /// Reads the trace at `path` and returns the recipe's source.
@@ -193,7 +196,7 @@ const RHAI_RESERVED: [&str; 56] = [
 
 /// A parameter's name from what names its field: `name`, id, label,
 /// placeholder, the accessible name; in snake_case.
-fn param_base(facts: &Value) -> String {
+pub(crate) fn param_base(facts: &Value) -> String {
     for key in [
         "name",
         "id",
@@ -366,7 +369,10 @@ pub fn recipe_from_events_with(
         .and_then(|o| relative_to(&start_url, o))
         .filter(|_| first_navigates != Some(true));
     let mut out = String::new();
-    out.push_str(&format!("// Exported by `webagent export` from {label}.\n"));
+    match options.header {
+        Some(header) => out.push_str(&format!("// {header}\n")),
+        None => out.push_str(&format!("// Exported by `webagent export` from {label}.\n")),
+    }
     if !task.is_empty() {
         out.push_str(&format!("// Task: {}\n", one_line(&task)));
     }
@@ -495,6 +501,15 @@ fn step_line(
         ("select_option", Some(target)) if params.get("text").is_some() => {
             let value = gathered.value(text_param("text")?, facts, no_params);
             format!("select({target}, {value});")
+        }
+        ("press_keys", _) if params.get("repeat").and_then(Value::as_u64).unwrap_or(1) == 1 => {
+            format!("press_keys({});", rhai_string(text_param("keys")?))
+        }
+        // The file's path is a parameter like a typed value: the next run
+        // uploads another file.
+        ("upload_file", Some(target)) if target.starts_with('[') => {
+            let path = gathered.value(text_param("path")?, facts, no_params);
+            format!("run_action(\"upload_file\", #{{ locators: {target}, path: {path} }});")
         }
         ("wait_for", _) => {
             let what = text_param("selector")

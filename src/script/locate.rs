@@ -9,9 +9,7 @@ use crate::actions::Target;
 use crate::browser::Tab;
 use crate::dom::{LocateFailure, LocateProblem, Location, Locator, PageState, TriedLocator};
 
-/// Records what finds an element again (`args.record`), and finds the one
-/// element a recipe step's locators name (`args.locators`).
-const LOCATE_JS: &str = include_str!("locate.js");
+use crate::browser::LOCATE_JS;
 
 /// What finds `target`'s element again (test id, id, role and accessible
 /// name, label, placeholder, name, text, a CSS path, the URL), read from

@@ -41,7 +41,8 @@
 //! `params` (a recipe's parameters), `error` ([`ScriptError`]), `host`
 //! (what answers host calls), `env` (the browser's driver with scripts
 //! plugged in), `locate` (finding an element again), `watch` (hot
-//! reload), `export` (trace → recipe), `rewrite` (a healed recipe's
+//! reload), `export` (trace → recipe), `recording` (a person's recorded
+//! inputs → recipe, through the export), `rewrite` (a healed recipe's
 //! repaired lines).
 
 mod bounds;
@@ -55,6 +56,7 @@ pub mod library;
 mod loaded;
 mod locate;
 pub mod params;
+pub mod recording;
 pub mod rewrite;
 pub mod watch;
 
@@ -72,5 +74,6 @@ pub use host::{
 pub use library::{script_files, CancelFlag, Scripts};
 pub use loaded::{pick_recipe, ActionDef, FileSummary, RecipeChoiceError, RecipeDef};
 pub use params::{ParamError, ParamKind, RecipeParam};
+pub use recording::{RecordedStep, Recording};
 pub use rewrite::rewrite_source;
 pub use watch::{ScriptEvent, ScriptWatcher};

@@ -496,6 +496,7 @@ fn store(
         sitemaps: Some(sitemaps),
         no_params: false,
         name: None,
+        header: None,
     };
     let Some(source) =
         recipe_from_events_with(recorded, &format!("the task cache ({task})"), options)

@@ -63,6 +63,22 @@ pub(crate) const ACT_JS: &str = concat!(
 /// The click-listener hook installed into the page's main world.
 pub(crate) const LISTENER_HOOK_JS: &str = include_str!("listeners.js");
 
+/// Records what finds an element again (`args.record`), and finds the one
+/// element a recipe step's locators name (`args.locators`): run in the
+/// isolated world on an element, by recipes and by the recorder.
+pub(crate) const LOCATE_JS: &str = include_str!("locate.js");
+
+/// The recorder, installed into the isolated world of every document
+/// while a person's actions are recorded: `locate` in scope, then the
+/// listeners that send each action through the recording binding.
+pub(crate) const RECORDER_JS: &str = concat!(
+    "(() => {\nconst locate = (",
+    include_str!("locate.js"),
+    ");\n",
+    include_str!("recorder.js"),
+    "\n})()"
+);
+
 /// The mark drawer of annotated screenshots, installed into the isolated
 /// world on first use.
 pub(crate) const MARKS_JS: &str = include_str!("marks.js");

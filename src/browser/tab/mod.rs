@@ -46,6 +46,8 @@ mod options;
 mod storage;
 mod world;
 
+pub(crate) use world::WORLD_NAME;
+
 pub use dialogs::AnsweredDialog;
 pub(crate) use family::TabFamily;
 pub use options::ObserveOptions;

@@ -17,7 +17,7 @@ use crate::browser::frames::{evaluate_in_world, send_to_world, WorldChannel};
 use crate::browser::scripts::OBSERVER_JS;
 
 /// The isolated world's name (shows in DevTools' context list).
-pub(super) const WORLD_NAME: &str = "webagent";
+pub(crate) const WORLD_NAME: &str = "webagent";
 
 impl World {
     /// Sends `params` to this world, by its system-wide id when known.

@@ -13,6 +13,11 @@
 // a button and its text); when they disagree the step is ambiguous. The
 // CSS path is the last resort: it counts only when nothing else named one
 // element, since a moved element leaves its old path to another.
+//
+// Depth: elements inside open shadow roots and same-origin frames are
+// recorded and found like any other. Their CSS path crosses each boundary
+// with `>>>` (the hop the actions' selectors take), and the other locators
+// search every open root and reachable frame document.
 (subject, args) => {
   const norm = (s) => String(s || '').replace(/\s+/g, ' ').trim();
   const fold = (s) => norm(s).toLowerCase();
@@ -56,7 +61,8 @@
     const by = attr(el, 'aria-labelledby');
     if (by) {
       const text = norm(by.split(/\s+/).map((id) => {
-        const ref = document.getElementById(id);
+        const root = el.getRootNode();
+        const ref = root.getElementById ? root.getElementById(id) : document.getElementById(id);
         return ref ? ref.textContent : '';
       }).join(' '));
       if (text) return text;
@@ -81,23 +87,36 @@
   }
   const simpleIdent = (s) => /^[A-Za-z_][A-Za-z0-9_-]*$/.test(s);
   function uniqueId(el) {
-    return el.id && simpleIdent(el.id) && document.querySelectorAll('#' + el.id).length === 1;
+    return el.id && simpleIdent(el.id) && el.getRootNode().querySelectorAll('#' + el.id).length === 1;
   }
   // A CSS path in the grammar actions accept (tags, #id, :nth-child), from
-  // the nearest ancestor with a unique id.
+  // the nearest ancestor with a unique id. An element in a shadow root or
+  // a same-origin frame is reached from its host or <iframe> with `>>>`.
   function cssPath(el) {
+    const root = el.getRootNode();
+    let outer = null;
+    if (root instanceof ShadowRoot) outer = root.host;
+    else if (root.defaultView) {
+      try { outer = root.defaultView.frameElement; } catch (_) { outer = null; }
+    }
+    const within = pathWithin(el, root);
+    return outer ? cssPath(outer) + ' >>> ' + within : within;
+  }
+  function pathWithin(el, root) {
     if (uniqueId(el)) return '#' + el.id;
     const parts = [];
     let node = el;
-    while (node && node.nodeType === 1 && node !== document.documentElement) {
+    const top = root.documentElement || null;
+    while (node && node.nodeType === 1 && node !== top) {
       if (node !== el && uniqueId(node)) { parts.unshift('#' + node.id); break; }
       let part = tagOf(node);
-      const parent = node.parentElement;
-      if (parent && parent.children.length > 1) {
+      // A shadow root's own children have a root, not an element, above.
+      const parent = node.parentElement || node.parentNode;
+      if (parent && parent.children && parent.children.length > 1) {
         part += ':nth-child(' + (Array.prototype.indexOf.call(parent.children, node) + 1) + ')';
       }
       parts.unshift(part);
-      node = parent;
+      node = node.parentElement;
     }
     return parts.join(' > ');
   }
@@ -116,6 +135,11 @@
   }
   const visible = (el) => el.getClientRects().length > 0 && getComputedStyle(el).visibility !== 'hidden';
 
+  // The page a step runs on is the tab's: a frame's own address is no
+  // place a replay can check (a frame of another origin keeps its own).
+  function pageUrl() {
+    try { return window.top.location.href; } catch (_) { return location.href; }
+  }
   if (args.record) {
     const el = Array.isArray(subject) ? subject[0] : subject;
     if (!el) return null;
@@ -123,7 +147,7 @@
       tag: tagOf(el), id: el.id || null, testid: attr(el, 'data-testid'), name: attr(el, 'name'),
       ariaLabel: attr(el, 'aria-label'), placeholder: attr(el, 'placeholder'), role: roleOf(el),
       accessibleName: nameOf(el) || null, label: isField(el) ? labelOf(el) : null,
-      text: ownText(el) || null, css: cssPath(el), url: location.href,
+      text: ownText(el) || null, css: cssPath(el), url: pageUrl(),
     };
     return out;
   }
@@ -131,7 +155,34 @@
   // Controls a text locator may name: the innermost of these whose words
   // are the text.
   const CONTROL = 'a, button, input, select, textarea, summary, label, option, [role], [onclick], [tabindex], [contenteditable]';
-  const all = Array.from(document.querySelectorAll('*'));
+  // Every element matching `selector` in the document, its open shadow
+  // roots and its same-origin frames, in document order per root.
+  function deep(selector) {
+    const out = [];
+    const visit = (root) => {
+      for (const e of root.querySelectorAll('*')) {
+        if (e.matches(selector)) out.push(e);
+        if (e.shadowRoot) visit(e.shadowRoot);
+        if (e.localName === 'iframe' || e.localName === 'frame') {
+          let doc = null;
+          try { doc = e.contentDocument; } catch (_) { doc = null; }
+          if (doc) visit(doc);
+        }
+      }
+    };
+    visit(document);
+    return out;
+  }
+  // A CSS locator, across `>>>` hops when the page has the observer's.
+  function css(selector) {
+    const observer = globalThis.__webagentObserver;
+    if (!selector.includes('>>>') || !observer) return Array.from(document.querySelectorAll(selector));
+    const p = observer.pierce(selector);
+    if (p.error === 'missing' || p.cross) return [];
+    if (p.error) throw new Error(p.detail);
+    return Array.from(p.root.querySelectorAll(p.last));
+  }
+  const all = deep('*');
   function named(loc) {
     const v = loc.value;
     switch (loc.kind) {
@@ -149,10 +200,10 @@
       case 'name': return all.filter((e) => e.getAttribute('name') === v);
       case 'text': {
         const want = fold(v);
-        const hits = Array.from(document.querySelectorAll(CONTROL)).filter((e) => fold(ownText(e)) === want);
+        const hits = deep(CONTROL).filter((e) => fold(ownText(e)) === want);
         return hits.filter((e) => !hits.some((o) => o !== e && e.contains(o)));
       }
-      case 'css': return Array.from(document.querySelectorAll(v));
+      case 'css': return css(v);
       default: throw new Error('unknown locator kind ' + loc.kind);
     }
   }

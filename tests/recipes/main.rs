@@ -8,7 +8,10 @@
 //! One Chromium for the whole binary: the commands run here attach to it
 //! with `--connect`.
 
+#[path = "../support/mod.rs"]
 mod support;
+
+mod recorded;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

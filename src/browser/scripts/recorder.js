@@ -1,0 +1,159 @@
+// The recorder's part in the page: the body of a function that runs once in
+// webagent's isolated world of every document (every frame), with `locate`
+// (script/locate.js) in scope. It watches what the person does and sends
+// each action, with the facts that find its element again, through the
+// `__webagentRecord` binding.
+//
+// It must not change the page: listeners sit on the window in the capture
+// phase of the isolated world, which the page's scripts cannot see; none of
+// them prevents a default or stops propagation, and nothing is added to the
+// document. Reading a field's value or an element's box changes nothing.
+if (globalThis.__webagentRecorder) return 'installed';
+Object.defineProperty(globalThis, '__webagentRecorder', { value: true });
+
+const send = (step) => {
+  step.url = location.href;
+  try { globalThis.__webagentRecord(JSON.stringify(step)); } catch (_) { /* not recording */ }
+};
+const facts = (el) => {
+  try { return locate(el, { record: true }); } catch (_) { return null; }
+};
+const tag = (el) => (el && el.localName) || '';
+const typeOf = (el) => (el.getAttribute('type') || 'text').toLowerCase();
+// Fields whose value is typed: their steps are fills, not clicks or keys.
+const TYPED = new Set(['text', 'email', 'password', 'search', 'tel', 'url', 'number',
+  'date', 'datetime-local', 'month', 'week', 'time', 'color']);
+const typed = (el) => (tag(el) === 'input' && TYPED.has(typeOf(el))) || tag(el) === 'textarea' ||
+  (el && el.isContentEditable);
+// The element an event happened on, inside open shadow roots too.
+const origin = (event) => {
+  const path = event.composedPath();
+  for (const node of path) if (node && node.nodeType === 1) return node;
+  return null;
+};
+// What a person means by a click: the nearest control around the point.
+const CONTROL = 'a[href], button, input, select, textarea, summary, label, option, [role=button], ' +
+  '[role=link], [role=checkbox], [role=radio], [role=menuitem], [role=tab], [role=option], [role=switch], [onclick]';
+const control = (event) => {
+  for (const node of event.composedPath()) {
+    if (node && node.nodeType === 1 && node.matches(CONTROL)) return node;
+    if (node === document.body) break;
+  }
+  return origin(event);
+};
+
+// A field being typed into: flushed as one fill when the person leaves it,
+// presses Enter in it, submits its form or acts elsewhere.
+let editing = null;
+const valueOf = (el) => (el.isContentEditable && tag(el) !== 'input' && tag(el) !== 'textarea')
+  ? el.innerText : el.value;
+const flush = () => {
+  const field = editing;
+  editing = null;
+  if (!field || !field.el.isConnected) return;
+  const value = valueOf(field.el);
+  if (value === field.sent) return;
+  // A password's value never leaves the page: the step names a secret.
+  if (tag(field.el) === 'input' && typeOf(field.el) === 'password') {
+    send({ kind: 'fill', secret: true, facts: field.facts });
+  } else {
+    send({ kind: 'fill', value, facts: field.facts });
+  }
+};
+
+addEventListener('input', (event) => {
+  const el = origin(event);
+  if (!el || !typed(el) || !event.isTrusted) return;
+  if (!editing || editing.el !== el) {
+    flush();
+    editing = { el, facts: facts(el), sent: undefined };
+  }
+}, true);
+addEventListener('change', (event) => {
+  const el = origin(event);
+  if (!el || !event.isTrusted) return;
+  if (editing && editing.el === el) { flush(); return; }
+  if (tag(el) === 'select') {
+    flush();
+    const chosen = Array.from(el.selectedOptions).map((o) => o.text.trim());
+    send({ kind: 'select', text: chosen[0] || '', value: el.value, facts: facts(el) });
+  } else if (tag(el) === 'input' && typeOf(el) === 'file') {
+    flush();
+    const names = Array.from(el.files || []).map((f) => f.name);
+    send({ kind: 'upload', files: names, facts: facts(el) });
+  }
+}, true);
+addEventListener('focusout', (event) => {
+  if (editing && editing.el === origin(event)) flush();
+}, true);
+addEventListener('submit', () => flush(), true);
+
+// Clicks: the label's click stands for the control it activates, so the
+// click the browser then sends to that control is not a second step.
+let activated = null;
+addEventListener('click', (event) => {
+  const el = control(event);
+  if (activated && activated === el) { activated = null; return; }
+  activated = null;
+  if (!el || !event.isTrusted) return;
+  // Choosing in a <select> is its change; typing into a field is its fill;
+  // a file input's click opens the chooser, and the choice is the step.
+  if (tag(el) === 'select' || tag(el) === 'option') return;
+  if (typed(el)) return;
+  if (tag(el) === 'input' && typeOf(el) === 'file') return;
+  // A label that only moves the focus to its field or <select> is not a
+  // step: what is then typed or chosen is.
+  const labelled = tag(el) === 'label' ? el.control : null;
+  if (labelled && (typed(labelled) || tag(labelled) === 'select')) return;
+  flush();
+  if (labelled) {
+    // The browser clicks the control next, in this same task.
+    activated = labelled;
+    setTimeout(() => { activated = null; }, 0);
+  }
+  send({ kind: 'click', facts: facts(el) });
+}, true);
+
+// Keys that do something: Enter and Escape, and shortcuts with a modifier.
+// Enter in a multi-line field is typing.
+const MODIFIERS = new Set(['Control', 'Shift', 'Alt', 'Meta']);
+addEventListener('keydown', (event) => {
+  if (!event.isTrusted || MODIFIERS.has(event.key)) return;
+  const el = origin(event);
+  const shortcut = event.ctrlKey || event.metaKey || event.altKey;
+  const multiline = el && (tag(el) === 'textarea' || el.isContentEditable);
+  let keys = null;
+  if (shortcut) {
+    const held = [];
+    if (event.ctrlKey) held.push('Control');
+    if (event.altKey) held.push('Alt');
+    if (event.metaKey) held.push('Meta');
+    if (event.shiftKey) held.push('Shift');
+    keys = held.concat([event.key.length === 1 ? event.key.toLowerCase() : event.key]).join('+');
+  } else if (event.key === 'Escape' || (event.key === 'Enter' && !multiline)) {
+    keys = event.key;
+  }
+  if (!keys) return;
+  flush();
+  send({ kind: 'keys', keys });
+}, true);
+
+// Drag and drop: the element picked up and the one it was dropped on.
+let dragged = null;
+addEventListener('dragstart', (event) => {
+  if (!event.isTrusted) return;
+  flush();
+  const el = origin(event);
+  dragged = el ? facts(el) : null;
+}, true);
+addEventListener('drop', (event) => {
+  if (!event.isTrusted || !dragged) return;
+  const el = origin(event);
+  if (el) send({ kind: 'drag', from: dragged, to: facts(el) });
+  dragged = null;
+}, true);
+// The recording stops: a field still being edited gives its fill.
+Object.defineProperty(globalThis, '__webagentRecorderFlush', { value: () => { flush(); return true; } });
+// A document left while a field is being edited still gives its fill.
+addEventListener('pagehide', () => flush(), true);
+return 'installed';

@@ -1,0 +1,221 @@
+//! `webagent record`: what a person does on a page, recorded into a recipe
+//! that replays it without the model.
+//!
+//! `--no-tui` records without the workbench, for scripts and tests: it
+//! says `recording URL` once the page takes input, prints each step as
+//! the recipe line it becomes, and writes the recipe when it gets Ctrl-C,
+//! SIGTERM or the end of its standard input. Lines on standard input edit
+//! the recording as it grows: `undo` takes the last step back, and
+//! `goal N TEXT` gives step N the goal a heal is told.
+
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use tokio::io::AsyncBufReadExt as _;
+
+use super::exit::EXIT_USAGE;
+use super::flags::{parse_page_url, RunFlags, SessionFlags};
+use super::headless::start_reporting;
+use crate::browser::record::Recorder;
+use crate::script::Recording;
+use crate::words::is_snake_case;
+
+/// Flags of `webagent record`.
+#[derive(Debug, clap::Args)]
+pub struct RecordArgs {
+    /// The page to start on.
+    #[arg(value_parser = parse_page_url)]
+    pub url: String,
+    /// Where to write the recipe (default: recipes/NAME.rhai). An existing
+    /// file is never replaced.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// The recipe's name, a snake_case word.
+    #[arg(long, default_value = "recorded")]
+    pub name: String,
+    /// Record without the workbench: print each step as it is recorded and
+    /// write the recipe on Ctrl-C, SIGTERM or the end of standard input.
+    #[arg(long)]
+    pub no_tui: bool,
+    /// Config, scripts, sitemaps, secrets, browser (--headed opens a window
+    /// to act in).
+    #[command(flatten)]
+    pub session: SessionFlags,
+}
+
+/// Runs `webagent record`.
+pub fn run(args: RecordArgs) -> anyhow::Result<ExitCode> {
+    if !is_snake_case(&args.name) {
+        eprintln!(
+            "error: --name {:?} is not a recipe name: use lowercase words joined by _ (sign_in)",
+            args.name
+        );
+        return Ok(ExitCode::from(EXIT_USAGE));
+    }
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("recipes").join(format!("{}.rhai", args.name)));
+    if out.exists() {
+        eprintln!(
+            "error: {} already exists; give another --out or --name (a recording never replaces a file)",
+            out.display()
+        );
+        return Ok(ExitCode::from(EXIT_USAGE));
+    }
+    if !args.no_tui {
+        eprintln!(
+            "error: recording in the workbench is not built yet; add --no-tui to record from this terminal"
+        );
+        return Ok(ExitCode::from(EXIT_USAGE));
+    }
+    let prepared = match args.session.prepare(RunFlags::default()) {
+        Ok(prepared) => prepared,
+        Err(code) => return Ok(code),
+    };
+    let runtime = super::runtime()?;
+    runtime.block_on(record(args, out, prepared))
+}
+
+async fn record(
+    args: RecordArgs,
+    out: PathBuf,
+    prepared: crate::session::Prepared,
+) -> anyhow::Result<ExitCode> {
+    let (session, reporter) = match start_reporting(prepared, Some(&args.url)).await {
+        Ok(started) => started,
+        Err(code) => return Ok(code),
+    };
+    let sitemaps = session
+        .sitemaps
+        .read()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone();
+    let tab = session.environment.inner().inner().tab();
+    let mut recorder = match Recorder::start(&tab).await {
+        Ok(recorder) => recorder,
+        Err(error) => {
+            eprintln!(
+                "error: the recorder could not start on {}: {error}",
+                args.url
+            );
+            session.close().await;
+            return Ok(ExitCode::FAILURE);
+        }
+    };
+    let mut recording = Recording::new(&args.name, &args.url);
+    println!("recording {}", args.url);
+    let _ = std::io::stdout().flush();
+
+    let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
+    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    loop {
+        tokio::select! {
+            input = recorder.next() => match input {
+                Some(input) => {
+                    recording.push(input, &args.url);
+                    print_step(&recording, recording.steps().len());
+                }
+                None => break,
+            },
+            line = lines.next_line() => match line {
+                Ok(Some(line)) => edit(&mut recording, &line),
+                _ => break,
+            },
+            _ = tokio::signal::ctrl_c() => break,
+            _ = terminate.recv() => break,
+        }
+    }
+    // A field still being typed into when the recording stopped gives its
+    // fill now; its report arrives before the evaluation's answer.
+    let _ = tab
+        .eval("globalThis.__webagentRecorderFlush && globalThis.__webagentRecorderFlush()")
+        .await;
+    while let Ok(Some(input)) =
+        tokio::time::timeout(Duration::from_millis(200), recorder.next()).await
+    {
+        recording.push(input, &args.url);
+        print_step(&recording, recording.steps().len());
+    }
+    drop(recorder);
+    session.close().await;
+    let _ = reporter.await;
+    write_recipe(&recording, &out, &sitemaps)
+}
+
+/// Prints step `number` as its recipe line.
+fn print_step(recording: &Recording, number: usize) {
+    match recording.line(number) {
+        Some(line) => println!("{number:>3}  {line}"),
+        None => println!(
+            "{number:>3}  (does not replay: {})",
+            recording.steps()[number - 1].action
+        ),
+    }
+    let _ = std::io::stdout().flush();
+}
+
+/// One line typed while recording: `undo`, or `goal N TEXT`.
+fn edit(recording: &mut Recording, line: &str) {
+    let line = line.trim();
+    if line.is_empty() {
+        return;
+    }
+    if line == "undo" {
+        match recording.undo() {
+            Some(_) => println!("undone; {} step(s) left", recording.steps().len()),
+            None => println!("nothing to undo"),
+        }
+    } else if let Some(rest) = line.strip_prefix("goal ") {
+        let (number, goal) = rest.trim().split_once(' ').unwrap_or((rest.trim(), ""));
+        match number.parse::<usize>() {
+            Ok(n) if recording.set_goal(n, goal) => println!("step {n}: goal {:?}", goal.trim()),
+            _ => println!(
+                "no step {number}; steps are 1 to {}",
+                recording.steps().len()
+            ),
+        }
+    } else {
+        println!("unknown line {line:?}: type `undo` or `goal N TEXT`");
+    }
+    let _ = std::io::stdout().flush();
+}
+
+fn write_recipe(
+    recording: &Recording,
+    out: &std::path::Path,
+    sitemaps: &crate::sitemap::SitemapSet,
+) -> anyhow::Result<ExitCode> {
+    let Some(source) = recording.source(Some(sitemaps)) else {
+        eprintln!("nothing was recorded that replays; no file written");
+        return Ok(ExitCode::FAILURE);
+    };
+    if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)?;
+    }
+    let mut file = match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(out)
+    {
+        Ok(file) => file,
+        Err(error) => {
+            eprintln!("error: could not write {}: {error}", out.display());
+            return Ok(ExitCode::FAILURE);
+        }
+    };
+    file.write_all(source.as_bytes())?;
+    println!(
+        "wrote {} ({} step(s))",
+        out.display(),
+        recording.steps().len()
+    );
+    for secret in recording.secrets() {
+        println!(
+            "the recipe types the secret {secret}: give its value when it runs (--secret {secret} with {secret} in the environment)"
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}

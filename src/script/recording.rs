@@ -1,0 +1,280 @@
+//! A person's recording as it grows: each input the recorder reports
+//! becomes a step, and the recipe is the one an exported run with the
+//! same steps would give (the same locator lists, parameters and secret
+//! references), because it is made by the same export.
+//!
+//! A password is never in a step: the recorder sends no value for it,
+//! and the step types a secret reference named after its field
+//! (`<secret>password</secret>`), which the recipe's header lists.
+
+use serde_json::{json, Value};
+
+use super::export::{action_line, origin_of, param_base, recipe_from_events_with, ExportOptions};
+use crate::actions::ActionResult;
+use crate::browser::record::Input;
+use crate::events::{Event, StepRecord};
+use crate::sitemap::SitemapSet;
+
+/// One recorded step: the action a replay takes, the facts that find its
+/// element again, and its goal (what a heal is told the step was for).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecordedStep {
+    /// `{"name": {params}}`, as a trace records an action.
+    pub action: Value,
+    /// What finds the step's element again; `None` for a step with no
+    /// element (a key, a navigation).
+    pub facts: Option<Value>,
+    /// The page the step was taken on.
+    pub url: String,
+    /// What the step is for, in the person's words; empty until given.
+    pub goal: String,
+}
+
+/// A recording in progress.
+#[derive(Debug, Clone)]
+pub struct Recording {
+    name: String,
+    start_url: String,
+    steps: Vec<RecordedStep>,
+}
+
+impl Recording {
+    /// An empty recording named `name` (a snake_case word) that starts on
+    /// `start_url`.
+    pub fn new(name: &str, start_url: &str) -> Self {
+        Recording {
+            name: name.to_string(),
+            start_url: start_url.to_string(),
+            steps: Vec::new(),
+        }
+    }
+
+    /// The steps so far.
+    pub fn steps(&self) -> &[RecordedStep] {
+        &self.steps
+    }
+
+    /// Adds the step `input` stands for and returns it.
+    pub fn push(&mut self, input: Input, url: &str) -> &RecordedStep {
+        let (action, facts) = step_of(input);
+        let url = facts
+            .as_ref()
+            .and_then(|f| f.get("url"))
+            .and_then(Value::as_str)
+            .unwrap_or(url)
+            .to_string();
+        self.steps.push(RecordedStep {
+            action,
+            facts,
+            url,
+            goal: String::new(),
+        });
+        &self.steps[self.steps.len() - 1]
+    }
+
+    /// Takes the last step back.
+    pub fn undo(&mut self) -> Option<RecordedStep> {
+        self.steps.pop()
+    }
+
+    /// Gives step `number` (1 for the first) its goal; `false` when there
+    /// is no such step.
+    pub fn set_goal(&mut self, number: usize, goal: &str) -> bool {
+        match number.checked_sub(1).and_then(|i| self.steps.get_mut(i)) {
+            Some(step) => {
+                step.goal = goal.trim().to_string();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The recipe line of step `number`, as the recipe will have it
+    /// (without parameters: the line shows what was typed).
+    pub fn line(&self, number: usize) -> Option<String> {
+        let step = self.steps.get(number.checked_sub(1)?)?;
+        action_line(
+            &step.action,
+            step.facts.as_ref(),
+            origin_of(&self.start_url).as_deref(),
+        )
+    }
+
+    /// The names of the secrets the recording types.
+    pub fn secrets(&self) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .steps
+            .iter()
+            .filter_map(|s| s.action.get("input_text")?.get("text")?.as_str())
+            .filter_map(|text| {
+                text.strip_prefix("<secret>")?
+                    .strip_suffix("</secret>")
+                    .map(str::to_string)
+            })
+            .collect();
+        names.dedup();
+        names
+    }
+
+    /// The recording as a trace: the events an export reads.
+    pub fn events(&self) -> Vec<Event> {
+        let mut events = vec![Event::RunStarted {
+            task: String::new(),
+            url: self.start_url.clone(),
+            model: String::new(),
+            max_steps: self.steps.len(),
+        }];
+        for (i, step) in self.steps.iter().enumerate() {
+            let result = match &step.facts {
+                Some(facts) => ActionResult::ok_with(json!({ "locator": facts })),
+                None => ActionResult::ok(),
+            };
+            events.push(Event::Step(StepRecord::taken(
+                i + 1,
+                step.action.clone(),
+                result,
+                step.goal.clone(),
+                (0, 0),
+            )));
+        }
+        events
+    }
+
+    /// The recipe's source, or `None` while no step replays.
+    pub fn source(&self, sitemaps: Option<&SitemapSet>) -> Option<String> {
+        let secrets = self.secrets();
+        let header = if secrets.is_empty() {
+            format!("Recorded by `webagent record` on {}.", self.start_url)
+        } else {
+            format!(
+                "Recorded by `webagent record` on {}.\n// Secrets it types (give their values as for any run): {}.",
+                self.start_url,
+                secrets.join(", ")
+            )
+        };
+        let options = ExportOptions {
+            sitemaps,
+            no_params: false,
+            name: Some(&self.name),
+            header: Some(&header),
+        };
+        recipe_from_events_with(&self.events(), &self.start_url, options)
+    }
+}
+
+/// The action and the element facts a recorded input stands for.
+fn step_of(input: Input) -> (Value, Option<Value>) {
+    let css = |facts: &Value| facts.get("css").cloned().unwrap_or(Value::Null);
+    match input {
+        Input::Click { facts } => (json!({"click": {"selector": css(&facts)}}), Some(facts)),
+        Input::Fill { facts, value } => {
+            let text = match value {
+                Some(value) => value,
+                None => format!("<secret>{}</secret>", secret_name(&facts)),
+            };
+            (
+                json!({"input_text": {"selector": css(&facts), "text": text}}),
+                Some(facts),
+            )
+        }
+        Input::Select { facts, text } => (
+            json!({"select_option": {"selector": css(&facts), "text": text}}),
+            Some(facts),
+        ),
+        Input::Upload { facts, files } => {
+            let path = files.into_iter().next().unwrap_or_default();
+            (
+                json!({"upload_file": {"selector": css(&facts), "path": path}}),
+                Some(facts),
+            )
+        }
+        Input::Keys { keys } => (json!({"press_keys": {"keys": keys}}), None),
+        Input::Drag { from, to } => (
+            json!({"drag_and_drop": {
+                "from": {"selector": css(&from)},
+                "to": {"selector": css(&to)},
+            }}),
+            Some(from),
+        ),
+        Input::Navigate { url } => (json!({"navigate": {"url": url}}), None),
+        Input::Back => (json!({"back": {}}), None),
+        Input::Forward => (json!({"forward": {}}), None),
+    }
+}
+
+/// The secret a password field's step types: named after the field
+/// (`password`, `admin_pin`).
+fn secret_name(facts: &Value) -> String {
+    match param_base(facts) {
+        name if name.is_empty() || name == "value" => "password".to_string(),
+        name => name,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn facts(pairs: Value) -> Value {
+        pairs
+    }
+
+    #[test]
+    fn a_recording_is_a_recipe_with_locators_parameters_and_a_secret_reference() {
+        let mut recording = Recording::new("sign_in", "http://127.0.0.1:9/login");
+        let url = "http://127.0.0.1:9/login";
+        recording.push(
+            Input::Fill {
+                facts: facts(json!({"tag": "input", "id": "email", "name": "email",
+                    "label": "Email", "css": "#email", "url": url})),
+                value: Some("ada@example.test".into()),
+            },
+            url,
+        );
+        recording.push(
+            Input::Fill {
+                facts: facts(json!({"tag": "input", "id": "pw", "name": "pw",
+                    "label": "Password", "css": "#pw", "url": url})),
+                value: None,
+            },
+            url,
+        );
+        recording.push(
+            Input::Click {
+                facts: facts(json!({"tag": "button", "role": "button",
+                    "accessibleName": "Sign in", "text": "Sign in", "css": "form > button", "url": url})),
+            },
+            url,
+        );
+        recording.push(
+            Input::Keys {
+                keys: "Escape".into(),
+            },
+            url,
+        );
+        assert!(recording.set_goal(3, "sign in"));
+        let source = recording.source(None).expect("a recipe");
+        assert!(source.starts_with("// Recorded by `webagent record` on http://127.0.0.1:9/login.\n// Secrets it types (give their values as for any run): pw.\n"), "{source}");
+        assert!(source.contains("recipe(\"sign_in\""), "{source}");
+        assert!(
+            source.contains("email: #{ type: \"string\", \"default\": \"ada@example.test\" }"),
+            "{source}"
+        );
+        assert!(source.contains("fill([\"id:email\", \"label:Email\", \"name:email\", \"css:#email\"], params.email);"), "{source}");
+        assert!(source.contains("\"<secret>pw</secret>\""), "{source}");
+        assert!(
+            source.contains(
+                "click([\"role:button:Sign in\", \"text:Sign in\", \"css:form > button\"]);"
+            ),
+            "{source}"
+        );
+        assert!(source.contains("press_keys(\"Escape\");"), "{source}");
+        assert!(source.contains("sign in"), "{source}");
+        assert_eq!(
+            recording.line(3).as_deref(),
+            Some("click([\"role:button:Sign in\", \"text:Sign in\", \"css:form > button\"]);")
+        );
+        assert!(recording.undo().is_some());
+        assert_eq!(recording.steps().len(), 3);
+    }
+}

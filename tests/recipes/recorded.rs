@@ -1,0 +1,397 @@
+//! A person's demonstration recorded into a recipe: trusted input (CDP's
+//! `Input.dispatchMouseEvent`, `dispatchKeyEvent`, `insertText`, as a
+//! person's mouse and keyboard reach the page) on pages this test serves,
+//! recorded by the real in-page recorder, and the recipe replayed by
+//! `webagent recipe run` on a second origin. The page's own listeners must
+//! see exactly the same events with the recorder as without it.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use chromiumoxide::cdp::browser_protocol::dom::SetFileInputFilesParams;
+use chromiumoxide::cdp::browser_protocol::input::{
+    DispatchKeyEventParams, DispatchKeyEventType, DispatchMouseEventParams, DispatchMouseEventType,
+    InsertTextParams, MouseButton,
+};
+use webagent::browser::record::{Input, Recorder};
+use webagent::browser::Tab;
+use webagent::script::Recording;
+use webagent::serve::{PageServer, Response};
+
+use super::support::chromium::shared;
+use super::support::cli::said;
+use super::support::pages::page;
+use super::support::tab::in_front;
+use super::{output, scratch, webagent_in, ws};
+
+/// A form with every kind of field, a same-origin frame whose field is
+/// copied into the form, and a button inside a shadow root that marks the
+/// form. It is sent to `/done` with GET, so the server sees every value.
+fn form_page() -> String {
+    page(
+        "Sign up",
+        r#"<form id="f" action="/done" method="get">
+<label>Email <input name="email" id="email"></label>
+<label>Password <input type="password" name="pw" id="pw"></label>
+<label for="plan">Plan</label> <select name="plan" id="plan"><option>Basic</option><option>Pro</option></select>
+<label><input type="checkbox" name="terms" id="terms"> I agree</label>
+<input type="file" name="attachment" id="attachment">
+<input type="hidden" name="note" id="note-copy"><input type="hidden" name="shadow" id="shadow-mark">
+<button id="go">Sign up</button>
+</form>
+<iframe id="notes" src="/inner" style="height:60px"></iframe>
+<div id="host"></div>
+<script>
+const root = document.getElementById('host').attachShadow({ mode: 'open' });
+root.innerHTML = '<button type="button">Mark</button>';
+root.querySelector('button').addEventListener('click', () => { document.getElementById('shadow-mark').value = 'yes'; });
+</script>"#,
+    )
+}
+
+fn inner_page() -> String {
+    page(
+        "Notes",
+        r#"<label>Note <input id="note"></label>
+<script>document.getElementById('note').addEventListener('input', (e) => {
+  parent.document.getElementById('note-copy').value = e.target.value;
+});</script>"#,
+    )
+}
+
+/// An app on its own origin: the form, its frame, and `/done`, whose
+/// queries it keeps.
+struct FormApp {
+    server: PageServer,
+    done: Arc<Mutex<Vec<String>>>,
+}
+
+impl FormApp {
+    async fn start() -> FormApp {
+        let server = PageServer::start().await.expect("a page server");
+        server.html("/form", form_page());
+        server.html("/inner", inner_page());
+        let done = Arc::new(Mutex::new(Vec::new()));
+        let seen = Arc::clone(&done);
+        server.handle("/done", move |request| {
+            seen.lock()
+                .expect("a lock no test thread poisoned")
+                .push(request.query.clone());
+            Response::html(page("Done", "<h1>Thanks</h1>"))
+        });
+        FormApp { server, done }
+    }
+
+    fn done(&self) -> Vec<String> {
+        self.done
+            .lock()
+            .expect("a lock no test thread poisoned")
+            .clone()
+    }
+}
+
+/// The centre of the element `expression` gives, in the tab's viewport,
+/// across same-origin frames.
+async fn centre(tab: &Tab, expression: &str) -> (f64, f64) {
+    let script = format!(
+        "(() => {{ const el = {expression}; const r = el.getBoundingClientRect();
+          let x = r.x + r.width / 2, y = r.y + r.height / 2;
+          let w = el.ownerDocument.defaultView;
+          while (w.frameElement) {{ const f = w.frameElement.getBoundingClientRect();
+            x += f.x + w.frameElement.clientLeft; y += f.y + w.frameElement.clientTop; w = w.parent; }}
+          return [x, y]; }})()"
+    );
+    let point: Vec<f64> = tab
+        .page()
+        .evaluate(script)
+        .await
+        .expect("the element's box")
+        .into_value()
+        .expect("two numbers");
+    (point[0], point[1])
+}
+
+async fn mouse(tab: &Tab, kind: DispatchMouseEventType, (x, y): (f64, f64)) {
+    let mut event = DispatchMouseEventParams::new(kind, x, y);
+    event.button = Some(MouseButton::Left);
+    event.click_count = Some(1);
+    tab.page().execute(event).await.expect("a mouse event");
+}
+
+/// A person's click on what `expression` gives.
+async fn click(tab: &Tab, expression: &str) {
+    let at = centre(tab, expression).await;
+    mouse(tab, DispatchMouseEventType::MouseMoved, at).await;
+    mouse(tab, DispatchMouseEventType::MousePressed, at).await;
+    mouse(tab, DispatchMouseEventType::MouseReleased, at).await;
+}
+
+/// Text typed into whatever has the focus.
+async fn type_text(tab: &Tab, text: &str) {
+    tab.page()
+        .execute(InsertTextParams::new(text))
+        .await
+        .expect("typing");
+}
+
+/// A key pressed and released (`ArrowDown`, 40).
+async fn press(tab: &Tab, key: &str, code: i64) {
+    for kind in [
+        DispatchKeyEventType::RawKeyDown,
+        DispatchKeyEventType::KeyUp,
+    ] {
+        let event = DispatchKeyEventParams::builder()
+            .r#type(kind)
+            .key(key)
+            .code(key)
+            .windows_virtual_key_code(code)
+            .native_virtual_key_code(code)
+            .build()
+            .expect("a key event");
+        tab.page().execute(event).await.expect("a key press");
+    }
+}
+
+/// Waits until `expression` is true in the page, for up to ten seconds.
+async fn until(tab: &Tab, expression: &str) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let now = tab
+            .page()
+            .evaluate(expression)
+            .await
+            .ok()
+            .and_then(|v| v.into_value::<bool>().ok());
+        if now == Some(true) {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "`{expression}` never became true"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// What a person does on the form page: every kind of field, the frame,
+/// the shadow root, a file, and the submit button.
+async fn fill_in_the_form(tab: &Tab, file: &str) {
+    until(
+        tab,
+        "!!document.getElementById('notes').contentDocument?.getElementById('note')",
+    )
+    .await;
+    click(tab, "document.getElementById('email')").await;
+    type_text(tab, "ada@example.test").await;
+    click(tab, "document.getElementById('pw')").await;
+    type_text(tab, "hunter2").await;
+    click(tab, "document.querySelector('label[for=plan]')").await;
+    press(tab, "ArrowDown", 40).await;
+    click(tab, "document.getElementById('terms')").await;
+    click(
+        tab,
+        "document.getElementById('notes').contentDocument.getElementById('note')",
+    )
+    .await;
+    type_text(tab, "hello").await;
+    click(
+        tab,
+        "document.getElementById('host').shadowRoot.querySelector('button')",
+    )
+    .await;
+    let input = tab
+        .page()
+        .find_element("#attachment")
+        .await
+        .expect("the file input");
+    let choose = SetFileInputFilesParams::builder()
+        .files(vec![file.to_string()])
+        .backend_node_id(input.backend_node_id)
+        .build()
+        .expect("a file choice");
+    tab.page().execute(choose).await.expect("choosing a file");
+    until(
+        tab,
+        "document.getElementById('attachment').files.length === 1",
+    )
+    .await;
+    click(tab, "document.getElementById('go')").await;
+}
+
+/// Every input the recorder reported until `count` arrived (ten seconds
+/// at most).
+async fn inputs(recorder: &mut Recorder, count: usize) -> Vec<Input> {
+    let mut got = Vec::new();
+    while got.len() < count {
+        match tokio::time::timeout(Duration::from_secs(10), recorder.next()).await {
+            Ok(Some(input)) => got.push(input),
+            _ => panic!(
+                "only {} of {count} inputs were recorded: {got:#?}",
+                got.len()
+            ),
+        }
+    }
+    got
+}
+
+#[test]
+fn a_recording_made_with_trusted_input_replays_on_a_second_origin_without_the_password() {
+    let s = shared();
+    let dir = scratch("recorded-form");
+    std::fs::create_dir_all(&dir).expect("a scratch folder");
+    let file = dir.join("notes.txt");
+    std::fs::write(&file, "some notes").expect("a file to upload");
+    let (first, second) = s
+        .runtime
+        .block_on(async { (FormApp::start().await, FormApp::start().await) });
+
+    let source = {
+        let _turn = in_front();
+        s.runtime.block_on(async {
+            let url = first.server.url("/form");
+            let tab = s.session.new_tab(&url).await.expect("a tab");
+            let mut recorder = Recorder::start(&tab).await.expect("the recorder starts");
+            fill_in_the_form(&tab, &file.display().to_string()).await;
+            let got = inputs(&mut recorder, 8).await;
+            until(&tab, "location.pathname === '/done'").await;
+            let mut recording = Recording::new("sign_up", &url);
+            for input in got {
+                recording.push(input, &url);
+            }
+            let _ = tab.close().await;
+            recording.source(None).expect("a recipe")
+        })
+    };
+    assert_eq!(first.done().len(), 1, "the recording sent the form once");
+    assert!(first.done()[0].contains("pw=hunter2"), "{:?}", first.done());
+    assert!(
+        !source.contains("hunter2"),
+        "the password is in the recipe:\n{source}"
+    );
+    for line in [
+        "fill([\"id:email\", \"role:textbox:Email\", \"label:Email\", \"name:email\", \"css:#email\"], params.email);",
+        "fill([\"id:pw\", \"role:textbox:Password\", \"label:Password\", \"name:pw\", \"css:#pw\"], \"<secret>pw</secret>\");",
+        "select([\"id:plan\", \"role:combobox:Plan\", \"label:Plan\", \"name:plan\", \"css:#plan\"], params.plan);",
+        "click([\"id:terms\", \"role:checkbox:I agree\", \"label:I agree\", \"name:terms\", \"css:#terms\"]);",
+        "step(5, \"\");\n    fill([\"id:note\", \"role:textbox:Note\", \"label:Note\", \"css:#notes >>> #note\"], params.note);",
+        "click([\"role:button:Mark\", \"text:Mark\", \"css:#host >>> button\"]);",
+        "run_action(\"upload_file\", #{ locators: [\"id:attachment\", \"name:attachment\", \"css:#attachment\"], path: params.attachment });",
+        "click([\"id:go\", \"role:button:Sign up\", \"text:Sign up\", \"css:#go\"]);",
+    ] {
+        assert!(source.contains(line), "no `{line}` in:\n{source}");
+    }
+    std::fs::write(dir.join("sign_up.rhai"), &source).expect("the recipe written");
+
+    let mut command = webagent_in(&dir);
+    command
+        .args(["recipe", "run", "sign_up.rhai", "--yes", "--connect", &ws()])
+        .args(["--url", &second.server.url("/form")])
+        .args(["--param", "email=grace@example.test"])
+        .args(["--param", &format!("attachment={}", file.display())])
+        .args(["--secret", "pw"])
+        .env("pw", "s3cret");
+    let out = output(command);
+    assert_eq!(out.status.code(), Some(0), "{}\n{source}", said(&out));
+    let sent = second.done();
+    assert_eq!(sent.len(), 1, "the replay sent the form once: {sent:?}");
+    let field = |name: &str| {
+        url::form_urlencoded::parse(sent[0].as_bytes())
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.into_owned())
+            .unwrap_or_default()
+    };
+    assert_eq!(field("email"), "grace@example.test", "{sent:?}");
+    assert_eq!(field("pw"), "s3cret", "{sent:?}");
+    assert_eq!(field("plan"), "Pro", "{sent:?}");
+    assert_eq!(field("terms"), "on", "{sent:?}");
+    assert_eq!(field("note"), "hello", "{sent:?}");
+    assert_eq!(field("shadow"), "yes", "{sent:?}");
+    assert_eq!(field("attachment"), "notes.txt", "{sent:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A page that logs every event its own listeners see, in order, with
+/// `defaultPrevented` as the last listener sees it.
+fn logged_page() -> String {
+    page(
+        "Logged",
+        r#"<form id="f" onsubmit="return false"><label>Name <input id="name"></label>
+<select id="pick"><option>A</option><option>B</option></select>
+<label><input type="checkbox" id="box"> Box</label><button id="b">Go</button></form>
+<script>
+window.seen = [];
+const types = ['pointerdown', 'mousedown', 'pointerup', 'mouseup', 'click', 'focusin', 'focusout',
+  'keydown', 'keyup', 'beforeinput', 'input', 'change', 'submit'];
+for (const type of types) {
+  window.addEventListener(type, (e) => {
+    const t = e.composedPath()[0];
+    window.seen.push([type, t.id || t.localName || 'window', e.defaultPrevented, e.isTrusted].join(' '));
+  });
+}
+document.getElementById('b').addEventListener('click', (e) => e.preventDefault());
+</script>"#,
+    )
+}
+
+async fn act_on_logged_page(tab: &Tab) {
+    click(tab, "document.getElementById('name')").await;
+    type_text(tab, "Ada").await;
+    press(tab, "Enter", 13).await;
+    click(tab, "document.getElementById('box')").await;
+    click(tab, "document.getElementById('b')").await;
+}
+
+#[test]
+fn the_page_sees_the_same_events_with_the_recorder_as_without_it() {
+    let s = shared();
+    let _turn = in_front();
+    s.runtime.block_on(async {
+        s.server.html("/logged", logged_page());
+        let url = s.server.url("/logged");
+        let mut seen = Vec::new();
+        for recording in [false, true] {
+            let tab = s.session.new_tab(&url).await.expect("a tab");
+            let mut recorder = match recording {
+                true => Some(Recorder::start(&tab).await.expect("the recorder starts")),
+                false => None,
+            };
+            act_on_logged_page(&tab).await;
+            if let Some(recorder) = recorder.as_mut() {
+                // The fill, Enter, the checkbox and the button: the
+                // recorder was there and working.
+                let got = inputs(recorder, 4).await;
+                assert!(matches!(got[0], Input::Fill { .. }), "{got:#?}");
+            }
+            let log: Vec<String> = tab
+                .page()
+                .evaluate("window.seen")
+                .await
+                .expect("the page's log")
+                .into_value()
+                .expect("a list");
+            let dom: String = tab
+                .page()
+                .evaluate("document.documentElement.outerHTML")
+                .await
+                .expect("the page's markup")
+                .into_value()
+                .expect("text");
+            seen.push((log, dom));
+            drop(recorder);
+            let _ = tab.close().await;
+        }
+        assert!(
+            seen[0].0.len() > 10,
+            "the page saw too little: {:?}",
+            seen[0].0
+        );
+        assert_eq!(
+            seen[0].0, seen[1].0,
+            "the page's events differ with the recorder"
+        );
+        assert_eq!(
+            seen[0].1, seen[1].1,
+            "the recorder changed the page's markup"
+        );
+    });
+}
