@@ -395,3 +395,116 @@ fn the_page_sees_the_same_events_with_the_recorder_as_without_it() {
         );
     });
 }
+
+/// The next line `lines` gives that contains `wanted`, within twenty
+/// seconds; the lines read before it are kept in `seen` for the message.
+fn line_with(
+    lines: &std::sync::mpsc::Receiver<String>,
+    wanted: &str,
+    seen: &mut Vec<String>,
+) -> String {
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        match lines.recv_timeout(left) {
+            Ok(line) => {
+                seen.push(line.clone());
+                if line.contains(wanted) {
+                    return line;
+                }
+            }
+            Err(_) => panic!("no line with {wanted:?}; it printed:\n{}", seen.join("\n")),
+        }
+    }
+}
+
+#[test]
+fn webagent_record_prints_each_step_takes_edits_and_writes_the_recipe_when_its_input_ends() {
+    use std::io::{BufRead as _, Write as _};
+    let s = shared();
+    let dir = scratch("record-command");
+    std::fs::create_dir_all(&dir).expect("a scratch folder");
+    let app = s.runtime.block_on(FormApp::start());
+    let url = app.server.url("/form");
+    let mut command = webagent_in(&dir);
+    command
+        .args(["record", &url, "--no-tui", "--connect", &ws()])
+        .args(["--name", "sign_up", "--out", "sign_up.rhai"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null());
+    let mut child = command.spawn().expect("webagent record starts");
+    let mut stdin = child.stdin.take().expect("its input");
+    let stdout = child.stdout.take().expect("its output");
+    let (tx, lines) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if tx.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    let mut seen = Vec::new();
+    line_with(&lines, &format!("recording {url}"), &mut seen);
+
+    let _turn = in_front();
+    s.runtime.block_on(async {
+        // The test acts on the tab the command opened, as a person would.
+        let helper = s.session.new_tab("about:blank").await.expect("a tab");
+        let targets = helper
+            .page()
+            .execute(chromiumoxide::cdp::browser_protocol::target::GetTargetsParams::default())
+            .await
+            .expect("the browser's tabs");
+        let id = targets
+            .result
+            .target_infos
+            .iter()
+            .find(|t| t.r#type == "page" && t.url == url)
+            .map(|t| t.target_id.inner().clone())
+            .expect("the recording's tab");
+        let tab = helper.adopt(&id).await.expect("the recording's tab");
+        let _ = helper.close().await;
+        tab.page().bring_to_front().await.expect("the tab in front");
+        click(&tab, "document.getElementById('email')").await;
+        type_text(&tab, "ada@example.test").await;
+        click(&tab, "document.getElementById('terms')").await;
+        line_with(&lines, "  1  fill([\"id:email\"", &mut seen);
+        line_with(&lines, "  2  click([\"id:terms\"", &mut seen);
+        writeln!(stdin, "goal 1 give the email").expect("an edit");
+        line_with(&lines, "step 1: goal \"give the email\"", &mut seen);
+        writeln!(stdin, "undo").expect("an edit");
+        line_with(&lines, "undone; 1 step(s) left", &mut seen);
+        click(&tab, "document.getElementById('go')").await;
+        line_with(&lines, "  2  click([\"id:go\"", &mut seen);
+    });
+    drop(stdin);
+    line_with(&lines, "wrote sign_up.rhai (2 step(s))", &mut seen);
+    let status = child.wait().expect("the command ends");
+    assert!(status.success(), "{}", seen.join("\n"));
+    let source = std::fs::read_to_string(dir.join("sign_up.rhai")).expect("the recipe");
+    assert!(
+        source.contains("step(1, \"give the email\", \"/form\");"),
+        "{source}"
+    );
+    assert!(
+        !source.contains("id:terms"),
+        "the undone step is in the recipe:\n{source}"
+    );
+    assert!(source.contains("click([\"id:go\""), "{source}");
+
+    // A second recording never replaces the file.
+    let mut again = webagent_in(&dir);
+    again.args(["record", &url, "--no-tui", "--out", "sign_up.rhai"]);
+    let out = output(again);
+    assert_eq!(out.status.code(), Some(2), "{}", said(&out));
+    assert!(
+        said(&out).contains("sign_up.rhai already exists"),
+        "{}",
+        said(&out)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
