@@ -53,6 +53,14 @@ pub const EXPORT: &str = "\
 Examples:
   webagent export .webagent/sessions/2026-11-28T10-00-00Z.jsonl --recipe recipes/refund.rhai";
 
+/// `webagent record --help`.
+pub const RECORD: &str = "\
+Examples:
+  webagent record http://127.0.0.1:8080/login --no-tui --headed --name sign_in
+  webagent record localhost:8080/orders --no-tui --out recipes/refund.rhai
+While it records, type `undo` or `goal N TEXT` and Enter; Ctrl-C or the end of
+input writes the recipe.";
+
 /// `webagent mcp --help`.
 pub const MCP: &str = "\
 Examples:
@@ -100,7 +108,7 @@ mod tests {
     #[test]
     fn every_example_parses_as_the_command_line_it_shows() {
         let all = [
-            OBSERVE, EXEC, RUN, RESUME, DEMO, TUI, RECIPE, EXPORT, MCP, TEST,
+            OBSERVE, EXEC, RUN, RESUME, DEMO, TUI, RECIPE, EXPORT, RECORD, MCP, TEST,
         ];
         let mut seen = 0;
         for block in all {

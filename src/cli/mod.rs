@@ -76,6 +76,7 @@ pub enum Command {
     Recipe(recipe::RecipeCommand),
     /// Record what you do on a page into a recipe that replays it without
     /// the model.
+    #[command(after_help = examples::RECORD)]
     Record(record::RecordArgs),
     /// Turn a session trace into a recipe that replays without the LLM.
     #[command(after_help = examples::EXPORT)]
