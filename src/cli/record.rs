@@ -94,7 +94,7 @@ async fn record(
         .unwrap_or_else(|e| e.into_inner())
         .clone();
     let tab = session.environment.inner().inner().tab();
-    let mut recorder = match Recorder::start(&tab).await {
+    let mut recorder = match Recorder::start(tab).await {
         Ok(recorder) => recorder,
         Err(error) => {
             eprintln!(

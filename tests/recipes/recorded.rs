@@ -508,3 +508,76 @@ fn webagent_record_prints_each_step_takes_edits_and_writes_the_recipe_when_its_i
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_recorded_recipe_heals_a_renamed_button_like_an_exported_one() {
+    let s = shared();
+    let app = s.runtime.block_on(super::App::start());
+    let source = {
+        let _turn = in_front();
+        s.runtime.block_on(async {
+            let url = app.url("/login");
+            let tab = s.session.new_tab(&url).await.expect("a tab");
+            let mut recorder = Recorder::start(&tab).await.expect("the recorder starts");
+            click(&tab, "document.querySelector('[name=email]')").await;
+            type_text(&tab, "ann@example.test").await;
+            click(&tab, "document.querySelector('[name=days]')").await;
+            type_text(&tab, "7").await;
+            click(&tab, "document.getElementById('login')").await;
+            let got = inputs(&mut recorder, 3).await;
+            until(&tab, "location.pathname === '/welcome'").await;
+            let mut recording = Recording::new("replay", &url);
+            for input in got {
+                recording.push(input, &url);
+            }
+            recording.set_goal(3, "sign in");
+            let _ = tab.close().await;
+            recording.source(None).expect("a recipe")
+        })
+    };
+    let dir = scratch("recorded-heal");
+    std::fs::create_dir_all(&dir).expect("a scratch folder");
+    std::fs::write(dir.join("login.rhai"), &source).expect("the recipe written");
+    let renamed = app.url("/login?v=renamed");
+    let button = s
+        .runtime
+        .block_on(super::index_on(&renamed, |e| e.text == "Continue"));
+    let llm = s.runtime.block_on(super::LlmServer::start(vec![
+        super::step_reply(
+            "press the button that signs in",
+            serde_json::json!({"click": {"index": button}}),
+        ),
+        super::done_reply("signed in"),
+    ]));
+    let mut command = webagent_in(&dir);
+    command
+        .args([
+            "recipe",
+            "run",
+            "login.rhai",
+            "--json",
+            "--yes",
+            "--connect",
+            &ws(),
+        ])
+        .args(["--url", &renamed, "--base-url", &llm.base_url()])
+        .args(["--sessions-dir", "sessions"]);
+    let out = output(command);
+    assert_eq!(out.status.code(), Some(0), "{}\n{source}", said(&out));
+    let events = super::json_lines(&out);
+    let healed = events
+        .iter()
+        .find(|e| e["type"] == "healed")
+        .unwrap_or_else(|| panic!("a healed event: {}", said(&out)));
+    assert_eq!(healed["step"], 3, "{healed}");
+    assert_eq!(healed["success"], true, "{healed}");
+    assert_eq!(healed["new"], "id:next", "{healed}");
+    let sub_goal = healed["sub_goal"].as_str().unwrap_or_default();
+    assert!(sub_goal.contains("sign in"), "{sub_goal}");
+    assert_eq!(
+        app.welcomes().last().map(String::as_str),
+        Some("user=ann%40example.test&days=7"),
+        "the healed replay signed in"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
