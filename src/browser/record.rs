@@ -13,10 +13,11 @@
 
 use chromiumoxide::cdp::browser_protocol::page::{
     AddScriptToEvaluateOnNewDocumentParams, CreateIsolatedWorldParams, EventFrameNavigated,
-    FrameTree, GetFrameTreeParams, GetNavigationHistoryParams, TransitionType,
+    FrameTree, GetFrameTreeParams, GetNavigationHistoryParams,
+    RemoveScriptToEvaluateOnNewDocumentParams, ScriptIdentifier, TransitionType,
 };
 use chromiumoxide::cdp::js_protocol::runtime::{
-    AddBindingParams, EvaluateParams, EventBindingCalled,
+    AddBindingParams, EvaluateParams, EventBindingCalled, RemoveBindingParams,
 };
 use chromiumoxide::Page;
 use futures_util::StreamExt;
@@ -131,10 +132,12 @@ impl Input {
     }
 }
 
-/// A recording in progress on one tab; dropping it stops reporting.
+/// A recording in progress on one tab; dropping it stops reporting, and
+/// [`Recorder::stop`] also takes the recorder out of the documents to come.
 pub struct Recorder {
     inputs: mpsc::UnboundedReceiver<Input>,
     tasks: Vec<JoinHandle<()>>,
+    script: ScriptIdentifier,
 }
 
 impl Drop for Recorder {
@@ -181,8 +184,11 @@ impl Recorder {
             .world_name(WORLD_NAME)
             .build()
             .map_err(BrowserError::Script)?;
-        tab.with_timeout("installing the recorder", limit, page.execute(script))
-            .await?;
+        let script = tab
+            .with_timeout("installing the recorder", limit, page.execute(script))
+            .await?
+            .result
+            .identifier;
         install_in_open_documents(tab, &page).await?;
         let (sender, inputs) = mpsc::unbounded_channel();
 
@@ -224,7 +230,41 @@ impl Recorder {
         Ok(Recorder {
             inputs,
             tasks: vec![reading, following],
+            script,
         })
+    }
+
+    /// Ends the recording on `tab` and returns what was still to come: a
+    /// field being typed into gives its fill first. Later documents get
+    /// no recorder, and the binding is gone.
+    pub async fn stop(mut self, tab: &Tab) -> Vec<Input> {
+        let flush = "globalThis.__webagentRecorderFlush && globalThis.__webagentRecorderFlush()";
+        let flushed = tab.eval(flush).await;
+        let mut rest = Vec::new();
+        // The fill's report was sent before the evaluation answered; it
+        // only has to pass the reading task.
+        while let Ok(Some(input)) =
+            tokio::time::timeout(std::time::Duration::from_millis(200), self.next()).await
+        {
+            rest.push(input);
+        }
+        if flushed.is_ok() {
+            let page = tab.page();
+            let limit = tab.call_timeout();
+            let script = RemoveScriptToEvaluateOnNewDocumentParams::new(self.script.clone());
+            let binding = RemoveBindingParams::new(BINDING);
+            let removed = tab
+                .with_timeout("removing the recorder", limit, page.execute(script))
+                .await
+                .and(
+                    tab.with_timeout("removing the recorder", limit, page.execute(binding))
+                        .await,
+                );
+            if let Err(error) = removed {
+                tracing::debug!(%error, "the recorder stays in the tab's next documents");
+            }
+        }
+        rest
     }
 
     /// The next input, or `None` once the tab is gone.

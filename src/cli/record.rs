@@ -11,7 +11,6 @@
 use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Duration;
 
 use tokio::io::AsyncBufReadExt as _;
 
@@ -28,8 +27,8 @@ pub struct RecordArgs {
     /// The page to start on.
     #[arg(value_parser = parse_page_url)]
     pub url: String,
-    /// Where to write the recipe (default: recipes/NAME.rhai). An existing
-    /// file is never replaced.
+    /// Where to write the recipe (default: NAME.rhai in the recipes
+    /// folder). An existing file is never replaced.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
     /// The recipe's name, a snake_case word.
@@ -37,6 +36,8 @@ pub struct RecordArgs {
     pub name: String,
     /// Record without the workbench: print each step as it is recorded and
     /// write the recipe on Ctrl-C, SIGTERM or the end of standard input.
+    /// Without it the workbench opens recording, its recipe pane showing
+    /// the recipe as it grows; `:record stop` writes it.
     #[arg(long)]
     pub no_tui: bool,
     /// Config, scripts, sitemaps, secrets, browser (--headed opens a window
@@ -54,6 +55,9 @@ pub fn run(args: RecordArgs) -> anyhow::Result<ExitCode> {
         );
         return Ok(ExitCode::from(EXIT_USAGE));
     }
+    if !args.no_tui {
+        return in_the_workbench(args);
+    }
     let out = args
         .out
         .clone()
@@ -65,18 +69,48 @@ pub fn run(args: RecordArgs) -> anyhow::Result<ExitCode> {
         );
         return Ok(ExitCode::from(EXIT_USAGE));
     }
-    if !args.no_tui {
-        eprintln!(
-            "error: recording in the workbench is not built yet; add --no-tui to record from this terminal"
-        );
-        return Ok(ExitCode::from(EXIT_USAGE));
-    }
     let prepared = match args.session.prepare(RunFlags::default()) {
         Ok(prepared) => prepared,
         Err(code) => return Ok(code),
     };
     let runtime = super::runtime()?;
     runtime.block_on(record(args, out, prepared))
+}
+
+/// The workbench on the page, recording from the start: the recipe pane
+/// shows the recipe as it grows and `:record stop` writes it (into the
+/// folder of --out when given, its file named after the recipe).
+fn in_the_workbench(args: RecordArgs) -> anyhow::Result<ExitCode> {
+    let name = match &args.out {
+        Some(out) if out.extension().is_some_and(|e| e == "rhai") => out
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .filter(|s| is_snake_case(s))
+            .map(str::to_string),
+        Some(_) => None,
+        None => Some(args.name.clone()),
+    };
+    let Some(name) = name else {
+        eprintln!(
+            "error: --out must name a NAME.rhai file, NAME a snake_case word: the workbench names the recipe after its file"
+        );
+        return Ok(ExitCode::from(EXIT_USAGE));
+    };
+    let prepared = match args.session.prepare(RunFlags::default()) {
+        Ok(prepared) => prepared,
+        Err(code) => return Ok(code),
+    };
+    let has_recipes = prepared.script_paths.iter().any(|p| p.is_dir());
+    let mut options = crate::tui::services::WorkbenchOptions::new(args.url, prepared);
+    // As with --no-tui: the recipes folder, made when there is none yet.
+    match args.out.as_deref().and_then(std::path::Path::parent) {
+        Some(dir) if !dir.as_os_str().is_empty() => options.export_dir = dir.to_path_buf(),
+        _ if !has_recipes => options.export_dir = PathBuf::from("recipes"),
+        _ => {}
+    }
+    options.record = Some(name);
+    crate::tui::services::run(options)?;
+    Ok(ExitCode::SUCCESS)
 }
 
 async fn record(
@@ -129,17 +163,11 @@ async fn record(
         }
     }
     // A field still being typed into when the recording stopped gives its
-    // fill now; its report arrives before the evaluation's answer.
-    let _ = tab
-        .eval("globalThis.__webagentRecorderFlush && globalThis.__webagentRecorderFlush()")
-        .await;
-    while let Ok(Some(input)) =
-        tokio::time::timeout(Duration::from_millis(200), recorder.next()).await
-    {
+    // fill now.
+    for input in recorder.stop(tab).await {
         recording.push(input, &args.url);
         print_step(&recording, recording.steps().len());
     }
-    drop(recorder);
     session.close().await;
     let _ = reporter.await;
     write_recipe(&recording, &out, &sitemaps)
@@ -192,21 +220,10 @@ fn write_recipe(
         eprintln!("nothing was recorded that replays; no file written");
         return Ok(ExitCode::FAILURE);
     };
-    if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir)?;
+    if let Err(error) = crate::script::recording::write_new(out, &source) {
+        eprintln!("error: could not write {}: {error}", out.display());
+        return Ok(ExitCode::FAILURE);
     }
-    let mut file = match std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(out)
-    {
-        Ok(file) => file,
-        Err(error) => {
-            eprintln!("error: could not write {}: {error}", out.display());
-            return Ok(ExitCode::FAILURE);
-        }
-    };
-    file.write_all(source.as_bytes())?;
     println!(
         "wrote {} ({} step(s))",
         out.display(),

@@ -36,6 +36,8 @@ pub struct Recording {
     name: String,
     start_url: String,
     steps: Vec<RecordedStep>,
+    /// Parameters the person renamed: (the name the export gives, theirs).
+    renames: Vec<(String, String)>,
 }
 
 impl Recording {
@@ -46,7 +48,54 @@ impl Recording {
             name: name.to_string(),
             start_url: start_url.to_string(),
             steps: Vec::new(),
+            renames: Vec::new(),
         }
+    }
+
+    /// The recipe's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Calls the parameter `from` `to` in the recipe; `Err` says why not
+    /// (no such parameter, a name that is not a snake_case word or is
+    /// taken).
+    pub fn rename_param(&mut self, from: &str, to: &str) -> Result<(), String> {
+        if !crate::words::is_snake_case(to) {
+            return Err(format!(
+                "`{to}` is not a parameter name: use lowercase words joined by _"
+            ));
+        }
+        let names = self.param_names();
+        if !names.iter().any(|n| n == from) {
+            return Err(match names.is_empty() {
+                true => "the recording has no parameters yet".to_string(),
+                false => format!("no parameter `{from}`; it has {}", names.join(", ")),
+            });
+        }
+        if names.iter().any(|n| n == to) {
+            return Err(format!("a parameter is called `{to}` already"));
+        }
+        // A rename of a rename replaces it.
+        match self.renames.iter_mut().find(|(_, theirs)| theirs == from) {
+            Some(pair) => pair.1 = to.to_string(),
+            None => self.renames.push((from.to_string(), to.to_string())),
+        }
+        Ok(())
+    }
+
+    /// The parameters the recipe declares, as it names them.
+    pub fn param_names(&self) -> Vec<String> {
+        let Some(source) = self.source(None) else {
+            return Vec::new();
+        };
+        source
+            .lines()
+            .filter_map(|line| {
+                let name = line.strip_prefix("    ")?.split_once(": #{ type:")?.0;
+                crate::words::is_snake_case(name).then(|| name.to_string())
+            })
+            .collect()
     }
 
     /// The steps so far.
@@ -158,8 +207,52 @@ impl Recording {
             name: Some(&self.name),
             header: Some(&header),
         };
-        recipe_from_events_with(&self.events(), &self.start_url, options)
+        let mut source = recipe_from_events_with(&self.events(), &self.start_url, options)?;
+        for (from, to) in &self.renames {
+            source = rename_in(&source, from, to);
+        }
+        Some(source)
     }
+}
+
+/// `source` with the parameter `from` called `to`: its declaration and
+/// every `params.from` (not `params.from_2`).
+fn rename_in(source: &str, from: &str, to: &str) -> String {
+    let declared = format!("    {from}: #{{ type:");
+    let used = format!("params.{from}");
+    let mut out = String::with_capacity(source.len());
+    for line in source.split_inclusive('\n') {
+        let line = match line.strip_prefix(&declared) {
+            Some(rest) => format!("    {to}: #{{ type:{rest}"),
+            None => line.to_string(),
+        };
+        let mut rest = line.as_str();
+        while let Some(at) = rest.find(&used) {
+            let after = &rest[at + used.len()..];
+            out.push_str(&rest[..at]);
+            if after.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_') {
+                out.push_str(&used);
+            } else {
+                out.push_str(&format!("params.{to}"));
+            }
+            rest = after;
+        }
+        out.push_str(rest);
+    }
+    out
+}
+
+/// Writes `source` to the new file `path` (its folder made when missing);
+/// a file already there is never replaced.
+pub fn write_new(path: &std::path::Path, source: &str) -> std::io::Result<()> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)?;
+    }
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)?;
+    std::io::Write::write_all(&mut file, source.as_bytes())
 }
 
 /// The action and the element facts a recorded input stands for.
@@ -273,6 +366,20 @@ mod tests {
         assert_eq!(
             recording.line(3).as_deref(),
             Some("click([\"role:button:Sign in\", \"text:Sign in\", \"css:form > button\"]);")
+        );
+        recording
+            .rename_param("email", "login")
+            .expect("a parameter renamed");
+        let source = recording.source(None).expect("a recipe");
+        assert!(
+            source.contains("    login: #{ type: \"string\""),
+            "{source}"
+        );
+        assert!(source.contains("], params.login);"), "{source}");
+        assert!(!source.contains("params.email"), "{source}");
+        assert_eq!(
+            recording.rename_param("nope", "x").unwrap_err(),
+            "no parameter `nope`; it has login"
         );
         assert!(recording.undo().is_some());
         assert_eq!(recording.steps().len(), 3);

@@ -6,7 +6,8 @@ use ratatui::Frame;
 use super::layout::{areas_with, sessions_area};
 use super::state::AppState;
 use super::{
-    element_detail, elements, log, modals, page, reflection, sessions, sitemap_tree, status, task,
+    element_detail, elements, log, modals, page, recipe_pane, reflection, sessions, sitemap_tree,
+    status, task,
 };
 
 /// Draws the whole frame.
@@ -15,9 +16,21 @@ pub fn draw(frame: &mut Frame, state: &AppState) {
     frame.buffer_mut().set_style(area, state.theme.text());
     let a = areas_with(area, state.picture.visible);
     elements::draw(frame, a.elements, state);
-    reflection::draw(frame, a.reflection, state);
+    // A recording's recipe takes the sitemap's place, or the
+    // reflection's while the page pane is shown.
+    let recipe = match state.picture.visible {
+        true => a.reflection,
+        false => a.sitemap,
+    };
+    if state.recording.is_some() && state.picture.visible {
+        recipe_pane::draw(frame, recipe, state);
+    } else {
+        reflection::draw(frame, a.reflection, state);
+    }
     if state.picture.visible {
         page::draw(frame, a.page, state);
+    } else if state.recording.is_some() {
+        recipe_pane::draw(frame, recipe, state);
     } else {
         sitemap_tree::draw(frame, a.sitemap, state);
     }

@@ -19,6 +19,15 @@ use super::theme::{Theme, ThemeError};
 /// the services. Services hold a sender; only the loop receives.
 #[derive(Debug)]
 pub enum AppEvent {
+    /// Something the person did on the page, while recording.
+    Recorded(Box<crate::browser::record::Input>),
+    /// The recording stopped: every input it took has arrived.
+    RecordingStopped,
+    /// The recording's recipe was written (its file), or why not.
+    RecordingSaved(Result<std::path::PathBuf, String>),
+    /// Start recording into the recipe NAME as soon as the workbench is up
+    /// (`webagent record`).
+    StartRecording(String),
     /// A key was pressed.
     Key(KeyEvent),
     /// SIGTERM or SIGINT reached the process: leave as the quit key does.
@@ -262,6 +271,16 @@ pub enum Effect {
     /// Fit a picture into the page pane's cells, off the loop's thread.
     /// Newest wins: the service drops jobs a newer one replaced.
     RenderPicture(PictureJob),
+    /// Start recording the person's actions on the page (`true`), or
+    /// stop and hand back what was still to come (`false`).
+    Record(bool),
+    /// Write a recording's recipe to the new file `recipes/NAME.rhai`.
+    SaveRecording {
+        /// The recipe's name, and its file's.
+        name: String,
+        /// The recipe.
+        source: String,
+    },
     /// Leave the workbench.
     Quit,
 }

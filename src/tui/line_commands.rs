@@ -19,6 +19,8 @@ pub enum LineCommand {
     State,
     /// Write the session (or the past one on screen) as a named recipe.
     Export,
+    /// Record what the person does on the page into a recipe.
+    Record,
 }
 
 /// One row of the table.
@@ -88,6 +90,13 @@ pub const LINE_COMMANDS: &[LineCommandSpec] = &[
         args: "NAME",
         about:
             "write the session (or the past one shown) as the recipe NAME in recipes/NAME.rhai (E)",
+    },
+    LineCommandSpec {
+        command: LineCommand::Record,
+        name: "record",
+        args: "[NAME] | stop | undo | goal N TEXT | rename OLD NEW",
+        about:
+            "record what you do on the page into the recipe NAME, shown as it grows; stop saves it",
     },
 ];
 

@@ -40,6 +40,7 @@ pub mod line_commands;
 pub mod log;
 pub mod modals;
 pub mod page;
+pub mod recipe_pane;
 pub mod reflection;
 pub mod replay;
 pub mod services;

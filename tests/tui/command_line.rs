@@ -603,3 +603,94 @@ fn a_session_exports_as_a_recipe_that_compiles() {
     assert_eq!(summary.recipes, ["sign_in_by_hand"]);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The message the status line shows now.
+fn notice(bench: &Bench) -> String {
+    bench
+        .state()
+        .status
+        .notice
+        .as_ref()
+        .map(|n| n.text.clone())
+        .unwrap_or_default()
+}
+
+#[test]
+fn record_starts_takes_steps_and_edits_and_stop_asks_for_the_file() {
+    let mut bench = Bench::on_orders(120, 40);
+    let run = |bench: &mut Bench, line: &str| {
+        bench.effects.clear();
+        bench.key(KeyCode::Char(':'));
+        bench.type_text(line);
+        bench.key(KeyCode::Enter);
+        bench.idle();
+    };
+    run(&mut bench, "record stop");
+    assert!(
+        notice(&bench).contains("nothing is being recorded"),
+        "{}",
+        notice(&bench)
+    );
+    assert!(
+        bench.state().command_line.is_some(),
+        "the line stays for a fix"
+    );
+    bench.key(KeyCode::Esc);
+
+    run(&mut bench, "record Sign-In");
+    assert!(notice(&bench).contains("snake_case"), "{}", notice(&bench));
+    bench.key(KeyCode::Esc);
+    run(&mut bench, "record sign_in");
+    assert!(
+        matches!(bench.effects.as_slice(), [Effect::Record(true)]),
+        "{:?}",
+        bench.effects
+    );
+    let facts = |id: &str| json!({"tag": "input", "id": id, "name": id, "css": format!("#{id}")});
+    bench.send(AppEvent::Recorded(Box::new(
+        webagent::browser::record::Input::Fill {
+            facts: facts("email"),
+            value: Some("ada@example.test".into()),
+        },
+    )));
+    bench.send(AppEvent::Recorded(Box::new(
+        webagent::browser::record::Input::Click {
+            facts: facts("terms"),
+        },
+    )));
+    bench.idle();
+    assert!(
+        bench.screen().contains("Recording sign_in · 2 steps"),
+        "{}",
+        bench.screen()
+    );
+    run(&mut bench, "record rename email login");
+    assert_eq!(notice(&bench), "the parameter email is now login");
+    run(&mut bench, "record goal 9 nothing");
+    assert!(
+        notice(&bench).contains("N a step from 1 to 2"),
+        "{}",
+        notice(&bench)
+    );
+    bench.key(KeyCode::Esc);
+    run(&mut bench, "record undo");
+    assert!(notice(&bench).contains("1 step left"), "{}", notice(&bench));
+    run(&mut bench, "record stop");
+    assert!(
+        matches!(bench.effects.as_slice(), [Effect::Record(false)]),
+        "{:?}",
+        bench.effects
+    );
+    bench.effects.clear();
+    bench.send(AppEvent::RecordingStopped);
+    bench.idle();
+    match bench.effects.as_slice() {
+        [Effect::SaveRecording { name, source }] => {
+            assert_eq!(name, "sign_in");
+            assert!(source.contains("params.login"), "{source}");
+            assert!(!source.contains("id:terms"), "{source}");
+        }
+        other => panic!("expected the recipe to be saved, got {other:?}"),
+    }
+    assert!(bench.state().recording.is_none());
+}

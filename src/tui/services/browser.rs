@@ -27,6 +27,15 @@ use crate::vision::{Screenshot, ShotError, ShotRegion, ShotRequest};
 use super::super::error::BrowserFailure;
 use super::super::event::AppEvent;
 use super::record::{Forwarder, SessionRecord};
+use crate::browser::record::{Input, Recorder};
+
+/// The next input of the recording, if one runs (else never).
+async fn next_recorded(recorder: &mut Option<Recorder>) -> Option<Input> {
+    match recorder {
+        Some(recorder) => recorder.next().await,
+        None => std::future::pending().await,
+    }
+}
 
 /// Work for the browser actor.
 pub(super) enum BrowserCommand {
@@ -67,6 +76,8 @@ pub(super) enum BrowserCommand {
     },
     /// Save cookies and local storage to a state file.
     SaveState { path: Option<std::path::PathBuf> },
+    /// Start recording the person's actions on the page, or stop.
+    Record(bool),
     /// Close the browser.
     Shutdown,
 }
@@ -456,9 +467,14 @@ pub(super) async fn browser_task(
     let mut page = observe_and_send(&mut session, &tx, &view).await;
     let disconnected = session.disconnected();
     tokio::pin!(disconnected);
+    // The person's actions on the page, while `:record` records them.
+    let mut recorder: Option<Recorder> = None;
     loop {
         tokio::select! {
             Some(event) = events.rx.recv() => events.forwarder.forward(event),
+            Some(input) = next_recorded(&mut recorder) => {
+                let _ = tx.send(AppEvent::Recorded(Box::new(input)));
+            }
             why = &mut disconnected => {
                 let _ = tx.send(AppEvent::BrowserFailed(BrowserFailure::Gone { why }));
                 refuse_all(&mut commands, &tx, "the browser went away").await;
@@ -504,6 +520,30 @@ pub(super) async fn browser_task(
                         .record_manual(&shown, &result, ms);
                     let _ = tx.send(AppEvent::ActionFinished { id, result, ms });
                     page = observe_and_send(&mut session, &tx, &view).await;
+                }
+                Some(BrowserCommand::Record(true)) => {
+                    if recorder.is_none() {
+                        let tab = session.environment.inner().inner().tab();
+                        match Recorder::start(tab).await {
+                            Ok(started) => recorder = Some(started),
+                            Err(error) => {
+                                let _ = tx.send(AppEvent::Notice {
+                                    error: true,
+                                    text: format!("the recorder could not start: {error}"),
+                                });
+                                let _ = tx.send(AppEvent::RecordingStopped);
+                            }
+                        }
+                    }
+                }
+                Some(BrowserCommand::Record(false)) => {
+                    if let Some(stopping) = recorder.take() {
+                        let tab = session.environment.inner().inner().tab();
+                        for input in stopping.stop(tab).await {
+                            let _ = tx.send(AppEvent::Recorded(Box::new(input)));
+                        }
+                    }
+                    let _ = tx.send(AppEvent::RecordingStopped);
                 }
                 Some(BrowserCommand::SaveState { path }) => {
                     let (error, text) = match session.save_state(path.as_deref()).await {
@@ -671,6 +711,13 @@ async fn refuse_all(
                     text: format!("state not saved: {why}"),
                 });
             }
+            BrowserCommand::Record(_) => {
+                let _ = tx.send(AppEvent::Notice {
+                    error: true,
+                    text: format!("nothing recorded: {why}"),
+                });
+                let _ = tx.send(AppEvent::RecordingStopped);
+            }
             BrowserCommand::Shutdown => return,
         }
     }
@@ -720,6 +767,14 @@ async fn while_running<T>(
                     let _ = tx.send(AppEvent::Notice {
                         error: true,
                         text: format!("state not saved: {busy}; save it once the run ends"),
+                    });
+                }
+                // The workbench starts and stops recordings only between
+                // runs; one asked for meanwhile is not started.
+                Some(BrowserCommand::Record(_)) => {
+                    let _ = tx.send(AppEvent::Notice {
+                        error: true,
+                        text: format!("{busy}; record once the run ends"),
                     });
                 }
                 Some(BrowserCommand::Shutdown) | None => {

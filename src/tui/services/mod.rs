@@ -139,6 +139,9 @@ pub struct WorkbenchOptions {
     /// A run to continue from its trace as soon as the browser is up
     /// (`webagent resume`).
     pub resume: Option<Box<crate::session::ResumePlan>>,
+    /// Record the person's actions into this recipe from the start
+    /// (`webagent record`).
+    pub record: Option<String>,
 }
 
 impl WorkbenchOptions {
@@ -160,6 +163,7 @@ impl WorkbenchOptions {
             mcp: false,
             mcp_whole_pages: false,
             resume: None,
+            record: None,
         }
     }
 }
@@ -189,6 +193,10 @@ pub fn run(options: WorkbenchOptions) -> Result<(), TuiError> {
     if let Some(plan) = options.resume.clone() {
         // The run starts through the same path as `:resume`.
         let _ = tx.send(AppEvent::ResumeReady(Ok(plan)));
+    }
+    if let Some(name) = &options.record {
+        // Started through the same path as `:record NAME`.
+        let _ = tx.send(AppEvent::StartRecording(name.clone()));
     }
     let stop_input = Arc::new(AtomicBool::new(false));
     terminal::spawn_input_reader(tx.clone(), Arc::clone(&stop_input));
@@ -658,6 +666,33 @@ impl EffectHandler for Services {
                         text: "the browser is not running; nothing to save".into(),
                     });
                 }
+            }
+            Effect::Record(on) => {
+                if self.browser.send(BrowserCommand::Record(on)).is_err() {
+                    let _ = self.tx.send(AppEvent::Notice {
+                        error: true,
+                        text: "the browser is not running; nothing to record".into(),
+                    });
+                    let _ = self.tx.send(AppEvent::RecordingStopped);
+                }
+            }
+            Effect::SaveRecording { name, source } => {
+                let (tx, path) = (
+                    self.tx.clone(),
+                    self.export_dir.join(format!("{name}.rhai")),
+                );
+                self.off_the_loop(move || {
+                    let saved = crate::script::recording::write_new(&path, &source)
+                        .map(|()| path.clone())
+                        .map_err(|error| match error.kind() {
+                            std::io::ErrorKind::AlreadyExists => format!(
+                                "{} already exists; a recording never replaces a file",
+                                path.display()
+                            ),
+                            _ => format!("{}: {error}", path.display()),
+                        });
+                    let _ = tx.send(AppEvent::RecordingSaved(saved));
+                });
             }
             Effect::ExportSession { name } => {
                 let events = self

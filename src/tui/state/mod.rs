@@ -186,6 +186,8 @@ pub struct AppState {
     /// How long a pause ends a typing ([`TYPING_GRACE`]; tests set it to
     /// show both sides of the rule without waiting).
     pub typing_grace: Duration,
+    /// The person's actions being recorded into a recipe (`:record`).
+    pub recording: Option<crate::script::Recording>,
 }
 
 impl AppState {
@@ -228,6 +230,7 @@ impl AppState {
             mcp: false,
             typing: None,
             typing_grace: TYPING_GRACE,
+            recording: None,
         }
     }
 

@@ -12,6 +12,7 @@ use crate::tui::task::set_field_focus;
 use super::conversation::{ask_resume, begin_run, new_conversation, send_message};
 use super::export::export_as;
 use super::log::{push_log, target_text};
+use super::recording::record_command;
 use super::sessions::open_sessions;
 use super::view::restyle_fields;
 
@@ -51,6 +52,7 @@ pub(super) fn submit_command_line(state: &mut AppState, effects: &mut Vec<Effect
                 }
             }
             LineCommand::Export => export_as(state, rest, effects),
+            LineCommand::Record => record_command(state, rest, effects),
             _ => state.notice(true, usage()),
         }
         return;

@@ -14,6 +14,7 @@ mod conversation;
 mod export;
 mod keypress;
 mod log;
+mod recording;
 mod sessions;
 mod view;
 
@@ -232,6 +233,10 @@ fn apply(state: &mut AppState, event: AppEvent) -> Vec<Effect> {
         AppEvent::TraceOpened(opened) => trace_opened(state, opened, &mut effects),
         AppEvent::ReplayPicture { row, shot } => replay_picture(state, row, shot, &mut effects),
         AppEvent::ResumeReady(plan) => resume_ready(state, plan, &mut effects),
+        AppEvent::Recorded(input) => recording::recorded(state, *input),
+        AppEvent::RecordingStopped => recording::recording_stopped(state, &mut effects),
+        AppEvent::RecordingSaved(saved) => recording::recording_saved(state, saved),
+        AppEvent::StartRecording(name) => recording::start_recording(state, &name, &mut effects),
     }
     effects
 }

@@ -1,0 +1,72 @@
+//! Recording a recipe in a real terminal: `webagent record` opens the
+//! workbench recording on a served page, actions typed on the `:` line act
+//! on the page as a person's input does and land in the recipe pane as
+//! steps, a step gets its goal, and `:record stop` writes the file.
+
+use crate::conversation_in_terminal::start_workbench;
+use crate::support::llm_server;
+use crate::support::scratch::scratch_dir;
+use crate::support::tmux::{
+    require_tmux_and_chromium, tmux_keys, tmux_text, wait_for_screen, TmuxSession,
+};
+
+const FORM: &str = r#"<!doctype html><title>Sign in</title>
+<form action="/done"><label>Email <input name="email" id="email"></label>
+<label><input type="checkbox" id="terms" name="terms"> I agree</label>
+<button id="go">Sign in</button></form>"#;
+
+/// Types `line` on the `:` line and runs it.
+fn command(session: &str, line: &str) {
+    tmux_keys(session, &[":"]);
+    tmux_text(session, line);
+    tmux_keys(session, &["Enter"]);
+}
+
+#[test]
+fn webagent_record_shows_the_recipe_growing_and_writes_it_on_stop() {
+    require_tmux_and_chromium();
+    crate::support::chromium::runtime().block_on(async {
+        let pages = webagent::serve::PageServer::start()
+            .await
+            .expect("serve pages");
+        pages.html("/form", FORM);
+        let llm = llm_server::LlmServer::start(Vec::new()).await;
+        let dir = scratch_dir("record-in-terminal");
+        let session = TmuxSession(format!("webagent-record-{}", std::process::id()));
+        start_workbench(
+            &session.0,
+            &dir,
+            &llm,
+            &format!(
+                "record {} --name sign_in --sessions-dir sessions",
+                pages.url("/form")
+            ),
+        );
+        wait_for_screen(&session.0, "Recording sign_in · 0 steps").await;
+        wait_for_screen(&session.0, "<button>Sign in</button>").await;
+
+        command(&session.0, "input_text 0 ada@example.test");
+        wait_for_screen(&session.0, "value=\"ada@example.test\"").await;
+        command(&session.0, "click 1");
+        // The pane keeps the newest step in view.
+        let screen = wait_for_screen(&session.0, "Recording sign_in · 2 steps").await;
+        assert!(screen.contains("click([\"id:terms\""), "{screen}");
+
+        command(&session.0, "record goal 2 accept the terms");
+        wait_for_screen(&session.0, "step 2's goal: accept the terms").await;
+        command(&session.0, "record stop");
+        wait_for_screen(&session.0, "recording saved as a recipe: recipes/sign_in.rhai").await;
+        let source =
+            std::fs::read_to_string(dir.join("recipes/sign_in.rhai")).expect("the recipe");
+        for line in [
+            "recipe(\"sign_in\"",
+            "email: #{ type: \"string\", \"default\": \"ada@example.test\" },",
+            "fill([\"id:email\", \"role:textbox:Email\", \"label:Email\", \"name:email\", \"css:#email\"], params.email);",
+            "step(2, \"accept the terms\");",
+            "click([\"id:terms\", \"role:checkbox:I agree\", \"label:I agree\", \"name:terms\", \"css:#terms\"]);",
+        ] {
+            assert!(source.contains(line), "no `{line}` in:\n{source}");
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    });
+}
