@@ -104,3 +104,59 @@ fn location_from(reply: Value) -> Result<Location, LocateFailure> {
         }),
     }
 }
+
+/// What the locator picker shows of one element: the locators a recorded
+/// step would keep, strongest first, each with how many elements it names
+/// on the page now, and the recipe line that acts on the element.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LocatorReport {
+    /// Each locator and the elements it names now (1: unique).
+    pub locators: Vec<(Locator, usize)>,
+    /// The recipe line: `click([...]);`, `fill([...], "");` or
+    /// `select([...], "");`.
+    pub line: String,
+}
+
+/// The [`LocatorReport`] of the element listed under `index` in `last`,
+/// read from the page now; `Err` says why there is none.
+pub async fn locator_report(
+    tab: &Tab,
+    index: crate::dom::ElementIndex,
+    last: &PageState,
+) -> Result<LocatorReport, String> {
+    let facts = record_locator(tab, &Target::Index { index }, Some(last))
+        .await
+        .ok_or_else(|| format!("element {index} could not be read from the page; observe again"))?;
+    let locators = Locator::from_facts(&facts);
+    if locators.is_empty() {
+        return Err(format!(
+            "nothing names element {index} but its place in the listing"
+        ));
+    }
+    let tried = match locate_on(tab, &locators).await {
+        Ok(location) => location.tried,
+        Err(failure) => failure.tried,
+    };
+    let counted = locators
+        .iter()
+        .enumerate()
+        .map(|(i, l)| (l.clone(), tried.get(i).map_or(0, |t| t.matches)))
+        .collect();
+    let target = super::export::locators_literal(&locators);
+    let tag = facts.get("tag").and_then(Value::as_str).unwrap_or_default();
+    let kind = facts
+        .get("role")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let line = match (tag, kind) {
+        ("select", _) => format!("select({target}, \"\");"),
+        ("textarea", _) | ("input", "textbox" | "searchbox" | "spinbutton") => {
+            format!("fill({target}, \"\");")
+        }
+        _ => format!("click({target});"),
+    };
+    Ok(LocatorReport {
+        locators: counted,
+        line,
+    })
+}

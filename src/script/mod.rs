@@ -73,6 +73,7 @@ pub use host::{
 };
 pub use library::{script_files, CancelFlag, Scripts};
 pub use loaded::{pick_recipe, ActionDef, FileSummary, RecipeChoiceError, RecipeDef};
+pub use locate::{locator_report, LocatorReport};
 pub use params::{ParamError, ParamKind, RecipeParam};
 pub use recording::{RecordedStep, Recording};
 pub use rewrite::rewrite_source;

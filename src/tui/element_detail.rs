@@ -16,7 +16,7 @@ use crate::dom::{element_line, InteractiveElement, Locator};
 
 use super::keys::{Binding, Command, KeyBinding, KeyContext};
 use super::layout::centered;
-use super::state::{AppState, Modal};
+use super::state::{AppState, LocatorPick, Modal};
 use super::widgets::{footer, open_modal};
 
 /// The keys that open and close the view (it scrolls with the list keys).
@@ -28,6 +28,18 @@ pub const KEYS: &[Binding] = &[
         "element in full",
     )
     .hinted(),
+    Binding::new(
+        KeyContext::Elements,
+        KeyBinding::char('L'),
+        Command::PickLocators,
+        "locators, checked, and the recipe line",
+    ),
+    Binding::new(
+        KeyContext::ElementDetail,
+        KeyBinding::char('y'),
+        Command::CopyLine,
+        "copy the recipe line",
+    ),
     Binding::new(
         KeyContext::ElementDetail,
         KeyBinding::plain(KeyCode::Esc),
@@ -118,6 +130,9 @@ fn pieces(text: &str, width: usize) -> Vec<String> {
         .collect()
 }
 
+/// Width of the locator picker's mark column.
+const MARK_WIDTH: usize = 24;
+
 /// Width of the names column.
 const NAME_WIDTH: usize = 16;
 
@@ -177,6 +192,14 @@ pub fn lines(state: &AppState, element: &InteractiveElement, width: u16) -> Vec<
     }
     row("where", &place.join(" · "), &mut out);
     out.push(Line::default());
+    if let Some(pick) = state
+        .locators
+        .as_ref()
+        .filter(|p| shown_position(state) == Some(p.position))
+    {
+        picked_lines(state, pick, width, &heading, &mut out);
+        return out;
+    }
     out.push(heading("Locators the listing tells, strongest first"));
     let locators = listed_locators(element);
     if locators.is_empty() {
@@ -197,6 +220,73 @@ pub fn lines(state: &AppState, element: &InteractiveElement, width: u16) -> Vec<
         out.push(Line::from(Span::styled(piece, theme.muted())));
     }
     out
+}
+
+/// The row of the listing the view shows, when it is open.
+fn shown_position(state: &AppState) -> Option<usize> {
+    match &state.modal {
+        Some(Modal::Element { position, .. }) => Some(*position),
+        _ => None,
+    }
+}
+
+/// The locator picker's part of the view: each locator the page gives the
+/// element, marked unique, matching several or none, and the line.
+fn picked_lines(
+    state: &AppState,
+    pick: &LocatorPick,
+    width: usize,
+    heading: &dyn Fn(&str) -> Line<'static>,
+    out: &mut Vec<Line<'static>>,
+) {
+    let theme = &state.theme;
+    let text = theme.fg(theme.palette.text);
+    let report = match &pick.report {
+        None => {
+            out.push(Line::from(Span::styled(
+                "  reading the locators from the page…",
+                theme.muted(),
+            )));
+            return;
+        }
+        Some(Err(why)) => {
+            out.push(Line::from(Span::styled(
+                format!("  {why}"),
+                theme.fg(theme.palette.error),
+            )));
+            return;
+        }
+        Some(Ok(report)) => report,
+    };
+    out.push(heading("Locators on the page now, strongest first"));
+    for (locator, matches) in &report.locators {
+        let (mark, style) = match matches {
+            1 => ("unique", theme.fg(theme.palette.ok)),
+            0 => ("matches none", theme.fg(theme.palette.error)),
+            _ => ("matches several", theme.fg(theme.palette.warn)),
+        };
+        let mark = match matches {
+            2.. => format!("{mark} ({matches})"),
+            _ => mark.to_string(),
+        };
+        // The mark's column: "  matches several (12)" fits.
+        let room = width.saturating_sub(MARK_WIDTH).max(8);
+        for (n, piece) in pieces(&format!("  {locator}"), room)
+            .into_iter()
+            .enumerate()
+        {
+            let mut spans = vec![Span::styled(format!("{piece:<room$}"), text)];
+            if n == 0 {
+                spans.push(Span::styled(format!("  {mark}"), style));
+            }
+            out.push(Line::from(spans));
+        }
+    }
+    out.push(Line::default());
+    out.push(heading("The recipe line (y copies it)"));
+    for piece in pieces(&format!("  {}", report.line), width) {
+        out.push(Line::from(Span::styled(piece, text)));
+    }
 }
 
 /// How far the view of `element` scrolls on a `size` terminal: the last

@@ -19,6 +19,13 @@ use super::theme::{Theme, ThemeError};
 /// the services. Services hold a sender; only the loop receives.
 #[derive(Debug)]
 pub enum AppEvent {
+    /// The locator picker's report for the element at `position`.
+    Locators {
+        /// Its row in the listing.
+        position: usize,
+        /// The report, or why there is none.
+        report: Result<crate::script::LocatorReport, String>,
+    },
     /// Something the person did on the page, while recording.
     Recorded(Box<crate::browser::record::Input>),
     /// The recording stopped: every input it took has arrived.
@@ -271,6 +278,16 @@ pub enum Effect {
     /// Fit a picture into the page pane's cells, off the loop's thread.
     /// Newest wins: the service drops jobs a newer one replaced.
     RenderPicture(PictureJob),
+    /// Read the locators of the element listed under `index` (at
+    /// `position` in the listing) from the page, for the locator picker.
+    PickLocators {
+        /// Its row in the listing.
+        position: usize,
+        /// Its index.
+        index: crate::dom::ElementIndex,
+    },
+    /// Put this text on the terminal's clipboard (OSC 52).
+    Copy(String),
     /// Start recording the person's actions on the page (`true`), or
     /// stop and hand back what was still to come (`false`).
     Record(bool),

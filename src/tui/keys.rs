@@ -147,6 +147,11 @@ pub enum Command {
     /// Open the step inspector on the selected log entry, or the selected
     /// element in full.
     Inspect,
+    /// The selected element in full with its locators as the page has
+    /// them now, each checked, and the recipe line that acts on it.
+    PickLocators,
+    /// Copy the locator picker's recipe line to the terminal's clipboard.
+    CopyLine,
     /// Confirm: run the command, start the task, send the answer, use the
     /// picked element.
     Submit,

@@ -129,3 +129,15 @@ pub fn spawn_input_reader(tx: Sender<AppEvent>, stop: Arc<AtomicBool>) {
         tracing::error!(%error, "could not start the key reader");
     }
 }
+
+/// Puts `text` on the clipboard of the terminal the workbench runs in,
+/// even over SSH: the OSC 52 escape, which terminals that allow it (most
+/// do, tmux with `set-clipboard on`) turn into a copy. A terminal that
+/// does not ignores it.
+pub fn copy_to_clipboard(text: &str) -> io::Result<()> {
+    use base64::Engine as _;
+    let encoded = base64::engine::general_purpose::STANDARD.encode(text);
+    let mut out = io::stdout();
+    write!(out, "\x1b]52;c;{encoded}\x07")?;
+    out.flush()
+}

@@ -581,3 +581,65 @@ fn a_recorded_recipe_heals_a_renamed_button_like_an_exported_one() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn the_locator_picker_checks_each_locator_on_the_page_and_writes_the_line() {
+    let s = shared();
+    s.runtime.block_on(async {
+        s.server.html(
+            "/picker",
+            page(
+                "Picker",
+                r#"<form><button type="button" id="save" name="go">Save</button>
+<button type="button">Save</button>
+<label>Email <input name="email" id="email"></label></form>"#,
+            ),
+        );
+        let tab = s
+            .session
+            .new_tab(&s.server.url("/picker"))
+            .await
+            .expect("a tab");
+        let state = super::support::tab::observe(&tab).await;
+        let find = |text: &str| {
+            state
+                .elements
+                .iter()
+                .find(|e| e.text == text || e.attribute("name") == Some(text))
+                .unwrap_or_else(|| panic!("no {text} in:\n{}", state.listing))
+                .index
+        };
+        let report = webagent::script::locator_report(&tab, find("Save"), &state)
+            .await
+            .expect("a report");
+        let shown: Vec<(String, usize)> = report
+            .locators
+            .iter()
+            .map(|(l, n)| (l.to_string(), *n))
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                ("id:save".to_string(), 1),
+                ("role:button:Save".to_string(), 2),
+                ("name:go".to_string(), 1),
+                ("text:Save".to_string(), 2),
+                ("css:#save".to_string(), 1),
+            ]
+        );
+        assert_eq!(
+            report.line,
+            r#"click(["id:save", "role:button:Save", "name:go", "text:Save", "css:#save"]);"#
+        );
+        let field = webagent::script::locator_report(&tab, find("email"), &state)
+            .await
+            .expect("a report");
+        assert!(
+            field.line.starts_with("fill([\"id:email\""),
+            "{}",
+            field.line
+        );
+        assert!(field.line.ends_with("], \"\");"), "{}", field.line);
+        let _ = tab.close().await;
+    });
+}

@@ -694,3 +694,72 @@ fn record_starts_takes_steps_and_edits_and_stop_asks_for_the_file() {
     }
     assert!(bench.state().recording.is_none());
 }
+
+#[test]
+fn the_locator_picker_shows_each_locator_checked_and_copies_the_line() {
+    let mut bench = Bench::on_orders(120, 40);
+    bench.key(KeyCode::Char('L'));
+    bench.idle();
+    let (position, index) = match bench.effects.as_slice() {
+        [Effect::PickLocators { position, index }] => (*position, *index),
+        other => panic!("expected the locators to be asked for, got {other:?}"),
+    };
+    assert_eq!(position, 0);
+    assert!(
+        bench
+            .screen()
+            .contains("reading the locators from the page"),
+        "{}",
+        bench.screen()
+    );
+    bench.key(KeyCode::Char('y'));
+    bench.idle();
+    assert!(
+        notice(&bench).contains("no recipe line yet"),
+        "{}",
+        notice(&bench)
+    );
+    let line = r#"click(["id:refund", "role:button:Refund", "css:#refund"]);"#;
+    bench.send(AppEvent::Locators {
+        position,
+        report: Ok(webagent::script::LocatorReport {
+            locators: vec![
+                (webagent::dom::Locator::Id("refund".into()), 1),
+                (
+                    webagent::dom::Locator::Role {
+                        role: "button".into(),
+                        name: "Refund".into(),
+                    },
+                    3,
+                ),
+                (webagent::dom::Locator::Css("#gone".into()), 0),
+            ],
+            line: line.into(),
+        }),
+    });
+    bench.idle();
+    let screen = bench.screen();
+    let row = |text: &str| {
+        screen
+            .lines()
+            .find(|l| l.contains(text))
+            .unwrap_or_else(|| panic!("no {text} on:\n{screen}"))
+            .to_string()
+    };
+    assert!(row("id:refund").contains("unique"), "{screen}");
+    assert!(
+        row("role:button:Refund").contains("matches several (3)"),
+        "{screen}"
+    );
+    assert!(row("css:#gone").contains("matches none"), "{screen}");
+    assert!(screen.contains(line), "{screen}");
+    bench.effects.clear();
+    bench.key(KeyCode::Char('y'));
+    bench.idle();
+    assert!(
+        matches!(bench.effects.as_slice(), [Effect::Copy(copied)] if copied == line),
+        "{:?}",
+        bench.effects
+    );
+    let _ = index;
+}

@@ -78,6 +78,11 @@ pub(super) enum BrowserCommand {
     SaveState { path: Option<std::path::PathBuf> },
     /// Start recording the person's actions on the page, or stop.
     Record(bool),
+    /// Read an element's locators for the locator picker.
+    Locators {
+        position: usize,
+        index: crate::dom::ElementIndex,
+    },
     /// Close the browser.
     Shutdown,
 }
@@ -521,6 +526,16 @@ pub(super) async fn browser_task(
                     let _ = tx.send(AppEvent::ActionFinished { id, result, ms });
                     page = observe_and_send(&mut session, &tx, &view).await;
                 }
+                Some(BrowserCommand::Locators { position, index }) => {
+                    let report = match page.as_ref() {
+                        Some(last) => {
+                            let tab = session.environment.inner().inner().tab();
+                            crate::script::locator_report(tab, index, last).await
+                        }
+                        None => Err("no page is observed yet".into()),
+                    };
+                    let _ = tx.send(AppEvent::Locators { position, report });
+                }
                 Some(BrowserCommand::Record(true)) => {
                     if recorder.is_none() {
                         let tab = session.environment.inner().inner().tab();
@@ -711,6 +726,12 @@ async fn refuse_all(
                     text: format!("state not saved: {why}"),
                 });
             }
+            BrowserCommand::Locators { position, .. } => {
+                let _ = tx.send(AppEvent::Locators {
+                    position,
+                    report: Err(format!("no locators: {why}")),
+                });
+            }
             BrowserCommand::Record(_) => {
                 let _ = tx.send(AppEvent::Notice {
                     error: true,
@@ -767,6 +788,12 @@ async fn while_running<T>(
                     let _ = tx.send(AppEvent::Notice {
                         error: true,
                         text: format!("state not saved: {busy}; save it once the run ends"),
+                    });
+                }
+                Some(BrowserCommand::Locators { position, .. }) => {
+                    let _ = tx.send(AppEvent::Locators {
+                        position,
+                        report: Err(format!("{busy}; read the locators once it ends")),
                     });
                 }
                 // The workbench starts and stops recordings only between

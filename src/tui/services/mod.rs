@@ -667,6 +667,25 @@ impl EffectHandler for Services {
                     });
                 }
             }
+            Effect::PickLocators { position, index } => {
+                if self
+                    .browser
+                    .send(BrowserCommand::Locators { position, index })
+                    .is_err()
+                {
+                    let _ = self.tx.send(AppEvent::Locators {
+                        position,
+                        report: Err("the browser is not running".into()),
+                    });
+                }
+            }
+            Effect::Copy(text) => {
+                // Drawn frames and this escape both go out on this thread,
+                // so they never interleave.
+                if let Err(error) = terminal::copy_to_clipboard(&text) {
+                    tracing::warn!(%error, "copying to the terminal's clipboard");
+                }
+            }
             Effect::Record(on) => {
                 if self.browser.send(BrowserCommand::Record(on)).is_err() {
                     let _ = self.tx.send(AppEvent::Notice {

@@ -188,6 +188,17 @@ pub struct AppState {
     pub typing_grace: Duration,
     /// The person's actions being recorded into a recipe (`:record`).
     pub recording: Option<crate::script::Recording>,
+    /// The locator picker's report for an element (`L`).
+    pub locators: Option<LocatorPick>,
+}
+
+/// The locator picker on one element of the listing.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LocatorPick {
+    /// The element's row in the listing.
+    pub position: usize,
+    /// What the page said, once it answered: the report, or why not.
+    pub report: Option<Result<crate::script::LocatorReport, String>>,
 }
 
 impl AppState {
@@ -231,6 +242,7 @@ impl AppState {
             typing: None,
             typing_grace: TYPING_GRACE,
             recording: None,
+            locators: None,
         }
     }
 

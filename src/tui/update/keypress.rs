@@ -169,6 +169,7 @@ pub(super) fn on_key(state: &mut AppState, key: KeyEvent, effects: &mut Vec<Effe
             };
             match (command, state.modal.as_mut()) {
                 (Command::Cancel, _) => state.modal = None,
+                (Command::CopyLine, _) => copy_line(state, effects),
                 (
                     _,
                     Some(Modal::Inspector { scroll, .. })
@@ -181,6 +182,21 @@ pub(super) fn on_key(state: &mut AppState, key: KeyEvent, effects: &mut Vec<Effe
             }
         }
         _ => on_pane_key(state, command, effects),
+    }
+}
+
+/// `y` in the element view: the locator picker's recipe line to the
+/// terminal's clipboard.
+fn copy_line(state: &mut AppState, effects: &mut Vec<Effect>) {
+    match state.locators.as_ref().and_then(|p| p.report.as_ref()) {
+        Some(Ok(report)) => {
+            effects.push(Effect::Copy(report.line.clone()));
+            state.notice(false, "the recipe line is on the clipboard".into());
+        }
+        _ => state.notice(
+            true,
+            "no recipe line yet: L on an element of the listing reads it".into(),
+        ),
     }
 }
 
@@ -392,7 +408,33 @@ fn on_pane_key(state: &mut AppState, command: Command, effects: &mut Vec<Effect>
                 });
             }
         }
+        Command::PickLocators if state.focus == Pane::Elements => {
+            if state.replay.is_some() {
+                state.notice(true, "a past session's listing has its lines only".into());
+            } else if let Some(element) = state
+                .page
+                .as_ref()
+                .and_then(|p| p.elements.get(state.elements.cursor))
+            {
+                let position = state.elements.cursor;
+                effects.push(Effect::PickLocators {
+                    position,
+                    index: element.index,
+                });
+                state.locators = Some(crate::tui::state::LocatorPick {
+                    position,
+                    report: None,
+                });
+                state.modal = Some(Modal::Element {
+                    position,
+                    scroll: 0,
+                });
+            } else {
+                state.notice(true, "no element is listed yet".into());
+            }
+        }
         Command::Inspect if state.focus == Pane::Elements => {
+            state.locators = None;
             if state.replay.is_some() {
                 // A recorded listing is its lines only.
                 state.notice(true, "a past session's listing has its lines only".into());

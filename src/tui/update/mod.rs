@@ -234,6 +234,11 @@ fn apply(state: &mut AppState, event: AppEvent) -> Vec<Effect> {
         AppEvent::ReplayPicture { row, shot } => replay_picture(state, row, shot, &mut effects),
         AppEvent::ResumeReady(plan) => resume_ready(state, plan, &mut effects),
         AppEvent::Recorded(input) => recording::recorded(state, *input),
+        AppEvent::Locators { position, report } => {
+            if let Some(pick) = state.locators.as_mut().filter(|p| p.position == position) {
+                pick.report = Some(report);
+            }
+        }
         AppEvent::RecordingStopped => recording::recording_stopped(state, &mut effects),
         AppEvent::RecordingSaved(saved) => recording::recording_saved(state, saved),
         AppEvent::StartRecording(name) => recording::start_recording(state, &name, &mut effects),
