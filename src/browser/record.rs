@@ -30,6 +30,65 @@ use super::scripts::RECORDER_JS;
 use super::tab::WORLD_NAME;
 use super::Tab;
 
+/// What the person does with the mouse on the page's picture in the
+/// workbench, for the page at that point (CSS pixels of the viewport). It
+/// reaches the page as trusted input, so a recording takes it like a
+/// click in a window.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Pointer {
+    /// A left click.
+    Click {
+        /// Across.
+        x: f64,
+        /// Down.
+        y: f64,
+    },
+    /// The wheel turned by `dy` pixels (down when positive).
+    Wheel {
+        /// Across.
+        x: f64,
+        /// Down.
+        y: f64,
+        /// How far.
+        dy: f64,
+    },
+}
+
+impl Pointer {
+    /// Sends it to `tab`'s page.
+    pub async fn send(self, tab: &Tab) -> Result<(), BrowserError> {
+        use chromiumoxide::cdp::browser_protocol::input::{
+            DispatchMouseEventParams, DispatchMouseEventType, MouseButton,
+        };
+        let limit = tab.call_timeout();
+        let event = |kind, x, y| {
+            let mut event = DispatchMouseEventParams::new(kind, x, y);
+            event.button = Some(MouseButton::Left);
+            event.click_count = Some(1);
+            event
+        };
+        let events = match self {
+            Pointer::Click { x, y } => vec![
+                DispatchMouseEventParams::new(DispatchMouseEventType::MouseMoved, x, y),
+                event(DispatchMouseEventType::MousePressed, x, y),
+                event(DispatchMouseEventType::MouseReleased, x, y),
+            ],
+            Pointer::Wheel { x, y, dy } => {
+                let mut wheel =
+                    DispatchMouseEventParams::new(DispatchMouseEventType::MouseWheel, x, y);
+                wheel.delta_x = Some(0.0);
+                wheel.delta_y = Some(dy);
+                vec![wheel]
+            }
+        };
+        for event in events {
+            tab.with_timeout("the mouse on the page", limit, tab.page().execute(event))
+                .await?;
+        }
+        Ok(())
+    }
+}
+
 /// The binding the in-page part calls with each action.
 const BINDING: &str = "__webagentRecord";
 

@@ -19,6 +19,8 @@ use super::theme::{Theme, ThemeError};
 /// the services. Services hold a sender; only the loop receives.
 #[derive(Debug)]
 pub enum AppEvent {
+    /// A mouse event (reported while the page pane is shown).
+    Mouse(crossterm::event::MouseEvent),
     /// The locator picker's report for the element at `position`.
     Locators {
         /// Its row in the listing.
@@ -286,6 +288,9 @@ pub enum Effect {
         /// Its index.
         index: crate::dom::ElementIndex,
     },
+    /// A click or a turn of the wheel on the page pane's picture, for the
+    /// page at that point.
+    Pointer(crate::browser::record::Pointer),
     /// Put this text on the terminal's clipboard (OSC 52).
     Copy(String),
     /// Start recording the person's actions on the page (`true`), or

@@ -177,3 +177,51 @@ pub fn sessions_rows(size: (u16, u16)) -> usize {
     let area = sessions_area(Rect::new(0, 0, size.0, size.1));
     usize::from(area.height.saturating_sub(4)).max(1)
 }
+
+/// Where a terminal cell falls on the page picture, as fractions of its
+/// width and height (the cell's centre), when it falls on it: the picture
+/// fills `used` cells (it keeps its shape, so maybe fewer than the pane
+/// has) from the top left of the page pane's inside on a `size` terminal.
+pub fn picture_point(
+    size: (u16, u16),
+    used: (u16, u16),
+    column: u16,
+    row: u16,
+) -> Option<(f64, f64)> {
+    let pane = areas_with(Rect::new(0, 0, size.0, size.1), true).page;
+    let inside = pane.inner(Margin::new(1, 1));
+    let (across, down) = (column.checked_sub(inside.x)?, row.checked_sub(inside.y)?);
+    if across >= used.0.min(inside.width) || down >= used.1.min(inside.height) {
+        return None;
+    }
+    Some((
+        (f64::from(across) + 0.5) / f64::from(used.0),
+        (f64::from(down) + 0.5) / f64::from(used.1),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cell_on_the_picture_is_its_centre_as_fractions_and_a_cell_beside_it_is_none() {
+        let size = (120, 40);
+        let pane = areas_with(Rect::new(0, 0, 120, 40), true).page;
+        let (x, y) = (pane.x + 1, pane.y + 1);
+        assert_eq!(
+            picture_point(size, (30, 8), x, y),
+            Some((0.5 / 30.0, 0.5 / 8.0))
+        );
+        assert_eq!(
+            picture_point(size, (30, 8), x + 29, y + 7),
+            Some((29.5 / 30.0, 7.5 / 8.0))
+        );
+        // Past the picture's own cells (it keeps its shape), on the border,
+        // and outside the pane.
+        assert_eq!(picture_point(size, (30, 8), x + 30, y), None);
+        assert_eq!(picture_point(size, (30, 8), x, y + 8), None);
+        assert_eq!(picture_point(size, (30, 8), pane.x, y), None);
+        assert_eq!(picture_point(size, (30, 8), 0, 0), None);
+    }
+}

@@ -75,6 +75,7 @@ pub fn restore() {
     if let Ok(mut screen) = screen() {
         let _ = execute!(
             screen,
+            crossterm::event::DisableMouseCapture,
             DisableBracketedPaste,
             LeaveAlternateScreen,
             crossterm::cursor::Show
@@ -114,6 +115,7 @@ pub fn spawn_input_reader(tx: Sender<AppEvent>, stop: Arc<AtomicBool>) {
                     Ok(TermEvent::Key(key)) => AppEvent::Key(key),
                     Ok(TermEvent::Resize(columns, rows)) => AppEvent::Resize(columns, rows),
                     Ok(TermEvent::Paste(text)) => AppEvent::Paste(text),
+                    Ok(TermEvent::Mouse(mouse)) => AppEvent::Mouse(mouse),
                     Ok(_) => continue,
                     Err(error) => {
                         tracing::warn!(%error, "reading the terminal");
@@ -137,7 +139,18 @@ pub fn spawn_input_reader(tx: Sender<AppEvent>, stop: Arc<AtomicBool>) {
 pub fn copy_to_clipboard(text: &str) -> io::Result<()> {
     use base64::Engine as _;
     let encoded = base64::engine::general_purpose::STANDARD.encode(text);
-    let mut out = io::stdout();
+    let mut out = screen()?;
     write!(out, "\x1b]52;c;{encoded}\x07")?;
     out.flush()
+}
+
+/// Has the terminal report the mouse (while the page pane is shown, whose
+/// picture takes clicks and the wheel), or stop; the person's own text
+/// selection needs Shift meanwhile.
+pub fn capture_mouse(on: bool) -> io::Result<()> {
+    let mut out = screen()?;
+    match on {
+        true => execute!(out, crossterm::event::EnableMouseCapture),
+        false => execute!(out, crossterm::event::DisableMouseCapture),
+    }
 }

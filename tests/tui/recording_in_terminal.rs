@@ -70,3 +70,52 @@ fn webagent_record_shows_the_recipe_growing_and_writes_it_on_stop() {
         let _ = std::fs::remove_dir_all(&dir);
     });
 }
+
+/// A button as big as the page, so any point of the picture is on it.
+const BIG_BUTTON: &str = r#"<!doctype html><title>Big</title>
+<style>body{margin:0} button{width:100vw;height:100vh;font-size:40px}</style>
+<button id="go" type="button" onclick="this.textContent='clicked'">Big</button>"#;
+
+#[test]
+fn a_click_on_the_page_pane_clicks_the_page_and_is_recorded() {
+    require_tmux_and_chromium();
+    crate::support::chromium::runtime().block_on(async {
+        let pages = webagent::serve::PageServer::start()
+            .await
+            .expect("serve pages");
+        pages.html("/big", BIG_BUTTON);
+        let llm = llm_server::LlmServer::start(Vec::new()).await;
+        let dir = scratch_dir("record-page-pane");
+        let session = TmuxSession(format!("webagent-record-pane-{}", std::process::id()));
+        start_workbench(
+            &session.0,
+            &dir,
+            &llm,
+            &format!(
+                "record {} --name big --sessions-dir sessions",
+                pages.url("/big")
+            ),
+        );
+        wait_for_screen(&session.0, "Recording big · 0 steps").await;
+        tmux_keys(&session.0, &["v"]);
+        let screen = wait_for_screen(&session.0, "1 marks").await;
+        // The picture starts inside the pane's border; a cell a few rows
+        // and columns in is on the button. SGR mouse reports count from 1.
+        let (row, line) = screen
+            .lines()
+            .enumerate()
+            .find(|(_, l)| l.contains("┌ Page"))
+            .expect("the page pane");
+        let column = line.chars().position(|c| c == '┌').expect("its corner");
+        let (x, y) = (column + 6, row + 3);
+        tmux_text(&session.0, &format!("\x1b[<0;{x};{y}M"));
+        tmux_text(&session.0, &format!("\x1b[<0;{x};{y}m"));
+        let screen = wait_for_screen(&session.0, "Recording big · 1 step").await;
+        assert!(
+            screen.contains("<button type=\"button\">clicked</button>"),
+            "{screen}"
+        );
+        assert!(screen.contains("click([\"id:go\""), "{screen}");
+        let _ = std::fs::remove_dir_all(&dir);
+    });
+}

@@ -78,6 +78,8 @@ pub(super) enum BrowserCommand {
     SaveState { path: Option<std::path::PathBuf> },
     /// Start recording the person's actions on the page, or stop.
     Record(bool),
+    /// The person's mouse on the page pane's picture.
+    Pointer(crate::browser::record::Pointer),
     /// Read an element's locators for the locator picker.
     Locators {
         position: usize,
@@ -526,6 +528,16 @@ pub(super) async fn browser_task(
                     let _ = tx.send(AppEvent::ActionFinished { id, result, ms });
                     page = observe_and_send(&mut session, &tx, &view).await;
                 }
+                Some(BrowserCommand::Pointer(pointer)) => {
+                    let tab = session.environment.inner().inner().tab();
+                    if let Err(error) = pointer.send(tab).await {
+                        let _ = tx.send(AppEvent::Notice {
+                            error: true,
+                            text: format!("the page did not take the mouse: {error}"),
+                        });
+                    }
+                    page = observe_and_send(&mut session, &tx, &view).await;
+                }
                 Some(BrowserCommand::Locators { position, index }) => {
                     let report = match page.as_ref() {
                         Some(last) => {
@@ -726,6 +738,12 @@ async fn refuse_all(
                     text: format!("state not saved: {why}"),
                 });
             }
+            BrowserCommand::Pointer(_) => {
+                let _ = tx.send(AppEvent::Notice {
+                    error: true,
+                    text: format!("the page did not take the mouse: {why}"),
+                });
+            }
             BrowserCommand::Locators { position, .. } => {
                 let _ = tx.send(AppEvent::Locators {
                     position,
@@ -794,6 +812,12 @@ async fn while_running<T>(
                     let _ = tx.send(AppEvent::Locators {
                         position,
                         report: Err(format!("{busy}; read the locators once it ends")),
+                    });
+                }
+                Some(BrowserCommand::Pointer(_)) => {
+                    let _ = tx.send(AppEvent::Notice {
+                        error: true,
+                        text: format!("{busy}; the page takes the mouse once it ends"),
                     });
                 }
                 // The workbench starts and stops recordings only between

@@ -749,6 +749,17 @@ impl EffectHandler for Services {
             Effect::LoadTheme(spec) => self.load_theme(&spec),
             Effect::ShowPage(shown) => {
                 self.show_page.send_replace(shown);
+                if let Err(error) = terminal::capture_mouse(shown) {
+                    tracing::warn!(%error, "switching the mouse report");
+                }
+            }
+            Effect::Pointer(pointer) => {
+                if self.browser.send(BrowserCommand::Pointer(pointer)).is_err() {
+                    let _ = self.tx.send(AppEvent::Notice {
+                        error: true,
+                        text: "the browser is not running".into(),
+                    });
+                }
             }
             Effect::RenderPicture(job) => {
                 if let Some(pictures) = &self.pictures {

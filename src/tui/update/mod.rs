@@ -234,6 +234,7 @@ fn apply(state: &mut AppState, event: AppEvent) -> Vec<Effect> {
         AppEvent::ReplayPicture { row, shot } => replay_picture(state, row, shot, &mut effects),
         AppEvent::ResumeReady(plan) => resume_ready(state, plan, &mut effects),
         AppEvent::Recorded(input) => recording::recorded(state, *input),
+        AppEvent::Mouse(mouse) => view::page_mouse(state, mouse, &mut effects),
         AppEvent::Locators { position, report } => {
             if let Some(pick) = state.locators.as_mut().filter(|p| p.position == position) {
                 pick.report = Some(report);

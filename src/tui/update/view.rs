@@ -175,3 +175,48 @@ pub(super) fn request_picture(state: &mut AppState, effects: &mut Vec<Effect>) {
         outline: mark.map(|m| (m, color)),
     }));
 }
+
+/// The mouse on the page pane's picture: a left click clicks the page at
+/// that point and the wheel scrolls it there, as the person's own input
+/// (a recording takes it like a click in a window). Elsewhere, and while
+/// a dialog is open, the mouse does nothing.
+pub(super) fn page_mouse(
+    state: &mut AppState,
+    mouse: crossterm::event::MouseEvent,
+    effects: &mut Vec<Effect>,
+) {
+    use crate::browser::record::Pointer;
+    use crossterm::event::{MouseButton, MouseEventKind};
+    if !state.picture.visible || state.modal.is_some() || state.replay.is_some() {
+        return;
+    }
+    let (Some(shot), Some(rendered)) = (&state.picture.shot, &state.picture.rendered) else {
+        return;
+    };
+    let used = rendered.protocol.area();
+    let Some((fx, fy)) = crate::tui::layout::picture_point(
+        state.size,
+        (used.width, used.height),
+        mouse.column,
+        mouse.row,
+    ) else {
+        return;
+    };
+    let scale = if shot.scale > 0.0 { shot.scale } else { 1.0 };
+    let x = fx * f64::from(shot.width) / scale;
+    let y = fy * f64::from(shot.height) / scale;
+    let pointer = match mouse.kind {
+        MouseEventKind::Down(MouseButton::Left) => Pointer::Click { x, y },
+        MouseEventKind::ScrollDown => Pointer::Wheel { x, y, dy: 120.0 },
+        MouseEventKind::ScrollUp => Pointer::Wheel { x, y, dy: -120.0 },
+        _ => return,
+    };
+    if state.run_active() {
+        state.notice(
+            true,
+            "the agent is running; the page takes the mouse once it ends".into(),
+        );
+        return;
+    }
+    effects.push(Effect::Pointer(pointer));
+}
