@@ -25,6 +25,17 @@ pub enum RecipeCommand {
     Run(Box<RunArgs>),
     /// Compile script files and list the actions and recipes they declare.
     Check(CheckArgs),
+    /// Print every host function a script may call: parameters, return,
+    /// errors and an example.
+    Api(ApiArgs),
+}
+
+/// Flags of `webagent recipe api`.
+#[derive(Debug, clap::Args)]
+pub struct ApiArgs {
+    /// Print the reference as JSON, for tools.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Flags of `webagent recipe run`.
@@ -70,6 +81,17 @@ pub struct CheckArgs {
 pub fn run(command: RecipeCommand) -> anyhow::Result<ExitCode> {
     match command {
         RecipeCommand::Check(args) => Ok(check(&args)),
+        RecipeCommand::Api(args) => {
+            if args.json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&crate::script::api::reference_json())?
+                );
+            } else {
+                print!("{}", crate::script::api::reference_text());
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         RecipeCommand::Run(args) => {
             let runtime = super::runtime()?;
             runtime.block_on(run_recipe_command(*args))
@@ -114,6 +136,10 @@ fn check(args: &CheckArgs) -> ExitCode {
                     list(&summary.actions),
                     list(&summary.recipes)
                 );
+                for problem in &summary.problems {
+                    failed = true;
+                    println!("{problem}");
+                }
             }
             Err(error) => {
                 failed = true;

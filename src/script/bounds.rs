@@ -197,16 +197,8 @@ pub(crate) fn last_place() -> Option<(String, Position)> {
 /// names no other).
 pub(crate) fn located_here(file: &str, message: String) -> super::Located {
     let (source, pos) = last_place().unwrap_or_default();
-    super::Located {
-        file: if source.is_empty() {
-            file.to_string()
-        } else {
-            source
-        },
-        line: pos.line().unwrap_or(0),
-        column: pos.position().unwrap_or(0),
-        message,
-    }
+    let file = if source.is_empty() { file } else { &source };
+    super::Located::at(file, pos, message)
 }
 
 /// `FILE:LINE:COLUMN` of the place last evaluated (in `file` when the

@@ -44,6 +44,7 @@
 //! reload), `export` (trace → recipe), `rewrite` (a healed recipe's
 //! repaired lines).
 
+pub mod api;
 mod bounds;
 mod declare;
 pub mod engine;
@@ -52,6 +53,7 @@ mod error;
 pub mod export;
 pub mod host;
 pub mod library;
+mod lint;
 mod loaded;
 mod locate;
 pub mod params;
