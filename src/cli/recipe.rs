@@ -36,6 +36,10 @@ pub struct ApiArgs {
     /// Print the reference as JSON, for tools.
     #[arg(long)]
     pub json: bool,
+    /// Print the reference as a Markdown table (the one docs/recipes.md
+    /// embeds).
+    #[arg(long, conflicts_with = "json")]
+    pub markdown: bool,
 }
 
 /// Flags of `webagent recipe run`.
@@ -87,6 +91,8 @@ pub fn run(command: RecipeCommand) -> anyhow::Result<ExitCode> {
                     "{}",
                     serde_json::to_string_pretty(&crate::script::api::reference_json())?
                 );
+            } else if args.markdown {
+                print!("{}", crate::script::api::reference_markdown());
             } else {
                 print!("{}", crate::script::api::reference_text());
             }

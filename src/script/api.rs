@@ -424,6 +424,24 @@ mod tests {
     }
 
     #[test]
+    fn the_guide_embeds_the_reference_as_generated() {
+        let page = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/recipes.md"),
+        )
+        .expect("docs/recipes.md");
+        let embedded = page
+            .split("<!-- recipe api: begin -->\n")
+            .nth(1)
+            .and_then(|rest| rest.split("<!-- recipe api: end -->").next())
+            .expect("docs/recipes.md has the recipe api markers");
+        assert_eq!(
+            embedded,
+            reference_markdown(),
+            "docs/recipes.md's table is stale: paste `webagent recipe api --markdown` between the markers"
+        );
+    }
+
+    #[test]
     fn a_wrong_call_names_the_signatures_the_function_takes() {
         assert_eq!(
             not_found_message("fill (&str | ImmutableString | String)"),

@@ -149,10 +149,14 @@ pub(crate) fn install(engine: &mut Engine, cancelled: fn() -> bool) {
     #[allow(deprecated)]
     engine.register_debugger(
         |_, debugger| debugger,
-        |_, event, _, source, pos| {
+        |_, event, node, source, pos| {
             // A function's end is reported as the error that ends it
             // climbs out: the place where it began is the one to keep.
-            if !matches!(event, DebuggerEvent::Step | DebuggerEvent::Start) {
+            // Statements only, so a limit points at the statement that
+            // was running rather than at whichever operand came last.
+            if !matches!(event, DebuggerEvent::Step | DebuggerEvent::Start)
+                || !matches!(node, rhai::ASTNode::Stmt(_))
+            {
                 return Ok(DebuggerCommand::StepInto);
             }
             PLACE.with(|place| {

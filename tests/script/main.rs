@@ -7,7 +7,9 @@
 mod support;
 
 mod bounds;
+mod errors;
 mod gate;
+mod walkthrough;
 
 use std::path::Path;
 use std::sync::{Arc, RwLock};
