@@ -134,8 +134,9 @@ fn reads_param(ast: &AST, recipe: &str, param: &str) -> bool {
 fn declaration(ast: &AST, name: &str) -> Position {
     let mut at = Position::NONE;
     ast.walk(&mut |path: &[ASTNode]| {
-        if let Some(ASTNode::Stmt(Stmt::FnCall(call, pos)) | ASTNode::Expr(Expr::FnCall(call, pos))) =
-            path.last()
+        if let Some(
+            ASTNode::Stmt(Stmt::FnCall(call, pos)) | ASTNode::Expr(Expr::FnCall(call, pos)),
+        ) = path.last()
         {
             if call.name == "recipe"
                 && matches!(call.args.first(), Some(Expr::StringConstant(n, _)) if n == name)

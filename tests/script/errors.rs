@@ -91,7 +91,10 @@ fn a_stop_by_the_operations_limit_points_at_the_statement_that_was_running() {
 #[test]
 fn a_parse_error_shows_its_line_and_a_caret() {
     let error = Scripts::default()
-        .load_source("parse.rhai", "recipe(\"p\", \"Broken\");\nfn p() {\n    let x = ;\n}\n")
+        .load_source(
+            "parse.rhai",
+            "recipe(\"p\", \"Broken\");\nfn p() {\n    let x = ;\n}\n",
+        )
         .expect_err("the file does not parse");
     assert_eq!(
         error.to_string(),
@@ -109,7 +112,10 @@ fn a_missing_file_says_it_is_missing_headless_and_in_check() {
     let error = Scripts::default()
         .load_file(&missing)
         .expect_err("there is no file");
-    assert_eq!(error.to_string(), format!("{shown}: no such file; check the path"));
+    assert_eq!(
+        error.to_string(),
+        format!("{shown}: no such file; check the path")
+    );
     let run = run_webagent(&["recipe", "run", &shown]);
     assert_eq!(run.status.code(), Some(2), "{}", said(&run));
     assert_eq!(

@@ -33,8 +33,11 @@ fn the_first_recipe_walkthrough_runs_on_the_demo_headless_and_as_a_suite_case() 
     std::fs::write(&recipe, block_after(&page, "## Your first recipe", "rhai"))
         .expect("the recipe is written");
     let suite = dir.join("first.suite.yaml");
-    std::fs::write(&suite, block_after(&page, "The same recipe as a suite case", "yaml"))
-        .expect("the suite is written");
+    std::fs::write(
+        &suite,
+        block_after(&page, "The same recipe as a suite case", "yaml"),
+    )
+    .expect("the suite is written");
     let recipe = recipe.display().to_string();
     let sessions = dir.join("sessions").display().to_string();
     runtime().block_on(async {
@@ -49,19 +52,37 @@ fn the_first_recipe_walkthrough_runs_on_the_demo_headless_and_as_a_suite_case() 
         let mut run = webagent();
         run.env("ACME_PASSWORD", "demo")
             .args(["recipe", "run", &recipe, "--url", &site.url("/")])
-            .args(["--secret", "ACME_PASSWORD", "--param", "customer=Grace Hopper", "--yes"])
+            .args([
+                "--secret",
+                "ACME_PASSWORD",
+                "--param",
+                "customer=Grace Hopper",
+                "--yes",
+            ])
             .args(["--sessions-dir", &sessions]);
         let run = output_of(run).await;
         assert_eq!(run.status.code(), Some(0), "{}", said(&run));
         let out = String::from_utf8_lossy(&run.stdout);
-        assert!(out.contains("created an order for Grace Hopper"), "{}", said(&run));
-        assert!(!out.contains("demo\n") && !out.contains("\"demo\""), "{}", said(&run));
+        assert!(
+            out.contains("created an order for Grace Hopper"),
+            "{}",
+            said(&run)
+        );
+        assert!(
+            !out.contains("demo\n") && !out.contains("\"demo\""),
+            "{}",
+            said(&run)
+        );
 
         let mut case = webagent();
         // As the page says it, from the folder the files are in.
-        case.current_dir(&dir)
-            .env("ACME_PASSWORD", "demo")
-            .args(["test", "first.suite.yaml", "--demo", "--secret", "ACME_PASSWORD"]);
+        case.current_dir(&dir).env("ACME_PASSWORD", "demo").args([
+            "test",
+            "first.suite.yaml",
+            "--demo",
+            "--secret",
+            "ACME_PASSWORD",
+        ]);
         let case = output_of(case).await;
         assert_eq!(case.status.code(), Some(0), "{}", said(&case));
     });
