@@ -72,10 +72,10 @@ fn undefined_calls(engine: &Engine, ast: &AST, file: &str) -> Vec<Located> {
                 known.insert(var.0.name.to_string());
             }
             Some(ASTNode::Stmt(Stmt::FnCall(call, pos)))
-            | Some(ASTNode::Expr(Expr::FnCall(call, pos))) => {
-                if call.op_token.is_none() && !call.is_qualified() {
-                    calls.push((call.name.to_string(), *pos));
-                }
+            | Some(ASTNode::Expr(Expr::FnCall(call, pos)))
+                if call.op_token.is_none() && !call.is_qualified() =>
+            {
+                calls.push((call.name.to_string(), *pos));
             }
             _ => {}
         }
