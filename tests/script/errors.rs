@@ -202,3 +202,44 @@ fn recipe_run_on_a_page_shows_the_wrong_call_with_its_line() {
     );
     assert!(out.contains(&wanted), "{}", said(&run));
 }
+
+#[test]
+fn recipe_api_prints_each_host_function_as_text_and_json() {
+    let text = run_webagent(&["recipe", "api"]);
+    assert_eq!(text.status.code(), Some(0), "{}", said(&text));
+    let printed = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        printed.contains(
+            "fill(target, text)\n\
+             \x20   Clears a field and types text (or a number) into it; form fields win over labels.\n\
+             \x20   returns: the action's result map (`ok`, `data`)\n\
+             \x20   errors: no element shows the text; the action failed (its reason and message)\n\
+             \x20   example: fill(\"Email\", \"admin@acme.test\");\n"
+        ),
+        "{printed}"
+    );
+    let json = run_webagent(&["recipe", "api", "--json"]);
+    assert_eq!(json.status.code(), Some(0), "{}", said(&json));
+    let entries: serde_json::Value =
+        serde_json::from_slice(&json.stdout).expect("recipe api --json prints JSON");
+    let waits: Vec<&serde_json::Value> = entries
+        .as_array()
+        .expect("a list")
+        .iter()
+        .filter(|e| e["name"] == "wait_for")
+        .collect();
+    assert_eq!(
+        waits
+            .iter()
+            .map(|e| e["signature"].as_str().unwrap_or(""))
+            .collect::<Vec<_>>(),
+        [
+            "wait_for(text_or_selector)",
+            "wait_for(text_or_selector, timeout_ms)"
+        ]
+    );
+    assert_eq!(
+        waits[1]["params"],
+        serde_json::json!(["text_or_selector", "timeout_ms"])
+    );
+}
