@@ -25,6 +25,21 @@ pub enum RecipeCommand {
     Run(Box<RunArgs>),
     /// Compile script files and list the actions and recipes they declare.
     Check(CheckArgs),
+    /// Print every host function a script may call: parameters, return,
+    /// errors and an example.
+    Api(ApiArgs),
+}
+
+/// Flags of `webagent recipe api`.
+#[derive(Debug, clap::Args)]
+pub struct ApiArgs {
+    /// Print the reference as JSON, for tools.
+    #[arg(long)]
+    pub json: bool,
+    /// Print the reference as a Markdown table (the one docs/recipes.md
+    /// embeds).
+    #[arg(long, conflicts_with = "json")]
+    pub markdown: bool,
 }
 
 /// Flags of `webagent recipe run`.
@@ -70,6 +85,19 @@ pub struct CheckArgs {
 pub fn run(command: RecipeCommand) -> anyhow::Result<ExitCode> {
     match command {
         RecipeCommand::Check(args) => Ok(check(&args)),
+        RecipeCommand::Api(args) => {
+            if args.json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&crate::script::api::reference_json())?
+                );
+            } else if args.markdown {
+                print!("{}", crate::script::api::reference_markdown());
+            } else {
+                print!("{}", crate::script::api::reference_text());
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         RecipeCommand::Run(args) => {
             let runtime = super::runtime()?;
             runtime.block_on(run_recipe_command(*args))
@@ -114,6 +142,10 @@ fn check(args: &CheckArgs) -> ExitCode {
                     list(&summary.actions),
                     list(&summary.recipes)
                 );
+                for problem in &summary.problems {
+                    failed = true;
+                    println!("{problem}");
+                }
             }
             Err(error) => {
                 failed = true;

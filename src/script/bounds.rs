@@ -149,10 +149,14 @@ pub(crate) fn install(engine: &mut Engine, cancelled: fn() -> bool) {
     #[allow(deprecated)]
     engine.register_debugger(
         |_, debugger| debugger,
-        |_, event, _, source, pos| {
+        |_, event, node, source, pos| {
             // A function's end is reported as the error that ends it
             // climbs out: the place where it began is the one to keep.
-            if !matches!(event, DebuggerEvent::Step | DebuggerEvent::Start) {
+            // Statements only, so a limit points at the statement that
+            // was running rather than at whichever operand came last.
+            if !matches!(event, DebuggerEvent::Step | DebuggerEvent::Start)
+                || !matches!(node, rhai::ASTNode::Stmt(_))
+            {
                 return Ok(DebuggerCommand::StepInto);
             }
             PLACE.with(|place| {
@@ -197,16 +201,8 @@ pub(crate) fn last_place() -> Option<(String, Position)> {
 /// names no other).
 pub(crate) fn located_here(file: &str, message: String) -> super::Located {
     let (source, pos) = last_place().unwrap_or_default();
-    super::Located {
-        file: if source.is_empty() {
-            file.to_string()
-        } else {
-            source
-        },
-        line: pos.line().unwrap_or(0),
-        column: pos.position().unwrap_or(0),
-        message,
-    }
+    let file = if source.is_empty() { file } else { &source };
+    super::Located::at(file, pos, message)
 }
 
 /// `FILE:LINE:COLUMN` of the place last evaluated (in `file` when the

@@ -84,6 +84,12 @@ pub(crate) fn enter(
     DEPTH.with(|d| d.set(0));
 }
 
+/// The text of `file` when the call on this thread loaded it (for the
+/// line an error points at).
+pub(crate) fn loaded_source(file: &str) -> Option<Arc<str>> {
+    LIBRARY.with(|l| l.borrow().as_ref().and_then(|s| s.source_of(file)))
+}
+
 /// Takes back the declarations gathered while a file loaded.
 pub(crate) fn take_collected() -> Option<Collected> {
     COLLECT.with(|c| c.borrow_mut().take())

@@ -11,7 +11,14 @@ use super::bounds;
 use super::bounds::Limits;
 
 /// A place in a script: file, 1-based line and column, and what happened
-/// there. Displays as `FILE:LINE:COLUMN: message`.
+/// there. Displays as `FILE:LINE:COLUMN: message`, then, when the line's
+/// text is known, the line and a caret under the column:
+///
+/// ```text
+/// recipes/first.rhai:7:5: fill takes fill(target, text); it was called with 1 argument (a string)
+///   7 |     fill("#email");
+///     |     ^
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Located {
     /// The script file (or `<script>` for code without a file).
@@ -22,21 +29,74 @@ pub struct Located {
     pub column: usize,
     /// What went wrong.
     pub message: String,
+    /// The text of the line, when the script's source is at hand.
+    pub source: Option<String>,
+}
+
+impl Located {
+    /// `message` at `pos` in `file`, with the line's text when the file is
+    /// one the running call loaded.
+    pub(crate) fn at(file: &str, pos: Position, message: String) -> Located {
+        let mut located = Located {
+            file: file.to_string(),
+            line: pos.line().unwrap_or(0),
+            column: pos.position().unwrap_or(0),
+            message,
+            source: None,
+        };
+        if let Some(text) = super::engine::loaded_source(file) {
+            located.fill_source(&text);
+        }
+        located
+    }
+
+    /// Takes the line's text from `text`, the whole file.
+    pub(crate) fn fill_source(&mut self, text: &str) {
+        if self.source.is_none() && self.line > 0 {
+            self.source = text.lines().nth(self.line - 1).map(str::to_string);
+        }
+    }
 }
 
 impl std::fmt::Display for Located {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.line == 0 {
+            // No place in the file: the file alone.
+            return write!(f, "{}: {}", self.file, self.message);
+        }
         write!(
             f,
             "{}:{}:{}: {}",
             self.file, self.line, self.column, self.message
-        )
+        )?;
+        let Some(source) = &self.source else {
+            return Ok(());
+        };
+        let number = self.line.to_string();
+        let gutter = " ".repeat(number.len());
+        write!(f, "\n  {number} | {source}")?;
+        if self.column > 0 {
+            // Tabs stay tabs so the caret lines up however they are shown.
+            let pad: String = source
+                .chars()
+                .take(self.column - 1)
+                .map(|c| if c == '\t' { '\t' } else { ' ' })
+                .collect();
+            write!(f, "\n  {gutter} | {pad}^")?;
+        }
+        Ok(())
     }
 }
 
 /// Everything that can go wrong loading or running a script.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum ScriptError {
+    /// The file is not there.
+    #[error("{}: no such file; check the path", path.display())]
+    Missing {
+        /// The file as given.
+        path: PathBuf,
+    },
     /// The file could not be read.
     #[error("could not read {}: {message}; check the path and its permissions", path.display())]
     Read {
@@ -89,6 +149,28 @@ pub enum ScriptError {
 }
 
 impl ScriptError {
+    /// Takes the source line of an error in `file` from `text`, the
+    /// file's whole source.
+    pub(crate) fn with_source(mut self, file: &str, text: &str) -> ScriptError {
+        if let Some(located) = self.located_mut() {
+            if located.file == file {
+                located.fill_source(text);
+            }
+        }
+        self
+    }
+
+    fn located_mut(&mut self) -> Option<&mut Located> {
+        match self {
+            ScriptError::Compile(l)
+            | ScriptError::Runtime(l)
+            | ScriptError::Limit(l)
+            | ScriptError::TimedOut(l)
+            | ScriptError::Definition(l) => Some(l),
+            _ => None,
+        }
+    }
+
     /// The location of the error, when it has one.
     pub fn located(&self) -> Option<&Located> {
         match self {
@@ -134,12 +216,7 @@ pub(crate) fn script_error(error: &EvalAltResult, file: &str) -> ScriptError {
             pos = place;
         }
     }
-    let located = |message: String| Located {
-        file: source.clone(),
-        line: pos.line().unwrap_or(0),
-        column: pos.position().unwrap_or(0),
-        message,
-    };
+    let located = |message: String| Located::at(&source, pos, message);
     let limits = bounds::limits();
     match current {
         EvalAltResult::ErrorTerminated(token, _) => match bounds::time_limit_message(token) {
@@ -162,6 +239,9 @@ pub(crate) fn script_error(error: &EvalAltResult, file: &str) -> ScriptError {
             limits.variables
         ))),
         EvalAltResult::ErrorRuntime(value, _) => ScriptError::Runtime(located(value.to_string())),
+        EvalAltResult::ErrorFunctionNotFound(call, _) => {
+            ScriptError::Runtime(located(super::api::not_found_message(call)))
+        }
         other => {
             let mut text = other.to_string();
             if let Some(at) = text.rfind(" (line ") {
@@ -195,11 +275,9 @@ fn too_large(what: &str, limits: &Limits) -> String {
 
 /// Turns a parse error into a located [`ScriptError`].
 pub(crate) fn parse_error(error: &rhai::ParseError, file: &str) -> ScriptError {
-    let pos = error.position();
-    ScriptError::Compile(Located {
-        file: file.to_string(),
-        line: pos.line().unwrap_or(0),
-        column: pos.position().unwrap_or(0),
-        message: error.err_type().to_string(),
-    })
+    ScriptError::Compile(Located::at(
+        file,
+        error.position(),
+        error.err_type().to_string(),
+    ))
 }

@@ -93,11 +93,14 @@ impl Scripts {
         })
     }
 
-    /// Compiles `path` and runs its top level, without keeping it.
+    /// Compiles `path` and runs its top level, without keeping it; the
+    /// summary lists the problems found in what loaded.
     pub fn check_file(&self, path: &Path) -> Result<FileSummary, ScriptError> {
         let source = read_source(path)?;
         let loaded = self.compile(&path.display().to_string(), &source)?;
-        Ok(loaded.summary())
+        let mut summary = loaded.summary();
+        summary.problems = super::lint::lint(&self.engine, &loaded);
+        Ok(summary)
     }
 
     /// Loads (or reloads) `path`. On any error the version loaded before
@@ -127,15 +130,14 @@ impl Scripts {
                 .filter(|(path, _)| path.as_path() != key)
                 .find(|(_, f)| f.actions.iter().any(|a| a.spec.name == action.spec.name));
             if let Some((_, other)) = clash {
-                return Err(ScriptError::Definition(Located {
-                    file: name.to_string(),
-                    line: 0,
-                    column: 0,
-                    message: format!(
+                return Err(ScriptError::Definition(Located::at(
+                    name,
+                    Position::NONE,
+                    format!(
                         "the action `{}` is already declared in {}",
                         action.spec.name, other.file
                     ),
-                }));
+                )));
             }
         }
         let summary = loaded.summary();
@@ -379,7 +381,14 @@ impl Scripts {
         }
     }
 
+    /// Compiles `source` and runs its top level; an error shows the line
+    /// it points at.
     fn compile(&self, name: &str, source: &str) -> Result<LoadedFile, ScriptError> {
+        self.compile_unplaced(name, source)
+            .map_err(|error| error.with_source(name, source))
+    }
+
+    fn compile_unplaced(&self, name: &str, source: &str) -> Result<LoadedFile, ScriptError> {
         let mut ast = self
             .engine
             .compile(source)
@@ -419,12 +428,7 @@ impl Scripts {
             .map(|f| (f.name.to_string(), f.params.len()))
             .collect();
         let place = |pos: Position, message: String| {
-            ScriptError::Definition(Located {
-                file: name.to_string(),
-                line: pos.line().unwrap_or(0),
-                column: pos.position().unwrap_or(0),
-                message,
-            })
+            ScriptError::Definition(Located::at(name, pos, message))
         };
         let mut actions = Vec::new();
         for (spec, handler, pos) in collected.actions {
@@ -487,6 +491,7 @@ impl Scripts {
             secret_sites: collected.secret_sites,
             ast,
             file: name.to_string(),
+            source: source.into(),
         })
     }
 }
@@ -535,9 +540,14 @@ async fn cancelled(cancel: &CancelFlag) {
 }
 
 fn read_source(path: &Path) -> Result<String, ScriptError> {
-    std::fs::read_to_string(path).map_err(|e| ScriptError::Read {
-        path: path.to_path_buf(),
-        message: e.to_string(),
+    std::fs::read_to_string(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => ScriptError::Missing {
+            path: path.to_path_buf(),
+        },
+        _ => ScriptError::Read {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        },
     })
 }
 

@@ -194,6 +194,10 @@ pub struct FileSummary {
     pub actions: Vec<String>,
     /// Recipes it declares.
     pub recipes: Vec<String>,
+    /// What `recipe check` found wrong in a file that loads (calls to
+    /// functions nothing defines, parameters never read); empty when the
+    /// file was only loaded.
+    pub problems: Vec<super::Located>,
 }
 
 /// One loaded file.
@@ -207,6 +211,8 @@ pub(crate) struct LoadedFile {
     pub(super) ast: Arc<AST>,
     /// The file's name as loaded.
     pub(super) file: String,
+    /// Its text, for the line an error points at.
+    pub(super) source: Arc<str>,
 }
 
 impl LoadedFile {
@@ -216,6 +222,7 @@ impl LoadedFile {
             file: self.file.clone(),
             actions: self.actions.iter().map(|a| a.spec.name.clone()).collect(),
             recipes: self.recipes.iter().map(|r| r.name.clone()).collect(),
+            problems: Vec::new(),
         }
     }
 }
@@ -235,6 +242,14 @@ impl Snapshot {
             .flat_map(|f| f.actions.iter())
             .find(|a| a.spec.name == name)
             .cloned()
+    }
+
+    /// The text of the loaded file named `file`.
+    pub(crate) fn source_of(&self, file: &str) -> Option<Arc<str>> {
+        self.files
+            .iter()
+            .find(|f| f.file == file)
+            .map(|f| f.source.clone())
     }
 }
 

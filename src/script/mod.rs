@@ -45,6 +45,7 @@
 //! inputs → recipe, through the export), `rewrite` (a healed recipe's
 //! repaired lines).
 
+pub mod api;
 mod bounds;
 mod declare;
 pub mod engine;
@@ -53,6 +54,7 @@ mod error;
 pub mod export;
 pub mod host;
 pub mod library;
+mod lint;
 mod loaded;
 mod locate;
 pub mod params;

@@ -605,7 +605,9 @@ pub fn load_scripts(paths: &[PathBuf]) -> Result<Scripts, SessionError> {
 /// a place in the file.
 pub fn located_text(file: &std::path::Path, error: &ScriptError) -> String {
     match (error.located(), error) {
-        (Some(_), _) | (None, ScriptError::Read { .. }) => error.to_string(),
+        (Some(_), _) | (None, ScriptError::Read { .. } | ScriptError::Missing { .. }) => {
+            error.to_string()
+        }
         // No place in the file to point at: the file alone.
         (None, _) => format!("{}: {error}", file.display()),
     }

@@ -7,7 +7,9 @@
 mod support;
 
 mod bounds;
+mod errors;
 mod gate;
+mod walkthrough;
 
 use std::path::Path;
 use std::sync::{Arc, RwLock};
@@ -324,7 +326,9 @@ fn a_failed_assertion_ends_the_recipe_with_its_message_and_place() {
             .unwrap_err();
         assert_eq!(
             error.to_string(),
-            "check.rhai:3:3: assertion failed: not on the checkout page"
+            "check.rhai:3:3: assertion failed: not on the checkout page\n\
+             \x20 3 |   assert(title() == \"Checkout\", \"not on the checkout page\");\n\
+             \x20   |   ^"
         );
         assert!(
             !drain(rx).iter().any(|e| matches!(e, Event::Step(_))),
@@ -897,7 +901,10 @@ fn recipe_check_reads_a_folder_and_names_each_problem_where_it_is() {
     let out = check(&[&missing]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{stdout}");
-    assert!(stdout.contains("nope.rhai: No such file"), "{stdout}");
+    assert!(
+        stdout.contains("nope.rhai: no such file; check the path"),
+        "{stdout}"
+    );
     assert!(!stdout.contains(":0:0"), "{stdout}");
     let _ = std::fs::remove_dir_all(&dir);
 }
