@@ -554,3 +554,155 @@ fn render_vars(vars: impl Iterator<Item = (String, Dynamic)>) -> Map<String, Val
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::script::{CancelFlag, HostError, ScriptHost, Scripts};
+
+    /// Answers every host call with nothing (a log line, a listing).
+    struct Quiet;
+
+    impl ScriptHost for Quiet {
+        async fn handle(&mut self, call: HostCall) -> Result<Value, HostError> {
+            Ok(match call {
+                HostCall::Listing => Value::String("[0]<button>Go</button>".into()),
+                _ => Value::Null,
+            })
+        }
+    }
+
+    const RECIPE: &str = r#"recipe("main", "steps");
+fn helper(x) {
+    let y = x + 1;
+    y * 2
+}
+fn main() {
+    let a = 1;
+    let b = helper(a);
+    breakpoint();
+    let c = b + 1;
+    assert(c == 100, "c is not 100");
+    log(`c is ${c}`);
+    c
+}
+"#;
+
+    /// Runs `RECIPE` under the debugger on a thread of its own; the
+    /// controller and what the run returned.
+    fn debugging(name: &str) -> (DebugController, std::thread::JoinHandle<Result<Value, String>>) {
+        let path = std::env::temp_dir().join(format!(
+            "webagent-debug-{name}-{}.rhai",
+            std::process::id()
+        ));
+        std::fs::write(&path, RECIPE).expect("the recipe is written");
+        let scripts = Scripts::default();
+        scripts.load_file(&path).expect("the recipe loads");
+        let (debuggee, controller) = debug_channel();
+        let scripts = scripts.debugged(debuggee);
+        let run = std::thread::spawn(move || {
+            let runtime = crate::session::runtime().expect("a runtime");
+            let out = runtime
+                .block_on(scripts.run_recipe(Some("main"), &mut Quiet, &CancelFlag::new()))
+                .map_err(|e| e.to_string());
+            let _ = std::fs::remove_file(&path);
+            out
+        });
+        (controller, run)
+    }
+
+    /// The next report.
+    fn next(controller: &mut DebugController) -> DebugReport {
+        controller
+            .reports
+            .blocking_recv()
+            .expect("the recipe reports")
+    }
+
+    /// Sends `command` and reads the stop it runs to: (line, reason).
+    fn go(controller: &mut DebugController, command: DebugCommand) -> (usize, StopReason) {
+        controller.commands.send(command).expect("the recipe listens");
+        match next(controller) {
+            DebugReport::Stopped(stop) => (stop.line, stop.reason),
+            other => panic!("expected a stop, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn steps_into_out_of_and_over_functions_and_stops_at_breakpoints() {
+        let (mut c, run) = debugging("steps");
+        let DebugReport::Stopped(entry) = next(&mut c) else {
+            panic!("the recipe starts stopped")
+        };
+        assert_eq!(
+            (entry.line, entry.column, entry.reason, entry.source.as_str()),
+            (7, 5, StopReason::Entry, "    let a = 1;")
+        );
+        assert_eq!(go(&mut c, DebugCommand::StepInto), (8, StopReason::Step));
+        // Into the helper: its first statement, not its `{`.
+        assert_eq!(go(&mut c, DebugCommand::StepInto), (3, StopReason::Step));
+        assert_eq!(go(&mut c, DebugCommand::StepOut), (9, StopReason::Step));
+        // `breakpoint()` stops at the statement after it.
+        assert_eq!(go(&mut c, DebugCommand::Continue), (10, StopReason::Breakpoint));
+        c.commands.send(DebugCommand::Vars).expect("sent");
+        let DebugReport::Vars(vars) = next(&mut c) else {
+            panic!("vars")
+        };
+        assert_eq!(Value::Object(vars), serde_json::json!({"a": 1, "b": 4}));
+        c.commands.send(DebugCommand::Listing).expect("sent");
+        assert_eq!(
+            next(&mut c),
+            DebugReport::Listing("[0]<button>Go</button>".into())
+        );
+        c.commands.send(DebugCommand::Retry).expect("sent");
+        assert_eq!(
+            next(&mut c),
+            DebugReport::Refused(
+                "retry and skip answer a failed step; this stop is a breakpoint stop".into()
+            )
+        );
+        c.commands.send(DebugCommand::Break(99)).expect("sent");
+        let DebugReport::Refused(why) = next(&mut c) else {
+            panic!("a line past the end is refused")
+        };
+        assert!(why.ends_with("has 14 lines; there is no line 99"), "{why}");
+        c.commands.send(DebugCommand::Break(13)).expect("sent");
+        // The assertion fails: the recipe stops on it with its error.
+        c.commands.send(DebugCommand::StepOver).expect("sent");
+        assert!(matches!(next(&mut c), DebugReport::Stopped(s) if s.line == 11 && s.reason == StopReason::Step));
+        c.commands.send(DebugCommand::Continue).expect("sent");
+        let DebugReport::Stopped(failed) = next(&mut c) else {
+            panic!("a failure stop")
+        };
+        assert_eq!(
+            (failed.line, failed.reason, failed.error.as_deref()),
+            (11, StopReason::Failure, Some("assertion failed: c is not 100"))
+        );
+        c.commands.send(DebugCommand::Vars).expect("sent");
+        let DebugReport::Vars(vars) = next(&mut c) else {
+            panic!("vars at the failure")
+        };
+        assert_eq!(vars.get("c"), Some(&serde_json::json!(5)));
+        assert_eq!(go(&mut c, DebugCommand::Retry), (11, StopReason::Failure));
+        // Skipped, the assertion returns as if it held; the log line comes
+        // before the breakpoint on line 13.
+        c.commands.send(DebugCommand::Skip).expect("sent");
+        assert_eq!(next(&mut c), DebugReport::Log("c is 5".into()));
+        assert!(matches!(next(&mut c), DebugReport::Stopped(s) if s.line == 13 && s.reason == StopReason::Breakpoint));
+        c.commands.send(DebugCommand::Continue).expect("sent");
+        assert_eq!(run.join().expect("joined"), Ok(serde_json::json!(5)));
+    }
+
+    #[test]
+    fn next_steps_over_a_call_and_quit_stops_the_recipe() {
+        let (mut c, run) = debugging("over");
+        assert!(matches!(next(&mut c), DebugReport::Stopped(s) if s.reason == StopReason::Entry));
+        assert_eq!(go(&mut c, DebugCommand::StepOver), (8, StopReason::Step));
+        assert_eq!(go(&mut c, DebugCommand::StepOver), (9, StopReason::Step));
+        c.commands.send(DebugCommand::Quit).expect("sent");
+        assert_eq!(
+            run.join().expect("joined"),
+            Err(crate::script::ScriptError::Cancelled.to_string())
+        );
+    }
+}

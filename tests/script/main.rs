@@ -7,6 +7,7 @@
 mod support;
 
 mod bounds;
+mod debug;
 mod gate;
 
 use std::path::Path;
