@@ -35,7 +35,8 @@ pub enum DebugMode {
 }
 
 /// What `--debug` alone answers until the workbench has its debugger.
-pub const NO_WORKBENCH_DEBUGGER: &str = "the workbench debugger (--debug with a terminal) is not built yet; \
+pub const NO_WORKBENCH_DEBUGGER: &str =
+    "the workbench debugger (--debug with a terminal) is not built yet; \
      --debug=cli steps through the recipe over JSON lines (see docs/debugger.md)";
 
 /// What `recipe run --debug=cli` runs.
@@ -223,8 +224,7 @@ fn read_stdin() -> mpsc::UnboundedReceiver<String> {
 }
 
 /// The commands, as their `cmd` words.
-const COMMANDS: &str =
-    "break, clear, step, next, out, continue, vars, listing, retry, skip, quit";
+const COMMANDS: &str = "break, clear, step, next, out, continue, vars, listing, retry, skip, quit";
 
 /// One protocol line as a command, or why it is none.
 pub(crate) fn parse_command(line: &str) -> Result<DebugCommand, String> {
@@ -256,7 +256,11 @@ pub(crate) fn parse_command(line: &str) -> Result<DebugCommand, String> {
         "retry" => DebugCommand::Retry,
         "skip" => DebugCommand::Skip,
         "quit" => DebugCommand::Quit,
-        other => return Err(format!("unknown command {other:?}; the commands are {COMMANDS}")),
+        other => {
+            return Err(format!(
+                "unknown command {other:?}; the commands are {COMMANDS}"
+            ))
+        }
     })
 }
 
@@ -270,15 +274,22 @@ mod tests {
             parse_command(r#"{"cmd":"break","line":7}"#),
             Ok(DebugCommand::Break(7))
         );
-        assert_eq!(parse_command(r#"{"cmd":"next"}"#), Ok(DebugCommand::StepOver));
+        assert_eq!(
+            parse_command(r#"{"cmd":"next"}"#),
+            Ok(DebugCommand::StepOver)
+        );
         assert_eq!(
             parse_command(r#"{"cmd":"break"}"#),
             Err("break needs \"line\": a line number from 1".to_string())
         );
         assert_eq!(
             parse_command(r#"{"cmd":"jump"}"#),
-            Err(format!("unknown command \"jump\"; the commands are {COMMANDS}"))
+            Err(format!(
+                "unknown command \"jump\"; the commands are {COMMANDS}"
+            ))
         );
-        assert!(parse_command("step").unwrap_err().starts_with("not a JSON object"));
+        assert!(parse_command("step")
+            .unwrap_err()
+            .starts_with("not a JSON object"));
     }
 }

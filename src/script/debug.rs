@@ -317,7 +317,12 @@ pub(crate) fn on_node(
         let file = source.unwrap_or(&session.file).to_string();
         // Rhai reports entering a function at its body's `{`; its first
         // statement is the place to stop.
-        if session.line_of(&file, line).chars().nth(column.saturating_sub(1)) == Some('{') {
+        if session
+            .line_of(&file, line)
+            .chars()
+            .nth(column.saturating_sub(1))
+            == Some('{')
+        {
             return None;
         }
         session.entry = false;
@@ -437,17 +442,16 @@ fn wait(
         };
         match command {
             DebugCommand::Break(line) => {
-                match with_session(|s| {
+                let refused = with_session(|s| {
                     let why = s.check_line(line);
                     if why.is_none() {
                         s.breakpoints.insert(line);
                     }
                     why
                 })
-                .flatten()
-                {
-                    Some(why) => report(DebugReport::Refused(why)),
-                    None => {}
+                .flatten();
+                if let Some(why) = refused {
+                    report(DebugReport::Refused(why));
                 }
             }
             DebugCommand::Clear(line) => {
@@ -590,11 +594,14 @@ fn main() {
 
     /// Runs `RECIPE` under the debugger on a thread of its own; the
     /// controller and what the run returned.
-    fn debugging(name: &str) -> (DebugController, std::thread::JoinHandle<Result<Value, String>>) {
-        let path = std::env::temp_dir().join(format!(
-            "webagent-debug-{name}-{}.rhai",
-            std::process::id()
-        ));
+    fn debugging(
+        name: &str,
+    ) -> (
+        DebugController,
+        std::thread::JoinHandle<Result<Value, String>>,
+    ) {
+        let path =
+            std::env::temp_dir().join(format!("webagent-debug-{name}-{}.rhai", std::process::id()));
         std::fs::write(&path, RECIPE).expect("the recipe is written");
         let scripts = Scripts::default();
         scripts.load_file(&path).expect("the recipe loads");
@@ -621,7 +628,10 @@ fn main() {
 
     /// Sends `command` and reads the stop it runs to: (line, reason).
     fn go(controller: &mut DebugController, command: DebugCommand) -> (usize, StopReason) {
-        controller.commands.send(command).expect("the recipe listens");
+        controller
+            .commands
+            .send(command)
+            .expect("the recipe listens");
         match next(controller) {
             DebugReport::Stopped(stop) => (stop.line, stop.reason),
             other => panic!("expected a stop, got {other:?}"),
@@ -635,7 +645,12 @@ fn main() {
             panic!("the recipe starts stopped")
         };
         assert_eq!(
-            (entry.line, entry.column, entry.reason, entry.source.as_str()),
+            (
+                entry.line,
+                entry.column,
+                entry.reason,
+                entry.source.as_str()
+            ),
             (7, 5, StopReason::Entry, "    let a = 1;")
         );
         assert_eq!(go(&mut c, DebugCommand::StepInto), (8, StopReason::Step));
@@ -643,7 +658,10 @@ fn main() {
         assert_eq!(go(&mut c, DebugCommand::StepInto), (3, StopReason::Step));
         assert_eq!(go(&mut c, DebugCommand::StepOut), (9, StopReason::Step));
         // `breakpoint()` stops at the statement after it.
-        assert_eq!(go(&mut c, DebugCommand::Continue), (10, StopReason::Breakpoint));
+        assert_eq!(
+            go(&mut c, DebugCommand::Continue),
+            (10, StopReason::Breakpoint)
+        );
         c.commands.send(DebugCommand::Vars).expect("sent");
         let DebugReport::Vars(vars) = next(&mut c) else {
             panic!("vars")
@@ -669,14 +687,20 @@ fn main() {
         c.commands.send(DebugCommand::Break(13)).expect("sent");
         // The assertion fails: the recipe stops on it with its error.
         c.commands.send(DebugCommand::StepOver).expect("sent");
-        assert!(matches!(next(&mut c), DebugReport::Stopped(s) if s.line == 11 && s.reason == StopReason::Step));
+        assert!(
+            matches!(next(&mut c), DebugReport::Stopped(s) if s.line == 11 && s.reason == StopReason::Step)
+        );
         c.commands.send(DebugCommand::Continue).expect("sent");
         let DebugReport::Stopped(failed) = next(&mut c) else {
             panic!("a failure stop")
         };
         assert_eq!(
             (failed.line, failed.reason, failed.error.as_deref()),
-            (11, StopReason::Failure, Some("assertion failed: c is not 100"))
+            (
+                11,
+                StopReason::Failure,
+                Some("assertion failed: c is not 100")
+            )
         );
         c.commands.send(DebugCommand::Vars).expect("sent");
         let DebugReport::Vars(vars) = next(&mut c) else {
@@ -688,7 +712,9 @@ fn main() {
         // before the breakpoint on line 13.
         c.commands.send(DebugCommand::Skip).expect("sent");
         assert_eq!(next(&mut c), DebugReport::Log("c is 5".into()));
-        assert!(matches!(next(&mut c), DebugReport::Stopped(s) if s.line == 13 && s.reason == StopReason::Breakpoint));
+        assert!(
+            matches!(next(&mut c), DebugReport::Stopped(s) if s.line == 13 && s.reason == StopReason::Breakpoint)
+        );
         c.commands.send(DebugCommand::Continue).expect("sent");
         assert_eq!(run.join().expect("joined"), Ok(serde_json::json!(5)));
     }

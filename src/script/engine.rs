@@ -546,8 +546,7 @@ fn register_host_functions(engine: &mut Engine) {
             let option = typed_text(&option, pos)?;
             debug::retrying(pos, || {
                 if let Some(locators) = locator_list(&target, pos)? {
-                    let result =
-                        act_on("select_option", json!({ "text": option }), locators, pos)?;
+                    let result = act_on("select_option", json!({ "text": option }), locators, pos)?;
                     return require_ok("select", result, pos);
                 }
                 let mut params = resolve_target(&target, true, pos)?;

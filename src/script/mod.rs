@@ -61,7 +61,9 @@ pub mod rewrite;
 pub mod watch;
 
 pub use bounds::Limits;
-pub use debug::{debug_channel, DebugCommand, DebugController, DebugReport, Debuggee, Stop, StopReason};
+pub use debug::{
+    debug_channel, DebugCommand, DebugController, DebugReport, Debuggee, Stop, StopReason,
+};
 pub use env::ScriptEnvironment;
 pub use error::{Located, ScriptError};
 pub use export::{

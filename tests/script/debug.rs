@@ -133,7 +133,10 @@ fn a_program_steps_through_a_recipe_over_json_lines() {
     let listing = d.ask(json!({"cmd": "listing"}));
     let text = listing["text"].as_str().expect("the listing is text");
     assert!(text.starts_with("<untrusted_page_content>\n"), "{text}");
-    assert!(text.contains(r#"<input placeholder="Product" value="apples" />"#), "{text}");
+    assert!(
+        text.contains(r#"<input placeholder="Product" value="apples" />"#),
+        "{text}"
+    );
     assert!(text.contains("<button>Add to cart</button>"), "{text}");
     // Over the log line: its line comes first, then the stop after it.
     assert_eq!(
@@ -148,7 +151,10 @@ fn a_program_steps_through_a_recipe_over_json_lines() {
     // error instead of ending.
     let failure = d.ask(json!({"cmd": "continue"}));
     let error = failure["error"].as_str().unwrap_or_default().to_string();
-    assert!(error.starts_with("click #checkout failed (not_found): "), "{failure}");
+    assert!(
+        error.starts_with("click #checkout failed (not_found): "),
+        "{failure}"
+    );
     assert_eq!(
         failure,
         stopped(9, "failure", r##"    click("#checkout");"##, json!(error))
