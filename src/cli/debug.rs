@@ -172,6 +172,7 @@ impl Protocol {
             }
             DebugReport::Refused(why) => json!({"event": "error", "error": why}),
             DebugReport::Log(text) => json!({"event": "log", "text": text}),
+            DebugReport::Acted(result) => json!({"event": "acted", "result": result}),
         });
     }
 }
@@ -224,7 +225,8 @@ fn read_stdin() -> mpsc::UnboundedReceiver<String> {
 }
 
 /// The commands, as their `cmd` words.
-const COMMANDS: &str = "break, clear, step, next, out, continue, vars, listing, retry, skip, quit";
+const COMMANDS: &str =
+    "break, clear, step, next, out, continue, vars, listing, act, retry, skip, quit";
 
 /// One protocol line as a command, or why it is none.
 pub(crate) fn parse_command(line: &str) -> Result<DebugCommand, String> {
@@ -253,6 +255,16 @@ pub(crate) fn parse_command(line: &str) -> Result<DebugCommand, String> {
         "continue" => DebugCommand::Continue,
         "vars" => DebugCommand::Vars,
         "listing" => DebugCommand::Listing,
+        "act" => {
+            let action = value.get("action").ok_or_else(|| {
+                "act needs \"action\": one action as the model writes it, e.g. {\"click\":{\"index\":3}}"
+                    .to_string()
+            })?;
+            let action = crate::actions::Catalog::builtin()
+                .parse(action)
+                .map_err(|e| format!("act: {e}"))?;
+            DebugCommand::Act(action)
+        }
         "retry" => DebugCommand::Retry,
         "skip" => DebugCommand::Skip,
         "quit" => DebugCommand::Quit,

@@ -75,7 +75,7 @@ pub struct Stop {
 }
 
 /// What the controller asks of a stopped recipe.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum DebugCommand {
     /// Set a breakpoint on a line of the recipe's file.
     Break(usize),
@@ -93,6 +93,9 @@ pub enum DebugCommand {
     Vars,
     /// Report the element listing of the page as it is now.
     Listing,
+    /// Run an action by hand (to put the page right before a retry),
+    /// through the same approval and policy as the recipe's own steps.
+    Act(crate::actions::Action),
     /// Run the failed step again.
     Retry,
     /// Go on as if the failed step succeeded with no value.
@@ -111,6 +114,8 @@ pub enum DebugReport {
     Vars(Map<String, Value>),
     /// The element listing the model would see now.
     Listing(String),
+    /// What an action run by hand returned (its `{ok, …}` result).
+    Acted(Value),
     /// A command could not be done here, and why; the recipe still waits.
     Refused(String),
     /// The recipe logged a line (`log`, `print`, `debug`), in order with
@@ -463,6 +468,13 @@ fn wait(
                 Ok(other) => report(DebugReport::Listing(other.to_string())),
                 Err(error) => report(DebugReport::Refused(format!(
                     "the page could not be listed: {}",
+                    message(&error)
+                ))),
+            },
+            DebugCommand::Act(action) => match engine::host_call(HostCall::Act(action), pos) {
+                Ok(result) => report(DebugReport::Acted(result)),
+                Err(error) => report(DebugReport::Refused(format!(
+                    "the action could not run: {}",
                     message(&error)
                 ))),
             },

@@ -15,11 +15,12 @@ use crate::support::cli::webagent;
 use crate::support::pages::page;
 use crate::support::scratch::scratch_dir;
 
-/// Adding to the cart writes how many items it holds; there is no
-/// checkout button.
+/// Adding to the cart writes how many items it holds; the pay button
+/// appears once the terms are accepted; there is no checkout button.
 const SHOP: &str = r#"<input id="q" placeholder="Product">
 <button id="add" onclick="document.getElementById('cart').textContent='1 item in the cart'">Add to cart</button>
-<p id="cart">The cart is empty</p>"#;
+<p id="cart">The cart is empty</p>
+<button id="terms" onclick="this.insertAdjacentHTML('afterend', '<button id=pay>Pay</button>')">Accept the terms</button>"#;
 
 const RECIPE: &str = r##"recipe("buy", "Adds a product to the cart and checks out");
 
@@ -29,6 +30,7 @@ fn buy() {
     click("#add");
     let cart = text();
     log(`added ${item}`);
+    click("#pay");
     click("#checkout");
     "bought"
 }
@@ -113,7 +115,7 @@ fn a_program_steps_through_a_recipe_over_json_lines() {
     // A command it does not know is answered, and the session goes on.
     assert_eq!(
         d.ask(json!({"cmd": "jump", "line": 2})),
-        json!({"event": "error", "error": "unknown command \"jump\"; the commands are break, clear, step, next, out, continue, vars, listing, retry, skip, quit"})
+        json!({"event": "error", "error": "unknown command \"jump\"; the commands are break, clear, step, next, out, continue, vars, listing, act, retry, skip, quit"})
     );
     d.send(json!({"cmd": "break", "line": 8}));
     assert_eq!(
@@ -145,11 +147,29 @@ fn a_program_steps_through_a_recipe_over_json_lines() {
     );
     assert_eq!(
         d.event(),
-        stopped(9, "step", r##"    click("#checkout");"##, Value::Null)
+        stopped(9, "step", r##"    click("#pay");"##, Value::Null)
     );
-    // The click finds no checkout button: the recipe stops on it with its
-    // error instead of ending.
+    // No pay button until the terms are accepted: the recipe stops on the
+    // click with its error instead of ending.
     let failure = d.ask(json!({"cmd": "continue"}));
+    let error = failure["error"].as_str().unwrap_or_default().to_string();
+    assert!(
+        error.starts_with("click #pay failed (not_found): "),
+        "{failure}"
+    );
+    assert_eq!(
+        failure,
+        stopped(9, "failure", r##"    click("#pay");"##, json!(error))
+    );
+    // An action by hand puts the page right, and the click runs again.
+    let acted = d.ask(json!({"cmd": "act", "action": {"click": {"selector": "#terms"}}}));
+    assert_eq!(
+        (&acted["event"], &acted["result"]["ok"]),
+        (&json!("acted"), &json!(true)),
+        "{acted}"
+    );
+    // The retried click passes; the next one finds no checkout button.
+    let failure = d.ask(json!({"cmd": "retry"}));
     let error = failure["error"].as_str().unwrap_or_default().to_string();
     assert!(
         error.starts_with("click #checkout failed (not_found): "),
@@ -157,7 +177,7 @@ fn a_program_steps_through_a_recipe_over_json_lines() {
     );
     assert_eq!(
         failure,
-        stopped(9, "failure", r##"    click("#checkout");"##, json!(error))
+        stopped(10, "failure", r##"    click("#checkout");"##, json!(error))
     );
     // Skipped, the click returns as if it succeeded and the recipe runs
     // to its end.
