@@ -167,7 +167,7 @@ pub(crate) fn install(engine: &mut Engine, cancelled: fn() -> bool) {
             }
             // The recipe debugger, when one is attached, stops on the
             // same steps (this callback is the engine's only one).
-            super::debug::on_node(&context, &event, node.is_stmt(), source, pos)?;
+            super::debug::on_node(&context, &event, &node, node.is_stmt(), source, pos)?;
             Ok(DebuggerCommand::StepInto)
         },
     );

@@ -275,6 +275,7 @@ fn with_session<T>(f: impl FnOnce(&mut Session) -> T) -> Option<T> {
 pub(crate) fn on_node(
     context: &EvalContext,
     event: &DebuggerEvent,
+    node: &dyn std::fmt::Debug,
     is_stmt: bool,
     source: Option<&str>,
     pos: Position,
@@ -319,17 +320,13 @@ pub(crate) fn on_node(
                 _ => return None,
             }
         };
-        let file = source.unwrap_or(&session.file).to_string();
-        // Rhai reports entering a function at its body's `{`; its first
-        // statement is the place to stop.
-        if session
-            .line_of(&file, line)
-            .chars()
-            .nth(column.saturating_sub(1))
-            == Some('{')
-        {
+        // Rhai reports entering a function (an empty statement at its
+        // body's `{`) and a block before their first statement, which is
+        // the place to stop.
+        if opens_a_body(node) {
             return None;
         }
+        let file = source.unwrap_or(&session.file).to_string();
         session.entry = false;
         session.pending_break = false;
         Some(session.stop_at(file, line, column, reason, None))
@@ -546,6 +543,35 @@ pub(crate) fn retrying<T: Default>(
     }
 }
 
+/// Whether `node` is an empty statement or a block: what Rhai reports on
+/// entering a function or a `{ … }`. Only the start of its debug text is
+/// written (the type is Rhai's internals, not matched from outside).
+fn opens_a_body(node: &dyn std::fmt::Debug) -> bool {
+    /// Keeps the first bytes written and refuses the rest.
+    struct Head(String);
+    impl std::fmt::Write for Head {
+        fn write_str(&mut self, text: &str) -> std::fmt::Result {
+            let room = 16usize.saturating_sub(self.0.len());
+            let end = text
+                .char_indices()
+                .map(|(i, c)| i + c.len_utf8())
+                .take_while(|end| *end <= room)
+                .last()
+                .unwrap_or(0);
+            self.0.push_str(&text[..end]);
+            if end < text.len() {
+                Err(std::fmt::Error)
+            } else {
+                Ok(())
+            }
+        }
+    }
+    let mut head = Head(String::new());
+    // The error only says the head is full.
+    let _ = std::fmt::write(&mut head, format_args!("{node:?}"));
+    head.0.starts_with("Stmt(Noop(") || head.0.starts_with("Stmt(Block(")
+}
+
 /// A script error's message, as the script's author reads it.
 fn message(error: &EvalAltResult) -> String {
     match error {
@@ -729,6 +755,43 @@ fn main() {
         );
         c.commands.send(DebugCommand::Continue).expect("sent");
         assert_eq!(run.join().expect("joined"), Ok(serde_json::json!(5)));
+    }
+
+    #[test]
+    fn the_operations_limit_still_ends_a_debugged_loop_at_its_line() {
+        let limits = crate::script::Limits {
+            operations: 20_000,
+            ..Default::default()
+        };
+        let scripts = Scripts::new(limits, None);
+        scripts
+            .load_source(
+                "spin.rhai",
+                "recipe(\"main\", \"spins\");\nfn main() {\n    let n = 0;\n    loop { n += 1; }\n}\n",
+            )
+            .expect("loads");
+        let (debuggee, mut controller) = debug_channel();
+        let scripts = scripts.debugged(debuggee);
+        let run = std::thread::spawn(move || {
+            let runtime = crate::session::runtime().expect("a runtime");
+            runtime
+                .block_on(scripts.run_recipe(Some("main"), &mut Quiet, &CancelFlag::new()))
+                .map_err(|e| e.to_string())
+        });
+        assert!(matches!(next(&mut controller), DebugReport::Stopped(s) if s.line == 3));
+        controller
+            .commands
+            .send(DebugCommand::Continue)
+            .expect("sent");
+        let ended = run
+            .join()
+            .expect("joined")
+            .expect_err("the loop is stopped");
+        assert!(
+            ended.starts_with("spin.rhai:4:")
+                && ended.contains("too many operations (more than 20000"),
+            "{ended}"
+        );
     }
 
     #[test]
