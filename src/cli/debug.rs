@@ -9,7 +9,7 @@
 //! order at each stop; one sent while the recipe runs waits for the next
 //! stop (`quit` stops it at once). A line that is not a command gets an
 //! `error` event and the session goes on. The end of standard input is
-//! `quit`.
+//! one more `quit`, after the commands before it.
 
 use std::io::{BufRead, Write};
 use std::path::Path;
