@@ -10,6 +10,7 @@ pub mod actions;
 pub mod bench;
 pub mod cache;
 pub mod config;
+pub mod debug;
 pub mod demo;
 pub mod examples;
 pub mod exec;

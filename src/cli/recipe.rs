@@ -66,6 +66,10 @@ pub struct RunArgs {
     /// configured: a step that no longer runs fails the recipe.
     #[arg(long)]
     pub no_heal: bool,
+    /// Step through the recipe: `--debug=cli` speaks JSON lines on
+    /// standard input and output (see docs/debugger.md).
+    #[arg(long, value_name = "MODE", num_args = 0..=1, require_equals = true, default_missing_value = "tui")]
+    pub debug: Option<super::debug::DebugMode>,
     /// Approvals, output, and the session: config, the model for
     /// `agent("…")` sub-goals, more scripts, sitemaps, secrets, browser.
     #[command(flatten)]
@@ -161,6 +165,10 @@ fn check(args: &CheckArgs) -> ExitCode {
 }
 
 async fn run_recipe_command(args: RunArgs) -> anyhow::Result<ExitCode> {
+    if args.debug == Some(super::debug::DebugMode::Tui) {
+        eprintln!("error: {}", super::debug::NO_WORKBENCH_DEBUGGER);
+        return Ok(ExitCode::from(EXIT_USAGE));
+    }
     // The recipe's file joins the scripts the session loads and watches;
     // everything is checked before the browser starts.
     let mut flags = args.flags.session.clone();
@@ -215,6 +223,17 @@ async fn run_recipe_command(args: RunArgs) -> anyhow::Result<ExitCode> {
     if let Err(why) = resolve_params(&recipe.name, &recipe.params, &params) {
         eprintln!("error: {why}");
         return Ok(ExitCode::from(EXIT_USAGE));
+    }
+    if args.debug == Some(super::debug::DebugMode::Cli) {
+        let run = super::debug::DebugRun {
+            file: &args.file,
+            recipe: &recipe.name,
+            params,
+            url: args.url.as_deref(),
+            heal: !args.no_heal,
+            yes: args.flags.yes,
+        };
+        return super::debug::run_cli(prepared, run).await;
     }
 
     let interrupt = Interrupt::listen().context("listening for Ctrl-C and SIGTERM")?;

@@ -149,27 +149,29 @@ pub(crate) fn install(engine: &mut Engine, cancelled: fn() -> bool) {
     #[allow(deprecated)]
     engine.register_debugger(
         |_, debugger| debugger,
-        |_, event, node, source, pos| {
+        |context, event, node, source, pos| {
             // A function's end is reported as the error that ends it
             // climbs out: the place where it began is the one to keep.
             // Statements only, so a limit points at the statement that
             // was running rather than at whichever operand came last.
-            if !matches!(event, DebuggerEvent::Step | DebuggerEvent::Start)
-                || !matches!(node, rhai::ASTNode::Stmt(_))
+            if matches!(event, DebuggerEvent::Step | DebuggerEvent::Start)
+                && matches!(node, rhai::ASTNode::Stmt(_))
             {
-                return Ok(DebuggerCommand::StepInto);
-            }
-            PLACE.with(|place| {
-                let mut place = place.borrow_mut();
-                if let Some(source) = source {
-                    if place.0 != source {
-                        place.0 = source.to_string();
+                PLACE.with(|place| {
+                    let mut place = place.borrow_mut();
+                    if let Some(source) = source {
+                        if place.0 != source {
+                            place.0 = source.to_string();
+                        }
                     }
-                }
-                if !pos.is_none() {
-                    place.1 = pos;
-                }
-            });
+                    if !pos.is_none() {
+                        place.1 = pos;
+                    }
+                });
+            }
+            // The recipe debugger, when one is attached, stops on the
+            // same steps (this callback is the engine's only one).
+            super::debug::on_node(&context, &event, &node, node.is_stmt(), source, pos)?;
             Ok(DebuggerCommand::StepInto)
         },
     );

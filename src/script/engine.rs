@@ -12,7 +12,8 @@
 //!   action fails (built-in or custom);
 //! - `url_matches(url, pattern)` (`*` stands for one path segment or part
 //!   of one), `assert(condition, message)`, `ask_user(question)`, `log(message)`,
-//!   `agent(goal)` (hands a sub-goal to the LLM agent);
+//!   `agent(goal)` (hands a sub-goal to the LLM agent), `breakpoint()`
+//!   (stops there when a debugger is attached, see [`super::debug`]);
 //! - recorded recipes: `start_at(path)` (opens `path` on the run's origin
 //!   unless the page is already there), `step(n, goal)` /
 //!   `step(n, goal, page)` (step `n` begins: the goal it was recorded with,
@@ -39,6 +40,7 @@ use rhai::{Dynamic, Engine, EvalAltResult, Map, NativeCallContext, Position};
 use serde_json::{json, Value};
 
 use super::bounds::{self, Limits};
+use super::debug;
 use super::declare::Collected;
 use super::host::{result_json, HostCall};
 use super::loaded::{ActionDef, Snapshot};
@@ -95,7 +97,7 @@ pub(crate) fn take_collected() -> Option<Collected> {
     COLLECT.with(|c| c.borrow_mut().take())
 }
 
-fn cancelled() -> bool {
+pub(crate) fn cancelled() -> bool {
     CANCEL.with(|c| {
         c.borrow()
             .as_ref()
@@ -156,6 +158,7 @@ fn script_log(text: &str, sink: Option<&LogSink>) {
     if let Some(sink) = sink {
         sink(text);
     }
+    debug::log(text);
     let bridge = BRIDGE.with(|b| b.borrow().clone());
     if let Some(bridge) = bridge {
         // Fire and forget: a log line needs no answer.
@@ -170,8 +173,13 @@ fn runtime(message: impl Into<String>, pos: Position) -> Box<EvalAltResult> {
     EvalAltResult::ErrorRuntime(Dynamic::from(message.into()), pos).into()
 }
 
+/// How deeply custom actions are calling each other on this thread.
+pub(crate) fn action_depth() -> usize {
+    DEPTH.with(Cell::get)
+}
+
 /// Sends one call to the host and waits for its answer.
-fn host_call(call: HostCall, pos: Position) -> HostResult<Value> {
+pub(crate) fn host_call(call: HostCall, pos: Position) -> HostResult<Value> {
     let bridge = BRIDGE.with(|b| b.borrow().clone()).ok_or_else(|| {
         runtime(
             "page functions only work while an action or recipe runs, not while the file loads",
@@ -487,29 +495,35 @@ fn register_host_functions(engine: &mut Engine) {
         |ctx: NativeCallContext, name: &str, params: Map| -> HostResult<Dynamic> {
             let pos = ctx.call_position();
             let params = to_json(&Dynamic::from_map(params), pos)?;
-            let result = run_any(name, params, pos)?;
-            require_ok(name, result, pos)
+            debug::retrying(pos, || {
+                let result = run_any(name, params.clone(), pos)?;
+                require_ok(name, result, pos)
+            })
         },
     );
     engine.register_fn(
         "navigate",
         |ctx: NativeCallContext, url: &str| -> HostResult<Dynamic> {
             let pos = ctx.call_position();
-            let result = run_any("navigate", json!({ "url": url }), pos)?;
-            require_ok("navigate", result, pos)
+            debug::retrying(pos, || {
+                let result = run_any("navigate", json!({ "url": url }), pos)?;
+                require_ok("navigate", result, pos)
+            })
         },
     );
     engine.register_fn(
         "click",
         |ctx: NativeCallContext, target: Dynamic| -> HostResult<Dynamic> {
             let pos = ctx.call_position();
-            if let Some(locators) = locator_list(&target, pos)? {
-                let result = act_on("click", json!({}), locators, pos)?;
-                return require_ok("click", result, pos);
-            }
-            let params = resolve_target(&target, false, pos)?;
-            let result = run_any("click", params, pos)?;
-            require_ok(&format!("click {target}"), result, pos)
+            debug::retrying(pos, || {
+                if let Some(locators) = locator_list(&target, pos)? {
+                    let result = act_on("click", json!({}), locators, pos)?;
+                    return require_ok("click", result, pos);
+                }
+                let params = resolve_target(&target, false, pos)?;
+                let result = run_any("click", params, pos)?;
+                require_ok(&format!("click {target}"), result, pos)
+            })
         },
     );
     engine.register_fn(
@@ -517,16 +531,18 @@ fn register_host_functions(engine: &mut Engine) {
         |ctx: NativeCallContext, target: Dynamic, value: Dynamic| -> HostResult<Dynamic> {
             let pos = ctx.call_position();
             let text = typed_text(&value, pos)?;
-            if let Some(locators) = locator_list(&target, pos)? {
-                let params = json!({ "text": text, "clear": true });
-                let result = act_on("input_text", params, locators, pos)?;
-                return require_ok("fill", result, pos);
-            }
-            let mut params = resolve_target(&target, true, pos)?;
-            params["text"] = json!(text);
-            params["clear"] = json!(true);
-            let result = run_any("input_text", params, pos)?;
-            require_ok(&format!("fill {target}"), result, pos)
+            debug::retrying(pos, || {
+                if let Some(locators) = locator_list(&target, pos)? {
+                    let params = json!({ "text": text, "clear": true });
+                    let result = act_on("input_text", params, locators, pos)?;
+                    return require_ok("fill", result, pos);
+                }
+                let mut params = resolve_target(&target, true, pos)?;
+                params["text"] = json!(text);
+                params["clear"] = json!(true);
+                let result = run_any("input_text", params, pos)?;
+                require_ok(&format!("fill {target}"), result, pos)
+            })
         },
     );
     engine.register_fn(
@@ -534,33 +550,40 @@ fn register_host_functions(engine: &mut Engine) {
         |ctx: NativeCallContext, target: Dynamic, option: Dynamic| -> HostResult<Dynamic> {
             let pos = ctx.call_position();
             let option = typed_text(&option, pos)?;
-            if let Some(locators) = locator_list(&target, pos)? {
-                let result = act_on("select_option", json!({ "text": option }), locators, pos)?;
-                return require_ok("select", result, pos);
-            }
-            let mut params = resolve_target(&target, true, pos)?;
-            params["text"] = json!(option);
-            let result = run_any("select_option", params, pos)?;
-            require_ok(&format!("select {target}"), result, pos)
+            debug::retrying(pos, || {
+                if let Some(locators) = locator_list(&target, pos)? {
+                    let result = act_on("select_option", json!({ "text": option }), locators, pos)?;
+                    return require_ok("select", result, pos);
+                }
+                let mut params = resolve_target(&target, true, pos)?;
+                params["text"] = json!(option);
+                let result = run_any("select_option", params, pos)?;
+                require_ok(&format!("select {target}"), result, pos)
+            })
         },
     );
     engine.register_fn(
         "start_at",
         |ctx: NativeCallContext, path: &str| -> HostResult<()> {
-            host_call(HostCall::StartAt(path.to_string()), ctx.call_position()).map(|_| ())
+            let pos = ctx.call_position();
+            debug::retrying(pos, || {
+                host_call(HostCall::StartAt(path.to_string()), pos).map(|_| ())
+            })
         },
     );
     fn step(number: i64, goal: &str, page: Option<&str>, pos: Position) -> HostResult<()> {
-        host_call(
-            HostCall::Step {
-                number: usize::try_from(number).unwrap_or(0),
-                goal: goal.to_string(),
-                page: page.map(str::to_string),
-                line: pos.line().unwrap_or(0),
-            },
-            pos,
-        )
-        .map(|_| ())
+        debug::retrying(pos, || {
+            host_call(
+                HostCall::Step {
+                    number: usize::try_from(number).unwrap_or(0),
+                    goal: goal.to_string(),
+                    page: page.map(str::to_string),
+                    line: pos.line().unwrap_or(0),
+                },
+                pos,
+            )
+            .map(|_| ())
+        })
     }
     engine.register_fn(
         "step",
@@ -578,8 +601,10 @@ fn register_host_functions(engine: &mut Engine) {
         "press_keys",
         |ctx: NativeCallContext, keys: &str| -> HostResult<Dynamic> {
             let pos = ctx.call_position();
-            let result = run_any("press_keys", json!({ "keys": keys }), pos)?;
-            require_ok("press_keys", result, pos)
+            debug::retrying(pos, || {
+                let result = run_any("press_keys", json!({ "keys": keys }), pos)?;
+                require_ok("press_keys", result, pos)
+            })
         },
     );
     fn wait_for(what: &str, timeout_ms: i64, pos: Position) -> HostResult<Dynamic> {
@@ -588,8 +613,10 @@ fn register_host_functions(engine: &mut Engine) {
             None => json!({ "text": what }),
         };
         params["timeout_ms"] = json!(timeout_ms.max(0));
-        let result = run_any("wait_for", params, pos)?;
-        require_ok(&format!("wait_for {what:?}"), result, pos)
+        debug::retrying(pos, || {
+            let result = run_any("wait_for", params.clone(), pos)?;
+            require_ok(&format!("wait_for {what:?}"), result, pos)
+        })
     }
     engine.register_fn(
         "wait_for",
@@ -625,15 +652,17 @@ fn register_host_functions(engine: &mut Engine) {
         "assert",
         |ctx: NativeCallContext, condition: bool, message: &str| -> HostResult<()> {
             if condition {
-                Ok(())
-            } else {
-                Err(runtime(
-                    format!("assertion failed: {message}"),
-                    ctx.call_position(),
-                ))
+                return Ok(());
             }
+            // Retrying an assertion fails the same way (its condition was
+            // computed before the call); skipping it goes on.
+            let pos = ctx.call_position();
+            debug::retrying(pos, || {
+                Err(runtime(format!("assertion failed: {message}"), pos))
+            })
         },
     );
+    engine.register_fn("breakpoint", debug::pause_here);
     engine.register_fn(
         "ask_user",
         |ctx: NativeCallContext, question: &str| -> HostResult<Dynamic> {

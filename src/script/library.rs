@@ -15,6 +15,7 @@ use serde_json::{Map, Value};
 
 use super::bounds;
 use super::bounds::Limits;
+use super::debug::{self, Debuggee};
 use super::declare::Collected;
 use super::engine::{self, build_engine, LogSink};
 use super::error::{parse_error, script_error, Located, ScriptError};
@@ -51,6 +52,8 @@ pub struct Scripts {
     engine: Arc<Engine>,
     limits: Limits,
     files: Arc<RwLock<BTreeMap<PathBuf, Arc<LoadedFile>>>>,
+    /// The debugger the recipes run from this handle stop for.
+    debuggee: Option<Debuggee>,
 }
 
 impl std::fmt::Debug for Scripts {
@@ -77,6 +80,17 @@ impl Scripts {
             engine: Arc::new(engine),
             limits,
             files: Arc::new(RwLock::new(BTreeMap::new())),
+            debuggee: None,
+        }
+    }
+
+    /// The same scripts, whose recipes run under `debuggee`: each stops at
+    /// its first line and then as its controller says (custom actions
+    /// the agent calls are not debugged).
+    pub fn debugged(&self, debuggee: Debuggee) -> Scripts {
+        Scripts {
+            debuggee: Some(debuggee),
+            ..self.clone()
         }
     }
 
@@ -308,7 +322,11 @@ impl Scripts {
         let engine = self.engine.clone();
         let function = recipe.name.clone();
         let source = file.file.clone();
+        let debuggee = self.debuggee.clone();
         self.drive(host, cancel, None, snapshot.clone(), move || {
+            if let Some(debuggee) = &debuggee {
+                debug::attach(debuggee, &source);
+            }
             let mut scope = Scope::new();
             let options = CallFnOptions::new().eval_ast(false).rewind_scope(true);
             let called = if takes_params {
@@ -317,6 +335,7 @@ impl Scripts {
             } else {
                 engine.call_fn_with_options::<Dynamic>(options, &mut scope, &ast, &function, ())
             };
+            debug::detach();
             match called {
                 Ok(value) => match bounds::check_depth(&value, "the value the recipe returned") {
                     Ok(()) => Ok(rhai::serde::from_dynamic::<Value>(&value).unwrap_or(Value::Null)),

@@ -38,7 +38,8 @@
 //! Parts: `engine` (the sandbox and host functions), `library` (loading,
 //! the shared [`Scripts`] handle, running), `loaded` (what a loaded file
 //! declares), `declare` (gathering declarations while a file loads),
-//! `params` (a recipe's parameters), `error` ([`ScriptError`]), `host`
+//! `params` (a recipe's parameters), `error` ([`ScriptError`]), `debug`
+//! (stepping through a recipe), `host`
 //! (what answers host calls), `env` (the browser's driver with scripts
 //! plugged in), `locate` (finding an element again), `watch` (hot
 //! reload), `export` (trace → recipe), `recording` (a person's recorded
@@ -47,6 +48,7 @@
 
 pub mod api;
 mod bounds;
+pub mod debug;
 mod declare;
 pub mod engine;
 pub mod env;
@@ -63,6 +65,9 @@ pub mod rewrite;
 pub mod watch;
 
 pub use bounds::Limits;
+pub use debug::{
+    debug_channel, DebugCommand, DebugController, DebugReport, Debuggee, Stop, StopReason,
+};
 pub use env::ScriptEnvironment;
 pub use error::{Located, ScriptError};
 pub use export::{

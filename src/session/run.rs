@@ -280,6 +280,8 @@ pub struct RecipeRun {
     pub healer: Option<LlmHealer>,
     /// Where a healed recipe's repaired version is written.
     pub rewrite: Option<RewriteTarget>,
+    /// The debugger it stops for (`recipe run --debug`).
+    pub debuggee: Option<crate::script::Debuggee>,
 }
 
 impl RecipeRun {
@@ -293,6 +295,7 @@ impl RecipeRun {
             sub_agent: None,
             healer: None,
             rewrite: None,
+            debuggee: None,
         }
     }
 
@@ -421,6 +424,7 @@ pub async fn run_recipe_with<E: Environment>(
         sub_agent,
         healer,
         rewrite,
+        debuggee,
     } = run;
     let mut host = RecipeHost::new(environment, setup.road(approver)).with_origin(origin);
     let model = match (&sub_agent, &healer) {
@@ -446,8 +450,11 @@ pub async fn run_recipe_with<E: Environment>(
         model,
         max_steps: 0,
     });
-    let returned = setup
-        .scripts
+    let scripts = match debuggee {
+        Some(debuggee) => setup.scripts.debugged(debuggee),
+        None => setup.scripts.clone(),
+    };
+    let returned = scripts
         .run_recipe_with(Some(&name), &params, &mut host, cancel)
         .await;
     let mut outcome = recipe_outcome(&name, returned, host.stopped(), host.steps());

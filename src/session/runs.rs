@@ -84,6 +84,8 @@ pub struct ReplayOptions {
     /// Write the repaired recipe of a healed run: `Some(false)` next to
     /// the original, `Some(true)` in place (`--update`), `None` not at all.
     pub rewrite: Option<bool>,
+    /// The debugger the recipe stops for, if any.
+    pub debuggee: Option<crate::script::Debuggee>,
 }
 
 impl ReplayOptions {
@@ -102,6 +104,7 @@ impl ReplayOptions {
             model: true,
             heal: true,
             rewrite: Some(false),
+            debuggee: None,
         }
     }
 }
@@ -201,6 +204,7 @@ impl Session {
             model,
             heal,
             rewrite,
+            debuggee,
         } = options;
         let model = model && self.model().is_ok();
         let (setup, environment) = self.enter(&oversight, layer);
@@ -215,6 +219,7 @@ impl Session {
         }
         run.rewrite =
             rewrite.map(|update| RewriteTarget::for_file(Path::new(&recipe.file), update));
+        run.debuggee = debuggee;
         Ok(run_recipe_with(
             &setup,
             environment,

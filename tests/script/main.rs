@@ -7,6 +7,7 @@
 mod support;
 
 mod bounds;
+mod debug;
 mod errors;
 mod gate;
 mod walkthrough;

@@ -18,6 +18,9 @@ pub enum HostCall {
     /// Observe the page; the answer is the page as a map (see
     /// [`page_json`]).
     Observe,
+    /// Observe the page; the answer is its element listing as the model
+    /// would read it (a debugger's stop shows it).
+    Listing,
     /// Run a built-in action; the answer is its `{ok, …}` result.
     Act(Action),
     /// A script is about to run a custom action: approve it (an error

@@ -160,6 +160,12 @@ impl<E: Environment> ScriptHost for GatedHost<'_, E> {
                 self.last = Some(page);
                 Ok(json)
             }
+            HostCall::Listing => {
+                let (_, page) = observe_for_script(self.environment).await?;
+                let listing = Value::String(page.listing.clone());
+                self.last = Some(page);
+                Ok(listing)
+            }
             HostCall::Act(action) => Ok(result_json(&self.act(action).await)),
             HostCall::ActOn {
                 name,

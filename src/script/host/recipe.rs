@@ -215,6 +215,12 @@ impl<E: Environment> ScriptHost for RecipeHost<E> {
                 self.last = Some(page);
                 Ok(json)
             }
+            HostCall::Listing => {
+                let (_, page) = observe_for_script(&mut self.environment).await?;
+                let listing = Value::String(page.listing.clone());
+                self.last = Some(page);
+                Ok(listing)
+            }
             HostCall::Act(action) => {
                 self.unhealed_location()?;
                 Ok(result_json(&self.act(action).await?))
