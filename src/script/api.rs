@@ -161,6 +161,14 @@ pub const HOST_FUNCTIONS: &[HostFunction] = &[
         example: "assert(text().contains(\"Order created\"), \"the order was created\");",
     },
     HostFunction {
+        name: "breakpoint",
+        params: &[],
+        returns: "nothing",
+        summary: "Stops here when a debugger is attached (`recipe run --debug=cli`); does nothing otherwise.",
+        errors: "none",
+        example: "breakpoint();",
+    },
+    HostFunction {
         name: "ask_user",
         params: &["question"],
         returns: "the person's answer, a string",

@@ -56,7 +56,11 @@ fn text(entry: &LogEntry, theme: &Theme) -> Vec<Line<'static>> {
             Outcome::Ok => "ok".to_string(),
             Outcome::Failed { reason, message } => format!("{reason}: {message}"),
         };
-        lines.push(label_line("result", outcome, theme, text));
+        // A script error's source line and caret stay under each other.
+        for (n, part) in outcome.lines().enumerate() {
+            let label = if n == 0 { "result" } else { "" };
+            lines.push(label_line(label, part.to_string(), theme, text));
+        }
         if let Some(ms) = entry.ms {
             lines.push(label_line("time", format!("act {ms} ms"), theme, text));
         }

@@ -763,3 +763,23 @@ fn the_locator_picker_shows_each_locator_checked_and_copies_the_line() {
     );
     let _ = index;
 }
+
+#[test]
+fn a_script_error_of_several_lines_shows_its_first_and_goes_whole_into_the_log() {
+    let mut bench = Bench::on_orders(120, 40);
+    let error = "recipes/first.rhai:7:5: fill takes fill(target, text); it was called with 1 argument (a string)\n  7 |     fill(\"#email\");\n    |     ^";
+    bench.send(AppEvent::RunEnded {
+        error: Some(error.into()),
+    });
+    bench.idle();
+    assert_eq!(
+        notice(&bench),
+        "recipes/first.rhai:7:5: fill takes fill(target, text); it was called with 1 argument (a string) (Enter on the log's last row shows it whole)"
+    );
+    let row = bench.state().log.last().expect("a log row").clone();
+    assert_eq!(row.action, "error");
+    match &row.outcome {
+        Outcome::Failed { message, .. } => assert_eq!(message, error),
+        other => panic!("expected the error in the log, got {other:?}"),
+    }
+}

@@ -306,6 +306,25 @@ impl AppState {
 
     /// Shows a message in the status line until the next one.
     pub fn notice(&mut self, error: bool, text: String) {
+        // The status line has one row: a message of several (a script
+        // error's source line and caret) shows its first there and goes
+        // whole into the log, where the inspector shows it.
+        let text = match text.split_once('\n') {
+            Some((first, _)) if error => {
+                let first = format!("{first} (Enter on the log's last row shows it whole)");
+                self.log.push(LogEntry::row(
+                    "error",
+                    String::new(),
+                    Outcome::Failed {
+                        reason: "error".into(),
+                        message: text.clone(),
+                    },
+                ));
+                first
+            }
+            Some((first, _)) => first.to_string(),
+            None => text,
+        };
         self.status.notice = Some(Notice { error, text });
     }
 
