@@ -28,3 +28,15 @@ pub fn run_exit(reason: EndReason, success: bool) -> ExitCode {
         _ => ExitCode::from(1),
     }
 }
+
+/// Exit code of a session command whose action was refused, by the
+/// policy (allowed domains, a secret's sites) or at the approval.
+pub const EXIT_REFUSED: u8 = 3;
+
+/// Exit code of a `--session NAME` command when there is no session of
+/// that name.
+pub const EXIT_NO_SESSION: u8 = 4;
+
+/// Exit code of a `--session NAME` command when the session's process or
+/// its browser is gone (killed, crashed); the error names its trace.
+pub const EXIT_SESSION_GONE: u8 = 5;
