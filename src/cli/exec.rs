@@ -16,6 +16,7 @@ use crate::actions::{ActionResult, Catalog, FailureReason};
 use crate::daemon::Request;
 use crate::dom::PageState;
 use crate::environment::{ApprovalMode, Environment, EnvironmentError, HeadlessApprover};
+use crate::events::{Event, StepRecord};
 use crate::mcp::ClientView;
 use crate::session::{Errand, Session};
 
@@ -121,6 +122,7 @@ pub fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
             observe: args.observe,
             screenshot: args.screenshot.as_deref(),
             yes: args.yes,
+            steps_after: None,
         };
         let code = exec_command(&request, session).await;
         let _ = reporter.await;
@@ -142,6 +144,10 @@ pub struct ExecRequest<'a> {
     pub screenshot: Option<&'a std::path::Path>,
     /// Approve what would need approval.
     pub yes: bool,
+    /// Record each action as a step of the session's trace, numbered on
+    /// from this one (a named session's trace exports as a recipe); `None`
+    /// for a command with no trace.
+    pub steps_after: Option<usize>,
 }
 
 /// How the actions of one `exec` ended.
@@ -153,6 +159,8 @@ pub struct ExecEnd {
     pub refused: bool,
     /// The browser is gone for good: why (already said as an error).
     pub gone: Option<EnvironmentError>,
+    /// Actions that ran (recorded as steps with `steps_after`).
+    pub steps: usize,
 }
 
 /// Reads one ACTION argument: JSON when it looks like JSON, the one-line
@@ -246,6 +254,7 @@ pub async fn exec_actions(
         all_ok: true,
         refused: false,
         gone: None,
+        steps: 0,
     };
     for (number, text) in request.actions.iter().enumerate() {
         let started = Instant::now();
@@ -257,16 +266,30 @@ pub async fn exec_actions(
         let (name, params, result) = match parsed {
             Ok(action) => {
                 let (name, params) = (action.name().to_string(), action.params());
+                let recorded = action.to_json();
+                let step = request.steps_after.unwrap_or_default() + end.steps + 1;
                 // The headless rules of `run` and `recipe run`: the road
                 // asks, and without --yes asking is refusing.
                 let errand = Errand {
-                    step: number + 1,
+                    step,
                     page: state.as_ref(),
                     goal: "an action given to `webagent exec`",
                 };
                 let approver = Box::new(HeadlessApprover { yes: request.yes });
                 let passage = session.perform(action, approver, errand).await;
-                (name, params, passage.result().clone())
+                let result = passage.result().clone();
+                end.steps += 1;
+                if request.steps_after.is_some() {
+                    let ms = started.elapsed().as_millis() as u64;
+                    session.events.send(Event::Step(StepRecord::taken(
+                        step,
+                        recorded,
+                        result.clone(),
+                        String::new(),
+                        (ms, 0),
+                    )));
+                }
+                (name, params, result)
             }
             Err(result) => (text.clone(), Value::Null, result),
         };

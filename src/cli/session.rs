@@ -23,18 +23,21 @@ use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::{mpsc, oneshot};
 
 use super::exec::{exec_actions, observe_now, ExecRequest};
-use super::exit::{EXIT_NO_SESSION, EXIT_REFUSED, EXIT_SESSION_GONE, EXIT_USAGE};
+use super::exit::{run_exit_code, EXIT_NO_SESSION, EXIT_REFUSED, EXIT_SESSION_GONE, EXIT_USAGE};
 use super::flags::{parse_mode, parse_page_url, RunFlags, SessionFlags};
 use super::observe::{observe_in_session, SessionObserve};
 use super::output::Output;
+use super::recipe::{recipe_in_session, SessionRecipe};
+use crate::agent::Prior;
 use crate::daemon::{
     call, run_dir, valid_name, Reply, Request, SessionFiles, SessionMeta, SessionStatus,
     Unreachable,
 };
 use crate::dom::PageState;
 use crate::environment::{ApprovalMode, Environment};
+use crate::events::{EventSink, Recording};
 use crate::mcp::ClientView;
-use crate::session::Session;
+use crate::session::{log_line, Bare, Oversight, Session};
 
 /// The `session` subcommands.
 #[derive(Debug, clap::Subcommand)]
@@ -115,6 +118,28 @@ pub fn absolute(path: &Path) -> PathBuf {
     std::env::current_dir()
         .map(|dir| dir.join(path))
         .unwrap_or_else(|_| path.to_path_buf())
+}
+
+/// The trace of session `name`, from its metadata; when there is none,
+/// the reason is printed and the exit code given (2 for a bad name, 4 for
+/// no such session).
+pub fn trace_of(name: &str) -> Result<PathBuf, ExitCode> {
+    if let Err(error) = valid_name(name) {
+        eprintln!("error: {error}");
+        return Err(ExitCode::from(EXIT_USAGE));
+    }
+    match SessionFiles::named(name).read_meta() {
+        Some(meta) => Ok(meta.trace),
+        None => {
+            eprintln!(
+                "error: {}",
+                Unreachable::NoSession {
+                    name: name.to_string()
+                }
+            );
+            Err(ExitCode::from(EXIT_NO_SESSION))
+        }
+    }
 }
 
 /// Sends `request` to session `name`, prints its reply and gives its exit
@@ -356,6 +381,8 @@ struct Held {
     last: Option<PageState>,
     /// Approve what would need approval (`start --yes`).
     yes: bool,
+    /// Steps recorded in the trace so far, so `exec`'s actions number on.
+    steps: usize,
 }
 
 /// What `session list` reads while a command runs.
@@ -430,6 +457,7 @@ fn serve(args: StartArgs) -> anyhow::Result<ExitCode> {
             view: ClientView::new(false),
             last: None,
             yes: args.yes,
+            steps: 0,
         };
         let (held, why) = work(held, queue, &shared, idle).await;
         accepting.abort();
@@ -658,6 +686,7 @@ async fn answer_request(held: &mut Held, request: Request) -> (Reply, Option<Str
                 observe,
                 screenshot: screenshot.as_deref(),
                 yes: held.yes,
+                steps_after: Some(held.steps),
             };
             let done = exec_actions(
                 &request,
@@ -667,6 +696,7 @@ async fn answer_request(held: &mut Held, request: Request) -> (Reply, Option<Str
                 &mut out,
             )
             .await;
+            held.steps += done.steps;
             if let Some(error) = &done.gone {
                 end = Some(format!("its browser is gone: {}", error.message));
                 EXIT_SESSION_GONE
@@ -676,6 +706,55 @@ async fn answer_request(held: &mut Held, request: Request) -> (Reply, Option<Str
                 0
             } else {
                 1
+            }
+        }
+        Request::Run { task, json } => {
+            if let Err(error) = held.session.model() {
+                out.err(&format!("error: {error}"));
+                return (reply_of(out, EXIT_USAGE), None);
+            }
+            let recording = Recorded::start(&mut held.session);
+            let oversight = Oversight::headless(held.yes);
+            let outcome = held
+                .session
+                .run_agent(&task, Prior::fresh(), oversight, &Bare)
+                .await;
+            recording.finish(&mut held.session, json, &mut out);
+            // The run observed on its own: the next command looks again.
+            held.last = None;
+            match outcome {
+                Ok(outcome) => run_exit_code(outcome.reason, outcome.success),
+                Err(error) => {
+                    out.err(&format!("error: {error}"));
+                    1
+                }
+            }
+        }
+        Request::Recipe {
+            file,
+            recipe,
+            params,
+            json,
+            no_heal,
+        } => {
+            let asked = SessionRecipe {
+                file: &file,
+                recipe: recipe.as_deref(),
+                params: &params,
+                no_heal,
+                yes: held.yes,
+            };
+            let recording = Recorded::start(&mut held.session);
+            let ran = recipe_in_session(&mut held.session, &asked).await;
+            recording.finish(&mut held.session, json, &mut out);
+            held.last = None;
+            match ran {
+                Ok(true) => 0,
+                Ok(false) => 1,
+                Err(why) => {
+                    out.err(&format!("error: {why}"));
+                    EXIT_USAGE
+                }
             }
         }
         Request::SaveState { path } => match held.session.save_state(path.as_deref()).await {
@@ -690,6 +769,41 @@ async fn answer_request(held: &mut Held, request: Request) -> (Reply, Option<Str
         },
     };
     (reply_of(out, code), end)
+}
+
+/// The events of one command's run, kept besides the session's trace so
+/// the client prints them as the one-shot command would.
+struct Recorded {
+    /// The session's own sink, put back when the run ends.
+    sink: EventSink,
+    recording: Recording,
+}
+
+impl Recorded {
+    fn start(session: &mut Session) -> Recorded {
+        let (copying, recording) = session.events.recording();
+        let sink = std::mem::replace(&mut session.events, copying);
+        Recorded { sink, recording }
+    }
+
+    /// Puts the session's sink back and says what the run did: one JSON
+    /// line per event with `json`, the step log otherwise.
+    fn finish(self, session: &mut Session, json: bool, out: &mut Output) {
+        session.events = self.sink;
+        for event in self.recording.take() {
+            if !event.is_kept() {
+                continue;
+            }
+            if json {
+                match event.to_json_line() {
+                    Ok(line) => out.line(&line),
+                    Err(error) => out.err(&format!("warning: {error}")),
+                }
+            } else if let Some(line) = log_line(&event) {
+                out.line(&line);
+            }
+        }
+    }
 }
 
 fn reply_of(out: Output, code: u8) -> Reply {

@@ -38,6 +38,28 @@ pub enum Request {
         /// Where to write a screenshot after each action.
         screenshot: Option<PathBuf>,
     },
+    /// `run --session`: an agent task from the page the last command left;
+    /// the page stays where the run ends.
+    Run {
+        /// The task.
+        task: String,
+        /// Every event as a JSON line instead of the step log.
+        json: bool,
+    },
+    /// `recipe run --session`: a recipe the session loaded (`session start
+    /// --recipes FILE`), from the page the last command left.
+    Recipe {
+        /// The script file that declares it.
+        file: PathBuf,
+        /// Which recipe of the file.
+        recipe: Option<String>,
+        /// `NAME=VALUE` parameters.
+        params: Vec<String>,
+        /// Every event as a JSON line instead of the step log.
+        json: bool,
+        /// Do not heal failed steps with the model.
+        no_heal: bool,
+    },
     /// `state save --session`: the session's sign-ins to a file.
     SaveState {
         /// The state file (else the session's configured one).

@@ -13,6 +13,7 @@ mod support;
 
 mod commands;
 mod lifecycle;
+mod runs;
 mod skill;
 
 use std::os::unix::fs::DirBuilderExt;
