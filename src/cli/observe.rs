@@ -377,3 +377,29 @@ pub fn observation_json(state: &PageState) -> serde_json::Value {
         "extract_ms": round2(state.extract_ms),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_delta_reads_as_lines_gone_changed_and_inserted() {
+        let body = serde_json::json!({"page_delta": {
+            "url": "http://127.0.0.1:1/orders",
+            "title": "Orders",
+            "removed": [4],
+            "changed": [[5, "  [5]<button>Save (2)</button>"]],
+            "inserted": [[2, [[9, "[9]<a>New order</a>"]]], [null, [[10, "[10]<h1>Top</h1>"]]]],
+        }});
+        assert_eq!(
+            delta_text(&body),
+            "http://127.0.0.1:1/orders\nOrders\n- [4]\n~ [5]<button>Save (2)</button>\n\
+             + after [2]:\n+ [9]<a>New order</a>\n+ at the top:\n+ [10]<h1>Top</h1>\n"
+        );
+        assert_eq!(
+            delta_text(&serde_json::json!({"same": true})),
+            "(no change since the last listing)\n"
+        );
+        assert_eq!(delta_text(&serde_json::json!({"page": "whole"})), "whole\n");
+    }
+}

@@ -137,3 +137,45 @@ pub struct SessionMeta {
     /// Its log file.
     pub log: PathBuf,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_name_is_a_plain_file_name() {
+        assert!(valid_name("shop-2_b").is_ok());
+        for bad in ["", "a/b", "..", "a b", &"x".repeat(41)] {
+            let error = valid_name(bad).unwrap_err();
+            assert!(error.contains("cannot name a session"), "{error}");
+        }
+    }
+
+    #[test]
+    fn sessions_are_found_by_their_metadata_and_their_files_are_private() {
+        let dir =
+            std::env::temp_dir().join(format!("webagent-daemon-files-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let files = SessionFiles::new(&dir.join("webagent"), "one");
+        files.create_dir().unwrap();
+        let meta = SessionMeta {
+            name: "one".into(),
+            pid: 7,
+            url: "http://127.0.0.1:1/".into(),
+            started: 1,
+            trace: "t.jsonl".into(),
+            log: "one.log".into(),
+        };
+        files.write_meta(&meta).unwrap();
+        std::fs::write(dir.join("webagent").join("notes.txt"), "").unwrap();
+        let found = SessionFiles::all_in(&dir.join("webagent"));
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].read_meta(), Some(meta));
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&dir.join("webagent")), 0o700);
+        assert_eq!(mode(&files.meta), 0o600);
+        files.remove();
+        assert!(SessionFiles::all_in(&dir.join("webagent")).is_empty());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

@@ -188,3 +188,28 @@ fn two_commands_sent_at_once_run_one_after_the_other_in_order() {
     let page = s.ok(&["observe", "--session", "o"]);
     assert!(page.contains("log:AAB"), "{page}");
 }
+
+#[test]
+fn a_commit_action_is_refused_with_exit_3_unless_the_session_was_started_with_yes() {
+    let server = server();
+    server.html(
+        "/send",
+        page(
+            "Send",
+            "<form action=\"/sent\"><button type=submit>Send</button></form>",
+        ),
+    );
+    server.html("/sent", page("Sent", "<p>Sent.</p>"));
+    let s = Sessions::new("approve");
+    s.start("asks", &server.url("/send"), &[]);
+    s.start("yes", &server.url("/send"), &["--yes"]);
+    let listing = s.ok(&["observe", "--session", "asks"]);
+    let send = format!("click {}", index_of(&listing, ">Send<"));
+    let refused = s.run(&["exec", "--session", "asks", &send]);
+    assert_eq!(refused.status.code(), Some(3), "{}", said(&refused));
+    assert!(String::from_utf8_lossy(&refused.stdout).contains("denied"));
+    s.ok(&["observe", "--session", "yes"]);
+    s.ok(&["exec", "--session", "yes", &send]);
+    let after = s.ok(&["observe", "--session", "yes"]);
+    assert!(after.contains("Sent."), "{after}");
+}
