@@ -12,6 +12,7 @@ pub mod browser;
 pub mod cli;
 pub mod clock;
 pub mod config;
+pub mod daemon;
 pub mod defaults;
 pub mod demo;
 pub mod dom;

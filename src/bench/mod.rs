@@ -4,6 +4,7 @@
 //! any machine. Build with `--release` before trusting them.
 
 pub mod cache;
+pub mod cli;
 pub mod late_ui;
 pub mod mcp;
 pub mod mcp_session;

@@ -44,6 +44,11 @@ pub enum BenchCommand {
     /// workers: cases per minute, the speed-up against one worker, and
     /// peak memory.
     Suite(SuiteBenchArgs),
+    /// A command on a named session (`observe --session S --delta`, then
+    /// `exec --session S 'click N'`, each a process) against the action's
+    /// own time inside the session, on the benchmark pages; and the idle
+    /// session process's memory.
+    Cli(crate::bench::cli::BenchArgs),
 }
 
 /// Flags of `webagent bench suite`.
@@ -126,6 +131,7 @@ pub fn run(command: BenchCommand) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         BenchCommand::Cache(args) => crate::bench::cache::bench(args),
+        BenchCommand::Cli(args) => crate::bench::cli::bench(args),
         BenchCommand::Mcp(args) => {
             let runtime = super::runtime()?;
             let sent = runtime.block_on(crate::bench::mcp_session::measure(

@@ -75,6 +75,18 @@ Examples:
   webagent test suites/ --app-url http://127.0.0.1:8080/ --workers 2 --junit junit.xml --report report
   webagent test suites/smoke.yaml --shard 1/3 --json";
 
+/// `webagent session --help`.
+pub const SESSION: &str = "\
+Examples:
+  webagent session start shop http://127.0.0.1:8080/
+  webagent observe --session shop
+  webagent exec --session shop 'click 3' --json
+  webagent observe --session shop --delta
+  webagent session list
+  webagent session stop shop
+Exit codes of --session commands: 1 an action failed, 2 usage, 3 refused by policy or person,
+4 no such session, 5 the session's process or browser is gone.";
+
 #[cfg(test)]
 mod tests {
     use clap::Parser;
@@ -108,7 +120,7 @@ mod tests {
     #[test]
     fn every_example_parses_as_the_command_line_it_shows() {
         let all = [
-            OBSERVE, EXEC, RUN, RESUME, DEMO, TUI, RECIPE, EXPORT, RECORD, MCP, TEST,
+            OBSERVE, EXEC, RUN, RESUME, DEMO, TUI, RECIPE, EXPORT, RECORD, MCP, TEST, SESSION,
         ];
         let mut seen = 0;
         for block in all {

@@ -7,25 +7,37 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+use super::exit::EXIT_USAGE;
 use super::flags::{parse_mode, parse_page_url, RunFlags, SessionFlags};
 use super::headless::start_reporting;
 use super::observe::observation_json;
-use crate::actions::{ActionResult, Catalog};
+use super::output::Output;
+use crate::actions::{ActionResult, Catalog, FailureReason};
+use crate::daemon::Request;
 use crate::dom::PageState;
 use crate::environment::{ApprovalMode, Environment, EnvironmentError, HeadlessApprover};
+use crate::events::{Event, StepRecord};
+use crate::mcp::ClientView;
 use crate::session::{Errand, Session};
 
 /// Flags of `webagent exec`.
 #[derive(Debug, clap::Args)]
 pub struct ExecArgs {
-    /// The page to open.
-    #[arg(value_parser = parse_page_url)]
-    pub url: String,
+    /// The page to open (with --session there is none: every word is an
+    /// action).
+    #[arg(value_name = "URL")]
+    pub url: Option<String>,
     /// Actions to run in order, each as the JSON the model would emit, e.g.
     /// '{"click":{"index":3}}' (the TUI's one-line form, `click 3`, works
     /// too).
-    #[arg(required = true, value_name = "ACTION")]
+    #[arg(value_name = "ACTION")]
     pub actions: Vec<String>,
+    /// Act on the page of the named session (`webagent session start`)
+    /// instead of opening one: indices are those of its last listing, and
+    /// its approval rules apply (exit 3 when refused, 4 when there is no
+    /// such session, 5 when it is gone).
+    #[arg(long = "session", value_name = "NAME", conflicts_with_all = ["approve", "yes", "accept_dialogs"])]
+    pub session_name: Option<String>,
     /// Print one JSON line per action: {"action","params","result","url","ms"}.
     #[arg(long)]
     pub json: bool,
@@ -59,6 +71,35 @@ pub struct ExecArgs {
 
 /// Runs `webagent exec`; exits 0 when every action succeeded, 1 otherwise.
 pub fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
+    if let Some(name) = &args.session_name {
+        let actions: Vec<String> = args.url.iter().chain(&args.actions).cloned().collect();
+        if actions.is_empty() {
+            eprintln!("error: give at least one ACTION to run in session `{name}`");
+            return Ok(ExitCode::from(EXIT_USAGE));
+        }
+        let request = Request::Exec {
+            actions,
+            json: args.json,
+            observe: args.observe,
+            screenshot: args.screenshot.as_deref().map(super::session::absolute),
+        };
+        return Ok(super::session::forward(name, &request));
+    }
+    let url = match args.url.as_deref().map(parse_page_url) {
+        Some(Ok(url)) => url,
+        Some(Err(error)) => {
+            eprintln!("error: {error}");
+            return Ok(ExitCode::from(EXIT_USAGE));
+        }
+        None => {
+            eprintln!("error: give the page to open (URL) or --session NAME");
+            return Ok(ExitCode::from(EXIT_USAGE));
+        }
+    };
+    if args.actions.is_empty() {
+        eprintln!("error: give at least one ACTION to run on {url}");
+        return Ok(ExitCode::from(EXIT_USAGE));
+    }
     let run = RunFlags {
         approve: args.approve,
         max_steps: None,
@@ -71,14 +112,55 @@ pub fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
     prepared.exec.accept_dialogs = args.accept_dialogs;
     let runtime = super::runtime()?;
     runtime.block_on(async move {
-        let (session, reporter) = match start_reporting(prepared, Some(&args.url)).await {
+        let (session, reporter) = match start_reporting(prepared, Some(&url)).await {
             Ok(started) => started,
             Err(code) => return Ok(code),
         };
-        let code = exec_command(&args, session).await;
+        let request = ExecRequest {
+            actions: &args.actions,
+            json: args.json,
+            observe: args.observe,
+            screenshot: args.screenshot.as_deref(),
+            yes: args.yes,
+            steps_after: None,
+        };
+        let code = exec_command(&request, session).await;
         let _ = reporter.await;
-        code
+        Ok(code)
     })
+}
+
+/// What `exec` is asked to do, whoever runs it: the one-shot command or
+/// a session process.
+#[derive(Debug)]
+pub struct ExecRequest<'a> {
+    /// The actions, as given.
+    pub actions: &'a [String],
+    /// One JSON line per action.
+    pub json: bool,
+    /// Print the page after the actions.
+    pub observe: bool,
+    /// Where a screenshot goes after each action.
+    pub screenshot: Option<&'a std::path::Path>,
+    /// Approve what would need approval.
+    pub yes: bool,
+    /// Record each action as a step of the session's trace, numbered on
+    /// from this one (a named session's trace exports as a recipe); `None`
+    /// for a command with no trace.
+    pub steps_after: Option<usize>,
+}
+
+/// How the actions of one `exec` ended.
+#[derive(Debug)]
+pub struct ExecEnd {
+    /// Every action succeeded.
+    pub all_ok: bool,
+    /// An action was refused, by the policy or at the approval.
+    pub refused: bool,
+    /// The browser is gone for good: why (already said as an error).
+    pub gone: Option<EnvironmentError>,
+    /// Actions that ran (recorded as steps with `steps_after`).
+    pub steps: usize,
 }
 
 /// Reads one ACTION argument: JSON when it looks like JSON, the one-line
@@ -96,10 +178,29 @@ fn parse_action(catalog: &Catalog, text: &str) -> Result<crate::actions::Action,
     }
 }
 
+/// An action whose indices are a session's numbering, with the page's
+/// current ones instead; an index the session's listing no longer has is
+/// the usual failure naming it.
+fn in_page_numbering(
+    catalog: &Catalog,
+    view: &ClientView,
+    action: crate::actions::Action,
+) -> Result<crate::actions::Action, ActionResult> {
+    let mut params = action.params();
+    view.translate(&mut params)
+        .map_err(|gone| ActionResult::not_found(gone.to_string()))?;
+    catalog
+        .parse_call(action.name(), params)
+        .map_err(|e| e.to_result())
+}
+
 /// Observes, once more after a short pause if the page was between
 /// documents: `Ok(None)` when there is still nothing to observe, an error
 /// when the browser is gone for good (nothing more can run).
-async fn observe_now(session: &mut Session) -> Result<Option<PageState>, EnvironmentError> {
+pub async fn observe_now(
+    session: &mut Session,
+    out: &mut Output,
+) -> Result<Option<PageState>, EnvironmentError> {
     for attempt in 0..2 {
         match session.environment.observe().await {
             Ok(state) => return Ok(Some(state)),
@@ -107,7 +208,7 @@ async fn observe_now(session: &mut Session) -> Result<Option<PageState>, Environ
             Err(err) => {
                 // Said on stderr: a reload after a crash, or a browser
                 // attached again, is news to the person running actions.
-                eprintln!("warning: {}", err.message);
+                out.err(&format!("warning: {}", err.message));
                 tracing::warn!(%err, attempt, "observing after an action failed");
                 tokio::time::sleep(Duration::from_millis(100)).await;
             }
@@ -116,59 +217,112 @@ async fn observe_now(session: &mut Session) -> Result<Option<PageState>, Environ
     Ok(None)
 }
 
-/// Ends the command on a browser that is gone for good: one error line,
-/// and no further action runs against nothing.
-async fn give_up(session: Session, error: EnvironmentError) -> anyhow::Result<ExitCode> {
-    eprintln!("error: {}", error.message);
+async fn exec_command(request: &ExecRequest<'_>, mut session: Session) -> ExitCode {
+    let mut out = Output::Console;
+    let mut state = match observe_now(&mut session, &mut out).await {
+        Ok(state) => state,
+        Err(error) => {
+            // A browser gone for good: one error line, and no action runs
+            // against nothing.
+            out.err(&format!("error: {}", error.message));
+            session.close().await;
+            return ExitCode::FAILURE;
+        }
+    };
+    let end = exec_actions(request, &mut session, &mut state, None, &mut out).await;
+    // An attached browser outlives this command; leave it as it was.
     session.close().await;
-    Ok(ExitCode::FAILURE)
+    if end.all_ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
 }
 
-async fn exec_command(args: &ExecArgs, mut session: Session) -> anyhow::Result<ExitCode> {
-    let mut state = match observe_now(&mut session).await {
-        Ok(state) => state,
-        Err(error) => return give_up(session, error).await,
+/// Runs the actions of `request` in `session`, from the page last
+/// observed (`state`, kept current), and says each outcome on `out`. With
+/// a session's `view`, indices are in its numbering and the final listing
+/// is printed in it.
+pub async fn exec_actions(
+    request: &ExecRequest<'_>,
+    session: &mut Session,
+    state: &mut Option<PageState>,
+    mut view: Option<&mut ClientView>,
+    out: &mut Output,
+) -> ExecEnd {
+    let mut end = ExecEnd {
+        all_ok: true,
+        refused: false,
+        gone: None,
+        steps: 0,
     };
-    let mut all_ok = true;
-    for (number, text) in args.actions.iter().enumerate() {
+    for (number, text) in request.actions.iter().enumerate() {
         let started = Instant::now();
         let catalog = session.catalog();
-        let (name, params, result) = match parse_action(&catalog, text) {
+        let parsed = parse_action(&catalog, text).and_then(|action| match view.as_deref() {
+            Some(view) => in_page_numbering(&catalog, view, action),
+            None => Ok(action),
+        });
+        let (name, params, result) = match parsed {
             Ok(action) => {
                 let (name, params) = (action.name().to_string(), action.params());
+                let recorded = action.to_json();
+                let step = request.steps_after.unwrap_or_default() + end.steps + 1;
                 // The headless rules of `run` and `recipe run`: the road
                 // asks, and without --yes asking is refusing.
                 let errand = Errand {
-                    step: number + 1,
+                    step,
                     page: state.as_ref(),
                     goal: "an action given to `webagent exec`",
                 };
-                let approver = Box::new(HeadlessApprover { yes: args.yes });
+                let approver = Box::new(HeadlessApprover { yes: request.yes });
                 let passage = session.perform(action, approver, errand).await;
-                (name, params, passage.result().clone())
+                let result = passage.result().clone();
+                end.steps += 1;
+                if request.steps_after.is_some() {
+                    let ms = started.elapsed().as_millis() as u64;
+                    session.events.send(Event::Step(StepRecord::taken(
+                        step,
+                        recorded,
+                        result.clone(),
+                        String::new(),
+                        (ms, 0),
+                    )));
+                }
+                (name, params, result)
             }
             Err(result) => (text.clone(), Value::Null, result),
         };
         let ms = started.elapsed().as_secs_f64() * 1000.0;
-        all_ok &= result.is_ok();
+        end.all_ok &= result.is_ok();
+        end.refused |= matches!(
+            &result,
+            ActionResult::Failure {
+                reason: FailureReason::Denied | FailureReason::Blocked,
+                ..
+            }
+        );
         // Observe after every action so the next one's indices refer to
         // the latest listing.
-        let gone = match observe_now(&mut session).await {
+        let gone = match observe_now(session, out).await {
             Ok(now) => {
-                state = now;
+                *state = now;
                 None
             }
             Err(error) => {
-                state = None;
+                *state = None;
                 Some(error)
             }
         };
-        let url = match (&state, &gone) {
+        if let (Some(view), Some(page)) = (view.as_deref_mut(), state.as_ref()) {
+            view.number(page);
+        }
+        let url = match (&*state, &gone) {
             (Some(s), _) => s.url.clone(),
             (None, None) => session.environment.current_url().await.unwrap_or_default(),
             (None, Some(_)) => String::new(),
         };
-        let picture = match &args.screenshot {
+        let picture = match request.screenshot {
             Some(dir) if state.is_some() => {
                 let safe: String = name
                     .chars()
@@ -182,11 +336,11 @@ async fn exec_command(args: &ExecArgs, mut session: Session) -> anyhow::Result<E
                     .take(40)
                     .collect();
                 let file = dir.join(format!("{:02}-{safe}.jpg", number + 1));
-                picture_after(&mut session, &file).await
+                picture_after(session, &file, out).await
             }
             _ => None,
         };
-        if args.json {
+        if request.json {
             let mut line = json!({
                 "action": name,
                 "params": params,
@@ -197,39 +351,44 @@ async fn exec_command(args: &ExecArgs, mut session: Session) -> anyhow::Result<E
             if let (Some(file), Value::Object(fields)) = (&picture, &mut line) {
                 fields.insert("screenshot".into(), Value::from(file.display().to_string()));
             }
-            println!("{line}");
+            out.line(&line.to_string());
         } else {
-            print_human(&name, &params, &result, ms);
+            print_human(out, &name, &params, &result, ms);
         }
         if let Some(error) = gone {
-            return give_up(session, error).await;
+            out.err(&format!("error: {}", error.message));
+            end.all_ok = false;
+            end.gone = Some(error);
+            return end;
         }
     }
-    if args.observe {
-        match &state {
-            Some(s) if args.json => {
+    if request.observe {
+        let shown = match (state.as_ref(), view) {
+            (Some(page), Some(view)) => Some(view.shown(page)),
+            (Some(page), None) => Some(page.clone()),
+            (None, _) => None,
+        };
+        match shown {
+            Some(s) if request.json => {
                 let mut line = json!({"type": "observation"});
-                let observed = observation_json(s);
+                let observed = observation_json(&s);
                 if let (Value::Object(line), Value::Object(obs)) = (&mut line, observed) {
                     line.extend(obs);
                 }
-                println!("{line}");
+                out.line(&line.to_string());
             }
             Some(s) => {
-                println!("{}", s.url);
-                println!("{}", s.title);
-                print!("{}", s.listing);
+                out.line(&s.url);
+                out.line(&s.title);
+                out.out(&s.listing);
             }
-            None => anyhow::bail!("the page could not be observed after the actions"),
+            None => {
+                out.err("error: the page could not be observed after the actions");
+                end.all_ok = false;
+            }
         }
     }
-    // An attached browser outlives this command; leave it as it was.
-    session.close().await;
-    Ok(if all_ok {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    })
+    end
 }
 
 /// The model's picture of the page as last observed, written to `file`;
@@ -237,19 +396,22 @@ async fn exec_command(args: &ExecArgs, mut session: Session) -> anyhow::Result<E
 async fn picture_after(
     session: &mut Session,
     file: &std::path::Path,
+    out: &mut Output,
 ) -> Option<std::path::PathBuf> {
     let width = session.config.llm.image_width;
     let written = super::observe::write_screenshot(&mut session.environment, file, width).await;
     match written {
         Ok(_) => Some(file.to_path_buf()),
         Err(error) => {
-            eprintln!("warning: no screenshot after this action: {error}");
+            out.err(&format!(
+                "warning: no screenshot after this action: {error}"
+            ));
             None
         }
     }
 }
 
-fn print_human(name: &str, params: &Value, result: &ActionResult, ms: f64) {
+fn print_human(out: &mut Output, name: &str, params: &Value, result: &ActionResult, ms: f64) {
     let params = if params.is_null() {
         String::new()
     } else {
@@ -258,10 +420,12 @@ fn print_human(name: &str, params: &Value, result: &ActionResult, ms: f64) {
     match result {
         ActionResult::Success { data } => {
             let data = data.as_ref().map(|d| format!(" → {d}")).unwrap_or_default();
-            println!("ok   {name}{params} ({ms:.0} ms){data}");
+            out.line(&format!("ok   {name}{params} ({ms:.0} ms){data}"));
         }
         ActionResult::Failure { reason, message } => {
-            println!("FAIL {name}{params} ({ms:.0} ms): {reason}: {message}");
+            out.line(&format!(
+                "FAIL {name}{params} ({ms:.0} ms): {reason}: {message}"
+            ));
         }
     }
 }

@@ -22,9 +22,26 @@ pub const EXIT_INTERRUPTED: u8 = 130;
 /// The exit code of an agent run that ended for `reason`: 0 done with
 /// `success`, 6 handed over to a person, 1 otherwise.
 pub fn run_exit(reason: EndReason, success: bool) -> ExitCode {
+    ExitCode::from(run_exit_code(reason, success))
+}
+
+/// [`run_exit`] as a number (what a session's reply carries).
+pub fn run_exit_code(reason: EndReason, success: bool) -> u8 {
     match reason {
-        EndReason::Done if success => ExitCode::SUCCESS,
-        EndReason::HandOver => ExitCode::from(EXIT_HAND_OVER),
-        _ => ExitCode::from(1),
+        EndReason::Done if success => 0,
+        EndReason::HandOver => EXIT_HAND_OVER,
+        _ => 1,
     }
 }
+
+/// Exit code of a session command whose action was refused, by the
+/// policy (allowed domains, a secret's sites) or at the approval.
+pub const EXIT_REFUSED: u8 = 3;
+
+/// Exit code of a `--session NAME` command when there is no session of
+/// that name.
+pub const EXIT_NO_SESSION: u8 = 4;
+
+/// Exit code of a `--session NAME` command when the session's process or
+/// its browser is gone (killed, crashed); the error names its trace.
+pub const EXIT_SESSION_GONE: u8 = 5;

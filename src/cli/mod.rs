@@ -22,11 +22,14 @@ pub mod headless;
 pub mod init;
 pub mod mcp;
 pub mod observe;
+pub mod output;
 pub mod recipe;
 pub mod record;
 pub mod resume;
 pub mod run;
+pub mod session;
 pub mod sitemap;
+pub mod skill;
 pub mod state;
 pub mod test;
 pub mod tui;
@@ -99,6 +102,13 @@ pub enum Command {
     /// JUnit and HTML reports.
     #[command(after_help = examples::TEST)]
     Test(test::TestArgs),
+    /// Named sessions that outlive a command: start, list, stop. Commands
+    /// use one with `--session NAME`.
+    #[command(subcommand, after_help = examples::SESSION)]
+    Session(session::SessionCommand),
+    /// Print the skill file (SKILL.md) that teaches a coding agent to use
+    /// webagent sessions, or install it with --install DIR.
+    Skill(skill::SkillArgs),
     /// Run a benchmark and print its figures.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
@@ -126,6 +136,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Init(args) => init::run(args),
         Command::Mcp(args) => mcp::run(args),
         Command::State(command) => state::run(command),
+        Command::Session(command) => session::run(command),
+        Command::Skill(args) => skill::run(args),
         Command::Bench(command) => bench::run(command),
         Command::Test(args) => test::run_command(args),
     }

@@ -4,20 +4,34 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use super::flags::parse_page_url;
+use super::output::Output;
 use crate::bench::{median, round2};
 use crate::browser::ObserveOptions;
 use crate::config::BrowserOpts;
+use crate::daemon::Request;
 use crate::dom::PageState;
-use crate::environment::Environment;
-use crate::session::Prepared;
+use crate::environment::{Environment, EnvironmentError};
+use crate::mcp::{ClientView, PageUpdate};
+use crate::session::{Prepared, Session};
 use crate::vision::ShotError;
 
 /// Flags of `webagent observe`.
 #[derive(Debug, clap::Args)]
 pub struct ObserveArgs {
     /// The page to open.
-    #[arg(value_parser = parse_page_url)]
-    pub url: String,
+    #[arg(value_parser = parse_page_url, required_unless_present = "session_name")]
+    pub url: Option<String>,
+    /// Print the page of the named session (`webagent session start`)
+    /// instead of opening one, in the session's numbering; `exec
+    /// --session` acts on this listing (exit 4 when there is no such
+    /// session, 5 when it is gone).
+    #[arg(long = "session", value_name = "NAME", conflicts_with_all = ["url", "repeat", "full_page", "margin"])]
+    pub session_name: Option<String>,
+    /// With --session: print only what changed since the session's last
+    /// listing (the delta MCP clients get), or the whole page when it is
+    /// a new document.
+    #[arg(long, requires = "session_name")]
+    pub delta: bool,
     /// List the whole page, not just the viewport plus a margin.
     #[arg(long)]
     pub full_page: bool,
@@ -42,6 +56,14 @@ pub struct ObserveArgs {
 
 /// Runs `webagent observe`.
 pub fn run(mut args: ObserveArgs) -> anyhow::Result<ExitCode> {
+    if let Some(name) = &args.session_name {
+        let request = Request::Observe {
+            json: args.json,
+            delta: args.delta,
+            screenshot: args.screenshot.as_deref().map(super::session::absolute),
+        };
+        return Ok(super::session::forward(name, &request));
+    }
     let flags = super::flags::SessionFlags {
         browser: args.browser.clone(),
         ..Default::default()
@@ -76,7 +98,8 @@ fn observe_options(args: &ObserveArgs) -> ObserveOptions {
 async fn observe_command(args: ObserveArgs, mut prepared: Prepared) -> anyhow::Result<ExitCode> {
     prepared.observe = observe_options(&args);
     let (events, _reports) = tokio::sync::mpsc::unbounded_channel();
-    let mut session = prepared.start(Some(&args.url), events).await?;
+    let url = args.url.clone().unwrap_or_default();
+    let mut session = prepared.start(Some(&url), events).await?;
     if let Err(error) = &session.opened {
         anyhow::bail!("{error}");
     }
@@ -117,7 +140,7 @@ async fn observe_command(args: ObserveArgs, mut prepared: Prepared) -> anyhow::R
         Ok(state) => state,
         Err(error) => {
             session.close().await;
-            anyhow::bail!("observing {}: {error}", args.url);
+            anyhow::bail!("observing {url}: {error}");
         }
     };
     if let Some(file) = &args.screenshot {
@@ -133,17 +156,125 @@ async fn observe_command(args: ObserveArgs, mut prepared: Prepared) -> anyhow::R
         }
     }
     session.close().await;
-    if args.json {
-        println!("{}", observation_json(&state));
+    print_observation(&state, args.json, &mut Output::Console);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Prints a page as `observe` does: one JSON object, or the URL, title,
+/// listing and page text.
+fn print_observation(state: &PageState, json: bool, out: &mut Output) {
+    if json {
+        out.line(&observation_json(state).to_string());
     } else {
-        println!("{}", state.url);
-        println!("{}", state.title);
-        print!("{}", state.listing);
+        out.line(&state.url);
+        out.line(&state.title);
+        out.out(&state.listing);
         if !state.page_text.text.is_empty() {
-            println!("\n--- page text ---\n{}", state.page_text.for_model());
+            out.line(&format!(
+                "\n--- page text ---\n{}",
+                state.page_text.for_model()
+            ));
         }
     }
-    Ok(ExitCode::SUCCESS)
+}
+
+/// What `observe --session` asks of a session's page.
+#[derive(Debug)]
+pub struct SessionObserve<'a> {
+    /// One JSON object instead of the listing.
+    pub json: bool,
+    /// Only what changed since the session's last listing.
+    pub delta: bool,
+    /// Where to write the model's screenshot.
+    pub screenshot: Option<&'a std::path::Path>,
+}
+
+/// `observe` on a session's page: the page in the session's numbering
+/// (`view`), or with `delta` what changed since its last listing, as an
+/// MCP client gets it. `last` becomes the page observed. Gives the exit
+/// code, and the browser's error when it is gone for good.
+pub async fn observe_in_session(
+    asked: &SessionObserve<'_>,
+    session: &mut Session,
+    view: &mut ClientView,
+    last: &mut Option<PageState>,
+    out: &mut Output,
+) -> Result<u8, EnvironmentError> {
+    let page = match session.environment.observe().await {
+        Ok(page) => page,
+        Err(error) if error.fatal => return Err(error),
+        Err(error) => {
+            out.err(&format!(
+                "error: observing the page failed: {}",
+                error.message
+            ));
+            return Ok(1);
+        }
+    };
+    if let Some(file) = asked.screenshot {
+        let width = session.config.llm.image_width;
+        if let Err(error) = write_screenshot(&mut session.environment, file, width).await {
+            out.err(&format!("error: {error}"));
+            return Ok(1);
+        }
+    }
+    if asked.delta {
+        let body = match view.update(&page) {
+            PageUpdate::Same => serde_json::json!({"same": true}),
+            PageUpdate::Delta(delta) => serde_json::json!({"page_delta": delta}),
+            PageUpdate::Whole(text) => serde_json::json!({"page": text}),
+        };
+        if asked.json {
+            out.line(&body.to_string());
+        } else {
+            out.out(&delta_text(&body));
+        }
+    } else {
+        let shown = view.shown(&page);
+        print_observation(&shown, asked.json, out);
+    }
+    *last = Some(page);
+    Ok(0)
+}
+
+/// A delta body (`same`, `page_delta` or `page`, as MCP sends them) for a
+/// person or a shell: `- [3]` for a line gone, `~ [5] …` for a line that
+/// reads differently, `+ [7] …` after the line it follows.
+fn delta_text(body: &serde_json::Value) -> String {
+    if let Some(page) = body.get("page").and_then(|p| p.as_str()) {
+        return format!("{page}\n");
+    }
+    let Some(delta) = body.get("page_delta") else {
+        return "(no change since the last listing)\n".to_string();
+    };
+    let text_of = |v: &serde_json::Value| v.as_str().unwrap_or_default().to_string();
+    let mut text = format!("{}\n{}\n", text_of(&delta["url"]), text_of(&delta["title"]));
+    for index in delta["removed"].as_array().into_iter().flatten() {
+        text.push_str(&format!("- [{index}]\n"));
+    }
+    for pair in delta["changed"].as_array().into_iter().flatten() {
+        text.push_str(&format!("~ {}\n", text_of(&pair[1]).trim_start()));
+    }
+    for run in delta["inserted"].as_array().into_iter().flatten() {
+        let after = match run[0].as_u64() {
+            Some(index) => format!("after [{index}]"),
+            None => "at the top".to_string(),
+        };
+        text.push_str(&format!("+ {after}:\n"));
+        for pair in run[1].as_array().into_iter().flatten() {
+            text.push_str(&format!("+ {}\n", text_of(&pair[1])));
+        }
+    }
+    if let Some(splice) = delta.get("text") {
+        text.push_str(&format!(
+            "--- page text, from line {} ({} lines replaced) ---\n",
+            splice["at"], splice["remove"]
+        ));
+        for line in splice["insert"].as_array().into_iter().flatten() {
+            text.push_str(&format!("{}\n", text_of(line)));
+        }
+    }
+    text
 }
 
 /// Writes the model's picture of the page as last observed in
@@ -245,4 +376,30 @@ pub fn observation_json(state: &PageState) -> serde_json::Value {
         "left_out": {"above": state.left_out.above, "below": state.left_out.below},
         "extract_ms": round2(state.extract_ms),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_delta_reads_as_lines_gone_changed_and_inserted() {
+        let body = serde_json::json!({"page_delta": {
+            "url": "http://127.0.0.1:1/orders",
+            "title": "Orders",
+            "removed": [4],
+            "changed": [[5, "  [5]<button>Save (2)</button>"]],
+            "inserted": [[2, [[9, "[9]<a>New order</a>"]]], [null, [[10, "[10]<h1>Top</h1>"]]]],
+        }});
+        assert_eq!(
+            delta_text(&body),
+            "http://127.0.0.1:1/orders\nOrders\n- [4]\n~ [5]<button>Save (2)</button>\n\
+             + after [2]:\n+ [9]<a>New order</a>\n+ at the top:\n+ [10]<h1>Top</h1>\n"
+        );
+        assert_eq!(
+            delta_text(&serde_json::json!({"same": true})),
+            "(no change since the last listing)\n"
+        );
+        assert_eq!(delta_text(&serde_json::json!({"page": "whole"})), "whole\n");
+    }
 }

@@ -54,6 +54,11 @@ pub struct RunArgs {
     /// (`navigate("/orders")`) open on.
     #[arg(long, value_parser = parse_page_url)]
     pub url: Option<String>,
+    /// Run it in the named session (`webagent session start --recipes
+    /// FILE`), from the page its last command left; the session's
+    /// approval rules apply.
+    #[arg(long = "session", value_name = "NAME", conflicts_with_all = ["url", "update", "yes", "approve"])]
+    pub session_name: Option<String>,
     /// A value for one of the recipe's parameters (repeatable); the text
     /// is read as the parameter's declared type.
     #[arg(long = "param", value_name = "NAME=VALUE")]
@@ -101,6 +106,17 @@ pub fn run(command: RecipeCommand) -> anyhow::Result<ExitCode> {
                 print!("{}", crate::script::api::reference_text());
             }
             Ok(ExitCode::SUCCESS)
+        }
+        RecipeCommand::Run(args) if args.session_name.is_some() => {
+            let request = crate::daemon::Request::Recipe {
+                file: super::session::absolute(&args.file),
+                recipe: args.recipe.clone(),
+                params: args.params.clone(),
+                json: args.flags.json,
+                no_heal: args.no_heal,
+            };
+            let name = args.session_name.as_deref().unwrap_or_default();
+            Ok(super::session::forward(name, &request))
         }
         RecipeCommand::Run(args) => {
             let runtime = super::runtime()?;
@@ -208,22 +224,13 @@ async fn run_recipe_command(args: RunArgs) -> anyhow::Result<ExitCode> {
     };
     // Parameters are checked before the browser starts: a typo costs no
     // Chromium launch, and nothing runs with a value of the wrong type.
-    let mut params = serde_json::Map::new();
-    for assignment in &args.params {
-        match parse_assignment(assignment) {
-            Ok((name, value)) => {
-                params.insert(name, value);
-            }
-            Err(why) => {
-                eprintln!("error: {why}");
-                return Ok(ExitCode::from(EXIT_USAGE));
-            }
+    let params = match recipe_params(&recipe, &args.params) {
+        Ok(params) => params,
+        Err(why) => {
+            eprintln!("error: {why}");
+            return Ok(ExitCode::from(EXIT_USAGE));
         }
-    }
-    if let Err(why) = resolve_params(&recipe.name, &recipe.params, &params) {
-        eprintln!("error: {why}");
-        return Ok(ExitCode::from(EXIT_USAGE));
-    }
+    };
     if args.debug == Some(super::debug::DebugMode::Cli) {
         let run = super::debug::DebugRun {
             file: &args.file,
@@ -272,6 +279,85 @@ async fn run_recipe_command(args: RunArgs) -> anyhow::Result<ExitCode> {
     Ok(headless.finish(success).await)
 }
 
+/// The `NAME=VALUE` assignments read as `recipe`'s parameters, each as
+/// its declared type; what does not fit says why.
+fn recipe_params(
+    recipe: &crate::script::RecipeDef,
+    assignments: &[String],
+) -> Result<serde_json::Map<String, serde_json::Value>, String> {
+    let mut params = serde_json::Map::new();
+    for assignment in assignments {
+        let (name, value) = parse_assignment(assignment).map_err(|why| why.to_string())?;
+        params.insert(name, value);
+    }
+    resolve_params(&recipe.name, &recipe.params, &params).map_err(|why| why.to_string())?;
+    Ok(params)
+}
+
+/// What `recipe run --session` asks of a session.
+#[derive(Debug)]
+pub struct SessionRecipe<'a> {
+    /// The script file that declares the recipe.
+    pub file: &'a std::path::Path,
+    /// Which recipe of the file.
+    pub recipe: Option<&'a str>,
+    /// `NAME=VALUE` parameters.
+    pub params: &'a [String],
+    /// Do not heal failed steps with the model.
+    pub no_heal: bool,
+    /// Approve what would need approval.
+    pub yes: bool,
+}
+
+/// Runs a recipe the session loaded, as `recipe run` runs one, from the
+/// page the session is on; its events go to the session's sink. Gives
+/// whether it succeeded, or why it could not start (a usage error).
+pub async fn recipe_in_session(
+    session: &mut crate::session::Session,
+    asked: &SessionRecipe<'_>,
+) -> Result<bool, String> {
+    let recipes = session.scripts.recipes();
+    let own: Vec<_> = recipes
+        .into_iter()
+        .filter(|r| same_file(&r.file, asked.file))
+        .collect();
+    if own.is_empty() {
+        return Err(format!(
+            "{} declares no recipe this session loaded; start the session with --recipes {}",
+            asked.file.display(),
+            asked.file.display()
+        ));
+    }
+    let recipe = pick_recipe(
+        &own,
+        asked.file,
+        asked.recipe,
+        "pick one with --recipe NAME",
+    )
+    .map_err(|why| why.to_string())?
+    .clone();
+    let params = recipe_params(&recipe, asked.params)?;
+    let mut options = ReplayOptions::headless(asked.yes);
+    options.heal = !asked.no_heal;
+    options.rewrite = Some(false);
+    let choice = RecipeChoice::InFile {
+        file: asked.file,
+        name: Some(&recipe.name),
+    };
+    Ok(
+        match session.run_recipe(choice, params, options, &Bare).await {
+            Ok(outcome) => outcome.success,
+            Err(error) => {
+                session.events.send(crate::events::Event::Error {
+                    error: error.to_string(),
+                    fatal: true,
+                });
+                false
+            }
+        },
+    )
+}
+
 /// Whether `file` is among `paths` already, itself or in a directory
 /// (loading it twice would declare its actions twice).
 fn covered(paths: &[PathBuf], file: &std::path::Path) -> bool {
@@ -288,7 +374,12 @@ fn covered(paths: &[PathBuf], file: &std::path::Path) -> bool {
 #[derive(Debug, clap::Args)]
 pub struct ExportArgs {
     /// The session trace (`.webagent/sessions/<time>.jsonl`).
-    pub trace: PathBuf,
+    #[arg(required_unless_present = "session_name")]
+    pub trace: Option<PathBuf>,
+    /// Export the trace of the named session (`webagent session start`):
+    /// what its commands did so far.
+    #[arg(long = "session", value_name = "NAME", conflicts_with = "trace")]
+    pub session_name: Option<String>,
     /// Where to write the recipe.
     #[arg(long, value_name = "OUT.rhai")]
     pub recipe: PathBuf,
@@ -314,6 +405,17 @@ fn recipe_name(text: &str) -> Result<String, String> {
 
 /// Runs `webagent export`.
 pub fn export(args: ExportArgs) -> anyhow::Result<ExitCode> {
+    let trace = match (&args.trace, &args.session_name) {
+        (Some(trace), _) => trace.clone(),
+        (None, Some(name)) => match super::session::trace_of(name) {
+            Ok(trace) => trace,
+            Err(code) => return Ok(code),
+        },
+        (None, None) => {
+            eprintln!("error: give a TRACE or --session NAME");
+            return Ok(ExitCode::from(EXIT_USAGE));
+        }
+    };
     let paths = if args.sitemap.is_empty() {
         match super::flags::load(None, &crate::config::Overrides::default()) {
             Ok(loaded) => loaded.config.sitemap_paths(),
@@ -335,7 +437,7 @@ pub fn export(args: ExportArgs) -> anyhow::Result<ExitCode> {
         name: Some(&args.name),
         header: None,
     };
-    let source = match export_recipe_with(&args.trace, options) {
+    let source = match export_recipe_with(&trace, options) {
         Ok(source) => source,
         Err(error) => {
             eprintln!("error: {error}");

@@ -22,8 +22,13 @@ pub struct RunArgs {
     /// What the agent should do, in plain words.
     pub task: String,
     /// The page to start on.
-    #[arg(long, value_parser = parse_page_url)]
-    pub url: String,
+    #[arg(long, value_parser = parse_page_url, required_unless_present = "session_name")]
+    pub url: Option<String>,
+    /// Run the task in the named session (`webagent session start`), from
+    /// the page its last command left, and leave the page where the run
+    /// ends; its model and approval rules apply.
+    #[arg(long = "session", value_name = "NAME", conflicts_with_all = ["url", "cache", "yes", "approve", "max_steps"])]
+    pub session_name: Option<String>,
     /// Replay the task's stored recipe with no model call when the cache
     /// holds one for this task and start route; else record the run and
     /// store it. `--cache` alone uses .webagent/cache (default: config
@@ -42,6 +47,13 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     if let Err(reason) = check(&args) {
         eprintln!("error: {reason}");
         return Ok(ExitCode::from(EXIT_USAGE));
+    }
+    if let Some(name) = &args.session_name {
+        let request = crate::daemon::Request::Run {
+            task: args.task.clone(),
+            json: args.flags.json,
+        };
+        return Ok(super::session::forward(name, &request));
     }
     let prepared = match args.flags.session.prepare(args.flags.run) {
         Ok(prepared) => prepared,
@@ -74,7 +86,7 @@ async fn run_command(args: RunArgs, prepared: Prepared) -> anyhow::Result<ExitCo
     // Listening before the browser starts: a SIGTERM from then on ends
     // the run cleanly instead of killing the process with Chromium left.
     let interrupt = Interrupt::listen().context("listening for Ctrl-C and SIGTERM")?;
-    let mut headless = match Headless::start(prepared, Some(&args.url), args.flags.json).await {
+    let mut headless = match Headless::start(prepared, args.url.as_deref(), args.flags.json).await {
         Ok(headless) => headless,
         Err(code) => return Ok(code),
     };

@@ -27,6 +27,11 @@ pub struct SaveArgs {
     /// The page to open first (its local storage is saved).
     #[arg(long, value_parser = parse_page_url)]
     pub url: Option<String>,
+    /// Save the sign-ins of the named session (`webagent session start`)
+    /// instead of opening one (exit 4 when there is no such session, 5
+    /// when it is gone).
+    #[arg(long = "session", value_name = "NAME", conflicts_with = "url")]
+    pub session_name: Option<String>,
     /// Config and browser (`--profile`, `--state`, `--connect`,
     /// `--headed`).
     #[command(flatten)]
@@ -36,6 +41,12 @@ pub struct SaveArgs {
 /// Runs `webagent state …`.
 pub fn run(command: StateCommand) -> anyhow::Result<ExitCode> {
     let StateCommand::Save(args) = command;
+    if let Some(name) = &args.session_name {
+        let request = crate::daemon::Request::SaveState {
+            path: Some(super::session::absolute(&args.file)),
+        };
+        return Ok(super::session::forward(name, &request));
+    }
     let prepared = match args.session.prepare(RunFlags::default()) {
         Ok(prepared) => prepared,
         Err(code) => return Ok(code),

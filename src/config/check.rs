@@ -68,6 +68,8 @@ struct PatchCheck {
     #[serde(default)]
     uploads: Option<UploadSettingsCheck>,
     #[serde(default)]
+    session: Option<SessionSettingsCheck>,
+    #[serde(default)]
     allowed_domains: Given<Vec<String>>,
     #[serde(default)]
     secrets: Option<BTreeMap<String, SecretSpec>>,
@@ -116,6 +118,9 @@ check_struct!(LlmSettingsCheck {
     context_window: Option<u32>,
     vision: Given<VisionMode>,
     image_width: Given<ImageWidthCheck>,
+});
+check_struct!(SessionSettingsCheck {
+    idle_timeout: Given<u64>,
 });
 check_struct!(TimeoutsCheck {
     connect: Given<u64>,
@@ -245,6 +250,9 @@ impl Config {
         }
         if self.agent.heal_budget == 0 {
             return Err(bad("agent.heal_budget", "must be at least 1"));
+        }
+        if self.session.idle_timeout == 0 {
+            return Err(bad("session.idle_timeout", "must be at least 1 (seconds)"));
         }
         if self.llm.max_output_tokens == Some(0) {
             return Err(bad(

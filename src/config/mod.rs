@@ -47,7 +47,7 @@ pub use overrides::Overrides;
 pub use secret_source::{SecretSource, SecretSpec};
 pub use settings::{
     AgentSettings, BrowserSettings, Config, DownloadSettings, ListingMode, LlmSettings,
-    LlmTimeouts, PathSettings, UploadSettings, WindowSize,
+    LlmTimeouts, PathSettings, SessionSettings, UploadSettings, WindowSize,
 };
 
 /// The built-in defaults; every key a config file may set appears here.

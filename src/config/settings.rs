@@ -28,6 +28,8 @@ pub struct Config {
     pub downloads: DownloadSettings,
     /// Which local files `upload_file` may hand to a page.
     pub uploads: UploadSettings,
+    /// Named sessions (`webagent session start`).
+    pub session: SessionSettings,
     /// Host patterns the browser may visit (`*.example.com`); empty allows
     /// every host.
     pub allowed_domains: Vec<String>,
@@ -219,6 +221,15 @@ pub struct DownloadSettings {
     pub commit: bool,
     /// A click that opens a tab switches the agent to it.
     pub follow_new_tabs: bool,
+}
+
+/// Named sessions that outlive a command.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SessionSettings {
+    /// Seconds without a command after which a session stops itself,
+    /// closing its browser and removing its profile.
+    pub idle_timeout: u64,
 }
 
 /// Which local files `upload_file` may read.

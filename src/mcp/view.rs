@@ -154,6 +154,23 @@ impl ClientView {
         text
     }
 
+    /// `page` in this client's numbering, its listing shown whole: the
+    /// client's listing is this one from now on (what `observe --session`
+    /// prints).
+    pub fn shown(&mut self, page: &PageState) -> PageState {
+        let renumbered = self.renumber(page);
+        self.remember(&renumbered);
+        renumbered
+    }
+
+    /// Follows the page to `page` without showing it: the indices the
+    /// client sends next refer to it, while a delta still counts from the
+    /// listing last shown (a session's `exec` observes after each action
+    /// and prints nothing of the page).
+    pub fn number(&mut self, page: &PageState) {
+        self.renumber(page);
+    }
+
     /// What to send after an action, given the page now. The view moves
     /// on to it.
     pub fn update(&mut self, page: &PageState) -> PageUpdate {

@@ -1,0 +1,817 @@
+//! `webagent session start|list|stop`: named sessions that outlive a
+//! command, and the hidden `session serve` that is one.
+//!
+//! `start` launches `webagent session serve` in a process group of its own
+//! (the caller's Ctrl-C does not reach it), its output in a log beside its
+//! socket, and returns once the session answers. The session process
+//! holds the browser, the tab and the trace, and answers requests from one
+//! queue, in order, by running the code the one-shot commands run
+//! (`exec_actions`, `observe_in_session`) with their output kept for the
+//! client ([`crate::daemon`] has the files and the wire).
+
+use std::ffi::OsString;
+use std::io::Read;
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::net::{UnixListener, UnixStream};
+use tokio::sync::{mpsc, oneshot};
+
+use super::exec::{exec_actions, observe_now, ExecRequest};
+use super::exit::{run_exit_code, EXIT_NO_SESSION, EXIT_REFUSED, EXIT_SESSION_GONE, EXIT_USAGE};
+use super::flags::{parse_mode, parse_page_url, RunFlags, SessionFlags};
+use super::observe::{observe_in_session, SessionObserve};
+use super::output::Output;
+use super::recipe::{recipe_in_session, SessionRecipe};
+use crate::agent::Prior;
+use crate::daemon::{
+    call, run_dir, valid_name, Reply, Request, SessionFiles, SessionMeta, SessionStatus,
+    Unreachable,
+};
+use crate::dom::PageState;
+use crate::environment::{ApprovalMode, Environment};
+use crate::events::{EventSink, Recording};
+use crate::mcp::ClientView;
+use crate::session::{log_line, Bare, Oversight, Session};
+
+/// The `session` subcommands.
+#[derive(Debug, clap::Subcommand)]
+pub enum SessionCommand {
+    /// Start a named session in the background: a browser on URL that
+    /// later commands use with `--session NAME`.
+    Start(StartArgs),
+    /// List the sessions: name, page, age, idle time, trace.
+    List(ListArgs),
+    /// Stop a session (or every one with --all): close its browser and
+    /// remove its profile and files.
+    Stop(StopArgs),
+    /// Be the session process (what `session start` runs).
+    #[command(hide = true)]
+    Serve(StartArgs),
+}
+
+/// Flags of `webagent session start`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct StartArgs {
+    /// The session's name (letters, digits, `-`, `_`).
+    pub name: String,
+    /// The first page (default: a blank page).
+    #[arg(value_parser = parse_page_url)]
+    pub url: Option<String>,
+    /// When to ask before an action a command sends: never, risky (commit
+    /// and dangerous actions) or always. Nobody is at hand, so asking
+    /// means refusing (exit 3) unless --yes (default: config
+    /// `agent.approve`, risky).
+    #[arg(long, value_name = "MODE", value_parser = parse_mode)]
+    pub approve: Option<ApprovalMode>,
+    /// Approve every action that would need approval.
+    #[arg(long)]
+    pub yes: bool,
+    /// Accept confirm() and prompt() dialogs instead of dismissing them.
+    #[arg(long)]
+    pub accept_dialogs: bool,
+    /// How long a click or fill keeps waiting for its element to be ready.
+    #[arg(long, value_name = "MS", default_value_t = 5000)]
+    pub timeout_ms: u64,
+    /// Config, scripts, sitemaps, secrets, browser.
+    #[command(flatten)]
+    pub session: SessionFlags,
+}
+
+/// Flags of `webagent session list`.
+#[derive(Debug, clap::Args)]
+pub struct ListArgs {
+    /// One JSON object per session instead of the table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Flags of `webagent session stop`.
+#[derive(Debug, clap::Args)]
+pub struct StopArgs {
+    /// The session to stop.
+    #[arg(required_unless_present = "all", conflicts_with = "all")]
+    pub name: Option<String>,
+    /// Stop every session.
+    #[arg(long)]
+    pub all: bool,
+}
+
+/// Runs a `session` subcommand.
+pub fn run(command: SessionCommand) -> anyhow::Result<ExitCode> {
+    match command {
+        SessionCommand::Start(args) => start(&args),
+        SessionCommand::List(args) => Ok(list(&args)),
+        SessionCommand::Stop(args) => Ok(stop(&args)),
+        SessionCommand::Serve(args) => serve(args),
+    }
+}
+
+/// `path` made absolute against the working folder, so a session process
+/// started elsewhere writes where the command meant.
+pub fn absolute(path: &Path) -> PathBuf {
+    std::env::current_dir()
+        .map(|dir| dir.join(path))
+        .unwrap_or_else(|_| path.to_path_buf())
+}
+
+/// The trace of session `name`, from its metadata; when there is none,
+/// the reason is printed and the exit code given (2 for a bad name, 4 for
+/// no such session).
+pub fn trace_of(name: &str) -> Result<PathBuf, ExitCode> {
+    if let Err(error) = valid_name(name) {
+        eprintln!("error: {error}");
+        return Err(ExitCode::from(EXIT_USAGE));
+    }
+    match SessionFiles::named(name).read_meta() {
+        Some(meta) => Ok(meta.trace),
+        None => {
+            eprintln!(
+                "error: {}",
+                Unreachable::NoSession {
+                    name: name.to_string()
+                }
+            );
+            Err(ExitCode::from(EXIT_NO_SESSION))
+        }
+    }
+}
+
+/// Sends `request` to session `name`, prints its reply and gives its exit
+/// code: 4 when there is no such session, 5 when it is gone.
+pub fn forward(name: &str, request: &Request) -> ExitCode {
+    if let Err(error) = valid_name(name) {
+        eprintln!("error: {error}");
+        return ExitCode::from(EXIT_USAGE);
+    }
+    match call(&SessionFiles::named(name), request) {
+        Ok(reply) => {
+            print!("{}", reply.stdout);
+            eprint!("{}", reply.stderr);
+            ExitCode::from(reply.code)
+        }
+        Err(error) => {
+            eprintln!("error: {error}");
+            ExitCode::from(unreachable_code(&error))
+        }
+    }
+}
+
+fn unreachable_code(error: &Unreachable) -> u8 {
+    match error {
+        Unreachable::NoSession { .. } => EXIT_NO_SESSION,
+        Unreachable::Gone { .. } => EXIT_SESSION_GONE,
+    }
+}
+
+/// Whether process `pid` runs (a zombie does not).
+fn process_alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| {
+            let rest = stat.get(stat.rfind(')')? + 2..)?;
+            rest.split_whitespace().next().map(|state| state != "Z")
+        })
+        .unwrap_or(false)
+}
+
+/// The command line of the session process: this one's, with `serve`
+/// for `start` (every flag `start` took, the session process takes).
+fn serve_arguments() -> Vec<OsString> {
+    let mut arguments: Vec<OsString> = std::env::args_os().skip(1).collect();
+    let after = arguments
+        .iter()
+        .position(|a| a == "session")
+        .map_or(0, |i| i + 1);
+    if let Some(word) = arguments.iter_mut().skip(after).find(|a| *a == "start") {
+        *word = OsString::from("serve");
+    }
+    arguments
+}
+
+fn start(args: &StartArgs) -> anyhow::Result<ExitCode> {
+    if let Err(error) = valid_name(&args.name) {
+        eprintln!("error: {error}");
+        return Ok(ExitCode::from(EXIT_USAGE));
+    }
+    let files = SessionFiles::named(&args.name);
+    match call(&files, &Request::Status) {
+        Ok(_) => {
+            eprintln!(
+                "error: session `{}` is already running; stop it first (`webagent session stop {}`) or pick another name",
+                args.name, args.name
+            );
+            return Ok(ExitCode::from(EXIT_USAGE));
+        }
+        // What a dead session left is cleared for the new one.
+        Err(Unreachable::Gone { .. }) => files.remove(),
+        Err(Unreachable::NoSession { .. }) => {}
+    }
+    if let Err(error) = files.create_dir() {
+        eprintln!("error: creating {}: {error}", run_dir().display());
+        return Ok(ExitCode::from(EXIT_USAGE));
+    }
+    let log = std::fs::File::create(&files.log)
+        .map_err(|e| anyhow::anyhow!("creating {}: {e}", files.log.display()))?;
+    let exe =
+        std::env::current_exe().map_err(|e| anyhow::anyhow!("finding the webagent binary: {e}"))?;
+    let mut child = std::process::Command::new(exe)
+        .args(serve_arguments())
+        .stdin(std::process::Stdio::null())
+        .stdout(log.try_clone()?)
+        .stderr(log)
+        // Its own process group: a Ctrl-C meant for the caller's shell
+        // does not end the session.
+        .process_group(0)
+        .spawn()
+        .map_err(|e| anyhow::anyhow!("starting the session process: {e}"))?;
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        if let Ok(Some(status)) = child.try_wait() {
+            let mut said = String::new();
+            let _ = std::fs::File::open(&files.log).and_then(|mut f| f.read_to_string(&mut said));
+            eprint!("{said}");
+            eprintln!("error: session `{}` did not start", args.name);
+            let code = status.code().and_then(|c| u8::try_from(c).ok());
+            return Ok(ExitCode::from(code.filter(|c| *c != 0).unwrap_or(1)));
+        }
+        if let Ok(reply) = call(&files, &Request::Status) {
+            let url = reply.status.map(|s| s.url).unwrap_or_default();
+            let trace = files.read_meta().map(|m| m.trace).unwrap_or_default();
+            println!("session {} started on {url}", args.name);
+            println!("trace: {}", trace.display());
+            return Ok(ExitCode::SUCCESS);
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            eprintln!(
+                "error: session `{}` did not answer within 120 s; its log is {}",
+                args.name,
+                files.log.display()
+            );
+            return Ok(ExitCode::FAILURE);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn list(args: &ListArgs) -> ExitCode {
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let mut rows = Vec::new();
+    for files in SessionFiles::all_in(&run_dir()) {
+        let Some(meta) = files.read_meta() else {
+            continue;
+        };
+        let status = call(&files, &Request::Status).ok().and_then(|r| r.status);
+        rows.push((meta, status));
+    }
+    if args.json {
+        for (meta, status) in &rows {
+            let line = serde_json::json!({
+                "name": meta.name,
+                "pid": meta.pid,
+                "url": status.as_ref().map_or(meta.url.as_str(), |s| s.url.as_str()),
+                "age_secs": now.saturating_sub(meta.started),
+                "idle_secs": status.as_ref().map(|s| s.idle_secs),
+                "busy": status.as_ref().map(|s| s.busy),
+                "attached": status.as_ref().map(|s| s.attached),
+                "alive": status.is_some(),
+                "trace": meta.trace,
+            });
+            println!("{line}");
+        }
+        return ExitCode::SUCCESS;
+    }
+    if rows.is_empty() {
+        println!("no sessions (start one with `webagent session start NAME URL`)");
+        return ExitCode::SUCCESS;
+    }
+    println!("NAME  AGE  IDLE  PERSON  URL  TRACE");
+    for (meta, status) in &rows {
+        let age = human_secs(now.saturating_sub(meta.started));
+        match status {
+            Some(status) => println!(
+                "{}  {age}  {}  {}  {}  {}",
+                meta.name,
+                if status.busy {
+                    "busy".to_string()
+                } else {
+                    human_secs(status.idle_secs)
+                },
+                if status.attached { "attached" } else { "-" },
+                status.url,
+                meta.trace.display()
+            ),
+            None => println!(
+                "{}  {age}  gone  -  {}  {}",
+                meta.name,
+                meta.url,
+                meta.trace.display()
+            ),
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+/// `95` → `1m35s`.
+fn human_secs(secs: u64) -> String {
+    match secs {
+        0..=59 => format!("{secs}s"),
+        60..=3599 => format!("{}m{:02}s", secs / 60, secs % 60),
+        _ => format!("{}h{:02}m", secs / 3600, (secs % 3600) / 60),
+    }
+}
+
+fn stop(args: &StopArgs) -> ExitCode {
+    let sessions = match &args.name {
+        Some(name) => {
+            if let Err(error) = valid_name(name) {
+                eprintln!("error: {error}");
+                return ExitCode::from(EXIT_USAGE);
+            }
+            vec![SessionFiles::named(name)]
+        }
+        None => SessionFiles::all_in(&run_dir()),
+    };
+    let mut code = ExitCode::SUCCESS;
+    for files in sessions {
+        let pid = files.read_meta().map(|m| m.pid);
+        match call(&files, &Request::Stop) {
+            Ok(_) => {
+                // The process closes its browser and removes its profile
+                // and files, then ends: wait for that, so a command after
+                // `stop` finds it all gone.
+                let deadline = Instant::now() + Duration::from_secs(30);
+                while pid.is_some_and(process_alive) && Instant::now() < deadline {
+                    std::thread::sleep(Duration::from_millis(25));
+                }
+                println!("stopped session {}", files.name);
+            }
+            Err(error @ Unreachable::NoSession { .. }) => {
+                eprintln!("error: {error}");
+                code = ExitCode::from(EXIT_NO_SESSION);
+            }
+            Err(Unreachable::Gone { trace, .. }) => {
+                files.remove();
+                let trace = trace.map(|t| format!("; its trace is {}", t.display()));
+                println!(
+                    "session {} was already gone; removed its files{}",
+                    files.name,
+                    trace.unwrap_or_default()
+                );
+            }
+        }
+    }
+    code
+}
+
+/// What the session process keeps between requests.
+struct Held {
+    session: Session,
+    /// What the commands have been shown, in the session's numbering.
+    view: ClientView,
+    /// The page last observed, in the page's own numbering.
+    last: Option<PageState>,
+    /// Approve what would need approval (`start --yes`).
+    yes: bool,
+    /// Steps recorded in the trace so far, so `exec`'s actions number on.
+    steps: usize,
+}
+
+/// What `session list` reads while a command runs.
+#[derive(Debug)]
+struct Shared {
+    url: String,
+    last_command: Instant,
+    busy: bool,
+}
+
+type Job = (Request, oneshot::Sender<Reply>);
+
+fn serve(args: StartArgs) -> anyhow::Result<ExitCode> {
+    let files = SessionFiles::named(&args.name);
+    let run = RunFlags {
+        approve: args.approve,
+        max_steps: None,
+    };
+    let mut prepared = match args.session.prepare(run) {
+        Ok(prepared) => prepared,
+        Err(code) => return Ok(code),
+    };
+    prepared.exec.action_timeout = Duration::from_millis(args.timeout_ms);
+    prepared.exec.accept_dialogs = args.accept_dialogs;
+    let idle = Duration::from_secs(prepared.config.session.idle_timeout);
+    let runtime = super::runtime()?;
+    runtime.block_on(async move {
+        let (events, events_rx) = mpsc::unbounded_channel();
+        let (mut session, trace) =
+            match super::headless::start_traced(prepared, args.url.as_deref(), events).await {
+                Ok(started) => started,
+                Err(code) => return Ok(code),
+            };
+        let trace_path = trace.path().to_path_buf();
+        let printer = tokio::spawn(crate::session::print_events(events_rx, trace, false));
+        if let Err(error) = &session.opened {
+            eprintln!("error: {error}");
+            session.close().await;
+            return Ok(ExitCode::FAILURE);
+        }
+        let listener = match bind(&files) {
+            Ok(listener) => listener,
+            Err(error) => {
+                eprintln!("error: {error}");
+                session.close().await;
+                return Ok(ExitCode::FAILURE);
+            }
+        };
+        let url = session.environment.current_url().await.unwrap_or_default();
+        let meta = SessionMeta {
+            name: args.name.clone(),
+            pid: std::process::id(),
+            url: url.clone(),
+            started: SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs()),
+            trace: absolute(&trace_path),
+            log: absolute(&files.log),
+        };
+        if let Err(error) = files.write_meta(&meta) {
+            eprintln!("error: writing {}: {error}", files.meta.display());
+        }
+        let shared = Arc::new(Mutex::new(Shared {
+            url,
+            last_command: Instant::now(),
+            busy: false,
+        }));
+        let (jobs, queue) = mpsc::unbounded_channel::<Job>();
+        let accepting = tokio::spawn(accept(listener, jobs, Arc::clone(&shared)));
+        let held = Held {
+            session,
+            view: ClientView::new(false),
+            last: None,
+            yes: args.yes,
+            steps: 0,
+        };
+        let (held, why) = work(held, queue, &shared, idle).await;
+        accepting.abort();
+        // The socket goes first, so no command is sent to a session that
+        // is closing; then the browser and its profile.
+        files.remove();
+        held.session.close().await;
+        let _ = printer.await;
+        eprintln!("session {} ended: {why}", args.name);
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+/// Binds the session's socket, owner-only (0600), in its owner-only
+/// folder. A socket file no process answers on is left from a session
+/// that died, and is replaced.
+fn bind(files: &SessionFiles) -> Result<UnixListener, String> {
+    files
+        .create_dir()
+        .map_err(|e| format!("creating {}: {e}", run_dir().display()))?;
+    if files.socket.exists() {
+        if std::os::unix::net::UnixStream::connect(&files.socket).is_ok() {
+            return Err(format!("session `{}` is already running", files.name));
+        }
+        let _ = std::fs::remove_file(&files.socket);
+    }
+    let listener = UnixListener::bind(&files.socket)
+        .map_err(|e| format!("listening on {}: {e}", files.socket.display()))?;
+    std::fs::set_permissions(&files.socket, std::fs::Permissions::from_mode(0o600))
+        .map_err(|e| format!("making {} owner-only: {e}", files.socket.display()))?;
+    Ok(listener)
+}
+
+/// Accepts connections, each answered on a task of its own.
+async fn accept(
+    listener: UnixListener,
+    jobs: mpsc::UnboundedSender<Job>,
+    shared: Arc<Mutex<Shared>>,
+) {
+    loop {
+        match listener.accept().await {
+            Ok((stream, _)) => {
+                tokio::spawn(connection(stream, jobs.clone(), Arc::clone(&shared)));
+            }
+            Err(error) => tracing::warn!(%error, "accepting a session connection"),
+        }
+    }
+}
+
+/// Answers the requests of one connection: a status at once, anything
+/// else through the session's one queue.
+async fn connection(
+    stream: UnixStream,
+    jobs: mpsc::UnboundedSender<Job>,
+    shared: Arc<Mutex<Shared>>,
+) {
+    let (read, mut write) = stream.into_split();
+    let mut lines = BufReader::new(read).lines();
+    while let Ok(Some(line)) = lines.next_line().await {
+        let reply = match serde_json::from_str::<Request>(&line) {
+            Err(error) => Reply {
+                stderr: format!("error: the request did not read: {error}\n"),
+                code: EXIT_USAGE,
+                ..Reply::default()
+            },
+            Ok(Request::Status) => {
+                let shared = shared.lock().unwrap_or_else(PoisonError::into_inner);
+                Reply {
+                    status: Some(SessionStatus {
+                        url: shared.url.clone(),
+                        idle_secs: shared.last_command.elapsed().as_secs(),
+                        busy: shared.busy,
+                        attached: false,
+                    }),
+                    ..Reply::default()
+                }
+            }
+            Ok(request) => {
+                let (answer, answered) = oneshot::channel();
+                let sent = jobs.send((request, answer)).is_ok();
+                match answered.await {
+                    Ok(reply) if sent => reply,
+                    _ => Reply {
+                        stderr: "error: the session ended before running this command\n"
+                            .to_string(),
+                        code: EXIT_SESSION_GONE,
+                        ..Reply::default()
+                    },
+                }
+            }
+        };
+        let Ok(mut text) = serde_json::to_string(&reply) else {
+            break;
+        };
+        text.push('\n');
+        if write.write_all(text.as_bytes()).await.is_err() {
+            break;
+        }
+    }
+}
+
+/// Runs the queued requests one after the other until a `stop`, the idle
+/// timeout, a signal or the browser's end; gives the session back with
+/// why it ends.
+async fn work(
+    mut held: Held,
+    mut queue: mpsc::UnboundedReceiver<Job>,
+    shared: &Mutex<Shared>,
+    idle: Duration,
+) -> (Held, String) {
+    let mut terminate =
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+    loop {
+        let since = shared
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .last_command;
+        let left = idle.saturating_sub(since.elapsed());
+        tokio::select! {
+            job = queue.recv() => {
+                let Some((request, answer)) = job else {
+                    return (held, "its socket closed".to_string());
+                };
+                shared.lock().unwrap_or_else(PoisonError::into_inner).busy = true;
+                let (reply, end) = answer_request(&mut held, request).await;
+                let url = held.session.environment.current_url().await.unwrap_or_default();
+                {
+                    let mut shared = shared.lock().unwrap_or_else(PoisonError::into_inner);
+                    shared.busy = false;
+                    shared.last_command = Instant::now();
+                    if !url.is_empty() {
+                        shared.url = url;
+                    }
+                }
+                let _ = answer.send(reply);
+                if let Some(why) = end {
+                    return (held, why);
+                }
+            }
+            () = tokio::time::sleep(left) => {
+                if since.elapsed() >= idle {
+                    return (held, format!("no command for {} s (session.idle_timeout)", idle.as_secs()));
+                }
+            }
+            Some(()) = async {
+                match terminate.as_mut() {
+                    Some(signal) => signal.recv().await,
+                    None => std::future::pending().await,
+                }
+            } => return (held, "it was sent SIGTERM".to_string()),
+        }
+    }
+}
+
+/// Runs one request on the session, its output kept; gives the reply and,
+/// when the session must end after it, why.
+async fn answer_request(held: &mut Held, request: Request) -> (Reply, Option<String>) {
+    let mut out = Output::kept();
+    let mut end = None;
+    let code = match request {
+        Request::Status => 0,
+        Request::Stop => {
+            out.line("stopping");
+            end = Some("`webagent session stop`".to_string());
+            0
+        }
+        Request::Observe {
+            json,
+            delta,
+            screenshot,
+        } => {
+            let asked = SessionObserve {
+                json,
+                delta,
+                screenshot: screenshot.as_deref(),
+            };
+            let observed = observe_in_session(
+                &asked,
+                &mut held.session,
+                &mut held.view,
+                &mut held.last,
+                &mut out,
+            )
+            .await;
+            match observed {
+                Ok(code) => code,
+                Err(error) => {
+                    out.err(&format!(
+                        "error: the session's browser is gone: {}",
+                        error.message
+                    ));
+                    end = Some(format!("its browser is gone: {}", error.message));
+                    EXIT_SESSION_GONE
+                }
+            }
+        }
+        Request::Exec {
+            actions,
+            json,
+            observe,
+            screenshot,
+        } => {
+            if held.last.is_none() {
+                // No listing yet: the actions' indices are those of the
+                // page as it is now.
+                match observe_now(&mut held.session, &mut out).await {
+                    Ok(page) => {
+                        if let Some(page) = &page {
+                            held.view.number(page);
+                        }
+                        held.last = page;
+                    }
+                    Err(error) => {
+                        out.err(&format!(
+                            "error: the session's browser is gone: {}",
+                            error.message
+                        ));
+                        let why = format!("its browser is gone: {}", error.message);
+                        return (reply_of(out, EXIT_SESSION_GONE), Some(why));
+                    }
+                }
+            }
+            let request = ExecRequest {
+                actions: &actions,
+                json,
+                observe,
+                screenshot: screenshot.as_deref(),
+                yes: held.yes,
+                steps_after: Some(held.steps),
+            };
+            let done = exec_actions(
+                &request,
+                &mut held.session,
+                &mut held.last,
+                Some(&mut held.view),
+                &mut out,
+            )
+            .await;
+            held.steps += done.steps;
+            if let Some(error) = &done.gone {
+                end = Some(format!("its browser is gone: {}", error.message));
+                EXIT_SESSION_GONE
+            } else if done.refused {
+                EXIT_REFUSED
+            } else if done.all_ok {
+                0
+            } else {
+                1
+            }
+        }
+        Request::Run { task, json } => {
+            if let Err(error) = held.session.model() {
+                out.err(&format!("error: {error}"));
+                return (reply_of(out, EXIT_USAGE), None);
+            }
+            let recording = Recorded::start(&mut held.session);
+            let oversight = Oversight::headless(held.yes);
+            let outcome = held
+                .session
+                .run_agent(&task, Prior::fresh(), oversight, &Bare)
+                .await;
+            recording.finish(&mut held.session, json, &mut out);
+            // The run observed on its own: the next command looks again.
+            held.last = None;
+            match outcome {
+                Ok(outcome) => run_exit_code(outcome.reason, outcome.success),
+                Err(error) => {
+                    out.err(&format!("error: {error}"));
+                    1
+                }
+            }
+        }
+        Request::Recipe {
+            file,
+            recipe,
+            params,
+            json,
+            no_heal,
+        } => {
+            let asked = SessionRecipe {
+                file: &file,
+                recipe: recipe.as_deref(),
+                params: &params,
+                no_heal,
+                yes: held.yes,
+            };
+            let recording = Recorded::start(&mut held.session);
+            let ran = recipe_in_session(&mut held.session, &asked).await;
+            recording.finish(&mut held.session, json, &mut out);
+            held.last = None;
+            match ran {
+                Ok(true) => 0,
+                Ok(false) => 1,
+                Err(why) => {
+                    out.err(&format!("error: {why}"));
+                    EXIT_USAGE
+                }
+            }
+        }
+        Request::SaveState { path } => match held.session.save_state(path.as_deref()).await {
+            Ok(said) => {
+                out.line(&said);
+                0
+            }
+            Err(error) => {
+                out.err(&format!("error: {error}"));
+                1
+            }
+        },
+    };
+    (reply_of(out, code), end)
+}
+
+/// The events of one command's run, kept besides the session's trace so
+/// the client prints them as the one-shot command would.
+struct Recorded {
+    /// The session's own sink, put back when the run ends.
+    sink: EventSink,
+    recording: Recording,
+}
+
+impl Recorded {
+    fn start(session: &mut Session) -> Recorded {
+        let (copying, recording) = session.events.recording();
+        let sink = std::mem::replace(&mut session.events, copying);
+        Recorded { sink, recording }
+    }
+
+    /// Puts the session's sink back and says what the run did: one JSON
+    /// line per event with `json`, the step log otherwise.
+    fn finish(self, session: &mut Session, json: bool, out: &mut Output) {
+        session.events = self.sink;
+        for event in self.recording.take() {
+            if !event.is_kept() {
+                continue;
+            }
+            if json {
+                match event.to_json_line() {
+                    Ok(line) => out.line(&line),
+                    Err(error) => out.err(&format!("warning: {error}")),
+                }
+            } else if let Some(line) = log_line(&event) {
+                out.line(&line);
+            }
+        }
+    }
+}
+
+fn reply_of(out: Output, code: u8) -> Reply {
+    let (stdout, stderr) = out.into_parts();
+    Reply {
+        stdout,
+        stderr,
+        code,
+        status: None,
+    }
+}

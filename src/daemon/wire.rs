@@ -1,0 +1,163 @@
+//! The control protocol: one JSON line in, one JSON line out, per request.
+//! A reply carries what the command prints and its exit code, so the
+//! client only forwards.
+
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::UnixStream;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use super::files::SessionFiles;
+
+/// What a command asks of a session.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "request", rename_all = "snake_case")]
+pub enum Request {
+    /// How the session is doing (answered at once, even while a command
+    /// runs).
+    Status,
+    /// `observe --session`: the page in the session's numbering, or what
+    /// changed since its last listing.
+    Observe {
+        /// One JSON object instead of the listing.
+        json: bool,
+        /// Only what changed since the session's last listing.
+        delta: bool,
+        /// Where to write the model's screenshot of the page.
+        screenshot: Option<PathBuf>,
+    },
+    /// `exec --session`: actions on the page the last command left.
+    Exec {
+        /// The actions, as `exec` takes them.
+        actions: Vec<String>,
+        /// One JSON line per action.
+        json: bool,
+        /// Print the page after the actions.
+        observe: bool,
+        /// Where to write a screenshot after each action.
+        screenshot: Option<PathBuf>,
+    },
+    /// `run --session`: an agent task from the page the last command left;
+    /// the page stays where the run ends.
+    Run {
+        /// The task.
+        task: String,
+        /// Every event as a JSON line instead of the step log.
+        json: bool,
+    },
+    /// `recipe run --session`: a recipe the session loaded (`session start
+    /// --recipes FILE`), from the page the last command left.
+    Recipe {
+        /// The script file that declares it.
+        file: PathBuf,
+        /// Which recipe of the file.
+        recipe: Option<String>,
+        /// `NAME=VALUE` parameters.
+        params: Vec<String>,
+        /// Every event as a JSON line instead of the step log.
+        json: bool,
+        /// Do not heal failed steps with the model.
+        no_heal: bool,
+    },
+    /// `state save --session`: the session's sign-ins to a file.
+    SaveState {
+        /// The state file (else the session's configured one).
+        path: Option<PathBuf>,
+    },
+    /// End the session: close its browser, remove its files.
+    Stop,
+}
+
+/// What a command prints, and how it exits.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Reply {
+    /// What goes to stdout.
+    pub stdout: String,
+    /// What goes to stderr.
+    pub stderr: String,
+    /// The exit code.
+    pub code: u8,
+    /// The session's state, in answer to [`Request::Status`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<SessionStatus>,
+}
+
+/// A live session as `session list` shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionStatus {
+    /// The page it is on now.
+    pub url: String,
+    /// Seconds since its last command.
+    pub idle_secs: u64,
+    /// Whether a command is running in it now.
+    pub busy: bool,
+    /// Whether a person watches it from the workbench.
+    pub attached: bool,
+}
+
+/// Why a session could not be asked.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum Unreachable {
+    /// There is no session of that name.
+    #[error("no session named `{name}` (see `webagent session list`)")]
+    NoSession {
+        /// The name asked for.
+        name: String,
+    },
+    /// The session's process is gone (killed, crashed) or stopped
+    /// answering.
+    #[error("session `{name}` is gone: {reason}{}", trace_note(.trace))]
+    Gone {
+        /// The name asked for.
+        name: String,
+        /// What happened, as the socket said it.
+        reason: String,
+        /// Its trace, when its metadata names one.
+        trace: Option<PathBuf>,
+    },
+}
+
+fn trace_note(trace: &Option<PathBuf>) -> String {
+    match trace {
+        Some(trace) => format!("; its trace is {}", trace.display()),
+        None => String::new(),
+    }
+}
+
+/// Sends `request` to the session whose files are `files` and waits for
+/// its reply. A session with neither socket nor metadata does not exist;
+/// one whose socket refuses, or that hangs up before replying, is gone.
+pub fn call(files: &SessionFiles, request: &Request) -> Result<Reply, Unreachable> {
+    let gone = |reason: String| Unreachable::Gone {
+        name: files.name.clone(),
+        reason,
+        trace: files.read_meta().map(|meta| meta.trace),
+    };
+    if !files.socket.exists() && !files.meta.exists() {
+        return Err(Unreachable::NoSession {
+            name: files.name.clone(),
+        });
+    }
+    let mut stream = UnixStream::connect(&files.socket).map_err(|e| {
+        gone(format!(
+            "its socket {} refused: {e}",
+            files.socket.display()
+        ))
+    })?;
+    let mut line = serde_json::to_string(request).map_err(|e| gone(e.to_string()))?;
+    line.push('\n');
+    stream
+        .write_all(line.as_bytes())
+        .map_err(|e| gone(format!("sending the command: {e}")))?;
+    let mut answer = String::new();
+    BufReader::new(stream)
+        .read_line(&mut answer)
+        .map_err(|e| gone(format!("reading the answer: {e}")))?;
+    if answer.trim().is_empty() {
+        return Err(gone(
+            "its process hung up before answering (killed, or its browser ended)".into(),
+        ));
+    }
+    serde_json::from_str(&answer).map_err(|e| gone(format!("its answer did not read: {e}")))
+}
