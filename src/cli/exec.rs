@@ -81,9 +81,12 @@ pub fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
             actions,
             json: args.json,
             observe: args.observe,
-            screenshot: args.screenshot.as_deref().map(super::session::absolute),
+            screenshot: args
+                .screenshot
+                .as_deref()
+                .map(super::session_client::absolute),
         };
-        return Ok(super::session::forward(name, &request));
+        return Ok(super::session_client::forward(name, &request));
     }
     let url = match args.url.as_deref().map(parse_page_url) {
         Some(Ok(url)) => url,

@@ -28,6 +28,7 @@ pub mod record;
 pub mod resume;
 pub mod run;
 pub mod session;
+pub mod session_client;
 pub mod sitemap;
 pub mod skill;
 pub mod state;

@@ -60,9 +60,12 @@ pub fn run(mut args: ObserveArgs) -> anyhow::Result<ExitCode> {
         let request = Request::Observe {
             json: args.json,
             delta: args.delta,
-            screenshot: args.screenshot.as_deref().map(super::session::absolute),
+            screenshot: args
+                .screenshot
+                .as_deref()
+                .map(super::session_client::absolute),
         };
-        return Ok(super::session::forward(name, &request));
+        return Ok(super::session_client::forward(name, &request));
     }
     let flags = super::flags::SessionFlags {
         browser: args.browser.clone(),

@@ -109,14 +109,14 @@ pub fn run(command: RecipeCommand) -> anyhow::Result<ExitCode> {
         }
         RecipeCommand::Run(args) if args.session_name.is_some() => {
             let request = crate::daemon::Request::Recipe {
-                file: super::session::absolute(&args.file),
+                file: super::session_client::absolute(&args.file),
                 recipe: args.recipe.clone(),
                 params: args.params.clone(),
                 json: args.flags.json,
                 no_heal: args.no_heal,
             };
             let name = args.session_name.as_deref().unwrap_or_default();
-            Ok(super::session::forward(name, &request))
+            Ok(super::session_client::forward(name, &request))
         }
         RecipeCommand::Run(args) => {
             let runtime = super::runtime()?;
@@ -407,7 +407,7 @@ fn recipe_name(text: &str) -> Result<String, String> {
 pub fn export(args: ExportArgs) -> anyhow::Result<ExitCode> {
     let trace = match (&args.trace, &args.session_name) {
         (Some(trace), _) => trace.clone(),
-        (None, Some(name)) => match super::session::trace_of(name) {
+        (None, Some(name)) => match super::session_client::trace_of(name) {
             Ok(trace) => trace,
             Err(code) => return Ok(code),
         },

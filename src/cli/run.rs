@@ -53,7 +53,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             task: args.task.clone(),
             json: args.flags.json,
         };
-        return Ok(super::session::forward(name, &request));
+        return Ok(super::session_client::forward(name, &request));
     }
     let prepared = match args.flags.session.prepare(args.flags.run) {
         Ok(prepared) => prepared,

@@ -13,7 +13,7 @@ use std::ffi::OsString;
 use std::io::Read;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
+
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -28,6 +28,7 @@ use super::flags::{parse_mode, parse_page_url, RunFlags, SessionFlags};
 use super::observe::{observe_in_session, SessionObserve};
 use super::output::Output;
 use super::recipe::{recipe_in_session, SessionRecipe};
+use super::session_client::absolute;
 use crate::agent::Prior;
 use crate::daemon::{
     call, run_dir, valid_name, Reply, Request, SessionFiles, SessionMeta, SessionStatus,
@@ -109,63 +110,6 @@ pub fn run(command: SessionCommand) -> anyhow::Result<ExitCode> {
         SessionCommand::List(args) => Ok(list(&args)),
         SessionCommand::Stop(args) => Ok(stop(&args)),
         SessionCommand::Serve(args) => serve(args),
-    }
-}
-
-/// `path` made absolute against the working folder, so a session process
-/// started elsewhere writes where the command meant.
-pub fn absolute(path: &Path) -> PathBuf {
-    std::env::current_dir()
-        .map(|dir| dir.join(path))
-        .unwrap_or_else(|_| path.to_path_buf())
-}
-
-/// The trace of session `name`, from its metadata; when there is none,
-/// the reason is printed and the exit code given (2 for a bad name, 4 for
-/// no such session).
-pub fn trace_of(name: &str) -> Result<PathBuf, ExitCode> {
-    if let Err(error) = valid_name(name) {
-        eprintln!("error: {error}");
-        return Err(ExitCode::from(EXIT_USAGE));
-    }
-    match SessionFiles::named(name).read_meta() {
-        Some(meta) => Ok(meta.trace),
-        None => {
-            eprintln!(
-                "error: {}",
-                Unreachable::NoSession {
-                    name: name.to_string()
-                }
-            );
-            Err(ExitCode::from(EXIT_NO_SESSION))
-        }
-    }
-}
-
-/// Sends `request` to session `name`, prints its reply and gives its exit
-/// code: 4 when there is no such session, 5 when it is gone.
-pub fn forward(name: &str, request: &Request) -> ExitCode {
-    if let Err(error) = valid_name(name) {
-        eprintln!("error: {error}");
-        return ExitCode::from(EXIT_USAGE);
-    }
-    match call(&SessionFiles::named(name), request) {
-        Ok(reply) => {
-            print!("{}", reply.stdout);
-            eprint!("{}", reply.stderr);
-            ExitCode::from(reply.code)
-        }
-        Err(error) => {
-            eprintln!("error: {error}");
-            ExitCode::from(unreachable_code(&error))
-        }
-    }
-}
-
-fn unreachable_code(error: &Unreachable) -> u8 {
-    match error {
-        Unreachable::NoSession { .. } => EXIT_NO_SESSION,
-        Unreachable::Gone { .. } => EXIT_SESSION_GONE,
     }
 }
 

@@ -43,9 +43,9 @@ pub fn run(command: StateCommand) -> anyhow::Result<ExitCode> {
     let StateCommand::Save(args) = command;
     if let Some(name) = &args.session_name {
         let request = crate::daemon::Request::SaveState {
-            path: Some(super::session::absolute(&args.file)),
+            path: Some(super::session_client::absolute(&args.file)),
         };
-        return Ok(super::session::forward(name, &request));
+        return Ok(super::session_client::forward(name, &request));
     }
     let prepared = match args.session.prepare(RunFlags::default()) {
         Ok(prepared) => prepared,
