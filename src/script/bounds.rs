@@ -14,7 +14,6 @@
 use std::cell::{Cell, RefCell};
 use std::time::{Duration, Instant};
 
-use rhai::debugger::{DebuggerCommand, DebuggerEvent};
 use rhai::{Dynamic, Engine, EvalAltResult, Position};
 
 /// The sandbox's limits. Every one is set on the engine; `Default` gives
@@ -140,41 +139,10 @@ pub(crate) fn seconds(duration: Duration) -> String {
     }
 }
 
-/// Keeps the place each statement and expression runs at, so a limit
-/// error (which Rhai reports at the outermost call) can name its line;
-/// and registers `sleep`, which the cancel flag and the time limit end.
+/// Registers `sleep`, which the cancel flag and the time limit end. (The
+/// place each statement runs at is kept by the engine's one debugger
+/// hook, through [`keep_place`].)
 pub(crate) fn install(engine: &mut Engine, cancelled: fn() -> bool) {
-    // The debugger interface is the only hook Rhai gives into every step;
-    // it is marked volatile, not deprecated.
-    #[allow(deprecated)]
-    engine.register_debugger(
-        |_, debugger| debugger,
-        |context, event, node, source, pos| {
-            // A function's end is reported as the error that ends it
-            // climbs out: the place where it began is the one to keep.
-            // Statements only, so a limit points at the statement that
-            // was running rather than at whichever operand came last.
-            if matches!(event, DebuggerEvent::Step | DebuggerEvent::Start)
-                && matches!(node, rhai::ASTNode::Stmt(_))
-            {
-                PLACE.with(|place| {
-                    let mut place = place.borrow_mut();
-                    if let Some(source) = source {
-                        if place.0 != source {
-                            place.0 = source.to_string();
-                        }
-                    }
-                    if !pos.is_none() {
-                        place.1 = pos;
-                    }
-                });
-            }
-            // The recipe debugger, when one is attached, stops on the
-            // same steps (this callback is the engine's only one).
-            super::debug::on_node(&context, &event, &node, node.is_stmt(), source, pos)?;
-            Ok(DebuggerCommand::StepInto)
-        },
-    );
     // Rhai's own `sleep` blocks the thread, deaf to Ctrl-C and the time
     // limit; these replace it (the engine's own functions come first).
     engine.register_fn(
@@ -293,4 +261,20 @@ mod tests {
         assert_eq!(seconds(Duration::from_secs(60)), "60 s");
         assert_eq!(seconds(Duration::from_millis(1500)), "1.5 s");
     }
+}
+
+/// Keeps the place a statement starts running at, so a limit error (which
+/// Rhai reports at the outermost call) can name its line.
+pub(crate) fn keep_place(source: Option<&str>, pos: Position) {
+    PLACE.with(|place| {
+        let mut place = place.borrow_mut();
+        if let Some(source) = source {
+            if place.0 != source {
+                place.0 = source.to_string();
+            }
+        }
+        if !pos.is_none() {
+            place.1 = pos;
+        }
+    });
 }

@@ -40,7 +40,7 @@ use rhai::{Dynamic, EvalAltResult, EvalContext, Position};
 use serde_json::{Map, Value};
 
 use super::bounds;
-use super::engine;
+use super::calls;
 use super::host::HostCall;
 
 /// Why a recipe stopped.
@@ -287,7 +287,7 @@ pub(crate) fn on_node(
         return Ok(());
     };
     let column = pos.position().unwrap_or(0);
-    let level = (engine::action_depth(), context.call_level());
+    let level = (calls::action_depth(), context.call_level());
     let stop = with_session(|session| {
         let new_line = line != session.last_line;
         session.last_line = line;
@@ -437,7 +437,7 @@ fn wait(
     loop {
         let command = match commands.recv_timeout(CANCEL_POLL) {
             Ok(command) => command,
-            Err(RecvTimeoutError::Timeout) if engine::cancelled() => return Err(quit()),
+            Err(RecvTimeoutError::Timeout) if calls::cancelled() => return Err(quit()),
             Err(RecvTimeoutError::Timeout) => continue,
             // Nobody is left to answer: the recipe ends as if stopped.
             Err(RecvTimeoutError::Disconnected) => return Err(quit()),
@@ -460,7 +460,7 @@ fn wait(
                 with_session(|s| s.breakpoints.remove(&line));
             }
             DebugCommand::Vars => report(DebugReport::Vars(vars())),
-            DebugCommand::Listing => match engine::host_call(HostCall::Listing, pos) {
+            DebugCommand::Listing => match calls::host_call(HostCall::Listing, pos) {
                 Ok(Value::String(text)) => report(DebugReport::Listing(text)),
                 Ok(other) => report(DebugReport::Listing(other.to_string())),
                 Err(error) => report(DebugReport::Refused(format!(
@@ -468,7 +468,7 @@ fn wait(
                     message(&error)
                 ))),
             },
-            DebugCommand::Act(action) => match engine::host_call(HostCall::Act(action), pos) {
+            DebugCommand::Act(action) => match calls::host_call(HostCall::Act(action), pos) {
                 Ok(result) => report(DebugReport::Acted(result)),
                 Err(error) => report(DebugReport::Refused(format!(
                     "the action could not run: {}",
@@ -806,4 +806,29 @@ fn main() {
             Err(crate::script::ScriptError::Cancelled.to_string())
         );
     }
+}
+
+/// Installs the engine's one debugger hook: each statement's place is
+/// kept for limit errors, and the recipe debugger, when one is attached,
+/// stops on the same steps.
+pub(crate) fn install_hook(engine: &mut rhai::Engine) {
+    // The debugger interface is the only hook Rhai gives into every step;
+    // it is marked volatile, not deprecated.
+    #[allow(deprecated)]
+    engine.register_debugger(
+        |_, debugger| debugger,
+        |context, event, node, source, pos| {
+            // A function's end is reported as the error that ends it
+            // climbs out: the place where it began is the one to keep.
+            // Statements only, so a limit points at the statement that
+            // was running rather than at whichever operand came last.
+            if matches!(event, DebuggerEvent::Step | DebuggerEvent::Start)
+                && matches!(node, rhai::ASTNode::Stmt(_))
+            {
+                bounds::keep_place(source, pos);
+            }
+            on_node(&context, &event, &node, node.is_stmt(), source, pos)?;
+            Ok(rhai::debugger::DebuggerCommand::StepInto)
+        },
+    );
 }

@@ -31,8 +31,8 @@
 //! `run_action` and `act` take locators as a `locators` list among the
 //! parameters.
 
-use std::cell::{Cell, RefCell};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::cell::RefCell;
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use rhai::packages::{Package, StandardPackage};
@@ -40,6 +40,7 @@ use rhai::{Dynamic, Engine, EvalAltResult, Map, NativeCallContext, Position};
 use serde_json::{json, Value};
 
 use super::bounds::{self, Limits};
+use super::calls::{self, cancelled, host_call, runtime, Bridge};
 use super::debug;
 use super::declare::Collected;
 use super::host::{result_json, HostCall};
@@ -50,23 +51,11 @@ use crate::dom::Locator;
 /// Where `print`, `debug` and `log` lines go besides the tracing log.
 pub type LogSink = Arc<dyn Fn(&str) + Send + Sync>;
 
-/// The answer channel of one host call.
-pub(crate) type Reply = std::sync::mpsc::Sender<Result<Value, String>>;
-
-/// The script thread's end of the channel to the host.
-pub(crate) type Bridge = tokio::sync::mpsc::UnboundedSender<(HostCall, Reply)>;
-
 thread_local! {
-    /// The cancel flag of the call running on this thread.
-    static CANCEL: RefCell<Option<Arc<AtomicBool>>> = const { RefCell::new(None) };
-    /// The channel to the host while an action or recipe runs.
-    static BRIDGE: RefCell<Option<Bridge>> = const { RefCell::new(None) };
     /// The files loaded when the call started (for calling custom actions).
     static LIBRARY: RefCell<Option<Arc<Snapshot>>> = const { RefCell::new(None) };
     /// Declarations gathered while a file loads.
     static COLLECT: RefCell<Option<Collected>> = const { RefCell::new(None) };
-    /// How deeply custom actions call each other.
-    static DEPTH: Cell<usize> = const { Cell::new(0) };
 }
 
 /// How deeply custom actions may call each other.
@@ -79,30 +68,19 @@ pub(crate) fn enter(
     library: Arc<Snapshot>,
     collect: Option<Collected>,
 ) {
-    CANCEL.with(|c| *c.borrow_mut() = Some(cancel));
-    BRIDGE.with(|b| *b.borrow_mut() = bridge);
+    let sources = Arc::clone(&library);
+    calls::enter(
+        cancel,
+        bridge,
+        Arc::new(move |file| sources.source_of(file)),
+    );
     LIBRARY.with(|l| *l.borrow_mut() = Some(library));
     COLLECT.with(|c| *c.borrow_mut() = collect);
-    DEPTH.with(|d| d.set(0));
-}
-
-/// The text of `file` when the call on this thread loaded it (for the
-/// line an error points at).
-pub(crate) fn loaded_source(file: &str) -> Option<Arc<str>> {
-    LIBRARY.with(|l| l.borrow().as_ref().and_then(|s| s.source_of(file)))
 }
 
 /// Takes back the declarations gathered while a file loaded.
 pub(crate) fn take_collected() -> Option<Collected> {
     COLLECT.with(|c| c.borrow_mut().take())
-}
-
-pub(crate) fn cancelled() -> bool {
-    CANCEL.with(|c| {
-        c.borrow()
-            .as_ref()
-            .is_some_and(|flag| flag.load(Ordering::Relaxed))
-    })
 }
 
 /// Builds the sandboxed engine with the host functions. The caller keeps
@@ -134,6 +112,7 @@ pub fn build_engine(limits: &Limits, log: Option<LogSink>) -> Engine {
         }
     });
     bounds::install(&mut engine, cancelled);
+    debug::install_hook(&mut engine);
     let print_log = log.clone();
     engine.on_print(move |text| script_log(text, print_log.as_ref()));
     let debug_log = log.clone();
@@ -159,7 +138,7 @@ fn script_log(text: &str, sink: Option<&LogSink>) {
         sink(text);
     }
     debug::log(text);
-    let bridge = BRIDGE.with(|b| b.borrow().clone());
+    let bridge = calls::bridge();
     if let Some(bridge) = bridge {
         // Fire and forget: a log line needs no answer.
         let (reply, _) = std::sync::mpsc::channel();
@@ -168,41 +147,6 @@ fn script_log(text: &str, sink: Option<&LogSink>) {
 }
 
 type HostResult<T> = Result<T, Box<EvalAltResult>>;
-
-fn runtime(message: impl Into<String>, pos: Position) -> Box<EvalAltResult> {
-    EvalAltResult::ErrorRuntime(Dynamic::from(message.into()), pos).into()
-}
-
-/// How deeply custom actions are calling each other on this thread.
-pub(crate) fn action_depth() -> usize {
-    DEPTH.with(Cell::get)
-}
-
-/// Sends one call to the host and waits for its answer.
-pub(crate) fn host_call(call: HostCall, pos: Position) -> HostResult<Value> {
-    let bridge = BRIDGE.with(|b| b.borrow().clone()).ok_or_else(|| {
-        runtime(
-            "page functions only work while an action or recipe runs, not while the file loads",
-            pos,
-        )
-    })?;
-    if bounds::timed_out() {
-        return Err(bounds::time_limit_error(pos));
-    }
-    let (reply_tx, reply_rx) = std::sync::mpsc::channel();
-    if bridge.send((call, reply_tx)).is_err() {
-        return Err(runtime("the host stopped listening to the script", pos));
-    }
-    match reply_rx.recv() {
-        Ok(Ok(value)) => Ok(value),
-        Ok(Err(message)) => Err(runtime(message, pos)),
-        Err(_) if cancelled() => {
-            Err(EvalAltResult::ErrorTerminated(Dynamic::from(bounds::CANCELLED), pos).into())
-        }
-        Err(_) if bounds::timed_out() => Err(bounds::time_limit_error(pos)),
-        Err(_) => Err(runtime("the host went away before answering", pos)),
-    }
-}
 
 fn to_json(value: &Dynamic, pos: Position) -> HostResult<Value> {
     bounds::check_depth(value, "a value handed to the page").map_err(|e| runtime(e, pos))?;
@@ -457,15 +401,15 @@ pub(crate) fn call_custom(def: &ActionDef, params: Value, gated: bool, pos: Posi
             return result_json(&ActionResult::denied(error_text(&error)));
         }
     }
-    let depth = DEPTH.with(|d| d.get());
+    let depth = calls::action_depth();
     let result = if depth >= MAX_ACTION_NESTING {
         ActionResult::unknown(format!(
             "custom actions called each other more than {MAX_ACTION_NESTING} deep"
         ))
     } else {
-        DEPTH.with(|d| d.set(depth + 1));
+        calls::set_action_depth(depth + 1);
         let outcome = def.invoke(action.params());
-        DEPTH.with(|d| d.set(depth));
+        calls::set_action_depth(depth);
         outcome
     };
     if gated {

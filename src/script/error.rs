@@ -44,7 +44,7 @@ impl Located {
             message,
             source: None,
         };
-        if let Some(text) = super::engine::loaded_source(file) {
+        if let Some(text) = super::calls::loaded_source(file) {
             located.fill_source(&text);
         }
         located

@@ -48,6 +48,7 @@
 
 pub mod api;
 mod bounds;
+mod calls;
 pub mod debug;
 mod declare;
 pub mod engine;
