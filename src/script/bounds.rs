@@ -244,6 +244,22 @@ pub(crate) fn check_depth(value: &Dynamic, what: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// Keeps the place a statement starts running at, so a limit error (which
+/// Rhai reports at the outermost call) can name its line.
+pub(crate) fn keep_place(source: Option<&str>, pos: Position) {
+    PLACE.with(|place| {
+        let mut place = place.borrow_mut();
+        if let Some(source) = source {
+            if place.0 != source {
+                place.0 = source.to_string();
+            }
+        }
+        if !pos.is_none() {
+            place.1 = pos;
+        }
+    });
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -261,20 +277,4 @@ mod tests {
         assert_eq!(seconds(Duration::from_secs(60)), "60 s");
         assert_eq!(seconds(Duration::from_millis(1500)), "1.5 s");
     }
-}
-
-/// Keeps the place a statement starts running at, so a limit error (which
-/// Rhai reports at the outermost call) can name its line.
-pub(crate) fn keep_place(source: Option<&str>, pos: Position) {
-    PLACE.with(|place| {
-        let mut place = place.borrow_mut();
-        if let Some(source) = source {
-            if place.0 != source {
-                place.0 = source.to_string();
-            }
-        }
-        if !pos.is_none() {
-            place.1 = pos;
-        }
-    });
 }

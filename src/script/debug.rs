@@ -597,6 +597,31 @@ fn render_vars(vars: impl Iterator<Item = (String, Dynamic)>) -> Map<String, Val
     out
 }
 
+/// Installs the engine's one debugger hook: each statement's place is
+/// kept for limit errors, and the recipe debugger, when one is attached,
+/// stops on the same steps.
+pub(crate) fn install_hook(engine: &mut rhai::Engine) {
+    // The debugger interface is the only hook Rhai gives into every step;
+    // it is marked volatile, not deprecated.
+    #[allow(deprecated)]
+    engine.register_debugger(
+        |_, debugger| debugger,
+        |context, event, node, source, pos| {
+            // A function's end is reported as the error that ends it
+            // climbs out: the place where it began is the one to keep.
+            // Statements only, so a limit points at the statement that
+            // was running rather than at whichever operand came last.
+            if matches!(event, DebuggerEvent::Step | DebuggerEvent::Start)
+                && matches!(node, rhai::ASTNode::Stmt(_))
+            {
+                bounds::keep_place(source, pos);
+            }
+            on_node(&context, &event, &node, node.is_stmt(), source, pos)?;
+            Ok(rhai::debugger::DebuggerCommand::StepInto)
+        },
+    );
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -806,29 +831,4 @@ fn main() {
             Err(crate::script::ScriptError::Cancelled.to_string())
         );
     }
-}
-
-/// Installs the engine's one debugger hook: each statement's place is
-/// kept for limit errors, and the recipe debugger, when one is attached,
-/// stops on the same steps.
-pub(crate) fn install_hook(engine: &mut rhai::Engine) {
-    // The debugger interface is the only hook Rhai gives into every step;
-    // it is marked volatile, not deprecated.
-    #[allow(deprecated)]
-    engine.register_debugger(
-        |_, debugger| debugger,
-        |context, event, node, source, pos| {
-            // A function's end is reported as the error that ends it
-            // climbs out: the place where it began is the one to keep.
-            // Statements only, so a limit points at the statement that
-            // was running rather than at whichever operand came last.
-            if matches!(event, DebuggerEvent::Step | DebuggerEvent::Start)
-                && matches!(node, rhai::ASTNode::Stmt(_))
-            {
-                bounds::keep_place(source, pos);
-            }
-            on_node(&context, &event, &node, node.is_stmt(), source, pos)?;
-            Ok(rhai::debugger::DebuggerCommand::StepInto)
-        },
-    );
 }
