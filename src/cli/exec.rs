@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use super::exit::EXIT_USAGE;
-use super::flags::{parse_mode, parse_page_url, RunFlags, SessionFlags};
+use super::flags::{parse_mode, parse_page_url, SessionFlags};
 use super::headless::start_reporting;
 use super::observe::observation_json;
 use super::output::Output;
@@ -103,16 +103,14 @@ pub fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
         eprintln!("error: give at least one ACTION to run on {url}");
         return Ok(ExitCode::from(EXIT_USAGE));
     }
-    let run = RunFlags {
-        approve: args.approve,
-        max_steps: None,
-    };
-    let mut prepared = match args.session.prepare(run) {
-        Ok(prepared) => prepared,
-        Err(code) => return Ok(code),
-    };
-    prepared.exec.action_timeout = Duration::from_millis(args.timeout_ms);
-    prepared.exec.accept_dialogs = args.accept_dialogs;
+    let prepared =
+        match args
+            .session
+            .prepare_for_actions(args.approve, args.timeout_ms, args.accept_dialogs)
+        {
+            Ok(prepared) => prepared,
+            Err(code) => return Ok(code),
+        };
     let runtime = super::runtime()?;
     runtime.block_on(async move {
         let (session, reporter) = match start_reporting(prepared, Some(&url)).await {

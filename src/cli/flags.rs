@@ -162,6 +162,24 @@ impl SessionFlags {
             ExitCode::from(EXIT_USAGE)
         })
     }
+
+    /// [`SessionFlags::prepare`] for actions run by hand (`exec`, a named
+    /// session): asked about by `approve`, each given `timeout_ms`, and
+    /// `confirm()` dialogs accepted or not.
+    pub fn prepare_for_actions(
+        &self,
+        approve: Option<crate::environment::ApprovalMode>,
+        timeout_ms: u64,
+        accept_dialogs: bool,
+    ) -> Result<Prepared, ExitCode> {
+        let mut prepared = self.prepare(RunFlags {
+            approve,
+            max_steps: None,
+        })?;
+        prepared.exec.action_timeout = std::time::Duration::from_millis(timeout_ms);
+        prepared.exec.accept_dialogs = accept_dialogs;
+        Ok(prepared)
+    }
 }
 
 /// A loaded configuration with the environment it was read from (secrets

@@ -266,16 +266,7 @@ async fn run_recipe_command(args: RunArgs) -> anyhow::Result<ExitCode> {
     };
     let outcome = session.run_recipe(choice, params, options, &Bare).await;
     ctrl_c.abort();
-    let success = match outcome {
-        Ok(outcome) => outcome.success,
-        Err(error) => {
-            session.events.send(crate::events::Event::Error {
-                error: error.to_string(),
-                fatal: true,
-            });
-            false
-        }
-    };
+    let success = succeeded(session, outcome);
     Ok(headless.finish(success).await)
 }
 
@@ -344,18 +335,26 @@ pub async fn recipe_in_session(
         file: asked.file,
         name: Some(&recipe.name),
     };
-    Ok(
-        match session.run_recipe(choice, params, options, &Bare).await {
-            Ok(outcome) => outcome.success,
-            Err(error) => {
-                session.events.send(crate::events::Event::Error {
-                    error: error.to_string(),
-                    fatal: true,
-                });
-                false
-            }
-        },
-    )
+    let outcome = session.run_recipe(choice, params, options, &Bare).await;
+    Ok(succeeded(session, outcome))
+}
+
+/// Whether a recipe run succeeded; one that could not start says why in
+/// the run's events (the trace, and what is printed).
+fn succeeded(
+    session: &crate::session::Session,
+    outcome: Result<crate::session::RecipeOutcome, crate::session::SessionError>,
+) -> bool {
+    match outcome {
+        Ok(outcome) => outcome.success,
+        Err(error) => {
+            session.events.send(crate::events::Event::Error {
+                error: error.to_string(),
+                fatal: true,
+            });
+            false
+        }
+    }
 }
 
 /// Whether `file` is among `paths` already, itself or in a directory

@@ -24,7 +24,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::exec::{exec_actions, observe_now, ExecRequest};
 use super::exit::{run_exit_code, EXIT_NO_SESSION, EXIT_REFUSED, EXIT_SESSION_GONE, EXIT_USAGE};
-use super::flags::{parse_mode, parse_page_url, RunFlags, SessionFlags};
+use super::flags::{parse_mode, parse_page_url, SessionFlags};
 use super::observe::{observe_in_session, SessionObserve};
 use super::output::Output;
 use super::recipe::{recipe_in_session, SessionRecipe};
@@ -341,16 +341,14 @@ type Job = (Request, oneshot::Sender<Reply>);
 
 fn serve(args: StartArgs) -> anyhow::Result<ExitCode> {
     let files = SessionFiles::named(&args.name);
-    let run = RunFlags {
-        approve: args.approve,
-        max_steps: None,
-    };
-    let mut prepared = match args.session.prepare(run) {
-        Ok(prepared) => prepared,
-        Err(code) => return Ok(code),
-    };
-    prepared.exec.action_timeout = Duration::from_millis(args.timeout_ms);
-    prepared.exec.accept_dialogs = args.accept_dialogs;
+    let prepared =
+        match args
+            .session
+            .prepare_for_actions(args.approve, args.timeout_ms, args.accept_dialogs)
+        {
+            Ok(prepared) => prepared,
+            Err(code) => return Ok(code),
+        };
     let idle = Duration::from_secs(prepared.config.session.idle_timeout);
     let runtime = super::runtime()?;
     runtime.block_on(async move {

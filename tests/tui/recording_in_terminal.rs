@@ -22,27 +22,52 @@ fn command(session: &str, line: &str) {
     tmux_keys(session, &["Enter"]);
 }
 
+/// `webagent record` on `html` (served at `/page`) into the recipe `name`,
+/// in a tmux session named after the test, once its recording pane shows.
+/// The page server, model and folder live as long as the result.
+struct Recording {
+    session: TmuxSession,
+    dir: std::path::PathBuf,
+    _pages: webagent::serve::PageServer,
+    _llm: llm_server::LlmServer,
+}
+
+async fn recording(test: &str, html: &str, name: &str) -> Recording {
+    require_tmux_and_chromium();
+    let pages = webagent::serve::PageServer::start()
+        .await
+        .expect("serve pages");
+    pages.html("/page", html.to_string());
+    let llm = llm_server::LlmServer::start(Vec::new()).await;
+    let dir = scratch_dir(test);
+    let session = TmuxSession(format!("webagent-{test}-{}", std::process::id()));
+    start_workbench(
+        &session.0,
+        &dir,
+        &llm,
+        &format!(
+            "record {} --name {name} --sessions-dir sessions",
+            pages.url("/page")
+        ),
+    );
+    wait_for_screen(&session.0, &format!("Recording {name} · 0 steps")).await;
+    Recording {
+        session,
+        dir,
+        _pages: pages,
+        _llm: llm,
+    }
+}
+
 #[test]
 fn webagent_record_shows_the_recipe_growing_and_writes_it_on_stop() {
-    require_tmux_and_chromium();
     crate::support::chromium::runtime().block_on(async {
-        let pages = webagent::serve::PageServer::start()
-            .await
-            .expect("serve pages");
-        pages.html("/form", FORM);
-        let llm = llm_server::LlmServer::start(Vec::new()).await;
-        let dir = scratch_dir("record-in-terminal");
-        let session = TmuxSession(format!("webagent-record-{}", std::process::id()));
-        start_workbench(
-            &session.0,
-            &dir,
-            &llm,
-            &format!(
-                "record {} --name sign_in --sessions-dir sessions",
-                pages.url("/form")
-            ),
-        );
-        wait_for_screen(&session.0, "Recording sign_in · 0 steps").await;
+        let Recording {
+            session,
+            dir,
+            _pages,
+            _llm,
+        } = recording("record-in-terminal", FORM, "sign_in").await;
         wait_for_screen(&session.0, "<button>Sign in</button>").await;
 
         command(&session.0, "input_text 0 ada@example.test");
@@ -78,25 +103,13 @@ const BIG_BUTTON: &str = r#"<!doctype html><title>Big</title>
 
 #[test]
 fn a_click_on_the_page_pane_clicks_the_page_and_is_recorded() {
-    require_tmux_and_chromium();
     crate::support::chromium::runtime().block_on(async {
-        let pages = webagent::serve::PageServer::start()
-            .await
-            .expect("serve pages");
-        pages.html("/big", BIG_BUTTON);
-        let llm = llm_server::LlmServer::start(Vec::new()).await;
-        let dir = scratch_dir("record-page-pane");
-        let session = TmuxSession(format!("webagent-record-pane-{}", std::process::id()));
-        start_workbench(
-            &session.0,
-            &dir,
-            &llm,
-            &format!(
-                "record {} --name big --sessions-dir sessions",
-                pages.url("/big")
-            ),
-        );
-        wait_for_screen(&session.0, "Recording big · 0 steps").await;
+        let Recording {
+            session,
+            dir,
+            _pages,
+            _llm,
+        } = recording("record-page-pane", BIG_BUTTON, "big").await;
         tmux_keys(&session.0, &["v"]);
         let screen = wait_for_screen(&session.0, "1 marks").await;
         // The picture starts inside the pane's border; a cell a few rows
