@@ -1,7 +1,7 @@
 // The recorder's part in the page: the body of a function that runs once in
 // webagent's isolated world of every document (every frame), with `locate`
-// (script/locate.js) in scope. It watches what the person does and sends
-// each action, with the facts that find its element again, through the
+// (locate.js, beside this file) in scope. It watches what the person does
+// and sends each action, with the facts that find its element again, through the
 // `__webagentRecord` binding.
 //
 // It must not change the page: listeners sit on the window in the capture
