@@ -111,7 +111,11 @@ fn a_click_on_the_page_pane_clicks_the_page_and_is_recorded() {
             _llm,
         } = recording("record-page-pane", BIG_BUTTON, "big").await;
         tmux_keys(&session.0, &["v"]);
-        let screen = wait_for_screen(&session.0, "1 marks").await;
+        // The title counts the marks as soon as the screenshot arrives;
+        // the outline is named once the picture is drawn, and only a
+        // drawn picture takes clicks (on a busy machine the drawing takes
+        // longer than one settled screen).
+        let screen = wait_for_screen(&session.0, "[0] outlined").await;
         // The picture starts inside the pane's border; a cell a few rows
         // and columns in is on the button. SGR mouse reports count from 1.
         let (row, line) = screen

@@ -190,7 +190,16 @@ pub(super) fn page_mouse(
     if !state.picture.visible || state.modal.is_some() || state.replay.is_some() {
         return;
     }
-    let (Some(shot), Some(rendered)) = (&state.picture.shot, &state.picture.rendered) else {
+    let Some(shot) = &state.picture.shot else {
+        return;
+    };
+    let Some(rendered) = &state.picture.rendered else {
+        // The pane says "drawing…": there is nothing to aim at yet, and a
+        // click dropped without a word would look like a dead page.
+        state.notice(
+            true,
+            "the picture is still drawing; click again once it shows".into(),
+        );
         return;
     };
     let used = rendered.protocol.area();
@@ -219,4 +228,41 @@ pub(super) fn page_mouse(
         return;
     }
     effects.push(Effect::Pointer(pointer));
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crossterm::event::{KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
+
+    #[test]
+    fn a_click_before_the_first_picture_is_drawn_says_so_and_sends_nothing() {
+        let mut state = AppState::new((120, 40));
+        state.picture.visible = true;
+        state.picture.shot = Some(Arc::new(crate::vision::Screenshot {
+            image: Arc::from(Vec::new()),
+            mime: "image/png",
+            width: 1024,
+            height: 640,
+            scale: 1.0,
+            marks: Vec::new(),
+            masked: 0,
+            capture_ms: 1.0,
+        }));
+        let mut effects = Vec::new();
+        let click = MouseEvent {
+            kind: MouseEventKind::Down(MouseButton::Left),
+            column: 90,
+            row: 3,
+            modifiers: KeyModifiers::NONE,
+        };
+        page_mouse(&mut state, click, &mut effects);
+        assert!(effects.is_empty(), "{effects:?}");
+        assert_eq!(
+            state.status.notice.as_ref().map(|n| n.text.as_str()),
+            Some("the picture is still drawing; click again once it shows")
+        );
+    }
 }
