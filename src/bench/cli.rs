@@ -5,7 +5,8 @@
 //! the action's own time inside the session (the `ms` its JSON line
 //! reports), measured on the benchmark pages in one run, plus the session
 //! process's memory while idle and a bare `webagent --version` for the
-//! cost of starting the binary at all.
+//! cost of starting the binary at all. In the same run agent-browser does
+//! its own loop on the same pages as the baseline (see `agent_browser`).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -13,7 +14,8 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use super::{median, round2};
+use super::agent_browser::{self, Baseline};
+use super::{median, ms_since, round2};
 use crate::serve::PageServer;
 
 /// Flags of `webagent bench cli`.
@@ -25,6 +27,10 @@ pub struct BenchArgs {
     /// Print one JSON object per page instead of a table.
     #[arg(long)]
     pub json: bool,
+    /// agent-browser's binary for the baseline (default: `agent-browser`
+    /// on PATH; without one the baseline is left out and says why).
+    #[arg(long, value_name = "PATH")]
+    pub agent_browser: Option<PathBuf>,
 }
 
 /// The figures of one page.
@@ -42,6 +48,12 @@ pub struct PageFigures {
     pub added_ms: f64,
     /// Median wall time of `observe --session S --delta`, ms.
     pub delta_wall_ms: f64,
+    /// agent-browser's `snapshot -i` + `click @eN` on the same page.
+    pub agent_browser: Option<agent_browser::Figures>,
+    /// webagent's round (delta + exec) over agent-browser's; goal ≤ 0.5.
+    pub vs_agent_browser: Option<f64>,
+    /// Why agent-browser's loop failed on this page, when it did.
+    pub agent_browser_failed: Option<String>,
 }
 
 /// The pages the loop runs on: the observation benchmark's pages with
@@ -121,17 +133,55 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
             action_ms: round2(median(&actions)),
             added_ms: round2(median(&added)),
             delta_wall_ms: round2(median(&deltas)),
+            agent_browser: None,
+            vs_agent_browser: None,
+            agent_browser_failed: None,
         });
     }
     let idle_mb = session.resident_mb();
     drop(session);
+    // The baseline runs once webagent's session is gone, so the two never
+    // share the cores.
+    let baseline = agent_browser::find(args.agent_browser.as_deref()).and_then(|exe| {
+        let chrome = crate::browser::find_chrome(None).map_err(|e| e.to_string())?;
+        Ok(Baseline::new(exe, chrome))
+    });
+    let baseline_heading = match &baseline {
+        Ok(baseline) => {
+            for f in &mut figures {
+                let url = server.url(&format!("/{}", f.page));
+                // A page it cannot do is a figure too, not the end of the
+                // benchmark.
+                match baseline.run_page(&url, rounds) {
+                    Ok(theirs) => {
+                        f.vs_agent_browser = Some(round2(
+                            (f.delta_wall_ms + f.exec_wall_ms) / theirs.round_ms(),
+                        ));
+                        f.agent_browser = Some(theirs);
+                    }
+                    Err(error) => f.agent_browser_failed = Some(error.to_string()),
+                }
+            }
+            baseline.version()?
+        }
+        Err(why) => format!(
+            "agent-browser baseline left out: {why} (install: {})",
+            agent_browser::INSTALL
+        ),
+    };
+    let baseline_ran = baseline.is_ok();
+    drop(baseline);
     if args.json {
         for f in &figures {
             println!("{}", serde_json::to_string(f)?);
         }
         println!(
             "{}",
-            serde_json::json!({"version_ms": round2(version), "idle_session_mb": idle_mb.map(round2)})
+            serde_json::json!({
+                "version_ms": round2(version),
+                "idle_session_mb": idle_mb.map(round2),
+                "baseline": baseline_heading,
+            })
         );
     } else {
         println!("{rounds} rounds of `observe --session S --delta` + `exec --session S 'click N' --json` per page (medians, ms)");
@@ -154,6 +204,31 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
         }
         let worst = figures.iter().map(|f| f.added_ms).fold(0.0, f64::max);
         println!("a command adds at most {worst:.1} ms (median per page); goal ≤ 15 ms");
+        println!();
+        println!("{baseline_heading}: `snapshot -i` + `click @eN` on the same pages (medians, ms)");
+        if baseline_ran {
+            println!(
+                "{:<12} {:>9} {:>9} {:>10} {:>10} {:>7}",
+                "page", "snapshot", "click", "its round", "our round", "ratio"
+            );
+            for f in &figures {
+                if let (Some(theirs), Some(ratio)) = (&f.agent_browser, f.vs_agent_browser) {
+                    println!(
+                        "{:<12} {:>9.1} {:>9.1} {:>10.1} {:>10.1} {:>6.2}×",
+                        f.page,
+                        theirs.snapshot_wall_ms,
+                        theirs.click_wall_ms,
+                        theirs.round_ms(),
+                        f.delta_wall_ms + f.exec_wall_ms,
+                        ratio
+                    );
+                }
+                if let Some(why) = &f.agent_browser_failed {
+                    println!("{:<12} failed: {why}", f.page);
+                }
+            }
+            println!("our round is `observe --delta` + `exec 'click N'`; goal ≤ 0.5× theirs on every page");
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -225,8 +300,4 @@ impl Drop for BenchSession {
         }
         let _ = std::fs::remove_dir_all(&self.runtime_dir);
     }
-}
-
-fn ms_since(started: Instant) -> f64 {
-    started.elapsed().as_secs_f64() * 1000.0
 }

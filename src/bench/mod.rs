@@ -3,6 +3,7 @@
 //! an unwindowed draw, a plain Rust call), so a figure means the same on
 //! any machine. Build with `--release` before trusting them.
 
+pub mod agent_browser;
 pub mod cache;
 pub mod cli;
 pub mod late_ui;
@@ -17,6 +18,11 @@ pub mod suite;
 pub mod tui;
 
 use std::time::Duration;
+
+/// Milliseconds since `started`.
+pub fn ms_since(started: std::time::Instant) -> f64 {
+    started.elapsed().as_secs_f64() * 1000.0
+}
 
 /// `v` rounded to two decimals, for printed figures.
 pub fn round2(v: f64) -> f64 {

@@ -132,6 +132,17 @@ pub fn find_chrome(explicit: Option<&Path>) -> Result<PathBuf, BrowserError> {
     })
 }
 
+/// The flags any Chromium started on this machine needs, whoever starts
+/// it: the base flags, and `--no-sandbox` as root. A benchmark gives them
+/// to another tool's browser so both run the same Chromium the same way.
+pub(crate) fn shared_flags() -> Vec<String> {
+    let mut flags: Vec<String> = BASE_FLAGS.iter().map(|s| s.to_string()).collect();
+    if running_as_root() {
+        flags.push("--no-sandbox".into());
+    }
+    flags
+}
+
 /// Whether this process runs as root, where Chromium's sandbox refuses to
 /// start without `--no-sandbox`.
 fn running_as_root() -> bool {
@@ -273,7 +284,7 @@ impl LaunchedChrome {
             Some(dir) => (persistent_profile_dir(dir)?, false),
             None => (fresh_profile_dir()?, true),
         };
-        let mut args: Vec<String> = BASE_FLAGS.iter().map(|s| s.to_string()).collect();
+        let mut args = shared_flags();
         args.push(format!("--user-data-dir={}", profile.display()));
         args.push("--remote-debugging-port=0".into());
         args.push("--remote-debugging-address=127.0.0.1".into());
@@ -285,9 +296,6 @@ impl LaunchedChrome {
             args.push("--headless".into());
             args.push("--hide-scrollbars".into());
             args.push("--mute-audio".into());
-        }
-        if running_as_root() {
-            args.push("--no-sandbox".into());
         }
         args.extend(options.extra_args.iter().cloned());
         args.push("about:blank".into());

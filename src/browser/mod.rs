@@ -99,6 +99,7 @@ pub use download::{Download, DownloadOptions, DownloadState, Downloads};
 pub use driver::{Driver, DriverError, MAX_RELAUNCHES};
 pub use error::{BrowserError, INSTALL_HINT};
 pub use guard::{BlockedNavigation, DomainPolicy, GuardError, NavigationGuard, Verdict};
+pub(crate) use launch::shared_flags;
 pub use launch::{find_chrome, LaunchOptions};
 pub(crate) use scripts::LOCATE_JS;
 pub use session::{BrowserSession, IsolatedContext};
