@@ -11,6 +11,7 @@ pub mod mcp;
 pub mod mcp_session;
 pub mod observe;
 pub mod prompt;
+pub mod record;
 pub mod script;
 pub mod sitemap;
 pub mod step;

@@ -49,6 +49,10 @@ pub enum BenchCommand {
     /// own time inside the session, on the benchmark pages; and the idle
     /// session process's memory.
     Cli(crate::bench::cli::BenchArgs),
+    /// The recorder's added time per input event in the page (with it and
+    /// without it, alternating), and a recorded recipe's replay against the
+    /// same steps written by hand.
+    Record(crate::bench::record::BenchArgs),
 }
 
 /// Flags of `webagent bench suite`.
@@ -132,6 +136,7 @@ pub fn run(command: BenchCommand) -> anyhow::Result<ExitCode> {
         }
         BenchCommand::Cache(args) => crate::bench::cache::bench(args),
         BenchCommand::Cli(args) => crate::bench::cli::bench(args),
+        BenchCommand::Record(args) => crate::bench::record::bench(args),
         BenchCommand::Mcp(args) => {
             let runtime = super::runtime()?;
             let sent = runtime.block_on(crate::bench::mcp_session::measure(
