@@ -156,6 +156,21 @@ impl Downloads {
         }
     }
 
+    /// Waits for downloads that may still be arriving: one announced
+    /// within `begin`, and those in progress, until each has ended or
+    /// `end` has passed.
+    pub async fn arrivals(&self, begin: Duration, end: Duration) {
+        let settled = {
+            let list = self.lock();
+            list.iter()
+                .find(|d| d.state == DownloadState::InProgress)
+                .map_or_else(|| list.last().map_or(0, |d| d.seq), |d| d.seq - 1)
+        };
+        if self.begun_since(settled, begin).await {
+            self.since(settled, end).await;
+        }
+    }
+
     fn begin(&self, guid: String, url: String, suggested: String) {
         let mut list = self.lock();
         let seq = list.last().map_or(1, |d| d.seq + 1);
@@ -390,6 +405,38 @@ mod tests {
         announce.await.unwrap();
         let mark = downloads.mark();
         assert!(!downloads.begun_since(mark, Duration::from_millis(20)).await);
+    }
+
+    #[tokio::test]
+    async fn arrivals_wait_for_a_download_in_progress_to_end() {
+        let dir = std::env::temp_dir().join(format!("webagent-dl-arrive-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("g"), "notes").unwrap();
+        let downloads = Arc::new(Downloads::new(DownloadOptions {
+            dir: dir.clone(),
+            max_bytes: 1024,
+        }));
+        downloads.begin("g".into(), "http://127.0.0.1/n.txt".into(), "n.txt".into());
+        let late = Arc::clone(&downloads);
+        let finish = tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            late.progress(&EventDownloadProgress {
+                guid: "g".into(),
+                total_bytes: 5.0,
+                received_bytes: 5.0,
+                state: DownloadProgressState::Completed,
+                file_path: None,
+            });
+        });
+        downloads
+            .arrivals(Duration::from_millis(20), Duration::from_secs(10))
+            .await;
+        let ended = downloads.lock()[0].clone();
+        assert_eq!(ended.state, DownloadState::Completed);
+        assert_eq!(ended.file, dir.join("n.txt"));
+        finish.await.unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -303,17 +303,30 @@ pub async fn exec_actions(
                 ..
             }
         );
-        // Observe after every action so the next one's indices refer to
-        // the latest listing.
-        let gone = match observe_now(session, out).await {
-            Ok(now) => {
-                *state = now;
+        // Observe after an action when something needs the page: the next
+        // action, whose indices refer to the latest listing, the listing
+        // asked for, or a picture. After the last one nothing does yet; the
+        // page is left unknown, and a session observes it when the next
+        // command needs it (the `observe` a caller runs next anyway, or
+        // the next `exec`, before its indices are read). A command costs
+        // its action, not a listing nobody reads.
+        let page_needed =
+            number + 1 < request.actions.len() || request.observe || request.screenshot.is_some();
+        let gone = match page_needed {
+            false => {
+                *state = None;
                 None
             }
-            Err(error) => {
-                *state = None;
-                Some(error)
-            }
+            true => match observe_now(session, out).await {
+                Ok(now) => {
+                    *state = now;
+                    None
+                }
+                Err(error) => {
+                    *state = None;
+                    Some(error)
+                }
+            },
         };
         if let (Some(view), Some(page)) = (view.as_deref_mut(), state.as_ref()) {
             view.number(page);

@@ -603,8 +603,9 @@ async fn answer_request(held: &mut Held, request: Request) -> (Reply, Option<Str
             screenshot,
         } => {
             if held.last.is_none() {
-                // No listing yet: the actions' indices are those of the
-                // page as it is now.
+                // No listing yet, or the last command's action left the
+                // page unknown: the indices are read against the page as
+                // it is now.
                 match observe_now(&mut held.session, &mut out).await {
                     Ok(page) => {
                         if let Some(page) = &page {

@@ -7,11 +7,11 @@ use crate::actions::{ActionResult, FailureReason};
 use crate::events::Event;
 
 /// How long an action's result waits for the downloads it started.
-const DOWNLOAD_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+pub(super) const DOWNLOAD_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 /// How long it waits for a download to be announced after a navigation
 /// that brought no document: the announcement comes over the browser's
 /// own connection and can trail the page's events.
-const DOWNLOAD_BEGIN_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
+pub(super) const DOWNLOAD_BEGIN_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
 
 impl Driver {
     /// Adds what `action` caused beyond its page to its result: the

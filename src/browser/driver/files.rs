@@ -3,8 +3,9 @@
 
 use serde_json::json;
 
+use super::effects::{DOWNLOAD_BEGIN_WAIT, DOWNLOAD_WAIT};
 use super::Driver;
-use crate::actions::ActionResult;
+use crate::actions::{ActionResult, FailureReason};
 
 /// The most characters `read_file` returns.
 pub(super) const READ_FILE_LIMIT: usize = 20_000;
@@ -14,13 +15,30 @@ const READ_FILE_MAX_BYTES: u64 = 8 * 1024 * 1024;
 impl Driver {
     /// `read_file`: a downloaded file's text, clipped. Only files in the
     /// downloads directory can be read.
-    pub(super) fn read_file(&self, path: &str) -> ActionResult {
-        match self.tab.downloads() {
-            Some(downloads) => read_download(downloads.dir(), path),
-            None => ActionResult::blocked(
+    ///
+    /// A file not there yet may still be arriving: a download the last
+    /// action started can be announced after that action's result (the
+    /// browser reports it on its own connection, and a busy machine
+    /// delays it), and one in progress has no name yet. So a missing file
+    /// is looked for again once those have ended.
+    pub(super) async fn read_file(&self, path: &str) -> ActionResult {
+        let Some(downloads) = self.tab.downloads().cloned() else {
+            return ActionResult::blocked(
                 "read_file reads downloaded files, and this session keeps no downloads",
-            ),
+            );
+        };
+        let first = read_download(downloads.dir(), path);
+        if !matches!(
+            first,
+            ActionResult::Failure {
+                reason: FailureReason::NotFound,
+                ..
+            }
+        ) {
+            return first;
         }
+        downloads.arrivals(DOWNLOAD_BEGIN_WAIT, DOWNLOAD_WAIT).await;
+        read_download(downloads.dir(), path)
     }
 }
 

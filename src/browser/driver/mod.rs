@@ -287,7 +287,7 @@ impl Driver {
                     .screenshot_file(path.as_deref(), *full_page, target.as_ref())
                     .await
             }
-            Action::ReadFile { path } => return self.read_file(path),
+            Action::ReadFile { path } => return self.read_file(path).await,
             Action::SwitchTab { tab } => return self.switch_tab(*tab).await,
             Action::CloseTab { tab } => return self.close_tab(*tab).await,
             _ => {}
