@@ -16,6 +16,7 @@ mod bench;
 mod command_line;
 mod conversation;
 mod conversation_in_terminal;
+mod debugger_in_terminal;
 mod event_loop;
 mod recording_in_terminal;
 mod renders;

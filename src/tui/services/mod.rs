@@ -30,7 +30,7 @@ use crate::llm::{stop_pair, StopHandle};
 use crate::script::CancelFlag;
 use crate::session::Prepared;
 
-use self::browser::{browser_task, BrowserCommand, BrowserSetup, RunControl};
+use self::browser::{browser_task, BrowserCommand, BrowserSetup, DebugTarget, RunControl};
 pub use self::record::{export_session, SessionRecord};
 use super::error::{ExportError, ResumeReadError, TraceListError, TuiError};
 use super::event::{AppEvent, Effect};
@@ -142,6 +142,8 @@ pub struct WorkbenchOptions {
     /// Record the person's actions into this recipe from the start
     /// (`webagent record`).
     pub record: Option<String>,
+    /// Debug this recipe from the start (`recipe run FILE --debug`).
+    pub debug: Option<super::state::DebugStart>,
 }
 
 impl WorkbenchOptions {
@@ -164,6 +166,7 @@ impl WorkbenchOptions {
             mcp_whole_pages: false,
             resume: None,
             record: None,
+            debug: None,
         }
     }
 }
@@ -197,6 +200,10 @@ pub fn run(options: WorkbenchOptions) -> Result<(), TuiError> {
     if let Some(name) = &options.record {
         // Started through the same path as `:record NAME`.
         let _ = tx.send(AppEvent::StartRecording(name.clone()));
+    }
+    if let Some(start) = options.debug.clone() {
+        // Started through the same path as `:debug NAME`.
+        let _ = tx.send(AppEvent::StartDebug(start));
     }
     let stop_input = Arc::new(AtomicBool::new(false));
     terminal::spawn_input_reader(tx.clone(), Arc::clone(&stop_input));
@@ -254,6 +261,12 @@ pub struct Services {
     /// The latest opening of the sessions view: a listing for an older
     /// one stops reading.
     sessions_generation: Arc<AtomicU64>,
+    /// The session's scripts (a debugged recipe's file reloads into them).
+    scripts: crate::script::Scripts,
+    /// Where the debugged recipe takes its commands, once it runs.
+    debug_commands: Arc<Mutex<Option<std::sync::mpsc::Sender<crate::script::DebugCommand>>>>,
+    /// Watches the debugged recipe's file while it is debugged.
+    debug_watch: Option<crate::script::ScriptWatcher>,
 }
 
 impl std::fmt::Debug for Services {
@@ -413,6 +426,9 @@ impl Services {
             steering: Steering::new(),
             sessions_dir: options.session.config.paths.sessions.clone(),
             sessions_generation: Arc::new(AtomicU64::new(0)),
+            scripts: options.session.scripts.clone(),
+            debug_commands: Arc::new(Mutex::new(None)),
+            debug_watch: None,
         };
         if let Some(theme) = &options.theme {
             services.load_theme(theme);
@@ -472,6 +488,84 @@ impl Services {
             }
             let _ = tx.send(AppEvent::ThemeReloaded(Ok(theme)));
         });
+    }
+
+    /// Runs a recipe under the debugger, and watches its file: each save
+    /// reloads it into the scripts (a restart runs it) and sends its text
+    /// to the source pane.
+    fn start_debug(&mut self, start: super::state::DebugStart, approval: ApprovalMode) {
+        let run = self.new_run(approval);
+        *self
+            .debug_commands
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = None;
+        self.debug_watch = None;
+        let (tx, file) = (self.tx.clone(), start.file.clone());
+        let watched = crate::script::ScriptWatcher::start(
+            self.scripts.clone(),
+            std::slice::from_ref(&start.file),
+            move |event| {
+                let sent = match event {
+                    crate::script::ScriptEvent::Loaded { .. } => {
+                        match std::fs::read_to_string(&file) {
+                            Ok(text) => AppEvent::DebugSource(text),
+                            Err(error) => AppEvent::Notice {
+                                error: true,
+                                text: format!("{}: {error}", file.display()),
+                            },
+                        }
+                    }
+                    crate::script::ScriptEvent::Removed { file } => AppEvent::Notice {
+                        error: true,
+                        text: format!(
+                            "{} was removed; the run goes on with its code",
+                            file.display()
+                        ),
+                    },
+                    crate::script::ScriptEvent::Error { error, .. } => AppEvent::Notice {
+                        error: true,
+                        text: format!("{error} (a restart runs the last good version)"),
+                    },
+                };
+                let _ = tx.send(sent);
+            },
+        );
+        match watched {
+            Ok(watcher) => self.debug_watch = Some(watcher),
+            Err(error) => {
+                let _ = self.tx.send(AppEvent::Notice {
+                    error: true,
+                    text: format!("the recipe's file is not watched: {error}"),
+                });
+            }
+        }
+        let command = BrowserCommand::Recipe {
+            name: start.name,
+            params: start.params,
+            with_model: self.model.is_ok(),
+            run,
+            debug: Some(DebugTarget {
+                file: start.file,
+                commands: Arc::clone(&self.debug_commands),
+            }),
+        };
+        self.send_run(command);
+    }
+
+    /// Hands a command to the debugged recipe, or says none listens.
+    fn debug(&mut self, command: crate::script::DebugCommand) {
+        let sent = self
+            .debug_commands
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_ref()
+            .map(|commands| commands.send(command));
+        if !matches!(sent, Some(Ok(()))) {
+            let _ = self.tx.send(AppEvent::Notice {
+                error: true,
+                text: "no recipe is being debugged".into(),
+            });
+        }
     }
 
     /// Hands a run to the browser actor, or says it is gone.
@@ -647,6 +741,7 @@ impl EffectHandler for Services {
                     params,
                     with_model: self.model.is_ok(),
                     run,
+                    debug: None,
                 };
                 if self.browser.send(command).is_err() {
                     let _ = self.tx.send(AppEvent::RunEnded {
@@ -727,10 +822,20 @@ impl EffectHandler for Services {
                     ));
                 });
             }
+            Effect::StartDebug { start, approval } => self.start_debug(start, approval),
+            Effect::Debug(command) => self.debug(command),
             Effect::StopRun => {
                 // A script in a loop stops at once; the run at its next
-                // check.
+                // check; a debugged recipe at its stop.
                 self.cancel.cancel();
+                if let Some(commands) = self
+                    .debug_commands
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .take()
+                {
+                    let _ = commands.send(crate::script::DebugCommand::Quit);
+                }
                 if let Some(stop) = &self.stop {
                     stop.stop();
                 }
