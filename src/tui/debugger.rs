@@ -100,7 +100,7 @@ pub fn draw(frame: &mut Frame, state: &AppState) {
         Some(stop) => format!("line {} · {}", stop.line, reason_text(stop.reason)),
         None => "running".to_string(),
     };
-    let title = format!("Debug {} ({file}) · {at}", debug.start.name);
+    let title = format!("Debug {} · {at}", debug.start.name);
     let block = pane_block(title, Pane::Sitemap, state);
     let width = usize::from(source_area.width.saturating_sub(2));
     let height = usize::from(source_area.height.saturating_sub(2)).max(1);

@@ -61,10 +61,7 @@ fn a_recipe_is_stepped_through_fixed_by_hand_edited_and_restarted() {
         );
         let s = &session.0;
         let screen = wait_for_screen(s, "stopped at line 3 (entry)").await;
-        assert!(
-            screen.contains("Debug walk (walk.rhai) · line 3 · entry"),
-            "{screen}"
-        );
+        assert!(screen.contains("Debug walk · line 3 · entry"), "{screen}");
         assert!(
             screen.contains("▶  3     let greeting = \"hello\";"),
             "{screen}"
@@ -97,7 +94,7 @@ fn a_recipe_is_stepped_through_fixed_by_hand_edited_and_restarted() {
 
         // The click on a button that is not there stops on its error.
         tmux_keys(s, &["c"]);
-        let screen = wait_for_screen(s, "Debug walk (walk.rhai) · line 7 · failed").await;
+        let screen = wait_for_screen(s, "Debug walk · line 7 · failed").await;
         assert!(
             screen.contains("» log              panel open: true"),
             "{screen}"

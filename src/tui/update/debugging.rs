@@ -308,14 +308,16 @@ pub(super) fn debug_ended(state: &mut AppState, effects: &mut Vec<Effect>) {
     let Some(debug) = state.debugger.take() else {
         return;
     };
-    if debug.restarting {
-        state.status.run = RunStatus::Idle;
-        let breakpoints = debug.breakpoints.clone();
-        state.debugger = Some(debug.clone());
-        start_debugging(state, debug.start, effects);
-        if let Some(view) = state.debugger.as_mut() {
-            view.breakpoints = breakpoints;
-            view.source = debug.edited.unwrap_or(debug.source);
-        }
+    if !debug.restarting {
+        return;
+    }
+    state.status.run = RunStatus::Idle;
+    let source = debug.edited.clone().unwrap_or_else(|| debug.source.clone());
+    let start = debug.start.clone();
+    // The new run takes its breakpoints from the view it replaces.
+    state.debugger = Some(debug);
+    start_debugging(state, start, effects);
+    if let Some(view) = state.debugger.as_mut() {
+        view.source = source;
     }
 }
