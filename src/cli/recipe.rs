@@ -72,8 +72,9 @@ pub struct RunArgs {
     /// configured: a step that no longer runs fails the recipe.
     #[arg(long)]
     pub no_heal: bool,
-    /// Step through the recipe: `--debug=cli` speaks JSON lines on
-    /// standard input and output (see docs/debugger.md).
+    /// Step through the recipe: `--debug` in the workbench (a terminal
+    /// is needed), `--debug=cli` as JSON lines on standard input and
+    /// output (see docs/debugger.md).
     #[arg(long, value_name = "MODE", num_args = 0..=1, require_equals = true, default_missing_value = "tui")]
     pub debug: Option<super::debug::DebugMode>,
     /// Approvals, output, and the session: config, the model for
