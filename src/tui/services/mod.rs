@@ -9,6 +9,7 @@
 //! exports and where its events go.
 
 mod browser;
+mod debug;
 mod picture;
 mod record;
 
@@ -30,7 +31,7 @@ use crate::llm::{stop_pair, StopHandle};
 use crate::script::CancelFlag;
 use crate::session::Prepared;
 
-use self::browser::{browser_task, BrowserCommand, BrowserSetup, DebugTarget, RunControl};
+use self::browser::{browser_task, BrowserCommand, BrowserSetup, RunControl};
 pub use self::record::{export_session, SessionRecord};
 use super::error::{ExportError, ResumeReadError, TraceListError, TuiError};
 use super::event::{AppEvent, Effect};
@@ -488,84 +489,6 @@ impl Services {
             }
             let _ = tx.send(AppEvent::ThemeReloaded(Ok(theme)));
         });
-    }
-
-    /// Runs a recipe under the debugger, and watches its file: each save
-    /// reloads it into the scripts (a restart runs it) and sends its text
-    /// to the source pane.
-    fn start_debug(&mut self, start: super::state::DebugStart, approval: ApprovalMode) {
-        let run = self.new_run(approval);
-        *self
-            .debug_commands
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner) = None;
-        self.debug_watch = None;
-        let (tx, file) = (self.tx.clone(), start.file.clone());
-        let watched = crate::script::ScriptWatcher::start(
-            self.scripts.clone(),
-            std::slice::from_ref(&start.file),
-            move |event| {
-                let sent = match event {
-                    crate::script::ScriptEvent::Loaded { .. } => {
-                        match std::fs::read_to_string(&file) {
-                            Ok(text) => AppEvent::DebugSource(text),
-                            Err(error) => AppEvent::Notice {
-                                error: true,
-                                text: format!("{}: {error}", file.display()),
-                            },
-                        }
-                    }
-                    crate::script::ScriptEvent::Removed { file } => AppEvent::Notice {
-                        error: true,
-                        text: format!(
-                            "{} was removed; the run goes on with its code",
-                            file.display()
-                        ),
-                    },
-                    crate::script::ScriptEvent::Error { error, .. } => AppEvent::Notice {
-                        error: true,
-                        text: format!("{error} (a restart runs the last good version)"),
-                    },
-                };
-                let _ = tx.send(sent);
-            },
-        );
-        match watched {
-            Ok(watcher) => self.debug_watch = Some(watcher),
-            Err(error) => {
-                let _ = self.tx.send(AppEvent::Notice {
-                    error: true,
-                    text: format!("the recipe's file is not watched: {error}"),
-                });
-            }
-        }
-        let command = BrowserCommand::Recipe {
-            name: start.name,
-            params: start.params,
-            with_model: self.model.is_ok(),
-            run,
-            debug: Some(DebugTarget {
-                file: start.file,
-                commands: Arc::clone(&self.debug_commands),
-            }),
-        };
-        self.send_run(command);
-    }
-
-    /// Hands a command to the debugged recipe, or says none listens.
-    fn debug(&mut self, command: crate::script::DebugCommand) {
-        let sent = self
-            .debug_commands
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .as_ref()
-            .map(|commands| commands.send(command));
-        if !matches!(sent, Some(Ok(()))) {
-            let _ = self.tx.send(AppEvent::Notice {
-                error: true,
-                text: "no recipe is being debugged".into(),
-            });
-        }
     }
 
     /// Hands a run to the browser actor, or says it is gone.
