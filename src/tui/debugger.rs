@@ -96,15 +96,16 @@ pub fn draw(frame: &mut Frame, state: &AppState) {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let at = match &debug.stop {
-        Some(stop) => format!("line {} · {}", stop.line, reason_text(stop.reason)),
-        None => "running".to_string(),
+    let at = match (&debug.stop, debug.stop_here()) {
+        (Some(stop), Some(_)) => format!("line {} · {}", stop.line, reason_text(stop.reason)),
+        (Some(stop), None) => format!("{}:{} · {}", stop.file, stop.line, reason_text(stop.reason)),
+        (None, _) => "running".to_string(),
     };
     let title = format!("Debug {} · {at}", debug.start.name);
     let block = pane_block(title, Pane::Sitemap, state);
     let width = usize::from(source_area.width.saturating_sub(2));
     let height = usize::from(source_area.height.saturating_sub(2)).max(1);
-    let current = debug.stop.as_ref().map(|s| s.line);
+    let current = debug.stop_here().map(|s| s.line);
     let focused = state.focus == Pane::Sitemap;
     let lines: Vec<Line> = debug
         .source

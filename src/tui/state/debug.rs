@@ -61,6 +61,14 @@ impl DebugView {
         }
     }
 
+    /// The stop, when it is in the recipe's own file (stepping into a
+    /// custom action of another script stops in that script).
+    pub fn stop_here(&self) -> Option<&Stop> {
+        self.stop.as_ref().filter(|stop| {
+            std::path::Path::new(&stop.file).file_name() == self.start.file.file_name()
+        })
+    }
+
     /// The line under the source pane's cursor (from 1).
     pub fn cursor_line(&self) -> usize {
         self.cursor.cursor + 1

@@ -170,14 +170,14 @@ fn follow_stop(state: &mut AppState) {
     let Some(debug) = state.debugger.as_mut() else {
         return;
     };
-    if let Some(line) = debug.stop.as_ref().map(|s| s.line) {
+    if let Some(line) = debug.stop_here().map(|s| s.line) {
         let len = debug.source.len().max(line);
         debug.cursor.move_to(line.saturating_sub(1), len, rows);
     }
 }
 
 /// Rows the source pane shows.
-pub(super) fn source_rows(state: &AppState) -> usize {
+fn source_rows(state: &AppState) -> usize {
     rows_inside(debugger_areas(state.area(), state.picture.visible).0)
 }
 
