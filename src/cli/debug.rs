@@ -21,7 +21,7 @@ use tokio::sync::mpsc;
 use super::headless::start_traced;
 use crate::events::Event;
 use crate::interrupt::Interrupt;
-use crate::script::{debug_channel, DebugCommand, DebugReport, Stop};
+use crate::script::{DebugCommand, DebugReport, Stop};
 use crate::secrets::Secrets;
 use crate::session::{log_line, Bare, Prepared, RecipeChoice, ReplayOptions};
 
@@ -33,11 +33,6 @@ pub enum DebugMode {
     /// A person, in the workbench.
     Tui,
 }
-
-/// What `--debug` alone answers until the workbench has its debugger.
-pub const NO_WORKBENCH_DEBUGGER: &str =
-    "the workbench debugger (--debug with a terminal) is not built yet; \
-     --debug=cli steps through the recipe over JSON lines (see docs/debugger.md)";
 
 /// What `recipe run --debug=cli` runs.
 pub struct DebugRun<'a> {
@@ -71,12 +66,11 @@ pub async fn run_cli(prepared: Prepared, run: DebugRun<'_>) -> anyhow::Result<Ex
         session.close().await;
         return Ok(ExitCode::from(1));
     }
-    let (debuggee, mut controller) = debug_channel();
     let mut options = ReplayOptions::headless(run.yes);
     options.origin = run.url.and_then(crate::script::export::origin_of);
     options.heal = run.heal;
     options.rewrite = None;
-    options.debuggee = Some(debuggee);
+    let (options, mut controller) = options.debugged();
     let cancel = options.oversight.cancel.clone();
     let ctrl_c = {
         let cancel = cancel.clone();

@@ -5,6 +5,7 @@
 //! events (step log or `--json` lines), a trace file, the approval gate,
 //! exit 0 on success, 1 when the recipe fails, 2 for bad usage.
 
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -71,8 +72,9 @@ pub struct RunArgs {
     /// configured: a step that no longer runs fails the recipe.
     #[arg(long)]
     pub no_heal: bool,
-    /// Step through the recipe: `--debug=cli` speaks JSON lines on
-    /// standard input and output (see docs/debugger.md).
+    /// Step through the recipe: `--debug` in the workbench (a terminal
+    /// is needed), `--debug=cli` as JSON lines on standard input and
+    /// output (see docs/debugger.md).
     #[arg(long, value_name = "MODE", num_args = 0..=1, require_equals = true, default_missing_value = "tui")]
     pub debug: Option<super::debug::DebugMode>,
     /// Approvals, output, and the session: config, the model for
@@ -117,6 +119,9 @@ pub fn run(command: RecipeCommand) -> anyhow::Result<ExitCode> {
             };
             let name = args.session_name.as_deref().unwrap_or_default();
             Ok(super::session_client::forward(name, &request))
+        }
+        RecipeCommand::Run(args) if args.debug == Some(super::debug::DebugMode::Tui) => {
+            debug_in_the_workbench(&args)
         }
         RecipeCommand::Run(args) => {
             let runtime = super::runtime()?;
@@ -180,31 +185,30 @@ fn check(args: &CheckArgs) -> ExitCode {
     }
 }
 
-async fn run_recipe_command(args: RunArgs) -> anyhow::Result<ExitCode> {
-    if args.debug == Some(super::debug::DebugMode::Tui) {
-        eprintln!("error: {}", super::debug::NO_WORKBENCH_DEBUGGER);
-        return Ok(ExitCode::from(EXIT_USAGE));
-    }
+/// What `recipe run` runs, checked before the browser starts: the
+/// session, the recipe and its parameters.
+struct CheckedRun {
+    prepared: crate::session::Prepared,
+    recipe: crate::script::RecipeDef,
+    params: serde_json::Map<String, serde_json::Value>,
+}
+
+/// Prepares the session with the recipe's file among its scripts, picks
+/// the recipe and checks its parameters; the exit code when one fails.
+fn check_run(args: &RunArgs) -> Result<CheckedRun, ExitCode> {
     // The recipe's file joins the scripts the session loads and watches;
     // everything is checked before the browser starts.
     let mut flags = args.flags.session.clone();
     if flags.recipes.is_empty() {
         // Without --recipes the configured directory still lends its
         // custom actions.
-        let loaded =
-            match super::flags::load(flags.config.as_deref(), &flags.overrides(args.flags.run)) {
-                Ok(loaded) => loaded,
-                Err(code) => return Ok(code),
-            };
+        let loaded = super::flags::load(flags.config.as_deref(), &flags.overrides(args.flags.run))?;
         flags.recipes = crate::session::Prepared::script_paths(&loaded.config, &[]);
     }
     if !covered(&flags.recipes, &args.file) {
         flags.recipes.insert(0, args.file.clone());
     }
-    let prepared = match flags.prepare(args.flags.run) {
-        Ok(prepared) => prepared,
-        Err(code) => return Ok(code),
-    };
+    let prepared = flags.prepare(args.flags.run)?;
     let recipes = prepared.scripts.recipes();
     let own: Vec<_> = recipes
         .into_iter()
@@ -219,7 +223,7 @@ async fn run_recipe_command(args: RunArgs) -> anyhow::Result<ExitCode> {
         Ok(recipe) => recipe.clone(),
         Err(why) => {
             eprintln!("error: {why}");
-            return Ok(ExitCode::from(EXIT_USAGE));
+            return Err(ExitCode::from(EXIT_USAGE));
         }
     };
     // Parameters are checked before the browser starts: a typo costs no
@@ -228,8 +232,53 @@ async fn run_recipe_command(args: RunArgs) -> anyhow::Result<ExitCode> {
         Ok(params) => params,
         Err(why) => {
             eprintln!("error: {why}");
-            return Ok(ExitCode::from(EXIT_USAGE));
+            return Err(ExitCode::from(EXIT_USAGE));
         }
+    };
+    Ok(CheckedRun {
+        prepared,
+        recipe,
+        params,
+    })
+}
+
+/// `recipe run FILE --debug` with a terminal: the workbench on the page,
+/// debugging the recipe from its first line.
+fn debug_in_the_workbench(args: &RunArgs) -> anyhow::Result<ExitCode> {
+    if !std::io::stdout().is_terminal() {
+        eprintln!(
+            "error: --debug opens the workbench, which needs a terminal; \
+             --debug=cli steps through the recipe over JSON lines (see docs/debugger.md)"
+        );
+        return Ok(ExitCode::from(EXIT_USAGE));
+    }
+    let CheckedRun {
+        prepared,
+        recipe,
+        params,
+    } = match check_run(args) {
+        Ok(checked) => checked,
+        Err(code) => return Ok(code),
+    };
+    let url = args.url.clone().unwrap_or_else(|| "about:blank".into());
+    let mut options = crate::tui::services::WorkbenchOptions::new(url, prepared);
+    options.debug = Some(crate::tui::state::DebugStart {
+        name: recipe.name,
+        file: args.file.clone(),
+        params,
+    });
+    crate::tui::services::run(options)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn run_recipe_command(args: RunArgs) -> anyhow::Result<ExitCode> {
+    let CheckedRun {
+        prepared,
+        recipe,
+        params,
+    } = match check_run(&args) {
+        Ok(checked) => checked,
+        Err(code) => return Ok(code),
     };
     if args.debug == Some(super::debug::DebugMode::Cli) {
         let run = super::debug::DebugRun {

@@ -107,6 +107,15 @@ impl ReplayOptions {
             debuggee: None,
         }
     }
+
+    /// The same run under the recipe debugger: it stops at its first line
+    /// and waits for the returned controller's commands. The workbench's
+    /// `:debug` and `recipe run --debug=cli` both start here.
+    pub fn debugged(mut self) -> (ReplayOptions, crate::script::DebugController) {
+        let (debuggee, controller) = crate::script::debug_channel();
+        self.debuggee = Some(debuggee);
+        (self, controller)
+    }
 }
 
 /// Which recipe a run plays.

@@ -6,8 +6,8 @@ use ratatui::Frame;
 use super::layout::{areas_with, sessions_area};
 use super::state::AppState;
 use super::{
-    element_detail, elements, log, modals, page, recipe_pane, reflection, sessions, sitemap_tree,
-    status, task,
+    debugger, element_detail, elements, log, modals, page, recipe_pane, reflection, sessions,
+    sitemap_tree, status, task,
 };
 
 /// Draws the whole frame.
@@ -34,6 +34,9 @@ pub fn draw(frame: &mut Frame, state: &AppState) {
     } else {
         sitemap_tree::draw(frame, a.sitemap, state);
     }
+    // A debugged recipe's source and variables go over the reflection
+    // and the sitemap.
+    debugger::draw(frame, state);
     log::draw(frame, a.log, state);
     task::draw(frame, a.task, state);
     status::draw(frame, a.status, state);

@@ -148,6 +148,14 @@ pub enum AppEvent {
     },
     /// A trace was read for resuming its run, or why it cannot be.
     ResumeReady(Result<Box<crate::session::ResumePlan>, ResumeReadError>),
+    /// Debug this recipe as soon as the workbench is up (`recipe run
+    /// FILE --debug`).
+    StartDebug(super::state::DebugStart),
+    /// The debugged recipe reported (a stop, its variables, …).
+    Debug(crate::script::DebugReport),
+    /// The debugged recipe's file as read: at the start, and after each
+    /// save.
+    DebugSource(String),
 }
 
 impl AppEvent {
@@ -303,6 +311,17 @@ pub enum Effect {
         /// The recipe.
         source: String,
     },
+    /// Run a recipe under the debugger: it stops at its first line and
+    /// reports through [`AppEvent::Debug`]; its file is watched for
+    /// [`AppEvent::DebugSource`].
+    StartDebug {
+        /// The recipe, its file and its parameters.
+        start: super::state::DebugStart,
+        /// The approval mode at the start (it can change while it runs).
+        approval: ApprovalMode,
+    },
+    /// Hand a command to the debugged recipe (it takes it at its stop).
+    Debug(crate::script::DebugCommand),
     /// Leave the workbench.
     Quit,
 }

@@ -5,7 +5,7 @@
 //! table from the state, so a key is described exactly once.
 
 use super::keys::{list_keys, KeyContext, Keymap, GLOBAL_KEYS};
-use super::{element_detail, elements, log, modals, replay, sessions, task};
+use super::{debugger, element_detail, elements, log, modals, replay, sessions, task};
 
 /// Every pane's keys, in help order.
 impl Default for Keymap {
@@ -26,6 +26,7 @@ impl Default for Keymap {
         bindings.extend_from_slice(sessions::KEYS);
         bindings.extend_from_slice(&list_keys(KeyContext::Sessions));
         bindings.extend_from_slice(replay::KEYS);
+        bindings.extend_from_slice(debugger::KEYS);
         Keymap::new(bindings)
     }
 }

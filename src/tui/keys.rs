@@ -50,6 +50,8 @@ pub enum KeyContext {
     SessionSearch,
     /// A past session shown in the panes (over the panes' own keys).
     Replay,
+    /// A recipe under the debugger (over the panes' own keys).
+    Debug,
 }
 
 impl KeyContext {
@@ -75,6 +77,7 @@ impl KeyContext {
             KeyContext::Sessions => "Past sessions",
             KeyContext::SessionSearch => "Searching past sessions",
             KeyContext::Replay => "A past session, in the panes",
+            KeyContext::Debug => "Debugging a recipe (:debug)",
         }
     }
 
@@ -188,6 +191,23 @@ pub enum Command {
     Resume,
     /// Run a past session's task again, from its first page.
     RunAgain,
+    /// Set or clear a breakpoint on the source pane's cursor line.
+    ToggleBreakpoint,
+    /// Run the debugged recipe to its next statement, into calls.
+    StepInto,
+    /// Run it to its next statement in this function or its caller.
+    StepOver,
+    /// Run it until this function has returned.
+    StepOut,
+    /// Run it to its next breakpoint.
+    ContinueRun,
+    /// Run the failed step again.
+    RetryFailed,
+    /// Go on as if the failed step succeeded.
+    SkipFailed,
+    /// Stop the debugged recipe and run it again from the top, from its
+    /// file as saved.
+    Restart,
 }
 
 /// One key with its modifiers.

@@ -67,6 +67,21 @@ pub fn areas_with(area: Rect, page: bool) -> Areas {
     }
 }
 
+/// Where the debugger sits while a recipe is debugged: (its source, its
+/// variables). It takes the right column below the page pane when that
+/// is shown, else the whole right column (reflection and sitemap).
+pub fn debugger_areas(area: Rect, page: bool) -> (Rect, Rect) {
+    let a = areas_with(area, page);
+    let column = if page {
+        a.reflection
+    } else {
+        a.reflection.union(a.sitemap)
+    };
+    let [source, vars] =
+        Layout::vertical([Constraint::Percentage(60), Constraint::Percentage(40)]).areas(column);
+    (source, vars)
+}
+
 /// Rows a bordered pane of `area` shows (at least one).
 pub fn rows_inside(area: Rect) -> usize {
     usize::from(area.height.saturating_sub(2)).max(1)

@@ -21,6 +21,8 @@ pub enum LineCommand {
     Export,
     /// Record what the person does on the page into a recipe.
     Record,
+    /// Step through a loaded recipe under the debugger.
+    Debug,
 }
 
 /// One row of the table.
@@ -97,6 +99,12 @@ pub const LINE_COMMANDS: &[LineCommandSpec] = &[
         args: "[NAME] | stop | undo | goal N TEXT | rename OLD NEW",
         about:
             "record what you do on the page into the recipe NAME, shown as it grows; stop saves it",
+    },
+    LineCommandSpec {
+        command: LineCommand::Debug,
+        name: "debug",
+        args: "NAME [PARAM=VALUE]…",
+        about: "step through a loaded recipe: breakpoints, steps, variables, the page at each stop",
     },
 ];
 

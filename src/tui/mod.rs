@@ -26,6 +26,7 @@
 //! - then [`event`], [`mod@update`], the loop ([`event_loop`]), the
 //!   [`terminal`] and the [`services`].
 
+pub mod debugger;
 pub mod draw;
 pub mod element_detail;
 pub mod elements;

@@ -16,6 +16,8 @@ mod bench;
 mod command_line;
 mod conversation;
 mod conversation_in_terminal;
+mod debugger_in_terminal;
+mod debugger_keys;
 mod event_loop;
 mod recording_in_terminal;
 mod renders;

@@ -18,7 +18,7 @@ use crate::environment::{
 };
 use crate::events::Event;
 use crate::llm::StopSignal;
-use crate::script::CancelFlag;
+use crate::script::{CancelFlag, DebugCommand};
 use crate::session::{
     Errand, Layer, Oversight, Prepared, RecipeChoice, ReplayOptions, Session, SessionEnvironment,
 };
@@ -45,12 +45,13 @@ pub(super) enum BrowserCommand {
         action: Action,
         cancel: CancelFlag,
     },
-    /// Run a loaded recipe.
+    /// Run a loaded recipe (under the debugger when `debug` says so).
     Recipe {
         name: String,
         params: serde_json::Map<String, serde_json::Value>,
         with_model: bool,
         run: RunControl,
+        debug: Option<DebugTarget>,
     },
     /// Run the agent on a task: a follow-up of the conversation, or a
     /// fresh one; from `start_url` when given.
@@ -87,6 +88,13 @@ pub(super) enum BrowserCommand {
     },
     /// Close the browser.
     Shutdown,
+}
+
+/// A recipe run under the debugger: the file its recipe is in, and where
+/// the debugger's command sender goes for the loop's keys to reach it.
+pub(super) struct DebugTarget {
+    pub file: std::path::PathBuf,
+    pub commands: Arc<Mutex<Option<std::sync::mpsc::Sender<DebugCommand>>>>,
 }
 
 /// How the loop steers a run: stop, cancel a script, pause, the step
@@ -675,8 +683,8 @@ pub(super) async fn browser_task(
                         break;
                     }
                 }
-                Some(BrowserCommand::Recipe { name, params, with_model, run }) => {
-                    let recipe = RecipeCall { name, params, with_model };
+                Some(BrowserCommand::Recipe { name, params, with_model, run, debug }) => {
+                    let recipe = RecipeCall { name, params, with_model, debug };
                     let shutting_down =
                         run_recipe_here(&mut session, recipe, run, &tx, &view, &mut commands, &mut events).await;
                     if shutting_down {
@@ -954,6 +962,7 @@ struct RecipeCall {
     name: String,
     params: serde_json::Map<String, serde_json::Value>,
     with_model: bool,
+    debug: Option<DebugTarget>,
 }
 
 /// Runs a recipe on the session's tab, its steps through the person's
@@ -973,7 +982,31 @@ async fn run_recipe_here(
     let mut options = ReplayOptions::overseen(run.oversight(tx));
     options.model = recipe.with_model;
     let layer = run.layer(tx, view);
-    let choice = RecipeChoice::Loaded(&recipe.name);
+    let choice = match &recipe.debug {
+        Some(target) => {
+            // The same road as `--debug=cli`: the recipe of its file, with
+            // a debugger attached; its reports go to the loop.
+            let (debugged, mut controller) = options.debugged();
+            options = debugged;
+            *target
+                .commands
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner) = Some(controller.commands.clone());
+            let reports = tx.clone();
+            tokio::spawn(async move {
+                while let Some(report) = controller.reports.recv().await {
+                    if reports.send(AppEvent::Debug(report)).is_err() {
+                        break;
+                    }
+                }
+            });
+            RecipeChoice::InFile {
+                file: &target.file,
+                name: Some(&recipe.name),
+            }
+        }
+        None => RecipeChoice::Loaded(&recipe.name),
+    };
     let running = session.run_recipe(choice, recipe.params, options, &layer);
     let (outcome, shutting_down) = while_running(
         running,

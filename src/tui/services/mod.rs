@@ -9,6 +9,7 @@
 //! exports and where its events go.
 
 mod browser;
+mod debug;
 mod picture;
 mod record;
 
@@ -142,6 +143,8 @@ pub struct WorkbenchOptions {
     /// Record the person's actions into this recipe from the start
     /// (`webagent record`).
     pub record: Option<String>,
+    /// Debug this recipe from the start (`recipe run FILE --debug`).
+    pub debug: Option<super::state::DebugStart>,
 }
 
 impl WorkbenchOptions {
@@ -164,6 +167,7 @@ impl WorkbenchOptions {
             mcp_whole_pages: false,
             resume: None,
             record: None,
+            debug: None,
         }
     }
 }
@@ -197,6 +201,10 @@ pub fn run(options: WorkbenchOptions) -> Result<(), TuiError> {
     if let Some(name) = &options.record {
         // Started through the same path as `:record NAME`.
         let _ = tx.send(AppEvent::StartRecording(name.clone()));
+    }
+    if let Some(start) = options.debug.clone() {
+        // Started through the same path as `:debug NAME`.
+        let _ = tx.send(AppEvent::StartDebug(start));
     }
     let stop_input = Arc::new(AtomicBool::new(false));
     terminal::spawn_input_reader(tx.clone(), Arc::clone(&stop_input));
@@ -254,6 +262,12 @@ pub struct Services {
     /// The latest opening of the sessions view: a listing for an older
     /// one stops reading.
     sessions_generation: Arc<AtomicU64>,
+    /// The session's scripts (a debugged recipe's file reloads into them).
+    scripts: crate::script::Scripts,
+    /// Where the debugged recipe takes its commands, once it runs.
+    debug_commands: Arc<Mutex<Option<std::sync::mpsc::Sender<crate::script::DebugCommand>>>>,
+    /// Watches the debugged recipe's file while it is debugged.
+    debug_watch: Option<crate::script::ScriptWatcher>,
 }
 
 impl std::fmt::Debug for Services {
@@ -413,6 +427,9 @@ impl Services {
             steering: Steering::new(),
             sessions_dir: options.session.config.paths.sessions.clone(),
             sessions_generation: Arc::new(AtomicU64::new(0)),
+            scripts: options.session.scripts.clone(),
+            debug_commands: Arc::new(Mutex::new(None)),
+            debug_watch: None,
         };
         if let Some(theme) = &options.theme {
             services.load_theme(theme);
@@ -647,6 +664,7 @@ impl EffectHandler for Services {
                     params,
                     with_model: self.model.is_ok(),
                     run,
+                    debug: None,
                 };
                 if self.browser.send(command).is_err() {
                     let _ = self.tx.send(AppEvent::RunEnded {
@@ -727,10 +745,20 @@ impl EffectHandler for Services {
                     ));
                 });
             }
+            Effect::StartDebug { start, approval } => self.start_debug(start, approval),
+            Effect::Debug(command) => self.debug(command),
             Effect::StopRun => {
                 // A script in a loop stops at once; the run at its next
-                // check.
+                // check; a debugged recipe at its stop.
                 self.cancel.cancel();
+                if let Some(commands) = self
+                    .debug_commands
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .take()
+                {
+                    let _ = commands.send(crate::script::DebugCommand::Quit);
+                }
                 if let Some(stop) = &self.stop {
                     stop.stop();
                 }

@@ -5,6 +5,7 @@
 //! every pane, the update and the services can import it. Its geometry
 //! comes from [`super::layout`], its key types from [`super::keys`].
 
+mod debug;
 mod list;
 mod log;
 mod modal;
@@ -28,6 +29,7 @@ use super::keys::{KeyContext, Keymap};
 use super::layout::{areas_with, rows_inside};
 use super::theme::Theme;
 
+pub use debug::{DebugStart, DebugView};
 pub use list::ListView;
 pub use log::{healed_row, rows, LogEntry, Outcome};
 pub use modal::{ApprovalModal, AskModal, Modal};
@@ -190,6 +192,8 @@ pub struct AppState {
     pub recording: Option<crate::script::Recording>,
     /// The locator picker's report for an element (`L`).
     pub locators: Option<LocatorPick>,
+    /// A recipe under the debugger (`:debug`), while one runs.
+    pub debugger: Option<DebugView>,
 }
 
 /// The locator picker on one element of the listing.
@@ -243,6 +247,7 @@ impl AppState {
             typing_grace: TYPING_GRACE,
             recording: None,
             locators: None,
+            debugger: None,
         }
     }
 
@@ -269,11 +274,14 @@ impl AppState {
     }
 
     /// The layers of keys that apply now, first match wins: a replay's
-    /// own keys over the pane's while a past session is shown.
+    /// own keys over the pane's while a past session is shown, the
+    /// debugger's while a recipe is debugged.
     pub fn key_layers(&self) -> Vec<KeyContext> {
         let context = self.key_context();
         if self.replay.is_some() && context.has_pane_keys() {
             vec![KeyContext::Replay, context]
+        } else if self.debugger.is_some() && context.has_pane_keys() {
+            vec![KeyContext::Debug, context]
         } else {
             vec![context]
         }

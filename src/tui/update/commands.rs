@@ -10,6 +10,7 @@ use crate::tui::state::{AppState, ListView, LogEntry, Outcome, ReflectionView, R
 use crate::tui::task::set_field_focus;
 
 use super::conversation::{ask_resume, begin_run, new_conversation, send_message};
+use super::debugging::{act_at_stop, debug_command, stopped};
 use super::export::export_as;
 use super::log::{push_log, target_text};
 use super::recording::record_command;
@@ -53,7 +54,16 @@ pub(super) fn submit_command_line(state: &mut AppState, effects: &mut Vec<Effect
             }
             LineCommand::Export => export_as(state, rest, effects),
             LineCommand::Record => record_command(state, rest, effects),
+            LineCommand::Debug => debug_command(state, rest, effects),
             _ => state.notice(true, usage()),
+        }
+        return;
+    }
+    if stopped(state) {
+        // At a debugger's stop an action runs on the recipe's own page.
+        match state.catalog.parse_command(&line) {
+            Ok(action) => act_at_stop(state, action, effects),
+            Err(error) => state.notice(true, error.to_string()),
         }
         return;
     }

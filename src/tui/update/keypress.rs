@@ -41,6 +41,7 @@ use super::commands::{
     complete_command, recipe_list, start_task, submit_command_line, COMMAND_LINE_PLACEHOLDER,
 };
 use super::conversation::{new_conversation, retry_failed_step};
+use super::debugging::{move_source_cursor, on_debug_key};
 use super::export::ask_export_name;
 use super::sessions::{
     on_replay_key, on_search_key, on_sessions_key, open_sessions, search_typed, show_replay_row,
@@ -91,6 +92,12 @@ pub(super) fn on_key(state: &mut AppState, key: KeyEvent, effects: &mut Vec<Effe
         && state.keymap.bound(KeyContext::Replay, &key).is_some()
     {
         on_replay_key(state, command, effects);
+        return;
+    }
+    if layers.first() == Some(&KeyContext::Debug)
+        && state.keymap.bound(KeyContext::Debug, &key).is_some()
+    {
+        on_debug_key(state, command, effects);
         return;
     }
     match context {
@@ -457,6 +464,7 @@ fn on_pane_key(state: &mut AppState, command: Command, effects: &mut Vec<Effect>
                     show_replay_row(state, effects);
                 }
             }
+            Pane::Sitemap if state.debugger.is_some() => move_source_cursor(state, movement),
             Pane::Sitemap => {
                 let len = sitemap_tree::rows(state).len();
                 let rows = state.visible_rows(Pane::Sitemap);

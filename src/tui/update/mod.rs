@@ -11,6 +11,7 @@ mod agent_events;
 mod approval;
 mod commands;
 mod conversation;
+mod debugging;
 mod export;
 mod keypress;
 mod log;
@@ -173,6 +174,7 @@ fn apply(state: &mut AppState, event: AppEvent) -> Vec<Effect> {
             state.recipe = None;
             state.recipe_began = false;
             state.recipe_subgoals.clear();
+            debugging::debug_ended(state, &mut effects);
         }
         AppEvent::Sitemaps { sitemaps, error } => {
             state.status.sitemaps = match error {
@@ -243,6 +245,9 @@ fn apply(state: &mut AppState, event: AppEvent) -> Vec<Effect> {
         AppEvent::RecordingStopped => recording::recording_stopped(state, &mut effects),
         AppEvent::RecordingSaved(saved) => recording::recording_saved(state, saved),
         AppEvent::StartRecording(name) => recording::start_recording(state, &name, &mut effects),
+        AppEvent::StartDebug(start) => debugging::start_debugging(state, start, &mut effects),
+        AppEvent::Debug(report) => debugging::debug_report(state, report, &mut effects),
+        AppEvent::DebugSource(text) => debugging::debug_source(state, text),
     }
     effects
 }
