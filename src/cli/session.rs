@@ -436,7 +436,14 @@ fn serve(args: StartArgs) -> anyhow::Result<ExitCode> {
         // The socket goes first, so no command is sent to a session that
         // is closing; then the browser and its profile.
         files.remove();
-        held.session.close().await;
+        // The trace ends once every sender to it is gone: the session's
+        // sink (through the tee) and the straight one the person's
+        // actions use.
+        let Held {
+            session, to_trace, ..
+        } = held;
+        drop(to_trace);
+        session.close().await;
         let _ = printer.await;
         eprintln!("session {} ended: {why}", args.name);
         Ok(ExitCode::SUCCESS)

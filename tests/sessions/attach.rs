@@ -48,7 +48,10 @@ fn attach(s: &Sessions, name: &str, pane: &str) -> TmuxSession {
         bin = env!("CARGO_BIN_EXE_webagent"),
     );
     tmux_start(pane, &command);
-    runtime().block_on(wait_for_screen(pane, &format!("attached to session {name}")));
+    runtime().block_on(wait_for_screen(
+        pane,
+        &format!("attached to session {name}"),
+    ));
     guard
 }
 
