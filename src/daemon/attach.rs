@@ -178,7 +178,9 @@ mod tests {
         ApprovalRequest {
             step: 1,
             action: Action::Click {
-                target: crate::actions::Target::Index { index: 3.into() },
+                target: crate::actions::Target::Index {
+                    index: crate::dom::ElementIndex(3),
+                },
             },
             risk: Risk::Commit,
             url: "http://127.0.0.1:1/".into(),

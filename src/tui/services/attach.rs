@@ -30,6 +30,10 @@ use crate::tui::event_loop::{App, EffectHandler};
 use crate::tui::state::{AppState, ReplayData};
 use crate::tui::theme::Theme;
 
+/// The approvals on screen: the session's question id, and where the
+/// modal's decision arrives.
+type Questions = Mutex<Vec<(u64, oneshot::Receiver<ApprovalDecision>)>>;
+
 /// A workbench's connection to a session that took it.
 #[derive(Debug)]
 pub struct AttachedSession {
@@ -110,7 +114,7 @@ fn read_news(
     mut connection: BufReader<UnixStream>,
     name: &str,
     tx: &Sender<AppEvent>,
-    questions: &Mutex<Vec<(u64, oneshot::Receiver<ApprovalDecision>)>>,
+    questions: &Questions,
 ) {
     let mut line = String::new();
     // Outside an agent run (a command's actions), the step record alone
@@ -169,7 +173,7 @@ struct AttachedServices {
     /// The connection's sending side.
     writer: UnixStream,
     /// Approvals on screen, by the session's question id.
-    questions: Arc<Mutex<Vec<(u64, oneshot::Receiver<ApprovalDecision>)>>>,
+    questions: Arc<Questions>,
     /// A stop decided this turn: sent unless the person is leaving, when
     /// the session refuses it for their absence instead.
     held_stop: Option<u64>,
