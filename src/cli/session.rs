@@ -422,9 +422,11 @@ fn serve(args: StartArgs) -> anyhow::Result<ExitCode> {
             Arc::clone(&shared),
             attachment.clone(),
         ));
+        let mut view = ClientView::new(false);
+        view.mirror_into(attachment.numbering());
         let held = Held {
             session,
-            view: ClientView::new(false),
+            view,
             last: None,
             yes: args.yes,
             steps: 0,
@@ -744,7 +746,7 @@ async fn show_page(held: &mut Held) {
     }
     if let Some(page) = &held.last {
         held.attachment.push(News::Page {
-            page: Box::new(held.view.shown(page)),
+            page: Box::new(held.view.numbered(page)),
         });
     }
 }

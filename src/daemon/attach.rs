@@ -5,17 +5,26 @@
 //! with nobody attached the rules `session start` was given apply. A
 //! person who detaches while a decision is pending refuses it, saying so,
 //! so the command never hangs.
+//!
+//! The workbench shows the page in the session's numbering (the indices
+//! commands use), while the road asks about an action in the page's own:
+//! a question is put in the session's numbering before it is sent, and an
+//! edited action comes back into the page's.
 
 use std::collections::HashMap;
+
+use serde_json::{json, Value};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use tokio::sync::{mpsc, oneshot};
 
 use super::wire::News;
+use crate::actions::Action;
 use crate::agent::Steering;
 use crate::environment::{
     ApprovalDecision, ApprovalRequest, Approver, BoxFuture, HeadlessApprover,
 };
+use crate::mcp::Numbering;
 use crate::session::ApproverFactory;
 
 /// What a decision pending when the person detached becomes.
@@ -41,6 +50,8 @@ pub struct Attachment {
     inner: Arc<Mutex<Inner>>,
     /// The person's messages for the agent runs of the session.
     steering: Steering,
+    /// The session's numbering: the page's index of each of its own.
+    numbering: Numbering,
 }
 
 impl Attachment {
@@ -105,6 +116,24 @@ impl Attachment {
         self.steering.say(text);
     }
 
+    /// The numbering the session's view keeps up to date
+    /// ([`crate::mcp::ClientView::mirror_into`]).
+    pub fn numbering(&self) -> Numbering {
+        self.numbering.clone()
+    }
+
+    /// Maps between the session's numbering and the page's now: (page to
+    /// session, session to page).
+    fn maps(&self) -> (HashMap<usize, usize>, HashMap<usize, usize>) {
+        let numbering = self
+            .numbering
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let to_session = numbering.iter().map(|(own, page)| (page.0, *own)).collect();
+        let to_page = numbering.iter().map(|(own, page)| (*own, page.0)).collect();
+        (to_session, to_page)
+    }
+
     /// The inbox of the person's messages, for an agent run.
     pub fn steering(&self) -> Steering {
         self.steering.clone()
@@ -148,11 +177,26 @@ struct AttachedApprover {
 
 impl Approver for AttachedApprover {
     fn approve<'a>(&'a mut self, request: &'a ApprovalRequest) -> BoxFuture<'a, ApprovalDecision> {
-        match self.attachment.ask(request) {
+        let (to_session, to_page) = self.attachment.maps();
+        let shown = ApprovalRequest {
+            action: renumbered(&request.action, &to_session),
+            element: request
+                .element
+                .as_deref()
+                .map(|line| renumbered_line(line, &to_session)),
+            ..request.clone()
+        };
+        match self.attachment.ask(&shown) {
             Some(decision) => Box::pin(async move {
-                decision.await.unwrap_or(ApprovalDecision::Deny {
-                    reason: DETACHED.to_string(),
-                })
+                match decision.await {
+                    Ok(ApprovalDecision::Edit(action)) => {
+                        ApprovalDecision::Edit(renumbered(&action, &to_page))
+                    }
+                    Ok(decision) => decision,
+                    Err(_) => ApprovalDecision::Deny {
+                        reason: DETACHED.to_string(),
+                    },
+                }
             }),
             None => {
                 Box::pin(async move { HeadlessApprover { yes: self.yes }.approve(request).await })
@@ -167,6 +211,50 @@ impl Approver for AttachedApprover {
     fn is_person(&self) -> bool {
         self.attachment.attached()
     }
+}
+
+/// `action` with each element index (`index`, also inside `from` and
+/// `to`) mapped by `map`; an index the map lacks stays as it is.
+fn renumbered(action: &Action, map: &HashMap<usize, usize>) -> Action {
+    let Ok(mut value) = serde_json::to_value(action) else {
+        return action.clone();
+    };
+    // An action is `{"name": {params}}`.
+    if let Value::Object(named) = &mut value {
+        for params in named.values_mut() {
+            renumber_params(params, map);
+        }
+    }
+    serde_json::from_value(value).unwrap_or_else(|_| action.clone())
+}
+
+fn renumber_params(params: &mut Value, map: &HashMap<usize, usize>) {
+    let Value::Object(fields) = params else {
+        return;
+    };
+    if let Some(index) = fields.get_mut("index") {
+        let mapped = index
+            .as_u64()
+            .and_then(|i| map.get(&usize::try_from(i).ok()?));
+        if let Some(mapped) = mapped {
+            *index = json!(mapped);
+        }
+    }
+    for nested in ["from", "to"] {
+        if let Some(target) = fields.get_mut(nested) {
+            renumber_params(target, map);
+        }
+    }
+}
+
+/// A listing line (`[4]<button>Pay</button>`) with its index mapped.
+fn renumbered_line(line: &str, map: &HashMap<usize, usize>) -> String {
+    let mapped = line.strip_prefix('[').and_then(|rest| {
+        let (index, tail) = rest.split_once(']')?;
+        let index = map.get(&index.parse().ok()?)?;
+        Some(format!("[{index}]{tail}"))
+    });
+    mapped.unwrap_or_else(|| line.to_string())
 }
 
 #[cfg(test)]
@@ -187,6 +275,18 @@ mod tests {
             element: None,
             next_goal: String::new(),
         }
+    }
+
+    #[test]
+    fn a_question_is_asked_in_the_session_s_numbering() {
+        let map = HashMap::from([(5, 2)]);
+        let asked = renumbered(&request().action, &HashMap::from([(3, 7)]));
+        assert_eq!(asked.to_json(), json!({"click": {"index": 7}}));
+        assert_eq!(renumbered(&asked, &map), asked, "an index not mapped stays");
+        assert_eq!(
+            renumbered_line("[3]<button>Pay</button>", &HashMap::from([(3, 7)])),
+            "[7]<button>Pay</button>"
+        );
     }
 
     #[tokio::test]
