@@ -52,7 +52,8 @@ pub enum SessionCommand {
     /// Start a named session in the background: a browser on URL that
     /// later commands use with `--session NAME`.
     Start(StartArgs),
-    /// List the sessions: name, page, age, idle time, trace.
+    /// List the sessions: name, page, age, idle time, whether a person is
+    /// attached (`tui --attach`), trace.
     List(ListArgs),
     /// Stop a session (or every one with --all): close its browser and
     /// remove its profile and files.
@@ -71,12 +72,13 @@ pub struct StartArgs {
     #[arg(value_parser = parse_page_url)]
     pub url: Option<String>,
     /// When to ask before an action a command sends: never, risky (commit
-    /// and dangerous actions) or always. Nobody is at hand, so asking
-    /// means refusing (exit 3) unless --yes (default: config
-    /// `agent.approve`, risky).
+    /// and dangerous actions) or always. A person attached with `tui
+    /// --attach` is asked; with nobody attached asking means refusing
+    /// (exit 3) unless --yes (default: config `agent.approve`, risky).
     #[arg(long, value_name = "MODE", value_parser = parse_mode)]
     pub approve: Option<ApprovalMode>,
-    /// Approve every action that would need approval.
+    /// Approve every action that would need approval while no person is
+    /// attached.
     #[arg(long)]
     pub yes: bool,
     /// Accept confirm() and prompt() dialogs instead of dismissing them.
