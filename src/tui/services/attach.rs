@@ -97,8 +97,7 @@ pub fn run_attached(
         .spawn(move || read_news(attachment.connection, &name, &news_tx, &questions))?;
     let mut term = terminal::enter()?;
     let size = term.size().map(|s| (s.width, s.height)).unwrap_or((80, 24));
-    let mut state = AppState::new(size);
-    state.status.url = services.files.name.clone();
+    let state = AppState::new(size);
     let mut app = App::new(state, rx);
     let stop_input = Arc::new(AtomicBool::new(false));
     terminal::spawn_input_reader(tx, Arc::clone(&stop_input));
