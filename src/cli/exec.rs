@@ -3,6 +3,7 @@
 //! against a bare `Runtime.evaluate` round trip).
 
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
@@ -15,10 +16,10 @@ use super::output::Output;
 use crate::actions::{ActionResult, Catalog, FailureReason};
 use crate::daemon::Request;
 use crate::dom::PageState;
-use crate::environment::{ApprovalMode, Environment, EnvironmentError, HeadlessApprover};
+use crate::environment::{ApprovalMode, Approver, Environment, EnvironmentError, HeadlessApprover};
 use crate::events::{Event, StepRecord};
 use crate::mcp::ClientView;
-use crate::session::{Errand, Session};
+use crate::session::{ApproverFactory, Errand, Session};
 
 /// Flags of `webagent exec`.
 #[derive(Debug, clap::Args)]
@@ -122,7 +123,7 @@ pub fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
             json: args.json,
             observe: args.observe,
             screenshot: args.screenshot.as_deref(),
-            yes: args.yes,
+            approvers: headless_approvers(args.yes),
             steps_after: None,
         };
         let code = exec_command(&request, session).await;
@@ -133,7 +134,6 @@ pub fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
 
 /// What `exec` is asked to do, whoever runs it: the one-shot command or
 /// a session process.
-#[derive(Debug)]
 pub struct ExecRequest<'a> {
     /// The actions, as given.
     pub actions: &'a [String],
@@ -143,12 +143,30 @@ pub struct ExecRequest<'a> {
     pub observe: bool,
     /// Where a screenshot goes after each action.
     pub screenshot: Option<&'a std::path::Path>,
-    /// Approve what would need approval.
-    pub yes: bool,
+    /// Who approves what would need approval: the headless rules (`--yes`
+    /// or refusing), or a session's attached person.
+    pub approvers: ApproverFactory,
     /// Record each action as a step of the session's trace, numbered on
     /// from this one (a named session's trace exports as a recipe); `None`
     /// for a command with no trace.
     pub steps_after: Option<usize>,
+}
+
+impl std::fmt::Debug for ExecRequest<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ExecRequest")
+            .field("actions", &self.actions)
+            .field("json", &self.json)
+            .field("observe", &self.observe)
+            .field("steps_after", &self.steps_after)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The headless rules: approve everything with `yes` (`--yes`), refuse
+/// what needs approval otherwise.
+pub fn headless_approvers(yes: bool) -> ApproverFactory {
+    Arc::new(move || Box::new(HeadlessApprover { yes }) as Box<dyn Approver>)
 }
 
 /// How the actions of one `exec` ended.
@@ -269,15 +287,15 @@ pub async fn exec_actions(
                 let (name, params) = (action.name().to_string(), action.params());
                 let recorded = action.to_json();
                 let step = request.steps_after.unwrap_or_default() + end.steps + 1;
-                // The headless rules of `run` and `recipe run`: the road
-                // asks, and without --yes asking is refusing.
+                // The road asks whoever approves for the command: the
+                // headless rules of `run` and `recipe run` (without --yes
+                // asking is refusing), or a person attached to the session.
                 let errand = Errand {
                     step,
                     page: state.as_ref(),
                     goal: "an action given to `webagent exec`",
                 };
-                let approver = Box::new(HeadlessApprover { yes: request.yes });
-                let passage = session.perform(action, approver, errand).await;
+                let passage = session.perform(action, (request.approvers)(), errand).await;
                 let result = passage.result().clone();
                 end.steps += 1;
                 if request.steps_after.is_some() {

@@ -335,7 +335,6 @@ fn recipe_params(
 }
 
 /// What `recipe run --session` asks of a session.
-#[derive(Debug)]
 pub struct SessionRecipe<'a> {
     /// The script file that declares the recipe.
     pub file: &'a std::path::Path,
@@ -345,8 +344,20 @@ pub struct SessionRecipe<'a> {
     pub params: &'a [String],
     /// Do not heal failed steps with the model.
     pub no_heal: bool,
-    /// Approve what would need approval.
-    pub yes: bool,
+    /// Who approves what would need approval: the session's rules, or
+    /// the person attached to it.
+    pub approvers: crate::session::ApproverFactory,
+}
+
+impl std::fmt::Debug for SessionRecipe<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SessionRecipe")
+            .field("file", &self.file)
+            .field("recipe", &self.recipe)
+            .field("params", &self.params)
+            .field("no_heal", &self.no_heal)
+            .finish_non_exhaustive()
+    }
 }
 
 /// Runs a recipe the session loaded, as `recipe run` runs one, from the
@@ -377,7 +388,8 @@ pub async fn recipe_in_session(
     .map_err(|why| why.to_string())?
     .clone();
     let params = recipe_params(&recipe, asked.params)?;
-    let mut options = ReplayOptions::headless(asked.yes);
+    let mut options = ReplayOptions::headless(false);
+    options.oversight.approvers = asked.approvers.clone();
     options.heal = !asked.no_heal;
     options.rewrite = Some(false);
     let choice = RecipeChoice::InFile {

@@ -8,6 +8,11 @@
 //! queue, in order, by running the code the one-shot commands run
 //! (`exec_actions`, `observe_in_session`) with their output kept for the
 //! client ([`crate::daemon`] has the files and the wire).
+//!
+//! A workbench attached to the session (`tui --attach`) is sent the page
+//! after each job and the trace's events as they come, answers the
+//! approvals of the commands, and sends the person's actions, which queue
+//! with the commands.
 
 use std::ffi::OsString;
 use std::io::Read;
@@ -29,14 +34,15 @@ use super::observe::{observe_in_session, SessionObserve};
 use super::output::Output;
 use super::recipe::{recipe_in_session, SessionRecipe};
 use super::session_client::absolute;
+use crate::actions::{Action, ActionResult};
 use crate::agent::Prior;
 use crate::daemon::{
-    call, run_dir, valid_name, Reply, Request, SessionFiles, SessionMeta, SessionStatus,
-    Unreachable,
+    call, run_dir, valid_name, Attachment, News, Reply, Request, Says, SessionFiles, SessionMeta,
+    SessionStatus, Unreachable,
 };
 use crate::dom::PageState;
-use crate::environment::{ApprovalMode, Environment};
-use crate::events::{EventSink, Recording};
+use crate::environment::{ApprovalMode, Environment, PersonsOwn};
+use crate::events::{Event, EventSink, Recording};
 use crate::mcp::ClientView;
 use crate::session::{log_line, Bare, Oversight, Session};
 
@@ -46,7 +52,8 @@ pub enum SessionCommand {
     /// Start a named session in the background: a browser on URL that
     /// later commands use with `--session NAME`.
     Start(StartArgs),
-    /// List the sessions: name, page, age, idle time, trace.
+    /// List the sessions: name, page, age, idle time, whether a person is
+    /// attached (`tui --attach`), trace.
     List(ListArgs),
     /// Stop a session (or every one with --all): close its browser and
     /// remove its profile and files.
@@ -65,12 +72,13 @@ pub struct StartArgs {
     #[arg(value_parser = parse_page_url)]
     pub url: Option<String>,
     /// When to ask before an action a command sends: never, risky (commit
-    /// and dangerous actions) or always. Nobody is at hand, so asking
-    /// means refusing (exit 3) unless --yes (default: config
-    /// `agent.approve`, risky).
+    /// and dangerous actions) or always. A person attached with `tui
+    /// --attach` is asked; with nobody attached asking means refusing
+    /// (exit 3) unless --yes (default: config `agent.approve`, risky).
     #[arg(long, value_name = "MODE", value_parser = parse_mode)]
     pub approve: Option<ApprovalMode>,
-    /// Approve every action that would need approval.
+    /// Approve every action that would need approval while no person is
+    /// attached.
     #[arg(long)]
     pub yes: bool,
     /// Accept confirm() and prompt() dialogs instead of dismissing them.
@@ -327,6 +335,10 @@ struct Held {
     yes: bool,
     /// Steps recorded in the trace so far, so `exec`'s actions number on.
     steps: usize,
+    /// The person watching from the workbench, if any.
+    attachment: Attachment,
+    /// Straight to the trace, past the attached workbench.
+    to_trace: mpsc::UnboundedSender<Event>,
 }
 
 /// What `session list` reads while a command runs.
@@ -337,7 +349,17 @@ struct Shared {
     busy: bool,
 }
 
-type Job = (Request, oneshot::Sender<Reply>);
+/// What the session's one queue runs.
+enum Work {
+    /// A command's request.
+    Command(Request),
+    /// A workbench attached: have a page to show it.
+    Show,
+    /// An action the attached person typed, in the session's numbering.
+    Act(Action),
+}
+
+type Job = (Work, oneshot::Sender<Reply>);
 
 fn serve(args: StartArgs) -> anyhow::Result<ExitCode> {
     let files = SessionFiles::named(&args.name);
@@ -352,7 +374,10 @@ fn serve(args: StartArgs) -> anyhow::Result<ExitCode> {
     let idle = Duration::from_secs(prepared.config.session.idle_timeout);
     let runtime = super::runtime()?;
     runtime.block_on(async move {
-        let (events, events_rx) = mpsc::unbounded_channel();
+        let attachment = Attachment::new();
+        let (events, teed) = mpsc::unbounded_channel();
+        let (to_trace, events_rx) = mpsc::unbounded_channel();
+        tokio::spawn(tee_events(teed, to_trace.clone(), attachment.clone()));
         let (mut session, trace) =
             match super::headless::start_traced(prepared, args.url.as_deref(), events).await {
                 Ok(started) => started,
@@ -393,24 +418,59 @@ fn serve(args: StartArgs) -> anyhow::Result<ExitCode> {
             busy: false,
         }));
         let (jobs, queue) = mpsc::unbounded_channel::<Job>();
-        let accepting = tokio::spawn(accept(listener, jobs, Arc::clone(&shared)));
+        let accepting = tokio::spawn(accept(
+            listener,
+            jobs,
+            Arc::clone(&shared),
+            attachment.clone(),
+        ));
+        let mut view = ClientView::new(false);
+        view.mirror_into(attachment.numbering());
         let held = Held {
             session,
-            view: ClientView::new(false),
+            view,
             last: None,
             yes: args.yes,
             steps: 0,
+            attachment,
+            to_trace,
         };
         let (held, why) = work(held, queue, &shared, idle).await;
         accepting.abort();
         // The socket goes first, so no command is sent to a session that
         // is closing; then the browser and its profile.
         files.remove();
-        held.session.close().await;
+        // The trace ends once every sender to it is gone: the session's
+        // sink (through the tee) and the straight one the person's
+        // actions use.
+        let Held {
+            session, to_trace, ..
+        } = held;
+        drop(to_trace);
+        session.close().await;
         let _ = printer.await;
         eprintln!("session {} ended: {why}", args.name);
         Ok(ExitCode::SUCCESS)
     })
+}
+
+/// Passes the session's events on to its trace, and a copy to the
+/// attached workbench.
+async fn tee_events(
+    mut events: mpsc::UnboundedReceiver<Event>,
+    to_trace: mpsc::UnboundedSender<Event>,
+    attachment: Attachment,
+) {
+    while let Some(event) = events.recv().await {
+        if attachment.attached() {
+            attachment.push(News::Event {
+                event: Box::new(event.clone()),
+            });
+        }
+        if to_trace.send(event).is_err() {
+            break;
+        }
+    }
 }
 
 /// Binds the session's socket, owner-only (0600), in its owner-only
@@ -438,11 +498,17 @@ async fn accept(
     listener: UnixListener,
     jobs: mpsc::UnboundedSender<Job>,
     shared: Arc<Mutex<Shared>>,
+    attachment: Attachment,
 ) {
     loop {
         match listener.accept().await {
             Ok((stream, _)) => {
-                tokio::spawn(connection(stream, jobs.clone(), Arc::clone(&shared)));
+                tokio::spawn(connection(
+                    stream,
+                    jobs.clone(),
+                    Arc::clone(&shared),
+                    attachment.clone(),
+                ));
             }
             Err(error) => tracing::warn!(%error, "accepting a session connection"),
         }
@@ -450,16 +516,26 @@ async fn accept(
 }
 
 /// Answers the requests of one connection: a status at once, anything
-/// else through the session's one queue.
+/// else through the session's one queue; an attach keeps the connection
+/// for the workbench.
 async fn connection(
     stream: UnixStream,
     jobs: mpsc::UnboundedSender<Job>,
     shared: Arc<Mutex<Shared>>,
+    attachment: Attachment,
 ) {
     let (read, mut write) = stream.into_split();
     let mut lines = BufReader::new(read).lines();
     while let Ok(Some(line)) = lines.next_line().await {
         let reply = match serde_json::from_str::<Request>(&line) {
+            Ok(Request::Attach) => {
+                let url = shared
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .url
+                    .clone();
+                return attached(lines, write, jobs, attachment, url).await;
+            }
             Err(error) => Reply {
                 stderr: format!("error: the request did not read: {error}\n"),
                 code: EXIT_USAGE,
@@ -472,14 +548,14 @@ async fn connection(
                         url: shared.url.clone(),
                         idle_secs: shared.last_command.elapsed().as_secs(),
                         busy: shared.busy,
-                        attached: false,
+                        attached: attachment.attached(),
                     }),
                     ..Reply::default()
                 }
             }
             Ok(request) => {
                 let (answer, answered) = oneshot::channel();
-                let sent = jobs.send((request, answer)).is_ok();
+                let sent = jobs.send((Work::Command(request), answer)).is_ok();
                 match answered.await {
                     Ok(reply) if sent => reply,
                     _ => Reply {
@@ -498,6 +574,102 @@ async fn connection(
         if write.write_all(text.as_bytes()).await.is_err() {
             break;
         }
+    }
+}
+
+/// Writes one JSON line; `false` when the other end is gone.
+async fn send_line<T: serde::Serialize>(
+    write: &mut tokio::net::unix::OwnedWriteHalf,
+    message: &T,
+) -> bool {
+    let Ok(mut text) = serde_json::to_string(message) else {
+        return false;
+    };
+    text.push('\n');
+    write.write_all(text.as_bytes()).await.is_ok()
+}
+
+/// Serves the workbench attached on this connection: the session's news
+/// out, the person's actions, messages and decisions in, until it hangs
+/// up; then the person is detached (a pending decision is refused, saying
+/// so). Only one workbench is attached at a time.
+async fn attached(
+    mut lines: tokio::io::Lines<BufReader<tokio::net::unix::OwnedReadHalf>>,
+    mut write: tokio::net::unix::OwnedWriteHalf,
+    jobs: mpsc::UnboundedSender<Job>,
+    attachment: Attachment,
+    url: String,
+) {
+    let Some(mut news) = attachment.attach() else {
+        let refused = Reply {
+            stderr: "error: a workbench is attached to this session already; detach it (q) first\n"
+                .to_string(),
+            code: EXIT_REFUSED,
+            ..Reply::default()
+        };
+        send_line(&mut write, &refused).await;
+        return;
+    };
+    let welcome = Reply {
+        status: Some(SessionStatus {
+            url,
+            idle_secs: 0,
+            busy: false,
+            attached: true,
+        }),
+        ..Reply::default()
+    };
+    if send_line(&mut write, &welcome).await {
+        // The page comes as news once the queue gets to it.
+        let (answer, _) = oneshot::channel();
+        let _ = jobs.send((Work::Show, answer));
+        loop {
+            tokio::select! {
+                pushed = news.recv() => match pushed {
+                    Some(pushed) if send_line(&mut write, &pushed).await => {}
+                    _ => break,
+                },
+                line = lines.next_line() => {
+                    let Ok(Some(line)) = line else { break };
+                    match serde_json::from_str::<Says>(&line) {
+                        Ok(Says::Act { id, action }) => {
+                            let (answer, answered) = oneshot::channel();
+                            if jobs.send((Work::Act(action), answer)).is_err() {
+                                break;
+                            }
+                            let attachment = attachment.clone();
+                            tokio::spawn(async move {
+                                if let Ok(reply) = answered.await {
+                                    attachment.push(action_done(id, &reply));
+                                }
+                            });
+                        }
+                        Ok(Says::Steer { text }) => attachment.steer(text),
+                        Ok(Says::Decide { id, decision }) => attachment.decide(id, decision),
+                        Err(error) => tracing::warn!(%error, "a workbench message did not read"),
+                    }
+                }
+            }
+        }
+    }
+    attachment.detach();
+}
+
+/// The news of the person's action `id` from its `exec` reply (one JSON
+/// line: its result and time).
+fn action_done(id: u64, reply: &Reply) -> News {
+    let line: serde_json::Value = reply
+        .stdout
+        .lines()
+        .next()
+        .and_then(|line| serde_json::from_str(line).ok())
+        .unwrap_or_default();
+    let result = serde_json::from_value::<ActionResult>(line["result"].clone())
+        .unwrap_or_else(|_| ActionResult::unknown(reply.stderr.trim().to_string()));
+    News::ActionDone {
+        id,
+        result,
+        ms: line["ms"].as_f64().unwrap_or_default().round() as u64,
     }
 }
 
@@ -524,7 +696,14 @@ async fn work(
                     return (held, "its socket closed".to_string());
                 };
                 shared.lock().unwrap_or_else(PoisonError::into_inner).busy = true;
-                let (reply, end) = answer_request(&mut held, request).await;
+                let (reply, end) = match request {
+                    Work::Command(request) => answer_request(&mut held, request).await,
+                    Work::Show => (Reply::default(), None),
+                    Work::Act(action) => answer_person(&mut held, &action).await,
+                };
+                if end.is_none() {
+                    show_page(&mut held).await;
+                }
                 let url = held.session.environment.current_url().await.unwrap_or_default();
                 {
                     let mut shared = shared.lock().unwrap_or_else(PoisonError::into_inner);
@@ -554,13 +733,71 @@ async fn work(
     }
 }
 
+/// Sends the attached workbench the page in the session's numbering,
+/// observing it first when no listing is current (after a run).
+async fn show_page(held: &mut Held) {
+    if !held.attachment.attached() {
+        return;
+    }
+    if held.last.is_none() {
+        let mut out = Output::kept();
+        if let Ok(Some(page)) = observe_now(&mut held.session, &mut out).await {
+            held.view.number(&page);
+            held.last = Some(page);
+        }
+    }
+    if let Some(page) = &held.last {
+        held.attachment.push(News::Page {
+            page: Box::new(held.view.numbered(page)),
+        });
+    }
+}
+
+/// Runs an action the attached person typed, as `exec --session` runs
+/// one: choosing it was their approval. Its reply is one JSON line; its
+/// step goes to the trace only, as the workbench logs it already.
+async fn answer_person(held: &mut Held, action: &Action) -> (Reply, Option<String>) {
+    let request = Request::Exec {
+        actions: vec![action.to_json().to_string()],
+        json: true,
+        observe: false,
+        screenshot: None,
+    };
+    let quiet = held.session.events.sending_to(held.to_trace.clone());
+    let loud = std::mem::replace(&mut held.session.events, quiet);
+    let answered = answer_as(
+        held,
+        request,
+        Arc::new(|| {
+            Box::new(PersonsOwn::new(
+                "typed by the person attached in the workbench",
+            )) as Box<dyn crate::environment::Approver>
+        }),
+    )
+    .await;
+    held.session.events = loud;
+    answered
+}
+
 /// Runs one request on the session, its output kept; gives the reply and,
 /// when the session must end after it, why.
 async fn answer_request(held: &mut Held, request: Request) -> (Reply, Option<String>) {
+    let approvers = held.attachment.approvers(held.yes);
+    answer_as(held, request, approvers).await
+}
+
+/// Runs one request on the session with `approvers` deciding what needs
+/// approval.
+async fn answer_as(
+    held: &mut Held,
+    request: Request,
+    approvers: crate::session::ApproverFactory,
+) -> (Reply, Option<String>) {
     let mut out = Output::kept();
     let mut end = None;
     let code = match request {
-        Request::Status => 0,
+        // Neither reaches the queue: the connection answers them.
+        Request::Status | Request::Attach => 0,
         Request::Stop => {
             out.line("stopping");
             end = Some("`webagent session stop`".to_string());
@@ -628,7 +865,7 @@ async fn answer_request(held: &mut Held, request: Request) -> (Reply, Option<Str
                 json,
                 observe,
                 screenshot: screenshot.as_deref(),
-                yes: held.yes,
+                approvers,
                 steps_after: Some(held.steps),
             };
             let done = exec_actions(
@@ -657,7 +894,11 @@ async fn answer_request(held: &mut Held, request: Request) -> (Reply, Option<Str
                 return (reply_of(out, EXIT_USAGE), None);
             }
             let recording = Recorded::start(&mut held.session);
-            let oversight = Oversight::headless(held.yes);
+            let oversight = Oversight {
+                approvers,
+                steering: Some(held.attachment.steering()),
+                ..Oversight::headless(held.yes)
+            };
             let outcome = held
                 .session
                 .run_agent(&task, Prior::fresh(), oversight, &Bare)
@@ -685,7 +926,7 @@ async fn answer_request(held: &mut Held, request: Request) -> (Reply, Option<Str
                 recipe: recipe.as_deref(),
                 params: &params,
                 no_heal,
-                yes: held.yes,
+                approvers,
             };
             let recording = Recorded::start(&mut held.session);
             let ran = recipe_in_session(&mut held.session, &asked).await;

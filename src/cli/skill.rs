@@ -115,8 +115,12 @@ You never see the value; it is filled in only on the sites it belongs to.
 Risky actions (`commit`: submitting, leaving the site, uploading;
 `dangerous`: running JavaScript) need approval. A session started with
 `--approve risky` (the default) refuses them with exit code 3 unless it was
-started with `--yes`. When a command is refused, stop and ask the person
-whether to go on; do not try to get around the refusal.
+started with `--yes`. To have a person decide, ask them to run
+`webagent tui --attach NAME` in a terminal: while they watch, a risky
+action your command asks for waits for their decision, then runs (exit 0)
+or is refused (exit 3, with their reason). When a command is refused, stop
+and ask the person whether to go on; do not try to get around the
+refusal.
 
 ## Exit codes
 

@@ -3,8 +3,12 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use super::exit::EXIT_USAGE;
 use super::flags::{parse_page_url, RunFlags, SessionFlags};
-use crate::tui::services::{self, WorkbenchOptions};
+use super::session_client::unreachable_code;
+use crate::daemon::{open, valid_name, Request, SessionFiles};
+use crate::session::Prepared;
+use crate::tui::services::{self, AttachedSession, WorkbenchOptions};
 
 /// Flags of `webagent tui`.
 #[derive(Debug, Default, clap::Args)]
@@ -20,6 +24,13 @@ pub struct TuiArgs {
     /// A task to start as soon as the page is open.
     #[arg(long)]
     pub task: Option<String>,
+    /// Watch the named session (`webagent session start`) instead of
+    /// opening a browser: its commands show in the panes and ask you
+    /// before risky actions; `:` actions and messages run there; q
+    /// detaches and the session goes on (exit 3 when another workbench is
+    /// attached, 4 when there is no such session, 5 when it is gone).
+    #[arg(long, value_name = "NAME", conflicts_with_all = ["url", "task"])]
+    pub attach: Option<String>,
     /// Approval mode (`a` cycles it while running) and step limit.
     #[command(flatten)]
     pub run: RunFlags,
@@ -50,11 +61,42 @@ pub fn run(mut args: TuiArgs) -> anyhow::Result<ExitCode> {
         Err(code) => return Ok(code),
     };
     let themes = prepared.config.paths.themes.clone();
+    if let Some(name) = args.attach {
+        let theme = args.theme.map(|spec| theme_in(&themes, spec));
+        return attach(name, &prepared, theme);
+    }
     let mut options =
         WorkbenchOptions::new(args.url.unwrap_or_else(|| "about:blank".into()), prepared);
     options.theme = args.theme.map(|spec| theme_in(&themes, spec));
     options.task = args.task.filter(|t| !t.trim().is_empty());
     services::run(options)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `tui --attach NAME`: attaches to the session and opens the workbench
+/// on it, or says why it cannot (exit 2, 3, 4 or 5).
+fn attach(name: String, prepared: &Prepared, theme: Option<String>) -> anyhow::Result<ExitCode> {
+    if let Err(error) = valid_name(&name) {
+        eprintln!("error: {error}");
+        return Ok(ExitCode::from(EXIT_USAGE));
+    }
+    let (reply, connection) = match open(&SessionFiles::named(&name), &Request::Attach) {
+        Ok(opened) => opened,
+        Err(error) => {
+            eprintln!("error: {error}");
+            return Ok(ExitCode::from(unreachable_code(&error)));
+        }
+    };
+    if reply.code != 0 {
+        eprint!("{}", reply.stderr);
+        return Ok(ExitCode::from(reply.code));
+    }
+    let session = AttachedSession {
+        name,
+        url: reply.status.map(|s| s.url).unwrap_or_default(),
+        connection,
+    };
+    services::run_attached(session, prepared, theme)?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -13,8 +13,10 @@
 //! session process (in `cli::session`) answers each request by running the
 //! same code the one-shot command runs.
 
+mod attach;
 mod files;
 mod wire;
 
+pub use attach::{Attachment, DETACHED};
 pub use files::{run_dir, valid_name, SessionFiles, SessionMeta};
-pub use wire::{call, Reply, Request, SessionStatus, Unreachable};
+pub use wire::{call, open, News, Reply, Request, Says, SessionStatus, Unreachable};

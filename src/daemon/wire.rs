@@ -1,6 +1,12 @@
 //! The control protocol: one JSON line in, one JSON line out, per request.
 //! A reply carries what the command prints and its exit code, so the
 //! client only forwards.
+//!
+//! One request keeps its connection: [`Request::Attach`], the workbench
+//! watching a session. After its reply the session sends [`News`] lines
+//! (the page, the trace's events, questions for the person) and the
+//! workbench sends [`Says`] lines (actions, messages, decisions) until
+//! either end hangs up.
 
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
@@ -9,6 +15,10 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use super::files::SessionFiles;
+use crate::actions::{Action, ActionResult};
+use crate::dom::PageState;
+use crate::environment::{ApprovalDecision, ApprovalRequest};
+use crate::events::Event;
 
 /// What a command asks of a session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -67,6 +77,69 @@ pub enum Request {
     },
     /// End the session: close its browser, remove its files.
     Stop,
+    /// `tui --attach`: a person watches the session from the workbench
+    /// and answers its approvals, on this connection, until it closes.
+    /// Refused (exit 3) while another workbench is attached.
+    Attach,
+}
+
+/// What a session tells the workbench attached to it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "news", rename_all = "snake_case")]
+pub enum News {
+    /// The page as last observed, in the session's numbering (the indices
+    /// commands use).
+    Page {
+        /// The observation.
+        page: Box<PageState>,
+    },
+    /// An event of the session's trace (steps, approvals, a run's
+    /// reflections).
+    Event {
+        /// The event, masked as the trace has it.
+        event: Box<Event>,
+    },
+    /// An action the person typed ran.
+    ActionDone {
+        /// The id the workbench gave it.
+        id: u64,
+        /// What it returned.
+        result: ActionResult,
+        /// How long it took, in milliseconds.
+        ms: u64,
+    },
+    /// A command's action waits for the person's decision.
+    Approval {
+        /// Pairs the question with its [`Says::Decide`].
+        id: u64,
+        /// What is asked.
+        request: Box<ApprovalRequest>,
+    },
+}
+
+/// What the attached workbench tells its session.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "says", rename_all = "snake_case")]
+pub enum Says {
+    /// Run an action the person typed, in order with the commands.
+    Act {
+        /// Pairs it with its [`News::ActionDone`].
+        id: u64,
+        /// The action, in the session's numbering.
+        action: Action,
+    },
+    /// A message for the agent run going on in the session.
+    Steer {
+        /// The person's words.
+        text: String,
+    },
+    /// The person's decision about [`News::Approval`] `id`.
+    Decide {
+        /// The question's id.
+        id: u64,
+        /// The decision.
+        decision: ApprovalDecision,
+    },
 }
 
 /// What a command prints, and how it exits.
@@ -129,6 +202,15 @@ fn trace_note(trace: &Option<PathBuf>) -> String {
 /// its reply. A session with neither socket nor metadata does not exist;
 /// one whose socket refuses, or that hangs up before replying, is gone.
 pub fn call(files: &SessionFiles, request: &Request) -> Result<Reply, Unreachable> {
+    open(files, request).map(|(reply, _)| reply)
+}
+
+/// Sends `request` and reads the reply, keeping the connection for what
+/// follows it ([`Request::Attach`]'s news).
+pub fn open(
+    files: &SessionFiles,
+    request: &Request,
+) -> Result<(Reply, BufReader<UnixStream>), Unreachable> {
     let gone = |reason: String| Unreachable::Gone {
         name: files.name.clone(),
         reason,
@@ -151,7 +233,8 @@ pub fn call(files: &SessionFiles, request: &Request) -> Result<Reply, Unreachabl
         .write_all(line.as_bytes())
         .map_err(|e| gone(format!("sending the command: {e}")))?;
     let mut answer = String::new();
-    BufReader::new(stream)
+    let mut reader = BufReader::new(stream);
+    reader
         .read_line(&mut answer)
         .map_err(|e| gone(format!("reading the answer: {e}")))?;
     if answer.trim().is_empty() {
@@ -159,5 +242,7 @@ pub fn call(files: &SessionFiles, request: &Request) -> Result<Reply, Unreachabl
             "its process hung up before answering (killed, or its browser ended)".into(),
         ));
     }
-    serde_json::from_str(&answer).map_err(|e| gone(format!("its answer did not read: {e}")))
+    let reply =
+        serde_json::from_str(&answer).map_err(|e| gone(format!("its answer did not read: {e}")))?;
+    Ok((reply, reader))
 }

@@ -11,6 +11,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::str::FromStr;
 
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::watch;
 
@@ -109,8 +110,9 @@ impl From<ApprovalMode> for LiveMode {
     }
 }
 
-/// What the person is asked to decide.
-#[derive(Debug, Clone, PartialEq)]
+/// What the person is asked to decide (sent as JSON to a workbench
+/// attached to a named session).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ApprovalRequest {
     /// The step, from 1.
     pub step: usize,
@@ -128,7 +130,8 @@ pub struct ApprovalRequest {
 }
 
 /// The person's answer.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum ApprovalDecision {
     /// Run the action as proposed.
     Approve {

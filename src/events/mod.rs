@@ -107,6 +107,17 @@ impl EventSink {
         }
     }
 
+    /// The same sink (masking, copies) sending to `tx` instead: a named
+    /// session's events that its attached workbench is not to be sent
+    /// again (the person's own actions, already in its log).
+    pub fn sending_to(&self, tx: UnboundedSender<Event>) -> Self {
+        EventSink {
+            tx,
+            secrets: self.secrets.clone(),
+            copies: self.copies.clone(),
+        }
+    }
+
     /// The same sink with `secrets` masked (a sub-run of a session).
     pub fn with_secrets(&self, secrets: Secrets) -> Self {
         EventSink {

@@ -32,7 +32,8 @@ use crate::session::{run_recipe, AgentSetup, Session};
 
 pub use server::{serve_http, serve_stdio, ServeError, WebagentMcp};
 pub use view::{
-    apply as apply_delta, ClientView, GoneElement, Line, PageDelta, PageUpdate, TextSplice,
+    apply as apply_delta, ClientView, GoneElement, Line, Numbering, PageDelta, PageUpdate,
+    TextSplice,
 };
 
 /// What a client asked for, once the server has read the tool call.

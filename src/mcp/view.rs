@@ -134,7 +134,14 @@ pub struct ClientView {
     frame_lines: (String, String),
     /// The page text last sent.
     text: String,
+    /// A copy of `current` kept up to date for someone outside the view
+    /// (a named session's attached workbench, which shows this numbering
+    /// while approvals come in the page's).
+    mirror: Option<Numbering>,
 }
+
+/// The page's current index of each client index, shared.
+pub type Numbering = std::sync::Arc<std::sync::Mutex<HashMap<usize, ElementIndex>>>;
 
 impl ClientView {
     /// A view that sends whole pages only when `whole_only`.
@@ -169,6 +176,18 @@ impl ClientView {
     /// and prints nothing of the page).
     pub fn number(&mut self, page: &PageState) {
         self.renumber(page);
+    }
+
+    /// `page` in this client's numbering, followed as [`Self::number`]
+    /// follows it and not shown: a delta still counts from the listing
+    /// last shown (what an attached workbench is sent).
+    pub fn numbered(&mut self, page: &PageState) -> PageState {
+        self.renumber(page)
+    }
+
+    /// Keeps `numbering` equal to this view's numbering from now on.
+    pub fn mirror_into(&mut self, numbering: Numbering) {
+        self.mirror = Some(numbering);
     }
 
     /// What to send after an action, given the page now. The view moves
@@ -275,6 +294,11 @@ impl ClientView {
             taken.insert(client);
             map[element.index.0] = client;
             self.current.insert(client, element.index);
+        }
+        if let Some(mirror) = &self.mirror {
+            *mirror
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) = self.current.clone();
         }
         let at = |i: ElementIndex| ElementIndex(map.get(i.0).copied().unwrap_or(i.0));
         let mut renumbered = page.clone();

@@ -23,6 +23,11 @@ pub const FRAME_INTERVAL: Duration = Duration::from_millis(16);
 pub trait EffectHandler {
     /// Takes one effect; must not block.
     fn handle(&mut self, effect: Effect);
+
+    /// Every effect of one event was handed over: a handler that weighs
+    /// an effect by the ones after it (a decision followed by leaving)
+    /// acts now.
+    fn settled(&mut self) {}
 }
 
 impl EffectHandler for Vec<Effect> {
@@ -72,6 +77,7 @@ impl App {
         for effect in update(&mut self.state, event) {
             effects.handle(effect);
         }
+        effects.settled();
         self.dirty = true;
     }
 

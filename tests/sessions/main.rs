@@ -11,6 +11,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod attach;
 mod commands;
 mod lifecycle;
 mod runs;

@@ -6,8 +6,11 @@
 //! The session itself (browser, environment, model, scripts, sitemaps,
 //! watchers) is built by [`crate::session`] like every command's;
 //! [`browser`] is the actor that owns it, [`record`] keeps what a session
-//! exports and where its events go.
+//! exports and where its events go. A workbench attached to a named
+//! session has no browser of its own: [`attach`] carries its effects to
+//! the session process.
 
+mod attach;
 mod browser;
 mod debug;
 mod picture;
@@ -31,6 +34,7 @@ use crate::llm::{stop_pair, StopHandle};
 use crate::script::CancelFlag;
 use crate::session::Prepared;
 
+pub use self::attach::{run_attached, AttachedSession};
 use self::browser::{browser_task, BrowserCommand, BrowserSetup, RunControl};
 pub use self::record::{export_session, SessionRecord};
 use super::error::{ExportError, ResumeReadError, TraceListError, TuiError};

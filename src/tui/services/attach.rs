@@ -1,0 +1,388 @@
+//! The workbench attached to a named session (`webagent tui --attach
+//! NAME`): the same loop, state and panes, with its effects carried to the
+//! session process over its control socket instead of to a browser of its
+//! own.
+//!
+//! The session sends the page after each job, its trace's events and the
+//! approvals its commands ask for ([`News`]); the person's `:` actions,
+//! messages and decisions go back ([`Says`]) and queue with the commands.
+//! Leaving (`q`) closes the connection: the session goes on, and a
+//! decision still pending is refused there for the person's absence.
+
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::UnixStream;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::Sender;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use tokio::sync::oneshot;
+
+use super::{read_sessions, record, terminal, ExportError};
+use crate::actions::ActionResult;
+use crate::daemon::{call, News, Request, Says, SessionFiles};
+use crate::environment::ApprovalDecision;
+use crate::events::{read_trace, Event};
+use crate::session::Prepared;
+use crate::tui::error::TuiError;
+use crate::tui::event::{AppEvent, Effect};
+use crate::tui::event_loop::{App, EffectHandler};
+use crate::tui::state::{AppState, ReplayData};
+use crate::tui::theme::Theme;
+
+/// The approvals on screen: the session's question id, and where the
+/// modal's decision arrives.
+type Questions = Mutex<Vec<(u64, oneshot::Receiver<ApprovalDecision>)>>;
+
+/// A workbench's connection to a session that took it.
+#[derive(Debug)]
+pub struct AttachedSession {
+    /// The session's name.
+    pub name: String,
+    /// The page it is on.
+    pub url: String,
+    /// The connection, past the session's reply to the attach.
+    pub connection: BufReader<UnixStream>,
+}
+
+/// Opens the workbench on the session of `attachment` and runs it until
+/// the person leaves; the session goes on. `prepared` gives the themes,
+/// the traces the sessions view lists and the actions the `:` line knows.
+pub fn run_attached(
+    attachment: AttachedSession,
+    prepared: &Prepared,
+    theme: Option<String>,
+) -> Result<(), TuiError> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let writer = attachment.connection.get_ref().try_clone()?;
+    let questions = Arc::new(Mutex::new(Vec::new()));
+    let mut services = AttachedServices {
+        tx: tx.clone(),
+        files: SessionFiles::named(&attachment.name),
+        writer,
+        questions: Arc::clone(&questions),
+        held_stop: None,
+        leaving: false,
+        sessions_dir: prepared.config.paths.sessions.clone(),
+        sessions_generation: Arc::new(AtomicU64::new(0)),
+        export_dir: prepared
+            .script_paths
+            .iter()
+            .find(|p| p.is_dir())
+            .cloned()
+            .unwrap_or_else(|| prepared.config.paths.sessions.clone()),
+    };
+    let _ = tx.send(AppEvent::Sitemaps {
+        sitemaps: prepared.sitemaps.clone(),
+        error: None,
+    });
+    record::send_scripts(&prepared.scripts, &tx);
+    let _ = tx.send(AppEvent::BrowserReady {
+        url: attachment.url.clone(),
+    });
+    let _ = tx.send(AppEvent::Notice {
+        error: false,
+        text: format!(
+            "attached to session {}: its commands show here and ask you before risky actions; q detaches, the session goes on",
+            attachment.name
+        ),
+    });
+    if let Some(spec) = theme {
+        services.handle(Effect::LoadTheme(spec));
+    }
+    let news_tx = tx.clone();
+    let name = attachment.name.clone();
+    std::thread::Builder::new()
+        .name("tui-attached".into())
+        .spawn(move || read_news(attachment.connection, &name, &news_tx, &questions))?;
+    let mut term = terminal::enter()?;
+    let size = term.size().map(|s| (s.width, s.height)).unwrap_or((80, 24));
+    let state = AppState::new(size);
+    let mut app = App::new(state, rx);
+    let stop_input = Arc::new(AtomicBool::new(false));
+    terminal::spawn_input_reader(tx, Arc::clone(&stop_input));
+    let result = app.run(&mut term, &mut services);
+    stop_input.store(true, Ordering::Relaxed);
+    terminal::restore();
+    services.detach();
+    result
+}
+
+/// Turns the session's news into the loop's events until it hangs up.
+fn read_news(
+    mut connection: BufReader<UnixStream>,
+    name: &str,
+    tx: &Sender<AppEvent>,
+    questions: &Questions,
+) {
+    let mut line = String::new();
+    // Outside an agent run (a command's actions), the step record alone
+    // makes the log row: the call before it carries no step number.
+    let mut in_run = false;
+    loop {
+        line.clear();
+        match connection.read_line(&mut line) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+        let news = match serde_json::from_str::<News>(&line) {
+            Ok(news) => news,
+            Err(error) => {
+                tracing::warn!(%error, "the session's news did not read");
+                continue;
+            }
+        };
+        let event = match news {
+            News::Page { page } => AppEvent::Page(page),
+            News::Event { event } => {
+                match *event {
+                    Event::RunStarted { .. } => in_run = true,
+                    Event::Done { .. } => in_run = false,
+                    Event::ToolCall { .. } | Event::ToolResult { .. } if !in_run => continue,
+                    _ => {}
+                }
+                AppEvent::Agent(event)
+            }
+            News::ActionDone { id, result, ms } => AppEvent::ActionFinished { id, result, ms },
+            News::Approval { id, request } => {
+                let (reply, decision) = oneshot::channel();
+                questions
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .push((id, decision));
+                AppEvent::ApprovalRequested { request, reply }
+            }
+        };
+        if tx.send(event).is_err() {
+            return;
+        }
+    }
+    let _ = tx.send(AppEvent::Notice {
+        error: true,
+        text: format!(
+            "session {name} ended or closed the connection (`webagent session list` says how it is); q leaves"
+        ),
+    });
+}
+
+/// The services of an attached workbench: the session does the work.
+struct AttachedServices {
+    tx: Sender<AppEvent>,
+    files: SessionFiles,
+    /// The connection's sending side.
+    writer: UnixStream,
+    /// Approvals on screen, by the session's question id.
+    questions: Arc<Questions>,
+    /// A stop decided this turn: sent unless the person is leaving, when
+    /// the session refuses it for their absence instead.
+    held_stop: Option<u64>,
+    leaving: bool,
+    sessions_dir: PathBuf,
+    sessions_generation: Arc<AtomicU64>,
+    export_dir: PathBuf,
+}
+
+impl AttachedServices {
+    /// Sends `says` to the session; `false` when the connection is gone.
+    fn say(&mut self, says: &Says) -> bool {
+        let Ok(mut line) = serde_json::to_string(says) else {
+            return false;
+        };
+        line.push('\n');
+        self.writer.write_all(line.as_bytes()).is_ok()
+    }
+
+    /// Says `text` on the status line.
+    fn notice(&self, error: bool, text: impl Into<String>) {
+        let _ = self.tx.send(AppEvent::Notice {
+            error,
+            text: text.into(),
+        });
+    }
+
+    /// The decisions the modal has given since the last look, by
+    /// question id.
+    fn decided(&self) -> Vec<(u64, ApprovalDecision)> {
+        let mut questions = self
+            .questions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let mut decided = Vec::new();
+        questions.retain_mut(|(id, decision)| match decision.try_recv() {
+            Ok(decision) => {
+                decided.push((*id, decision));
+                false
+            }
+            Err(oneshot::error::TryRecvError::Empty) => true,
+            Err(oneshot::error::TryRecvError::Closed) => false,
+        });
+        decided
+    }
+
+    /// Closes the connection: the session detaches the person.
+    fn detach(&mut self) {
+        let _ = self.writer.shutdown(std::net::Shutdown::Both);
+    }
+
+    /// Runs file work off the loop's thread.
+    fn off_the_loop(&self, work: impl FnOnce() + Send + 'static) {
+        if let Err(error) = std::thread::Builder::new()
+            .name("tui-files".into())
+            .spawn(work)
+        {
+            self.notice(true, format!("starting a worker: {error}"));
+        }
+    }
+}
+
+impl EffectHandler for AttachedServices {
+    fn handle(&mut self, effect: Effect) {
+        match effect {
+            Effect::RunAction { id, action } => {
+                if !self.say(&Says::Act { id, action }) {
+                    let _ = self.tx.send(AppEvent::ActionFinished {
+                        id,
+                        result: ActionResult::unknown("the session closed the connection"),
+                        ms: 0,
+                    });
+                }
+            }
+            Effect::Decide { reply, decision } => {
+                let _ = reply.send(decision);
+                for (id, decision) in self.decided() {
+                    if decision == ApprovalDecision::Stop {
+                        self.held_stop = Some(id);
+                    } else {
+                        self.say(&Says::Decide { id, decision });
+                    }
+                }
+            }
+            Effect::Answer { reply, answer } => {
+                let _ = reply.send(answer);
+            }
+            Effect::Steer(text) => {
+                self.say(&Says::Steer { text });
+            }
+            Effect::StartRun { task, .. } => {
+                // The run goes on the session's queue like `run
+                // --session`; its events come back as news.
+                let (tx, files) = (self.tx.clone(), self.files.clone());
+                self.off_the_loop(move || {
+                    let error = match call(&files, &Request::Run { task, json: false }) {
+                        Ok(reply) if reply.code == 0 => None,
+                        Ok(reply) => Some(format!(
+                            "the run ended with exit code {}: {}",
+                            reply.code,
+                            reply.stderr.trim()
+                        )),
+                        Err(error) => Some(error.to_string()),
+                    };
+                    let _ = tx.send(AppEvent::RunEnded { error });
+                });
+            }
+            Effect::ListSessions { generation } => {
+                self.sessions_generation
+                    .store(generation, Ordering::Relaxed);
+                let (tx, dir, current) = (
+                    self.tx.clone(),
+                    self.sessions_dir.clone(),
+                    Arc::clone(&self.sessions_generation),
+                );
+                self.off_the_loop(move || read_sessions(&dir, generation, &current, &tx));
+            }
+            Effect::OpenTrace(path) => {
+                let tx = self.tx.clone();
+                self.off_the_loop(move || {
+                    let opened = read_trace(&path)
+                        .map(|events| Box::new(ReplayData::from_events(&path, &events)));
+                    let _ = tx.send(AppEvent::TraceOpened(opened));
+                });
+            }
+            Effect::ExportTrace { path, name } => {
+                let (tx, dir) = (self.tx.clone(), self.export_dir.clone());
+                self.off_the_loop(move || {
+                    let exported =
+                        read_trace(&path)
+                            .map_err(ExportError::from)
+                            .and_then(|events| {
+                                super::export_session(&events, &dir, &name)
+                                    .map_err(ExportError::from)
+                            });
+                    let _ = tx.send(AppEvent::Exported(exported));
+                });
+            }
+            Effect::LoadReplayPicture { row, file, record } => {
+                let tx = self.tx.clone();
+                self.off_the_loop(move || {
+                    let shot = std::fs::read(&file).ok().and_then(|bytes| {
+                        let mut record = *record;
+                        record.image = Some(Arc::from(bytes));
+                        record.screenshot().map(Box::new)
+                    });
+                    let _ = tx.send(AppEvent::ReplayPicture { row, shot });
+                });
+            }
+            Effect::LoadTheme(spec) => {
+                let tx = self.tx.clone();
+                self.off_the_loop(move || {
+                    let _ = tx.send(AppEvent::ThemeReloaded(Theme::find(&spec)));
+                });
+            }
+            Effect::Copy(text) => {
+                if let Err(error) = terminal::copy_to_clipboard(&text) {
+                    tracing::warn!(%error, "copying to the terminal's clipboard");
+                }
+            }
+            Effect::Quit => {
+                self.leaving = true;
+                self.detach();
+            }
+            // The listing cursor, the page pane's picture and the
+            // approval mode belong to a workbench with its own browser.
+            Effect::Highlight(_)
+            | Effect::ShowPage(_)
+            | Effect::RenderPicture(_)
+            | Effect::SetApprovalMode(_)
+            | Effect::SetPaused(_) => {}
+            other => self.notice(
+                true,
+                format!(
+                    "not in a workbench attached to a session ({}): use `webagent … --session {}`",
+                    effect_name(&other),
+                    self.files.name
+                ),
+            ),
+        }
+    }
+
+    fn settled(&mut self) {
+        if let Some(id) = self.held_stop.take() {
+            if !self.leaving {
+                self.say(&Says::Decide {
+                    id,
+                    decision: ApprovalDecision::Stop,
+                });
+            }
+        }
+    }
+}
+
+/// What an effect the attached workbench cannot carry out would do, in
+/// the person's words.
+fn effect_name(effect: &Effect) -> &'static str {
+    match effect {
+        Effect::StopRun => "stopping the session's run",
+        Effect::RunRecipe { .. } => "running a recipe here",
+        Effect::Resume { .. } | Effect::ReadResume(_) => "resuming a run",
+        Effect::HandBack { .. } => "handing a run back",
+        Effect::RetryStep(_) => "asking a step again",
+        Effect::NewConversation => "a new conversation",
+        Effect::SaveState(_) => "saving the sign-ins",
+        Effect::ExportSession { .. } => "exporting the session",
+        Effect::Record(_) | Effect::SaveRecording { .. } => "recording",
+        Effect::PickLocators { .. } => "the locator picker",
+        Effect::Pointer(_) => "clicking the page pane",
+        Effect::CancelScript => "cancelling a script",
+        _ => "this",
+    }
+}
