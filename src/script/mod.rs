@@ -84,6 +84,6 @@ pub use library::{script_files, CancelFlag, Scripts};
 pub use loaded::{pick_recipe, ActionDef, FileSummary, RecipeChoiceError, RecipeDef};
 pub use locate::{locator_report, LocatorReport};
 pub use params::{ParamError, ParamKind, RecipeParam};
-pub use recording::{RecordedStep, Recording};
+pub use recording::{assertion_step, RecordedStep, Recording};
 pub use rewrite::rewrite_source;
 pub use watch::{ScriptEvent, ScriptWatcher};

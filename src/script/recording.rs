@@ -123,10 +123,8 @@ impl Recording {
         &self.steps[self.steps.len() - 1]
     }
 
-    /// Adds an assertion the person picked: `expectation` of the element
-    /// `facts` find again, or of the elements `locators` name when given
-    /// (a count names the locator that counts); the URL needs neither.
-    /// Returns the step.
+    /// Adds an assertion the person picked (see [`assertion_step`]) and
+    /// returns it.
     pub fn push_assertion(
         &mut self,
         expectation: &Expectation,
@@ -134,28 +132,8 @@ impl Recording {
         locators: &[Locator],
         url: &str,
     ) -> &RecordedStep {
-        let mut params = match expectation {
-            Expectation::Visible => json!({}),
-            Expectation::Text(text) | Expectation::TextContains(text) => json!({ "text": text }),
-            Expectation::Value(value) => json!({ "value": value }),
-            Expectation::Checked(checked) => json!({ "checked": checked }),
-            Expectation::Count(count) => json!({ "count": count }),
-            Expectation::Url(pattern) => json!({ "pattern": pattern }),
-        };
-        if !locators.is_empty() {
-            params["locators"] = json!(locators.iter().map(Locator::to_string).collect::<Vec<_>>());
-        }
-        let facts = match expectation {
-            Expectation::Url(_) => None,
-            _ if !locators.is_empty() => None,
-            _ => facts,
-        };
-        self.steps.push(RecordedStep {
-            action: json!({ expectation.function(): params }),
-            facts,
-            url: url.to_string(),
-            goal: String::new(),
-        });
+        self.steps
+            .push(assertion_step(expectation, facts, locators, url));
         &self.steps[self.steps.len() - 1]
     }
 
@@ -250,6 +228,39 @@ impl Recording {
             source = rename_in(&source, from, to);
         }
         Some(source)
+    }
+}
+
+/// The step of an assertion the person picked: `expectation` of the
+/// element `facts` find again, or of the elements `locators` name when
+/// given (a count names the locator that counts); the URL needs neither.
+pub fn assertion_step(
+    expectation: &Expectation,
+    facts: Option<Value>,
+    locators: &[Locator],
+    url: &str,
+) -> RecordedStep {
+    let mut params = match expectation {
+        Expectation::Visible => json!({}),
+        Expectation::Text(text) | Expectation::TextContains(text) => json!({ "text": text }),
+        Expectation::Value(value) => json!({ "value": value }),
+        Expectation::Checked(checked) => json!({ "checked": checked }),
+        Expectation::Count(count) => json!({ "count": count }),
+        Expectation::Url(pattern) => json!({ "pattern": pattern }),
+    };
+    if !locators.is_empty() {
+        params["locators"] = json!(locators.iter().map(Locator::to_string).collect::<Vec<_>>());
+    }
+    let facts = match expectation {
+        Expectation::Url(_) => None,
+        _ if !locators.is_empty() => None,
+        _ => facts,
+    };
+    RecordedStep {
+        action: json!({ expectation.function(): params }),
+        facts,
+        url: url.to_string(),
+        goal: String::new(),
     }
 }
 

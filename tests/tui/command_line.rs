@@ -735,6 +735,9 @@ fn the_locator_picker_shows_each_locator_checked_and_copies_the_line() {
                 (webagent::dom::Locator::Css("#gone".into()), 0),
             ],
             line: line.into(),
+            facts: serde_json::json!({"tag": "button", "id": "refund", "css": "#refund"}),
+            state: None,
+            count: None,
         }),
     });
     bench.idle();
@@ -782,4 +785,66 @@ fn a_script_error_of_several_lines_shows_its_first_and_goes_whole_into_the_log()
         Outcome::Failed { message, .. } => assert_eq!(message, error),
         other => panic!("expected the error in the log, got {other:?}"),
     }
+}
+
+#[test]
+fn an_assertion_picked_on_an_element_is_recorded_prefilled_from_the_page_and_i_inserts_the_line() {
+    let mut bench = Bench::on_orders(120, 40);
+    bench.key(KeyCode::Char(':'));
+    bench.type_text("record checks");
+    bench.key(KeyCode::Enter);
+    bench.idle();
+    bench.effects.clear();
+    bench.key(KeyCode::Char('A'));
+    bench.idle();
+    let position = match bench.effects.as_slice() {
+        [Effect::PickLocators { position, .. }] => *position,
+        other => panic!("expected the element to be read, got {other:?}"),
+    };
+    let report = webagent::script::LocatorReport {
+        locators: vec![(webagent::dom::Locator::Id("refund".into()), 1)],
+        line: r#"click(["id:refund", "css:#refund"]);"#.into(),
+        facts: serde_json::json!({"tag": "button", "id": "refund", "css": "#refund"}),
+        state: Some(webagent::dom::ElementState {
+            visible: true,
+            text: "Refund".into(),
+            value: None,
+            checked: None,
+        }),
+        count: Some((webagent::dom::Locator::Css("#actions > button".into()), 3)),
+    };
+    bench.send(AppEvent::Locators {
+        position,
+        report: Ok(report.clone()),
+    });
+    bench.idle();
+    let screen = bench.screen();
+    for row in [
+        "Assertions (press the number to record it)",
+        "2  text equals: \"Refund\"",
+        "4  value equals: it is no field, so it has no value",
+        "6  count: 3 (css:#actions > button)",
+    ] {
+        assert!(screen.contains(row), "no `{row}` on:\n{screen}");
+    }
+    bench.key(KeyCode::Char('2'));
+    bench.idle();
+    assert_eq!(
+        notice(&bench),
+        r#"recorded step 1: expect_text(["id:refund", "css:#refund"], "Refund");"#
+    );
+    bench.key(KeyCode::Char('L'));
+    bench.send(AppEvent::Locators {
+        position,
+        report: Ok(report),
+    });
+    bench.idle();
+    bench.key(KeyCode::Char('i'));
+    bench.idle();
+    assert_eq!(
+        notice(&bench),
+        r#"recorded step 2: click(["id:refund", "css:#refund"]);"#
+    );
+    let recording = bench.state().recording.as_ref().expect("still recording");
+    assert_eq!(recording.steps().len(), 2);
 }

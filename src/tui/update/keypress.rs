@@ -42,6 +42,7 @@ use super::commands::{
 };
 use super::conversation::{new_conversation, retry_failed_step};
 use super::export::ask_export_name;
+use super::recording::{insert_line, pick_assertion};
 use super::sessions::{
     on_replay_key, on_search_key, on_sessions_key, open_sessions, search_typed, show_replay_row,
 };
@@ -170,6 +171,8 @@ pub(super) fn on_key(state: &mut AppState, key: KeyEvent, effects: &mut Vec<Effe
             match (command, state.modal.as_mut()) {
                 (Command::Cancel, _) => state.modal = None,
                 (Command::CopyLine, _) => copy_line(state, effects),
+                (Command::InsertLine, _) => insert_line(state),
+                (Command::PickAssertion(number), _) => pick_assertion(state, number, effects),
                 (
                     _,
                     Some(Modal::Inspector { scroll, .. })
