@@ -848,3 +848,54 @@ fn an_assertion_picked_on_an_element_is_recorded_prefilled_from_the_page_and_i_i
     let recording = bench.state().recording.as_ref().expect("still recording");
     assert_eq!(recording.steps().len(), 2);
 }
+
+#[test]
+fn while_the_page_pane_has_the_keys_they_type_into_the_page_until_ctrl_o_gives_them_back() {
+    use webagent::browser::record::PaneInput;
+    let mut bench = Bench::on_orders(120, 40);
+    bench.app.state.picture.visible = true;
+    // What a click on the picture leaves behind.
+    bench.app.state.picture.keyboard = true;
+    bench.type_text("a:");
+    bench.key(KeyCode::Enter);
+    bench.key(KeyCode::Esc);
+    bench.idle();
+    let sent: Vec<String> = bench
+        .effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::PaneInput(PaneInput::Type(text)) => Some(format!("type {text}")),
+            Effect::PaneInput(PaneInput::Press(chord)) => Some(format!("press {chord}")),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        sent,
+        ["type a", "type :", "press Enter", "press Escape"],
+        "{:?}",
+        bench.effects
+    );
+    assert!(bench.state().command_line.is_none(), "`:` went to the page");
+    assert_eq!(
+        bench.state().status.approval,
+        ApprovalMode::Risky,
+        "`a` went to the page"
+    );
+    bench.effects.clear();
+    bench.ctrl('o');
+    bench.key(KeyCode::Char(':'));
+    bench.idle();
+    assert!(!bench.state().picture.keyboard);
+    assert!(
+        !bench
+            .effects
+            .iter()
+            .any(|e| matches!(e, Effect::PaneInput(_))),
+        "{:?}",
+        bench.effects
+    );
+    assert!(
+        bench.state().command_line.is_some(),
+        "`:` is the workbench's again"
+    );
+}
