@@ -107,7 +107,7 @@ pub const KEYS: &[Binding] = &[
         KeyContext::ElementDetail,
         KeyBinding::char('i'),
         Command::InsertLine,
-        "insert the recipe line while recording (else close)",
+        "record the line / close",
     )
     .hinted(),
 ];
