@@ -9,7 +9,8 @@ use crate::conversation_in_terminal::start_workbench;
 use crate::support::llm_server;
 use crate::support::scratch::scratch_dir;
 use crate::support::tmux::{
-    require_tmux_and_chromium, tmux_keys, tmux_paste, tmux_text, wait_for_screen, TmuxSession,
+    require_tmux_and_chromium, settled_screen_where, tmux_keys, tmux_paste, tmux_text,
+    wait_for_screen, TmuxSession,
 };
 
 const FORM: &str = r#"<!doctype html><title>Sign in</title>
@@ -151,7 +152,11 @@ fn typing_on_the_page_pane_is_recorded_and_an_assertion_picked_on_the_element_li
             _llm,
         } = recording("record-page-typing", BIG_FIELD, "typed").await;
         tmux_keys(&session.0, &["v"]);
-        let screen = wait_for_screen(&session.0, "1 marks").await;
+        // The picture drawn, not only taken: a click lands on what is drawn.
+        let screen =
+            settled_screen_where(&session.0, |s| s.contains("1 marks") && s.contains("▀▀▀"))
+                .await
+                .unwrap_or_else(|s| panic!("the picture never showed:\n{s}"));
         let (row, line) = screen
             .lines()
             .enumerate()
