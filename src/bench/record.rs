@@ -16,16 +16,14 @@
 
 use std::time::Instant;
 
-use chromiumoxide::cdp::browser_protocol::input::{
-    DispatchKeyEventParams, DispatchKeyEventType, InsertTextParams,
-};
 use serde::Serialize;
 use serde_json::json;
 use tokio::sync::mpsc;
 
 use super::{median, ms_since, percentile, round2};
 use crate::actions::Catalog;
-use crate::browser::record::{Input, Pointer, Recorder};
+use crate::actions::KeyChord;
+use crate::browser::record::{Input, PaneInput, Recorder};
 use crate::browser::{LaunchOptions, Tab};
 use crate::config::Config;
 use crate::environment::{ApprovalMode, Environment};
@@ -287,7 +285,7 @@ async fn open(session: &mut Session, url: &str) -> anyhow::Result<()> {
 async fn act_on_the_form(tab: &Tab) -> anyhow::Result<Vec<f64>> {
     for i in 0..10 {
         person_click(tab, &format!("[name=f{}]", i * 5)).await?;
-        tab.page().execute(InsertTextParams::new("abc")).await?;
+        PaneInput::Type("abc".into()).send(tab).await?;
         person_click(tab, &format!("[name=f{}]", i * 5 + 1)).await?;
         person_click(tab, &format!("[name=f{}]", i * 5 + 4)).await?;
     }
@@ -316,26 +314,7 @@ async fn person_click(tab: &Tab, selector: &str) -> anyhow::Result<()> {
         .into_value()
         .map_err(|e| anyhow::anyhow!("where {selector} is: {e}"))?;
     let (x, y) = (point[0], point[1]);
-    Pointer::Click { x, y }.send(tab).await?;
-    Ok(())
-}
-
-/// A key pressed and released (`ArrowDown`, 40).
-async fn press(tab: &Tab, key: &str, code: i64) -> anyhow::Result<()> {
-    for kind in [
-        DispatchKeyEventType::RawKeyDown,
-        DispatchKeyEventType::KeyUp,
-    ] {
-        let event = DispatchKeyEventParams::builder()
-            .r#type(kind)
-            .key(key)
-            .code(key)
-            .windows_virtual_key_code(code)
-            .native_virtual_key_code(code)
-            .build()
-            .map_err(|e| anyhow::anyhow!("a key event: {e}"))?;
-        tab.page().execute(event).await?;
-    }
+    PaneInput::Click { x, y }.send(tab).await?;
     Ok(())
 }
 
@@ -347,15 +326,14 @@ async fn record_the_sign_up(session: &mut Session, server: &PageServer) -> anyho
     let tab = session.environment.inner().inner().tab();
     let mut recorder = Recorder::start(tab).await?;
     person_click(tab, "#email").await?;
-    tab.page()
-        .execute(InsertTextParams::new("ada@example.test"))
-        .await?;
+    PaneInput::Type("ada@example.test".into()).send(tab).await?;
     person_click(tab, "#name").await?;
-    tab.page().execute(InsertTextParams::new("Ada")).await?;
+    PaneInput::Type("Ada".into()).send(tab).await?;
     // A person chooses with the keyboard here: the label's click moves the
     // focus to the select, and ArrowDown picks the next option.
     person_click(tab, "label:has(#plan)").await?;
-    press(tab, "ArrowDown", 40).await?;
+    let down = KeyChord::parse("ArrowDown").map_err(|e| anyhow::anyhow!("{e}"))?;
+    PaneInput::Press(down).send(tab).await?;
     person_click(tab, "#terms").await?;
     person_click(tab, "#go").await?;
     let mut inputs = Vec::new();

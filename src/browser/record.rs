@@ -25,17 +25,19 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
+use super::act::key_event_params;
 use super::error::BrowserError;
 use super::scripts::RECORDER_JS;
 use super::tab::WORLD_NAME;
 use super::Tab;
+use crate::actions::KeyChord;
 
-/// What the person does with the mouse on the page's picture in the
-/// workbench, for the page at that point (CSS pixels of the viewport). It
-/// reaches the page as trusted input, so a recording takes it like a
-/// click in a window.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Pointer {
+/// What the person does on the page's picture in the workbench: the
+/// mouse, for the page at that point (CSS pixels of the viewport), and
+/// keys while the pane has the keyboard. It reaches the page as trusted
+/// input, so a recording takes it like a click or typing in a window.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PaneInput {
     /// A left click.
     Click {
         /// Across.
@@ -52,13 +54,19 @@ pub enum Pointer {
         /// How far.
         dy: f64,
     },
+    /// Text typed into the focused element (`Input.insertText`, which the
+    /// page sees as typing).
+    Type(String),
+    /// A key pressed on the focused element (`Enter`, `Shift+Tab`), as
+    /// key events.
+    Press(KeyChord),
 }
 
-impl Pointer {
+impl PaneInput {
     /// Sends it to `tab`'s page.
     pub async fn send(self, tab: &Tab) -> Result<(), BrowserError> {
         use chromiumoxide::cdp::browser_protocol::input::{
-            DispatchMouseEventParams, DispatchMouseEventType, MouseButton,
+            DispatchMouseEventParams, DispatchMouseEventType, InsertTextParams, MouseButton,
         };
         let limit = tab.call_timeout();
         let event = |kind, x, y| {
@@ -68,17 +76,30 @@ impl Pointer {
             event
         };
         let events = match self {
-            Pointer::Click { x, y } => vec![
+            PaneInput::Click { x, y } => vec![
                 DispatchMouseEventParams::new(DispatchMouseEventType::MouseMoved, x, y),
                 event(DispatchMouseEventType::MousePressed, x, y),
                 event(DispatchMouseEventType::MouseReleased, x, y),
             ],
-            Pointer::Wheel { x, y, dy } => {
+            PaneInput::Wheel { x, y, dy } => {
                 let mut wheel =
                     DispatchMouseEventParams::new(DispatchMouseEventType::MouseWheel, x, y);
                 wheel.delta_x = Some(0.0);
                 wheel.delta_y = Some(dy);
                 vec![wheel]
+            }
+            PaneInput::Type(text) => {
+                let typing = tab.page().execute(InsertTextParams::new(text));
+                tab.with_timeout("typing into the page", limit, typing)
+                    .await?;
+                return Ok(());
+            }
+            PaneInput::Press(chord) => {
+                for key in chord.events() {
+                    let press = tab.page().execute(key_event_params(&key));
+                    tab.with_timeout("a key on the page", limit, press).await?;
+                }
+                return Ok(());
             }
         };
         for event in events {

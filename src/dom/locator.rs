@@ -272,6 +272,29 @@ pub struct Location {
     pub element: String,
     /// What every locator named.
     pub tried: Vec<TriedLocator>,
+    /// What the element shows now, which assertions compare (`None` when
+    /// the page did not say).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<ElementState>,
+}
+
+/// What an element shows as the page stands: what a recipe's assertions
+/// (`expect_text`, `expect_checked`, …) compare with what they expect.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct ElementState {
+    /// Whether it takes room on the page and is not hidden.
+    pub visible: bool,
+    /// Its visible text, spacing collapsed (a field's is empty: see
+    /// `value`).
+    pub text: String,
+    /// A field's value (a `<select>`'s chosen option's value); `None` for
+    /// an element that is no field.
+    #[serde(default)]
+    pub value: Option<String>,
+    /// Whether a checkbox, a radio or an element with `aria-checked` is
+    /// checked; `None` for one that cannot be.
+    #[serde(default)]
+    pub checked: Option<bool>,
 }
 
 /// Why a step's locators found no one element.

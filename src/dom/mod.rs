@@ -30,8 +30,8 @@ use std::fmt::{self, Write as _};
 use serde::{Deserialize, Serialize};
 
 pub use locator::{
-    looks_generated, LocateFailure, LocateProblem, Location, Locator, LocatorError, TriedLocator,
-    LOCATOR_KINDS,
+    looks_generated, ElementState, LocateFailure, LocateProblem, Location, Locator, LocatorError,
+    TriedLocator, LOCATOR_KINDS,
 };
 
 /// Why an observation could not be read.

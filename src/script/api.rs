@@ -36,6 +36,8 @@ impl HostFunction {
 }
 
 const RESULT: &str = "the action's result map (`ok`, `data`)";
+const EXPECT_ERRORS: &str =
+    "assertion failed: the call, what it expected and what the element shows, or that no locator names it";
 const PAGE_ERRORS: &str = "no element shows the text; the action failed (its reason and message)";
 
 /// Every host function, grouped as the reference prints them.
@@ -159,6 +161,62 @@ pub const HOST_FUNCTIONS: &[HostFunction] = &[
         summary: "Ends the script with `assertion failed: message` unless the condition holds.",
         errors: "assertion failed: MESSAGE",
         example: "assert(text().contains(\"Order created\"), \"the order was created\");",
+    },
+    HostFunction {
+        name: "expect_visible",
+        params: &["target"],
+        returns: "nothing",
+        summary: "Asserts the element is there and visible (waits up to 3 s for it).",
+        errors: EXPECT_ERRORS,
+        example: "expect_visible([\"id:welcome\", \"text:Welcome back\"]);",
+    },
+    HostFunction {
+        name: "expect_text",
+        params: &["target", "text"],
+        returns: "nothing",
+        summary: "Asserts the element's visible text is `text` (spacing collapsed).",
+        errors: EXPECT_ERRORS,
+        example: "expect_text([\"id:status\"], \"Order created\");",
+    },
+    HostFunction {
+        name: "expect_text_contains",
+        params: &["target", "text"],
+        returns: "nothing",
+        summary: "Asserts the element's visible text contains `text`.",
+        errors: EXPECT_ERRORS,
+        example: "expect_text_contains([\"css:.toast\"], \"created\");",
+    },
+    HostFunction {
+        name: "expect_value",
+        params: &["target", "value"],
+        returns: "nothing",
+        summary: "Asserts a field's value (a select's: its chosen option's value).",
+        errors: EXPECT_ERRORS,
+        example: "expect_value([\"label:Email\"], \"admin@acme.test\");",
+    },
+    HostFunction {
+        name: "expect_checked",
+        params: &["target", "checked"],
+        returns: "nothing",
+        summary: "Asserts a checkbox or radio is checked (`true`) or not (`false`).",
+        errors: EXPECT_ERRORS,
+        example: "expect_checked([\"label:Remember me\"], true);",
+    },
+    HostFunction {
+        name: "expect_count",
+        params: &["target", "count"],
+        returns: "nothing",
+        summary: "Asserts the target's first locator names `count` elements (the visible ones when any is).",
+        errors: "assertion failed: the call, the count expected and the count found",
+        example: "expect_count(\"css:#orders tbody tr\", 3);",
+    },
+    HostFunction {
+        name: "expect_url",
+        params: &["pattern"],
+        returns: "nothing",
+        summary: "Asserts the page's path fits a pattern (`/orders/*`, `/orders/:id`; one with a scheme matches the whole URL).",
+        errors: "assertion failed: the pattern and the URL the page is on",
+        example: "expect_url(\"/orders/*\");",
     },
     HostFunction {
         name: "breakpoint",
@@ -345,7 +403,8 @@ pub fn reference_text() -> String {
     }
     out.push_str(
         "A target is an element index, a CSS selector (`#id`, `.class`, `[attr]`, `css:…`), \
-         visible text, or a list of locators ([\"id:login\", \"role:button:Sign in\"]).\n",
+         visible text, or a list of locators ([\"id:login\", \"role:button:Sign in\"]). \
+         An assertion's target is a list of locators or one string: a locator (`id:status`), a CSS selector or visible text.\n",
     );
     out
 }

@@ -128,6 +128,7 @@ pub fn build_engine(limits: &Limits, log: Option<LogSink>) -> Engine {
     let log_fn = log;
     engine.register_fn("log", move |text: &str| script_log(text, log_fn.as_ref()));
     register_host_functions(&mut engine);
+    super::expect::register(&mut engine);
     engine
 }
 
@@ -146,7 +147,7 @@ fn script_log(text: &str, sink: Option<&LogSink>) {
     }
 }
 
-type HostResult<T> = Result<T, Box<EvalAltResult>>;
+pub(super) type HostResult<T> = Result<T, Box<EvalAltResult>>;
 
 fn to_json(value: &Dynamic, pos: Position) -> HostResult<Value> {
     bounds::check_depth(value, "a value handed to the page").map_err(|e| runtime(e, pos))?;
@@ -160,7 +161,7 @@ fn from_json(value: &Value) -> Dynamic {
 }
 
 /// Whether a string target is a CSS selector rather than visible text.
-fn selector_text(target: &str) -> Option<&str> {
+pub(super) fn selector_text(target: &str) -> Option<&str> {
     if let Some(css) = target.strip_prefix("css:") {
         return Some(css.trim());
     }
@@ -170,7 +171,7 @@ fn selector_text(target: &str) -> Option<&str> {
 
 /// A list of locator strings (`["id:x", "text:Go"]`), or `None` when the
 /// value is no list.
-fn locator_list(value: &Dynamic, pos: Position) -> HostResult<Option<Vec<Locator>>> {
+pub(super) fn locator_list(value: &Dynamic, pos: Position) -> HostResult<Option<Vec<Locator>>> {
     let Some(items) = value.read_lock::<rhai::Array>() else {
         return Ok(None);
     };

@@ -521,6 +521,7 @@ fn step_line(
                 .unwrap_or(10_000);
             format!("wait_for({what}, {timeout});")
         }
+        (name, target) if name.starts_with("expect_") => expect_line(name, params, target)?,
         (_, _) => {
             let mut params = params.clone();
             let locators = facts.map(Locator::from_facts).unwrap_or_default();
@@ -545,6 +546,45 @@ fn step_line(
                 rhai_literal(&params)
             )
         }
+    })
+}
+
+/// The line of an assertion a person picked while recording
+/// (`{"expect_text": {"text": "Saved"}}` on an element): its target is the
+/// element's recorded locators, or the `locators` it names itself (a
+/// count names the locator that counts).
+fn expect_line(name: &str, params: &Value, target: Option<String>) -> Option<String> {
+    let named = params
+        .get("locators")
+        .and_then(Value::as_array)
+        .map(|items| {
+            let locators: Vec<Locator> = items
+                .iter()
+                .filter_map(Value::as_str)
+                .filter_map(|text| Locator::parse(text).ok())
+                .collect();
+            locators_literal(&locators)
+        });
+    let target = named.or(target);
+    let text = |key: &str| params.get(key).and_then(Value::as_str).map(rhai_string);
+    Some(match name {
+        "expect_url" => format!("expect_url({});", text("pattern")?),
+        "expect_visible" => format!("expect_visible({});", target?),
+        "expect_text" | "expect_text_contains" => {
+            format!("{name}({}, {});", target?, text("text")?)
+        }
+        "expect_value" => format!("expect_value({}, {});", target?, text("value")?),
+        "expect_checked" => format!(
+            "expect_checked({}, {});",
+            target?,
+            params.get("checked")?.as_bool()?
+        ),
+        "expect_count" => format!(
+            "expect_count({}, {});",
+            target?,
+            params.get("count")?.as_u64()?
+        ),
+        _ => return None,
     })
 }
 

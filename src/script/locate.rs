@@ -7,7 +7,9 @@ use serde_json::{json, Value};
 
 use crate::actions::Target;
 use crate::browser::Tab;
-use crate::dom::{LocateFailure, LocateProblem, Location, Locator, PageState, TriedLocator};
+use crate::dom::{
+    ElementState, LocateFailure, LocateProblem, Location, Locator, PageState, TriedLocator,
+};
 
 use crate::browser::LOCATE_JS;
 
@@ -88,6 +90,10 @@ fn location_from(reply: Value) -> Result<Location, LocateFailure> {
             matched: text("matched"),
             element: text("element"),
             tried,
+            state: reply
+                .get("state")
+                .cloned()
+                .and_then(|s| serde_json::from_value(s).ok()),
         }),
         error => Err(LocateFailure {
             problem: match error {
@@ -115,6 +121,16 @@ pub struct LocatorReport {
     /// The recipe line: `click([...]);`, `fill([...], "");` or
     /// `select([...], "");`.
     pub line: String,
+    /// The facts the locators come from, as a recorded step keeps them.
+    pub facts: Value,
+    /// What the element shows now (text, value, checked, visible), for
+    /// an assertion picked on it; `None` when its locators name no one
+    /// element.
+    pub state: Option<ElementState>,
+    /// The locator a count of elements like this one uses (the first
+    /// that names several, else its CSS path without its last position)
+    /// and how many it names now.
+    pub count: Option<(Locator, usize)>,
 }
 
 /// The [`LocatorReport`] of the element listed under `index` in `last`,
@@ -133,15 +149,28 @@ pub async fn locator_report(
             "nothing names element {index} but its place in the listing"
         ));
     }
-    let tried = match locate_on(tab, &locators).await {
-        Ok(location) => location.tried,
-        Err(failure) => failure.tried,
+    let (tried, state) = match locate_on(tab, &locators).await {
+        Ok(location) => (location.tried, location.state),
+        Err(failure) => (failure.tried, None),
     };
-    let counted = locators
+    let counted: Vec<(Locator, usize)> = locators
         .iter()
         .enumerate()
         .map(|(i, l)| (l.clone(), tried.get(i).map_or(0, |t| t.matches)))
         .collect();
+    let count = match counted.iter().find(|(_, n)| *n > 1) {
+        Some(several) => Some(several.clone()),
+        None => match locators.last().and_then(siblings) {
+            Some(like) => {
+                let found = match locate_on(tab, std::slice::from_ref(&like)).await {
+                    Ok(location) => location.tried,
+                    Err(failure) => failure.tried,
+                };
+                found.first().map(|t| (like, t.matches))
+            }
+            None => counted.first().cloned(),
+        },
+    };
     let target = super::export::locators_literal(&locators);
     let tag = facts.get("tag").and_then(Value::as_str).unwrap_or_default();
     let kind = facts
@@ -158,5 +187,44 @@ pub async fn locator_report(
     Ok(LocatorReport {
         locators: counted,
         line,
+        facts,
+        state,
+        count,
     })
+}
+
+/// A CSS path's elements like the one it names: the path without its
+/// last position (`#orders > li:nth-child(2) > a` → `#orders > li > a`);
+/// `None` for another locator or a path with no position.
+fn siblings(locator: &Locator) -> Option<Locator> {
+    let Locator::Css(path) = locator else {
+        return None;
+    };
+    let at = path.rfind(":nth-child(")?;
+    let close = at + path[at..].find(')')?;
+    Some(Locator::Css(format!(
+        "{}{}",
+        &path[..at],
+        &path[close + 1..]
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_count_takes_the_css_path_without_its_last_position() {
+        let css = |s: &str| Locator::Css(s.to_string());
+        assert_eq!(
+            siblings(&css("#orders > li:nth-child(2)")),
+            Some(css("#orders > li"))
+        );
+        assert_eq!(
+            siblings(&css("#items > li:nth-child(3) > a")),
+            Some(css("#items > li > a"))
+        );
+        assert_eq!(siblings(&css("#save")), None);
+        assert_eq!(siblings(&Locator::Id("save".into())), None);
+    }
 }

@@ -54,6 +54,7 @@ mod declare;
 pub mod engine;
 pub mod env;
 mod error;
+mod expect;
 pub mod export;
 pub mod host;
 pub mod library;
@@ -76,13 +77,13 @@ pub use export::{
     url_matches, url_pattern, ExportError, ExportOptions,
 };
 pub use host::{
-    GatedHost, HealOutcome, HealRequest, HealedAction, HealedStep, Healer, HostCall, HostError,
-    RecipeHost, Replacement, ScriptHost, SubAgent,
+    Expectation, GatedHost, HealOutcome, HealRequest, HealedAction, HealedStep, Healer, HostCall,
+    HostError, RecipeHost, Replacement, ScriptHost, SubAgent,
 };
 pub use library::{script_files, CancelFlag, Scripts};
 pub use loaded::{pick_recipe, ActionDef, FileSummary, RecipeChoiceError, RecipeDef};
 pub use locate::{locator_report, LocatorReport};
 pub use params::{ParamError, ParamKind, RecipeParam};
-pub use recording::{RecordedStep, Recording};
+pub use recording::{assertion_step, RecordedStep, Recording};
 pub use rewrite::rewrite_source;
 pub use watch::{ScriptEvent, ScriptWatcher};

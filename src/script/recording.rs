@@ -10,8 +10,10 @@
 use serde_json::{json, Value};
 
 use super::export::{action_line, origin_of, param_base, recipe_from_events_with, ExportOptions};
+use super::host::Expectation;
 use crate::actions::ActionResult;
 use crate::browser::record::Input;
+use crate::dom::Locator;
 use crate::events::{Event, StepRecord};
 use crate::sitemap::SitemapSet;
 
@@ -121,6 +123,20 @@ impl Recording {
         &self.steps[self.steps.len() - 1]
     }
 
+    /// Adds an assertion the person picked (see [`assertion_step`]) and
+    /// returns it.
+    pub fn push_assertion(
+        &mut self,
+        expectation: &Expectation,
+        facts: Option<Value>,
+        locators: &[Locator],
+        url: &str,
+    ) -> &RecordedStep {
+        self.steps
+            .push(assertion_step(expectation, facts, locators, url));
+        &self.steps[self.steps.len() - 1]
+    }
+
     /// Takes the last step back.
     pub fn undo(&mut self) -> Option<RecordedStep> {
         self.steps.pop()
@@ -212,6 +228,39 @@ impl Recording {
             source = rename_in(&source, from, to);
         }
         Some(source)
+    }
+}
+
+/// The step of an assertion the person picked: `expectation` of the
+/// element `facts` find again, or of the elements `locators` name when
+/// given (a count names the locator that counts); the URL needs neither.
+pub fn assertion_step(
+    expectation: &Expectation,
+    facts: Option<Value>,
+    locators: &[Locator],
+    url: &str,
+) -> RecordedStep {
+    let mut params = match expectation {
+        Expectation::Visible => json!({}),
+        Expectation::Text(text) | Expectation::TextContains(text) => json!({ "text": text }),
+        Expectation::Value(value) => json!({ "value": value }),
+        Expectation::Checked(checked) => json!({ "checked": checked }),
+        Expectation::Count(count) => json!({ "count": count }),
+        Expectation::Url(pattern) => json!({ "pattern": pattern }),
+    };
+    if !locators.is_empty() {
+        params["locators"] = json!(locators.iter().map(Locator::to_string).collect::<Vec<_>>());
+    }
+    let facts = match expectation {
+        Expectation::Url(_) => None,
+        _ if !locators.is_empty() => None,
+        _ => facts,
+    };
+    RecordedStep {
+        action: json!({ expectation.function(): params }),
+        facts,
+        url: url.to_string(),
+        goal: String::new(),
     }
 }
 
@@ -307,6 +356,45 @@ fn secret_name(facts: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn picked_assertions_export_as_expect_calls_on_the_element_s_locators() {
+        let url = "http://127.0.0.1:9/order";
+        let mut recording = Recording::new("order", url);
+        let status =
+            json!({"tag": "p", "id": "status", "text": "Saved", "css": "#status", "url": url});
+        recording.push_assertion(
+            &Expectation::Text("Saved".into()),
+            Some(status.clone()),
+            &[],
+            url,
+        );
+        recording.push_assertion(&Expectation::Checked(false), Some(status), &[], url);
+        let rows = [Locator::Css("#items > li".into())];
+        recording.push_assertion(&Expectation::Count(3), None, &rows, url);
+        recording.push_assertion(&Expectation::Url("/order".into()), None, &[], url);
+        assert_eq!(
+            recording.line(1).as_deref(),
+            Some("expect_text([\"id:status\", \"text:Saved\", \"css:#status\"], \"Saved\");")
+        );
+        assert_eq!(
+            recording.line(2).as_deref(),
+            Some("expect_checked([\"id:status\", \"text:Saved\", \"css:#status\"], false);")
+        );
+        assert_eq!(
+            recording.line(3).as_deref(),
+            Some("expect_count([\"css:#items > li\"], 3);")
+        );
+        assert_eq!(
+            recording.line(4).as_deref(),
+            Some("expect_url(\"/order\");")
+        );
+        let source = recording.source(None).expect("a recipe");
+        assert!(
+            source.contains("    step(4, \"\");\n    expect_url(\"/order\");\n"),
+            "{source}"
+        );
+    }
 
     fn facts(pairs: Value) -> Value {
         pairs

@@ -13,6 +13,7 @@ use ratatui::Frame;
 use serde_json::{json, Map, Value};
 
 use crate::dom::{element_line, InteractiveElement, Locator};
+use crate::script::Expectation;
 
 use super::keys::{Binding, Command, KeyBinding, KeyContext};
 use super::layout::centered;
@@ -35,10 +36,58 @@ pub const KEYS: &[Binding] = &[
         "locators, checked, and the recipe line",
     ),
     Binding::new(
+        KeyContext::Elements,
+        KeyBinding::char('A'),
+        Command::PickLocators,
+        "assert on it: its locators and the assertions to pick (1–7)",
+    ),
+    Binding::new(
         KeyContext::ElementDetail,
         KeyBinding::char('y'),
         Command::CopyLine,
         "copy the recipe line",
+    ),
+    Binding::new(
+        KeyContext::ElementDetail,
+        KeyBinding::char('1'),
+        Command::PickAssertion(1),
+        "assert it is visible",
+    ),
+    Binding::new(
+        KeyContext::ElementDetail,
+        KeyBinding::char('2'),
+        Command::PickAssertion(2),
+        "assert its text equals what it shows",
+    ),
+    Binding::new(
+        KeyContext::ElementDetail,
+        KeyBinding::char('3'),
+        Command::PickAssertion(3),
+        "assert its text contains what it shows",
+    ),
+    Binding::new(
+        KeyContext::ElementDetail,
+        KeyBinding::char('4'),
+        Command::PickAssertion(4),
+        "assert a field's value",
+    ),
+    Binding::new(
+        KeyContext::ElementDetail,
+        KeyBinding::char('5'),
+        Command::PickAssertion(5),
+        "assert it is checked or not, as it is",
+    ),
+    Binding::new(
+        KeyContext::ElementDetail,
+        KeyBinding::char('6'),
+        Command::PickAssertion(6),
+        "assert the count of elements like it",
+    ),
+    Binding::new(
+        KeyContext::ElementDetail,
+        KeyBinding::char('7'),
+        Command::PickAssertion(7),
+        "assert the URL's path",
     ),
     Binding::new(
         KeyContext::ElementDetail,
@@ -57,8 +106,8 @@ pub const KEYS: &[Binding] = &[
     Binding::new(
         KeyContext::ElementDetail,
         KeyBinding::char('i'),
-        Command::Cancel,
-        "close",
+        Command::InsertLine,
+        "record the line / close",
     )
     .hinted(),
 ];
@@ -283,10 +332,108 @@ fn picked_lines(
         }
     }
     out.push(Line::default());
-    out.push(heading("The recipe line (y copies it)"));
+    let title = if state.recording.is_some() {
+        "The recipe line (y copies it, i records it)"
+    } else {
+        "The recipe line (y copies it)"
+    };
+    out.push(heading(title));
     for piece in pieces(&format!("  {}", report.line), width) {
         out.push(Line::from(Span::styled(piece, text)));
     }
+    out.push(Line::default());
+    let title = if state.recording.is_some() {
+        "Assertions (press the number to record it)"
+    } else {
+        "Assertions (press the number to copy its line)"
+    };
+    out.push(heading(title));
+    for (n, label) in (1u8..).zip(ASSERTIONS) {
+        let (what, style) = match assertion(state, n) {
+            Ok((expectation, locators)) => (assertion_words(&expectation, &locators), text),
+            Err(why) => (why, theme.muted()),
+        };
+        for piece in pieces(&format!("  {n}  {label}: {what}"), width) {
+            out.push(Line::from(Span::styled(piece, style)));
+        }
+    }
+}
+
+/// What a picked assertion expects, shortly.
+fn assertion_words(expectation: &Expectation, locators: &[Locator]) -> String {
+    let quoted = crate::script::export::rhai_string;
+    match expectation {
+        Expectation::Visible => "yes".into(),
+        Expectation::Text(text) | Expectation::TextContains(text) => quoted(text),
+        Expectation::Value(value) => quoted(value),
+        Expectation::Checked(checked) => checked.to_string(),
+        Expectation::Count(count) => match locators.first() {
+            Some(locator) => format!("{count} ({locator})"),
+            None => count.to_string(),
+        },
+        Expectation::Url(pattern) => quoted(pattern),
+    }
+}
+
+/// What the assertions the view offers check, by their number (1–7).
+pub const ASSERTIONS: [&str; 7] = [
+    "visible",
+    "text equals",
+    "text contains",
+    "value equals",
+    "checked",
+    "count",
+    "URL path",
+];
+
+/// The assertion `number` (1–7, see [`ASSERTIONS`]) on the element the
+/// locator picker read, prefilled with what the page shows now: what it
+/// expects and the locators that name what it counts (empty for the
+/// element's own); `Err` says why it cannot be picked.
+pub fn assertion(state: &AppState, number: u8) -> Result<(Expectation, Vec<Locator>), String> {
+    let report = match state.locators.as_ref().and_then(|p| p.report.as_ref()) {
+        Some(Ok(report)) => report,
+        Some(Err(why)) => return Err(why.clone()),
+        None => return Err("the page has not answered yet".into()),
+    };
+    let shown = report.state.as_ref();
+    let no_one = || "its locators name no one element now".to_string();
+    Ok(match number {
+        1 => (Expectation::Visible, Vec::new()),
+        2 | 3 => {
+            let text = shown.ok_or_else(no_one)?.text.clone();
+            if text.is_empty() {
+                return Err("it shows no text (a field has a value: 4)".into());
+            }
+            match number {
+                2 => (Expectation::Text(text), Vec::new()),
+                _ => (Expectation::TextContains(text), Vec::new()),
+            }
+        }
+        4 => match shown.ok_or_else(no_one)?.value.clone() {
+            Some(value) => (Expectation::Value(value), Vec::new()),
+            None => return Err("it is no field, so it has no value".into()),
+        },
+        5 => match shown.ok_or_else(no_one)?.checked {
+            Some(checked) => (Expectation::Checked(checked), Vec::new()),
+            None => return Err("it cannot be checked".into()),
+        },
+        6 => match &report.count {
+            Some((locator, count)) => (Expectation::Count(*count), vec![locator.clone()]),
+            None => return Err("nothing counts elements like it".into()),
+        },
+        7 => {
+            let url = state.page.as_ref().map_or("", |p| p.url.as_str());
+            let origin = crate::script::export::origin_of(url);
+            let pattern =
+                crate::script::export::page_pattern(url, origin.as_deref(), Some(&state.sitemaps));
+            if pattern.is_empty() {
+                return Err(format!("{url} has no path to check"));
+            }
+            (Expectation::Url(pattern), Vec::new())
+        }
+        _ => return Err(format!("no assertion {number}")),
+    })
 }
 
 /// How far the view of `element` scrolls on a `size` terminal: the last

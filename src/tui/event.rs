@@ -297,8 +297,8 @@ pub enum Effect {
         index: crate::dom::ElementIndex,
     },
     /// A click or a turn of the wheel on the page pane's picture, for the
-    /// page at that point.
-    Pointer(crate::browser::record::Pointer),
+    /// page at that point, or a key typed while the pane has the keyboard.
+    PaneInput(crate::browser::record::PaneInput),
     /// Put this text on the terminal's clipboard (OSC 52).
     Copy(String),
     /// Start recording the person's actions on the page (`true`), or

@@ -155,6 +155,13 @@ pub enum Command {
     PickLocators,
     /// Copy the locator picker's recipe line to the terminal's clipboard.
     CopyLine,
+    /// Insert the locator picker's recipe line into the recording (close
+    /// the view when nothing is recorded).
+    InsertLine,
+    /// Pick the assertion of this number (see
+    /// [`crate::tui::element_detail::ASSERTIONS`]) on the element the view
+    /// shows: into the recording, or onto the clipboard.
+    PickAssertion(u8),
     /// Confirm: run the command, start the task, send the answer, use the
     /// picked element.
     Submit,

@@ -26,6 +26,10 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
     }
     let view = &state.picture;
     let mut title = "Page".to_string();
+    // First, where the pane cuts the title last: the keys go to the page.
+    if view.keyboard {
+        title.push_str(" · typing (Ctrl+O leaves)");
+    }
     if let Some(shot) = &view.shot {
         title.push_str(&format!(
             " {}×{} · {} marks",
@@ -37,6 +41,7 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
     if let Some(index) = view.rendered.as_ref().and_then(|r| r.key.outline) {
         title.push_str(&format!(" · [{index}] outlined"));
     }
+
     let block = titled_block(title, false, &state.theme);
     let inner = block.inner(area);
     frame.render_widget(block, area);

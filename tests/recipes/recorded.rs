@@ -643,3 +643,139 @@ fn the_locator_picker_checks_each_locator_on_the_page_and_writes_the_line() {
         let _ = tab.close().await;
     });
 }
+
+/// An order form whose Save button says what it saved; `broken`, it says
+/// it failed, as a regression would.
+fn order_page(broken: bool) -> String {
+    let said = if broken {
+        "'Not saved'"
+    } else {
+        "'Saved ' + document.getElementById('customer').value"
+    };
+    page(
+        "Order",
+        &format!(
+            r##"<label>Customer <input id="customer"></label>
+<label><input type="checkbox" id="rush"> Rush</label>
+<ul id="items"><li><a href="#apple">Apple</a></li><li><a href="#pear">Pear</a></li><li><a href="#plum">Plum</a></li></ul>
+<button type="button" id="save">Save</button>
+<a id="status" href="/order"></a>
+<script>document.getElementById('save').addEventListener('click', () => {{
+  document.getElementById('status').textContent = {said};
+}});</script>"##
+        ),
+    )
+}
+
+/// The report the locator picker (and the workbench's assertion chooser)
+/// reads for the listed element with this text or label on `tab`'s page.
+async fn report_on(tab: &Tab, text: &str) -> webagent::script::LocatorReport {
+    let state = super::support::tab::observe(tab).await;
+    let found = state
+        .elements
+        .iter()
+        .find(|e| e.text == text || e.attribute("label") == Some(text))
+        .unwrap_or_else(|| panic!("no {text} in:\n{}", state.listing))
+        .index;
+    webagent::script::locator_report(tab, found, &state)
+        .await
+        .expect("a report")
+}
+
+#[test]
+fn a_recording_with_picked_assertions_replays_and_fails_with_expected_and_actual_when_one_no_longer_holds(
+) {
+    use webagent::script::Expectation;
+    let s = shared();
+    let (good, broken) = s.runtime.block_on(async {
+        let good = PageServer::start().await.expect("a page server");
+        good.html("/order", order_page(false));
+        let broken = PageServer::start().await.expect("a page server");
+        broken.html("/order", order_page(true));
+        (good, broken)
+    });
+    let source = {
+        let _turn = in_front();
+        s.runtime.block_on(async {
+            s.server.html("/order", order_page(false));
+            let url = s.server.url("/order");
+            let tab = s.session.new_tab(&url).await.expect("a tab");
+            let mut recorder = Recorder::start(&tab).await.expect("the recorder starts");
+            click(&tab, "document.getElementById('customer')").await;
+            type_text(&tab, "Ada").await;
+            click(&tab, "document.getElementById('rush')").await;
+            click(&tab, "document.getElementById('save')").await;
+            let got = inputs(&mut recorder, 3).await;
+            until(
+                &tab,
+                "document.getElementById('status').textContent === 'Saved Ada'",
+            )
+            .await;
+            let mut recording = Recording::new("order", &url);
+            for input in got {
+                recording.push(input, &url);
+            }
+            // What the chooser offers, prefilled from the page.
+            let status = report_on(&tab, "Saved Ada").await;
+            let shown = status.state.clone().expect("the status's state");
+            assert_eq!((shown.text.as_str(), shown.visible), ("Saved Ada", true));
+            recording.push_assertion(
+                &Expectation::Text(shown.text),
+                Some(status.facts),
+                &[],
+                &url,
+            );
+            let customer = report_on(&tab, "Customer").await;
+            let value = customer.state.and_then(|s| s.value).expect("a value");
+            recording.push_assertion(&Expectation::Value(value), Some(customer.facts), &[], &url);
+            let rush = report_on(&tab, "Rush").await;
+            let checked = rush.state.and_then(|s| s.checked).expect("checkable");
+            recording.push_assertion(&Expectation::Checked(checked), Some(rush.facts), &[], &url);
+            let item = report_on(&tab, "Pear").await;
+            let (like, count) = item.count.expect("a count");
+            recording.push_assertion(&Expectation::Count(count), None, &[like], &url);
+            recording.push_assertion(&Expectation::Url("/order".into()), None, &[], &url);
+            let _ = tab.close().await;
+            recording.source(None).expect("a recipe")
+        })
+    };
+    for line in [
+        "expect_text([\"id:status\", \"role:link:Saved Ada\", \"text:Saved Ada\", \"css:#status\"], \"Saved Ada\");",
+        "expect_value([\"id:customer\", \"role:textbox:Customer\", \"label:Customer\", \"css:#customer\"], \"Ada\");",
+        "expect_checked([\"id:rush\", \"role:checkbox:Rush\", \"label:Rush\", \"css:#rush\"], true);",
+        "expect_count([\"css:#items > li > a\"], 3);",
+        "expect_url(\"/order\");",
+    ] {
+        assert!(source.contains(line), "no `{line}` in:\n{source}");
+    }
+    let dir = scratch("recorded-assertions");
+    std::fs::create_dir_all(&dir).expect("a scratch folder");
+    std::fs::write(dir.join("order.rhai"), &source).expect("the recipe written");
+    let run_on = |server: &PageServer| {
+        let mut command = webagent_in(&dir);
+        command
+            .args(["recipe", "run", "order.rhai", "--yes", "--connect", &ws()])
+            .args(["--url", &server.url("/order")]);
+        output(command)
+    };
+    let held = run_on(&good);
+    assert_eq!(held.status.code(), Some(0), "{}\n{source}", said(&held));
+    let failed = run_on(&broken);
+    assert_ne!(failed.status.code(), Some(0), "{}", said(&failed));
+    let line = 1 + source
+        .lines()
+        .position(|l| l.trim_start().starts_with("expect_text("))
+        .expect("the text assertion's line");
+    let expected = format!(
+        "not done: order.rhai:{line}:5: assertion failed: \
+         expect_text([\"id:status\", \"role:link:Saved Ada\", \"text:Saved Ada\", \"css:#status\"], \"Saved Ada\"): \
+         expected the text \"Saved Ada\", but it is \"Not saved\" (<a id=status>Not saved</a>, found by id:status)"
+    );
+    let stdout = String::from_utf8_lossy(&failed.stdout);
+    assert!(
+        stdout.lines().any(|l| l == expected),
+        "no line `{expected}` in:\n{}",
+        said(&failed)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -41,6 +41,22 @@ pub fn tmux_text(session: &str, text: &str) {
     assert!(status.success());
 }
 
+/// Writes `bytes` to `session`'s program in one write (a paste buffer,
+/// without bracketed-paste marks), so an escape sequence such as a mouse
+/// report is never split and its ESC never read as a lone Esc.
+pub fn tmux_paste(session: &str, bytes: &str) {
+    let status = tmux(session)
+        .args(["set-buffer", "-b", "webagent-test", "--", bytes])
+        .status()
+        .expect("running tmux set-buffer");
+    assert!(status.success());
+    let status = tmux(session)
+        .args(["paste-buffer", "-d", "-b", "webagent-test", "-t", session])
+        .status()
+        .expect("running tmux paste-buffer");
+    assert!(status.success());
+}
+
 /// Polls the pane until `want` shows on a settled screen: the same
 /// capture twice in a row, so a frame half drawn on a busy machine is
 /// never what a test reads. Past the bound it fails with what the person

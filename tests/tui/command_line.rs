@@ -735,6 +735,9 @@ fn the_locator_picker_shows_each_locator_checked_and_copies_the_line() {
                 (webagent::dom::Locator::Css("#gone".into()), 0),
             ],
             line: line.into(),
+            facts: serde_json::json!({"tag": "button", "id": "refund", "css": "#refund"}),
+            state: None,
+            count: None,
         }),
     });
     bench.idle();
@@ -782,4 +785,117 @@ fn a_script_error_of_several_lines_shows_its_first_and_goes_whole_into_the_log()
         Outcome::Failed { message, .. } => assert_eq!(message, error),
         other => panic!("expected the error in the log, got {other:?}"),
     }
+}
+
+#[test]
+fn an_assertion_picked_on_an_element_is_recorded_prefilled_from_the_page_and_i_inserts_the_line() {
+    let mut bench = Bench::on_orders(120, 40);
+    bench.key(KeyCode::Char(':'));
+    bench.type_text("record checks");
+    bench.key(KeyCode::Enter);
+    bench.idle();
+    bench.effects.clear();
+    bench.key(KeyCode::Char('A'));
+    bench.idle();
+    let position = match bench.effects.as_slice() {
+        [Effect::PickLocators { position, .. }] => *position,
+        other => panic!("expected the element to be read, got {other:?}"),
+    };
+    let report = webagent::script::LocatorReport {
+        locators: vec![(webagent::dom::Locator::Id("refund".into()), 1)],
+        line: r#"click(["id:refund", "css:#refund"]);"#.into(),
+        facts: serde_json::json!({"tag": "button", "id": "refund", "css": "#refund"}),
+        state: Some(webagent::dom::ElementState {
+            visible: true,
+            text: "Refund".into(),
+            value: None,
+            checked: None,
+        }),
+        count: Some((webagent::dom::Locator::Css("#actions > button".into()), 3)),
+    };
+    bench.send(AppEvent::Locators {
+        position,
+        report: Ok(report.clone()),
+    });
+    bench.idle();
+    let screen = bench.screen();
+    for row in [
+        "Assertions (press the number to record it)",
+        "2  text equals: \"Refund\"",
+        "4  value equals: it is no field, so it has no value",
+        "6  count: 3 (css:#actions > button)",
+    ] {
+        assert!(screen.contains(row), "no `{row}` on:\n{screen}");
+    }
+    bench.key(KeyCode::Char('2'));
+    bench.idle();
+    assert_eq!(
+        notice(&bench),
+        r#"recorded step 1: expect_text(["id:refund", "css:#refund"], "Refund");"#
+    );
+    bench.key(KeyCode::Char('L'));
+    bench.send(AppEvent::Locators {
+        position,
+        report: Ok(report),
+    });
+    bench.idle();
+    bench.key(KeyCode::Char('i'));
+    bench.idle();
+    assert_eq!(
+        notice(&bench),
+        r#"recorded step 2: click(["id:refund", "css:#refund"]);"#
+    );
+    let recording = bench.state().recording.as_ref().expect("still recording");
+    assert_eq!(recording.steps().len(), 2);
+}
+
+#[test]
+fn while_the_page_pane_has_the_keys_they_type_into_the_page_until_ctrl_o_gives_them_back() {
+    use webagent::browser::record::PaneInput;
+    let mut bench = Bench::on_orders(120, 40);
+    bench.app.state.picture.visible = true;
+    // What a click on the picture leaves behind.
+    bench.app.state.picture.keyboard = true;
+    bench.type_text("a:");
+    bench.key(KeyCode::Enter);
+    bench.key(KeyCode::Esc);
+    bench.idle();
+    let sent: Vec<String> = bench
+        .effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::PaneInput(PaneInput::Type(text)) => Some(format!("type {text}")),
+            Effect::PaneInput(PaneInput::Press(chord)) => Some(format!("press {chord}")),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        sent,
+        ["type a", "type :", "press Enter", "press Escape"],
+        "{:?}",
+        bench.effects
+    );
+    assert!(bench.state().command_line.is_none(), "`:` went to the page");
+    assert_eq!(
+        bench.state().status.approval,
+        ApprovalMode::Risky,
+        "`a` went to the page"
+    );
+    bench.effects.clear();
+    bench.ctrl('o');
+    bench.key(KeyCode::Char(':'));
+    bench.idle();
+    assert!(!bench.state().picture.keyboard);
+    assert!(
+        !bench
+            .effects
+            .iter()
+            .any(|e| matches!(e, Effect::PaneInput(_))),
+        "{:?}",
+        bench.effects
+    );
+    assert!(
+        bench.state().command_line.is_some(),
+        "`:` is the workbench's again"
+    );
 }

@@ -1,13 +1,16 @@
 //! Recording a recipe in a real terminal: `webagent record` opens the
 //! workbench recording on a served page, actions typed on the `:` line act
 //! on the page as a person's input does and land in the recipe pane as
-//! steps, a step gets its goal, and `:record stop` writes the file.
+//! steps, a step gets its goal, and `:record stop` writes the file; on the
+//! page pane, a click and typing reach the page and are recorded, and an
+//! assertion picked on the element list lands in the recipe.
 
 use crate::conversation_in_terminal::start_workbench;
 use crate::support::llm_server;
 use crate::support::scratch::scratch_dir;
 use crate::support::tmux::{
-    require_tmux_and_chromium, tmux_keys, tmux_text, wait_for_screen, TmuxSession,
+    require_tmux_and_chromium, settled_screen_where, tmux_keys, tmux_paste, tmux_text,
+    wait_for_screen, TmuxSession,
 };
 
 const FORM: &str = r#"<!doctype html><title>Sign in</title>
@@ -133,6 +136,69 @@ fn a_click_on_the_page_pane_clicks_the_page_and_is_recorded() {
             "{screen}"
         );
         assert!(screen.contains("click([\"id:go\""), "{screen}");
+        let _ = std::fs::remove_dir_all(&dir);
+    });
+}
+
+/// A field as big as most of the page, in a form that keeps its page.
+const BIG_FIELD: &str = r#"<!doctype html><title>Type</title>
+<style>body{margin:0} input{width:100vw;height:80vh;font-size:40px;box-sizing:border-box}</style>
+<form onsubmit="document.title = 'sent ' + this.q.value; return false">
+<input id="q" name="q" aria-label="Query"></form>"#;
+
+#[test]
+fn typing_on_the_page_pane_is_recorded_and_an_assertion_picked_on_the_element_list_is_saved() {
+    crate::support::chromium::runtime().block_on(async {
+        let Recording {
+            session,
+            dir,
+            _pages,
+            _llm,
+        } = recording("record-page-typing", BIG_FIELD, "typed").await;
+        tmux_keys(&session.0, &["v"]);
+        // The picture drawn, not only taken: a click lands on what is drawn.
+        let screen =
+            settled_screen_where(&session.0, |s| s.contains("1 marks") && s.contains("▀▀▀"))
+                .await
+                .unwrap_or_else(|s| panic!("the picture never showed:\n{s}"));
+        let (row, line) = screen
+            .lines()
+            .enumerate()
+            .find(|(_, l)| l.contains("┌ Page"))
+            .expect("the page pane");
+        let column = line.chars().position(|c| c == '┌').expect("its corner");
+        let (x, y) = (column + 6, row + 3);
+        // One write each, so no ESC is read alone.
+        tmux_paste(&session.0, &format!("\x1b[<0;{x};{y}M"));
+        tmux_paste(&session.0, &format!("\x1b[<0;{x};{y}m"));
+        wait_for_screen(&session.0, "Page · typing (Ctrl+O leaves)").await;
+        tmux_text(&session.0, "hello");
+        wait_for_screen(&session.0, "value=\"hello\"").await;
+        tmux_keys(&session.0, &["Enter"]);
+        let screen = wait_for_screen(&session.0, "press_keys(\"Enter\");").await;
+        assert!(screen.contains("fill([\"id:q\""), "{screen}");
+        tmux_keys(&session.0, &["C-o"]);
+        wait_for_screen(&session.0, "the keys are the workbench's again").await;
+        tmux_keys(&session.0, &["A"]);
+        wait_for_screen(&session.0, "4  value equals: \"hello\"").await;
+        tmux_keys(&session.0, &["4"]);
+        let screen = wait_for_screen(&session.0, "expect_value([\"id:q\"").await;
+        assert!(screen.contains("Recording typed · 3 steps"), "{screen}");
+        command(&session.0, "record stop");
+        wait_for_screen(
+            &session.0,
+            "recording saved as a recipe: recipes/typed.rhai",
+        )
+        .await;
+        let source = std::fs::read_to_string(dir.join("recipes/typed.rhai")).expect("the recipe");
+        for line in [
+            "q: #{ type: \"string\", \"default\": \"hello\" },",
+            "fill([\"id:q\", \"role:textbox:Query\", \"name:q\", \"css:#q\"], params.q);",
+            "press_keys(\"Enter\");",
+            "expect_value([\"id:q\", \"role:textbox:Query\", \"name:q\", \"css:#q\"], \"hello\");",
+        ] {
+            assert!(source.contains(line), "no `{line}` in:\n{source}");
+        }
         let _ = std::fs::remove_dir_all(&dir);
     });
 }

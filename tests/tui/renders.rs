@@ -570,7 +570,7 @@ fn i_on_an_element_shows_its_whole_line_attributes_and_locators() {
         let rows: Vec<&str> = end.lines().collect();
         let footer = rows
             .iter()
-            .position(|r| r.contains("Esc/q/i close"))
+            .position(|r| r.contains("Esc/q close"))
             .expect("the footer");
         let note = rows
             .iter()

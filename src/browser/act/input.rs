@@ -92,24 +92,10 @@ impl Executor<'_> {
         sent: &mut InOrder<'a>,
         event: &KeyEvent,
     ) -> Result<(), BrowserError> {
-        let kind = match event.kind {
-            KeyEventKind::KeyDown => DispatchKeyEventType::KeyDown,
-            KeyEventKind::RawKeyDown => DispatchKeyEventType::RawKeyDown,
-            KeyEventKind::KeyUp => DispatchKeyEventType::KeyUp,
-        };
-        let mut params = DispatchKeyEventParams::new(kind);
-        params.modifiers = Some(i64::from(event.modifiers.bits()));
-        params.key = Some(event.key.clone());
-        params.code = Some(event.code.clone());
-        params.windows_virtual_key_code = Some(i64::from(event.windows_virtual_key_code));
-        params.native_virtual_key_code = Some(i64::from(event.windows_virtual_key_code));
-        params.text = event.text.clone();
-        params.unmodified_text = event.unmodified_text.clone();
-        params.location = Some(i64::from(event.location));
         let call = self.tab.with_timeout(
             "dispatching a key event",
             self.tab.call_timeout(),
-            self.tab.page().execute(params),
+            self.tab.page().execute(key_event_params(event)),
         );
         sent.send(call).await
     }
@@ -128,6 +114,26 @@ impl Executor<'_> {
         self.finish(&json!({}), json!({"presses": presses}), settled)
             .await
     }
+}
+
+/// The CDP event for one key event (shared by actions and the keys a
+/// person types on the workbench's page pane).
+pub(crate) fn key_event_params(event: &KeyEvent) -> DispatchKeyEventParams {
+    let kind = match event.kind {
+        KeyEventKind::KeyDown => DispatchKeyEventType::KeyDown,
+        KeyEventKind::RawKeyDown => DispatchKeyEventType::RawKeyDown,
+        KeyEventKind::KeyUp => DispatchKeyEventType::KeyUp,
+    };
+    let mut params = DispatchKeyEventParams::new(kind);
+    params.modifiers = Some(i64::from(event.modifiers.bits()));
+    params.key = Some(event.key.clone());
+    params.code = Some(event.code.clone());
+    params.windows_virtual_key_code = Some(i64::from(event.windows_virtual_key_code));
+    params.native_virtual_key_code = Some(i64::from(event.windows_virtual_key_code));
+    params.text = event.text.clone();
+    params.unmodified_text = event.unmodified_text.clone();
+    params.location = Some(i64::from(event.location));
+    params
 }
 
 /// Input sent to a tab one call after another without waiting for each

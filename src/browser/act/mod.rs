@@ -83,6 +83,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 pub use error::ActError;
+pub(crate) use input::key_event_params;
 pub use options::ExecOptions;
 pub use settle::{SettleOptions, Settled};
 

@@ -6,7 +6,8 @@
 // placeholder, name, visible text, a CSS path and the page's URL. With
 // `args.locators` (a recipe step's list, strongest first) it returns the
 // one element they name, as a CSS path that names exactly it now, or why
-// there is none.
+// there is none, and what it shows now (visible, text, value, checked)
+// for a recipe's assertions.
 //
 // Agreement: every locator is tried. Those that name exactly one element
 // must name the same one (or one inside the other: a label and its field,
@@ -263,5 +264,19 @@
       return { error: 'not_found', tried, page: page(), detail: 'no recorded locator names an element on this page' };
     }
   }
-  return { selector: cssPath(chosen), matched: written(args.locators[matched]), element: describe(chosen), tried };
+  // What the element shows, for a recipe's assertions to compare.
+  function stateOf(el) {
+    const kind = typeOf(el);
+    const checkable = tagOf(el) === 'input' && (kind === 'checkbox' || kind === 'radio');
+    const aria = attr(el, 'aria-checked');
+    let text = '';
+    if (isButtonish(el)) text = norm(el.value || el.getAttribute('alt') || '');
+    else if (!isField(el)) text = norm(el.innerText !== undefined ? el.innerText : el.textContent).slice(0, 2000);
+    return {
+      visible: visible(el), text,
+      value: isField(el) && !isButtonish(el) ? String(el.value) : null,
+      checked: checkable ? el.checked : (aria === 'true' ? true : aria === 'false' ? false : null),
+    };
+  }
+  return { selector: cssPath(chosen), matched: written(args.locators[matched]), element: describe(chosen), tried, state: stateOf(chosen) };
 }

@@ -46,6 +46,17 @@ pub enum HostCall {
         /// The script line that asked (for a repaired recipe).
         line: usize,
     },
+    /// Check that the page shows what a recipe's assertion expects
+    /// (`expect_text(["id:status"], "Saved")`), waiting a little for it;
+    /// an error answer says what was expected and what the page showed.
+    Expect {
+        /// What is expected.
+        expectation: Expectation,
+        /// The element's locators, strongest first (none for the URL).
+        locators: Vec<Locator>,
+        /// The call as written, for the message.
+        call: String,
+    },
     /// Open a URL; a path is on the run's origin.
     Navigate(String),
     /// Open `path` on the run's origin unless the page is already there.
@@ -62,6 +73,41 @@ pub enum HostCall {
         /// The script line.
         line: usize,
     },
+}
+
+/// What one of a recipe's assertions expects.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Expectation {
+    /// The element is there and visible.
+    Visible,
+    /// Its text is this (spacing collapsed).
+    Text(String),
+    /// Its text contains this.
+    TextContains(String),
+    /// The field's value is this.
+    Value(String),
+    /// The checkbox or radio is checked (`true`) or not.
+    Checked(bool),
+    /// The first locator names this many elements.
+    Count(usize),
+    /// The page's URL fits this path pattern (`/orders/*`, `/orders/:id`)
+    /// or, with a scheme, this URL pattern.
+    Url(String),
+}
+
+impl Expectation {
+    /// The recipe function that asserts it.
+    pub fn function(&self) -> &'static str {
+        match self {
+            Expectation::Visible => "expect_visible",
+            Expectation::Text(_) => "expect_text",
+            Expectation::TextContains(_) => "expect_text_contains",
+            Expectation::Value(_) => "expect_value",
+            Expectation::Checked(_) => "expect_checked",
+            Expectation::Count(_) => "expect_count",
+            Expectation::Url(_) => "expect_url",
+        }
+    }
 }
 
 /// Why a host call could not be answered; the script sees it as an error
@@ -92,6 +138,10 @@ pub enum HostError {
     /// every locator tried, and what the page showed instead.
     #[error("{0}")]
     Step(String),
+    /// An assertion did not hold: the call, what it expected and what the
+    /// page showed.
+    #[error("assertion failed: {0}")]
+    Assertion(String),
     /// A path to open, but no origin to open it on.
     #[error("{0}")]
     NoOrigin(String),

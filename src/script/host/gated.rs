@@ -182,6 +182,14 @@ impl<E: Environment> ScriptHost for GatedHost<'_, E> {
                 let result = self.act(action).await;
                 Ok(result_json(&with_matched(result, &location)))
             }
+            HostCall::Expect {
+                expectation,
+                locators,
+                call,
+            } => super::expect::check(&mut *self.environment, &expectation, &locators)
+                .await
+                .map(|()| Value::Null)
+                .map_err(|why| HostError::Assertion(format!("{call}: {why}"))),
             HostCall::Navigate(url) => Ok(result_json(&self.navigate(&url).await?)),
             HostCall::StartAt(path) => {
                 let here = self.environment.current_url().await.unwrap_or_default();

@@ -233,6 +233,17 @@ impl<E: Environment> ScriptHost for RecipeHost<E> {
                 // Boxed: a step's future (locate, act, heal with an agent run)
                 // is large, and the script's driver holds one per call.
             } => Box::pin(self.act_on(name, params, locators, line)).await,
+            HostCall::Expect {
+                expectation,
+                locators,
+                call,
+            } => {
+                self.unhealed_location()?;
+                super::expect::check(&mut self.environment, &expectation, &locators)
+                    .await
+                    .map(|()| Value::Null)
+                    .map_err(|why| HostError::Assertion(format!("{call}: {why}")))
+            }
             HostCall::Navigate(url) => {
                 self.unhealed_location()?;
                 let origin = self.origin().await;

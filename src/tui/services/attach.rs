@@ -381,7 +381,7 @@ fn effect_name(effect: &Effect) -> &'static str {
         Effect::ExportSession { .. } => "exporting the session",
         Effect::Record(_) | Effect::SaveRecording { .. } => "recording",
         Effect::PickLocators { .. } => "the locator picker",
-        Effect::Pointer(_) => "clicking the page pane",
+        Effect::PaneInput(_) => "acting on the page pane",
         Effect::CancelScript => "cancelling a script",
         _ => "this",
     }

@@ -80,7 +80,7 @@ pub(super) enum BrowserCommand {
     /// Start recording the person's actions on the page, or stop.
     Record(bool),
     /// The person's mouse on the page pane's picture.
-    Pointer(crate::browser::record::Pointer),
+    PaneInput(crate::browser::record::PaneInput),
     /// Read an element's locators for the locator picker.
     Locators {
         position: usize,
@@ -536,12 +536,12 @@ pub(super) async fn browser_task(
                     let _ = tx.send(AppEvent::ActionFinished { id, result, ms });
                     page = observe_and_send(&mut session, &tx, &view).await;
                 }
-                Some(BrowserCommand::Pointer(pointer)) => {
+                Some(BrowserCommand::PaneInput(pointer)) => {
                     let tab = session.environment.inner().inner().tab();
                     if let Err(error) = pointer.send(tab).await {
                         let _ = tx.send(AppEvent::Notice {
                             error: true,
-                            text: format!("the page did not take the mouse: {error}"),
+                            text: format!("the page did not take the mouse or the keys: {error}"),
                         });
                     }
                     page = observe_and_send(&mut session, &tx, &view).await;
@@ -746,10 +746,10 @@ async fn refuse_all(
                     text: format!("state not saved: {why}"),
                 });
             }
-            BrowserCommand::Pointer(_) => {
+            BrowserCommand::PaneInput(_) => {
                 let _ = tx.send(AppEvent::Notice {
                     error: true,
-                    text: format!("the page did not take the mouse: {why}"),
+                    text: format!("the page did not take the mouse or the keys: {why}"),
                 });
             }
             BrowserCommand::Locators { position, .. } => {
@@ -822,10 +822,10 @@ async fn while_running<T>(
                         report: Err(format!("{busy}; read the locators once it ends")),
                     });
                 }
-                Some(BrowserCommand::Pointer(_)) => {
+                Some(BrowserCommand::PaneInput(_)) => {
                     let _ = tx.send(AppEvent::Notice {
                         error: true,
-                        text: format!("{busy}; the page takes the mouse once it ends"),
+                        text: format!("{busy}; the page takes the mouse and the keys once it ends"),
                     });
                 }
                 // The workbench starts and stops recordings only between

@@ -785,8 +785,12 @@ impl EffectHandler for Services {
                     tracing::warn!(%error, "switching the mouse report");
                 }
             }
-            Effect::Pointer(pointer) => {
-                if self.browser.send(BrowserCommand::Pointer(pointer)).is_err() {
+            Effect::PaneInput(pointer) => {
+                if self
+                    .browser
+                    .send(BrowserCommand::PaneInput(pointer))
+                    .is_err()
+                {
                     let _ = self.tx.send(AppEvent::Notice {
                         error: true,
                         text: "the browser is not running".into(),

@@ -20,6 +20,10 @@ pub struct PictureView {
     pub requested: Option<PictureJobKey>,
     /// The picture as the terminal draws it, once a job came back.
     pub rendered: Option<RenderedPicture>,
+    /// Whether the pane has the keyboard: keys type into the page's
+    /// focused element. A click on the picture gives it; Ctrl+O, a click
+    /// elsewhere, hiding the pane or a dialog takes it back.
+    pub keyboard: bool,
 }
 
 /// What a rendering depends on: the picture, the cells it fills and the

@@ -43,18 +43,22 @@ use super::commands::{
 use super::conversation::{new_conversation, retry_failed_step};
 use super::debugging::{move_source_cursor, on_debug_key};
 use super::export::ask_export_name;
+use super::recording::{insert_line, pick_assertion};
 use super::sessions::{
     on_replay_key, on_search_key, on_sessions_key, open_sessions, search_typed, show_replay_row,
 };
 use super::view::{
-    active_field, field_in, highlight_cursor, move_elements, moved, refollow, request_picture,
-    scrolled, set_focus,
+    active_field, field_in, highlight_cursor, move_elements, moved, page_key, refollow,
+    request_picture, scrolled, set_focus,
 };
 
 /// A key press: a command of the keymap in the context it was pressed
 /// in, or text for the field being typed in, unless it belongs to a
 /// typing that something came over (see the module's rules).
 pub(super) fn on_key(state: &mut AppState, key: KeyEvent, effects: &mut Vec<Effect>) {
+    if page_key(state, key, effects) {
+        return;
+    }
     let context = state.key_context();
     if held_back(state, context, &key) {
         return;
@@ -177,6 +181,8 @@ pub(super) fn on_key(state: &mut AppState, key: KeyEvent, effects: &mut Vec<Effe
             match (command, state.modal.as_mut()) {
                 (Command::Cancel, _) => state.modal = None,
                 (Command::CopyLine, _) => copy_line(state, effects),
+                (Command::InsertLine, _) => insert_line(state),
+                (Command::PickAssertion(number), _) => pick_assertion(state, number, effects),
                 (
                     _,
                     Some(Modal::Inspector { scroll, .. })

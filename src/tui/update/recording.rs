@@ -1,9 +1,12 @@
 //! Recording the person's actions into a recipe (`:record`): starting and
 //! stopping the recorder, each step as it lands, the person's edits
-//! (undo, a step's goal, a parameter's name), and the file at the end.
+//! (undo, a step's goal, a parameter's name, the locator picker's line and
+//! an assertion picked on an element), and the file at the end.
 
 use crate::browser::record::Input;
-use crate::script::Recording;
+use crate::script::export::action_line;
+use crate::script::{assertion_step, Recording};
+use crate::tui::element_detail;
 use crate::tui::event::Effect;
 use crate::tui::state::{AppState, LogEntry, Outcome};
 
@@ -194,5 +197,79 @@ pub(super) fn recording_saved(state: &mut AppState, saved: Result<std::path::Pat
             );
         }
         Err(why) => state.notice(true, format!("the recording was not saved: {why}")),
+    }
+}
+
+/// `i` in the element view: the locator picker's line becomes the
+/// recording's next step, as if the person had acted on the element;
+/// with nothing recorded, `i` closes the view.
+pub(crate) fn insert_line(state: &mut AppState) {
+    if state.recording.is_none() {
+        state.modal = None;
+        return;
+    }
+    let report = match state.locators.as_ref().and_then(|p| p.report.as_ref()) {
+        Some(Ok(report)) => report.clone(),
+        _ => {
+            state.notice(true, "no recipe line yet: the page has not answered".into());
+            return;
+        }
+    };
+    let facts = report.facts.clone();
+    let input = if report.line.starts_with("fill(") {
+        Input::Fill {
+            facts,
+            value: Some(String::new()),
+        }
+    } else if report.line.starts_with("select(") {
+        Input::Select {
+            facts,
+            text: String::new(),
+        }
+    } else {
+        Input::Click { facts }
+    };
+    state.modal = None;
+    recorded(state, input);
+}
+
+/// A number in the element view: the assertion of that number, prefilled
+/// from the page, becomes the recording's next step; with nothing
+/// recorded, its line goes to the clipboard, as `y` copies the picker's.
+pub(crate) fn pick_assertion(state: &mut AppState, number: u8, effects: &mut Vec<Effect>) {
+    let (expectation, locators) = match element_detail::assertion(state, number) {
+        Ok(picked) => picked,
+        Err(why) => {
+            state.notice(true, format!("no such assertion here: {why}"));
+            return;
+        }
+    };
+    let facts = match state.locators.as_ref().and_then(|p| p.report.as_ref()) {
+        Some(Ok(report)) => Some(report.facts.clone()),
+        _ => None,
+    };
+    let url = state
+        .page
+        .as_ref()
+        .map(|p| p.url.clone())
+        .unwrap_or_else(|| state.status.url.clone());
+    state.modal = None;
+    match state.recording.as_mut() {
+        Some(recording) => {
+            recording.push_assertion(&expectation, facts, &locators, &url);
+            let number = recording.steps().len();
+            if let Some(line) = recording.line(number) {
+                state.notice(false, format!("recorded step {number}: {line}"));
+            }
+        }
+        None => {
+            let step = assertion_step(&expectation, facts, &locators, &url);
+            let Some(line) = action_line(&step.action, step.facts.as_ref(), None) else {
+                state.notice(true, "that assertion has no recipe line".into());
+                return;
+            };
+            effects.push(Effect::Copy(line.clone()));
+            state.notice(false, format!("on the clipboard: {line}"));
+        }
     }
 }

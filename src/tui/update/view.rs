@@ -2,6 +2,7 @@
 //! field keys go to, list cursors and scrolling kept inside what is shown,
 //! and the page picture asked for at the pane's size.
 
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use tui_textarea::TextArea;
 
 use crate::tui::event::Effect;
@@ -185,7 +186,7 @@ pub(super) fn page_mouse(
     mouse: crossterm::event::MouseEvent,
     effects: &mut Vec<Effect>,
 ) {
-    use crate::browser::record::Pointer;
+    use crate::browser::record::PaneInput;
     use crossterm::event::{MouseButton, MouseEventKind};
     if !state.picture.visible || state.modal.is_some() || state.replay.is_some() {
         return;
@@ -209,15 +210,19 @@ pub(super) fn page_mouse(
         mouse.column,
         mouse.row,
     ) else {
+        if matches!(mouse.kind, MouseEventKind::Down(_)) && state.picture.keyboard {
+            state.picture.keyboard = false;
+            state.notice(false, "the keys are the workbench's again".into());
+        }
         return;
     };
     let scale = if shot.scale > 0.0 { shot.scale } else { 1.0 };
     let x = fx * f64::from(shot.width) / scale;
     let y = fy * f64::from(shot.height) / scale;
     let pointer = match mouse.kind {
-        MouseEventKind::Down(MouseButton::Left) => Pointer::Click { x, y },
-        MouseEventKind::ScrollDown => Pointer::Wheel { x, y, dy: 120.0 },
-        MouseEventKind::ScrollUp => Pointer::Wheel { x, y, dy: -120.0 },
+        MouseEventKind::Down(MouseButton::Left) => PaneInput::Click { x, y },
+        MouseEventKind::ScrollDown => PaneInput::Wheel { x, y, dy: 120.0 },
+        MouseEventKind::ScrollUp => PaneInput::Wheel { x, y, dy: -120.0 },
         _ => return,
     };
     if state.run_active() {
@@ -227,7 +232,99 @@ pub(super) fn page_mouse(
         );
         return;
     }
-    effects.push(Effect::Pointer(pointer));
+    if matches!(pointer, PaneInput::Click { .. }) && !state.picture.keyboard {
+        state.picture.keyboard = true;
+        state.notice(
+            false,
+            "the page has the keys: typing goes into it; Ctrl+O gives them back".into(),
+        );
+    }
+    effects.push(Effect::PaneInput(pointer));
+}
+
+/// A key while the page pane has the keyboard: printable keys are typed
+/// into the page's focused element and the others (Enter, Tab, Esc,
+/// Backspace, the arrows, a key with Ctrl or Alt) pressed there, as the
+/// person's own input, so a recording takes them like typing in a
+/// window. Ctrl+C still quits and Ctrl+O gives the keys back; whether
+/// the key was the page's.
+pub(super) fn page_key(state: &mut AppState, key: KeyEvent, effects: &mut Vec<Effect>) -> bool {
+    use crate::browser::record::PaneInput;
+    if !state.picture.keyboard {
+        return false;
+    }
+    if !state.picture.visible
+        || state.modal.is_some()
+        || state.command_line.is_some()
+        || state.replay.is_some()
+        || state.sessions.is_some()
+    {
+        state.picture.keyboard = false;
+        return false;
+    }
+    if key.kind == KeyEventKind::Release {
+        return true;
+    }
+    let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+    let alt = key.modifiers.contains(KeyModifiers::ALT);
+    match key.code {
+        KeyCode::Char('c') if ctrl => return false,
+        KeyCode::Char('o') if ctrl => {
+            state.picture.keyboard = false;
+            state.notice(false, "the keys are the workbench's again".into());
+            return true;
+        }
+        _ => {}
+    }
+    let input = match key.code {
+        KeyCode::Char(c) if !ctrl && !alt => PaneInput::Type(c.to_string()),
+        code => {
+            let name = match code {
+                KeyCode::Char(c) => c.to_string(),
+                KeyCode::Enter => "Enter".into(),
+                KeyCode::Tab => "Tab".into(),
+                KeyCode::BackTab => "Shift+Tab".into(),
+                KeyCode::Esc => "Escape".into(),
+                KeyCode::Backspace => "Backspace".into(),
+                KeyCode::Delete => "Delete".into(),
+                KeyCode::Left => "ArrowLeft".into(),
+                KeyCode::Right => "ArrowRight".into(),
+                KeyCode::Up => "ArrowUp".into(),
+                KeyCode::Down => "ArrowDown".into(),
+                KeyCode::Home => "Home".into(),
+                KeyCode::End => "End".into(),
+                KeyCode::PageUp => "PageUp".into(),
+                KeyCode::PageDown => "PageDown".into(),
+                // Keys a page has no use for stay with no one.
+                _ => return true,
+            };
+            let mut chord = String::new();
+            if ctrl {
+                chord.push_str("Control+");
+            }
+            if alt {
+                chord.push_str("Alt+");
+            }
+            let shifted = key.modifiers.contains(KeyModifiers::SHIFT);
+            if shifted && !matches!(code, KeyCode::Char(_) | KeyCode::BackTab) {
+                chord.push_str("Shift+");
+            }
+            chord.push_str(&name);
+            match crate::actions::KeyChord::parse(&chord) {
+                Ok(chord) => PaneInput::Press(chord),
+                Err(_) => return true,
+            }
+        }
+    };
+    if state.run_active() {
+        state.notice(
+            true,
+            "the agent is running; the page takes the keys once it ends".into(),
+        );
+        return true;
+    }
+    effects.push(Effect::PaneInput(input));
+    true
 }
 
 #[cfg(test)]
