@@ -45,6 +45,7 @@ use super::debug;
 use super::declare::Collected;
 use super::host::{result_json, HostCall};
 use super::loaded::{ActionDef, Snapshot};
+use super::targets::{locator_list, selector_text, HostResult};
 use crate::actions::{ActionResult, Catalog};
 use crate::dom::Locator;
 
@@ -147,8 +148,6 @@ fn script_log(text: &str, sink: Option<&LogSink>) {
     }
 }
 
-pub(super) type HostResult<T> = Result<T, Box<EvalAltResult>>;
-
 fn to_json(value: &Dynamic, pos: Position) -> HostResult<Value> {
     bounds::check_depth(value, "a value handed to the page").map_err(|e| runtime(e, pos))?;
     rhai::serde::from_dynamic::<Value>(value)
@@ -158,40 +157,6 @@ fn to_json(value: &Dynamic, pos: Position) -> HostResult<Value> {
 fn from_json(value: &Value) -> Dynamic {
     // ok: every JSON value has a Rhai form.
     rhai::serde::to_dynamic(value).unwrap_or(Dynamic::UNIT)
-}
-
-/// Whether a string target is a CSS selector rather than visible text.
-pub(super) fn selector_text(target: &str) -> Option<&str> {
-    if let Some(css) = target.strip_prefix("css:") {
-        return Some(css.trim());
-    }
-    let first = target.trim_start().chars().next()?;
-    matches!(first, '#' | '.' | '[').then_some(target.trim())
-}
-
-/// A list of locator strings (`["id:x", "text:Go"]`), or `None` when the
-/// value is no list.
-pub(super) fn locator_list(value: &Dynamic, pos: Position) -> HostResult<Option<Vec<Locator>>> {
-    let Some(items) = value.read_lock::<rhai::Array>() else {
-        return Ok(None);
-    };
-    let mut out = Vec::new();
-    for item in items.iter() {
-        let Some(text) = item.clone().into_immutable_string().ok() else {
-            return Err(runtime(
-                format!(
-                    "a locator is a string like \"id:login\", not {}",
-                    item.type_name()
-                ),
-                pos,
-            ));
-        };
-        out.push(Locator::parse(&text).map_err(|e| runtime(e.to_string(), pos))?);
-    }
-    if out.is_empty() {
-        return Err(runtime("the list of locators is empty", pos));
-    }
-    Ok(Some(out))
 }
 
 /// The locators in an action's parameters (`locators: [...]`), taken out.

@@ -10,9 +10,9 @@ use rhai::{Dynamic, Engine, NativeCallContext, Position};
 
 use super::calls::{host_call, runtime};
 use super::debug;
-use super::engine::{locator_list, selector_text, HostResult};
 use super::export::{locators_literal, rhai_string};
 use super::host::{Expectation, HostCall};
+use super::targets::{locator_list, selector_text, HostResult};
 use crate::dom::{Locator, LOCATOR_KINDS};
 
 /// Registers the assertion functions on `engine`.

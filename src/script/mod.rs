@@ -64,6 +64,7 @@ mod locate;
 pub mod params;
 pub mod recording;
 pub mod rewrite;
+mod targets;
 pub mod watch;
 
 pub use bounds::Limits;
