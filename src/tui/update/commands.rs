@@ -4,6 +4,7 @@
 use tui_textarea::TextArea;
 
 use crate::script::params::{parse_assignment, resolve_params};
+use crate::script::RecipeDef;
 use crate::tui::event::Effect;
 use crate::tui::line_commands::{find_line_command, LineCommand, LINE_COMMANDS};
 use crate::tui::state::{AppState, ListView, LogEntry, Outcome, ReflectionView, RunStatus};
@@ -119,18 +120,20 @@ pub(super) fn recipe_list(state: &AppState) -> String {
     format!("recipes · {}", names.join(" · "))
 }
 
-/// `:recipe NAME [PARAM=VALUE]…`: runs a loaded recipe like an agent run,
-/// with its parameters (a value with spaces in quotes, as on the `:`
-/// line for actions) checked against what it declares before anything
-/// runs.
-pub(super) fn start_recipe(state: &mut AppState, rest: &str, effects: &mut Vec<Effect>) {
+/// The loaded recipe a `:recipe` or `:debug` line names (`rest`: `NAME
+/// [PARAM=VALUE]…`, a value with spaces in quotes) and its parameters,
+/// checked against what it declares. `None`, with the reason on the status
+/// line, when the name or a parameter is wrong.
+pub(super) fn named_recipe(
+    state: &mut AppState,
+    rest: &str,
+) -> Option<(RecipeDef, serde_json::Map<String, serde_json::Value>)> {
     let mut words = crate::actions::command_words(rest).into_iter();
     let name = words.next().unwrap_or_default();
-    let name = name.as_str();
     if name.is_empty() {
         let listed = recipe_list(state);
         state.notice(true, format!("which recipe? {listed}"));
-        return;
+        return None;
     }
     let Some(recipe) = state.recipes.iter().find(|r| r.name == name) else {
         let available: Vec<&str> = state.recipes.iter().map(|r| r.name.as_str()).collect();
@@ -143,7 +146,7 @@ pub(super) fn start_recipe(state: &mut AppState, rest: &str, effects: &mut Vec<E
             true,
             format!("no recipe named `{name}` is loaded; available: {available}"),
         );
-        return;
+        return None;
     };
     let mut given = serde_json::Map::new();
     for word in words {
@@ -153,7 +156,7 @@ pub(super) fn start_recipe(state: &mut AppState, rest: &str, effects: &mut Vec<E
             }
             Err(_) => {
                 state.notice(true, format!("`{word}`: write a parameter as NAME=VALUE"));
-                return;
+                return None;
             }
         }
     }
@@ -161,9 +164,21 @@ pub(super) fn start_recipe(state: &mut AppState, rest: &str, effects: &mut Vec<E
         Ok(params) => params,
         Err(why) => {
             state.notice(true, why.to_string());
-            return;
+            return None;
         }
     };
+    Some((recipe.clone(), params))
+}
+
+/// `:recipe NAME [PARAM=VALUE]…`: runs a loaded recipe like an agent run,
+/// with its parameters (a value with spaces in quotes, as on the `:`
+/// line for actions) checked against what it declares before anything
+/// runs.
+pub(super) fn start_recipe(state: &mut AppState, rest: &str, effects: &mut Vec<Effect>) {
+    let Some((recipe, params)) = named_recipe(state, rest) else {
+        return;
+    };
+    let name = recipe.name.as_str();
     state.command_line = None;
     state.status.run = RunStatus::Running;
     state.status.step = 0;

@@ -11,7 +11,6 @@
 //! it is at the stop.
 
 use crate::actions::Action;
-use crate::script::params::{parse_assignment, resolve_params};
 use crate::script::{DebugCommand, DebugReport, StopReason};
 use crate::tui::debugger::reason_text;
 use crate::tui::event::Effect;
@@ -24,39 +23,8 @@ use crate::tui::state::{
 /// `:debug NAME [PARAM=VALUE]…`: the loaded recipe NAME under the
 /// debugger, its parameters checked as `:recipe` checks them.
 pub(super) fn debug_command(state: &mut AppState, rest: &str, effects: &mut Vec<Effect>) {
-    let mut words = crate::actions::command_words(rest).into_iter();
-    let name = words.next().unwrap_or_default();
-    let Some(recipe) = state.recipes.iter().find(|r| r.name == name) else {
-        let available: Vec<&str> = state.recipes.iter().map(|r| r.name.as_str()).collect();
-        let text = match (name.is_empty(), available.is_empty()) {
-            (_, true) => "no recipes are loaded: put .rhai files in the recipes directory".into(),
-            (true, false) => format!("which recipe? {}", available.join(", ")),
-            (false, false) => format!(
-                "no recipe named `{name}` is loaded; available: {}",
-                available.join(", ")
-            ),
-        };
-        state.notice(true, text);
+    let Some((recipe, params)) = super::commands::named_recipe(state, rest) else {
         return;
-    };
-    let mut given = serde_json::Map::new();
-    for word in words {
-        match parse_assignment(&word) {
-            Ok((key, value)) => {
-                given.insert(key, value);
-            }
-            Err(_) => {
-                state.notice(true, format!("`{word}`: write a parameter as NAME=VALUE"));
-                return;
-            }
-        }
-    }
-    let params = match resolve_params(&recipe.name, &recipe.params, &given) {
-        Ok(params) => params,
-        Err(why) => {
-            state.notice(true, why.to_string());
-            return;
-        }
     };
     let start = DebugStart {
         name: recipe.name.clone(),
