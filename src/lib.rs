@@ -33,6 +33,7 @@ pub mod spelling;
 pub mod suite;
 pub mod totp;
 pub mod tui;
+pub mod urls;
 pub mod vision;
 pub mod watch;
 pub mod words;

@@ -365,10 +365,26 @@ pub enum Action {
         /// The file: a name in the downloads directory, or a path inside it.
         path: String,
     },
-    /// Drive another open tab.
+    /// Drive another open tab: by its number in the page state's tab
+    /// list, or by its URL (a recipe's way: the numbers depend on the
+    /// tabs open when it runs).
     SwitchTab {
         /// Its number in the page state's tab list.
-        tab: u32,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        tab: Option<u32>,
+        /// A pattern its URL matches, as `expect_url` takes one (a path
+        /// with `*`, or a whole URL).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        url: Option<String>,
+    },
+    /// How the page's next `confirm` and `prompt` dialogs are answered,
+    /// from now on (alerts are always accepted).
+    AnswerDialogs {
+        /// Accept them (else dismiss them).
+        accept: bool,
+        /// What a `prompt` is answered with when accepted.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        text: Option<String>,
     },
     /// Close a tab (the current one when no number is given).
     CloseTab {
@@ -425,6 +441,7 @@ impl Action {
             Action::Done { .. } => "done",
             Action::ReadFile { .. } => "read_file",
             Action::SwitchTab { .. } => "switch_tab",
+            Action::AnswerDialogs { .. } => "answer_dialogs",
             Action::CloseTab { .. } => "close_tab",
             Action::ExecuteJavascript { .. } => "execute_javascript",
             Action::Custom(custom) => &custom.name,

@@ -507,11 +507,27 @@ pub(crate) fn builtin_specs() -> Vec<ActionSpec> {
         spec(
             "switch_tab",
             Interact,
-            "Drive another open tab: its number in the page's tab list. Later actions and observations are on that tab.",
+            "Drive another open tab (by number, or a URL pattern); later actions are there.",
             NoTarget,
-            json!({"tab": {"type": "integer", "minimum": 0, "description": "The tab's number in the tab list."}}),
+            json!({
+                "tab": {"type": "integer", "minimum": 0, "description": "The tab's number in the tab list."},
+                "url": nonempty("A pattern its URL matches: a path with * or a whole URL.")
+            }),
+            &[],
             &["tab"],
-            &["tab"],
+        )
+        .with_extra_one_of(json!([{"required": ["tab"]}, {"required": ["url"]}])),
+        spec(
+            "answer_dialogs",
+            Interact,
+            "How the page's next confirm and prompt dialogs are answered: accept (a prompt with text) or dismiss.",
+            NoTarget,
+            json!({
+                "accept": {"type": "boolean", "description": "false dismisses."},
+                "text": text("A prompt's answer.")
+            }),
+            &["accept"],
+            &["accept", "text"],
         ),
         spec(
             "close_tab",
@@ -547,11 +563,17 @@ impl ActionSpec {
     /// must hold, so the two `oneOf`s go under `allOf`.
     fn with_extra_one_of(mut self, branches: Value) -> Self {
         if let Value::Object(schema) = &mut self.schema {
-            let target = schema.remove("oneOf").unwrap_or(Value::Null);
-            schema.insert(
-                "allOf".to_string(),
-                json!([{"oneOf": target}, {"oneOf": branches}]),
-            );
+            match schema.remove("oneOf") {
+                Some(target) => {
+                    schema.insert(
+                        "allOf".to_string(),
+                        json!([{"oneOf": target}, {"oneOf": branches}]),
+                    );
+                }
+                None => {
+                    schema.insert("oneOf".to_string(), branches);
+                }
+            }
         }
         self
     }

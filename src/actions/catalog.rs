@@ -126,10 +126,13 @@ impl Catalog {
     /// parameters are its schema reduced to the structure local servers
     /// turn into a grammar ([`model_schema`](super::model_schema)); what
     /// the actions do is said once, in the step tool's description.
+    /// Actions [not for the model](super::spec::NOT_FOR_THE_MODEL) are
+    /// left out.
     pub fn action_schema(&self) -> Value {
         let branches: Vec<Value> = self
             .specs
             .iter()
+            .filter(|spec| spec.for_the_model())
             .map(|spec| {
                 let mut properties = Map::new();
                 properties.insert(

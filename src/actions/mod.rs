@@ -55,7 +55,7 @@ pub use result::{ActionResult, FailureReason};
 pub use risk::{origin_of, resolve_url, RiskFacts, TargetFacts};
 pub use risk_level::{Risk, UnknownRisk};
 pub use selector::Selector;
-pub use spec::{ActionSpec, SpecOrigin};
+pub use spec::{ActionSpec, SpecOrigin, NOT_FOR_THE_MODEL};
 pub use typing::{field_typing, typing_events, TypedPart, TYPED_HEAD, TYPED_TAIL, TYPED_WHOLE};
 pub use wire::{grammar_subset_problems, model_schema};
 

@@ -104,6 +104,7 @@ impl Action {
             | Action::ClearOverlays {}
             | Action::ShowSubtitle { .. }
             | Action::SwitchTab { .. }
+            | Action::AnswerDialogs { .. }
             | Action::CloseTab { .. } => Risk::Interact,
             Action::ReadPage { .. }
             | Action::Wait { .. }

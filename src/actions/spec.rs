@@ -44,7 +44,18 @@ pub struct ActionSpec {
     pub origin: SpecOrigin,
 }
 
+/// Actions the model is neither offered nor allowed: how the page's
+/// dialogs are answered is the person's to say (`--accept-dialogs`, or
+/// their own answer while recording), not the model's, since accepting
+/// "Delete everything?" is the decision the dialog asks for.
+pub const NOT_FOR_THE_MODEL: &[&str] = &["answer_dialogs"];
+
 impl ActionSpec {
+    /// Whether the model is offered it (see [`NOT_FOR_THE_MODEL`]).
+    pub fn for_the_model(&self) -> bool {
+        !NOT_FOR_THE_MODEL.contains(&self.name.as_str())
+    }
+
     /// A custom action's spec. Its command-line argument order is the order
     /// of the schema's `properties`, with an `index`/`selector` pair taken
     /// together as one `target` argument, as for built-ins.

@@ -8,7 +8,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::actions::{Action, Catalog};
+use crate::actions::{Action, Catalog, NOT_FOR_THE_MODEL};
 use crate::events::Reflection;
 use crate::llm::ChatResponse;
 
@@ -487,6 +487,13 @@ fn normalize_arguments(
 /// canonical form when valid, as proposed with the reason otherwise.
 fn validated(proposed: Value, catalog: &Catalog) -> (Value, Result<Action, String>) {
     match catalog.parse(&proposed) {
+        Ok(action) if NOT_FOR_THE_MODEL.contains(&action.name()) => (
+            proposed,
+            Err(format!(
+                "`{}` is not yours to take: the person decides how dialogs are answered",
+                action.name()
+            )),
+        ),
         Ok(action) => (action.to_json(), Ok(action)),
         Err(error) => (proposed, Err(error.to_string())),
     }
@@ -631,6 +638,18 @@ mod tests {
     use crate::actions::Target;
     use crate::llm::ToolCall;
     use serde_json::json;
+
+    #[test]
+    fn the_model_may_not_answer_dialogs_which_is_the_person_s_choice() {
+        let catalog = Catalog::builtin();
+        let (_, refused) = validated(json!({"answer_dialogs": {"accept": true}}), &catalog);
+        let why = refused.expect_err("refused");
+        assert!(why.contains("not yours"), "{why}");
+        // A recipe or `exec` takes it from the same catalog.
+        assert!(catalog
+            .parse(&json!({"answer_dialogs": {"accept": true}}))
+            .is_ok());
+    }
 
     fn call(name: &str, arguments: &str) -> ChatResponse {
         ChatResponse {

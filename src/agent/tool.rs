@@ -62,7 +62,7 @@ const SUMMARIES: &[(&str, &str)] = &[
     ("think", ""),
     ("done", "the answer, or why not"),
     ("read_file", "a downloaded file"),
-    ("switch_tab", "by tab number"),
+    ("switch_tab", ""),
     ("close_tab", ""),
     ("execute_javascript", "only if enabled"),
 ];
@@ -87,7 +87,7 @@ pub fn agent_tool_with(catalog: &Catalog, max_actions: usize) -> FunctionTool {
     }
     // What a target is, the system prompt says once.
     let mut description = String::from("{\"name\": {params}}; ? optional, = default:\n");
-    for spec in catalog.specs() {
+    for spec in catalog.specs().iter().filter(|s| s.for_the_model()) {
         let _ = write!(description, "{}({})", spec.name, signature(&spec.schema));
         let summary = summary(spec);
         if !summary.is_empty() {
@@ -259,7 +259,8 @@ mod tests {
         let branches = tool.parameters["properties"]["action"]["anyOf"]
             .as_array()
             .expect("one branch per action, and one for a list of them");
-        assert_eq!(branches.len(), catalog.names().len() + 1);
+        let offered = catalog.specs().iter().filter(|s| s.for_the_model()).count();
+        assert_eq!(branches.len(), offered + 1);
         assert_eq!(branches[branches.len() - 1]["type"], "array");
         // "Exactly one of index or selector" stays in webagent's own check.
         let click = &branches[0]["properties"]["click"];
@@ -311,9 +312,10 @@ mod tests {
         }
         for spec in Catalog::builtin().specs() {
             let prefix = format!("{}(", spec.name);
+            // Once, or never for an action that is the person's.
             assert_eq!(
                 lines.iter().filter(|l| l.starts_with(&prefix)).count(),
-                1,
+                usize::from(spec.for_the_model()),
                 "{}",
                 spec.name
             );

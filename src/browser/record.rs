@@ -8,14 +8,21 @@
 //! did not cause (a URL typed or pasted, back, forward) are read from the
 //! tab's history as each new document commits.
 //!
-//! Not yet followed: frames of another origin (they run in a target of
-//! their own) and tabs a click opens.
+//! A tab a click opens is followed too (its switch is a step), and the
+//! dialogs of every recorded tab wait for the person, whose answer is a
+//! step. Not yet followed: frames of another origin (they run in a target
+//! of their own).
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use chromiumoxide::cdp::browser_protocol::page::{
     AddScriptToEvaluateOnNewDocumentParams, CreateIsolatedWorldParams, EventFrameNavigated,
-    FrameTree, GetFrameTreeParams, GetNavigationHistoryParams,
+    EventJavascriptDialogClosed, EventJavascriptDialogOpening, FrameTree, GetFrameTreeParams,
+    GetNavigationHistoryParams, HandleJavaScriptDialogParams,
     RemoveScriptToEvaluateOnNewDocumentParams, ScriptIdentifier, TransitionType,
 };
+use chromiumoxide::cdp::browser_protocol::target::EventTargetCreated;
 use chromiumoxide::cdp::js_protocol::runtime::{
     AddBindingParams, EvaluateParams, EventBindingCalled, RemoveBindingParams,
 };
@@ -28,7 +35,7 @@ use tokio::task::JoinHandle;
 use super::act::key_event_params;
 use super::error::BrowserError;
 use super::scripts::RECORDER_JS;
-use super::tab::WORLD_NAME;
+use super::tab::{DialogHold, WORLD_NAME};
 use super::Tab;
 use crate::actions::KeyChord;
 
@@ -167,6 +174,35 @@ pub enum Input {
     Back,
     /// Forward one page in the tab's history.
     Forward,
+    /// The pointer rested on an element that revealed the one clicked
+    /// next (a menu that opens on hover).
+    Hover {
+        /// The element hovered.
+        facts: Value,
+    },
+    /// A click opened a tab, and the person went on there.
+    SwitchTab {
+        /// The new tab's page.
+        url: String,
+    },
+    /// The page opened a dialog, which waits for the person's answer
+    /// (in the window, or [`crate::browser::Tab::answer_dialog`]). Not a
+    /// step: the answer is.
+    DialogOpened {
+        /// `alert`, `confirm`, `prompt` or `beforeunload`.
+        kind: String,
+        /// The text the page showed.
+        message: String,
+    },
+    /// The person answered the page's dialog.
+    Dialog {
+        /// `alert`, `confirm`, `prompt` or `beforeunload`.
+        kind: String,
+        /// Accepted (rather than dismissed).
+        accepted: bool,
+        /// What a prompt was answered with.
+        text: Option<String>,
+    },
 }
 
 impl Input {
@@ -207,18 +243,30 @@ impl Input {
                 from: value.get("from").cloned().filter(Value::is_object)?,
                 to: value.get("to").cloned().filter(Value::is_object)?,
             },
+            "hover" => Input::Hover { facts: facts()? },
             _ => return None,
         })
     }
 }
 
-/// A recording in progress on one tab; dropping it stops reporting, and
-/// [`Recorder::stop`] also takes the recorder out of the documents to come.
+/// A recording in progress on one tab and the tabs its clicks open;
+/// dropping it stops reporting, and [`Recorder::stop`] also takes the
+/// recorder out of the documents to come.
 pub struct Recorder {
     inputs: mpsc::UnboundedReceiver<Input>,
     tasks: Vec<JoinHandle<()>>,
-    script: ScriptIdentifier,
+    /// Each page recorded, with its recorder script for new documents.
+    /// Tabs opened later are added by the watching task.
+    pages: Arc<Mutex<Vec<(Page, ScriptIdentifier)>>>,
+    /// The dialogs left to the person, of each tab webagent drove while
+    /// recording; answered again once the recorder is gone.
+    holds: Vec<DialogHold>,
+    /// The page whose dialog waits for the person's answer.
+    waiting: Waiting,
 }
+
+/// The page whose dialog is open, if one is.
+type Waiting = Arc<Mutex<Option<Page>>>;
 
 impl Drop for Recorder {
     fn drop(&mut self) {
@@ -230,96 +278,87 @@ impl Drop for Recorder {
 
 impl Recorder {
     /// Starts recording on `tab`: from now on, in the documents open and
-    /// every one that loads later.
+    /// every one that loads later, and in every tab a click of a recorded
+    /// tab opens. The tab's dialogs are left to the person until the
+    /// recording stops: their answers are steps.
     pub async fn start(tab: &Tab) -> Result<Recorder, BrowserError> {
-        let page = tab.page().clone();
         let limit = tab.call_timeout();
-        let mut called = tab
-            .with_timeout(
-                "listening to the recorder",
-                limit,
-                page.event_listener::<EventBindingCalled>(),
-            )
-            .await?;
-        let mut navigated = tab
-            .with_timeout(
-                "following navigations",
-                limit,
-                page.event_listener::<EventFrameNavigated>(),
-            )
-            .await?;
-        let binding = AddBindingParams::builder()
-            .name(BINDING)
-            .execution_context_name(WORLD_NAME)
-            .build()
-            .map_err(BrowserError::Script)?;
-        tab.with_timeout(
-            "adding the recorder's binding",
-            limit,
-            page.execute(binding),
-        )
-        .await?;
-        let script = AddScriptToEvaluateOnNewDocumentParams::builder()
-            .source(RECORDER_JS)
-            .world_name(WORLD_NAME)
-            .build()
-            .map_err(BrowserError::Script)?;
-        let script = tab
-            .with_timeout("installing the recorder", limit, page.execute(script))
-            .await?
-            .result
-            .identifier;
-        install_in_open_documents(tab, &page).await?;
         let (sender, inputs) = mpsc::unbounded_channel();
-
-        let from_page = sender.clone();
-        let reading = tokio::spawn(async move {
-            while let Some(call) = called.next().await {
-                if call.name != BINDING {
-                    continue;
-                }
-                match Input::from_payload(&call.payload) {
-                    Some(input) => {
-                        if from_page.send(input).is_err() {
-                            return;
+        let mut tasks = Vec::new();
+        let waiting = Waiting::default();
+        let script = follow(tab.page(), limit, &sender, &waiting, &mut tasks).await?;
+        install_in_open_documents(tab.page(), limit).await?;
+        let holds = vec![tab.hold_dialogs()];
+        let pages = Arc::new(Mutex::new(vec![(tab.page().clone(), script)]));
+        if let Some(browser) = tab.browser() {
+            let mut created = tab
+                .with_timeout(
+                    "watching for new tabs",
+                    limit,
+                    browser.event_listener::<EventTargetCreated>(),
+                )
+                .await?;
+            let followed = Arc::clone(&pages);
+            let dialogs = Arc::clone(&waiting);
+            let opener = tab.target_id().to_string();
+            tasks.push(tokio::spawn(async move {
+                let mut recorded = vec![opener];
+                let mut inner = Vec::new();
+                while let Some(event) = created.next().await {
+                    let info = &event.target_info;
+                    let by_a_recorded_tab = info
+                        .opener_id
+                        .as_ref()
+                        .is_some_and(|o| recorded.contains(o.inner()));
+                    if info.r#type != "page" || !by_a_recorded_tab {
+                        continue;
+                    }
+                    let Some(page) = attached(&browser, &info.target_id).await else {
+                        tracing::debug!(url = %info.url, "a tab a click opened could not be reached");
+                        continue;
+                    };
+                    match follow(&page, limit, &sender, &dialogs, &mut inner).await {
+                        Ok(script) => {
+                            if let Err(error) = install_in_open_documents(&page, limit).await {
+                                tracing::debug!(%error, "the new tab's first document has no recorder");
+                            }
+                            recorded.push(info.target_id.inner().clone());
+                            followed
+                                .lock()
+                                .unwrap_or_else(|e| e.into_inner())
+                                .push((page.clone(), script));
+                        }
+                        Err(error) => {
+                            tracing::debug!(%error, "a tab a click opened is not recorded");
+                            continue;
                         }
                     }
-                    None => tracing::debug!(payload = %call.payload, "not a recorded input"),
-                }
-            }
-        });
-
-        let history = page.clone();
-        let mut place = history_place(&history, limit).await;
-        let following = tokio::spawn(async move {
-            while let Some(event) = navigated.next().await {
-                if event.frame.parent_id.is_some() {
-                    continue;
-                }
-                let now = history_place(&history, limit).await;
-                if let (Some(before), Some(after)) = (&place, &now) {
-                    if let Some(input) = navigation_input(before, after) {
-                        if sender.send(input).is_err() {
-                            return;
-                        }
+                    let url = loaded_url(&page, NEW_TAB_LOAD).await;
+                    if sender.send(Input::SwitchTab { url }).is_err() {
+                        break;
                     }
                 }
-                place = now;
-            }
-        });
+                for task in inner {
+                    task.abort();
+                }
+            }));
+        }
         Ok(Recorder {
             inputs,
-            tasks: vec![reading, following],
-            script,
+            tasks,
+            pages,
+            holds,
+            waiting,
         })
     }
 
     /// Ends the recording on `tab` and returns what was still to come: a
     /// field being typed into gives its fill first. Later documents get
-    /// no recorder, and the binding is gone.
+    /// no recorder, the binding is gone, and dialogs are answered again.
     pub async fn stop(mut self, tab: &Tab) -> Vec<Input> {
         let flush = "globalThis.__webagentRecorderFlush && globalThis.__webagentRecorderFlush()";
         let flushed = tab.eval(flush).await;
+        self.holds.clear();
         let mut rest = Vec::new();
         // The fill's report was sent before the evaluation answered; it
         // only has to pass the reading task.
@@ -329,22 +368,58 @@ impl Recorder {
             rest.push(input);
         }
         if flushed.is_ok() {
-            let page = tab.page();
             let limit = tab.call_timeout();
-            let script = RemoveScriptToEvaluateOnNewDocumentParams::new(self.script.clone());
-            let binding = RemoveBindingParams::new(BINDING);
-            let removed = tab
-                .with_timeout("removing the recorder", limit, page.execute(script))
-                .await
-                .and(
-                    tab.with_timeout("removing the recorder", limit, page.execute(binding))
-                        .await,
-                );
-            if let Err(error) = removed {
-                tracing::debug!(%error, "the recorder stays in the tab's next documents");
+            let pages = std::mem::take(&mut *self.pages.lock().unwrap_or_else(|e| e.into_inner()));
+            for (page, script) in pages {
+                let script = RemoveScriptToEvaluateOnNewDocumentParams::new(script);
+                let binding = RemoveBindingParams::new(BINDING);
+                let removed = async {
+                    page.execute(script).await?;
+                    page.execute(binding).await
+                };
+                match tokio::time::timeout(limit, removed).await {
+                    Ok(Ok(_)) => {}
+                    Ok(Err(error)) => {
+                        tracing::debug!(%error, "the recorder stays in the tab's next documents")
+                    }
+                    Err(_) => tracing::debug!("removing the recorder took too long"),
+                }
             }
         }
         rest
+    }
+
+    /// Answers the dialog open on a recorded tab, as the person chose
+    /// (`text` for a prompt). The answer is reported as a step like one
+    /// given in the window.
+    pub async fn answer_dialog(
+        &self,
+        accept: bool,
+        text: Option<String>,
+    ) -> Result<(), BrowserError> {
+        let page = self
+            .waiting
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        let Some(page) = page else {
+            return Err(BrowserError::Script("no dialog is open".into()));
+        };
+        let mut answer = HandleJavaScriptDialogParams::new(accept);
+        answer.prompt_text = text;
+        within(
+            "answering the dialog",
+            Duration::from_secs(5),
+            page.execute(answer),
+        )
+        .await
+        .map(|_| ())
+    }
+
+    /// Leaves `tab`'s dialogs to the person too while the recording runs
+    /// (a tab a click opened, once webagent drives it).
+    pub fn hold_dialogs_of(&mut self, tab: &Tab) {
+        self.holds.push(tab.hold_dialogs());
     }
 
     /// The next input, or `None` once the tab is gone.
@@ -355,6 +430,198 @@ impl Recorder {
     /// An input already reported, without waiting.
     pub fn try_next(&mut self) -> Option<Input> {
         self.inputs.try_recv().ok()
+    }
+}
+
+/// Starts recording `page`: its binding and the recorder for its new
+/// documents, and tasks (added to `tasks`) that send what the person does
+/// there to `sender`: the recorder's reports, history moves, and the
+/// dialogs they answer. The recorder script's id, to remove it.
+async fn follow(
+    page: &Page,
+    limit: Duration,
+    sender: &mpsc::UnboundedSender<Input>,
+    waiting: &Waiting,
+    tasks: &mut Vec<JoinHandle<()>>,
+) -> Result<ScriptIdentifier, BrowserError> {
+    let (mut called, mut navigated, mut opening, mut closed) = (
+        within(
+            "listening to the recorder",
+            limit,
+            page.event_listener::<EventBindingCalled>(),
+        )
+        .await?,
+        within(
+            "following navigations",
+            limit,
+            page.event_listener::<EventFrameNavigated>(),
+        )
+        .await?,
+        within(
+            "watching dialogs",
+            limit,
+            page.event_listener::<EventJavascriptDialogOpening>(),
+        )
+        .await?,
+        within(
+            "watching dialogs",
+            limit,
+            page.event_listener::<EventJavascriptDialogClosed>(),
+        )
+        .await?,
+    );
+    let binding = AddBindingParams::builder()
+        .name(BINDING)
+        .execution_context_name(WORLD_NAME)
+        .build()
+        .map_err(BrowserError::Script)?;
+    within(
+        "adding the recorder's binding",
+        limit,
+        page.execute(binding),
+    )
+    .await?;
+    let script = AddScriptToEvaluateOnNewDocumentParams::builder()
+        .source(RECORDER_JS)
+        .world_name(WORLD_NAME)
+        .build()
+        .map_err(BrowserError::Script)?;
+    let script = within("installing the recorder", limit, page.execute(script))
+        .await?
+        .result
+        .identifier;
+
+    let from_page = sender.clone();
+    tasks.push(tokio::spawn(async move {
+        while let Some(call) = called.next().await {
+            if call.name != BINDING {
+                continue;
+            }
+            match Input::from_payload(&call.payload) {
+                Some(input) => {
+                    if from_page.send(input).is_err() {
+                        return;
+                    }
+                }
+                None => tracing::debug!(payload = %call.payload, "not a recorded input"),
+            }
+        }
+    }));
+
+    let history = page.clone();
+    let moves = sender.clone();
+    let mut place = history_place(&history, limit).await;
+    tasks.push(tokio::spawn(async move {
+        while let Some(event) = navigated.next().await {
+            if event.frame.parent_id.is_some() {
+                continue;
+            }
+            let now = history_place(&history, limit).await;
+            if let (Some(before), Some(after)) = (&place, &now) {
+                if let Some(input) = navigation_input(before, after) {
+                    if moves.send(input).is_err() {
+                        return;
+                    }
+                }
+            }
+            place = now;
+        }
+    }));
+
+    // The closing event does not say which dialog: the last one opened.
+    let answers = sender.clone();
+    let (waiting, on) = (Arc::clone(waiting), page.clone());
+    tasks.push(tokio::spawn(async move {
+        let mut open: Option<String> = None;
+        loop {
+            tokio::select! {
+                Some(dialog) = opening.next() => {
+                    let kind = dialog.r#type.as_ref().to_string();
+                    open = Some(kind.clone());
+                    *waiting.lock().unwrap_or_else(|e| e.into_inner()) = Some(on.clone());
+                    let message = dialog.message.clone();
+                    if answers.send(Input::DialogOpened { kind, message }).is_err() {
+                        return;
+                    }
+                }
+                Some(answer) = closed.next() => {
+                    let kind = open.take().unwrap_or_else(|| "dialog".to_string());
+                    waiting.lock().unwrap_or_else(|e| e.into_inner()).take();
+                    let text = (kind == "prompt" && answer.result).then(|| answer.user_input.clone());
+                    let input = Input::Dialog { kind, accepted: answer.result, text };
+                    if answers.send(input).is_err() {
+                        return;
+                    }
+                }
+                else => return,
+            }
+        }
+    }));
+    Ok(script)
+}
+
+/// A CDP call on a page the recorder follows (not only the tab webagent
+/// drives), within `limit`.
+async fn within<T>(
+    what: &str,
+    limit: Duration,
+    call: impl std::future::Future<Output = Result<T, chromiumoxide::error::CdpError>>,
+) -> Result<T, BrowserError> {
+    match tokio::time::timeout(limit, call).await {
+        Ok(Ok(value)) => Ok(value),
+        Ok(Err(error)) => Err(BrowserError::Cdp {
+            what: what.to_string(),
+            message: error.to_string(),
+        }),
+        Err(_) => Err(BrowserError::Timeout {
+            what: what.to_string(),
+            after: limit,
+        }),
+    }
+}
+
+/// The page of a tab just created, once chromiumoxide has attached to it
+/// (it is announced before), within two seconds.
+async fn attached(
+    browser: &chromiumoxide::Browser,
+    id: &chromiumoxide::cdp::browser_protocol::target::TargetId,
+) -> Option<Page> {
+    for _ in 0..80 {
+        if let Ok(page) = browser.get_page(id.clone()).await {
+            return Some(page);
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    None
+}
+
+/// How long a tab a click opened has to load before its switch is
+/// recorded (at the URL it has by then).
+const NEW_TAB_LOAD: Duration = Duration::from_secs(10);
+
+/// The URL a new tab settles on (it opens on `about:blank` first), within
+/// `limit`; the last one seen after that.
+async fn loaded_url(page: &Page, limit: Duration) -> String {
+    let deadline = tokio::time::Instant::now() + limit;
+    let mut last = String::new();
+    loop {
+        let read = tokio::time::timeout(
+            Duration::from_secs(2),
+            page.evaluate("[location.href, document.readyState]"),
+        )
+        .await;
+        if let Ok(Ok(value)) = read {
+            if let Ok(pair) = value.into_value::<Vec<String>>() {
+                last = pair.first().cloned().unwrap_or_default();
+                if pair.get(1).map(String::as_str) == Some("complete") && last != "about:blank" {
+                    return last;
+                }
+            }
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return last;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
     }
 }
 
@@ -407,15 +674,13 @@ fn navigation_input(before: &Place, after: &Place) -> Option<Input> {
 /// Puts the recorder into the documents already open: the tab's and each
 /// frame's of the same process (a document that loads later gets it from
 /// the script registered for new documents).
-async fn install_in_open_documents(tab: &Tab, page: &Page) -> Result<(), BrowserError> {
-    let limit = tab.call_timeout();
-    let tree = tab
-        .with_timeout(
-            "reading the tab's frames",
-            limit,
-            page.execute(GetFrameTreeParams::default()),
-        )
-        .await?;
+async fn install_in_open_documents(page: &Page, limit: Duration) -> Result<(), BrowserError> {
+    let tree = within(
+        "reading the tab's frames",
+        limit,
+        page.execute(GetFrameTreeParams::default()),
+    )
+    .await?;
     let mut frames = Vec::new();
     collect_frames(&tree.result.frame_tree, &mut frames);
     for frame in frames {
@@ -425,10 +690,7 @@ async fn install_in_open_documents(tab: &Tab, page: &Page) -> Result<(), Browser
             .build()
             .map_err(BrowserError::Script)?;
         // A frame of another process refuses: it is not followed yet.
-        let Ok(created) = tab
-            .with_timeout("entering a frame", limit, page.execute(world))
-            .await
-        else {
+        let Ok(Ok(created)) = tokio::time::timeout(limit, page.execute(world)).await else {
             continue;
         };
         let install = EvaluateParams::builder()
@@ -436,15 +698,9 @@ async fn install_in_open_documents(tab: &Tab, page: &Page) -> Result<(), Browser
             .context_id(created.result.execution_context_id)
             .build()
             .map_err(BrowserError::Script)?;
-        if let Err(error) = tab
-            .with_timeout(
-                "installing the recorder in a frame",
-                limit,
-                page.execute(install),
-            )
-            .await
-        {
-            tracing::debug!(%error, "a frame went away while the recorder was installed");
+        match tokio::time::timeout(limit, page.execute(install)).await {
+            Ok(Ok(_)) => {}
+            _ => tracing::debug!("a frame went away while the recorder was installed"),
         }
     }
     Ok(())

@@ -6,7 +6,9 @@
 //! the recipe line it becomes, and writes the recipe when it gets Ctrl-C,
 //! SIGTERM or the end of its standard input. Lines on standard input edit
 //! the recording as it grows: `undo` takes the last step back, and
-//! `goal N TEXT` gives step N the goal a heal is told.
+//! `goal N TEXT` gives step N the goal a heal is told. A dialog the page
+//! opens waits for the person (it says so): in the window, or with
+//! `accept [TEXT]` or `dismiss` on standard input.
 
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -17,7 +19,7 @@ use tokio::io::AsyncBufReadExt as _;
 use super::exit::EXIT_USAGE;
 use super::flags::{parse_page_url, RunFlags, SessionFlags};
 use super::headless::start_reporting;
-use crate::browser::record::Recorder;
+use crate::browser::record::{Input, Recorder};
 use crate::script::Recording;
 use crate::words::is_snake_case;
 
@@ -36,7 +38,8 @@ pub struct RecordArgs {
     pub name: String,
     /// Record without the workbench: print each step as it is recorded and
     /// write the recipe on Ctrl-C, SIGTERM or the end of standard input.
-    /// Without it the workbench opens recording, its recipe pane showing
+    /// Lines on standard input: `undo`, `goal N TEXT`, and for a dialog
+    /// the page opened, `accept [TEXT]` or `dismiss`. Without it the workbench opens recording, its recipe pane showing
     /// the recipe as it grows; `:record stop` writes it.
     #[arg(long)]
     pub no_tui: bool,
@@ -148,14 +151,15 @@ async fn record(
     loop {
         tokio::select! {
             input = recorder.next() => match input {
-                Some(input) => {
-                    recording.push(input, &args.url);
-                    print_step(&recording, recording.steps().len());
-                }
+                Some(input) => take(&mut recording, input, &args.url),
                 None => break,
             },
             line = lines.next_line() => match line {
-                Ok(Some(line)) => edit(&mut recording, &line),
+                Ok(Some(line)) => match line.trim().split_once(' ').unwrap_or((line.trim(), "")) {
+                    ("accept", text) => answer(&recorder, true, text).await,
+                    ("dismiss", "") => answer(&recorder, false, "").await,
+                    _ => edit(&mut recording, &line),
+                },
                 _ => break,
             },
             _ = tokio::signal::ctrl_c() => break,
@@ -165,12 +169,35 @@ async fn record(
     // A field still being typed into when the recording stopped gives its
     // fill now.
     for input in recorder.stop(tab).await {
-        recording.push(input, &args.url);
-        print_step(&recording, recording.steps().len());
+        take(&mut recording, input, &args.url);
     }
     session.close().await;
     let _ = reporter.await;
     write_recipe(&recording, &out, &sitemaps)
+}
+
+/// Adds what the person did to the recording and prints its step; a
+/// dialog waiting for an answer says how to give it.
+fn take(recording: &mut Recording, input: Input, url: &str) {
+    if let Input::DialogOpened { kind, message } = &input {
+        println!(
+            "the page opened a {kind} dialog: {message:?}; answer it in the window, or type `accept [TEXT]` or `dismiss`"
+        );
+        let _ = std::io::stdout().flush();
+        return;
+    }
+    if let Some(number) = recording.push(input, url) {
+        print_step(recording, number);
+    }
+}
+
+/// Answers the dialog open on the page, as the person typed.
+async fn answer(recorder: &Recorder, accept: bool, text: &str) {
+    let text = (!text.is_empty()).then(|| text.to_string());
+    if let Err(error) = recorder.answer_dialog(accept, text).await {
+        println!("no dialog was answered: {error}");
+        let _ = std::io::stdout().flush();
+    }
 }
 
 /// Prints step `number` as its recipe line.
@@ -206,7 +233,9 @@ fn edit(recording: &mut Recording, line: &str) {
             ),
         }
     } else {
-        println!("unknown line {line:?}: type `undo` or `goal N TEXT`");
+        println!(
+            "unknown line {line:?}: type `undo`, `goal N TEXT`, or for a dialog `accept [TEXT]` or `dismiss`"
+        );
     }
     let _ = std::io::stdout().flush();
 }

@@ -9,7 +9,9 @@
 
 use serde_json::{json, Value};
 
-use super::export::{action_line, origin_of, param_base, recipe_from_events_with, ExportOptions};
+use super::export::{
+    action_line, origin_of, page_pattern, param_base, recipe_from_events_with, ExportOptions,
+};
 use super::host::Expectation;
 use crate::actions::ActionResult;
 use crate::browser::record::Input;
@@ -105,22 +107,37 @@ impl Recording {
         &self.steps
     }
 
-    /// Adds the step `input` stands for and returns it.
-    pub fn push(&mut self, input: Input, url: &str) -> &RecordedStep {
-        let (action, facts) = step_of(input);
+    /// Adds the step `input` stands for and returns its number, or `None`
+    /// for an input that is no step (a dialog opening: its answer is one;
+    /// an alert's answer, which a replay always gives). A dialog's answer
+    /// goes before the step that opened it, so a replay answers it so.
+    pub fn push(&mut self, input: Input, url: &str) -> Option<usize> {
+        let dialog = matches!(input, Input::Dialog { .. });
+        let input = match input {
+            Input::SwitchTab { url } => Input::SwitchTab {
+                url: page_pattern(&url, origin_of(&self.start_url).as_deref(), None),
+            },
+            other => other,
+        };
+        let (action, facts) = step_of(input)?;
         let url = facts
             .as_ref()
             .and_then(|f| f.get("url"))
             .and_then(Value::as_str)
             .unwrap_or(url)
             .to_string();
-        self.steps.push(RecordedStep {
+        let step = RecordedStep {
             action,
             facts,
             url,
             goal: String::new(),
-        });
-        &self.steps[self.steps.len() - 1]
+        };
+        let at = match dialog {
+            true => self.steps.len().saturating_sub(1),
+            false => self.steps.len(),
+        };
+        self.steps.insert(at, step);
+        Some(at + 1)
     }
 
     /// Adds an assertion the person picked (see [`assertion_step`]) and
@@ -304,10 +321,11 @@ pub fn write_new(path: &std::path::Path, source: &str) -> std::io::Result<()> {
     std::io::Write::write_all(&mut file, source.as_bytes())
 }
 
-/// The action and the element facts a recorded input stands for.
-fn step_of(input: Input) -> (Value, Option<Value>) {
+/// The action and the element facts a recorded input stands for, or
+/// `None` for one that is no step.
+fn step_of(input: Input) -> Option<(Value, Option<Value>)> {
     let css = |facts: &Value| facts.get("css").cloned().unwrap_or(Value::Null);
-    match input {
+    Some(match input {
         Input::Click { facts } => (json!({"click": {"selector": css(&facts)}}), Some(facts)),
         Input::Fill { facts, value } => {
             let text = match value {
@@ -341,7 +359,18 @@ fn step_of(input: Input) -> (Value, Option<Value>) {
         Input::Navigate { url } => (json!({"navigate": {"url": url}}), None),
         Input::Back => (json!({"back": {}}), None),
         Input::Forward => (json!({"forward": {}}), None),
-    }
+        Input::Hover { facts } => (json!({"hover": {"selector": css(&facts)}}), Some(facts)),
+        Input::SwitchTab { url } => (json!({"switch_tab": {"url": url}}), None),
+        Input::DialogOpened { .. } => return None,
+        Input::Dialog { kind, .. } if kind == "alert" || kind == "beforeunload" => return None,
+        Input::Dialog { accepted, text, .. } => {
+            let mut answer = json!({"accept": accepted});
+            if let Some(text) = text {
+                answer["text"] = Value::String(text);
+            }
+            (json!({"answer_dialogs": answer}), None)
+        }
+    })
 }
 
 /// The secret a password field's step types: named after the field

@@ -82,6 +82,17 @@ pub enum AppEvent {
         /// Where the answer goes.
         reply: oneshot::Sender<Option<String>>,
     },
+    /// The page opened a dialog while a recording runs; the person's
+    /// answer goes back on `reply` (`Some(text)` accepts, `None`
+    /// dismisses).
+    PageDialog {
+        /// `confirm`, `prompt`, `alert` or `beforeunload`.
+        kind: String,
+        /// The text the page showed.
+        message: String,
+        /// Where the answer goes.
+        reply: oneshot::Sender<Option<String>>,
+    },
     /// The agent run task ended (after its `done` event, or without one
     /// when it could not start).
     RunEnded {

@@ -305,7 +305,11 @@ fn draw_approval(frame: &mut Frame, state: &AppState, modal: &ApprovalModal) {
 fn draw_ask(frame: &mut Frame, state: &AppState, modal: &AskModal) {
     let theme = &state.theme;
     let area = ask_area(frame.area());
-    let inner = open_modal(frame, area, "The model asks".into(), theme);
+    let title = match modal.from_page {
+        true => "The page asks",
+        false => "The model asks",
+    };
+    let inner = open_modal(frame, area, title.into(), theme);
     let [question, answer, foot] = Layout::vertical([
         Constraint::Min(1),
         Constraint::Length(3),

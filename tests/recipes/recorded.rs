@@ -13,6 +13,7 @@ use chromiumoxide::cdp::browser_protocol::input::{
     DispatchKeyEventParams, DispatchKeyEventType, DispatchMouseEventParams, DispatchMouseEventType,
     InsertTextParams, MouseButton,
 };
+use chromiumoxide::cdp::browser_protocol::page::HandleJavaScriptDialogParams;
 use webagent::browser::record::{Input, Recorder};
 use webagent::browser::Tab;
 use webagent::script::Recording;
@@ -318,10 +319,12 @@ fn logged_page() -> String {
         r#"<form id="f" onsubmit="return false"><label>Name <input id="name"></label>
 <select id="pick"><option>A</option><option>B</option></select>
 <label><input type="checkbox" id="box"> Box</label><button id="b">Go</button></form>
+<style>.sub{display:none}.menu:hover .sub{display:block}</style>
+<div class="menu"><span id="m">Menu</span><div class="sub"><button type="button" id="item" onclick="window.picked = true">Item</button></div></div>
 <script>
 window.seen = [];
 const types = ['pointerdown', 'mousedown', 'pointerup', 'mouseup', 'click', 'focusin', 'focusout',
-  'keydown', 'keyup', 'beforeinput', 'input', 'change', 'submit'];
+  'keydown', 'keyup', 'beforeinput', 'input', 'change', 'submit', 'mouseover', 'mouseout'];
 for (const type of types) {
   window.addEventListener(type, (e) => {
     const t = e.composedPath()[0];
@@ -339,6 +342,12 @@ async fn act_on_logged_page(tab: &Tab) {
     press(tab, "Enter", 13).await;
     click(tab, "document.getElementById('box')").await;
     click(tab, "document.getElementById('b')").await;
+    // A menu shown on hover, and a link in it.
+    let menu = centre(tab, "document.getElementById('m')").await;
+    mouse(tab, DispatchMouseEventType::MouseMoved, menu).await;
+    until(tab, "document.getElementById('item').checkVisibility()").await;
+    click(tab, "document.getElementById('item')").await;
+    until(tab, "window.picked === true").await;
 }
 
 #[test]
@@ -357,10 +366,11 @@ fn the_page_sees_the_same_events_with_the_recorder_as_without_it() {
             };
             act_on_logged_page(&tab).await;
             if let Some(recorder) = recorder.as_mut() {
-                // The fill, Enter, the checkbox and the button: the
-                // recorder was there and working.
-                let got = inputs(recorder, 4).await;
+                // The fill, Enter, the checkbox, the button, the hover and
+                // the link: the recorder was there and working.
+                let got = inputs(recorder, 6).await;
                 assert!(matches!(got[0], Input::Fill { .. }), "{got:#?}");
+                assert!(matches!(got[4], Input::Hover { .. }), "{got:#?}");
             }
             let log: Vec<String> = tab
                 .page()
@@ -777,5 +787,197 @@ fn a_recording_with_picked_assertions_replays_and_fails_with_expected_and_actual
         "no line `{expected}` in:\n{}",
         said(&failed)
     );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A shop whose orders hide behind a hover menu, whose cancel button asks
+/// a confirm dialog, and whose receipt opens in a tab of its own, where
+/// a button mails it (`/mailed`, which the server counts).
+struct Shop {
+    server: PageServer,
+    mailed: Arc<Mutex<Vec<String>>>,
+}
+
+impl Shop {
+    async fn start() -> Shop {
+        let server = PageServer::start().await.expect("a page server");
+        server.html(
+            "/shop",
+            page(
+                "Shop",
+                r#"<style>.sub{display:none}.menu:hover .sub{display:block}</style>
+<div class="menu"><button type="button" id="account">Account</button>
+<div class="sub"><a href="/orders">Orders</a></div></div>
+<div style="height:200px"></div>"#,
+            ),
+        );
+        server.html(
+            "/orders",
+            page(
+                "Orders",
+                r#"<p>Order 1003</p><button id="cancel">Cancel order</button>
+<p id="status"></p><a id="receipt" href="/receipt/1003" target="_blank" hidden>Receipt</a>
+<script>document.getElementById('cancel').addEventListener('click', () => {
+  if (confirm('Cancel order 1003?')) {
+    document.getElementById('status').textContent = 'Cancelled';
+    document.getElementById('receipt').hidden = false;
+  }
+});</script>"#,
+            ),
+        );
+        server.html(
+            "/receipt/1003",
+            page(
+                "Receipt 1003",
+                r#"<h1>Receipt 1003</h1><form action="/mailed"><button id="mail">Mail it</button></form>"#,
+            ),
+        );
+        let mailed = Arc::new(Mutex::new(Vec::new()));
+        let seen = Arc::clone(&mailed);
+        server.handle("/mailed", move |request| {
+            seen.lock()
+                .expect("a lock no test thread poisoned")
+                .push(request.path.clone());
+            Response::html(page("Mailed", "<p>Mailed</p>"))
+        });
+        Shop { server, mailed }
+    }
+
+    fn mailed(&self) -> usize {
+        self.mailed
+            .lock()
+            .expect("a lock no test thread poisoned")
+            .len()
+    }
+}
+
+/// The next input that is a step, answering nothing.
+async fn next_input(recorder: &mut Recorder) -> Input {
+    match tokio::time::timeout(Duration::from_secs(10), recorder.next()).await {
+        Ok(Some(input)) => input,
+        _ => panic!("the recorder reported nothing more"),
+    }
+}
+
+#[test]
+fn a_recording_follows_a_hover_menu_a_confirm_dialog_and_a_tab_a_click_opens() {
+    let s = shared();
+    let (first, second) = s
+        .runtime
+        .block_on(async { (Shop::start().await, Shop::start().await) });
+    let source = {
+        let _turn = in_front();
+        s.runtime.block_on(async {
+            let url = first.server.url("/shop");
+            let tab = s.session.new_tab(&url).await.expect("a tab");
+            let mut recorder = Recorder::start(&tab).await.expect("the recorder starts");
+            let mut recording = Recording::new("cancel_order", &url);
+            // The menu opens under the pointer; the link in it is clicked.
+            let account = centre(&tab, "document.getElementById('account')").await;
+            mouse(&tab, DispatchMouseEventType::MouseMoved, account).await;
+            until(&tab, "document.querySelector('.sub a').checkVisibility()").await;
+            click(&tab, "document.querySelector('.sub a')").await;
+            until(&tab, "location.pathname === '/orders'").await;
+            // The confirm dialog waits for the person, who accepts it in
+            // the window (the click is not over until then).
+            let mut got = Vec::new();
+            let answering = async {
+                loop {
+                    match next_input(&mut recorder).await {
+                        Input::DialogOpened { kind, message } => {
+                            assert_eq!(kind, "confirm");
+                            assert_eq!(message, "Cancel order 1003?");
+                            break;
+                        }
+                        input => got.push(input),
+                    }
+                }
+                tab.page()
+                    .execute(HandleJavaScriptDialogParams::new(true))
+                    .await
+                    .expect("the person accepts the dialog");
+            };
+            tokio::join!(click(&tab, "document.getElementById('cancel')"), answering);
+            until(&tab, "!document.getElementById('receipt').hidden").await;
+            click(&tab, "document.getElementById('receipt')").await;
+            // The receipt opens in a tab of its own, where the person goes
+            // on.
+            let switched = loop {
+                match next_input(&mut recorder).await {
+                    Input::SwitchTab { url } => break url,
+                    input => got.push(input),
+                }
+            };
+            assert_eq!(switched, first.server.url("/receipt/1003"));
+            got.push(Input::SwitchTab { url: switched });
+            let opened = tab
+                .open_tabs()
+                .await
+                .expect("the tabs")
+                .into_iter()
+                .find(|t| t.url.ends_with("/receipt/1003"))
+                .expect("the receipt's tab");
+            let receipt = tab.adopt(&opened.id).await.expect("the receipt's tab");
+            click(&receipt, "document.getElementById('mail')").await;
+            until(&receipt, "location.pathname === '/mailed'").await;
+            while got.len() < 7 {
+                got.push(next_input(&mut recorder).await);
+            }
+            for input in got {
+                recording.push(input, &url);
+            }
+            let _ = receipt.close().await;
+            let _ = tab.close().await;
+            recording.source(None).expect("a recipe")
+        })
+    };
+    assert_eq!(first.mailed(), 1, "the recording mailed the receipt once");
+    let lines: Vec<&str> = source
+        .lines()
+        .map(str::trim)
+        .filter(|l| {
+            !l.is_empty()
+                && *l != "}"
+                && !l.starts_with('"')
+                && !l.starts_with("//")
+                && !l.starts_with("step(")
+        })
+        .skip_while(|l| !l.starts_with("run_action(\"hover\""))
+        .collect();
+    // Each step's line (the link's CSS path is the page's structure).
+    let expected = [
+        r#"run_action("hover", #{ "locators": ["id:account", "role:button:Account", "text:Account", "css:#account"] });"#,
+        r#"click(["role:link:Orders", "text:Orders", "css:"#,
+        r#"run_action("answer_dialogs", #{ "accept": true });"#,
+        r#"click(["id:cancel", "role:button:Cancel order", "text:Cancel order", "css:#cancel"]);"#,
+        r#"click(["id:receipt", "role:link:Receipt", "text:Receipt", "css:#receipt"]);"#,
+        r#"run_action("switch_tab", #{ "url": "/receipt/*" });"#,
+        r#"click(["id:mail", "role:button:Mail it", "text:Mail it", "css:#mail"]);"#,
+    ];
+    assert_eq!(lines.len(), expected.len(), "{source}");
+    for (line, start) in lines.iter().zip(expected) {
+        assert!(
+            line.starts_with(start),
+            "`{line}` is not `{start}…` in:\n{source}"
+        );
+    }
+
+    let dir = scratch("recorded-shop");
+    std::fs::create_dir_all(&dir).expect("a scratch folder");
+    std::fs::write(dir.join("cancel_order.rhai"), &source).expect("the recipe written");
+    let mut command = webagent_in(&dir);
+    command
+        .args([
+            "recipe",
+            "run",
+            "cancel_order.rhai",
+            "--yes",
+            "--connect",
+            &ws(),
+        ])
+        .args(["--url", &second.server.url("/shop")]);
+    let out = output(command);
+    assert_eq!(out.status.code(), Some(0), "{}\n{source}", said(&out));
+    assert_eq!(second.mailed(), 1, "the replay mailed the receipt once");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -146,6 +146,42 @@ fn skip_and_stop_answer_the_agent() {
 }
 
 #[test]
+fn a_page_dialog_while_recording_is_accepted_with_enter_and_dismissed_with_esc() {
+    let mut bench = Bench::on_orders(100, 30);
+    let (reply, _rx) = oneshot::channel();
+    bench.send(AppEvent::PageDialog {
+        kind: "confirm".into(),
+        message: "Cancel order 1003?".into(),
+        reply,
+    });
+    bench.idle();
+    let screen = bench.screen();
+    assert!(screen.contains("The page asks"), "{screen}");
+    assert!(screen.contains("Cancel order 1003?"), "{screen}");
+    // A confirm has nothing to type: Enter on the empty field accepts.
+    bench.key(KeyCode::Enter);
+    bench.idle();
+    match bench.effects.as_slice() {
+        [Effect::Answer { answer, .. }] => assert_eq!(answer.as_deref(), Some("")),
+        other => panic!("expected an answer, got {other:?}"),
+    }
+    bench.effects.clear();
+    let (reply, _rx) = oneshot::channel();
+    bench.send(AppEvent::PageDialog {
+        kind: "prompt".into(),
+        message: "Your name?".into(),
+        reply,
+    });
+    bench.type_text("Ada");
+    bench.key(KeyCode::Esc);
+    bench.idle();
+    match bench.effects.as_slice() {
+        [Effect::Answer { answer, .. }] => assert_eq!(answer, &None, "Esc dismisses"),
+        other => panic!("expected an answer, got {other:?}"),
+    }
+}
+
+#[test]
 fn the_answer_to_ask_user_goes_back_to_the_model() {
     let mut bench = Bench::on_orders(80, 24);
     let (reply, _rx) = oneshot::channel();

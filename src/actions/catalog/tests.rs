@@ -72,6 +72,7 @@ fn every_design_action_is_in_the_catalog() {
         "done",
         "read_file",
         "switch_tab",
+        "answer_dialogs",
         "close_tab",
         "execute_javascript",
     ] {
@@ -88,7 +89,7 @@ fn every_design_action_is_in_the_catalog() {
             schema::check_schema(&spec.schema)
         );
     }
-    assert_eq!(catalog.specs().len(), 37);
+    assert_eq!(catalog.specs().len(), 38);
 }
 
 #[test]
@@ -764,7 +765,7 @@ fn a_reload_replaces_custom_actions_or_keeps_the_last_good_set() {
     assert_eq!(catalog.get("refund_order").unwrap().risk, Risk::Commit);
     assert!(catalog.remove_custom("refund_order"));
     assert!(!catalog.remove_custom("click"));
-    assert_eq!(catalog.specs().len(), 37);
+    assert_eq!(catalog.specs().len(), 38);
 }
 
 #[test]
@@ -773,7 +774,11 @@ fn action_schema_has_one_branch_per_action_including_custom() {
     catalog.register(chat_spec()).unwrap();
     let schema = catalog.action_schema();
     let branches = schema["anyOf"].as_array().unwrap();
+    // Every action but the person's own (answer_dialogs).
     assert_eq!(branches.len(), 38);
+    assert!(!branches
+        .iter()
+        .any(|b| b["required"] == json!(["answer_dialogs"])));
     let click = branches
         .iter()
         .find(|b| b["required"] == json!(["click"]))

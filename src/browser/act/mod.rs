@@ -159,7 +159,10 @@ impl<'a> Executor<'a> {
         let guard_mark = self.tab.guard().map(|g| g.mark());
         // The tab answers dialogs as they open (they would block the page
         // the action waits on); the result lists the ones it caused.
-        self.tab.set_accept_dialogs(self.options.accept_dialogs);
+        self.tab.set_dialog_answer(
+            self.options.accept_dialogs,
+            self.options.prompt_text.clone(),
+        );
         let dialog_mark = self.tab.dialog_mark();
         let outcome = tokio::time::timeout(guard, self.dispatch(action, state)).await;
         let result = match outcome {
@@ -343,12 +346,13 @@ impl<'a> Executor<'a> {
             }
             Action::ExecuteJavascript { script } => self.execute_javascript(script).await,
             // They concern the session's files and tabs, not one page.
-            Action::ReadFile { .. } | Action::SwitchTab { .. } | Action::CloseTab { .. } => {
-                Ok(ActionResult::unknown(format!(
-                    "`{}` runs in the session's environment, not in one tab's executor",
-                    action.name()
-                )))
-            }
+            Action::ReadFile { .. }
+            | Action::SwitchTab { .. }
+            | Action::CloseTab { .. }
+            | Action::AnswerDialogs { .. } => Ok(ActionResult::unknown(format!(
+                "`{}` runs in the session's environment, not in one tab's executor",
+                action.name()
+            ))),
             Action::Custom(custom) => Ok(ActionResult::unknown(format!(
                 "custom action `{}` runs in the script host, not in the browser executor",
                 custom.name

@@ -35,6 +35,9 @@ pub struct ExecOptions {
     /// Accept `confirm` and `prompt` dialogs instead of dismissing them
     /// (alerts and leave-page prompts are always accepted).
     pub accept_dialogs: bool,
+    /// What an accepted `prompt` is answered with (`None`: its default
+    /// text).
+    pub prompt_text: Option<String>,
     /// The observation a navigation's new document is first looked at
     /// with, as it loads (see [`crate::browser::tab::Tab::first_look`]): the
     /// settings of the observation that follows. `None`: no first look.
@@ -53,6 +56,7 @@ impl Default for ExecOptions {
             read_part: 3_000,
             type_keys: true,
             accept_dialogs: false,
+            prompt_text: None,
             first_look: None,
         }
     }

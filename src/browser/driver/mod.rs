@@ -106,7 +106,7 @@ impl Driver {
     /// the driver's to tell about at its first observation.
     pub fn new(tab: Tab, exec: ExecOptions, sitemaps: Arc<RwLock<SitemapSet>>) -> Self {
         // Dialogs the page opens between actions get the actions' answer.
-        tab.set_accept_dialogs(exec.accept_dialogs);
+        tab.set_dialog_answer(exec.accept_dialogs, exec.prompt_text.clone());
         Driver {
             tab,
             exec,
@@ -288,7 +288,21 @@ impl Driver {
                     .await
             }
             Action::ReadFile { path } => return self.read_file(path).await,
-            Action::SwitchTab { tab } => return self.switch_tab(*tab).await,
+            Action::SwitchTab { tab, url } => {
+                return match (tab, url) {
+                    (Some(number), _) => self.switch_tab(*number).await,
+                    (None, Some(pattern)) => self.switch_tab_to(pattern).await,
+                    (None, None) => {
+                        ActionResult::invalid_params("give the tab's number or its url")
+                    }
+                }
+            }
+            Action::AnswerDialogs { accept, text } => {
+                self.exec.accept_dialogs = *accept;
+                self.exec.prompt_text = text.clone();
+                self.tab.set_dialog_answer(*accept, text.clone());
+                return ActionResult::ok_with(action.params());
+            }
             Action::CloseTab { tab } => return self.close_tab(*tab).await,
             _ => {}
         }

@@ -184,6 +184,57 @@ impl Driver {
         ActionResult::ok_with(json!({"tab": number, "url": url}))
     }
 
+    /// Switches to the tab of the session whose URL matches `pattern`
+    /// (see [`crate::urls::page_matches`]): one the session already keeps
+    /// first, the newest first, else any tab of the session's family. The
+    /// driven tab counts only when no other matches.
+    pub(super) async fn switch_tab_to(&mut self, pattern: &str) -> ActionResult {
+        let here = self.tab.url().await.unwrap_or_default();
+        let mut kept = None;
+        for (at, tab) in self.others.iter().enumerate().rev() {
+            if tab.is_closed() {
+                continue;
+            }
+            if crate::urls::page_matches(&tab.url().await.unwrap_or_default(), pattern) {
+                kept = Some(at);
+                break;
+            }
+        }
+        let tab = match kept {
+            Some(at) => self.others.remove(at),
+            None => {
+                let listed = self.tab.open_tabs().await.unwrap_or_default();
+                let found = listed.iter().rev().find(|t| {
+                    t.id != self.tab.target_id() && crate::urls::page_matches(&t.url, pattern)
+                });
+                match found {
+                    Some(info) => match self.tab.adopt(&info.id).await {
+                        Ok(tab) => tab,
+                        Err(error) => {
+                            return ActionResult::not_found(format!(
+                                "the tab at {} could not be taken over: {error}",
+                                info.url
+                            ))
+                        }
+                    },
+                    None if crate::urls::page_matches(&here, pattern) => {
+                        return ActionResult::ok_with(json!({"url": here, "already": true}))
+                    }
+                    None => {
+                        let urls: Vec<&str> = listed.iter().map(|t| t.url.as_str()).collect();
+                        return ActionResult::not_found(format!(
+                            "no open tab's URL matches {pattern:?}; the tabs are at {}",
+                            urls.join(", ")
+                        ));
+                    }
+                }
+            }
+        };
+        let url = tab.url().await.unwrap_or_default();
+        self.drive(tab);
+        ActionResult::ok_with(json!({"url": url}))
+    }
+
     pub(super) async fn close_tab(&mut self, number: Option<u32>) -> ActionResult {
         let id = match number {
             Some(n) => match self.tab_id(n) {

@@ -88,11 +88,95 @@ addEventListener('focusout', (event) => {
 }, true);
 addEventListener('submit', () => flush(), true);
 
+// Hover: a control the pointer revealed (a menu that opens on hover)
+// becomes a step before the click on it. Two kinds of menus are told:
+// - one a script opens: when the pointer comes onto an element, the
+//   children hidden then of it and of its two nearest ancestors are noted
+//   (this listener runs before the page's own); a later click inside one
+//   of them was made possible by that hover;
+// - one a `:hover` style rule opens (which applies before any listener
+//   runs): a click inside what such a rule shows was made possible by
+//   hovering the rule's hovered element.
+// A container with many children is no menu and is not looked through.
+const shown = (el) => el.checkVisibility
+  ? el.checkVisibility({ opacityProperty: true, visibilityProperty: true })
+  : !!(el.offsetWidth || el.offsetHeight);
+const HOVER_CHILDREN = 50;
+let hovers = [];
+// The elements the pointer came onto lately, newest last.
+let pointed = [];
+addEventListener('mouseover', (event) => {
+  if (!event.isTrusted) return;
+  const el = origin(event);
+  if (!el) return;
+  pointed = pointed.slice(-7).concat([el]);
+  const hidden = [];
+  for (let a = el, up = 0; a && up < 3 && a !== document.body; a = a.parentElement, up++) {
+    if (a.childElementCount > HOVER_CHILDREN) break;
+    for (const child of a.children) if (!shown(child)) hidden.push(child);
+  }
+  if (hidden.length) hovers = hovers.slice(-4).concat([{ el, hidden }]);
+}, true);
+// The selectors of `:hover` rules that show or hide something, split at
+// each `:hover` (`.menu:hover .sub` gives `.menu` and `.menu .sub`).
+const hoverRules = () => {
+  const found = [];
+  const walk = (rules) => {
+    for (const rule of rules) {
+      if (rule.cssRules && !rule.selectorText) { walk(rule.cssRules); continue; }
+      const text = rule.selectorText || '';
+      if (!text.includes(':hover')) continue;
+      const style = rule.style;
+      if (!style || !(style.display || style.visibility || style.opacity)) continue;
+      for (const part of text.split(',')) {
+        const at = part.indexOf(':hover');
+        if (at < 0) continue;
+        found.push({ hovered: part.slice(0, at).trim(), shows: part.replace(/:hover/g, '').trim() });
+      }
+    }
+  };
+  for (const sheet of document.styleSheets) {
+    try { walk(sheet.cssRules); } catch (_) { /* another origin's sheet */ }
+  }
+  return found;
+};
+// The element whose hover revealed `el`, while `el` shows now.
+const revealedBy = (el) => {
+  if (!shown(el)) return null;
+  for (let i = hovers.length - 1; i >= 0; i--) {
+    const hover = hovers[i];
+    if (hover.el.isConnected && hover.hidden.some((h) => h.contains(el))) return hover.el;
+  }
+  for (const rule of hoverRules()) {
+    try {
+      if (!rule.hovered || !el.closest(rule.shows)) continue;
+      const under = document.querySelectorAll(rule.hovered + ':hover');
+      if (!under.length) continue;
+      // The trigger: what the pointer was on inside the hovered element
+      // before it went into what the hover showed.
+      const hovered = under[under.length - 1];
+      const menu = el.closest(rule.shows);
+      for (let i = pointed.length - 1; i >= 0; i--) {
+        const was = pointed[i];
+        if (was.isConnected && hovered.contains(was) && !menu.contains(was)) {
+          return was.closest(CONTROL) || was;
+        }
+      }
+      return hovered;
+    } catch (_) { /* a selector this engine does not take */ }
+  }
+  return null;
+};
+
 // Clicks: the label's click stands for the control it activates, so the
 // click the browser then sends to that control is not a second step.
 let activated = null;
 addEventListener('click', (event) => {
   const el = control(event);
+  // Only a hover since the last click counts: what shows after a click
+  // may be that click's doing.
+  const since = hovers;
+  if (event.isTrusted) hovers = [];
   if (activated && activated === el) { activated = null; return; }
   activated = null;
   if (!el || !event.isTrusted) return;
@@ -111,6 +195,10 @@ addEventListener('click', (event) => {
     activated = labelled;
     setTimeout(() => { activated = null; }, 0);
   }
+  hovers = since;
+  const hovered = revealedBy(el);
+  hovers = [];
+  if (hovered) send({ kind: 'hover', facts: facts(hovered) });
   send({ kind: 'click', facts: facts(el) });
 }, true);
 

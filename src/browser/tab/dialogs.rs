@@ -62,6 +62,11 @@ pub(super) struct DialogLog {
     answered: Mutex<Vec<AnsweredDialog>>,
     /// Accept `confirm` and `prompt` (else dismiss them).
     accept: AtomicBool,
+    /// What an accepted `prompt` is answered with.
+    prompt_text: Mutex<Option<String>>,
+    /// Leave dialogs to the person (while a recording runs: they answer
+    /// in the window or the workbench, and the answer is a step).
+    held: AtomicBool,
     /// The last dialog already told about.
     reported: AtomicU64,
 }
@@ -93,6 +98,17 @@ impl DialogLog {
     }
 }
 
+/// A tab's dialogs left to the person (see [`Tab::hold_dialogs`]); the
+/// tab answers them again once this is dropped.
+#[derive(Debug)]
+pub struct DialogHold(Arc<DialogLog>);
+
+impl Drop for DialogHold {
+    fn drop(&mut self) {
+        self.0.held.store(false, Ordering::Relaxed);
+    }
+}
+
 /// Answers every dialog `page` opens, logging it in `log` first (so an
 /// action blocked by one finds it logged), within `limit` each. One
 /// already open when this starts (a popup's, before the tab was taken
@@ -121,13 +137,23 @@ pub(super) async fn answer_dialogs(
             );
         }
         while let Some(dialog) = opened.next().await {
+            if log.held.load(Ordering::Relaxed) {
+                continue;
+            }
             let accept = match dialog.r#type {
                 DialogType::Alert | DialogType::Beforeunload => true,
                 DialogType::Confirm | DialogType::Prompt => log.accept.load(Ordering::Relaxed),
             };
             let kind = dialog.r#type.as_ref().to_string();
             log.record(kind.clone(), dialog.message.clone(), accept);
-            let answer = HandleJavaScriptDialogParams::new(accept);
+            let mut answer = HandleJavaScriptDialogParams::new(accept);
+            if accept && dialog.r#type == DialogType::Prompt {
+                answer.prompt_text = log
+                    .prompt_text
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .clone();
+            }
             match tokio::time::timeout(limit, page.execute(answer)).await {
                 Ok(Ok(_)) => {}
                 Ok(Err(error)) => tracing::warn!(%error, "could not answer a {kind} dialog"),
@@ -139,9 +165,24 @@ pub(super) async fn answer_dialogs(
 
 impl Tab {
     /// Whether `confirm` and `prompt` dialogs are accepted from now on
-    /// (alerts and leave-page prompts always are); dismissed by default.
-    pub fn set_accept_dialogs(&self, accept: bool) {
+    /// (alerts and leave-page prompts always are; dismissed by default),
+    /// and what an accepted prompt is answered with (`None`: its default).
+    pub fn set_dialog_answer(&self, accept: bool, prompt_text: Option<String>) {
         self.dialogs.accept.store(accept, Ordering::Relaxed);
+        *self
+            .dialogs
+            .prompt_text
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = prompt_text;
+    }
+
+    /// Leaves the dialogs that open from now on to the person, until the
+    /// hold is dropped. While they are held, a dialog blocks its page until
+    /// someone answers it ([`Tab::answer_dialog`], or the window's own
+    /// buttons).
+    pub fn hold_dialogs(&self) -> DialogHold {
+        self.dialogs.held.store(true, Ordering::Relaxed);
+        DialogHold(Arc::clone(&self.dialogs))
     }
 
     /// The number of the latest dialog answered (0 when none yet), to

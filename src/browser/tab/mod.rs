@@ -48,7 +48,7 @@ mod world;
 
 pub(crate) use world::WORLD_NAME;
 
-pub use dialogs::AnsweredDialog;
+pub use dialogs::{AnsweredDialog, DialogHold};
 pub(crate) use family::TabFamily;
 pub use options::ObserveOptions;
 
@@ -199,6 +199,11 @@ impl Tab {
     /// replacement browser after a crash).
     pub fn launch_options(&self) -> &LaunchOptions {
         &self.ctx.launch
+    }
+
+    /// The browser the tab is in, while the session holds it.
+    pub(crate) fn browser(&self) -> Option<Arc<Browser>> {
+        self.ctx.browser.upgrade()
     }
 
     /// The browser's id for this tab (its CDP target id).

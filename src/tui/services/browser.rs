@@ -37,6 +37,75 @@ async fn next_recorded(recorder: &mut Option<Recorder>) -> Option<Input> {
     }
 }
 
+/// The person's answer to the page's dialog, once given (a modal closed
+/// without one dismisses it); never while none waits.
+async fn pending_answer(
+    dialog: &mut Option<oneshot::Receiver<Option<String>>>,
+) -> Option<Option<String>> {
+    match dialog {
+        Some(answer) => Some(answer.await.unwrap_or(None)),
+        None => std::future::pending().await,
+    }
+}
+
+/// Asks the person how to answer the page's dialog; the answer comes on
+/// the receiver.
+fn ask_about(
+    kind: String,
+    message: String,
+    tx: &Sender<AppEvent>,
+) -> oneshot::Receiver<Option<String>> {
+    let (reply, answer) = oneshot::channel();
+    let _ = tx.send(AppEvent::PageDialog {
+        kind,
+        message,
+        reply,
+    });
+    answer
+}
+
+/// Answers the page's dialog as the person did (`Some` accepts, with the
+/// text typed for a prompt); the recorder reports the answer as a step.
+async fn answer_with(recorder: Option<&Recorder>, answer: Option<String>, tx: &Sender<AppEvent>) {
+    let Some(recorder) = recorder else {
+        return;
+    };
+    let accept = answer.is_some();
+    let text = answer.filter(|t| !t.is_empty());
+    if let Err(error) = recorder.answer_dialog(accept, text).await {
+        let _ = tx.send(AppEvent::Notice {
+            error: true,
+            text: format!("the dialog was not answered: {error}"),
+        });
+    }
+}
+
+/// The person went on in a tab a click opened: the session drives it (its
+/// dialogs wait for the person too), and the switch is a step.
+async fn drive_new_tab(
+    session: &mut Session,
+    recorder: Option<&mut Recorder>,
+    url: String,
+    tx: &Sender<AppEvent>,
+) {
+    // The page's address, as a pattern: a query would be read as one.
+    let page = url.split(['?', '#']).next().unwrap_or_default().to_string();
+    let switch = Action::SwitchTab {
+        tab: None,
+        url: Some(page),
+    };
+    if let ActionResult::Failure { message, .. } = session.environment.execute(&switch).await {
+        let _ = tx.send(AppEvent::Notice {
+            error: true,
+            text: format!("the workbench stays on this tab: {message}"),
+        });
+    }
+    if let Some(recorder) = recorder {
+        recorder.hold_dialogs_of(session.environment.inner().inner().tab());
+    }
+    let _ = tx.send(AppEvent::Recorded(Box::new(Input::SwitchTab { url })));
+}
+
 /// Work for the browser actor.
 pub(super) enum BrowserCommand {
     /// Run an action typed by hand, then observe.
@@ -484,11 +553,25 @@ pub(super) async fn browser_task(
     tokio::pin!(disconnected);
     // The person's actions on the page, while `:record` records them.
     let mut recorder: Option<Recorder> = None;
+    // A dialog of the page, waiting for the person's answer.
+    let mut dialog: Option<oneshot::Receiver<Option<String>>> = None;
     loop {
         tokio::select! {
             Some(event) = events.rx.recv() => events.forwarder.forward(event),
-            Some(input) = next_recorded(&mut recorder) => {
-                let _ = tx.send(AppEvent::Recorded(Box::new(input)));
+            Some(input) = next_recorded(&mut recorder) => match input {
+                Input::DialogOpened { kind, message } => dialog = Some(ask_about(kind, message, &tx)),
+                Input::SwitchTab { url } => {
+                    drive_new_tab(&mut session, recorder.as_mut(), url, &tx).await;
+                    page = observe_and_send(&mut session, &tx, &view).await;
+                }
+                input => {
+                    let _ = tx.send(AppEvent::Recorded(Box::new(input)));
+                }
+            },
+            Some(answer) = pending_answer(&mut dialog) => {
+                dialog = None;
+                answer_with(recorder.as_ref(), answer, &tx).await;
+                page = observe_and_send(&mut session, &tx, &view).await;
             }
             why = &mut disconnected => {
                 let _ = tx.send(AppEvent::BrowserFailed(BrowserFailure::Gone { why }));
@@ -537,8 +620,37 @@ pub(super) async fn browser_task(
                     page = observe_and_send(&mut session, &tx, &view).await;
                 }
                 Some(BrowserCommand::PaneInput(pointer)) => {
-                    let tab = session.environment.inner().inner().tab();
-                    if let Err(error) = pointer.send(tab).await {
+                    // A click that opens a dialog is not over until the
+                    // person answers it, which they do here meanwhile; a
+                    // tab it opened is driven once it is over.
+                    let mut switched = None;
+                    let sent = {
+                        let tab = session.environment.inner().inner().tab();
+                        let sending = pointer.send(tab);
+                        tokio::pin!(sending);
+                        loop {
+                            tokio::select! {
+                                sent = &mut sending => break sent,
+                                Some(input) = next_recorded(&mut recorder) => match input {
+                                    Input::DialogOpened { kind, message } => {
+                                        dialog = Some(ask_about(kind, message, &tx));
+                                    }
+                                    Input::SwitchTab { url } => switched = Some(url),
+                                    input => {
+                                        let _ = tx.send(AppEvent::Recorded(Box::new(input)));
+                                    }
+                                },
+                                Some(answer) = pending_answer(&mut dialog) => {
+                                    dialog = None;
+                                    answer_with(recorder.as_ref(), answer, &tx).await;
+                                }
+                            }
+                        }
+                    };
+                    if let Some(url) = switched {
+                        drive_new_tab(&mut session, recorder.as_mut(), url, &tx).await;
+                    }
+                    if let Err(error) = sent {
                         let _ = tx.send(AppEvent::Notice {
                             error: true,
                             text: format!("the page did not take the mouse or the keys: {error}"),

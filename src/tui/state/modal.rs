@@ -36,6 +36,9 @@ pub struct AskModal {
     pub answer: TextArea<'static>,
     /// Where the answer goes; taken when it is sent.
     pub reply: Option<oneshot::Sender<Option<String>>>,
+    /// The page asks, not the model (a dialog while recording): Enter
+    /// accepts even with nothing typed, and only Esc dismisses.
+    pub from_page: bool,
 }
 
 /// A dialog over the panes.

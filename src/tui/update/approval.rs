@@ -228,7 +228,7 @@ pub(super) fn pick_element(state: &mut AppState, _effects: &mut Vec<Effect>) {
 pub(super) fn answer_question(state: &mut AppState, send: bool, effects: &mut Vec<Effect>) {
     if let Some(Modal::AskUser(mut m)) = state.modal.take() {
         let text = m.answer.lines().join("\n").trim().to_string();
-        let answer = (send && !text.is_empty()).then_some(text);
+        let answer = (send && (m.from_page || !text.is_empty())).then_some(text);
         if let Some(reply) = m.reply.take() {
             effects.push(Effect::Answer { reply, answer });
         }

@@ -155,6 +155,28 @@ fn apply(state: &mut AppState, event: AppEvent) -> Vec<Effect> {
                 question,
                 answer,
                 reply: Some(reply),
+                from_page: false,
+            })));
+        }
+        AppEvent::PageDialog {
+            kind,
+            message,
+            reply,
+        } => {
+            let mut answer = TextArea::default();
+            set_field_focus(&mut answer, true, &state.theme);
+            let typed = match kind.as_str() {
+                "prompt" => " with what you type",
+                _ => "",
+            };
+            let question = format!(
+                "The page opened a {kind} dialog:\n\n{message}\n\nEnter accepts it{typed}; Esc dismisses it. Your answer is a step of the recording."
+            );
+            state.modal = Some(Modal::AskUser(Box::new(AskModal {
+                question,
+                answer,
+                reply: Some(reply),
+                from_page: true,
             })));
         }
         AppEvent::RunEnded { error } => {

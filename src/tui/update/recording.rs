@@ -150,8 +150,9 @@ pub(super) fn recorded(state: &mut AppState, input: Input) {
     let Some(recording) = state.recording.as_mut() else {
         return;
     };
-    recording.push(input, &url);
-    let number = recording.steps().len();
+    let Some(number) = recording.push(input, &url) else {
+        return;
+    };
     if let Some(line) = recording.line(number) {
         state.notice(false, format!("recorded step {number}: {line}"));
     }
