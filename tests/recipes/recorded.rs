@@ -981,3 +981,84 @@ fn a_recording_follows_a_hover_menu_a_confirm_dialog_and_a_tab_a_click_opens() {
     assert_eq!(second.mailed(), 1, "the replay mailed the receipt once");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn webagent_record_asks_for_a_dialog_s_answer_and_records_it_before_the_click_that_opened_it() {
+    use std::io::{BufRead as _, Write as _};
+    let s = shared();
+    let dir = scratch("record-dialog");
+    std::fs::create_dir_all(&dir).expect("a scratch folder");
+    let shop = s.runtime.block_on(Shop::start());
+    let url = shop.server.url("/orders");
+    let mut command = webagent_in(&dir);
+    command
+        .args(["record", &url, "--no-tui", "--connect", &ws()])
+        .args(["--name", "cancel", "--out", "cancel.rhai"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null());
+    let mut child = command.spawn().expect("webagent record starts");
+    let mut stdin = child.stdin.take().expect("its input");
+    let stdout = child.stdout.take().expect("its output");
+    let (tx, lines) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if tx.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    let mut seen = Vec::new();
+    line_with(&lines, &format!("recording {url}"), &mut seen);
+
+    let _turn = in_front();
+    let (lines, mut seen) = s.runtime.block_on(async {
+        let helper = s.session.new_tab("about:blank").await.expect("a tab");
+        let targets = helper
+            .page()
+            .execute(chromiumoxide::cdp::browser_protocol::target::GetTargetsParams::default())
+            .await
+            .expect("the browser's tabs");
+        let id = targets
+            .result
+            .target_infos
+            .iter()
+            .find(|t| t.r#type == "page" && t.url == url)
+            .map(|t| t.target_id.inner().clone())
+            .expect("the recording's tab");
+        let tab = helper.adopt(&id).await.expect("the recording's tab");
+        let _ = helper.close().await;
+        // This test's own hold on the tab leaves its dialogs alone too.
+        let _hold = tab.hold_dialogs();
+        // The click is not over until the dialog is answered, which the
+        // person does on the command's input once it asks.
+        let answering = tokio::task::spawn_blocking(move || {
+            line_with(&lines, "the page opened a confirm dialog", &mut seen);
+            writeln!(stdin, "accept").expect("the answer");
+            line_with(
+                &lines,
+                "  1  run_action(\"answer_dialogs\", #{ \"accept\": true });",
+                &mut seen,
+            );
+            drop(stdin);
+            (lines, seen)
+        });
+        click(&tab, "document.getElementById('cancel')").await;
+        answering.await.expect("the answer given")
+    });
+    line_with(&lines, "wrote cancel.rhai (2 step(s))", &mut seen);
+    let status = child.wait().expect("the command ends");
+    assert!(status.success(), "{}", seen.join("\n"));
+    let source = std::fs::read_to_string(dir.join("cancel.rhai")).expect("the recipe");
+    let answer = source
+        .find("answer_dialogs")
+        .expect("the answer in the recipe");
+    let click = source
+        .find("click([\"id:cancel\"")
+        .expect("the click in the recipe");
+    assert!(answer < click, "{source}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
