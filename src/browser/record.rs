@@ -254,7 +254,8 @@ impl Input {
 /// recorder out of the documents to come.
 pub struct Recorder {
     inputs: mpsc::UnboundedReceiver<Input>,
-    tasks: Vec<JoinHandle<()>>,
+    /// The tasks that watch the pages, those of tabs opened later too.
+    tasks: Tasks,
     /// Each page recorded, with its recorder script for new documents.
     /// Tabs opened later are added by the watching task.
     pages: Arc<Mutex<Vec<(Page, ScriptIdentifier)>>>,
@@ -268,9 +269,12 @@ pub struct Recorder {
 /// The page whose dialog is open, if one is.
 type Waiting = Arc<Mutex<Option<Page>>>;
 
+/// The recorder's tasks, which the recorder ends when it goes.
+type Tasks = Arc<Mutex<Vec<JoinHandle<()>>>>;
+
 impl Drop for Recorder {
     fn drop(&mut self) {
-        for task in &self.tasks {
+        for task in self.tasks.lock().unwrap_or_else(|e| e.into_inner()).iter() {
             task.abort();
         }
     }
@@ -284,9 +288,9 @@ impl Recorder {
     pub async fn start(tab: &Tab) -> Result<Recorder, BrowserError> {
         let limit = tab.call_timeout();
         let (sender, inputs) = mpsc::unbounded_channel();
-        let mut tasks = Vec::new();
+        let tasks = Tasks::default();
         let waiting = Waiting::default();
-        let script = follow(tab.page(), limit, &sender, &waiting, &mut tasks).await?;
+        let script = follow(tab.page(), limit, &sender, &waiting, &tasks).await?;
         install_in_open_documents(tab.page(), limit).await?;
         let holds = vec![tab.hold_dialogs()];
         let pages = Arc::new(Mutex::new(vec![(tab.page().clone(), script)]));
@@ -301,9 +305,9 @@ impl Recorder {
             let followed = Arc::clone(&pages);
             let dialogs = Arc::clone(&waiting);
             let opener = tab.target_id().to_string();
-            tasks.push(tokio::spawn(async move {
+            let watching = Arc::clone(&tasks);
+            let watcher = tokio::spawn(async move {
                 let mut recorded = vec![opener];
-                let mut inner = Vec::new();
                 while let Some(event) = created.next().await {
                     let info = &event.target_info;
                     let by_a_recorded_tab = info
@@ -317,7 +321,7 @@ impl Recorder {
                         tracing::debug!(url = %info.url, "a tab a click opened could not be reached");
                         continue;
                     };
-                    match follow(&page, limit, &sender, &dialogs, &mut inner).await {
+                    match follow(&page, limit, &sender, &dialogs, &watching).await {
                         Ok(script) => {
                             if let Err(error) = install_in_open_documents(&page, limit).await {
                                 tracing::debug!(%error, "the new tab's first document has no recorder");
@@ -338,10 +342,11 @@ impl Recorder {
                         break;
                     }
                 }
-                for task in inner {
-                    task.abort();
-                }
-            }));
+            });
+            tasks
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(watcher);
         }
         Ok(Recorder {
             inputs,
@@ -442,7 +447,7 @@ async fn follow(
     limit: Duration,
     sender: &mpsc::UnboundedSender<Input>,
     waiting: &Waiting,
-    tasks: &mut Vec<JoinHandle<()>>,
+    tasks: &Tasks,
 ) -> Result<ScriptIdentifier, BrowserError> {
     let (mut called, mut navigated, mut opening, mut closed) = (
         within(
@@ -492,7 +497,8 @@ async fn follow(
         .identifier;
 
     let from_page = sender.clone();
-    tasks.push(tokio::spawn(async move {
+    let mut spawned = Vec::new();
+    spawned.push(tokio::spawn(async move {
         while let Some(call) = called.next().await {
             if call.name != BINDING {
                 continue;
@@ -511,7 +517,7 @@ async fn follow(
     let history = page.clone();
     let moves = sender.clone();
     let mut place = history_place(&history, limit).await;
-    tasks.push(tokio::spawn(async move {
+    spawned.push(tokio::spawn(async move {
         while let Some(event) = navigated.next().await {
             if event.frame.parent_id.is_some() {
                 continue;
@@ -531,7 +537,7 @@ async fn follow(
     // The closing event does not say which dialog: the last one opened.
     let answers = sender.clone();
     let (waiting, on) = (Arc::clone(waiting), page.clone());
-    tasks.push(tokio::spawn(async move {
+    spawned.push(tokio::spawn(async move {
         let mut open: Option<String> = None;
         loop {
             tokio::select! {
@@ -557,6 +563,10 @@ async fn follow(
             }
         }
     }));
+    tasks
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .extend(spawned);
     Ok(script)
 }
 
