@@ -167,6 +167,14 @@ pub enum Input {
     Back,
     /// Forward one page in the tab's history.
     Forward,
+    /// An element picked to assert on (Alt+Shift+A with the pointer over
+    /// it, in a headed window): no step of its own; the workbench opens
+    /// its assertion picker, and a recording without one checks that it
+    /// is visible.
+    Pick {
+        /// The element under the pointer.
+        facts: Value,
+    },
 }
 
 impl Input {
@@ -203,6 +211,7 @@ impl Input {
             "keys" => Input::Keys {
                 keys: text("keys")?,
             },
+            "pick" => Input::Pick { facts: facts()? },
             "drag" => Input::Drag {
                 from: value.get("from").cloned().filter(Value::is_object)?,
                 to: value.get("to").cloned().filter(Value::is_object)?,
@@ -506,5 +515,19 @@ mod tests {
         assert_eq!(Input::from_payload(r#"{"kind":"click"}"#), None);
         assert_eq!(Input::from_payload("not json"), None);
         assert_eq!(Input::from_payload(r#"{"kind":"launch"}"#), None);
+    }
+
+    #[test]
+    fn a_pick_carries_the_facts_of_the_element_under_the_pointer() {
+        let pick = Input::from_payload(
+            r#"{"kind":"pick","facts":{"tag":"h1","text":"Orders"},"url":"http://x/"}"#,
+        );
+        assert_eq!(
+            pick,
+            Some(Input::Pick {
+                facts: serde_json::json!({"tag": "h1", "text": "Orders"})
+            })
+        );
+        assert_eq!(Input::from_payload(r#"{"kind":"pick"}"#), None);
     }
 }

@@ -133,21 +133,73 @@ pub struct LocatorReport {
     pub count: Option<(Locator, usize)>,
 }
 
-/// The [`LocatorReport`] of the element listed under `index` in `last`,
-/// read from the page now; `Err` says why there is none.
+/// The element a locator picker is asked about.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PickedElement {
+    /// An action's target: an index in the last listing, or a selector
+    /// (what a recipe step's locators resolved to).
+    Target(Target),
+    /// The facts a step kept when it ran or was recorded (a past
+    /// session's step, a pick in a headed window).
+    Facts(Value),
+    /// The element at this point of the viewport, in CSS pixels (a pick
+    /// on the page pane's picture).
+    Point {
+        /// From the viewport's left edge.
+        x: f64,
+        /// From the viewport's top edge.
+        y: f64,
+    },
+}
+
+/// Finds the element at `args.x, args.y` and hands it to `locate.js` to
+/// record, in webagent's isolated world (which sees the page's DOM but
+/// none of its scripts).
+const AT_POINT_JS: &str =
+    "(_, args) => (LOCATE)(document.elementFromPoint(args.x, args.y), { record: true })";
+
+/// The [`LocatorReport`] of `element`, read from the page now; `last` is
+/// the page last observed, whose listing an index target refers to.
+/// `Err` says why there is none.
 pub async fn locator_report(
     tab: &Tab,
-    index: crate::dom::ElementIndex,
-    last: &PageState,
+    element: &PickedElement,
+    last: Option<&PageState>,
 ) -> Result<LocatorReport, String> {
-    let facts = record_locator(tab, &Target::Index { index }, Some(last))
-        .await
-        .ok_or_else(|| format!("element {index} could not be read from the page; observe again"))?;
+    let facts = match element {
+        PickedElement::Target(target) => {
+            record_locator(tab, target, last).await.ok_or_else(|| {
+                format!(
+                    "{} could not be read from the page; observe again",
+                    target_words(target)
+                )
+            })?
+        }
+        PickedElement::Facts(facts) => facts.clone(),
+        PickedElement::Point { x, y } => {
+            let function = AT_POINT_JS.replace("LOCATE", LOCATE_JS);
+            match tab
+                .eval_on_selector(":root", &function, json!({"x": x, "y": y}))
+                .await
+            {
+                Ok(Value::Object(mut facts)) => {
+                    facts.retain(|_, v| !v.is_null());
+                    Value::Object(facts)
+                }
+                Ok(_) => return Err(format!("no element is at ({x:.0}, {y:.0}) on the page")),
+                Err(error) => return Err(format!("the page could not be asked: {error}")),
+            }
+        }
+    };
     let locators = Locator::from_facts(&facts);
     if locators.is_empty() {
-        return Err(format!(
-            "nothing names element {index} but its place in the listing"
-        ));
+        return Err(match element {
+            PickedElement::Target(target) => format!(
+                "nothing names {} but its place in the listing",
+                target_words(target)
+            ),
+            _ => "nothing names that element: it has no id, role, label, text or CSS path".into(),
+        });
     }
     let (tried, state) = match locate_on(tab, &locators).await {
         Ok(location) => (location.tried, location.state),
@@ -191,6 +243,14 @@ pub async fn locator_report(
         state,
         count,
     })
+}
+
+/// How a target is named in a message.
+fn target_words(target: &Target) -> String {
+    match target {
+        Target::Index { index } => format!("element {index}"),
+        Target::Selector { selector } => format!("the element `{}`", selector.as_str()),
+    }
 }
 
 /// A CSS path's elements like the one it names: the path without its

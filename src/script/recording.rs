@@ -341,6 +341,9 @@ fn step_of(input: Input) -> (Value, Option<Value>) {
         Input::Navigate { url } => (json!({"navigate": {"url": url}}), None),
         Input::Back => (json!({"back": {}}), None),
         Input::Forward => (json!({"forward": {}}), None),
+        // A pick with no one to choose the assertion (`webagent record`):
+        // the simplest, that the element is there.
+        Input::Pick { facts } => (json!({"expect_visible": {}}), Some(facts)),
     }
 }
 

@@ -119,6 +119,7 @@ addEventListener('click', (event) => {
 const MODIFIERS = new Set(['Control', 'Shift', 'Alt', 'Meta']);
 addEventListener('keydown', (event) => {
   if (!event.isTrusted || MODIFIERS.has(event.key)) return;
+  if (picks(event)) return;
   const el = origin(event);
   const shortcut = event.ctrlKey || event.metaKey || event.altKey;
   const multiline = el && (tag(el) === 'textarea' || el.isContentEditable);
@@ -151,6 +152,23 @@ addEventListener('drop', (event) => {
   const el = origin(event);
   if (el) send({ kind: 'drag', from: dragged, to: facts(el) });
   dragged = null;
+}, true);
+// Picking an element to assert on in a headed window: the person points
+// at it and presses Alt+Shift+A (by the key's place, so any layout and
+// macOS's Option work). The element under the pointer is reported for the
+// workbench's assertion picker; the keys are no step.
+let pointed = null;
+const pointedAt = (event) => {
+  if (event.isTrusted) pointed = control(event);
+};
+addEventListener('mousemove', pointedAt, true);
+addEventListener('mouseover', pointedAt, true);
+const picks = (event) => event.altKey && event.shiftKey && !event.ctrlKey && !event.metaKey &&
+  event.code === 'KeyA';
+addEventListener('keydown', (event) => {
+  if (!event.isTrusted || !picks(event) || !pointed || !pointed.isConnected) return;
+  flush();
+  send({ kind: 'pick', facts: facts(pointed) });
 }, true);
 // The recording stops: a field still being edited gives its fill.
 Object.defineProperty(globalThis, '__webagentRecorderFlush', { value: () => { flush(); return true; } });
