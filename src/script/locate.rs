@@ -133,6 +133,33 @@ pub struct LocatorReport {
     pub count: Option<(Locator, usize)>,
 }
 
+impl LocatorReport {
+    /// The report as it may reach the screen, a clipboard or a recipe:
+    /// every secret value in it (a field the run filled with one, a page
+    /// that shows one) replaced by its placeholder, which a recipe step's
+    /// locator is looked for as again.
+    pub fn masked(self, secrets: &crate::secrets::Secrets) -> LocatorReport {
+        let locator = |l: Locator| {
+            let text = l.to_string();
+            match secrets.mask(&text) {
+                masked if masked == text => l,
+                masked => Locator::parse(&masked).unwrap_or(l),
+            }
+        };
+        LocatorReport {
+            locators: self
+                .locators
+                .into_iter()
+                .map(|(l, n)| (locator(l), n))
+                .collect(),
+            line: secrets.mask(&self.line),
+            facts: secrets.masked(self.facts),
+            state: self.state.map(|s| secrets.masked(s)),
+            count: self.count.map(|(l, n)| (locator(l), n)),
+        }
+    }
+}
+
 /// The element a locator picker is asked about.
 #[derive(Debug, Clone, PartialEq)]
 pub enum PickedElement {
@@ -272,6 +299,29 @@ fn siblings(locator: &Locator) -> Option<Locator> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_report_reaches_the_screen_with_every_secret_value_masked() {
+        let mut secrets = crate::secrets::Secrets::new();
+        secrets.insert("pin", "4711-99");
+        let report = LocatorReport {
+            locators: vec![(Locator::Text("code 4711-99".into()), 1)],
+            line: r#"click(["text:code 4711-99"]);"#.into(),
+            facts: json!({"tag": "input", "text": "code 4711-99"}),
+            state: Some(ElementState {
+                visible: true,
+                text: String::new(),
+                value: Some("4711-99".into()),
+                checked: None,
+            }),
+            count: Some((Locator::Text("code 4711-99".into()), 1)),
+        }
+        .masked(&secrets);
+        assert!(!format!("{report:?}").contains("4711-99"), "{report:?}");
+        let pin = crate::secrets::placeholder("pin");
+        assert_eq!(report.state.and_then(|s| s.value), Some(pin.clone()));
+        assert_eq!(report.locators, [(Locator::Text(format!("code {pin}")), 1)]);
+    }
 
     #[test]
     fn a_count_takes_the_css_path_without_its_last_position() {

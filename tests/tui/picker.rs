@@ -407,3 +407,22 @@ fn an_element_picked_in_a_headed_window_opens_the_assertion_picker_and_its_numbe
     );
     assert!(bench.state().modal.is_none());
 }
+
+#[test]
+fn while_a_run_has_the_page_l_on_the_listing_says_so_and_asks_nothing() {
+    let mut bench = Bench::on_orders(120, 40);
+    bench.app.state.status.run = webagent::tui::app::RunStatus::Running;
+    bench.key(KeyCode::Char('L'));
+    bench.idle();
+    assert!(bench.effects.is_empty(), "{:?}", bench.effects);
+    assert!(bench.state().modal.is_none());
+    assert_eq!(
+        bench
+            .state()
+            .status
+            .notice
+            .as_ref()
+            .map(|n| n.text.as_str()),
+        Some("the run has the page; L reads it once the run ends, or at an approval")
+    );
+}

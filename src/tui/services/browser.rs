@@ -387,7 +387,9 @@ impl Environment for WorkbenchEnvironment<'_> {
                 Some(ask) = asks.recv() => {
                     let tab = self.inner.inner().inner().tab();
                     let report =
-                        crate::script::locator_report(tab, &ask.element, self.last.as_ref()).await;
+                        crate::script::locator_report(tab, &ask.element, self.last.as_ref())
+                            .await
+                            .map(|r| r.masked(self.inner.secrets()));
                     let _ = self.tx.send(AppEvent::Locators { pick: ask.pick, report });
                 }
             }
@@ -617,7 +619,9 @@ pub(super) async fn browser_task(
                 }
                 Some(BrowserCommand::Locators { pick, element }) => {
                     let tab = session.environment.inner().inner().tab();
-                    let report = crate::script::locator_report(tab, &element, page.as_ref()).await;
+                    let report = crate::script::locator_report(tab, &element, page.as_ref())
+                        .await
+                        .map(|r| r.masked(session.environment.secrets()));
                     let _ = tx.send(AppEvent::Locators { pick, report });
                 }
                 Some(BrowserCommand::Record(true)) => {
@@ -883,7 +887,7 @@ async fn while_running<T>(
                     });
                 }
                 // The run's environment answers while an approval waits,
-                // when the page holds still.
+                // when the page holds still (the workbench asks only then).
                 Some(BrowserCommand::Locators { pick, element }) => {
                     let _ = events.picks.tx.send(PickAsk { pick, element });
                 }
@@ -912,7 +916,7 @@ async fn while_running<T>(
     events.forwarder.drain(events.rx);
     events.picks.refuse_waiting(
         tx,
-        &format!("{busy} no longer waits for an approval; press L again to read the page now"),
+        "the approval was decided before the page answered; L reads the page now",
     );
     (output, shutting_down)
 }

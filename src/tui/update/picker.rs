@@ -46,6 +46,19 @@ fn open(
     });
 }
 
+/// Whether the page can answer the picker now; says why not when a run
+/// has it (it answers at the run's next approval, where `L` asks).
+fn page_free(state: &mut AppState) -> bool {
+    if state.run_active() {
+        state.notice(
+            true,
+            "the run has the page; L reads it once the run ends, or at an approval".into(),
+        );
+        return false;
+    }
+    true
+}
+
 /// Closes the picker's view; the dialog it was opened over comes back.
 pub(super) fn close(state: &mut AppState) {
     state.modal = match state.modal.take() {
@@ -73,6 +86,9 @@ pub(super) fn pick_listed(state: &mut AppState, position: usize, effects: &mut V
         return;
     };
     let index = element.index;
+    if !page_free(state) {
+        return;
+    }
     let title = format!("element [{index}]");
     let target = Target::Index { index };
     open(
@@ -143,6 +159,9 @@ pub(super) fn pick_logged_step(state: &mut AppState, effects: &mut Vec<Effect>) 
         );
         return;
     };
+    if !page_free(state) {
+        return;
+    }
     let what = element_words(&facts);
     open(
         state,
