@@ -404,6 +404,23 @@ mod tests {
     }
 
     #[test]
+    fn a_pick_with_no_picker_to_choose_records_that_the_element_is_visible() {
+        let url = "http://127.0.0.1:9/orders";
+        let mut recording = Recording::new("orders", url);
+        recording.push(
+            Input::Pick {
+                facts: json!({"tag": "h1", "id": "title", "role": "heading",
+                    "accessibleName": "Orders", "css": "#title", "url": url}),
+            },
+            url,
+        );
+        assert_eq!(
+            recording.line(1).as_deref(),
+            Some(r#"expect_visible(["id:title", "role:heading:Orders", "css:#title"]);"#)
+        );
+    }
+
+    #[test]
     fn a_recording_is_a_recipe_with_locators_parameters_and_a_secret_reference() {
         let mut recording = Recording::new("sign_in", "http://127.0.0.1:9/login");
         let url = "http://127.0.0.1:9/login";
