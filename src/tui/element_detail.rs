@@ -3,6 +3,10 @@
 //! where it sits, and the locators the listing already tells (the ones a
 //! recipe step would try first). The page's id, test id and CSS path are
 //! not in the listing; a recorded step reads those from the page itself.
+//!
+//! The locator picker (`L`, `A`) shows here too: in the row's view, or in
+//! a view of its own for an element that is not a row (an approval's
+//! target, a past step's element, one picked on the page).
 
 use crossterm::event::KeyCode;
 use ratatui::layout::{Constraint, Layout, Margin, Rect};
