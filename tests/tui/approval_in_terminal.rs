@@ -339,3 +339,36 @@ async fn l_at_an_approval_reads_the_targets_locators_from_the_waiting_page_and_l
     tmux_keys(&session.0, &["q"]);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn l_at_a_recipes_approval_reads_its_selector_targets_locators_and_says_when_there_is_none() {
+    let Till {
+        session,
+        llm: _llm,
+        clicks: _clicks,
+        dir,
+        _pages,
+    } = till_workbench("recipe-approval-locators", Vec::new()).await;
+    tmux_keys(&session.0, &[":"]);
+    tmux_text(&session.0, "recipe tally");
+    tmux_keys(&session.0, &["Enter"]);
+    wait_for_screen(&session.0, "Approve step 1?").await;
+    // The custom action names no element of its own.
+    tmux_keys(&session.0, &["L"]);
+    wait_for_screen(&session.0, "this action targets no element").await;
+    tmux_keys(&session.0, &["y"]);
+    wait_for_screen(&session.0, "Approve step 4?").await;
+    tmux_keys(&session.0, &["L"]);
+    let screen = wait_for_screen(&session.0, "click([\"id:pay\"").await;
+    let row = screen
+        .lines()
+        .find(|l| l.contains("id:pay") && !l.contains("click("))
+        .unwrap_or_else(|| panic!("no id:pay row:\n{screen}"));
+    assert!(row.contains("unique"), "{screen}");
+    tmux_keys(&session.0, &["Escape"]);
+    wait_for_screen(&session.0, "Approve step 4?").await;
+    tmux_keys(&session.0, &["y"]);
+    wait_for_screen(&session.0, "done: paid").await;
+    tmux_keys(&session.0, &["q"]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
