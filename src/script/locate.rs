@@ -179,6 +179,19 @@ pub enum PickedElement {
     },
 }
 
+impl PickedElement {
+    /// The element as the page is asked about it: facts a step kept in
+    /// its trace carry secret values as placeholders (everything that
+    /// leaves is masked), which are looked for as their values, as a
+    /// recipe step's locators are.
+    pub fn filled(self, secrets: &crate::secrets::Secrets) -> PickedElement {
+        match self {
+            PickedElement::Facts(facts) => PickedElement::Facts(secrets.filled(facts)),
+            other => other,
+        }
+    }
+}
+
 /// Finds the element at `args.x, args.y` and hands it to `locate.js` to
 /// record, in webagent's isolated world (which sees the page's DOM but
 /// none of its scripts).
@@ -321,6 +334,22 @@ mod tests {
         let pin = crate::secrets::placeholder("pin");
         assert_eq!(report.state.and_then(|s| s.value), Some(pin.clone()));
         assert_eq!(report.locators, [(Locator::Text(format!("code {pin}")), 1)]);
+    }
+
+    #[test]
+    fn kept_facts_are_looked_for_with_their_secrets_values() {
+        let mut secrets = crate::secrets::Secrets::new();
+        secrets.insert("user", "ada@example.test");
+        let placeholder = crate::secrets::placeholder("user");
+        let kept = PickedElement::Facts(
+            json!({"tag": "a", "text": format!("Signed in as {placeholder}")}),
+        );
+        assert_eq!(
+            kept.filled(&secrets),
+            PickedElement::Facts(json!({"tag": "a", "text": "Signed in as ada@example.test"}))
+        );
+        let point = PickedElement::Point { x: 1.0, y: 2.0 };
+        assert_eq!(point.clone().filled(&secrets), point);
     }
 
     #[test]

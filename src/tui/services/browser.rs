@@ -386,10 +386,11 @@ impl Environment for WorkbenchEnvironment<'_> {
                 decided = &mut deciding => return decided,
                 Some(ask) = asks.recv() => {
                     let tab = self.inner.inner().inner().tab();
-                    let report =
-                        crate::script::locator_report(tab, &ask.element, self.last.as_ref())
-                            .await
-                            .map(|r| r.masked(self.inner.secrets()));
+                    let secrets = self.inner.secrets();
+                    let element = ask.element.filled(secrets);
+                    let report = crate::script::locator_report(tab, &element, self.last.as_ref())
+                        .await
+                        .map(|r| r.masked(secrets));
                     let _ = self.tx.send(AppEvent::Locators { pick: ask.pick, report });
                 }
             }
@@ -619,9 +620,11 @@ pub(super) async fn browser_task(
                 }
                 Some(BrowserCommand::Locators { pick, element }) => {
                     let tab = session.environment.inner().inner().tab();
+                    let secrets = session.environment.secrets();
+                    let element = element.filled(secrets);
                     let report = crate::script::locator_report(tab, &element, page.as_ref())
                         .await
-                        .map(|r| r.masked(session.environment.secrets()));
+                        .map(|r| r.masked(secrets));
                     let _ = tx.send(AppEvent::Locators { pick, report });
                 }
                 Some(BrowserCommand::Record(true)) => {
