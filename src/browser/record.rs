@@ -203,6 +203,14 @@ pub enum Input {
         /// What a prompt was answered with.
         text: Option<String>,
     },
+    /// An element picked to assert on (Alt+Shift+A with the pointer over
+    /// it, in a headed window): no step of its own; the workbench opens
+    /// its assertion picker, and a recording without one checks that it
+    /// is visible.
+    Pick {
+        /// The element under the pointer.
+        facts: Value,
+    },
 }
 
 impl Input {
@@ -239,6 +247,7 @@ impl Input {
             "keys" => Input::Keys {
                 keys: text("keys")?,
             },
+            "pick" => Input::Pick { facts: facts()? },
             "drag" => Input::Drag {
                 from: value.get("from").cloned().filter(Value::is_object)?,
                 to: value.get("to").cloned().filter(Value::is_object)?,
@@ -772,5 +781,19 @@ mod tests {
         assert_eq!(Input::from_payload(r#"{"kind":"click"}"#), None);
         assert_eq!(Input::from_payload("not json"), None);
         assert_eq!(Input::from_payload(r#"{"kind":"launch"}"#), None);
+    }
+
+    #[test]
+    fn a_pick_carries_the_facts_of_the_element_under_the_pointer() {
+        let pick = Input::from_payload(
+            r#"{"kind":"pick","facts":{"tag":"h1","text":"Orders"},"url":"http://x/"}"#,
+        );
+        assert_eq!(
+            pick,
+            Some(Input::Pick {
+                facts: serde_json::json!({"tag": "h1", "text": "Orders"})
+            })
+        );
+        assert_eq!(Input::from_payload(r#"{"kind":"pick"}"#), None);
     }
 }

@@ -82,6 +82,12 @@ impl<E> Masked<E> {
         self.inner
     }
 
+    /// The secrets, for what reads the page below the boundary and must
+    /// mask what it shows (the workbench's locator picker).
+    pub fn secrets(&self) -> &Secrets {
+        &self.secrets
+    }
+
     /// The names of the secrets, for a prompt that tells the model which
     /// placeholders it may write.
     pub fn secret_names(&self) -> Vec<String> {

@@ -140,6 +140,19 @@ pub trait Environment: Send {
         }
     }
 
+    /// Waits for `deciding`, the person's answer to an approval, while
+    /// the page stays as the approval shows it. The default only waits;
+    /// the workbench's environment meanwhile answers the person's
+    /// questions about the page (the locator picker on the action's
+    /// target), since nothing else may touch the page then.
+    fn while_approving<F>(&mut self, deciding: F) -> impl Future<Output = F::Output> + Send
+    where
+        F: Future + Send,
+        F::Output: Send,
+    {
+        deciding
+    }
+
     /// The one element a recipe step's `locators` name on the page now,
     /// tried in order (see [`Locator`]): the first locator that names an
     /// element wins, and locators that name different elements make the
@@ -191,6 +204,14 @@ impl<E: Environment> Environment for &mut E {
         page: &PageState,
     ) -> impl Future<Output = RiskFacts> + Send {
         (**self).risk_facts(action, page)
+    }
+
+    fn while_approving<F>(&mut self, deciding: F) -> impl Future<Output = F::Output> + Send
+    where
+        F: Future + Send,
+        F::Output: Send,
+    {
+        (**self).while_approving(deciding)
     }
 
     fn screenshot(

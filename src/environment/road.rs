@@ -402,7 +402,9 @@ impl Road {
                 next_goal: goal.to_string(),
             };
             let asked = Instant::now();
-            let decision = self.approver.approve(&request).await;
+            let decision = environment
+                .while_approving(self.approver.approve(&request))
+                .await;
             self.waited += asked.elapsed();
             let (verdict, note) = match &decision {
                 ApprovalDecision::Approve { note } => (Verdict::Approved, note.clone()),

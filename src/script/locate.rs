@@ -133,21 +133,113 @@ pub struct LocatorReport {
     pub count: Option<(Locator, usize)>,
 }
 
-/// The [`LocatorReport`] of the element listed under `index` in `last`,
-/// read from the page now; `Err` says why there is none.
+impl LocatorReport {
+    /// The report as it may reach the screen, a clipboard or a recipe:
+    /// every secret value in it (a field the run filled with one, a page
+    /// that shows one) replaced by its placeholder, which a recipe step's
+    /// locator is looked for as again.
+    pub fn masked(self, secrets: &crate::secrets::Secrets) -> LocatorReport {
+        let locator = |l: Locator| {
+            let text = l.to_string();
+            match secrets.mask(&text) {
+                masked if masked == text => l,
+                masked => Locator::parse(&masked).unwrap_or(l),
+            }
+        };
+        LocatorReport {
+            locators: self
+                .locators
+                .into_iter()
+                .map(|(l, n)| (locator(l), n))
+                .collect(),
+            line: secrets.mask(&self.line),
+            facts: secrets.masked(self.facts),
+            state: self.state.map(|s| secrets.masked(s)),
+            count: self.count.map(|(l, n)| (locator(l), n)),
+        }
+    }
+}
+
+/// The element a locator picker is asked about.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PickedElement {
+    /// An action's target: an index in the last listing, or a selector
+    /// (what a recipe step's locators resolved to).
+    Target(Target),
+    /// The facts a step kept when it ran or was recorded (a past
+    /// session's step, a pick in a headed window).
+    Facts(Value),
+    /// The element at this point of the viewport, in CSS pixels (a pick
+    /// on the page pane's picture).
+    Point {
+        /// From the viewport's left edge.
+        x: f64,
+        /// From the viewport's top edge.
+        y: f64,
+    },
+}
+
+impl PickedElement {
+    /// The element as the page is asked about it: facts a step kept in
+    /// its trace carry secret values as placeholders (everything that
+    /// leaves is masked), which are looked for as their values, as a
+    /// recipe step's locators are.
+    pub fn filled(self, secrets: &crate::secrets::Secrets) -> PickedElement {
+        match self {
+            PickedElement::Facts(facts) => PickedElement::Facts(secrets.filled(facts)),
+            other => other,
+        }
+    }
+}
+
+/// Finds the element at `args.x, args.y` and hands it to `locate.js` to
+/// record, in webagent's isolated world (which sees the page's DOM but
+/// none of its scripts).
+const AT_POINT_JS: &str =
+    "(_, args) => (LOCATE)(document.elementFromPoint(args.x, args.y), { record: true })";
+
+/// The [`LocatorReport`] of `element`, read from the page now; `last` is
+/// the page last observed, whose listing an index target refers to.
+/// `Err` says why there is none.
 pub async fn locator_report(
     tab: &Tab,
-    index: crate::dom::ElementIndex,
-    last: &PageState,
+    element: &PickedElement,
+    last: Option<&PageState>,
 ) -> Result<LocatorReport, String> {
-    let facts = record_locator(tab, &Target::Index { index }, Some(last))
-        .await
-        .ok_or_else(|| format!("element {index} could not be read from the page; observe again"))?;
+    let facts = match element {
+        PickedElement::Target(target) => {
+            record_locator(tab, target, last).await.ok_or_else(|| {
+                format!(
+                    "{} could not be read from the page; observe again",
+                    target_words(target)
+                )
+            })?
+        }
+        PickedElement::Facts(facts) => facts.clone(),
+        PickedElement::Point { x, y } => {
+            let function = AT_POINT_JS.replace("LOCATE", LOCATE_JS);
+            match tab
+                .eval_on_selector(":root", &function, json!({"x": x, "y": y}))
+                .await
+            {
+                Ok(Value::Object(mut facts)) => {
+                    facts.retain(|_, v| !v.is_null());
+                    Value::Object(facts)
+                }
+                Ok(_) => return Err(format!("no element is at ({x:.0}, {y:.0}) on the page")),
+                Err(error) => return Err(format!("the page could not be asked: {error}")),
+            }
+        }
+    };
     let locators = Locator::from_facts(&facts);
     if locators.is_empty() {
-        return Err(format!(
-            "nothing names element {index} but its place in the listing"
-        ));
+        return Err(match element {
+            PickedElement::Target(target) => format!(
+                "nothing names {} but its place in the listing",
+                target_words(target)
+            ),
+            _ => "nothing names that element: it has no id, role, label, text or CSS path".into(),
+        });
     }
     let (tried, state) = match locate_on(tab, &locators).await {
         Ok(location) => (location.tried, location.state),
@@ -193,6 +285,14 @@ pub async fn locator_report(
     })
 }
 
+/// How a target is named in a message.
+fn target_words(target: &Target) -> String {
+    match target {
+        Target::Index { index } => format!("element {index}"),
+        Target::Selector { selector } => format!("the element `{}`", selector.as_str()),
+    }
+}
+
 /// A CSS path's elements like the one it names: the path without its
 /// last position (`#orders > li:nth-child(2) > a` → `#orders > li > a`);
 /// `None` for another locator or a path with no position.
@@ -212,6 +312,45 @@ fn siblings(locator: &Locator) -> Option<Locator> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_report_reaches_the_screen_with_every_secret_value_masked() {
+        let mut secrets = crate::secrets::Secrets::new();
+        secrets.insert("pin", "4711-99");
+        let report = LocatorReport {
+            locators: vec![(Locator::Text("code 4711-99".into()), 1)],
+            line: r#"click(["text:code 4711-99"]);"#.into(),
+            facts: json!({"tag": "input", "text": "code 4711-99"}),
+            state: Some(ElementState {
+                visible: true,
+                text: String::new(),
+                value: Some("4711-99".into()),
+                checked: None,
+            }),
+            count: Some((Locator::Text("code 4711-99".into()), 1)),
+        }
+        .masked(&secrets);
+        assert!(!format!("{report:?}").contains("4711-99"), "{report:?}");
+        let pin = crate::secrets::placeholder("pin");
+        assert_eq!(report.state.and_then(|s| s.value), Some(pin.clone()));
+        assert_eq!(report.locators, [(Locator::Text(format!("code {pin}")), 1)]);
+    }
+
+    #[test]
+    fn kept_facts_are_looked_for_with_their_secrets_values() {
+        let mut secrets = crate::secrets::Secrets::new();
+        secrets.insert("user", "ada@example.test");
+        let placeholder = crate::secrets::placeholder("user");
+        let kept = PickedElement::Facts(
+            json!({"tag": "a", "text": format!("Signed in as {placeholder}")}),
+        );
+        assert_eq!(
+            kept.filled(&secrets),
+            PickedElement::Facts(json!({"tag": "a", "text": "Signed in as ada@example.test"}))
+        );
+        let point = PickedElement::Point { x: 1.0, y: 2.0 };
+        assert_eq!(point.clone().filled(&secrets), point);
+    }
 
     #[test]
     fn a_count_takes_the_css_path_without_its_last_position() {

@@ -83,7 +83,7 @@ pub use host::{
 };
 pub use library::{script_files, CancelFlag, Scripts};
 pub use loaded::{pick_recipe, ActionDef, FileSummary, RecipeChoiceError, RecipeDef};
-pub use locate::{locator_report, LocatorReport};
+pub use locate::{locator_report, LocatorReport, PickedElement};
 pub use params::{ParamError, ParamKind, RecipeParam};
 pub use recording::{assertion_step, RecordedStep, Recording};
 pub use rewrite::rewrite_source;

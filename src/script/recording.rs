@@ -370,6 +370,9 @@ fn step_of(input: Input) -> Option<(Value, Option<Value>)> {
             }
             (json!({"answer_dialogs": answer}), None)
         }
+        // A pick with no one to choose the assertion (`webagent record`):
+        // the simplest, that the element is there.
+        Input::Pick { facts } => (json!({"expect_visible": {}}), Some(facts)),
     })
 }
 
@@ -427,6 +430,23 @@ mod tests {
 
     fn facts(pairs: Value) -> Value {
         pairs
+    }
+
+    #[test]
+    fn a_pick_with_no_picker_to_choose_records_that_the_element_is_visible() {
+        let url = "http://127.0.0.1:9/orders";
+        let mut recording = Recording::new("orders", url);
+        recording.push(
+            Input::Pick {
+                facts: json!({"tag": "h1", "id": "title", "role": "heading",
+                    "accessibleName": "Orders", "css": "#title", "url": url}),
+            },
+            url,
+        );
+        assert_eq!(
+            recording.line(1).as_deref(),
+            Some(r#"expect_visible(["id:title", "role:heading:Orders", "css:#title"]);"#)
+        );
     }
 
     #[test]

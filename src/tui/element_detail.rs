@@ -3,6 +3,10 @@
 //! where it sits, and the locators the listing already tells (the ones a
 //! recipe step would try first). The page's id, test id and CSS path are
 //! not in the listing; a recorded step reads those from the page itself.
+//!
+//! The locator picker (`L`, `A`) shows here too: in the row's view, or in
+//! a view of its own for an element that is not a row (an approval's
+//! target, a past step's element, one picked on the page).
 
 use crossterm::event::KeyCode;
 use ratatui::layout::{Constraint, Layout, Margin, Rect};
@@ -244,7 +248,7 @@ pub fn lines(state: &AppState, element: &InteractiveElement, width: u16) -> Vec<
     if let Some(pick) = state
         .locators
         .as_ref()
-        .filter(|p| shown_position(state) == Some(p.position))
+        .filter(|p| p.position.is_some() && p.position == shown_position(state))
     {
         picked_lines(state, pick, width, &heading, &mut out);
         return out;
@@ -436,13 +440,42 @@ pub fn assertion(state: &AppState, number: u8) -> Result<(Expectation, Vec<Locat
     })
 }
 
-/// How far the view of `element` scrolls on a `size` terminal: the last
-/// page shows its last row.
-pub fn max_scroll(state: &AppState, element: &InteractiveElement, size: (u16, u16)) -> usize {
+/// The picker's lines on an element that is not a row of the listing
+/// (see [`Modal::Locators`]): what it is, then its locators.
+pub fn picker_lines(state: &AppState, width: u16) -> Vec<Line<'static>> {
+    let theme = &state.theme;
+    let width = usize::from(width).max(NAME_WIDTH + 8);
+    let heading = |title: &str| {
+        Line::from(Span::styled(
+            title.to_string(),
+            theme.fg(theme.palette.accent).add_modifier(Modifier::BOLD),
+        ))
+    };
+    let mut out = vec![heading("The element")];
+    let Some(pick) = &state.locators else {
+        return out;
+    };
+    for piece in pieces(&format!("  {}", pick.title), width) {
+        out.push(Line::from(Span::styled(
+            piece,
+            theme.fg(theme.palette.text),
+        )));
+    }
+    out.push(Line::default());
+    picked_lines(state, pick, width, &heading, &mut out);
+    out
+}
+
+/// How far the open view scrolls on a `size` terminal: the last page
+/// shows its last row.
+pub fn max_scroll(state: &AppState, size: (u16, u16)) -> usize {
     let (_, body, _) = layout(size);
-    lines(state, element, body.width)
-        .len()
-        .saturating_sub(usize::from(body.height))
+    let total = match (&state.modal, shown(state)) {
+        (Some(Modal::Locators { .. }), _) => picker_lines(state, body.width).len(),
+        (_, Some((element, _))) => lines(state, element, body.width).len(),
+        _ => 0,
+    };
+    total.saturating_sub(usize::from(body.height))
 }
 
 /// The element the view shows, if it is open and the element is listed.
@@ -459,22 +492,26 @@ pub fn shown(state: &AppState) -> Option<(&InteractiveElement, usize)> {
 
 /// Draws the view, when it is open.
 pub fn draw(frame: &mut Frame, state: &AppState) {
-    let Some((element, scroll)) = shown(state) else {
-        return;
-    };
     let (area, body, foot) = layout((frame.area().width, frame.area().height));
-    let inner = open_modal(
-        frame,
-        area,
-        format!("Element [{}] in full", element.index),
-        &state.theme,
-    );
+    let (title, text, scroll) = match (&state.modal, shown(state)) {
+        (Some(Modal::Locators { scroll, .. }), _) => (
+            "Locators and assertions".to_string(),
+            picker_lines(state, body.width),
+            *scroll,
+        ),
+        (_, Some((element, scroll))) => (
+            format!("Element [{}] in full", element.index),
+            lines(state, element, body.width),
+            scroll,
+        ),
+        _ => return,
+    };
+    let inner = open_modal(frame, area, title, &state.theme);
     if inner.height == 0 {
         return;
     }
     frame.render_widget(
-        Paragraph::new(lines(state, element, body.width))
-            .scroll((u16::try_from(scroll).unwrap_or(u16::MAX), 0)),
+        Paragraph::new(text).scroll((u16::try_from(scroll).unwrap_or(u16::MAX), 0)),
         body,
     );
     frame.render_widget(

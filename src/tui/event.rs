@@ -21,10 +21,10 @@ use super::theme::{Theme, ThemeError};
 pub enum AppEvent {
     /// A mouse event (reported while the page pane is shown).
     Mouse(crossterm::event::MouseEvent),
-    /// The locator picker's report for the element at `position`.
+    /// The locator picker's report for the pick numbered `pick`.
     Locators {
-        /// Its row in the listing.
-        position: usize,
+        /// Which pick (see [`crate::tui::state::LocatorPick`]).
+        pick: u64,
         /// The report, or why there is none.
         report: Result<crate::script::LocatorReport, String>,
     },
@@ -299,13 +299,13 @@ pub enum Effect {
     /// Fit a picture into the page pane's cells, off the loop's thread.
     /// Newest wins: the service drops jobs a newer one replaced.
     RenderPicture(PictureJob),
-    /// Read the locators of the element listed under `index` (at
-    /// `position` in the listing) from the page, for the locator picker.
+    /// Read the locators of `element` from the page, for the locator
+    /// picker's pick numbered `pick`.
     PickLocators {
-        /// Its row in the listing.
-        position: usize,
-        /// Its index.
-        index: crate::dom::ElementIndex,
+        /// Which pick (see [`crate::tui::state::LocatorPick`]).
+        pick: u64,
+        /// The element.
+        element: crate::script::PickedElement,
     },
     /// A click or a turn of the wheel on the page pane's picture, for the
     /// page at that point, or a key typed while the pane has the keyboard.

@@ -28,6 +28,12 @@ pub const KEYS: &[Binding] = &[
         Command::Inspect,
         "inspect the step: prompt, answer, repairs, times",
     ),
+    Binding::new(
+        KeyContext::Log,
+        KeyBinding::char('L'),
+        Command::PickLocators,
+        "the locators the step kept, checked on the page now",
+    ),
 ];
 
 /// The outcome column: `ok`, the failure reason, or `…` while running (a

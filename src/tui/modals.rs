@@ -71,6 +71,12 @@ pub const KEYS: &[Binding] = &[
     .hinted(),
     Binding::new(
         KeyContext::Approval,
+        KeyBinding::char('L'),
+        Command::PickLocators,
+        "the target's locators, checked, and its recipe line",
+    ),
+    Binding::new(
+        KeyContext::Approval,
         KeyBinding::char('n'),
         Command::Skip,
         "skip this action",

@@ -16,7 +16,7 @@ use chromiumoxide::cdp::browser_protocol::input::{
 use chromiumoxide::cdp::browser_protocol::page::HandleJavaScriptDialogParams;
 use webagent::browser::record::{Input, Recorder};
 use webagent::browser::Tab;
-use webagent::script::Recording;
+use webagent::script::{PickedElement, Recording};
 use webagent::serve::{PageServer, Response};
 
 use super::support::chromium::shared;
@@ -612,14 +612,15 @@ fn the_locator_picker_checks_each_locator_on_the_page_and_writes_the_line() {
             .expect("a tab");
         let state = super::support::tab::observe(&tab).await;
         let find = |text: &str| {
-            state
+            let index = state
                 .elements
                 .iter()
                 .find(|e| e.text == text || e.attribute("name") == Some(text))
                 .unwrap_or_else(|| panic!("no {text} in:\n{}", state.listing))
-                .index
+                .index;
+            PickedElement::Target(webagent::actions::Target::Index { index })
         };
-        let report = webagent::script::locator_report(&tab, find("Save"), &state)
+        let report = webagent::script::locator_report(&tab, &find("Save"), Some(&state))
             .await
             .expect("a report");
         let shown: Vec<(String, usize)> = report
@@ -641,7 +642,7 @@ fn the_locator_picker_checks_each_locator_on_the_page_and_writes_the_line() {
             report.line,
             r#"click(["id:save", "role:button:Save", "name:go", "text:Save", "css:#save"]);"#
         );
-        let field = webagent::script::locator_report(&tab, find("email"), &state)
+        let field = webagent::script::locator_report(&tab, &find("email"), Some(&state))
             .await
             .expect("a report");
         assert!(
@@ -687,7 +688,8 @@ async fn report_on(tab: &Tab, text: &str) -> webagent::script::LocatorReport {
         .find(|e| e.text == text || e.attribute("label") == Some(text))
         .unwrap_or_else(|| panic!("no {text} in:\n{}", state.listing))
         .index;
-    webagent::script::locator_report(tab, found, &state)
+    let element = PickedElement::Target(webagent::actions::Target::Index { index: found });
+    webagent::script::locator_report(tab, &element, Some(&state))
         .await
         .expect("a report")
 }
@@ -1061,4 +1063,144 @@ fn webagent_record_asks_for_a_dialog_s_answer_and_records_it_before_the_click_th
         .expect("the click in the recipe");
     assert!(answer < click, "{source}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A page with a heading no listing names, a button, and a log of the
+/// keys the page itself sees and whether anyone prevented them.
+fn heading_page() -> String {
+    page(
+        "Orders",
+        r#"<h1 id="title">Orders</h1>
+<button type="button" id="ship">Ship</button>
+<script>window.seen = [];
+addEventListener('keydown', (e) => window.seen.push(e.key + (e.defaultPrevented ? ' prevented' : '')));</script>"#,
+    )
+}
+
+#[test]
+fn alt_shift_a_over_an_element_reports_a_pick_with_its_facts_and_records_no_keys() {
+    let s = shared();
+    let _turn = in_front();
+    s.runtime.block_on(async {
+        s.server.html("/heading", heading_page());
+        let tab = s
+            .session
+            .new_tab(&s.server.url("/heading"))
+            .await
+            .expect("a tab");
+        let elements = "document.querySelectorAll('*').length";
+        let before: usize = tab
+            .page()
+            .evaluate(elements)
+            .await
+            .expect("a count")
+            .into_value()
+            .expect("a number");
+        let mut recorder = Recorder::start(&tab).await.expect("the recorder starts");
+        let at = centre(&tab, "document.getElementById('title')").await;
+        mouse(&tab, DispatchMouseEventType::MouseMoved, at).await;
+        // Alt+Shift+A, by the key's place as a person's keyboard sends it.
+        for kind in [
+            DispatchKeyEventType::RawKeyDown,
+            DispatchKeyEventType::KeyUp,
+        ] {
+            let event = DispatchKeyEventParams::builder()
+                .r#type(kind)
+                .key("A")
+                .code("KeyA")
+                .modifiers(1 | 8)
+                .windows_virtual_key_code(65)
+                .native_virtual_key_code(65)
+                .build()
+                .expect("a key event");
+            tab.page().execute(event).await.expect("a key press");
+        }
+        // Enter after it: a keys step, so every earlier input has arrived
+        // when it does.
+        press(&tab, "Enter", 13).await;
+        let got = inputs(&mut recorder, 2).await;
+        match got.as_slice() {
+            [Input::Pick { facts }, Input::Keys { keys }] => {
+                assert_eq!(keys, "Enter");
+                assert_eq!(facts["tag"], "h1", "{facts}");
+                assert_eq!(facts["id"], "title", "{facts}");
+                assert_eq!(facts["text"], "Orders", "{facts}");
+                assert_eq!(facts["role"], "heading", "{facts}");
+            }
+            other => panic!("expected the pick and then Enter, got {other:#?}"),
+        }
+        let seen: Vec<String> = tab
+            .page()
+            .evaluate("window.seen")
+            .await
+            .expect("the page's log")
+            .into_value()
+            .expect("strings");
+        assert_eq!(seen, ["A", "Enter"], "the page saw the keys, unprevented");
+        let after: usize = tab
+            .page()
+            .evaluate(elements)
+            .await
+            .expect("a count")
+            .into_value()
+            .expect("a number");
+        assert_eq!(before, after, "nothing was added to the page");
+        drop(recorder);
+        let _ = tab.close().await;
+    });
+}
+
+#[test]
+fn the_picker_reads_the_element_at_a_point_and_the_facts_a_step_kept() {
+    let s = shared();
+    s.runtime.block_on(async {
+        s.server.html("/heading", heading_page());
+        let tab = s
+            .session
+            .new_tab(&s.server.url("/heading"))
+            .await
+            .expect("a tab");
+        let (x, y) = centre(&tab, "document.getElementById('title')").await;
+        let at = webagent::script::locator_report(&tab, &PickedElement::Point { x, y }, None)
+            .await
+            .expect("a report");
+        let shown: Vec<(String, usize)> = at
+            .locators
+            .iter()
+            .map(|(l, n)| (l.to_string(), *n))
+            .collect();
+        // A text locator names controls only (locate.js), so on a
+        // heading it names none; the others find it.
+        assert_eq!(
+            shown,
+            [
+                ("id:title".to_string(), 1),
+                ("role:heading:Orders".to_string(), 1),
+                ("text:Orders".to_string(), 0),
+                ("css:#title".to_string(), 1),
+            ]
+        );
+        assert_eq!(
+            at.state.as_ref().map(|s| s.text.as_str()),
+            Some("Orders"),
+            "what an assertion is prefilled with"
+        );
+        let kept =
+            webagent::script::locator_report(&tab, &PickedElement::Facts(at.facts.clone()), None)
+                .await
+                .expect("a report");
+        assert_eq!(kept.locators, at.locators);
+        assert_eq!(kept.line, at.line);
+        let nothing = webagent::script::locator_report(
+            &tab,
+            &PickedElement::Point { x: -10.0, y: -10.0 },
+            None,
+        )
+        .await;
+        assert_eq!(
+            nothing,
+            Err("no element is at (-10, -10) on the page".to_string())
+        );
+        let _ = tab.close().await;
+    });
 }

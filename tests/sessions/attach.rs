@@ -95,6 +95,15 @@ fn a_command_s_commit_action_waits_for_the_attached_person_approved_then_refused
     let send = format!("click {}", index_of(&listing, ">Send<"));
     let approved = in_background(&s, &["exec", "--session", "w", &send]);
     runtime().block_on(wait_for_screen(&pane, "Approve step"));
+    // The page is the session's: the picker says it cannot read it, and
+    // Esc comes back to the approval, still waiting.
+    tmux_keys(&pane, &["L"]);
+    runtime().block_on(wait_for_screen(
+        &pane,
+        "an attached workbench has no locator picker",
+    ));
+    tmux_keys(&pane, &["Escape"]);
+    runtime().block_on(wait_for_screen(&pane, "Approve step"));
     tmux_keys(&pane, &["y"]);
     let output = ended(&approved);
     assert_eq!(output.status.code(), Some(0), "{}", said(&output));

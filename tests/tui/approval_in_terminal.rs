@@ -12,7 +12,8 @@ use crate::conversation_in_terminal::{
 use crate::support::llm_server;
 use crate::support::scratch::scratch_dir;
 use crate::support::tmux::{
-    require_tmux_and_chromium, tmux_keys, tmux_text, wait_for_screen, TmuxSession,
+    require_tmux_and_chromium, settled_screen_where, tmux_keys, tmux_text, wait_for_screen,
+    TmuxSession,
 };
 
 /// A custom action that counts twice, and a recipe that runs it and
@@ -274,5 +275,100 @@ async fn the_models_custom_action_shows_its_steps_and_exports_them_once() {
         !recipe.contains("run_action(\"count_twice\""),
         "the call is not replayed on top of its steps:\n{recipe}"
     );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn l_at_an_approval_reads_the_targets_locators_from_the_waiting_page_and_l_on_a_past_step_again(
+) {
+    let Till {
+        session,
+        llm: _llm,
+        clicks,
+        dir,
+        _pages,
+    } = till_workbench(
+        "approval-locators",
+        vec![
+            model_step("count", json!({"click": {"index": 0}})),
+            model_done("counted"),
+        ],
+    )
+    .await;
+    tmux_keys(&session.0, &["t"]);
+    tmux_text(&session.0, "Count once");
+    tmux_keys(&session.0, &["Enter"]);
+    wait_for_screen(&session.0, "Approve step 1?").await;
+    // The run waits for the person; its page answers the picker.
+    tmux_keys(&session.0, &["L"]);
+    let screen = wait_for_screen(&session.0, "click([\"id:count\"").await;
+    let row = screen
+        .lines()
+        .find(|l| l.contains("id:count") && !l.contains("click("))
+        .unwrap_or_else(|| panic!("no id:count row:\n{screen}"));
+    assert!(row.contains("unique"), "{screen}");
+    assert_eq!(clicks.load(Ordering::SeqCst), 0, "nothing ran meanwhile");
+    tmux_keys(&session.0, &["Escape"]);
+    wait_for_screen(&session.0, "Approve step 1?").await;
+    tmux_keys(&session.0, &["y"]);
+    wait_for_screen(&session.0, "done: counted").await;
+    assert_eq!(clicks.load(Ordering::SeqCst), 1, "the approval still held");
+    // The step in the sessions view kept its element's locators, checked
+    // again on the page open now.
+    // Out of the task field first (an Esc and a key at once read as Alt).
+    tmux_keys(&session.0, &["Escape"]);
+    settled_screen_where(&session.0, |s| !s.contains("Esc back to the panes"))
+        .await
+        .unwrap_or_else(|s| panic!("the task field kept the keys:\n{s}"));
+    tmux_keys(&session.0, &["S"]);
+    wait_for_screen(&session.0, "Count once").await;
+    tmux_keys(&session.0, &["Enter"]);
+    wait_for_screen(&session.0, "REPLAY").await;
+    tmux_keys(&session.0, &["L"]);
+    let screen = wait_for_screen(&session.0, "step 1's element, <button>").await;
+    let screen = if screen.contains("click([\"id:count\"") {
+        screen
+    } else {
+        wait_for_screen(&session.0, "click([\"id:count\"").await
+    };
+    let row = screen
+        .lines()
+        .find(|l| l.contains("id:count") && !l.contains("click("))
+        .unwrap_or_else(|| panic!("no id:count row:\n{screen}"));
+    assert!(row.contains("unique"), "{screen}");
+    tmux_keys(&session.0, &["q"]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn l_at_a_recipes_approval_reads_its_selector_targets_locators_and_says_when_there_is_none() {
+    let Till {
+        session,
+        llm: _llm,
+        clicks: _clicks,
+        dir,
+        _pages,
+    } = till_workbench("recipe-approval-locators", Vec::new()).await;
+    tmux_keys(&session.0, &[":"]);
+    tmux_text(&session.0, "recipe tally");
+    tmux_keys(&session.0, &["Enter"]);
+    wait_for_screen(&session.0, "Approve step 1?").await;
+    // The custom action names no element of its own.
+    tmux_keys(&session.0, &["L"]);
+    wait_for_screen(&session.0, "this action targets no element").await;
+    tmux_keys(&session.0, &["y"]);
+    wait_for_screen(&session.0, "Approve step 4?").await;
+    tmux_keys(&session.0, &["L"]);
+    let screen = wait_for_screen(&session.0, "click([\"id:pay\"").await;
+    let row = screen
+        .lines()
+        .find(|l| l.contains("id:pay") && !l.contains("click("))
+        .unwrap_or_else(|| panic!("no id:pay row:\n{screen}"));
+    assert!(row.contains("unique"), "{screen}");
+    tmux_keys(&session.0, &["Escape"]);
+    wait_for_screen(&session.0, "Approve step 4?").await;
+    tmux_keys(&session.0, &["y"]);
+    wait_for_screen(&session.0, "done: paid").await;
+    tmux_keys(&session.0, &["q"]);
     let _ = std::fs::remove_dir_all(&dir);
 }

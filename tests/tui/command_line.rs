@@ -7,9 +7,10 @@ use std::path::PathBuf;
 
 use crossterm::event::KeyCode;
 use serde_json::json;
-use webagent::actions::{ActionResult, Catalog};
+use webagent::actions::{ActionResult, Catalog, Target};
 use webagent::environment::ApprovalMode;
 use webagent::events::{Event, TokenUsage};
+use webagent::script::PickedElement;
 use webagent::tui::app::{Outcome, RunStatus};
 use webagent::tui::{AppEvent, Effect, SessionExportError};
 
@@ -700,11 +701,19 @@ fn the_locator_picker_shows_each_locator_checked_and_copies_the_line() {
     let mut bench = Bench::on_orders(120, 40);
     bench.key(KeyCode::Char('L'));
     bench.idle();
-    let (position, index) = match bench.effects.as_slice() {
-        [Effect::PickLocators { position, index }] => (*position, *index),
+    let pick = match bench.effects.as_slice() {
+        [Effect::PickLocators {
+            pick,
+            element: PickedElement::Target(Target::Index { index }),
+        }] => {
+            assert_eq!(
+                Some(*index),
+                bench.state().page.as_ref().map(|p| p.elements[0].index)
+            );
+            *pick
+        }
         other => panic!("expected the locators to be asked for, got {other:?}"),
     };
-    assert_eq!(position, 0);
     assert!(
         bench
             .screen()
@@ -721,7 +730,7 @@ fn the_locator_picker_shows_each_locator_checked_and_copies_the_line() {
     );
     let line = r#"click(["id:refund", "role:button:Refund", "css:#refund"]);"#;
     bench.send(AppEvent::Locators {
-        position,
+        pick,
         report: Ok(webagent::script::LocatorReport {
             locators: vec![
                 (webagent::dom::Locator::Id("refund".into()), 1),
@@ -764,7 +773,6 @@ fn the_locator_picker_shows_each_locator_checked_and_copies_the_line() {
         "{:?}",
         bench.effects
     );
-    let _ = index;
 }
 
 #[test]
@@ -797,8 +805,8 @@ fn an_assertion_picked_on_an_element_is_recorded_prefilled_from_the_page_and_i_i
     bench.effects.clear();
     bench.key(KeyCode::Char('A'));
     bench.idle();
-    let position = match bench.effects.as_slice() {
-        [Effect::PickLocators { position, .. }] => *position,
+    let pick = match bench.effects.as_slice() {
+        [Effect::PickLocators { pick, .. }] => *pick,
         other => panic!("expected the element to be read, got {other:?}"),
     };
     let report = webagent::script::LocatorReport {
@@ -814,7 +822,7 @@ fn an_assertion_picked_on_an_element_is_recorded_prefilled_from_the_page_and_i_i
         count: Some((webagent::dom::Locator::Css("#actions > button".into()), 3)),
     };
     bench.send(AppEvent::Locators {
-        position,
+        pick,
         report: Ok(report.clone()),
     });
     bench.idle();
@@ -835,7 +843,7 @@ fn an_assertion_picked_on_an_element_is_recorded_prefilled_from_the_page_and_i_i
     );
     bench.key(KeyCode::Char('L'));
     bench.send(AppEvent::Locators {
-        position,
+        pick: pick + 1,
         report: Ok(report),
     });
     bench.idle();

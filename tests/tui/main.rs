@@ -19,6 +19,7 @@ mod conversation_in_terminal;
 mod debugger_in_terminal;
 mod debugger_keys;
 mod event_loop;
+mod picker;
 mod recording_in_terminal;
 mod renders;
 mod services;

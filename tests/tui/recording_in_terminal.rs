@@ -202,3 +202,66 @@ fn typing_on_the_page_pane_is_recorded_and_an_assertion_picked_on_the_element_li
         let _ = std::fs::remove_dir_all(&dir);
     });
 }
+
+/// A heading no listing names, as tall as most of the page, and a small
+/// button in a corner.
+const BIG_HEADING: &str = r#"<!doctype html><title>Orders</title>
+<style>body{margin:0} h1{height:85vh;margin:0;font-size:60px}
+button{position:fixed;right:0;bottom:0}</style>
+<h1 id="title">Orders</h1><button id="go" type="button" onclick="this.textContent='clicked'">Go</button>"#;
+
+#[test]
+fn an_alt_click_on_the_page_pane_picks_a_heading_to_assert_on_without_clicking() {
+    crate::support::chromium::runtime().block_on(async {
+        let Recording {
+            session,
+            dir,
+            _pages,
+            _llm,
+        } = recording("record-page-pick", BIG_HEADING, "headed").await;
+        tmux_keys(&session.0, &["v"]);
+        let screen =
+            settled_screen_where(&session.0, |s| s.contains("1 marks") && s.contains("▀▀▀"))
+                .await
+                .unwrap_or_else(|s| panic!("the picture never showed:\n{s}"));
+        let (row, line) = screen
+            .lines()
+            .enumerate()
+            .find(|(_, l)| l.contains("┌ Page"))
+            .expect("the page pane");
+        let column = line.chars().position(|c| c == '┌').expect("its corner");
+        let (x, y) = (column + 6, row + 3);
+        // Button 0 with Alt (8), as a terminal reports Alt+click.
+        tmux_paste(&session.0, &format!("\x1b[<8;{x};{y}M"));
+        tmux_paste(&session.0, &format!("\x1b[<8;{x};{y}m"));
+        let screen = wait_for_screen(&session.0, "2  text equals: \"Orders\"").await;
+        let row = screen
+            .lines()
+            .find(|l| l.contains("role:heading:Orders") && !l.contains('('))
+            .unwrap_or_else(|| panic!("no heading locator:\n{screen}"));
+        assert!(row.contains("unique"), "{screen}");
+        tmux_keys(&session.0, &["2"]);
+        let screen = wait_for_screen(&session.0, "Recording headed · 1 step").await;
+        assert!(screen.contains("expect_text([\"id:title\""), "{screen}");
+        assert!(
+            !screen.contains("Page · typing"),
+            "the page did not take the click:\n{screen}"
+        );
+        command(&session.0, "record stop");
+        wait_for_screen(
+            &session.0,
+            "recording saved as a recipe: recipes/headed.rhai",
+        )
+        .await;
+        let source =
+            std::fs::read_to_string(dir.join("recipes/headed.rhai")).expect("the recipe");
+        assert!(
+            source.contains(
+                "expect_text([\"id:title\", \"role:heading:Orders\", \"text:Orders\", \"css:#title\"], \"Orders\");"
+            ),
+            "{source}"
+        );
+        assert!(!source.contains("click("), "{source}");
+        let _ = std::fs::remove_dir_all(&dir);
+    });
+}

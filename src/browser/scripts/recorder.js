@@ -104,12 +104,12 @@ const shown = (el) => el.checkVisibility
 const HOVER_CHILDREN = 50;
 let hovers = [];
 // The elements the pointer came onto lately, newest last.
-let pointed = [];
+let lately = [];
 addEventListener('mouseover', (event) => {
   if (!event.isTrusted) return;
   const el = origin(event);
   if (!el) return;
-  pointed = pointed.slice(-7).concat([el]);
+  lately = lately.slice(-7).concat([el]);
   const hidden = [];
   for (let a = el, up = 0; a && up < 3 && a !== document.body; a = a.parentElement, up++) {
     if (a.childElementCount > HOVER_CHILDREN) break;
@@ -156,8 +156,8 @@ const revealedBy = (el) => {
       // before it went into what the hover showed.
       const hovered = under[under.length - 1];
       const menu = el.closest(rule.shows);
-      for (let i = pointed.length - 1; i >= 0; i--) {
-        const was = pointed[i];
+      for (let i = lately.length - 1; i >= 0; i--) {
+        const was = lately[i];
         if (was.isConnected && hovered.contains(was) && !menu.contains(was)) {
           return was.closest(CONTROL) || was;
         }
@@ -207,6 +207,7 @@ addEventListener('click', (event) => {
 const MODIFIERS = new Set(['Control', 'Shift', 'Alt', 'Meta']);
 addEventListener('keydown', (event) => {
   if (!event.isTrusted || MODIFIERS.has(event.key)) return;
+  if (picks(event)) return;
   const el = origin(event);
   const shortcut = event.ctrlKey || event.metaKey || event.altKey;
   const multiline = el && (tag(el) === 'textarea' || el.isContentEditable);
@@ -239,6 +240,23 @@ addEventListener('drop', (event) => {
   const el = origin(event);
   if (el) send({ kind: 'drag', from: dragged, to: facts(el) });
   dragged = null;
+}, true);
+// Picking an element to assert on in a headed window: the person points
+// at it and presses Alt+Shift+A (by the key's place, so any layout and
+// macOS's Option work). The element under the pointer is reported for the
+// workbench's assertion picker; the keys are no step.
+let pointed = null;
+const pointedAt = (event) => {
+  if (event.isTrusted) pointed = control(event);
+};
+addEventListener('mousemove', pointedAt, true);
+addEventListener('mouseover', pointedAt, true);
+const picks = (event) => event.altKey && event.shiftKey && !event.ctrlKey && !event.metaKey &&
+  event.code === 'KeyA';
+addEventListener('keydown', (event) => {
+  if (!event.isTrusted || !picks(event) || !pointed || !pointed.isConnected) return;
+  flush();
+  send({ kind: 'pick', facts: facts(pointed) });
 }, true);
 // The recording stops: a field still being edited gives its fill.
 Object.defineProperty(globalThis, '__webagentRecorderFlush', { value: () => { flush(); return true; } });

@@ -337,6 +337,17 @@ impl EffectHandler for AttachedServices {
                 self.leaving = true;
                 self.detach();
             }
+            // The picker's view waits for an answer: it says why there
+            // is none.
+            Effect::PickLocators { pick, .. } => {
+                let _ = self.tx.send(AppEvent::Locators {
+                    pick,
+                    report: Err(
+                        "the session's page is read by its own process; an attached workbench has no locator picker"
+                            .into(),
+                    ),
+                });
+            }
             // The listing cursor, the page pane's picture and the
             // approval mode belong to a workbench with its own browser.
             Effect::Highlight(_)
@@ -380,7 +391,6 @@ fn effect_name(effect: &Effect) -> &'static str {
         Effect::SaveState(_) => "saving the sign-ins",
         Effect::ExportSession { .. } => "exporting the session",
         Effect::Record(_) | Effect::SaveRecording { .. } => "recording",
-        Effect::PickLocators { .. } => "the locator picker",
         Effect::PaneInput(_) => "acting on the page pane",
         Effect::CancelScript => "cancelling a script",
         _ => "this",

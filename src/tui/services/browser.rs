@@ -152,8 +152,8 @@ pub(super) enum BrowserCommand {
     PaneInput(crate::browser::record::PaneInput),
     /// Read an element's locators for the locator picker.
     Locators {
-        position: usize,
-        index: crate::dom::ElementIndex,
+        pick: u64,
+        element: crate::script::PickedElement,
     },
     /// Close the browser.
     Shutdown,
@@ -199,12 +199,13 @@ impl RunControl {
 
     /// What the workbench wraps around the session's environment for the
     /// run: the pause, and the panes fed with every observation.
-    fn layer(&self, tx: &Sender<AppEvent>, view: &PageView) -> WorkbenchLayer {
+    fn layer(&self, tx: &Sender<AppEvent>, view: &PageView, picks: &PickQueue) -> WorkbenchLayer {
         WorkbenchLayer {
             tx: tx.clone(),
             paused: self.paused.clone(),
             stop: self.stop.clone(),
             view: view.clone(),
+            picks: picks.clone(),
         }
     }
 }
@@ -297,6 +298,48 @@ struct WorkbenchEnvironment<'a> {
     /// The pane's picture of the latest observation, which the model gets
     /// too when it asks for the same one.
     picture: Option<Screenshot>,
+    /// The latest observation, whose listing an approval's index names.
+    last: Option<PageState>,
+    /// The locator picker's questions, answered while an approval waits.
+    picks: PickQueue,
+}
+
+/// A locator picker's question (pick number and element) asked while a
+/// run has the page.
+struct PickAsk {
+    pick: u64,
+    element: crate::script::PickedElement,
+}
+
+/// Where the locator picker's questions wait while a run has the page:
+/// the run's environment answers them while an approval waits (the page
+/// is still then), and the run's end answers the rest.
+#[derive(Clone)]
+struct PickQueue {
+    tx: mpsc::UnboundedSender<PickAsk>,
+    rx: Arc<tokio::sync::Mutex<mpsc::UnboundedReceiver<PickAsk>>>,
+}
+
+impl PickQueue {
+    fn new() -> Self {
+        let (tx, rx) = mpsc::unbounded_channel();
+        PickQueue {
+            tx,
+            rx: Arc::new(tokio::sync::Mutex::new(rx)),
+        }
+    }
+
+    /// Answers every question still waiting with `why` there is no report.
+    fn refuse_waiting(&self, tx: &Sender<AppEvent>, why: &str) {
+        if let Ok(mut waiting) = self.rx.try_lock() {
+            while let Ok(ask) = waiting.try_recv() {
+                let _ = tx.send(AppEvent::Locators {
+                    pick: ask.pick,
+                    report: Err(why.to_string()),
+                });
+            }
+        }
+    }
 }
 
 /// Wraps the session's environment in a [`WorkbenchEnvironment`] for
@@ -306,6 +349,7 @@ struct WorkbenchLayer {
     paused: watch::Receiver<bool>,
     stop: StopSignal,
     view: PageView,
+    picks: PickQueue,
 }
 
 impl Layer for WorkbenchLayer {
@@ -319,6 +363,8 @@ impl Layer for WorkbenchLayer {
             stop: self.stop.clone(),
             view: self.view.clone(),
             picture: None,
+            last: None,
+            picks: self.picks.clone(),
         }
     }
 }
@@ -343,6 +389,7 @@ impl Environment for WorkbenchEnvironment<'_> {
         self.wait_while_paused().await;
         let page = self.inner.observe().await?;
         let _ = self.tx.send(AppEvent::Page(Box::new(page.clone())));
+        self.last = Some(page.clone());
         self.picture = None;
         if self.view.shown() {
             self.picture = send_picture(self.inner, &self.view, &self.tx).await;
@@ -393,6 +440,30 @@ impl Environment for WorkbenchEnvironment<'_> {
         locators: &[crate::dom::Locator],
     ) -> Result<crate::dom::Location, crate::dom::LocateFailure> {
         self.inner.locate(locators).await
+    }
+
+    async fn while_approving<F>(&mut self, deciding: F) -> F::Output
+    where
+        F: std::future::Future + Send,
+        F::Output: Send,
+    {
+        let picks = Arc::clone(&self.picks.rx);
+        let mut asks = picks.lock().await;
+        tokio::pin!(deciding);
+        loop {
+            tokio::select! {
+                decided = &mut deciding => return decided,
+                Some(ask) = asks.recv() => {
+                    let tab = self.inner.inner().inner().tab();
+                    let secrets = self.inner.secrets();
+                    let element = ask.element.filled(secrets);
+                    let report = crate::script::locator_report(tab, &element, self.last.as_ref())
+                        .await
+                        .map(|r| r.masked(secrets));
+                    let _ = self.tx.send(AppEvent::Locators { pick: ask.pick, report });
+                }
+            }
+        }
     }
 }
 
@@ -546,6 +617,7 @@ pub(super) async fn browser_task(
     let mut events = Events {
         rx: &mut events_rx,
         forwarder: &mut forwarder,
+        picks: PickQueue::new(),
     };
     // The listing the person's hand-typed actions and highlights refer to.
     let mut page = observe_and_send(&mut session, &tx, &view).await;
@@ -658,15 +730,14 @@ pub(super) async fn browser_task(
                     }
                     page = observe_and_send(&mut session, &tx, &view).await;
                 }
-                Some(BrowserCommand::Locators { position, index }) => {
-                    let report = match page.as_ref() {
-                        Some(last) => {
-                            let tab = session.environment.inner().inner().tab();
-                            crate::script::locator_report(tab, index, last).await
-                        }
-                        None => Err("no page is observed yet".into()),
-                    };
-                    let _ = tx.send(AppEvent::Locators { position, report });
+                Some(BrowserCommand::Locators { pick, element }) => {
+                    let tab = session.environment.inner().inner().tab();
+                    let secrets = session.environment.secrets();
+                    let element = element.filled(secrets);
+                    let report = crate::script::locator_report(tab, &element, page.as_ref())
+                        .await
+                        .map(|r| r.masked(secrets));
+                    let _ = tx.send(AppEvent::Locators { pick, report });
                 }
                 Some(BrowserCommand::Record(true)) => {
                     if recorder.is_none() {
@@ -771,7 +842,7 @@ pub(super) async fn browser_task(
                 Some(BrowserCommand::Mcp { request, run }) => {
                     mcp_state.set_client(request.client.as_deref());
                     let oversight = run.oversight(&tx);
-                    let layer = run.layer(&tx, &view);
+                    let layer = run.layer(&tx, &view, &events.picks);
                     let approver = (oversight.approvers)();
                     let (setup, environment) = session.enter(&oversight, &layer);
                     let answering = crate::mcp::answer(
@@ -816,6 +887,8 @@ pub(super) async fn browser_task(
 struct Events<'a> {
     rx: &'a mut mpsc::UnboundedReceiver<Event>,
     forwarder: &'a mut Forwarder,
+    /// The locator picker's questions while a run has the page.
+    picks: PickQueue,
 }
 
 /// Answers an MCP call that cannot run now.
@@ -864,9 +937,9 @@ async fn refuse_all(
                     text: format!("the page did not take the mouse or the keys: {why}"),
                 });
             }
-            BrowserCommand::Locators { position, .. } => {
+            BrowserCommand::Locators { pick, .. } => {
                 let _ = tx.send(AppEvent::Locators {
-                    position,
+                    pick,
                     report: Err(format!("no locators: {why}")),
                 });
             }
@@ -928,11 +1001,10 @@ async fn while_running<T>(
                         text: format!("state not saved: {busy}; save it once the run ends"),
                     });
                 }
-                Some(BrowserCommand::Locators { position, .. }) => {
-                    let _ = tx.send(AppEvent::Locators {
-                        position,
-                        report: Err(format!("{busy}; read the locators once it ends")),
-                    });
+                // The run's environment answers while an approval waits,
+                // when the page holds still (the workbench asks only then).
+                Some(BrowserCommand::Locators { pick, element }) => {
+                    let _ = events.picks.tx.send(PickAsk { pick, element });
                 }
                 Some(BrowserCommand::PaneInput(_)) => {
                     let _ = tx.send(AppEvent::Notice {
@@ -957,6 +1029,10 @@ async fn while_running<T>(
     };
     // Everything the run said goes out before the caller says it ended.
     events.forwarder.drain(events.rx);
+    events.picks.refuse_waiting(
+        tx,
+        "the approval was decided before the page answered; L reads the page now",
+    );
     (output, shutting_down)
 }
 
@@ -1046,7 +1122,7 @@ async fn run_agent(
         });
         return false;
     }
-    let (oversight, layer) = (run.oversight(tx), run.layer(tx, view));
+    let (oversight, layer) = (run.oversight(tx), run.layer(tx, view, &events.picks));
     let busy = "the agent is running";
     if let Some(dir) = session.config.agent.cache.clone() {
         // Through the task cache (config `agent.cache`): a stored recipe
@@ -1093,7 +1169,7 @@ async fn run_recipe_here(
 ) -> bool {
     let mut options = ReplayOptions::overseen(run.oversight(tx));
     options.model = recipe.with_model;
-    let layer = run.layer(tx, view);
+    let layer = run.layer(tx, view, &events.picks);
     let choice = match &recipe.debug {
         Some(target) => {
             // The same road as `--debug=cli`: the recipe of its file, with

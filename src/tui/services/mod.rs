@@ -689,14 +689,14 @@ impl EffectHandler for Services {
                     });
                 }
             }
-            Effect::PickLocators { position, index } => {
+            Effect::PickLocators { pick, element } => {
                 if self
                     .browser
-                    .send(BrowserCommand::Locators { position, index })
+                    .send(BrowserCommand::Locators { pick, element })
                     .is_err()
                 {
                     let _ = self.tx.send(AppEvent::Locators {
-                        position,
+                        pick,
                         report: Err("the browser is not running".into()),
                     });
                 }

@@ -192,15 +192,24 @@ pub struct AppState {
     pub recording: Option<crate::script::Recording>,
     /// The locator picker's report for an element (`L`).
     pub locators: Option<LocatorPick>,
+    /// How many times the locator picker was opened (numbers its picks).
+    pub picks: u64,
     /// A recipe under the debugger (`:debug`), while one runs.
     pub debugger: Option<DebugView>,
 }
 
-/// The locator picker on one element of the listing.
+/// The locator picker on one element: a row of the listing, an
+/// approval's target, a past step's element or one picked on the page.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LocatorPick {
-    /// The element's row in the listing.
-    pub position: usize,
+    /// Numbers the picks, so the page's late answer for an earlier one
+    /// is dropped.
+    pub pick: u64,
+    /// The element's row in the listing, when the picker was opened on
+    /// the listing (the view then shows the row in full too).
+    pub position: Option<usize>,
+    /// What the element is, for the view's title when it is not a row.
+    pub title: String,
     /// What the page said, once it answered: the report, or why not.
     pub report: Option<Result<crate::script::LocatorReport, String>>,
 }
@@ -247,6 +256,7 @@ impl AppState {
             typing_grace: TYPING_GRACE,
             recording: None,
             locators: None,
+            picks: 0,
             debugger: None,
         }
     }
@@ -264,7 +274,7 @@ impl AppState {
             Some(Modal::AskUser(_)) => KeyContext::AskUser,
             Some(Modal::Inspector { .. }) => KeyContext::Inspector,
             Some(Modal::Help { .. }) => KeyContext::Help,
-            Some(Modal::Element { .. }) => KeyContext::ElementDetail,
+            Some(Modal::Element { .. } | Modal::Locators { .. }) => KeyContext::ElementDetail,
             None => match &self.sessions {
                 Some(view) if view.search.is_some() => KeyContext::SessionSearch,
                 Some(_) => KeyContext::Sessions,

@@ -62,6 +62,16 @@ pub enum Modal {
         /// The first line shown.
         scroll: usize,
     },
+    /// The locator picker on an element that is not a row of the
+    /// listing (an approval's target, a past step's element, one picked
+    /// on the page), over the dialog it was opened from, which comes
+    /// back when it closes.
+    Locators {
+        /// The first line shown.
+        scroll: usize,
+        /// The dialog under it (an approval still waiting).
+        under: Option<Box<Modal>>,
+    },
     /// Every key.
     Help {
         /// The first line shown.

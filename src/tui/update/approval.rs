@@ -99,6 +99,7 @@ pub(super) fn on_approval_key(state: &mut AppState, command: Command, effects: &
                 m.error = None;
             }
         }
+        Command::PickLocators => super::picker::pick_approval_target(state, effects),
         Command::Pick => {
             let target = match &state.modal {
                 Some(Modal::Approval(m)) => m.request.action.target().cloned(),

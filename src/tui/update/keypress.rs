@@ -43,6 +43,7 @@ use super::commands::{
 use super::conversation::{new_conversation, retry_failed_step};
 use super::debugging::{move_source_cursor, on_debug_key};
 use super::export::ask_export_name;
+use super::picker;
 use super::recording::{insert_line, pick_assertion};
 use super::sessions::{
     on_replay_key, on_search_key, on_sessions_key, open_sessions, search_typed, show_replay_row,
@@ -154,10 +155,9 @@ pub(super) fn on_key(state: &mut AppState, key: KeyEvent, effects: &mut Vec<Effe
         },
         KeyContext::Inspector | KeyContext::Help | KeyContext::ElementDetail => {
             let (lines, rows) = match &state.modal {
-                Some(Modal::Element { .. }) => {
+                Some(Modal::Element { .. } | Modal::Locators { .. }) => {
                     let (_, body, _) = element_detail::layout(state.size);
-                    let max = element_detail::shown(state)
-                        .map_or(0, |(e, _)| element_detail::max_scroll(state, e, state.size));
+                    let max = element_detail::max_scroll(state, state.size);
                     (max + 1, usize::from(body.height).max(1))
                 }
                 Some(Modal::Inspector { entry, .. }) => {
@@ -179,6 +179,7 @@ pub(super) fn on_key(state: &mut AppState, key: KeyEvent, effects: &mut Vec<Effe
                 }
             };
             match (command, state.modal.as_mut()) {
+                (Command::Cancel, Some(Modal::Locators { .. })) => picker::close(state),
                 (Command::Cancel, _) => state.modal = None,
                 (Command::CopyLine, _) => copy_line(state, effects),
                 (Command::InsertLine, _) => insert_line(state),
@@ -187,7 +188,8 @@ pub(super) fn on_key(state: &mut AppState, key: KeyEvent, effects: &mut Vec<Effe
                     _,
                     Some(Modal::Inspector { scroll, .. })
                     | Some(Modal::Help { scroll })
-                    | Some(Modal::Element { scroll, .. }),
+                    | Some(Modal::Element { scroll, .. })
+                    | Some(Modal::Locators { scroll, .. }),
                 ) => {
                     *scroll = scrolled(*scroll, command, rows, lines);
                 }
@@ -423,28 +425,16 @@ fn on_pane_key(state: &mut AppState, command: Command, effects: &mut Vec<Effect>
         }
         Command::PickLocators if state.focus == Pane::Elements => {
             if state.replay.is_some() {
-                state.notice(true, "a past session's listing has its lines only".into());
-            } else if let Some(element) = state
-                .page
-                .as_ref()
-                .and_then(|p| p.elements.get(state.elements.cursor))
-            {
-                let position = state.elements.cursor;
-                effects.push(Effect::PickLocators {
-                    position,
-                    index: element.index,
-                });
-                state.locators = Some(crate::tui::state::LocatorPick {
-                    position,
-                    report: None,
-                });
-                state.modal = Some(Modal::Element {
-                    position,
-                    scroll: 0,
-                });
+                state.notice(
+                    true,
+                    "a past session's listing has its lines only; L on a step in the log checks what it acted on".into(),
+                );
             } else {
-                state.notice(true, "no element is listed yet".into());
+                picker::pick_listed(state, state.elements.cursor, effects);
             }
+        }
+        Command::PickLocators if state.focus == Pane::Log => {
+            picker::pick_logged_step(state, effects);
         }
         Command::Inspect if state.focus == Pane::Elements => {
             state.locators = None;

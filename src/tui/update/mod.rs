@@ -15,6 +15,7 @@ mod debugging;
 mod export;
 mod keypress;
 mod log;
+mod picker;
 mod recording;
 mod sessions;
 mod view;
@@ -257,13 +258,14 @@ fn apply(state: &mut AppState, event: AppEvent) -> Vec<Effect> {
         AppEvent::TraceOpened(opened) => trace_opened(state, opened, &mut effects),
         AppEvent::ReplayPicture { row, shot } => replay_picture(state, row, shot, &mut effects),
         AppEvent::ResumeReady(plan) => resume_ready(state, plan, &mut effects),
-        AppEvent::Recorded(input) => recording::recorded(state, *input),
-        AppEvent::Mouse(mouse) => view::page_mouse(state, mouse, &mut effects),
-        AppEvent::Locators { position, report } => {
-            if let Some(pick) = state.locators.as_mut().filter(|p| p.position == position) {
-                pick.report = Some(report);
+        AppEvent::Recorded(input) => match *input {
+            crate::browser::record::Input::Pick { facts } => {
+                picker::picked_on_page(state, facts, &mut effects)
             }
-        }
+            input => recording::recorded(state, input),
+        },
+        AppEvent::Mouse(mouse) => view::page_mouse(state, mouse, &mut effects),
+        AppEvent::Locators { pick, report } => picker::answered(state, pick, report),
         AppEvent::RecordingStopped => recording::recording_stopped(state, &mut effects),
         AppEvent::RecordingSaved(saved) => recording::recording_saved(state, saved),
         AppEvent::StartRecording(name) => recording::start_recording(state, &name, &mut effects),

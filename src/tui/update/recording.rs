@@ -206,7 +206,7 @@ pub(super) fn recording_saved(state: &mut AppState, saved: Result<std::path::Pat
 /// with nothing recorded, `i` closes the view.
 pub(crate) fn insert_line(state: &mut AppState) {
     if state.recording.is_none() {
-        state.modal = None;
+        super::picker::close(state);
         return;
     }
     let report = match state.locators.as_ref().and_then(|p| p.report.as_ref()) {
@@ -230,7 +230,7 @@ pub(crate) fn insert_line(state: &mut AppState) {
     } else {
         Input::Click { facts }
     };
-    state.modal = None;
+    super::picker::close(state);
     recorded(state, input);
 }
 
@@ -254,7 +254,7 @@ pub(crate) fn pick_assertion(state: &mut AppState, number: u8, effects: &mut Vec
         .as_ref()
         .map(|p| p.url.clone())
         .unwrap_or_else(|| state.status.url.clone());
-    state.modal = None;
+    super::picker::close(state);
     match state.recording.as_mut() {
         Some(recording) => {
             recording.push_assertion(&expectation, facts, &locators, &url);

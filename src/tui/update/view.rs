@@ -179,8 +179,10 @@ pub(super) fn request_picture(state: &mut AppState, effects: &mut Vec<Effect>) {
 
 /// The mouse on the page pane's picture: a left click clicks the page at
 /// that point and the wheel scrolls it there, as the person's own input
-/// (a recording takes it like a click in a window). Elsewhere, and while
-/// a dialog is open, the mouse does nothing.
+/// (a recording takes it like a click in a window). Alt+click (or
+/// Ctrl+click, for terminals that keep Alt+click for themselves) clicks
+/// nothing: it opens the locator and assertion picker on the element
+/// there. Elsewhere, and while a dialog is open, the mouse does nothing.
 pub(super) fn page_mouse(
     state: &mut AppState,
     mouse: crossterm::event::MouseEvent,
@@ -217,8 +219,22 @@ pub(super) fn page_mouse(
         return;
     };
     let scale = if shot.scale > 0.0 { shot.scale } else { 1.0 };
-    let x = fx * f64::from(shot.width) / scale;
-    let y = fy * f64::from(shot.height) / scale;
+    let point = (fx * f64::from(shot.width), fy * f64::from(shot.height));
+    let (x, y) = (point.0 / scale, point.1 / scale);
+    let picking = mouse
+        .modifiers
+        .intersects(KeyModifiers::ALT | KeyModifiers::CONTROL);
+    if picking && mouse.kind == MouseEventKind::Down(MouseButton::Left) {
+        if state.run_active() {
+            state.notice(
+                true,
+                "the agent is running; pick an element once it ends".into(),
+            );
+            return;
+        }
+        super::picker::pick_at(state, point, (x, y), effects);
+        return;
+    }
     let pointer = match mouse.kind {
         MouseEventKind::Down(MouseButton::Left) => PaneInput::Click { x, y },
         MouseEventKind::ScrollDown => PaneInput::Wheel { x, y, dy: 120.0 },
