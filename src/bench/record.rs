@@ -67,8 +67,18 @@ pub struct RecordFigures {
     pub replay_ratio: f64,
 }
 
-/// The kinds of event the page times; the recorder listens to each.
-const TIMED: [&str; 5] = ["click", "input", "change", "focusout", "keydown"];
+/// The kinds of event the page times; the recorder listens to each (the
+/// pointer's moves too: a hover that shows a menu and the element an
+/// assertion is picked on are read from them).
+const TIMED: [&str; 7] = [
+    "click",
+    "input",
+    "change",
+    "focusout",
+    "keydown",
+    "mouseover",
+    "mousemove",
+];
 
 /// A form of 500 fields that times every trusted event's trip to its last
 /// listener.
