@@ -18,17 +18,28 @@ use crate::browser::tab::Tab;
 /// a few more seconds of waiting on a page that is truly stuck.
 const MIN_HANG_LIMIT: std::time::Duration = std::time::Duration::from_secs(5);
 
-/// Resolves once `tab`'s page does not answer a trivial evaluation within
-/// `limit` (asked again every half `limit` while it does); never for a
-/// tab that closed (its calls end at once, and the driver leaves it).
+/// Resolves once `tab`'s page has not answered a trivial evaluation for
+/// two `limit`s in a row (asked again every half `limit` while it
+/// answers); never for a tab that closed (its calls end at once, and the
+/// driver leaves it). Two, because a page's own work can hold its main
+/// thread past one: a navigation to a page of twenty thousand rows
+/// parsed and laid out on a busy machine took over five seconds, and
+/// stopping its renderer lost the page; a script that never yields stays
+/// silent through both.
 pub(super) async fn until_hung(tab: &Tab, limit: std::time::Duration) {
+    let mut silent = 0;
     loop {
-        if !tab.is_closed() && tab.hung(limit).await {
-            return;
-        }
         if tab.is_closed() {
             return std::future::pending().await;
         }
+        if tab.hung(limit).await {
+            silent += 1;
+            if silent == 2 {
+                return;
+            }
+            continue;
+        }
+        silent = 0;
         tokio::time::sleep(limit / 2).await;
     }
 }
@@ -228,8 +239,8 @@ impl Driver {
         tracing::warn!(url = ?self.last_url, "the page stopped answering; stopping its renderer");
         self.tab.crash_renderer().await;
         format!(
-            "the page did not answer within {} s (a script that never yields), so its renderer was stopped; {}",
-            self.hang_limit().as_secs_f64(),
+            "the page did not answer for {} s (a script that never yields), so its renderer was stopped; {}",
+            (self.hang_limit() * 2).as_secs_f64(),
             self.replace_stuck_tab().await
         )
     }
