@@ -36,6 +36,8 @@ pub const DETACHED: &str = "not approved: the person watching the session detach
 struct Link {
     news: mpsc::UnboundedSender<News>,
     pending: HashMap<u64, oneshot::Sender<ApprovalDecision>>,
+    /// Whether its page pane is open (it is sent pictures).
+    page_shown: bool,
 }
 
 #[derive(Debug, Default)]
@@ -80,6 +82,7 @@ impl Attachment {
         inner.link = Some(Link {
             news,
             pending: HashMap::new(),
+            page_shown: false,
         });
         Some(receiver)
     }
@@ -109,6 +112,28 @@ impl Attachment {
         if let Some(reply) = waiting {
             let _ = reply.send(decision);
         }
+    }
+
+    /// The attached workbench opened (`true`) or closed its page pane.
+    pub fn show_page(&self, shown: bool) {
+        if let Some(link) = self.inner().link.as_mut() {
+            link.page_shown = shown;
+        }
+    }
+
+    /// Whether a workbench is attached with its page pane open, so a
+    /// picture of the page is worth taking.
+    pub fn wants_pictures(&self) -> bool {
+        self.inner()
+            .link
+            .as_ref()
+            .is_some_and(|link| link.page_shown)
+    }
+
+    /// The session's index of each element, by its index in the page:
+    /// the labels of a picture the workbench is sent.
+    pub fn labels(&self) -> HashMap<usize, usize> {
+        self.maps().0
     }
 
     /// Leaves the person's message for the agent run in the session.

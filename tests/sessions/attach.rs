@@ -1,6 +1,7 @@
 //! A person watching a session from the workbench (`tui --attach`) in a
 //! real terminal (tmux): a command's commit action waits for their
-//! decision in the approval modal, `session list` shows them, and leaving
+//! decision in the approval modal, `session list` shows them, the page
+//! pane shows the session's page and takes clicks for it, and leaving
 //! with `q` leaves the session going.
 
 use std::process::Output;
@@ -14,7 +15,8 @@ use crate::support::cli::said;
 use crate::support::listing::index_of;
 use crate::support::pages::page;
 use crate::support::tmux::{
-    require_tmux_and_chromium, tmux_keys, tmux_start, tmux_text, wait_for_screen, TmuxSession,
+    require_tmux_and_chromium, tmux_keys, tmux_paste, tmux_start, tmux_text, wait_for_screen,
+    TmuxSession,
 };
 use crate::{finished, server, until, Sessions};
 
@@ -166,4 +168,45 @@ fn session_list_shows_the_person_and_q_detaches_leaving_the_session_going() {
         "{}",
         said(&output)
     );
+}
+
+/// A button as big as the page, so any point of the picture is on it.
+const BIG_BUTTON: &str = r#"<!doctype html><title>Big</title>
+<style>body{margin:0} button{width:100vw;height:100vh;font-size:40px}</style>
+<button type="button" onclick="this.textContent='clicked'">Big</button>"#;
+
+#[test]
+fn the_attached_page_pane_follows_the_session_s_commands_and_a_click_on_it_clicks_there() {
+    require_tmux_and_chromium();
+    let two = send_page("/attach-pane");
+    server().html("/attach-big", BIG_BUTTON);
+    let big = server().url("/attach-big");
+    let s = Sessions::new("pane");
+    s.start("p", &two, &[]);
+    let pane = format!("wa-attach-pane-{}", std::process::id());
+    let _workbench = attach(&s, "p", &pane);
+
+    // v opens the pane: the session's page, its two listed elements
+    // marked, the one under the cursor outlined.
+    tmux_keys(&pane, &["v"]);
+    runtime().block_on(wait_for_screen(&pane, "· 2 marks · [0] outlined"));
+    // A command moves the session's page: the pane follows.
+    s.ok(&["exec", "--session", "p", &format!("navigate {big}")]);
+    let screen = runtime().block_on(wait_for_screen(&pane, "· 1 marks · [0] outlined"));
+
+    // A click on the picture clicks the session's page. The picture
+    // starts inside the pane's border; a cell a few rows and columns in
+    // is on the button. SGR mouse reports count from 1.
+    let (row, line) = screen
+        .lines()
+        .enumerate()
+        .find(|(_, l)| l.contains("┌ Page"))
+        .expect("the page pane");
+    let column = line.chars().position(|c| c == '┌').expect("its corner");
+    let (x, y) = (column + 6, row + 3);
+    tmux_paste(&pane, &format!("\x1b[<0;{x};{y}M"));
+    tmux_paste(&pane, &format!("\x1b[<0;{x};{y}m"));
+    runtime().block_on(wait_for_screen(&pane, ">clicked</button>"));
+    let listing = s.ok(&["observe", "--session", "p"]);
+    assert!(listing.contains(">clicked</button>"), "{listing}");
 }

@@ -3,13 +3,16 @@
 //! session process over its control socket instead of to a browser of its
 //! own.
 //!
-//! The session sends the page after each job, its trace's events and the
-//! approvals its commands ask for ([`News`]); the person's `:` actions,
-//! messages and decisions go back ([`Says`]) and queue with the commands.
+//! The session sends the page after each job (and its picture while the
+//! page pane is open), its trace's events and the approvals its commands
+//! ask for ([`News`]); the person's `:` actions, clicks and keys on the
+//! page pane, messages and decisions go back ([`Says`]) and queue with
+//! the commands. The pictures are drawn by the same picture service as
+//! the main workbench's.
 //! Leaving (`q`) closes the connection: the session goes on, and a
 //! decision still pending is refused there for the person's absence.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, IsTerminal, Write};
 use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -18,7 +21,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use tokio::sync::oneshot;
 
-use super::{read_sessions, record, terminal, ExportError};
+use super::{picture, read_sessions, record, terminal, ExportError};
 use crate::actions::ActionResult;
 use crate::daemon::{call, News, Request, Says, SessionFiles};
 use crate::environment::ApprovalDecision;
@@ -71,6 +74,7 @@ pub fn run_attached(
             .find(|p| p.is_dir())
             .cloned()
             .unwrap_or_else(|| prepared.config.paths.sessions.clone()),
+        pictures: None,
     };
     let _ = tx.send(AppEvent::Sitemaps {
         sitemaps: prepared.sitemaps.clone(),
@@ -96,6 +100,10 @@ pub fn run_attached(
         .name("tui-attached".into())
         .spawn(move || read_news(attachment.connection, &name, &news_tx, &questions))?;
     let mut term = terminal::enter()?;
+    // Asked before the key reader starts: the terminal's answer comes in
+    // on stdin.
+    let picker = picture::picker(std::io::stdout().is_terminal());
+    services.pictures = Some(picture::PictureService::start(picker, tx.clone())?);
     let size = term.size().map(|s| (s.width, s.height)).unwrap_or((80, 24));
     let state = AppState::new(size);
     let mut app = App::new(state, rx);
@@ -144,6 +152,13 @@ fn read_news(
                 AppEvent::Agent(event)
             }
             News::ActionDone { id, result, ms } => AppEvent::ActionFinished { id, result, ms },
+            News::Picture { picture } => match picture.screenshot() {
+                Some(shot) => AppEvent::Picture(Box::new(shot)),
+                None => AppEvent::Notice {
+                    error: true,
+                    text: "the session's page picture did not read".into(),
+                },
+            },
             News::Approval { id, request } => {
                 let (reply, decision) = oneshot::channel();
                 questions
@@ -180,6 +195,8 @@ struct AttachedServices {
     sessions_dir: PathBuf,
     sessions_generation: Arc<AtomicU64>,
     export_dir: PathBuf,
+    /// Fits the session's pictures into the page pane.
+    pictures: Option<picture::PictureService>,
 }
 
 impl AttachedServices {
@@ -337,13 +354,25 @@ impl EffectHandler for AttachedServices {
                 self.leaving = true;
                 self.detach();
             }
-            // The listing cursor, the page pane's picture and the
-            // approval mode belong to a workbench with its own browser.
-            Effect::Highlight(_)
-            | Effect::ShowPage(_)
-            | Effect::RenderPicture(_)
-            | Effect::SetApprovalMode(_)
-            | Effect::SetPaused(_) => {}
+            Effect::ShowPage(shown) => {
+                self.say(&Says::ShowPage { shown });
+                if let Err(error) = terminal::capture_mouse(shown) {
+                    tracing::warn!(%error, "switching the mouse report");
+                }
+            }
+            Effect::PaneInput(input) => {
+                if !self.say(&Says::Pointer { input }) {
+                    self.notice(true, "the session closed the connection");
+                }
+            }
+            Effect::RenderPicture(job) => {
+                if let Some(pictures) = &self.pictures {
+                    pictures.render(job);
+                }
+            }
+            // The listing cursor's outline in the page and the approval
+            // mode belong to a workbench with its own browser.
+            Effect::Highlight(_) | Effect::SetApprovalMode(_) | Effect::SetPaused(_) => {}
             other => self.notice(
                 true,
                 format!(
@@ -381,7 +410,6 @@ fn effect_name(effect: &Effect) -> &'static str {
         Effect::ExportSession { .. } => "exporting the session",
         Effect::Record(_) | Effect::SaveRecording { .. } => "recording",
         Effect::PickLocators { .. } => "the locator picker",
-        Effect::PaneInput(_) => "acting on the page pane",
         Effect::CancelScript => "cancelling a script",
         _ => "this",
     }
