@@ -377,7 +377,7 @@ fn serve(args: StartArgs) -> anyhow::Result<ExitCode> {
             Err(code) => return Ok(code),
         };
     let idle = Duration::from_secs(prepared.config.session.idle_timeout);
-    let runtime = super::runtime()?;
+    let runtime = session_runtime()?;
     runtime.block_on(async move {
         let attachment = Attachment::new();
         let (events, teed) = mpsc::unbounded_channel();
@@ -457,6 +457,17 @@ fn serve(args: StartArgs) -> anyhow::Result<ExitCode> {
         eprintln!("session {} ended: {why}", args.name);
         Ok(ExitCode::SUCCESS)
     })
+}
+
+/// The session process's runtime: this one thread. The session runs one
+/// job at a time and otherwise waits on its socket and its browser, so
+/// worker threads would only hold memory (a stack each, and in glibc a
+/// malloc arena each) through the idle hours that are most of its life.
+fn session_runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| anyhow::anyhow!("starting the async runtime: {e}"))
 }
 
 /// Passes the session's events on to its trace, and a copy to the
@@ -738,6 +749,13 @@ async fn work(
                     }
                 }
                 let _ = answer.send(reply);
+                #[cfg(all(target_os = "linux", target_env = "gnu"))]
+                if queue.is_empty() {
+                    // The reply goes out first: the connection's task
+                    // writes it while this one yields.
+                    tokio::task::yield_now().await;
+                    give_back_freed_memory();
+                }
                 if let Some(why) = end {
                     return (held, why);
                 }
@@ -754,6 +772,19 @@ async fn work(
                 }
             } => return (held, "it was sent SIGTERM".to_string()),
         }
+    }
+}
+
+/// Hands the heap's free pages back to the system. The session waits
+/// idle for most of its life holding little, while glibc's malloc keeps
+/// the pages a big page's listing or a run freed until something else
+/// needs them.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn give_back_freed_memory() {
+    // SAFETY: malloc_trim takes the allocator's own locks and only
+    // releases free pages; it touches no memory the program holds.
+    unsafe {
+        libc::malloc_trim(0);
     }
 }
 
