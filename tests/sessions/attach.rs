@@ -39,17 +39,24 @@ fn send_page(path: &str) -> String {
     server.url(path)
 }
 
-/// Opens the workbench attached to session `name` in tmux session
-/// `pane`, and waits until it says so.
-fn attach(s: &Sessions, name: &str, pane: &str) -> TmuxSession {
+/// Opens the workbench attached to session `name`, with `extra` flags,
+/// in tmux session `pane`.
+fn open_workbench(s: &Sessions, name: &str, pane: &str, extra: &str) -> TmuxSession {
     let guard = TmuxSession(pane.to_string());
     let command = format!(
-        "cd {home} && XDG_RUNTIME_DIR={runtime} {bin} --log-file tui.log tui --attach {name}",
+        "cd {home} && XDG_RUNTIME_DIR={runtime} {bin} --log-file tui.log tui --attach {name} {extra}",
         home = s.home.display(),
         runtime = s.runtime_dir.display(),
         bin = env!("CARGO_BIN_EXE_webagent"),
     );
     tmux_start(pane, &command);
+    guard
+}
+
+/// Opens the workbench attached to session `name` in tmux session
+/// `pane`, and waits until it says so.
+fn attach(s: &Sessions, name: &str, pane: &str) -> TmuxSession {
+    let guard = open_workbench(s, name, pane, "");
     runtime().block_on(wait_for_screen(
         pane,
         &format!("attached to session {name}"),
@@ -209,4 +216,20 @@ fn the_attached_page_pane_follows_the_session_s_commands_and_a_click_on_it_click
     runtime().block_on(wait_for_screen(&pane, ">clicked</button>"));
     let listing = s.ok(&["observe", "--session", "p"]);
     assert!(listing.contains(">clicked</button>"), "{listing}");
+}
+
+#[test]
+fn the_attached_workbench_s_theme_reloads_when_its_file_is_edited() {
+    require_tmux_and_chromium();
+    let url = send_page("/attach-theme");
+    let s = Sessions::new("theme");
+    s.start("t", &url, &[]);
+    let theme = s.home.join("mine.yaml");
+    std::fs::write(&theme, "name: mine\ncolors:\n  error: \"#ff0000\"\n").expect("writing");
+    let pane = format!("wa-attach-theme-{}", std::process::id());
+    let _workbench = open_workbench(&s, "t", &pane, &format!("--theme {}", theme.display()));
+    runtime().block_on(wait_for_screen(&pane, "theme mine loaded"));
+    // Edited while the workbench watches: the new one applies.
+    std::fs::write(&theme, "name: edited\ncolors:\n  error: \"#00ff00\"\n").expect("writing");
+    runtime().block_on(wait_for_screen(&pane, "theme edited loaded"));
 }

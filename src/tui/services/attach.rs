@@ -14,24 +14,23 @@
 
 use std::io::{BufRead, BufReader, IsTerminal, Write};
 use std::os::unix::net::UnixStream;
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use tokio::sync::oneshot;
 
-use super::{picture, read_sessions, record, terminal, ExportError};
+use super::files::WorkbenchFiles;
+use super::{picture, record, terminal};
 use crate::actions::ActionResult;
 use crate::daemon::{call, News, Request, Says, SessionFiles};
 use crate::environment::ApprovalDecision;
-use crate::events::{read_trace, Event};
+use crate::events::Event;
 use crate::session::Prepared;
 use crate::tui::error::TuiError;
 use crate::tui::event::{AppEvent, Effect};
 use crate::tui::event_loop::{App, EffectHandler};
-use crate::tui::state::{AppState, ReplayData};
-use crate::tui::theme::Theme;
+use crate::tui::state::AppState;
 
 /// The approvals on screen: the session's question id, and where the
 /// modal's decision arrives.
@@ -66,14 +65,11 @@ pub fn run_attached(
         questions: Arc::clone(&questions),
         held_stop: None,
         leaving: false,
-        sessions_dir: prepared.config.paths.sessions.clone(),
-        sessions_generation: Arc::new(AtomicU64::new(0)),
-        export_dir: prepared
-            .script_paths
-            .iter()
-            .find(|p| p.is_dir())
-            .cloned()
-            .unwrap_or_else(|| prepared.config.paths.sessions.clone()),
+        on_disk: WorkbenchFiles::new(
+            tx.clone(),
+            prepared.config.paths.sessions.clone(),
+            super::export_dir(prepared),
+        ),
         pictures: None,
     };
     let _ = tx.send(AppEvent::Sitemaps {
@@ -192,9 +188,8 @@ struct AttachedServices {
     /// the session refuses it for their absence instead.
     held_stop: Option<u64>,
     leaving: bool,
-    sessions_dir: PathBuf,
-    sessions_generation: Arc<AtomicU64>,
-    export_dir: PathBuf,
+    /// The sessions view's work, a trace opened or exported, the theme.
+    on_disk: WorkbenchFiles,
     /// Fits the session's pictures into the page pane.
     pictures: Option<picture::PictureService>,
 }
@@ -254,6 +249,10 @@ impl AttachedServices {
 
 impl EffectHandler for AttachedServices {
     fn handle(&mut self, effect: Effect) {
+        let effect = match self.on_disk.work(effect) {
+            Ok(work) => return self.off_the_loop(work),
+            Err(effect) => effect,
+        };
         match effect {
             Effect::RunAction { id, action } => {
                 if !self.say(&Says::Act { id, action }) {
@@ -295,54 +294,6 @@ impl EffectHandler for AttachedServices {
                         Err(error) => Some(error.to_string()),
                     };
                     let _ = tx.send(AppEvent::RunEnded { error });
-                });
-            }
-            Effect::ListSessions { generation } => {
-                self.sessions_generation
-                    .store(generation, Ordering::Relaxed);
-                let (tx, dir, current) = (
-                    self.tx.clone(),
-                    self.sessions_dir.clone(),
-                    Arc::clone(&self.sessions_generation),
-                );
-                self.off_the_loop(move || read_sessions(&dir, generation, &current, &tx));
-            }
-            Effect::OpenTrace(path) => {
-                let tx = self.tx.clone();
-                self.off_the_loop(move || {
-                    let opened = read_trace(&path)
-                        .map(|events| Box::new(ReplayData::from_events(&path, &events)));
-                    let _ = tx.send(AppEvent::TraceOpened(opened));
-                });
-            }
-            Effect::ExportTrace { path, name } => {
-                let (tx, dir) = (self.tx.clone(), self.export_dir.clone());
-                self.off_the_loop(move || {
-                    let exported =
-                        read_trace(&path)
-                            .map_err(ExportError::from)
-                            .and_then(|events| {
-                                super::export_session(&events, &dir, &name)
-                                    .map_err(ExportError::from)
-                            });
-                    let _ = tx.send(AppEvent::Exported(exported));
-                });
-            }
-            Effect::LoadReplayPicture { row, file, record } => {
-                let tx = self.tx.clone();
-                self.off_the_loop(move || {
-                    let shot = std::fs::read(&file).ok().and_then(|bytes| {
-                        let mut record = *record;
-                        record.image = Some(Arc::from(bytes));
-                        record.screenshot().map(Box::new)
-                    });
-                    let _ = tx.send(AppEvent::ReplayPicture { row, shot });
-                });
-            }
-            Effect::LoadTheme(spec) => {
-                let tx = self.tx.clone();
-                self.off_the_loop(move || {
-                    let _ = tx.send(AppEvent::ThemeReloaded(Theme::find(&spec)));
                 });
             }
             Effect::Copy(text) => {
