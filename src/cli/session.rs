@@ -662,6 +662,7 @@ async fn attached(
                         }
                         Ok(Says::Steer { text }) => attachment.steer(text),
                         Ok(Says::Decide { id, decision }) => attachment.decide(id, decision),
+                        Ok(Says::Answer { id, answer }) => attachment.answer(id, answer),
                         Ok(Says::ShowPage { shown }) => {
                             attachment.show_page(shown);
                             // The picture of the page now comes once the
@@ -809,7 +810,7 @@ async fn show_page(held: &mut Held) {
     if held.attachment.wants_pictures() {
         // Marked with the indices of the listing just sent.
         let mut request = ShotRequest::step(held.session.config.llm.image_width);
-        request.labels = held.attachment.labels();
+        request.labels = held.view.labels();
         match held.session.environment.screenshot(&request).await {
             Ok(shot) => held.attachment.push(News::Picture {
                 picture: Box::new(Picture::of(&shot)),

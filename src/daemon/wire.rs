@@ -4,11 +4,12 @@
 //!
 //! One request keeps its connection: [`Request::Attach`], the workbench
 //! watching a session. After its reply the session sends [`News`] lines
-//! (the page, the trace's events, questions for the person) and the
-//! workbench sends [`Says`] lines (actions, messages, decisions) until
-//! either end hangs up. While its page pane is open the workbench is also
-//! sent a picture of the page after each job ([`Picture`], base64 in the
-//! line: the socket is its user's alone, and no file is left behind).
+//! (the page, the trace's events, approvals and questions for the person)
+//! and the workbench sends [`Says`] lines (actions, messages, decisions,
+//! answers) until either end hangs up. While its page pane is open the
+//! workbench is also sent a picture of the page after each job
+//! ([`Picture`], base64 in the line: the socket is its user's alone, and
+//! no file is left behind).
 
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
@@ -119,6 +120,13 @@ pub enum News {
         /// The picture.
         picture: Box<Picture>,
     },
+    /// A run's `ask_user`: the person's answer is awaited.
+    Question {
+        /// Pairs the question with its [`Says::Answer`].
+        id: u64,
+        /// What the model asks.
+        question: String,
+    },
     /// A command's action waits for the person's decision.
     Approval {
         /// Pairs the question with its [`Says::Decide`].
@@ -150,6 +158,13 @@ pub enum Says {
         id: u64,
         /// The decision.
         decision: ApprovalDecision,
+    },
+    /// The person's answer to [`News::Question`] `id`.
+    Answer {
+        /// The question's id.
+        id: u64,
+        /// What they answered; `None` when they declined.
+        answer: Option<String>,
     },
     /// The page pane opened or closed: while it is open the session sends
     /// a [`News::Picture`] after each of its jobs.

@@ -1,18 +1,20 @@
 //! A person watching a session from the workbench (`tui --attach`) in a
 //! real terminal (tmux): a command's commit action waits for their
-//! decision in the approval modal, `session list` shows them, the page
-//! pane shows the session's page and takes clicks for it, and leaving
-//! with `q` leaves the session going.
+//! decision in the approval modal, a run's question waits for their
+//! answer, `session list` shows them, the page pane shows the session's
+//! page and takes clicks for it, and leaving with `q` leaves the session
+//! going.
 
 use std::process::Output;
 use std::sync::mpsc::Receiver;
 use std::time::Duration;
 
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use crate::support::chromium::runtime;
 use crate::support::cli::said;
 use crate::support::listing::index_of;
+use crate::support::llm_server::{step_reply, LlmServer};
 use crate::support::pages::page;
 use crate::support::tmux::{
     require_tmux_and_chromium, tmux_keys, tmux_paste, tmux_start, tmux_text, wait_for_screen,
@@ -232,4 +234,43 @@ fn the_attached_workbench_s_theme_reloads_when_its_file_is_edited() {
     // Edited while the workbench watches: the new one applies.
     std::fs::write(&theme, "name: edited\ncolors:\n  error: \"#00ff00\"\n").expect("writing");
     runtime().block_on(wait_for_screen(&pane, "theme edited loaded"));
+}
+
+#[test]
+fn a_session_run_s_question_is_answered_by_the_attached_person() {
+    require_tmux_and_chromium();
+    let url = send_page("/attach-ask");
+    let s = Sessions::new("ask");
+    let llm = runtime().block_on(LlmServer::start(Vec::new()));
+    let mut start = s.command(&["session", "start", "q", &url]);
+    start
+        .env("OPENAI_BASE_URL", llm.base_url())
+        .env("OPENAI_API_KEY", "test")
+        .env("WEBAGENT_MODEL", "scripted");
+    let started = start.output().expect("session start runs");
+    assert!(started.status.success(), "{}", said(&started));
+    let pane = format!("wa-attach-ask-{}", std::process::id());
+    let _workbench = attach(&s, "q", &pane);
+
+    llm.push(step_reply(
+        "ask which colour",
+        json!({"ask_user": {"question": "Which colour should the order be?"}}),
+    ));
+    llm.push(step_reply(
+        "report",
+        json!({"done": {"text": "asked", "success": true}}),
+    ));
+    let run = in_background(&s, &["run", "pick a colour", "--session", "q"]);
+    runtime().block_on(wait_for_screen(&pane, "The model asks"));
+    tmux_text(&pane, "teal");
+    tmux_keys(&pane, &["Enter"]);
+    let output = ended(&run);
+    assert!(output.status.success(), "{}", said(&output));
+    let requests = llm.requests();
+    let last = requests.last().expect("the model was asked twice");
+    assert!(
+        last.body.contains("teal"),
+        "the answer reaches the model: {}",
+        last.body
+    );
 }

@@ -4,11 +4,11 @@
 //! own.
 //!
 //! The session sends the page after each job (and its picture while the
-//! page pane is open), its trace's events and the approvals its commands
-//! ask for ([`News`]); the person's `:` actions, clicks and keys on the
-//! page pane, messages and decisions go back ([`Says`]) and queue with
-//! the commands. The pictures are drawn by the same picture service as
-//! the main workbench's.
+//! page pane is open), its trace's events, the approvals its commands ask
+//! for and its runs' questions ([`News`]); the person's `:` actions,
+//! clicks and keys on the page pane, messages, decisions and answers go
+//! back ([`Says`]) and queue with the commands. The pictures are drawn
+//! by the same picture service as the main workbench's.
 //! Leaving (`q`) closes the connection: the session goes on, and a
 //! decision still pending is refused there for the person's absence.
 
@@ -32,9 +32,32 @@ use crate::tui::event::{AppEvent, Effect};
 use crate::tui::event_loop::{App, EffectHandler};
 use crate::tui::state::AppState;
 
-/// The approvals on screen: the session's question id, and where the
-/// modal's decision arrives.
-type Questions = Mutex<Vec<(u64, oneshot::Receiver<ApprovalDecision>)>>;
+/// What the person owes the session, on screen: the session's id of
+/// each question, and where the modal's reply arrives.
+type Owed<T> = Mutex<Vec<(u64, oneshot::Receiver<T>)>>;
+
+/// The approvals and the run's questions on screen.
+#[derive(Debug, Default)]
+struct Questions {
+    decisions: Owed<ApprovalDecision>,
+    answers: Owed<Option<String>>,
+}
+
+/// The replies the modals have given since the last look, by question
+/// id; those the modal dropped are forgotten.
+fn given<T>(owed: &Owed<T>) -> Vec<(u64, T)> {
+    let mut owed = owed.lock().unwrap_or_else(PoisonError::into_inner);
+    let mut given = Vec::new();
+    owed.retain_mut(|(id, reply)| match reply.try_recv() {
+        Ok(reply) => {
+            given.push((*id, reply));
+            false
+        }
+        Err(oneshot::error::TryRecvError::Empty) => true,
+        Err(oneshot::error::TryRecvError::Closed) => false,
+    });
+    given
+}
 
 /// A workbench's connection to a session that took it.
 #[derive(Debug)]
@@ -57,7 +80,7 @@ pub fn run_attached(
 ) -> Result<(), TuiError> {
     let (tx, rx) = std::sync::mpsc::channel();
     let writer = attachment.connection.get_ref().try_clone()?;
-    let questions = Arc::new(Mutex::new(Vec::new()));
+    let questions = Arc::new(Questions::default());
     let mut services = AttachedServices {
         tx: tx.clone(),
         files: SessionFiles::named(&attachment.name),
@@ -158,10 +181,20 @@ fn read_news(
             News::Approval { id, request } => {
                 let (reply, decision) = oneshot::channel();
                 questions
+                    .decisions
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner)
                     .push((id, decision));
                 AppEvent::ApprovalRequested { request, reply }
+            }
+            News::Question { id, question } => {
+                let (reply, answer) = oneshot::channel();
+                questions
+                    .answers
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .push((id, answer));
+                AppEvent::AskUser { question, reply }
             }
         };
         if tx.send(event).is_err() {
@@ -182,7 +215,7 @@ struct AttachedServices {
     files: SessionFiles,
     /// The connection's sending side.
     writer: UnixStream,
-    /// Approvals on screen, by the session's question id.
+    /// Approvals and questions on screen, by the session's question id.
     questions: Arc<Questions>,
     /// A stop decided this turn: sent unless the person is leaving, when
     /// the session refuses it for their absence instead.
@@ -210,25 +243,6 @@ impl AttachedServices {
             error,
             text: text.into(),
         });
-    }
-
-    /// The decisions the modal has given since the last look, by
-    /// question id.
-    fn decided(&self) -> Vec<(u64, ApprovalDecision)> {
-        let mut questions = self
-            .questions
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        let mut decided = Vec::new();
-        questions.retain_mut(|(id, decision)| match decision.try_recv() {
-            Ok(decision) => {
-                decided.push((*id, decision));
-                false
-            }
-            Err(oneshot::error::TryRecvError::Empty) => true,
-            Err(oneshot::error::TryRecvError::Closed) => false,
-        });
-        decided
     }
 
     /// Closes the connection: the session detaches the person.
@@ -265,7 +279,7 @@ impl EffectHandler for AttachedServices {
             }
             Effect::Decide { reply, decision } => {
                 let _ = reply.send(decision);
-                for (id, decision) in self.decided() {
+                for (id, decision) in given(&self.questions.decisions) {
                     if decision == ApprovalDecision::Stop {
                         self.held_stop = Some(id);
                     } else {
@@ -275,6 +289,9 @@ impl EffectHandler for AttachedServices {
             }
             Effect::Answer { reply, answer } => {
                 let _ = reply.send(answer);
+                for (id, answer) in given(&self.questions.answers) {
+                    self.say(&Says::Answer { id, answer });
+                }
             }
             Effect::Steer(text) => {
                 self.say(&Says::Steer { text });
