@@ -9,6 +9,7 @@
 //! the prompt ([`image_tokens`]), and the data URL it travels in. The
 //! capture itself is [`crate::browser::shot`].
 
+use std::collections::HashMap;
 use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
@@ -190,6 +191,11 @@ pub struct ShotRequest {
     pub secrets: Vec<SecretValue>,
     /// Encode a PNG (lossless, larger) rather than a JPEG.
     pub png: bool,
+    /// The index drawn on each listed element, by its index in the page,
+    /// for someone who numbers the elements their own way (a named
+    /// session's workbench); the marks come back with these indices. An
+    /// element it does not name is drawn with the page's index.
+    pub labels: HashMap<usize, usize>,
 }
 
 impl ShotRequest {
@@ -201,6 +207,7 @@ impl ShotRequest {
             marks: true,
             secrets: Vec::new(),
             png: false,
+            labels: HashMap::new(),
         }
     }
 }

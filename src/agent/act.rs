@@ -263,6 +263,7 @@ impl<E: Environment> Agent<E> {
             marks: false,
             secrets: Vec::new(),
             png: false,
+            labels: std::collections::HashMap::new(),
         };
         match self.environment.screenshot(&request).await {
             Ok(shot) => self.held.push(shot),

@@ -179,7 +179,8 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
             "{}",
             serde_json::json!({
                 "version_ms": round2(version),
-                "idle_session_mb": idle_mb.map(round2),
+                "idle_session_mb": idle_mb.map(|(all, _)| round2(all)),
+                "idle_session_anon_mb": idle_mb.map(|(_, anon)| round2(anon)),
                 "baseline": baseline_heading,
             })
         );
@@ -197,8 +198,8 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
         }
         println!("`webagent --version` alone: {version:.1} ms (the cost of starting the binary)");
         match idle_mb {
-            Some(mb) => println!(
-                "idle session process: {mb:.1} MB resident (besides its Chromium); goal ≤ 30 MB"
+            Some((mb, anon)) => println!(
+                "idle session process: {mb:.1} MB resident (besides its Chromium; {anon:.1} MB of it its own heap and stacks, the rest mapped file pages); goal ≤ 30 MB"
             ),
             None => println!("idle session process: its memory could not be read"),
         }
@@ -271,8 +272,11 @@ impl BenchSession {
         Ok(String::from_utf8_lossy(&output.stdout).into_owned())
     }
 
-    /// The session process's resident memory, in MB.
-    fn resident_mb(&self) -> Option<f64> {
+    /// The session process's resident memory, in MB: all of it, and its
+    /// anonymous part (heap, stacks, relocated data), the rest being pages
+    /// of files it maps (the binary's code, the libraries), which the
+    /// system can drop and read again.
+    fn resident_mb(&self) -> Option<(f64, f64)> {
         let meta = std::fs::read_to_string(
             self.runtime_dir
                 .join("webagent")
@@ -281,15 +285,18 @@ impl BenchSession {
         .ok()?;
         let pid = serde_json::from_str::<serde_json::Value>(&meta).ok()?["pid"].as_u64()?;
         let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-        let kb: f64 = status
-            .lines()
-            .find_map(|l| l.strip_prefix("VmRSS:"))?
-            .trim()
-            .trim_end_matches("kB")
-            .trim()
-            .parse()
-            .ok()?;
-        Some(kb / 1024.0)
+        let mb = |field: &str| -> Option<f64> {
+            let kb: f64 = status
+                .lines()
+                .find_map(|l| l.strip_prefix(field))?
+                .trim()
+                .trim_end_matches("kB")
+                .trim()
+                .parse()
+                .ok()?;
+            Some(kb / 1024.0)
+        };
+        Some((mb("VmRSS:")?, mb("RssAnon:")?))
     }
 }
 

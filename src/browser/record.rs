@@ -43,7 +43,10 @@ use crate::actions::KeyChord;
 /// mouse, for the page at that point (CSS pixels of the viewport), and
 /// keys while the pane has the keyboard. It reaches the page as trusted
 /// input, so a recording takes it like a click or typing in a window.
-#[derive(Debug, Clone, PartialEq)]
+/// A workbench attached to a named session sends it over the session's
+/// socket, in JSON.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum PaneInput {
     /// A left click.
     Click {

@@ -10,6 +10,7 @@
 //! right after the capture, whatever its outcome, so the next action finds
 //! the page as it was.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -119,14 +120,21 @@ pub async fn capture(
     };
     let marks = request.marks && viewport && page.is_some();
     let (items, boxes) = match page {
-        Some(page) if marks => listed_boxes(tab, page).await,
+        Some(page) if marks => listed_boxes(tab, page, &request.labels).await,
         _ => (Vec::new(), Vec::new()),
     };
+    // Whether each mark, by the index drawn on it, is new.
+    let fresh: serde_json::Map<String, serde_json::Value> = page
+        .into_iter()
+        .flat_map(|p| &p.elements)
+        .filter(|e| e.is_new)
+        .map(|e| (label(&request.labels, e.index.0).to_string(), json!(true)))
+        .collect();
     let options = json!({
         "seq": page.map_or(0, |p| p.observation),
         "items": items,
         "boxes": boxes,
-        "fresh": page.map(|p| p.elements.iter().map(|e| e.is_new).collect::<Vec<_>>()),
+        "fresh": fresh,
         "marks": marks,
         "secrets": request.secrets.iter().map(SecretValue::expose).collect::<Vec<_>>(),
         "colors": {"listed": colors.listed, "fresh": colors.fresh},
@@ -208,24 +216,34 @@ async fn element_box(
     Ok(rect)
 }
 
-/// Where the marks of `page` go: `[index, own index]` pairs of the
+/// The index drawn on the page's element `index`.
+fn label(labels: &HashMap<usize, usize>, index: usize) -> usize {
+    labels.get(&index).copied().unwrap_or(index)
+}
+
+/// Where the marks of `page` go: `[label, own index]` pairs of the
 /// elements the top document lists itself (measured by `marks.js`), and
 /// the boxes of those inside frames of another origin, measured in their
 /// frame and moved by its place. A frame that cannot be measured goes
 /// unmarked; the picture is still worth having.
-async fn listed_boxes(tab: &Tab, page: &PageState) -> (Vec<[usize; 2]>, Vec<serde_json::Value>) {
+async fn listed_boxes(
+    tab: &Tab,
+    page: &PageState,
+    labels: &HashMap<usize, usize>,
+) -> (Vec<[usize; 2]>, Vec<serde_json::Value>) {
     let mut top = Vec::new();
     let mut framed: std::collections::BTreeMap<usize, (u64, Vec<[usize; 2]>)> =
         std::collections::BTreeMap::new();
     for element in &page.elements {
         let index = element.index.0;
+        let drawn = label(labels, index);
         match tab.element_route(page.observation, index).await {
-            Ok((None, _, local)) => top.push([index, local]),
+            Ok((None, _, local)) => top.push([drawn, local]),
             Ok((Some(slot), seq, local)) => framed
                 .entry(slot)
                 .or_insert_with(|| (seq, Vec::new()))
                 .1
-                .push([index, local]),
+                .push([drawn, local]),
             Err(error) => tracing::debug!(%error, index, "no mark for an element"),
         }
     }

@@ -368,7 +368,8 @@ pub async fn exec_actions(
                     .take(40)
                     .collect();
                 let file = dir.join(format!("{:02}-{safe}.jpg", number + 1));
-                picture_after(session, &file, out).await
+                let labels = view.as_deref().map(ClientView::labels).unwrap_or_default();
+                picture_after(session, &file, labels, out).await
             }
             _ => None,
         };
@@ -423,15 +424,18 @@ pub async fn exec_actions(
     end
 }
 
-/// The model's picture of the page as last observed, written to `file`;
-/// a failure is a warning, the actions go on.
+/// The model's picture of the page as last observed, written to `file`
+/// and marked with `labels` (a session's numbering); a failure is a
+/// warning, the actions go on.
 async fn picture_after(
     session: &mut Session,
     file: &std::path::Path,
+    labels: std::collections::HashMap<usize, usize>,
     out: &mut Output,
 ) -> Option<std::path::PathBuf> {
     let width = session.config.llm.image_width;
-    let written = super::observe::write_screenshot(&mut session.environment, file, width).await;
+    let written =
+        super::observe::write_screenshot(&mut session.environment, file, width, labels).await;
     match written {
         Ok(_) => Some(file.to_path_buf()),
         Err(error) => {

@@ -1,5 +1,6 @@
 //! `webagent observe`: print what the model would see on a page.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -151,6 +152,7 @@ async fn observe_command(args: ObserveArgs, mut prepared: Prepared) -> anyhow::R
             &mut session.environment,
             file,
             session.config.llm.image_width,
+            HashMap::new(),
         )
         .await;
         if let Err(error) = written {
@@ -216,7 +218,10 @@ pub async fn observe_in_session(
     };
     if let Some(file) = asked.screenshot {
         let width = session.config.llm.image_width;
-        if let Err(error) = write_screenshot(&mut session.environment, file, width).await {
+        // Marked in the numbering the listing below is printed in.
+        view.number(&page);
+        let labels = view.labels();
+        if let Err(error) = write_screenshot(&mut session.environment, file, width, labels).await {
             out.err(&format!("error: {error}"));
             return Ok(1);
         }
@@ -282,14 +287,17 @@ fn delta_text(body: &serde_json::Value) -> String {
 
 /// Writes the model's picture of the page as last observed in
 /// `environment` (marked, secrets blanked, `width` wide) to `file`, PNG
-/// when its name ends in `.png`, and says so on stderr. The error names
-/// the file.
+/// when its name ends in `.png`, and says so on stderr. The marks carry
+/// `labels` (a session's numbering; empty: the page's own). The error
+/// names the file.
 pub async fn write_screenshot<E: Environment>(
     environment: &mut E,
     file: &std::path::Path,
     width: u32,
+    labels: HashMap<usize, usize>,
 ) -> anyhow::Result<crate::vision::Screenshot> {
     let mut request = crate::vision::ShotRequest::step(width);
+    request.labels = labels;
     request.png = file
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("png"));

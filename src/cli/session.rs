@@ -10,9 +10,10 @@
 //! client ([`crate::daemon`] has the files and the wire).
 //!
 //! A workbench attached to the session (`tui --attach`) is sent the page
-//! after each job and the trace's events as they come, answers the
-//! approvals of the commands, and sends the person's actions, which queue
-//! with the commands.
+//! after each job (and a picture of it, marked in the session's numbering,
+//! while its page pane is open) and the trace's events as they come,
+//! answers the approvals of the commands, and sends the person's actions
+//! and clicks on the page pane, which queue with the commands.
 
 use std::ffi::OsString;
 use std::io::Read;
@@ -36,15 +37,17 @@ use super::recipe::{recipe_in_session, SessionRecipe};
 use super::session_client::absolute;
 use crate::actions::{Action, ActionResult};
 use crate::agent::Prior;
+use crate::browser::record::PaneInput;
 use crate::daemon::{
-    call, run_dir, valid_name, Attachment, News, Reply, Request, Says, SessionFiles, SessionMeta,
-    SessionStatus, Unreachable,
+    call, run_dir, valid_name, Attachment, News, Picture, Reply, Request, Says, SessionFiles,
+    SessionMeta, SessionStatus, Unreachable,
 };
 use crate::dom::PageState;
 use crate::environment::{ApprovalMode, Environment, PersonsOwn};
 use crate::events::{Event, EventSink, Recording};
 use crate::mcp::ClientView;
 use crate::session::{log_line, Bare, Oversight, Session};
+use crate::vision::ShotRequest;
 
 /// The `session` subcommands.
 #[derive(Debug, clap::Subcommand)]
@@ -357,6 +360,8 @@ enum Work {
     Show,
     /// An action the attached person typed, in the session's numbering.
     Act(Action),
+    /// The attached person's mouse or keys on the page pane.
+    Pointer(PaneInput),
 }
 
 type Job = (Work, oneshot::Sender<Reply>);
@@ -372,7 +377,7 @@ fn serve(args: StartArgs) -> anyhow::Result<ExitCode> {
             Err(code) => return Ok(code),
         };
     let idle = Duration::from_secs(prepared.config.session.idle_timeout);
-    let runtime = super::runtime()?;
+    let runtime = session_runtime()?;
     runtime.block_on(async move {
         let attachment = Attachment::new();
         let (events, teed) = mpsc::unbounded_channel();
@@ -452,6 +457,17 @@ fn serve(args: StartArgs) -> anyhow::Result<ExitCode> {
         eprintln!("session {} ended: {why}", args.name);
         Ok(ExitCode::SUCCESS)
     })
+}
+
+/// The session process's runtime: this one thread. The session runs one
+/// job at a time and otherwise waits on its socket and its browser, so
+/// worker threads would only hold memory (a stack each, and in glibc a
+/// malloc arena each) through the idle hours that are most of its life.
+fn session_runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| anyhow::anyhow!("starting the async runtime: {e}"))
 }
 
 /// Passes the session's events on to its trace, and a copy to the
@@ -646,6 +662,22 @@ async fn attached(
                         }
                         Ok(Says::Steer { text }) => attachment.steer(text),
                         Ok(Says::Decide { id, decision }) => attachment.decide(id, decision),
+                        Ok(Says::Answer { id, answer }) => attachment.answer(id, answer),
+                        Ok(Says::ShowPage { shown }) => {
+                            attachment.show_page(shown);
+                            // The picture of the page now comes once the
+                            // queue gets to it.
+                            let (answer, _) = oneshot::channel();
+                            if shown && jobs.send((Work::Show, answer)).is_err() {
+                                break;
+                            }
+                        }
+                        Ok(Says::Pointer { input }) => {
+                            let (answer, _) = oneshot::channel();
+                            if jobs.send((Work::Pointer(input), answer)).is_err() {
+                                break;
+                            }
+                        }
                         Err(error) => tracing::warn!(%error, "a workbench message did not read"),
                     }
                 }
@@ -700,6 +732,10 @@ async fn work(
                     Work::Command(request) => answer_request(&mut held, request).await,
                     Work::Show => (Reply::default(), None),
                     Work::Act(action) => answer_person(&mut held, &action).await,
+                    Work::Pointer(input) => {
+                        pointer(&mut held, input).await;
+                        (Reply::default(), None)
+                    }
                 };
                 if end.is_none() {
                     show_page(&mut held).await;
@@ -714,6 +750,13 @@ async fn work(
                     }
                 }
                 let _ = answer.send(reply);
+                #[cfg(all(target_os = "linux", target_env = "gnu"))]
+                if queue.is_empty() {
+                    // The reply goes out first: the connection's task
+                    // writes it while this one yields.
+                    tokio::task::yield_now().await;
+                    give_back_freed_memory();
+                }
                 if let Some(why) = end {
                     return (held, why);
                 }
@@ -730,6 +773,19 @@ async fn work(
                 }
             } => return (held, "it was sent SIGTERM".to_string()),
         }
+    }
+}
+
+/// Hands the heap's free pages back to the system. The session waits
+/// idle for most of its life holding little, while glibc's malloc keeps
+/// the pages a big page's listing or a run freed until something else
+/// needs them.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn give_back_freed_memory() {
+    // SAFETY: malloc_trim takes the allocator's own locks and only
+    // releases free pages; it touches no memory the program holds.
+    unsafe {
+        libc::malloc_trim(0);
     }
 }
 
@@ -751,6 +807,42 @@ async fn show_page(held: &mut Held) {
             page: Box::new(held.view.numbered(page)),
         });
     }
+    if held.attachment.wants_pictures() {
+        // Marked with the indices of the listing just sent.
+        let mut request = ShotRequest::step(held.session.config.llm.image_width);
+        request.labels = held.view.labels();
+        match held.session.environment.screenshot(&request).await {
+            Ok(shot) => held.attachment.push(News::Picture {
+                picture: Box::new(Picture::of(&shot)),
+            }),
+            Err(error) => tell_person(held, format!("the page picture failed: {error}")),
+        }
+    }
+}
+
+/// Says `text` to the attached person only (a notice in the workbench),
+/// not to the trace.
+fn tell_person(held: &Held, text: String) {
+    held.attachment.push(News::Event {
+        event: Box::new(Event::Error {
+            error: text,
+            fatal: false,
+        }),
+    });
+}
+
+/// The attached person's mouse or keys on the page pane, sent to the
+/// session's page as the workbench with its own browser sends them; the
+/// page is looked at again after it.
+async fn pointer(held: &mut Held, input: PaneInput) {
+    let tab = held.session.environment.inner().inner().tab();
+    if let Err(error) = input.send(tab).await {
+        tell_person(
+            held,
+            format!("the page did not take the mouse or the keys: {error}"),
+        );
+    }
+    held.last = None;
 }
 
 /// Runs an action the attached person typed, as `exec --session` runs

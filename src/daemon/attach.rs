@@ -4,7 +4,9 @@
 //! A command's risky action waits for the attached person's decision;
 //! with nobody attached the rules `session start` was given apply. A
 //! person who detaches while a decision is pending refuses it, saying so,
-//! so the command never hangs.
+//! so the command never hangs. A run's `ask_user` goes to the attached
+//! person the same way; with nobody attached, or once they leave, it has
+//! no answer.
 //!
 //! The workbench shows the page in the session's numbering (the indices
 //! commands use), while the road asks about an action in the page's own:
@@ -36,6 +38,10 @@ pub const DETACHED: &str = "not approved: the person watching the session detach
 struct Link {
     news: mpsc::UnboundedSender<News>,
     pending: HashMap<u64, oneshot::Sender<ApprovalDecision>>,
+    /// The answers it owes to a run's `ask_user`.
+    asked: HashMap<u64, oneshot::Sender<Option<String>>>,
+    /// Whether its page pane is open (it is sent pictures).
+    page_shown: bool,
 }
 
 #[derive(Debug, Default)]
@@ -80,6 +86,8 @@ impl Attachment {
         inner.link = Some(Link {
             news,
             pending: HashMap::new(),
+            asked: HashMap::new(),
+            page_shown: false,
         });
         Some(receiver)
     }
@@ -109,6 +117,35 @@ impl Attachment {
         if let Some(reply) = waiting {
             let _ = reply.send(decision);
         }
+    }
+
+    /// The person's answer to question `id` of a run (`None`: they
+    /// declined); one no longer asked is dropped.
+    pub fn answer(&self, id: u64, answer: Option<String>) {
+        let waiting = self
+            .inner()
+            .link
+            .as_mut()
+            .and_then(|link| link.asked.remove(&id));
+        if let Some(reply) = waiting {
+            let _ = reply.send(answer);
+        }
+    }
+
+    /// The attached workbench opened (`true`) or closed its page pane.
+    pub fn show_page(&self, shown: bool) {
+        if let Some(link) = self.inner().link.as_mut() {
+            link.page_shown = shown;
+        }
+    }
+
+    /// Whether a workbench is attached with its page pane open, so a
+    /// picture of the page is worth taking.
+    pub fn wants_pictures(&self) -> bool {
+        self.inner()
+            .link
+            .as_ref()
+            .is_some_and(|link| link.page_shown)
     }
 
     /// Leaves the person's message for the agent run in the session.
@@ -167,6 +204,23 @@ impl Attachment {
         link.news.send(question).ok()?;
         Some(decision)
     }
+
+    /// Puts a run's question to the attached person: the receiver of
+    /// their answer, or `None` when nobody is attached.
+    fn ask_person(&self, question: &str) -> Option<oneshot::Receiver<Option<String>>> {
+        let mut inner = self.inner();
+        let id = inner.next_question;
+        inner.next_question += 1;
+        let link = inner.link.as_mut()?;
+        let (reply, answer) = oneshot::channel();
+        link.asked.insert(id, reply);
+        let question = News::Question {
+            id,
+            question: question.to_string(),
+        };
+        link.news.send(question).ok()?;
+        Some(answer)
+    }
 }
 
 /// Asks the attached person, else applies the headless rules.
@@ -204,8 +258,10 @@ impl Approver for AttachedApprover {
         }
     }
 
-    fn ask_user<'a>(&'a mut self, _question: &'a str) -> BoxFuture<'a, Option<String>> {
-        Box::pin(async { None })
+    fn ask_user<'a>(&'a mut self, question: &'a str) -> BoxFuture<'a, Option<String>> {
+        let asked = self.attachment.ask_person(question);
+        // Nobody attached, or they left before answering: no answer.
+        Box::pin(async move { asked?.await.ok().flatten() })
     }
 
     fn is_person(&self) -> bool {
@@ -320,6 +376,29 @@ mod tests {
                 reason: DETACHED.into()
             }
         );
+        // A run's question: answered by the person, none once they left.
+        let mut news = attachment.attach().unwrap();
+        let mut approver = approvers();
+        let asking = approver.ask_user("Which colour?");
+        let answering = async {
+            let Some(News::Question { id, question }) = news.recv().await else {
+                panic!("no question");
+            };
+            assert_eq!(question, "Which colour?");
+            attachment.answer(id, Some("teal".into()));
+        };
+        let (answer, ()) = tokio::join!(asking, answering);
+        assert_eq!(answer.as_deref(), Some("teal"));
+        let mut approver = approvers();
+        let asking = approver.ask_user("Which size?");
+        let leaving = async {
+            news.recv().await.unwrap();
+            attachment.detach();
+        };
+        let (answer, ()) = tokio::join!(asking, leaving);
+        assert_eq!(answer, None);
+        assert_eq!(approvers().ask_user("Anyone?").await, None);
+
         // Nobody attached: the session's own rules (no --yes) refuse.
         let decision = approvers().approve(&asked).await;
         assert!(

@@ -19,4 +19,4 @@ mod wire;
 
 pub use attach::{Attachment, DETACHED};
 pub use files::{run_dir, valid_name, SessionFiles, SessionMeta};
-pub use wire::{call, open, News, Reply, Request, Says, SessionStatus, Unreachable};
+pub use wire::{call, open, News, Picture, Reply, Request, Says, SessionStatus, Unreachable};

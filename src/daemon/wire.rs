@@ -4,21 +4,27 @@
 //!
 //! One request keeps its connection: [`Request::Attach`], the workbench
 //! watching a session. After its reply the session sends [`News`] lines
-//! (the page, the trace's events, questions for the person) and the
-//! workbench sends [`Says`] lines (actions, messages, decisions) until
-//! either end hangs up.
+//! (the page, the trace's events, approvals and questions for the person)
+//! and the workbench sends [`Says`] lines (actions, messages, decisions,
+//! answers) until either end hangs up. While its page pane is open the
+//! workbench is also sent a picture of the page after each job
+//! ([`Picture`], base64 in the line: the socket is its user's alone, and
+//! no file is left behind).
 
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
 
+use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 
 use super::files::SessionFiles;
 use crate::actions::{Action, ActionResult};
+use crate::browser::record::PaneInput;
 use crate::dom::PageState;
 use crate::environment::{ApprovalDecision, ApprovalRequest};
 use crate::events::Event;
+use crate::vision::{Mark, Screenshot};
 
 /// What a command asks of a session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -108,6 +114,19 @@ pub enum News {
         /// How long it took, in milliseconds.
         ms: u64,
     },
+    /// A picture of the page as last observed, marked in the session's
+    /// numbering, while the workbench shows its page pane.
+    Picture {
+        /// The picture.
+        picture: Box<Picture>,
+    },
+    /// A run's `ask_user`: the person's answer is awaited.
+    Question {
+        /// Pairs the question with its [`Says::Answer`].
+        id: u64,
+        /// What the model asks.
+        question: String,
+    },
     /// A command's action waits for the person's decision.
     Approval {
         /// Pairs the question with its [`Says::Decide`].
@@ -140,6 +159,81 @@ pub enum Says {
         /// The decision.
         decision: ApprovalDecision,
     },
+    /// The person's answer to [`News::Question`] `id`.
+    Answer {
+        /// The question's id.
+        id: u64,
+        /// What they answered; `None` when they declined.
+        answer: Option<String>,
+    },
+    /// The page pane opened or closed: while it is open the session sends
+    /// a [`News::Picture`] after each of its jobs.
+    ShowPage {
+        /// Whether the pane is open.
+        shown: bool,
+    },
+    /// The person's mouse or keys on the page pane's picture, for the
+    /// session's page, in order with the commands.
+    Pointer {
+        /// What they did.
+        input: PaneInput,
+    },
+}
+
+/// A screenshot as the wire carries it: its image in base64, inside the
+/// connection only its user can open.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Picture {
+    /// `image/jpeg` or `image/png`.
+    pub mime: String,
+    /// Width in pixels.
+    pub width: u32,
+    /// Height in pixels.
+    pub height: u32,
+    /// Image pixels per CSS pixel.
+    pub scale: f64,
+    /// The listed elements' boxes, in the session's numbering.
+    pub marks: Vec<Mark>,
+    /// Text fields blanked because they showed a secret.
+    pub masked: usize,
+    /// The encoded image, base64.
+    pub image: String,
+}
+
+impl Picture {
+    /// The wire form of `shot`.
+    pub fn of(shot: &Screenshot) -> Picture {
+        Picture {
+            mime: shot.mime.to_string(),
+            width: shot.width,
+            height: shot.height,
+            scale: shot.scale,
+            marks: shot.marks.clone(),
+            masked: shot.masked,
+            image: base64::engine::general_purpose::STANDARD.encode(&shot.image),
+        }
+    }
+
+    /// The screenshot again; `None` when its image is not base64.
+    pub fn screenshot(&self) -> Option<Screenshot> {
+        let image = base64::engine::general_purpose::STANDARD
+            .decode(&self.image)
+            .ok()?;
+        Some(Screenshot {
+            image: image.into(),
+            mime: if self.mime == "image/png" {
+                "image/png"
+            } else {
+                "image/jpeg"
+            },
+            width: self.width,
+            height: self.height,
+            scale: self.scale,
+            marks: self.marks.clone(),
+            masked: self.masked,
+            capture_ms: 0.0,
+        })
+    }
 }
 
 /// What a command prints, and how it exits.
@@ -245,4 +339,49 @@ pub fn open(
     let reply =
         serde_json::from_str(&answer).map_err(|e| gone(format!("its answer did not read: {e}")))?;
     Ok((reply, reader))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::actions::KeyChord;
+
+    #[test]
+    fn a_picture_and_the_person_s_pointer_cross_the_wire_whole() {
+        let shot = Screenshot {
+            image: std::sync::Arc::from(&b"\xff\xd8\xff\x00jpeg"[..]),
+            mime: "image/jpeg",
+            width: 1024,
+            height: 640,
+            scale: 0.8,
+            marks: vec![Mark {
+                index: 7,
+                x: 1,
+                y: 2,
+                width: 3,
+                height: 4,
+                new: true,
+            }],
+            masked: 1,
+            capture_ms: 0.0,
+        };
+        let news = News::Picture {
+            picture: Box::new(Picture::of(&shot)),
+        };
+        let line = serde_json::to_string(&news).unwrap();
+        let Ok(News::Picture { picture }) = serde_json::from_str(&line) else {
+            panic!("not a picture: {line}");
+        };
+        assert_eq!(picture.screenshot(), Some(shot));
+
+        for input in [
+            PaneInput::Click { x: 1.5, y: 2.0 },
+            PaneInput::Type("é".into()),
+            PaneInput::Press(KeyChord::parse("Shift+Tab").unwrap()),
+        ] {
+            let says = Says::Pointer { input };
+            let line = serde_json::to_string(&says).unwrap();
+            assert_eq!(serde_json::from_str::<Says>(&line).unwrap(), says, "{line}");
+        }
+    }
 }

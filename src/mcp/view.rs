@@ -185,6 +185,16 @@ impl ClientView {
         self.renumber(page)
     }
 
+    /// The client's index of each element, by its index in the page as
+    /// last numbered: what a picture of the page is marked with for this
+    /// client.
+    pub fn labels(&self) -> HashMap<usize, usize> {
+        self.current
+            .iter()
+            .map(|(client, page)| (page.0, *client))
+            .collect()
+    }
+
     /// Keeps `numbering` equal to this view's numbering from now on.
     pub fn mirror_into(&mut self, numbering: Numbering) {
         self.mirror = Some(numbering);
@@ -478,6 +488,39 @@ mod tests {
 
     fn lines(keys: &[(usize, &str)]) -> Vec<Line> {
         keys.iter().map(|(k, t)| (*k, t.to_string())).collect()
+    }
+
+    /// A page of buttons, each `(node, text)` listed in that order.
+    fn buttons(observation: u64, nodes: &[(u64, &str)]) -> PageState {
+        let mut page = PageState::stand_in("http://127.0.0.1:1/list".into());
+        page.observation = observation;
+        page.elements = nodes
+            .iter()
+            .enumerate()
+            .map(|(index, (node, text))| crate::dom::InteractiveElement {
+                index: ElementIndex(index),
+                tag: "button".into(),
+                attributes: Vec::new(),
+                text: (*text).into(),
+                is_new: false,
+                depth: 0,
+                parent: None,
+                in_shadow_root: false,
+                frame: None,
+                cross_origin_frame: false,
+                node: Some(*node),
+            })
+            .collect();
+        page
+    }
+
+    #[test]
+    fn a_picture_is_labelled_with_the_client_s_numbers() {
+        let mut view = ClientView::new(false);
+        view.shown(&buttons(1, &[(10, "a"), (11, "b")]));
+        // A button added at the top: the page numbers it 0, the client 2.
+        view.number(&buttons(2, &[(12, "new"), (10, "a"), (11, "b")]));
+        assert_eq!(view.labels(), HashMap::from([(0, 2), (1, 0), (2, 1)]));
     }
 
     #[test]

@@ -714,6 +714,7 @@ async fn last_picture(session: &mut Session, dir: &Path) -> Option<PathBuf> {
         marks: false,
         secrets: Vec::new(),
         png: false,
+        labels: std::collections::HashMap::new(),
     };
     let shot = session.environment.screenshot(&request).await.ok()?;
     let file = dir.join("last.jpg");

@@ -155,6 +155,44 @@ fn marks_are_drawn_at_the_listed_boxes_in_the_listing_colours_and_leave_no_trace
 }
 
 #[test]
+fn marks_carry_the_labels_a_viewer_numbers_the_elements_by() {
+    // A named session's workbench numbers the elements its own way: the
+    // marks are drawn and given back with its indices, and an element new
+    // since the last look is still marked new under its label.
+    let html = bare_page(
+        r#"<button style="position:absolute;left:100px;top:100px;width:200px;height:60px">One</button>
+        <button style="position:absolute;left:500px;top:100px;width:200px;height:60px">Two</button>"#,
+    );
+    with_page("/labels", &html, |tab, _| async move {
+        observe(&tab).await;
+        tab.eval("(() => { const b = document.createElement('button'); b.textContent = 'Three'; b.style.cssText = 'position:absolute;left:100px;top:400px;width:200px;height:60px'; document.body.appendChild(b); return 1; })()")
+            .await
+            .expect("adding a button");
+        let state = observe(&tab).await;
+        let index = |text: &str| find(&state, text).expect("listed").index.0;
+        let (one, two, three) = (index("One"), index("Two"), index("Three"));
+        let mut request = webagent::vision::ShotRequest::step(1024);
+        request.labels = [(one, 4), (two, 9), (three, 12)].into_iter().collect();
+        let shot = webagent::browser::shot::capture(
+            &tab,
+            Some(&state),
+            &request,
+            &webagent::browser::shot::MarkColors::default(),
+        )
+        .await
+        .expect("a screenshot");
+        let mut labels: Vec<(usize, bool)> = shot.marks.iter().map(|m| (m.index, m.new)).collect();
+        labels.sort_unstable();
+        assert_eq!(
+            labels,
+            vec![(4, false), (9, false), (12, true)],
+            "{:?}",
+            shot.marks
+        );
+    });
+}
+
+#[test]
 fn marks_of_a_frame_of_another_origin_sit_on_its_elements_and_keep_their_indices() {
     let s = shared();
     s.server.html(

@@ -1,20 +1,24 @@
 //! A person watching a session from the workbench (`tui --attach`) in a
 //! real terminal (tmux): a command's commit action waits for their
-//! decision in the approval modal, `session list` shows them, and leaving
-//! with `q` leaves the session going.
+//! decision in the approval modal, a run's question waits for their
+//! answer, `session list` shows them, the page pane shows the session's
+//! page and takes clicks for it, and leaving with `q` leaves the session
+//! going.
 
 use std::process::Output;
 use std::sync::mpsc::Receiver;
 use std::time::Duration;
 
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use crate::support::chromium::runtime;
 use crate::support::cli::said;
 use crate::support::listing::index_of;
+use crate::support::llm_server::{step_reply, LlmServer};
 use crate::support::pages::page;
 use crate::support::tmux::{
-    require_tmux_and_chromium, tmux_keys, tmux_start, tmux_text, wait_for_screen, TmuxSession,
+    require_tmux_and_chromium, tmux_keys, tmux_paste, tmux_start, tmux_text, wait_for_screen,
+    TmuxSession,
 };
 use crate::{finished, server, until, Sessions};
 
@@ -37,17 +41,24 @@ fn send_page(path: &str) -> String {
     server.url(path)
 }
 
-/// Opens the workbench attached to session `name` in tmux session
-/// `pane`, and waits until it says so.
-fn attach(s: &Sessions, name: &str, pane: &str) -> TmuxSession {
+/// Opens the workbench attached to session `name`, with `extra` flags,
+/// in tmux session `pane`.
+fn open_workbench(s: &Sessions, name: &str, pane: &str, extra: &str) -> TmuxSession {
     let guard = TmuxSession(pane.to_string());
     let command = format!(
-        "cd {home} && XDG_RUNTIME_DIR={runtime} {bin} --log-file tui.log tui --attach {name}",
+        "cd {home} && XDG_RUNTIME_DIR={runtime} {bin} --log-file tui.log tui --attach {name} {extra}",
         home = s.home.display(),
         runtime = s.runtime_dir.display(),
         bin = env!("CARGO_BIN_EXE_webagent"),
     );
     tmux_start(pane, &command);
+    guard
+}
+
+/// Opens the workbench attached to session `name` in tmux session
+/// `pane`, and waits until it says so.
+fn attach(s: &Sessions, name: &str, pane: &str) -> TmuxSession {
+    let guard = open_workbench(s, name, pane, "");
     runtime().block_on(wait_for_screen(
         pane,
         &format!("attached to session {name}"),
@@ -174,5 +185,101 @@ fn session_list_shows_the_person_and_q_detaches_leaving_the_session_going() {
         String::from_utf8_lossy(&output.stdout).contains("detached before deciding"),
         "{}",
         said(&output)
+    );
+}
+
+/// A button as big as the page, so any point of the picture is on it.
+const BIG_BUTTON: &str = r#"<!doctype html><title>Big</title>
+<style>body{margin:0} button{width:100vw;height:100vh;font-size:40px}</style>
+<button type="button" onclick="this.textContent='clicked'">Big</button>"#;
+
+#[test]
+fn the_attached_page_pane_follows_the_session_s_commands_and_a_click_on_it_clicks_there() {
+    require_tmux_and_chromium();
+    let two = send_page("/attach-pane");
+    server().html("/attach-big", BIG_BUTTON);
+    let big = server().url("/attach-big");
+    let s = Sessions::new("pane");
+    s.start("p", &two, &[]);
+    let pane = format!("wa-attach-pane-{}", std::process::id());
+    let _workbench = attach(&s, "p", &pane);
+
+    // v opens the pane: the session's page, its two listed elements
+    // marked, the one under the cursor outlined.
+    tmux_keys(&pane, &["v"]);
+    runtime().block_on(wait_for_screen(&pane, "· 2 marks · [0] outlined"));
+    // A command moves the session's page: the pane follows.
+    s.ok(&["exec", "--session", "p", &format!("navigate {big}")]);
+    let screen = runtime().block_on(wait_for_screen(&pane, "· 1 marks · [0] outlined"));
+
+    // A click on the picture clicks the session's page. The picture
+    // starts inside the pane's border; a cell a few rows and columns in
+    // is on the button. SGR mouse reports count from 1.
+    let (row, line) = screen
+        .lines()
+        .enumerate()
+        .find(|(_, l)| l.contains("┌ Page"))
+        .expect("the page pane");
+    let column = line.chars().position(|c| c == '┌').expect("its corner");
+    let (x, y) = (column + 6, row + 3);
+    tmux_paste(&pane, &format!("\x1b[<0;{x};{y}M"));
+    tmux_paste(&pane, &format!("\x1b[<0;{x};{y}m"));
+    runtime().block_on(wait_for_screen(&pane, ">clicked</button>"));
+    let listing = s.ok(&["observe", "--session", "p"]);
+    assert!(listing.contains(">clicked</button>"), "{listing}");
+}
+
+#[test]
+fn the_attached_workbench_s_theme_reloads_when_its_file_is_edited() {
+    require_tmux_and_chromium();
+    let url = send_page("/attach-theme");
+    let s = Sessions::new("theme");
+    s.start("t", &url, &[]);
+    let theme = s.home.join("mine.yaml");
+    std::fs::write(&theme, "name: mine\ncolors:\n  error: \"#ff0000\"\n").expect("writing");
+    let pane = format!("wa-attach-theme-{}", std::process::id());
+    let _workbench = open_workbench(&s, "t", &pane, &format!("--theme {}", theme.display()));
+    runtime().block_on(wait_for_screen(&pane, "theme mine loaded"));
+    // Edited while the workbench watches: the new one applies.
+    std::fs::write(&theme, "name: edited\ncolors:\n  error: \"#00ff00\"\n").expect("writing");
+    runtime().block_on(wait_for_screen(&pane, "theme edited loaded"));
+}
+
+#[test]
+fn a_session_run_s_question_is_answered_by_the_attached_person() {
+    require_tmux_and_chromium();
+    let url = send_page("/attach-ask");
+    let s = Sessions::new("ask");
+    let llm = runtime().block_on(LlmServer::start(Vec::new()));
+    let mut start = s.command(&["session", "start", "q", &url]);
+    start
+        .env("OPENAI_BASE_URL", llm.base_url())
+        .env("OPENAI_API_KEY", "test")
+        .env("WEBAGENT_MODEL", "scripted");
+    let started = start.output().expect("session start runs");
+    assert!(started.status.success(), "{}", said(&started));
+    let pane = format!("wa-attach-ask-{}", std::process::id());
+    let _workbench = attach(&s, "q", &pane);
+
+    llm.push(step_reply(
+        "ask which colour",
+        json!({"ask_user": {"question": "Which colour should the order be?"}}),
+    ));
+    llm.push(step_reply(
+        "report",
+        json!({"done": {"text": "asked", "success": true}}),
+    ));
+    let run = in_background(&s, &["run", "pick a colour", "--session", "q"]);
+    runtime().block_on(wait_for_screen(&pane, "The model asks"));
+    tmux_text(&pane, "teal");
+    tmux_keys(&pane, &["Enter"]);
+    let output = ended(&run);
+    assert!(output.status.success(), "{}", said(&output));
+    let requests = llm.requests();
+    let last = requests.last().expect("the model was asked twice");
+    assert!(
+        last.body.contains("teal"),
+        "the answer reaches the model: {}",
+        last.body
     );
 }

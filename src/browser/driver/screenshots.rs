@@ -45,6 +45,7 @@ impl Driver {
             marks: false,
             secrets: self.covered.values(),
             png: true,
+            labels: std::collections::HashMap::new(),
         };
         let shot = match Box::pin(shot::capture(
             &self.tab,

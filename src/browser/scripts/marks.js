@@ -8,9 +8,11 @@
 //
 // prepare(opts) → { vw, vh, sx, sy, pw, ph, marks: [{i, x, y, w, h, n}],
 // masked, clip: {x, y, w, h} | null, error }
-// opts.items are [index, own index] pairs of the elements this document
-// lists itself; opts.boxes the viewport boxes of elements listed inside
-// frames of another origin (measured there). Boxes and the clip come back
+// opts.items are [label, own index] pairs of the elements this document
+// lists itself (the label is the index drawn: the listing's, or the one a
+// named session's workbench shows); opts.boxes the viewport boxes of
+// elements listed inside frames of another origin (measured there);
+// opts.fresh names the labels of elements new since the last look. Boxes and the clip come back
 // in page CSS pixels (viewport position plus scroll), which is what
 // Page.captureScreenshot's clip takes.
 (() => {

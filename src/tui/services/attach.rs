@@ -3,36 +3,61 @@
 //! session process over its control socket instead of to a browser of its
 //! own.
 //!
-//! The session sends the page after each job, its trace's events and the
-//! approvals its commands ask for ([`News`]); the person's `:` actions,
-//! messages and decisions go back ([`Says`]) and queue with the commands.
+//! The session sends the page after each job (and its picture while the
+//! page pane is open), its trace's events, the approvals its commands ask
+//! for and its runs' questions ([`News`]); the person's `:` actions,
+//! clicks and keys on the page pane, messages, decisions and answers go
+//! back ([`Says`]) and queue with the commands. The pictures are drawn
+//! by the same picture service as the main workbench's.
 //! Leaving (`q`) closes the connection: the session goes on, and a
 //! decision still pending is refused there for the person's absence.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, IsTerminal, Write};
 use std::os::unix::net::UnixStream;
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use tokio::sync::oneshot;
 
-use super::{read_sessions, record, terminal, ExportError};
+use super::files::WorkbenchFiles;
+use super::{picture, record, terminal};
 use crate::actions::ActionResult;
 use crate::daemon::{call, News, Request, Says, SessionFiles};
 use crate::environment::ApprovalDecision;
-use crate::events::{read_trace, Event};
+use crate::events::Event;
 use crate::session::Prepared;
 use crate::tui::error::TuiError;
 use crate::tui::event::{AppEvent, Effect};
 use crate::tui::event_loop::{App, EffectHandler};
-use crate::tui::state::{AppState, ReplayData};
-use crate::tui::theme::Theme;
+use crate::tui::state::AppState;
 
-/// The approvals on screen: the session's question id, and where the
-/// modal's decision arrives.
-type Questions = Mutex<Vec<(u64, oneshot::Receiver<ApprovalDecision>)>>;
+/// What the person owes the session, on screen: the session's id of
+/// each question, and where the modal's reply arrives.
+type Owed<T> = Mutex<Vec<(u64, oneshot::Receiver<T>)>>;
+
+/// The approvals and the run's questions on screen.
+#[derive(Debug, Default)]
+struct Questions {
+    decisions: Owed<ApprovalDecision>,
+    answers: Owed<Option<String>>,
+}
+
+/// The replies the modals have given since the last look, by question
+/// id; those the modal dropped are forgotten.
+fn given<T>(owed: &Owed<T>) -> Vec<(u64, T)> {
+    let mut owed = owed.lock().unwrap_or_else(PoisonError::into_inner);
+    let mut given = Vec::new();
+    owed.retain_mut(|(id, reply)| match reply.try_recv() {
+        Ok(reply) => {
+            given.push((*id, reply));
+            false
+        }
+        Err(oneshot::error::TryRecvError::Empty) => true,
+        Err(oneshot::error::TryRecvError::Closed) => false,
+    });
+    given
+}
 
 /// A workbench's connection to a session that took it.
 #[derive(Debug)]
@@ -55,7 +80,7 @@ pub fn run_attached(
 ) -> Result<(), TuiError> {
     let (tx, rx) = std::sync::mpsc::channel();
     let writer = attachment.connection.get_ref().try_clone()?;
-    let questions = Arc::new(Mutex::new(Vec::new()));
+    let questions = Arc::new(Questions::default());
     let mut services = AttachedServices {
         tx: tx.clone(),
         files: SessionFiles::named(&attachment.name),
@@ -63,14 +88,12 @@ pub fn run_attached(
         questions: Arc::clone(&questions),
         held_stop: None,
         leaving: false,
-        sessions_dir: prepared.config.paths.sessions.clone(),
-        sessions_generation: Arc::new(AtomicU64::new(0)),
-        export_dir: prepared
-            .script_paths
-            .iter()
-            .find(|p| p.is_dir())
-            .cloned()
-            .unwrap_or_else(|| prepared.config.paths.sessions.clone()),
+        on_disk: WorkbenchFiles::new(
+            tx.clone(),
+            prepared.config.paths.sessions.clone(),
+            super::export_dir(prepared),
+        ),
+        pictures: None,
     };
     let _ = tx.send(AppEvent::Sitemaps {
         sitemaps: prepared.sitemaps.clone(),
@@ -96,6 +119,10 @@ pub fn run_attached(
         .name("tui-attached".into())
         .spawn(move || read_news(attachment.connection, &name, &news_tx, &questions))?;
     let mut term = terminal::enter()?;
+    // Asked before the key reader starts: the terminal's answer comes in
+    // on stdin.
+    let picker = picture::picker(std::io::stdout().is_terminal());
+    services.pictures = Some(picture::PictureService::start(picker, tx.clone())?);
     let size = term.size().map(|s| (s.width, s.height)).unwrap_or((80, 24));
     let state = AppState::new(size);
     let mut app = App::new(state, rx);
@@ -144,13 +171,30 @@ fn read_news(
                 AppEvent::Agent(event)
             }
             News::ActionDone { id, result, ms } => AppEvent::ActionFinished { id, result, ms },
+            News::Picture { picture } => match picture.screenshot() {
+                Some(shot) => AppEvent::Picture(Box::new(shot)),
+                None => AppEvent::Notice {
+                    error: true,
+                    text: "the session's page picture did not read".into(),
+                },
+            },
             News::Approval { id, request } => {
                 let (reply, decision) = oneshot::channel();
                 questions
+                    .decisions
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner)
                     .push((id, decision));
                 AppEvent::ApprovalRequested { request, reply }
+            }
+            News::Question { id, question } => {
+                let (reply, answer) = oneshot::channel();
+                questions
+                    .answers
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .push((id, answer));
+                AppEvent::AskUser { question, reply }
             }
         };
         if tx.send(event).is_err() {
@@ -171,15 +215,16 @@ struct AttachedServices {
     files: SessionFiles,
     /// The connection's sending side.
     writer: UnixStream,
-    /// Approvals on screen, by the session's question id.
+    /// Approvals and questions on screen, by the session's question id.
     questions: Arc<Questions>,
     /// A stop decided this turn: sent unless the person is leaving, when
     /// the session refuses it for their absence instead.
     held_stop: Option<u64>,
     leaving: bool,
-    sessions_dir: PathBuf,
-    sessions_generation: Arc<AtomicU64>,
-    export_dir: PathBuf,
+    /// The sessions view's work, a trace opened or exported, the theme.
+    on_disk: WorkbenchFiles,
+    /// Fits the session's pictures into the page pane.
+    pictures: Option<picture::PictureService>,
 }
 
 impl AttachedServices {
@@ -200,25 +245,6 @@ impl AttachedServices {
         });
     }
 
-    /// The decisions the modal has given since the last look, by
-    /// question id.
-    fn decided(&self) -> Vec<(u64, ApprovalDecision)> {
-        let mut questions = self
-            .questions
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        let mut decided = Vec::new();
-        questions.retain_mut(|(id, decision)| match decision.try_recv() {
-            Ok(decision) => {
-                decided.push((*id, decision));
-                false
-            }
-            Err(oneshot::error::TryRecvError::Empty) => true,
-            Err(oneshot::error::TryRecvError::Closed) => false,
-        });
-        decided
-    }
-
     /// Closes the connection: the session detaches the person.
     fn detach(&mut self) {
         let _ = self.writer.shutdown(std::net::Shutdown::Both);
@@ -237,6 +263,10 @@ impl AttachedServices {
 
 impl EffectHandler for AttachedServices {
     fn handle(&mut self, effect: Effect) {
+        let effect = match self.on_disk.work(effect) {
+            Ok(work) => return self.off_the_loop(work),
+            Err(effect) => effect,
+        };
         match effect {
             Effect::RunAction { id, action } => {
                 if !self.say(&Says::Act { id, action }) {
@@ -249,7 +279,7 @@ impl EffectHandler for AttachedServices {
             }
             Effect::Decide { reply, decision } => {
                 let _ = reply.send(decision);
-                for (id, decision) in self.decided() {
+                for (id, decision) in given(&self.questions.decisions) {
                     if decision == ApprovalDecision::Stop {
                         self.held_stop = Some(id);
                     } else {
@@ -259,6 +289,9 @@ impl EffectHandler for AttachedServices {
             }
             Effect::Answer { reply, answer } => {
                 let _ = reply.send(answer);
+                for (id, answer) in given(&self.questions.answers) {
+                    self.say(&Says::Answer { id, answer });
+                }
             }
             Effect::Steer(text) => {
                 self.say(&Says::Steer { text });
@@ -278,54 +311,6 @@ impl EffectHandler for AttachedServices {
                         Err(error) => Some(error.to_string()),
                     };
                     let _ = tx.send(AppEvent::RunEnded { error });
-                });
-            }
-            Effect::ListSessions { generation } => {
-                self.sessions_generation
-                    .store(generation, Ordering::Relaxed);
-                let (tx, dir, current) = (
-                    self.tx.clone(),
-                    self.sessions_dir.clone(),
-                    Arc::clone(&self.sessions_generation),
-                );
-                self.off_the_loop(move || read_sessions(&dir, generation, &current, &tx));
-            }
-            Effect::OpenTrace(path) => {
-                let tx = self.tx.clone();
-                self.off_the_loop(move || {
-                    let opened = read_trace(&path)
-                        .map(|events| Box::new(ReplayData::from_events(&path, &events)));
-                    let _ = tx.send(AppEvent::TraceOpened(opened));
-                });
-            }
-            Effect::ExportTrace { path, name } => {
-                let (tx, dir) = (self.tx.clone(), self.export_dir.clone());
-                self.off_the_loop(move || {
-                    let exported =
-                        read_trace(&path)
-                            .map_err(ExportError::from)
-                            .and_then(|events| {
-                                super::export_session(&events, &dir, &name)
-                                    .map_err(ExportError::from)
-                            });
-                    let _ = tx.send(AppEvent::Exported(exported));
-                });
-            }
-            Effect::LoadReplayPicture { row, file, record } => {
-                let tx = self.tx.clone();
-                self.off_the_loop(move || {
-                    let shot = std::fs::read(&file).ok().and_then(|bytes| {
-                        let mut record = *record;
-                        record.image = Some(Arc::from(bytes));
-                        record.screenshot().map(Box::new)
-                    });
-                    let _ = tx.send(AppEvent::ReplayPicture { row, shot });
-                });
-            }
-            Effect::LoadTheme(spec) => {
-                let tx = self.tx.clone();
-                self.off_the_loop(move || {
-                    let _ = tx.send(AppEvent::ThemeReloaded(Theme::find(&spec)));
                 });
             }
             Effect::Copy(text) => {
@@ -348,13 +333,25 @@ impl EffectHandler for AttachedServices {
                     ),
                 });
             }
-            // The listing cursor, the page pane's picture and the
-            // approval mode belong to a workbench with its own browser.
-            Effect::Highlight(_)
-            | Effect::ShowPage(_)
-            | Effect::RenderPicture(_)
-            | Effect::SetApprovalMode(_)
-            | Effect::SetPaused(_) => {}
+            Effect::ShowPage(shown) => {
+                self.say(&Says::ShowPage { shown });
+                if let Err(error) = terminal::capture_mouse(shown) {
+                    tracing::warn!(%error, "switching the mouse report");
+                }
+            }
+            Effect::PaneInput(input) => {
+                if !self.say(&Says::Pointer { input }) {
+                    self.notice(true, "the session closed the connection");
+                }
+            }
+            Effect::RenderPicture(job) => {
+                if let Some(pictures) = &self.pictures {
+                    pictures.render(job);
+                }
+            }
+            // The listing cursor's outline in the page and the approval
+            // mode belong to a workbench with its own browser.
+            Effect::Highlight(_) | Effect::SetApprovalMode(_) | Effect::SetPaused(_) => {}
             other => self.notice(
                 true,
                 format!(
@@ -391,7 +388,6 @@ fn effect_name(effect: &Effect) -> &'static str {
         Effect::SaveState(_) => "saving the sign-ins",
         Effect::ExportSession { .. } => "exporting the session",
         Effect::Record(_) | Effect::SaveRecording { .. } => "recording",
-        Effect::PaneInput(_) => "acting on the page pane",
         Effect::CancelScript => "cancelling a script",
         _ => "this",
     }

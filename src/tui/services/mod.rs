@@ -13,6 +13,7 @@
 mod attach;
 mod browser;
 mod debug;
+mod files;
 mod picture;
 mod record;
 
@@ -28,7 +29,7 @@ use tokio::sync::{mpsc, watch};
 use crate::actions::ActionResult;
 use crate::agent::Steering;
 use crate::environment::ApprovalMode;
-use crate::events::{list_traces, read_trace, summarize_trace, TraceOutcome};
+use crate::events::{list_traces, summarize_trace, TraceOutcome};
 use crate::interrupt::Interrupt;
 use crate::llm::{stop_pair, StopHandle};
 use crate::script::CancelFlag;
@@ -40,9 +41,8 @@ pub use self::record::{export_session, SessionRecord};
 use super::error::{ExportError, ResumeReadError, TraceListError, TuiError};
 use super::event::{AppEvent, Effect};
 use super::event_loop::{App, EffectHandler};
-use super::state::{AppState, Pane, ReplayData};
+use super::state::{AppState, Pane};
 use super::terminal;
-use super::theme::{Theme, ThemeWatcher};
 
 /// The browser actor's stack: the size of the main thread's.
 const BROWSER_THREAD_STACK: usize = 8 * 1024 * 1024;
@@ -155,12 +155,7 @@ impl WorkbenchOptions {
     /// Options for `url` in `session`, exporting to its first script
     /// directory (else its sessions directory).
     pub fn new(url: impl Into<String>, session: Prepared) -> Self {
-        let export_dir = session
-            .script_paths
-            .iter()
-            .find(|p| p.is_dir())
-            .cloned()
-            .unwrap_or_else(|| session.config.paths.sessions.clone());
+        let export_dir = export_dir(&session);
         WorkbenchOptions {
             url: url.into(),
             session,
@@ -174,6 +169,17 @@ impl WorkbenchOptions {
             debug: None,
         }
     }
+}
+
+/// Where a workbench on `session` writes exports: its first script
+/// directory, else its sessions directory.
+fn export_dir(session: &Prepared) -> PathBuf {
+    session
+        .script_paths
+        .iter()
+        .find(|p| p.is_dir())
+        .cloned()
+        .unwrap_or_else(|| session.config.paths.sessions.clone())
 }
 
 /// Opens the workbench in this terminal and runs it until the person
@@ -251,9 +257,6 @@ pub struct Services {
     closing: watch::Sender<bool>,
     model: Result<(), String>,
     max_steps: usize,
-    /// Watches the theme in use; replaced by each theme load (which runs
-    /// off the loop's thread, as it reads files).
-    theme_watcher: Arc<Mutex<Option<ThemeWatcher>>>,
     /// Whether the page pane is shown (the browser takes its pictures).
     show_page: watch::Sender<bool>,
     /// Fits pictures into the page pane; started once the terminal is
@@ -261,11 +264,10 @@ pub struct Services {
     pictures: Option<picture::PictureService>,
     /// The running agent's inbox for the person's messages and retries.
     steering: Steering,
-    /// Where the traces are (the sessions view lists them).
+    /// Where the traces are (a resume looks for one there).
     sessions_dir: PathBuf,
-    /// The latest opening of the sessions view: a listing for an older
-    /// one stops reading.
-    sessions_generation: Arc<AtomicU64>,
+    /// The sessions view's work, a trace opened or exported, the theme.
+    on_disk: files::WorkbenchFiles,
     /// The session's scripts (a debugged recipe's file reloads into them).
     scripts: crate::script::Scripts,
     /// Where the debugged recipe takes its commands, once it runs.
@@ -410,6 +412,11 @@ impl Services {
                 })?;
         }
         let (paused, _) = watch::channel(false);
+        let on_disk = files::WorkbenchFiles::new(
+            tx.clone(),
+            options.session.config.paths.sessions.clone(),
+            options.export_dir.clone(),
+        );
         let mut services = Services {
             runtime: Some(runtime),
             tx,
@@ -425,18 +432,17 @@ impl Services {
             closing,
             model,
             max_steps,
-            theme_watcher: Arc::new(Mutex::new(None)),
             show_page,
             pictures: None,
             steering: Steering::new(),
             sessions_dir: options.session.config.paths.sessions.clone(),
-            sessions_generation: Arc::new(AtomicU64::new(0)),
+            on_disk,
             scripts: options.session.scripts.clone(),
             debug_commands: Arc::new(Mutex::new(None)),
             debug_watch: None,
         };
         if let Some(theme) = &options.theme {
-            services.load_theme(theme);
+            services.handle(Effect::LoadTheme(theme.clone()));
         }
         Ok(services)
     }
@@ -459,42 +465,6 @@ impl Services {
         }
     }
 
-    /// Loads a theme and watches its file, on a blocking worker: the loop
-    /// never waits on files. The outcome comes back as an event.
-    fn load_theme(&mut self, spec: &str) {
-        let (tx, slot, spec) = (
-            self.tx.clone(),
-            Arc::clone(&self.theme_watcher),
-            spec.to_string(),
-        );
-        self.off_the_loop(move || {
-            let mut watcher = slot.lock().unwrap_or_else(PoisonError::into_inner);
-            *watcher = None;
-            let theme = match Theme::find(&spec) {
-                Ok(theme) => theme,
-                Err(error) => {
-                    let _ = tx.send(AppEvent::ThemeReloaded(Err(error)));
-                    return;
-                }
-            };
-            if let Some(path) = theme.source.clone() {
-                let reloads = tx.clone();
-                match ThemeWatcher::start(&path, move |result| {
-                    let _ = reloads.send(AppEvent::ThemeReloaded(result));
-                }) {
-                    Ok(started) => *watcher = Some(started),
-                    Err(error) => {
-                        let _ = tx.send(AppEvent::Notice {
-                            error: true,
-                            text: error.to_string(),
-                        });
-                    }
-                }
-            }
-            let _ = tx.send(AppEvent::ThemeReloaded(Ok(theme)));
-        });
-    }
-
     /// Hands a run to the browser actor, or says it is gone.
     fn send_run(&mut self, command: BrowserCommand) {
         if self.browser.send(command).is_err() {
@@ -502,19 +472,6 @@ impl Services {
                 error: Some("the browser is not running".into()),
             });
         }
-    }
-
-    /// Lists the sessions directory, then reads the traces newest first
-    /// in batches, off the loop; a newer opening of the view stops it.
-    fn list_sessions(&mut self, generation: u64) {
-        self.sessions_generation
-            .store(generation, Ordering::Relaxed);
-        let (tx, dir, current) = (
-            self.tx.clone(),
-            self.sessions_dir.clone(),
-            Arc::clone(&self.sessions_generation),
-        );
-        self.off_the_loop(move || read_sessions(&dir, generation, &current, &tx));
     }
 
     /// Runs file work on the runtime's blocking pool (at once when the
@@ -554,6 +511,10 @@ impl Drop for Services {
 
 impl EffectHandler for Services {
     fn handle(&mut self, effect: Effect) {
+        let effect = match self.on_disk.work(effect) {
+            Ok(work) => return self.off_the_loop(work),
+            Err(effect) => effect,
+        };
         match effect {
             Effect::Highlight(index) => {
                 // Newest wins: the browser task only sees the latest.
@@ -620,41 +581,15 @@ impl EffectHandler for Services {
                     let _ = tx.send(AppEvent::ResumeReady(read_resume(path, &dir)));
                 });
             }
-            Effect::ListSessions { generation } => self.list_sessions(generation),
-            Effect::OpenTrace(path) => {
-                let tx = self.tx.clone();
-                self.off_the_loop(move || {
-                    let opened = read_trace(&path)
-                        .map(|events| Box::new(ReplayData::from_events(&path, &events)));
-                    let _ = tx.send(AppEvent::TraceOpened(opened));
-                });
-            }
-            Effect::ExportTrace { path, name } => {
-                let (tx, dir) = (self.tx.clone(), self.export_dir.clone());
-                self.off_the_loop(move || {
-                    let exported =
-                        read_trace(&path)
-                            .map_err(ExportError::from)
-                            .and_then(|events| {
-                                export_session(&events, &dir, &name).map_err(ExportError::from)
-                            });
-                    let _ = tx.send(AppEvent::Exported(exported));
-                });
-            }
-            Effect::LoadReplayPicture { row, file, record } => {
-                let tx = self.tx.clone();
-                self.off_the_loop(move || {
-                    let shot = std::fs::read(&file).ok().and_then(|bytes| {
-                        let mut record = *record;
-                        record.image = Some(Arc::from(bytes));
-                        record.screenshot().map(Box::new)
-                    });
-                    let _ = tx.send(AppEvent::ReplayPicture { row, shot });
-                });
-            }
             Effect::SetApprovalMode(mode) => {
                 self.approval.send_replace(mode);
             }
+            // Taken by `self.on_disk` before this match.
+            Effect::ListSessions { .. }
+            | Effect::OpenTrace(_)
+            | Effect::ExportTrace { .. }
+            | Effect::LoadReplayPicture { .. }
+            | Effect::LoadTheme(_) => {}
             Effect::RunRecipe {
                 name,
                 params,
@@ -778,7 +713,6 @@ impl EffectHandler for Services {
             Effect::Answer { reply, answer } => {
                 let _ = reply.send(answer);
             }
-            Effect::LoadTheme(spec) => self.load_theme(&spec),
             Effect::ShowPage(shown) => {
                 self.show_page.send_replace(shown);
                 if let Err(error) = terminal::capture_mouse(shown) {
