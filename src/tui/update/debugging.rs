@@ -23,7 +23,7 @@ use crate::tui::state::{
 /// `:debug NAME [PARAM=VALUE]…`: the loaded recipe NAME under the
 /// debugger, its parameters checked as `:recipe` checks them.
 pub(super) fn debug_command(state: &mut AppState, rest: &str, effects: &mut Vec<Effect>) {
-    let Some((recipe, params)) = super::commands::named_recipe(state, rest) else {
+    let Some((recipe, params)) = super::named::named_recipe(state, rest) else {
         return;
     };
     let start = DebugStart {

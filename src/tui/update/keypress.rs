@@ -38,11 +38,12 @@ use super::approval::{
     answer_question, on_approval_key, pick_element, skip_with_note, submit_edit,
 };
 use super::commands::{
-    complete_command, recipe_list, start_task, submit_command_line, COMMAND_LINE_PLACEHOLDER,
+    complete_command, start_task, submit_command_line, COMMAND_LINE_PLACEHOLDER,
 };
 use super::conversation::{new_conversation, retry_failed_step};
 use super::debugging::{move_source_cursor, on_debug_key};
 use super::export::ask_export_name;
+use super::named::recipe_list;
 use super::picker;
 use super::recording::{insert_line, pick_assertion};
 use super::sessions::{

@@ -15,6 +15,7 @@ mod debugging;
 mod export;
 mod keypress;
 mod log;
+mod named;
 mod picker;
 mod recording;
 mod sessions;
