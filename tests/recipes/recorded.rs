@@ -428,23 +428,29 @@ fn line_with(
     }
 }
 
-#[test]
-fn webagent_record_prints_each_step_takes_edits_and_writes_the_recipe_when_its_input_ends() {
-    use std::io::{BufRead as _, Write as _};
-    let s = shared();
-    let dir = scratch("record-command");
-    std::fs::create_dir_all(&dir).expect("a scratch folder");
-    let app = s.runtime.block_on(FormApp::start());
-    let url = app.server.url("/form");
-    let mut command = webagent_in(&dir);
+/// `webagent record URL --no-tui --name NAME --out NAME.rhai` started in
+/// `dir` on the shared browser, once it says it records: the process, its
+/// input, the lines it prints (read on a thread) and those read so far.
+fn record_command(
+    dir: &std::path::Path,
+    url: &str,
+    name: &str,
+) -> (
+    std::process::Child,
+    std::process::ChildStdin,
+    std::sync::mpsc::Receiver<String>,
+    Vec<String>,
+) {
+    use std::io::BufRead as _;
+    let mut command = webagent_in(dir);
     command
-        .args(["record", &url, "--no-tui", "--connect", &ws()])
-        .args(["--name", "sign_up", "--out", "sign_up.rhai"])
+        .args(["record", url, "--no-tui", "--connect", &ws()])
+        .args(["--name", name, "--out", &format!("{name}.rhai")])
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null());
     let mut child = command.spawn().expect("webagent record starts");
-    let mut stdin = child.stdin.take().expect("its input");
+    let stdin = child.stdin.take().expect("its input");
     let stdout = child.stdout.take().expect("its output");
     let (tx, lines) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
@@ -459,25 +465,48 @@ fn webagent_record_prints_each_step_takes_edits_and_writes_the_recipe_when_its_i
     });
     let mut seen = Vec::new();
     line_with(&lines, &format!("recording {url}"), &mut seen);
+    (child, stdin, lines, seen)
+}
+
+/// The browser's tab at `url` (one a command opened), taken over by this
+/// test to act on as a person would.
+async fn tab_at(url: &str) -> Tab {
+    let helper = shared()
+        .session
+        .new_tab("about:blank")
+        .await
+        .expect("a tab");
+    let targets = helper
+        .page()
+        .execute(chromiumoxide::cdp::browser_protocol::target::GetTargetsParams::default())
+        .await
+        .expect("the browser's tabs");
+    let id = targets
+        .result
+        .target_infos
+        .iter()
+        .find(|t| t.r#type == "page" && t.url == url)
+        .map(|t| t.target_id.inner().clone())
+        .expect("the recording's tab");
+    let tab = helper.adopt(&id).await.expect("the recording's tab");
+    let _ = helper.close().await;
+    tab
+}
+
+#[test]
+fn webagent_record_prints_each_step_takes_edits_and_writes_the_recipe_when_its_input_ends() {
+    use std::io::Write as _;
+    let s = shared();
+    let dir = scratch("record-command");
+    std::fs::create_dir_all(&dir).expect("a scratch folder");
+    let app = s.runtime.block_on(FormApp::start());
+    let url = app.server.url("/form");
+    let (mut child, mut stdin, lines, mut seen) = record_command(&dir, &url, "sign_up");
 
     let _turn = in_front();
     s.runtime.block_on(async {
         // The test acts on the tab the command opened, as a person would.
-        let helper = s.session.new_tab("about:blank").await.expect("a tab");
-        let targets = helper
-            .page()
-            .execute(chromiumoxide::cdp::browser_protocol::target::GetTargetsParams::default())
-            .await
-            .expect("the browser's tabs");
-        let id = targets
-            .result
-            .target_infos
-            .iter()
-            .find(|t| t.r#type == "page" && t.url == url)
-            .map(|t| t.target_id.inner().clone())
-            .expect("the recording's tab");
-        let tab = helper.adopt(&id).await.expect("the recording's tab");
-        let _ = helper.close().await;
+        let tab = tab_at(&url).await;
         tab.page().bring_to_front().await.expect("the tab in front");
         click(&tab, "document.getElementById('email')").await;
         type_text(&tab, "ada@example.test").await;
@@ -986,53 +1015,17 @@ fn a_recording_follows_a_hover_menu_a_confirm_dialog_and_a_tab_a_click_opens() {
 
 #[test]
 fn webagent_record_asks_for_a_dialog_s_answer_and_records_it_before_the_click_that_opened_it() {
-    use std::io::{BufRead as _, Write as _};
+    use std::io::Write as _;
     let s = shared();
     let dir = scratch("record-dialog");
     std::fs::create_dir_all(&dir).expect("a scratch folder");
     let shop = s.runtime.block_on(Shop::start());
     let url = shop.server.url("/orders");
-    let mut command = webagent_in(&dir);
-    command
-        .args(["record", &url, "--no-tui", "--connect", &ws()])
-        .args(["--name", "cancel", "--out", "cancel.rhai"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null());
-    let mut child = command.spawn().expect("webagent record starts");
-    let mut stdin = child.stdin.take().expect("its input");
-    let stdout = child.stdout.take().expect("its output");
-    let (tx, lines) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in std::io::BufReader::new(stdout)
-            .lines()
-            .map_while(Result::ok)
-        {
-            if tx.send(line).is_err() {
-                return;
-            }
-        }
-    });
-    let mut seen = Vec::new();
-    line_with(&lines, &format!("recording {url}"), &mut seen);
+    let (mut child, mut stdin, lines, mut seen) = record_command(&dir, &url, "cancel");
 
     let _turn = in_front();
     let (lines, mut seen) = s.runtime.block_on(async {
-        let helper = s.session.new_tab("about:blank").await.expect("a tab");
-        let targets = helper
-            .page()
-            .execute(chromiumoxide::cdp::browser_protocol::target::GetTargetsParams::default())
-            .await
-            .expect("the browser's tabs");
-        let id = targets
-            .result
-            .target_infos
-            .iter()
-            .find(|t| t.r#type == "page" && t.url == url)
-            .map(|t| t.target_id.inner().clone())
-            .expect("the recording's tab");
-        let tab = helper.adopt(&id).await.expect("the recording's tab");
-        let _ = helper.close().await;
+        let tab = tab_at(&url).await;
         // This test's own hold on the tab leaves its dialogs alone too.
         let _hold = tab.hold_dialogs();
         // The click is not over until the dialog is answered, which the
