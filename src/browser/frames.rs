@@ -29,7 +29,7 @@ use chromiumoxide::Browser;
 use futures_util::StreamExt;
 use serde::Serialize;
 use serde_json::Value;
-use tokio::sync::{oneshot, Mutex};
+use tokio::sync::{mpsc, oneshot, Mutex};
 use tokio::task::JoinHandle;
 
 use super::error::BrowserError;
@@ -56,12 +56,17 @@ impl Command for SendMessageToTarget {
 
 type Pending = std::sync::Mutex<HashMap<(String, u64), oneshot::Sender<Value>>>;
 
+/// Who hears the events of which frame session (the recorder listens to
+/// its binding there).
+type Listeners = std::sync::Mutex<HashMap<String, mpsc::UnboundedSender<Value>>>;
+
 /// Routes the answers of frame sessions to their callers. One per tab,
 /// started the first time the tab meets a cross-origin frame.
 #[derive(Debug)]
 pub(crate) struct FrameHub {
     browser: Weak<Browser>,
     pending: Arc<Pending>,
+    listeners: Arc<Listeners>,
     next_id: AtomicU64,
     reader: JoinHandle<()>,
 }
@@ -83,15 +88,23 @@ impl FrameHub {
                 message: e.to_string(),
             })?;
         let pending: Arc<Pending> = Arc::default();
+        let listeners: Arc<Listeners> = Arc::default();
         let routes = Arc::clone(&pending);
+        let hearing = Arc::clone(&listeners);
         let reader = tokio::spawn(async move {
             while let Some(event) = messages.next().await {
                 let Ok(message) = serde_json::from_str::<Value>(&event.message) else {
                     tracing::debug!("an unreadable message from a frame target");
                     continue;
                 };
-                // Events of the frame (no id) are not asked for here.
+                // An event of the frame (no id) goes to whoever listens to
+                // that session, if anyone does.
                 let Some(id) = message.get("id").and_then(Value::as_u64) else {
+                    let session = event.session_id.inner();
+                    let listener = hearing.lock().ok().and_then(|l| l.get(session).cloned());
+                    if let Some(listener) = listener {
+                        let _ = listener.send(message);
+                    }
                     continue;
                 };
                 let key = (event.session_id.inner().clone(), id);
@@ -104,6 +117,7 @@ impl FrameHub {
         Ok(Arc::new(FrameHub {
             browser: Arc::downgrade(browser),
             pending,
+            listeners,
             next_id: AtomicU64::new(1),
             reader,
         }))
@@ -157,6 +171,9 @@ pub(crate) struct FrameSession {
 
 impl Drop for FrameSession {
     fn drop(&mut self) {
+        if let Ok(mut listeners) = self.hub.listeners.lock() {
+            listeners.remove(&self.session_id);
+        }
         let Ok(browser) = self.hub.browser() else {
             return;
         };
@@ -177,6 +194,16 @@ impl FrameSession {
     /// The frame's target id, which is also its frame id.
     pub fn target_id(&self) -> &str {
         &self.target_id
+    }
+
+    /// The frame's events from now on (`{"method", "params"}`), for as
+    /// long as the session lives; a second call takes them over.
+    pub fn events(&self) -> mpsc::UnboundedReceiver<Value> {
+        let (sender, events) = mpsc::unbounded_channel();
+        if let Ok(mut listeners) = self.hub.listeners.lock() {
+            listeners.insert(self.session_id.clone(), sender);
+        }
+        events
     }
 
     /// Sends one CDP command to the frame and waits for its answer.
@@ -496,5 +523,48 @@ impl Layout {
             Some(k) => self.slots.get(k).map_or(0, |s| s.seq),
             None => self.observation,
         }
+    }
+}
+
+/// Where CDP commands go: a tab's page, or a cross-origin frame's session.
+pub(crate) trait CdpTarget {
+    /// Sends `command` and waits for its answer, within `limit`.
+    async fn run<C: Command>(
+        &self,
+        command: C,
+        what: &str,
+        limit: Duration,
+    ) -> Result<C::Response, BrowserError>;
+}
+
+impl CdpTarget for chromiumoxide::Page {
+    async fn run<C: Command>(
+        &self,
+        command: C,
+        what: &str,
+        limit: Duration,
+    ) -> Result<C::Response, BrowserError> {
+        match tokio::time::timeout(limit, self.execute(command)).await {
+            Ok(Ok(answer)) => Ok(answer.result),
+            Ok(Err(error)) => Err(BrowserError::Cdp {
+                what: what.to_string(),
+                message: error.to_string(),
+            }),
+            Err(_) => Err(BrowserError::Timeout {
+                what: what.to_string(),
+                after: limit,
+            }),
+        }
+    }
+}
+
+impl CdpTarget for FrameSession {
+    async fn run<C: Command>(
+        &self,
+        command: C,
+        what: &str,
+        limit: Duration,
+    ) -> Result<C::Response, BrowserError> {
+        self.execute(command, what, limit).await
     }
 }

@@ -23,20 +23,30 @@ pub(crate) async fn record_locator(
     last: Option<&PageState>,
 ) -> Option<Value> {
     let args = json!({"record": true});
-    let reply = match target {
+    let (reply, frame) = match target {
         Target::Index { index } => {
             let observation = last?.observation;
-            tab.eval_on_index(observation, *index, LOCATE_JS, args)
-                .await
+            let reply = tab
+                .eval_on_index(observation, *index, LOCATE_JS, args)
+                .await;
+            let slot = match tab.element_route(observation, index.0).await {
+                Ok((slot, _, _)) => slot,
+                Err(_) => None,
+            };
+            (reply, slot)
         }
-        Target::Selector { selector } => {
+        Target::Selector { selector } => (
             tab.eval_on_selector(selector.as_str(), LOCATE_JS, args)
-                .await
-        }
+                .await,
+            None,
+        ),
     };
     match reply {
         Ok(Value::Object(mut facts)) => {
             facts.retain(|_, v| !v.is_null());
+            if let Some(slot) = frame {
+                in_frame(tab, slot, &mut facts).await;
+            }
             Some(Value::Object(facts))
         }
         Ok(_) => None,
@@ -47,27 +57,213 @@ pub(crate) async fn record_locator(
     }
 }
 
+/// Puts right the facts `locate.js` read in frame `slot`, a frame of
+/// another origin, which see only the frame's own document: the CSS path
+/// gets the way to the frame's `<iframe>` in front (or is dropped when
+/// that cannot be read), and the address is the tab's.
+async fn in_frame(tab: &Tab, slot: usize, facts: &mut serde_json::Map<String, Value>) {
+    let inner = facts.remove("css");
+    if let (Ok(way_in), Some(Value::String(inner))) = (tab.frame_path(slot).await, inner) {
+        facts.insert("css".into(), Value::String(format!("{way_in} >>> {inner}")));
+    }
+    if let Ok(url) = tab.url().await {
+        facts.insert("url".into(), Value::String(url));
+    }
+}
+
 /// The one element `locators` name on `tab`'s page now (see
 /// [`crate::environment::Environment::locate`]).
+///
+/// The top document is asked first, with its shadow roots and same-origin
+/// frames. When no locator but the CSS path names an element there, each
+/// frame of another origin (out of the top document's reach) is asked
+/// too, a frame in one of them as well: the element is the one a strong
+/// locator names in exactly one of these documents, else the one its CSS
+/// path names. Its selector then enters the frame with `>>>`, as an
+/// action's selector does.
 pub(crate) async fn locate_on(tab: &Tab, locators: &[Locator]) -> Result<Location, LocateFailure> {
+    if locators.is_empty() {
+        return Err(LocateFailure {
+            problem: LocateProblem::NotFound,
+            message: "the step names no locator".into(),
+            tried: Vec::new(),
+            page: String::new(),
+        });
+    }
+    let top = ask(tab, None, locators)
+        .await
+        .map_err(|e| LocateFailure::unavailable(format!("the page could not be asked: {e}")))?;
+    let frames = far_frames(&top);
+    let top = location_from(top);
+    let strong = |found: &Location| !found.matched.starts_with("css:");
+    if frames.is_empty() || top.as_ref().is_ok_and(strong) {
+        return top;
+    }
+    // Each frame: the CSS path that names its <iframe> in the world that
+    // holds it, that world (`None`: the top document), and how deep it is.
+    let mut waiting: Vec<(String, Option<usize>, usize)> =
+        frames.into_iter().map(|path| (path, None, 1)).collect();
+    let mut answers = Vec::new();
+    while let Some((path, parent, depth)) = waiting.pop() {
+        let Some((way_in, slot)) = enter(tab, parent, &path).await else {
+            continue;
+        };
+        let here = rebased(locators, &way_in);
+        if here.is_empty() {
+            continue;
+        }
+        let reply = match ask(tab, Some(slot), &here).await {
+            Ok(reply) => reply,
+            Err(error) => {
+                tracing::debug!(%error, frame = %way_in, "a frame of another origin could not be asked");
+                continue;
+            }
+        };
+        if depth < FRAME_DEPTH {
+            let inner = far_frames(&reply).into_iter();
+            waiting.extend(inner.map(|p| (p, Some(slot), depth + 1)));
+        }
+        answers.push((way_in, location_from(reply)));
+    }
+    chosen(top, answers)
+}
+
+/// How deep frames of other origins inside each other are looked in.
+const FRAME_DEPTH: usize = 3;
+
+/// Asks `locate.js` in the document of frame `slot` (`None`: the top
+/// document) which element `locators` name, and which frames of another
+/// origin it holds.
+async fn ask(
+    tab: &Tab,
+    slot: Option<usize>,
+    locators: &[Locator],
+) -> Result<Value, crate::browser::BrowserError> {
+    let args = json!({
+        "locators": locators.iter().map(Locator::to_json).collect::<Vec<_>>(),
+        "frames": true,
+    });
+    tab.eval_on_selector_in(slot, ":root", LOCATE_JS, args)
+        .await
+}
+
+/// The CSS paths of the frames of another origin an answer met.
+fn far_frames(reply: &Value) -> Vec<String> {
+    reply
+        .get("frames")
+        .and_then(Value::as_array)
+        .map(|paths| {
+            paths
+                .iter()
+                .filter_map(|p| p.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Enters the frame `path` names in world `parent`: its way in from the
+/// top document and its slot, or `None` when it cannot be entered.
+async fn enter(tab: &Tab, parent: Option<usize>, path: &str) -> Option<(String, usize)> {
+    let entered = async {
+        let slot = tab.frame_slot(parent, path).await?;
+        Ok::<_, crate::browser::BrowserError>((tab.frame_path(slot).await?, slot))
+    };
+    match entered.await {
+        Ok(entered) => Some(entered),
+        Err(error) => {
+            tracing::debug!(%error, frame = %path, "a frame of another origin could not be entered");
+            None
+        }
+    }
+}
+
+/// `locators` as the document of the frame `way_in` enters sees them: a
+/// CSS path into that frame starts at its document, and one that does not
+/// go there names nothing in it and is left out.
+fn rebased(locators: &[Locator], way_in: &str) -> Vec<Locator> {
+    let into = format!("{way_in} >>> ");
+    locators
+        .iter()
+        .filter_map(|locator| match locator {
+            Locator::Css(path) => path
+                .strip_prefix(&into)
+                .map(|inner| Locator::Css(inner.to_string())),
+            other => Some(other.clone()),
+        })
+        .collect()
+}
+
+/// The element among the top document's answer and the frames' (each with
+/// its way in): the one a strong locator names in exactly one document,
+/// else the one its CSS path names; several strong ones are ambiguous.
+fn chosen(
+    top: Result<Location, LocateFailure>,
+    frames: Vec<(String, Result<Location, LocateFailure>)>,
+) -> Result<Location, LocateFailure> {
+    let looked = frames.len();
+    let mut found: Vec<(Option<String>, Location)> = Vec::new();
+    let mut failures = Vec::new();
+    for (way_in, answer) in
+        std::iter::once((None, top.clone())).chain(frames.into_iter().map(|(w, a)| (Some(w), a)))
     {
-        if locators.is_empty() {
+        match answer {
+            Ok(location) => found.push((way_in, location)),
+            Err(failure) => failures.push((way_in, failure)),
+        }
+    }
+    let strong: Vec<&(Option<String>, Location)> = found
+        .iter()
+        .filter(|(_, l)| !l.matched.starts_with("css:"))
+        .collect();
+    let pick = match strong.as_slice() {
+        [one] => Some((*one).clone()),
+        [] => found.first().cloned(),
+        [first, second, ..] => {
+            let place = |w: &Option<String>| match w {
+                Some(w) => format!("the frame `{w}`"),
+                None => "the page".to_string(),
+            };
             return Err(LocateFailure {
-                problem: LocateProblem::NotFound,
-                message: "the step names no locator".into(),
-                tried: Vec::new(),
+                problem: LocateProblem::Ambiguous,
+                message: format!(
+                    "{} names {} in {} and {} names {} in {}",
+                    first.1.matched,
+                    first.1.element,
+                    place(&first.0),
+                    second.1.matched,
+                    second.1.element,
+                    place(&second.0)
+                ),
+                tried: first.1.tried.clone(),
                 page: String::new(),
             });
         }
-        let args = json!({
-            "locators": locators.iter().map(Locator::to_json).collect::<Vec<_>>(),
-        });
-        let reply = tab
-            .eval_on_selector(":root", LOCATE_JS, args)
-            .await
-            .map_err(|e| LocateFailure::unavailable(format!("the page could not be asked: {e}")))?;
-        location_from(reply)
+    };
+    if let Some((way_in, mut location)) = pick {
+        if let Some(way_in) = way_in {
+            location.selector = format!("{way_in} >>> {}", location.selector);
+        }
+        return Ok(location);
     }
+    // Nothing anywhere: an ambiguity in a frame says more than the top
+    // document's nothing.
+    if let Some((Some(way_in), failure)) = failures
+        .iter()
+        .find(|(w, f)| w.is_some() && f.problem == LocateProblem::Ambiguous)
+    {
+        let mut failure = failure.clone();
+        failure.message = format!("in the frame `{way_in}`: {}", failure.message);
+        return Err(failure);
+    }
+    let mut failure = match top {
+        Err(failure) => failure,
+        Ok(location) => return Ok(location),
+    };
+    failure.message = format!(
+        "{}, nor in the {looked} frame(s) of another origin on it",
+        failure.message
+    );
+    Err(failure)
 }
 
 /// The page's answer to a locate call.

@@ -12,6 +12,8 @@
 mod support;
 
 mod recorded;
+// Recording and replaying inside frames of another origin.
+mod far_frames;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

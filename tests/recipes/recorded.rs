@@ -112,7 +112,7 @@ async fn centre(tab: &Tab, expression: &str) -> (f64, f64) {
     (point[0], point[1])
 }
 
-async fn mouse(tab: &Tab, kind: DispatchMouseEventType, (x, y): (f64, f64)) {
+pub(super) async fn mouse(tab: &Tab, kind: DispatchMouseEventType, (x, y): (f64, f64)) {
     let mut event = DispatchMouseEventParams::new(kind, x, y);
     event.button = Some(MouseButton::Left);
     event.click_count = Some(1);
@@ -128,7 +128,7 @@ async fn click(tab: &Tab, expression: &str) {
 }
 
 /// Text typed into whatever has the focus.
-async fn type_text(tab: &Tab, text: &str) {
+pub(super) async fn type_text(tab: &Tab, text: &str) {
     tab.page()
         .execute(InsertTextParams::new(text))
         .await
@@ -154,7 +154,7 @@ async fn press(tab: &Tab, key: &str, code: i64) {
 }
 
 /// Waits until `expression` is true in the page, for up to ten seconds.
-async fn until(tab: &Tab, expression: &str) {
+pub(super) async fn until(tab: &Tab, expression: &str) {
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     loop {
         let now = tab
@@ -221,7 +221,7 @@ async fn fill_in_the_form(tab: &Tab, file: &str) {
 
 /// Every input the recorder reported until `count` arrived (ten seconds
 /// at most).
-async fn inputs(recorder: &mut Recorder, count: usize) -> Vec<Input> {
+pub(super) async fn inputs(recorder: &mut Recorder, count: usize) -> Vec<Input> {
     let mut got = Vec::new();
     while got.len() < count {
         match tokio::time::timeout(Duration::from_secs(10), recorder.next()).await {

@@ -18,7 +18,9 @@
 // Depth: elements inside open shadow roots and same-origin frames are
 // recorded and found like any other. Their CSS path crosses each boundary
 // with `>>>` (the hop the actions' selectors take), and the other locators
-// search every open root and reachable frame document.
+// search every open root and reachable frame document. A frame of another
+// origin is out of reach here: with `args.frames` the answer lists the CSS
+// paths of those met (`frames`), for webagent to look in each in turn.
 (subject, args) => {
   const norm = (s) => String(s || '').replace(/\s+/g, ' ').trim();
   const fold = (s) => norm(s).toLowerCase();
@@ -157,7 +159,9 @@
   // are the text.
   const CONTROL = 'a, button, input, select, textarea, summary, label, option, [role], [onclick], [tabindex], [contenteditable]';
   // Every element matching `selector` in the document, its open shadow
-  // roots and its same-origin frames, in document order per root.
+  // roots and its same-origin frames, in document order per root. The
+  // frames of another origin met on the way are kept in `far`.
+  const far = [];
   function deep(selector) {
     const out = [];
     const visit = (root) => {
@@ -168,6 +172,7 @@
           let doc = null;
           try { doc = e.contentDocument; } catch (_) { doc = null; }
           if (doc) visit(doc);
+          else if (!far.includes(e)) far.push(e);
         }
       }
     };
@@ -183,100 +188,106 @@
     if (p.error) throw new Error(p.detail);
     return Array.from(p.root.querySelectorAll(p.last));
   }
-  const all = deep('*');
-  function named(loc) {
-    const v = loc.value;
-    switch (loc.kind) {
-      case 'testid': return all.filter((e) => e.getAttribute('data-testid') === v);
-      case 'id': return all.filter((e) => e.id === v);
-      case 'role': {
-        const want = fold(loc.name);
-        return all.filter((e) => roleOf(e) === loc.role && fold(nameOf(e)) === want);
+  // The one element the locators name, or why there is none.
+  function find() {
+    const all = deep('*');
+    function named(loc) {
+      const v = loc.value;
+      switch (loc.kind) {
+        case 'testid': return all.filter((e) => e.getAttribute('data-testid') === v);
+        case 'id': return all.filter((e) => e.id === v);
+        case 'role': {
+          const want = fold(loc.name);
+          return all.filter((e) => roleOf(e) === loc.role && fold(nameOf(e)) === want);
+        }
+        case 'label': {
+          const want = fold(v);
+          return all.filter((e) => (isField(e) || attr(e, 'contenteditable')) && fold(labelOf(e)) === want);
+        }
+        case 'placeholder': return all.filter((e) => norm(e.getAttribute('placeholder')) === norm(v));
+        case 'name': return all.filter((e) => e.getAttribute('name') === v);
+        case 'text': {
+          const want = fold(v);
+          const hits = deep(CONTROL).filter((e) => fold(ownText(e)) === want);
+          return hits.filter((e) => !hits.some((o) => o !== e && e.contains(o)));
+        }
+        case 'css': return css(v);
+        default: throw new Error('unknown locator kind ' + loc.kind);
       }
-      case 'label': {
-        const want = fold(v);
-        return all.filter((e) => (isField(e) || attr(e, 'contenteditable')) && fold(labelOf(e)) === want);
+    }
+    const written = (loc) => loc.kind === 'role' ? 'role:' + loc.role + ':' + loc.name : loc.kind + ':' + loc.value;
+    const same = (a, b) => a === b || a.contains(b) || b.contains(a);
+    const tried = [];
+    const found = [];
+    for (const loc of args.locators) {
+      let hits;
+      try { hits = named(loc); } catch (e) {
+        tried.push({ locator: written(loc), matches: 0, error: String(e.message || e) });
+        found.push([]);
+        continue;
       }
-      case 'placeholder': return all.filter((e) => norm(e.getAttribute('placeholder')) === norm(v));
-      case 'name': return all.filter((e) => e.getAttribute('name') === v);
-      case 'text': {
-        const want = fold(v);
-        const hits = deep(CONTROL).filter((e) => fold(ownText(e)) === want);
-        return hits.filter((e) => !hits.some((o) => o !== e && e.contains(o)));
-      }
-      case 'css': return css(v);
-      default: throw new Error('unknown locator kind ' + loc.kind);
+      const shown = hits.filter(visible);
+      if (shown.length) hits = shown;
+      found.push(hits);
+      tried.push({ locator: written(loc), matches: hits.length, element: hits.length === 1 ? describe(hits[0]) : undefined });
     }
-  }
-  const written = (loc) => loc.kind === 'role' ? 'role:' + loc.role + ':' + loc.name : loc.kind + ':' + loc.value;
-  const same = (a, b) => a === b || a.contains(b) || b.contains(a);
-  const tried = [];
-  const found = [];
-  for (const loc of args.locators) {
-    let hits;
-    try { hits = named(loc); } catch (e) {
-      tried.push({ locator: written(loc), matches: 0, error: String(e.message || e) });
-      found.push([]);
-      continue;
-    }
-    const shown = hits.filter(visible);
-    if (shown.length) hits = shown;
-    found.push(hits);
-    tried.push({ locator: written(loc), matches: hits.length, element: hits.length === 1 ? describe(hits[0]) : undefined });
-  }
-  const strong = [];
-  args.locators.forEach((loc, i) => {
-    if (loc.kind !== 'css' && found[i].length === 1) strong.push(i);
-  });
-  const page = () => {
-    const wanted = args.locators.find((l) => l.kind === 'role');
-    const pool = Array.from(document.querySelectorAll(CONTROL)).filter(visible)
-      .filter((e) => !wanted || roleOf(e) === wanted.role);
-    const shown = pool.slice(0, 8).map(describe);
-    return location.href + ' (' + norm(document.title) + ')' + (shown.length ? '; ' + (wanted ? 'elements with role ' + wanted.role : 'controls') + ': ' + shown.join(', ') : '');
-  };
-  let chosen = null;
-  let matched = -1;
-  if (strong.length) {
-    const first = found[strong[0]][0];
-    const against = strong.find((i) => !same(found[i][0], first));
-    if (against !== undefined) {
-      return {
-        error: 'ambiguous', tried, page: page(),
-        detail: written(args.locators[strong[0]]) + ' names ' + describe(first) + ' but ' +
-          written(args.locators[against]) + ' names ' + describe(found[against][0]),
-      };
-    }
-    chosen = first;
-    matched = strong[0];
-  } else {
-    const several = args.locators.findIndex((l, i) => l.kind !== 'css' && found[i].length > 1);
-    const css = args.locators.findIndex((l, i) => l.kind === 'css' && found[i].length === 1);
-    if (css >= 0 && (several < 0 || found[several].some((e) => same(e, found[css][0])))) {
-      chosen = found[css][0];
-      matched = css;
-    } else if (several >= 0) {
-      return {
-        error: 'ambiguous', tried, page: page(),
-        detail: written(args.locators[several]) + ' names ' + found[several].length + ' elements and nothing tells them apart',
-      };
-    } else {
-      return { error: 'not_found', tried, page: page(), detail: 'no recorded locator names an element on this page' };
-    }
-  }
-  // What the element shows, for a recipe's assertions to compare.
-  function stateOf(el) {
-    const kind = typeOf(el);
-    const checkable = tagOf(el) === 'input' && (kind === 'checkbox' || kind === 'radio');
-    const aria = attr(el, 'aria-checked');
-    let text = '';
-    if (isButtonish(el)) text = norm(el.value || el.getAttribute('alt') || '');
-    else if (!isField(el)) text = norm(el.innerText !== undefined ? el.innerText : el.textContent).slice(0, 2000);
-    return {
-      visible: visible(el), text,
-      value: isField(el) && !isButtonish(el) ? String(el.value) : null,
-      checked: checkable ? el.checked : (aria === 'true' ? true : aria === 'false' ? false : null),
+    const strong = [];
+    args.locators.forEach((loc, i) => {
+      if (loc.kind !== 'css' && found[i].length === 1) strong.push(i);
+    });
+    const page = () => {
+      const wanted = args.locators.find((l) => l.kind === 'role');
+      const pool = Array.from(document.querySelectorAll(CONTROL)).filter(visible)
+        .filter((e) => !wanted || roleOf(e) === wanted.role);
+      const shown = pool.slice(0, 8).map(describe);
+      return location.href + ' (' + norm(document.title) + ')' + (shown.length ? '; ' + (wanted ? 'elements with role ' + wanted.role : 'controls') + ': ' + shown.join(', ') : '');
     };
+    let chosen = null;
+    let matched = -1;
+    if (strong.length) {
+      const first = found[strong[0]][0];
+      const against = strong.find((i) => !same(found[i][0], first));
+      if (against !== undefined) {
+        return {
+          error: 'ambiguous', tried, page: page(),
+          detail: written(args.locators[strong[0]]) + ' names ' + describe(first) + ' but ' +
+            written(args.locators[against]) + ' names ' + describe(found[against][0]),
+        };
+      }
+      chosen = first;
+      matched = strong[0];
+    } else {
+      const several = args.locators.findIndex((l, i) => l.kind !== 'css' && found[i].length > 1);
+      const css = args.locators.findIndex((l, i) => l.kind === 'css' && found[i].length === 1);
+      if (css >= 0 && (several < 0 || found[several].some((e) => same(e, found[css][0])))) {
+        chosen = found[css][0];
+        matched = css;
+      } else if (several >= 0) {
+        return {
+          error: 'ambiguous', tried, page: page(),
+          detail: written(args.locators[several]) + ' names ' + found[several].length + ' elements and nothing tells them apart',
+        };
+      } else {
+        return { error: 'not_found', tried, page: page(), detail: 'no recorded locator names an element on this page' };
+      }
+    }
+    // What the element shows, for a recipe's assertions to compare.
+    function stateOf(el) {
+      const kind = typeOf(el);
+      const checkable = tagOf(el) === 'input' && (kind === 'checkbox' || kind === 'radio');
+      const aria = attr(el, 'aria-checked');
+      let text = '';
+      if (isButtonish(el)) text = norm(el.value || el.getAttribute('alt') || '');
+      else if (!isField(el)) text = norm(el.innerText !== undefined ? el.innerText : el.textContent).slice(0, 2000);
+      return {
+        visible: visible(el), text,
+        value: isField(el) && !isButtonish(el) ? String(el.value) : null,
+        checked: checkable ? el.checked : (aria === 'true' ? true : aria === 'false' ? false : null),
+      };
+    }
+    return { selector: cssPath(chosen), matched: written(args.locators[matched]), element: describe(chosen), tried, state: stateOf(chosen) };
   }
-  return { selector: cssPath(chosen), matched: written(args.locators[matched]), element: describe(chosen), tried, state: stateOf(chosen) };
+  const answer = find();
+  if (args.frames) answer.frames = far.filter(visible).map(cssPath);
+  return answer;
 }

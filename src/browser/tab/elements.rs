@@ -44,15 +44,24 @@ impl Tab {
         function: &str,
         args: serde_json::Value,
     ) -> Result<serde_json::Value, BrowserError> {
+        self.eval_on_selector_in(None, selector, function, args)
+            .await
+    }
+
+    /// [`Tab::eval_on_selector`] in the document of frame `slot` (of
+    /// another origin; `None`: the top document).
+    pub(crate) async fn eval_on_selector_in(
+        &self,
+        slot: Option<usize>,
+        selector: &str,
+        function: &str,
+        args: serde_json::Value,
+    ) -> Result<serde_json::Value, BrowserError> {
         let quoted = serde_json::Value::String(selector.to_string());
         let expression =
             format!("globalThis.__webagentObserver.callSelector({quoted}, ({function}), {args})");
         let (value, _) = self
-            .world_eval(
-                &expression,
-                "running script on a selector",
-                self.ctx.call_timeout,
-            )
+            .eval_in(slot, &expression, "running script on a selector")
             .await?;
         self.unwrap_call(value, 0, selector)
     }

@@ -23,7 +23,7 @@ use super::world::WORLD_NAME;
 use super::Tab;
 use crate::browser::error::BrowserError;
 use crate::browser::frames::{FrameEval, FrameHub, FrameWorld, Frames, Layout, Owner, Route, Slot};
-use crate::browser::scripts::OBSERVER_JS;
+use crate::browser::scripts::{LOCATE_JS, OBSERVER_JS};
 use crate::dom::{RawElement, RawObservation};
 
 /// How deep cross-origin frames are followed (a frame in a frame in …).
@@ -524,6 +524,69 @@ impl Tab {
             owner: Owner::Selector(prefix.to_string()),
         });
         Ok(frames.layout.slots.len() - 1)
+    }
+
+    /// The slot of the frame of another origin whose `<iframe>` `path`
+    /// (a CSS path, across same-origin frames and shadow roots) names in
+    /// world `parent` (`None`: the top document).
+    pub(crate) async fn frame_slot(
+        &self,
+        parent: Option<usize>,
+        path: &str,
+    ) -> Result<usize, BrowserError> {
+        let enter = format!(
+            "globalThis.__webagentObserver.pierce({}).cross === true",
+            serde_json::Value::String(format!("{path} >>> :root"))
+        );
+        let (crossed, _) = self.eval_in(parent, &enter, "entering a frame").await?;
+        if crossed != serde_json::Value::Bool(true) {
+            return Err(BrowserError::Selector {
+                selector: path.to_string(),
+                detail: "it names no frame of another origin".into(),
+            });
+        }
+        self.enter_frame(parent, path).await
+    }
+
+    /// The way to frame `slot`'s `<iframe>` from the top document, as a
+    /// selector's `>>>` hops take it (what a recorded step's CSS path
+    /// puts before the element's own path in the frame).
+    pub(crate) async fn frame_path(&self, slot: usize) -> Result<String, BrowserError> {
+        let mut parts = Vec::new();
+        let mut at = Some(slot);
+        while let Some(k) = at {
+            let (parent, owner, seq) = {
+                let frames = self.frames.lock().await;
+                let s = frames.layout.slots.get(k).ok_or_else(|| {
+                    BrowserError::Script("the frame is no longer listed; observe again".into())
+                })?;
+                (s.parent, s.owner.clone(), frames.layout.seq_of(s.parent))
+            };
+            let part = match owner {
+                Owner::Selector(prefix) => prefix,
+                Owner::Index(local) => {
+                    let expression = format!(
+                        "globalThis.__webagentObserver.call({seq}, {local}, ({LOCATE_JS}), {{\"record\": true}})"
+                    );
+                    let (value, _) = self
+                        .eval_in(parent, &expression, "reading a frame's path")
+                        .await?;
+                    let facts = self.unwrap_call(value, local, "")?;
+                    facts
+                        .get("css")
+                        .and_then(serde_json::Value::as_str)
+                        .map(str::to_string)
+                        .ok_or_else(|| BrowserError::Script("a frame without a path".into()))?
+                }
+            };
+            parts.push(part);
+            at = parent;
+            if parts.len() > MAX_FRAME_DEPTH {
+                break;
+            }
+        }
+        parts.reverse();
+        Ok(parts.join(" >>> "))
     }
 
     /// Sets `file` on the `<input type=file>` matching `selector` in frame

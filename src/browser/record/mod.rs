@@ -10,8 +10,8 @@
 //!
 //! A tab a click opens is followed too (its switch is a step), and the
 //! dialogs of every recorded tab wait for the person, whose answer is a
-//! step. Not yet followed: frames of another origin (they run in a target
-//! of their own).
+//! step. Frames of another origin, which run in targets of their own, get
+//! the recorder through sessions of their own (`frames`).
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -34,10 +34,15 @@ use tokio::task::JoinHandle;
 
 use super::act::key_event_params;
 use super::error::BrowserError;
+use super::frames::CdpTarget;
 use super::scripts::RECORDER_JS;
 use super::tab::{DialogHold, WORLD_NAME};
 use super::Tab;
 use crate::actions::KeyChord;
+
+mod frames;
+
+use frames::FarFrames;
 
 /// What the person does on the page's picture in the workbench: the
 /// mouse, for the page at that point (CSS pixels of the viewport), and
@@ -261,6 +266,35 @@ impl Input {
     }
 }
 
+impl Input {
+    /// Puts right the facts a recorder in a frame of another origin
+    /// reported: its CSS path gets `path` (the way to the frame's
+    /// `<iframe>` from the tab's top document) in front, or is dropped
+    /// when that way is unknown, and the address is the tab's `url`.
+    fn place_in_frame(&mut self, path: Option<&str>, url: &str) {
+        let facts: Vec<&mut Value> = match self {
+            Input::Click { facts }
+            | Input::Fill { facts, .. }
+            | Input::Select { facts, .. }
+            | Input::Upload { facts, .. }
+            | Input::Hover { facts }
+            | Input::Pick { facts } => vec![facts],
+            Input::Drag { from, to } => vec![from, to],
+            _ => Vec::new(),
+        };
+        for facts in facts {
+            let Some(facts) = facts.as_object_mut() else {
+                continue;
+            };
+            let inner = facts.remove("css");
+            if let (Some(path), Some(Value::String(inner))) = (path, inner) {
+                facts.insert("css".into(), Value::String(format!("{path} >>> {inner}")));
+            }
+            facts.insert("url".into(), Value::String(url.to_string()));
+        }
+    }
+}
+
 /// A recording in progress on one tab and the tabs its clicks open;
 /// dropping it stops reporting, and [`Recorder::stop`] also takes the
 /// recorder out of the documents to come.
@@ -276,6 +310,8 @@ pub struct Recorder {
     holds: Vec<DialogHold>,
     /// The page whose dialog waits for the person's answer.
     waiting: Waiting,
+    /// The frames of another origin in the recorded tabs.
+    far: Option<Arc<FarFrames>>,
 }
 
 /// The page whose dialog is open, if one is.
@@ -306,7 +342,15 @@ impl Recorder {
         install_in_open_documents(tab.page(), limit).await?;
         let holds = vec![tab.hold_dialogs()];
         let pages = Arc::new(Mutex::new(vec![(tab.page().clone(), script)]));
+        let mut far = None;
         if let Some(browser) = tab.browser() {
+            far = match FarFrames::start(&browser, limit).await {
+                Ok(frames) => Some(Arc::new(frames)),
+                Err(error) => {
+                    tracing::debug!(%error, "frames of another origin are not recorded");
+                    None
+                }
+            };
             let mut created = tab
                 .with_timeout(
                     "watching for new tabs",
@@ -314,14 +358,28 @@ impl Recorder {
                     browser.event_listener::<EventTargetCreated>(),
                 )
                 .await?;
+            // Frames open now, once new ones are heard of (a frame met
+            // twice is followed once).
+            if let Some(frames) = &far {
+                let open = pages_of(&pages);
+                frames.adopt_open(&browser, &open, &sender, &tasks).await;
+            }
             let followed = Arc::clone(&pages);
             let dialogs = Arc::clone(&waiting);
             let opener = tab.target_id().to_string();
             let watching = Arc::clone(&tasks);
+            let frames = far.clone();
             let watcher = tokio::spawn(async move {
                 let mut recorded = vec![opener];
                 while let Some(event) = created.next().await {
                     let info = &event.target_info;
+                    if info.r#type == "iframe" {
+                        if let Some(frames) = &frames {
+                            let open = pages_of(&followed);
+                            frames.adopt(info, &open, &sender, &watching).await;
+                        }
+                        continue;
+                    }
                     let by_a_recorded_tab = info
                         .opener_id
                         .as_ref()
@@ -366,6 +424,7 @@ impl Recorder {
             pages,
             holds,
             waiting,
+            far,
         })
     }
 
@@ -375,6 +434,9 @@ impl Recorder {
     pub async fn stop(mut self, tab: &Tab) -> Vec<Input> {
         let flush = "globalThis.__webagentRecorderFlush && globalThis.__webagentRecorderFlush()";
         let flushed = tab.eval(flush).await;
+        if let Some(frames) = self.far.take() {
+            frames.flush().await;
+        }
         self.holds.clear();
         let mut rest = Vec::new();
         // The fill's report was sent before the evaluation answered; it
@@ -448,6 +510,12 @@ impl Recorder {
     pub fn try_next(&mut self) -> Option<Input> {
         self.inputs.try_recv().ok()
     }
+}
+
+/// The pages recorded now.
+fn pages_of(pages: &Mutex<Vec<(Page, ScriptIdentifier)>>) -> Vec<Page> {
+    let pages = pages.lock().unwrap_or_else(|e| e.into_inner());
+    pages.iter().map(|(page, _)| page.clone()).collect()
 }
 
 /// Starts recording `page`: its binding and the recorder for its new
@@ -693,36 +761,44 @@ fn navigation_input(before: &Place, after: &Place) -> Option<Input> {
     })
 }
 
-/// Puts the recorder into the documents already open: the tab's and each
-/// frame's of the same process (a document that loads later gets it from
-/// the script registered for new documents).
-async fn install_in_open_documents(page: &Page, limit: Duration) -> Result<(), BrowserError> {
-    let tree = within(
-        "reading the tab's frames",
-        limit,
-        page.execute(GetFrameTreeParams::default()),
-    )
-    .await?;
+/// Puts the recorder into the documents already open in `target` (a tab,
+/// or a frame of another origin): its own and each frame's of the same
+/// process (a document that loads later gets it from the script
+/// registered for new documents).
+async fn install_in_open_documents(
+    target: &impl CdpTarget,
+    limit: Duration,
+) -> Result<(), BrowserError> {
+    let tree = target
+        .run(
+            GetFrameTreeParams::default(),
+            "reading the tab's frames",
+            limit,
+        )
+        .await?;
     let mut frames = Vec::new();
-    collect_frames(&tree.result.frame_tree, &mut frames);
+    collect_frames(&tree.frame_tree, &mut frames);
     for frame in frames {
         let world = CreateIsolatedWorldParams::builder()
             .frame_id(frame)
             .world_name(WORLD_NAME)
             .build()
             .map_err(BrowserError::Script)?;
-        // A frame of another process refuses: it is not followed yet.
-        let Ok(Ok(created)) = tokio::time::timeout(limit, page.execute(world)).await else {
+        // A frame of another process refuses: it has a session of its own.
+        let Ok(created) = target.run(world, "entering a frame", limit).await else {
             continue;
         };
         let install = EvaluateParams::builder()
             .expression(RECORDER_JS)
-            .context_id(created.result.execution_context_id)
+            .context_id(created.execution_context_id)
             .build()
             .map_err(BrowserError::Script)?;
-        match tokio::time::timeout(limit, page.execute(install)).await {
-            Ok(Ok(_)) => {}
-            _ => tracing::debug!("a frame went away while the recorder was installed"),
+        if target
+            .run(install, "installing the recorder", limit)
+            .await
+            .is_err()
+        {
+            tracing::debug!("a frame went away while the recorder was installed");
         }
     }
     Ok(())
