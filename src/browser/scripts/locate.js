@@ -52,10 +52,28 @@
     }
     return IMPLICIT[tag] || null;
   }
+  // A field's first label, as `el.labels[0]` gives it but without the
+  // search of the whole document Chromium makes for `labels` (a tenth of
+  // a millisecond on a form of 500 fields, at every click the recorder
+  // sees): only a label that wraps the field or names its id can be one.
+  function firstLabel(el) {
+    if (!('labels' in el)) return null;
+    const root = el.getRootNode();
+    let first = null;
+    const consider = (label) => {
+      if (!label || label.control !== el) return;
+      if (!first || (label.compareDocumentPosition(first) & Node.DOCUMENT_POSITION_FOLLOWING)) first = label;
+    };
+    if (el.id && root.querySelectorAll) {
+      for (const label of root.querySelectorAll('label[for="' + CSS.escape(el.id) + '"]')) consider(label);
+    }
+    consider(el.closest('label'));
+    return first;
+  }
   function labelOf(el) {
-    if (el.labels && el.labels.length) {
+    const label = firstLabel(el);
+    if (label) {
       // The label's own words, without the text of the field inside it.
-      const label = el.labels[0];
       const copy = label.cloneNode(true);
       copy.querySelectorAll('input, select, textarea').forEach((f) => f.remove());
       const text = norm(copy.textContent);
@@ -115,9 +133,12 @@
       let part = tagOf(node);
       // A shadow root's own children have a root, not an element, above.
       const parent = node.parentElement || node.parentNode;
-      if (parent && parent.children && parent.children.length > 1) {
-        part += ':nth-child(' + (Array.prototype.indexOf.call(parent.children, node) + 1) + ')';
-      }
+      // Counted by walking back: a parent's `children`, asked for its
+      // length and searched, is rebuilt after each change to the page,
+      // which on a form of 500 rows was a third of a recorded click's time.
+      let place = 1;
+      for (let s = node.previousElementSibling; s; s = s.previousElementSibling) place++;
+      if (parent && (place > 1 || node.nextElementSibling)) part += ':nth-child(' + place + ')';
       parts.unshift(part);
       node = node.parentElement;
     }

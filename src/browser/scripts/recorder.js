@@ -23,8 +23,19 @@ const typeOf = (el) => (el.getAttribute('type') || 'text').toLowerCase();
 // Fields whose value is typed: their steps are fills, not clicks or keys.
 const TYPED = new Set(['text', 'email', 'password', 'search', 'tel', 'url', 'number',
   'date', 'datetime-local', 'month', 'week', 'time', 'color']);
+// Editable by its `contenteditable` attribute or an ancestor's, read from
+// the attributes: `isContentEditable` asks for the element's style, which
+// after a click's focus change means computing the page's style before the
+// page's own listeners run.
+const editable = (el) => {
+  for (let a = el; a && a.nodeType === 1; a = a.parentElement) {
+    const value = a.getAttribute('contenteditable');
+    if (value !== null) return value.toLowerCase() !== 'false';
+  }
+  return false;
+};
 const typed = (el) => (tag(el) === 'input' && TYPED.has(typeOf(el))) || tag(el) === 'textarea' ||
-  (el && el.isContentEditable);
+  (!!el && editable(el));
 // The element an event happened on, inside open shadow roots too.
 const origin = (event) => {
   const path = event.composedPath();
@@ -45,7 +56,7 @@ const control = (event) => {
 // A field being typed into: flushed as one fill when the person leaves it,
 // presses Enter in it, submits its form or acts elsewhere.
 let editing = null;
-const valueOf = (el) => (el.isContentEditable && tag(el) !== 'input' && tag(el) !== 'textarea')
+const valueOf = (el) => (editable(el) && tag(el) !== 'input' && tag(el) !== 'textarea')
   ? el.innerText : el.value;
 const flush = () => {
   const field = editing;
@@ -119,7 +130,16 @@ addEventListener('mouseover', (event) => {
 }, true);
 // The selectors of `:hover` rules that show or hide something, split at
 // each `:hover` (`.menu:hover .sub` gives `.menu` and `.menu .sub`).
+// They are read again only when the page's style sheets or their rule
+// counts changed: a site's sheets hold thousands of rules.
+let hoverCache = { key: null, rules: [] };
 const hoverRules = () => {
+  const sheets = document.styleSheets;
+  let key = String(sheets.length);
+  for (const sheet of sheets) {
+    try { key += ':' + sheet.cssRules.length; } catch (_) { key += ':-'; }
+  }
+  if (key === hoverCache.key) return hoverCache.rules;
   const found = [];
   const walk = (rules) => {
     for (const rule of rules) {
@@ -135,14 +155,14 @@ const hoverRules = () => {
       }
     }
   };
-  for (const sheet of document.styleSheets) {
+  for (const sheet of sheets) {
     try { walk(sheet.cssRules); } catch (_) { /* another origin's sheet */ }
   }
+  hoverCache = { key, rules: found };
   return found;
 };
-// The element whose hover revealed `el`, while `el` shows now.
+// The element whose hover revealed `el`, which shows now (it was clicked).
 const revealedBy = (el) => {
-  if (!shown(el)) return null;
   for (let i = hovers.length - 1; i >= 0; i--) {
     const hover = hovers[i];
     if (hover.el.isConnected && hover.hidden.some((h) => h.contains(el))) return hover.el;
@@ -210,7 +230,7 @@ addEventListener('keydown', (event) => {
   if (picks(event)) return;
   const el = origin(event);
   const shortcut = event.ctrlKey || event.metaKey || event.altKey;
-  const multiline = el && (tag(el) === 'textarea' || el.isContentEditable);
+  const multiline = el && (tag(el) === 'textarea' || editable(el));
   let keys = null;
   if (shortcut) {
     const held = [];
