@@ -239,3 +239,29 @@ fn an_agent_s_step_in_a_frame_of_another_origin_keeps_facts_that_find_its_elemen
         assert_eq!(found.state.map(|s| s.value), Some(Some("1111".to_string())));
     });
 }
+
+#[test]
+fn a_field_still_being_typed_into_in_a_frame_of_another_origin_gives_its_fill_when_the_recording_stops(
+) {
+    let s = shared();
+    let _turn = in_front();
+    s.runtime.block_on(async {
+        let app = PayApp::start(false).await;
+        let url = app.server.url("/pay");
+        let tab = s.session.new_tab(&url).await.expect("a tab");
+        until(&tab, "document.readyState === 'complete'").await;
+        let recorder = Recorder::start(&tab).await.expect("the recorder starts");
+        click_in_frame(&tab, (200.0, 52.0)).await;
+        type_text(&tab, "4000").await;
+        let rest = recorder.stop(&tab).await;
+        assert!(
+            rest.iter().any(|input| matches!(
+                input,
+                Input::Fill { facts, value: Some(v) }
+                    if v == "4000" && facts["css"] == "#card-frame >>> #card"
+            )),
+            "{rest:#?}"
+        );
+        let _ = tab.close().await;
+    });
+}
