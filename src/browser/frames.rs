@@ -544,17 +544,29 @@ impl CdpTarget for chromiumoxide::Page {
         what: &str,
         limit: Duration,
     ) -> Result<C::Response, BrowserError> {
-        match tokio::time::timeout(limit, self.execute(command)).await {
-            Ok(Ok(answer)) => Ok(answer.result),
-            Ok(Err(error)) => Err(BrowserError::Cdp {
-                what: what.to_string(),
-                message: error.to_string(),
-            }),
-            Err(_) => Err(BrowserError::Timeout {
-                what: what.to_string(),
-                after: limit,
-            }),
-        }
+        within(what, limit, self.execute(command))
+            .await
+            .map(|answer| answer.result)
+    }
+}
+
+/// A CDP call made through chromiumoxide (on a page, or the browser),
+/// within `limit`.
+pub(crate) async fn within<T>(
+    what: &str,
+    limit: Duration,
+    call: impl std::future::Future<Output = Result<T, chromiumoxide::error::CdpError>>,
+) -> Result<T, BrowserError> {
+    match tokio::time::timeout(limit, call).await {
+        Ok(Ok(value)) => Ok(value),
+        Ok(Err(error)) => Err(BrowserError::Cdp {
+            what: what.to_string(),
+            message: error.to_string(),
+        }),
+        Err(_) => Err(BrowserError::Timeout {
+            what: what.to_string(),
+            after: limit,
+        }),
     }
 }
 

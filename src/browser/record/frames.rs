@@ -18,12 +18,11 @@ use chromiumoxide::cdp::browser_protocol::dom::{
     BackendNodeId, GetFrameOwnerParams, ResolveNodeParams,
 };
 use chromiumoxide::cdp::browser_protocol::page::{
-    AddScriptToEvaluateOnNewDocumentParams, CreateIsolatedWorldParams, FrameId, GetFrameTreeParams,
+    CreateIsolatedWorldParams, FrameId, GetFrameTreeParams,
 };
 use chromiumoxide::cdp::browser_protocol::target::{GetTargetsParams, TargetInfo};
 use chromiumoxide::cdp::js_protocol::runtime::{
-    AddBindingParams, CallArgument, CallFunctionOnParams, EnableParams, EvaluateParams,
-    ReleaseObjectParams,
+    CallArgument, CallFunctionOnParams, EnableParams, EvaluateParams, ReleaseObjectParams,
 };
 use chromiumoxide::{Browser, Page};
 use serde_json::{json, Value};
@@ -32,7 +31,7 @@ use tokio::sync::{mpsc, Mutex};
 use super::{Input, Tasks, BINDING};
 use crate::browser::error::BrowserError;
 use crate::browser::frames::{CdpTarget, FrameHub, FrameSession};
-use crate::browser::scripts::{LOCATE_JS, RECORDER_JS};
+use crate::browser::scripts::LOCATE_JS;
 use crate::browser::tab::WORLD_NAME;
 
 /// The frames of another origin the recorder follows, in every recorded
@@ -224,22 +223,7 @@ async fn install(session: &FrameSession, limit: Duration) -> Result<(), BrowserE
     session
         .run(EnableParams::default(), "following a frame", limit)
         .await?;
-    let binding = AddBindingParams::builder()
-        .name(BINDING)
-        .execution_context_name(WORLD_NAME)
-        .build()
-        .map_err(BrowserError::Script)?;
-    session
-        .run(binding, "adding the recorder's binding", limit)
-        .await?;
-    let script = AddScriptToEvaluateOnNewDocumentParams::builder()
-        .source(RECORDER_JS)
-        .world_name(WORLD_NAME)
-        .build()
-        .map_err(BrowserError::Script)?;
-    session
-        .run(script, "installing the recorder", limit)
-        .await?;
+    super::register(session, limit).await?;
     super::install_in_open_documents(session, limit).await
 }
 

@@ -34,7 +34,7 @@ use tokio::task::JoinHandle;
 
 use super::act::key_event_params;
 use super::error::BrowserError;
-use super::frames::CdpTarget;
+use super::frames::{within, CdpTarget};
 use super::scripts::RECORDER_JS;
 use super::tab::{DialogHold, WORLD_NAME};
 use super::Tab;
@@ -512,6 +512,32 @@ impl Recorder {
     }
 }
 
+/// Gives `target` (a tab, or a frame of another origin) the binding the
+/// recorder reports through and the recorder for its documents to come;
+/// the script's id, to take it out again.
+async fn register(
+    target: &impl CdpTarget,
+    limit: Duration,
+) -> Result<ScriptIdentifier, BrowserError> {
+    let binding = AddBindingParams::builder()
+        .name(BINDING)
+        .execution_context_name(WORLD_NAME)
+        .build()
+        .map_err(BrowserError::Script)?;
+    target
+        .run(binding, "adding the recorder's binding", limit)
+        .await?;
+    let script = AddScriptToEvaluateOnNewDocumentParams::builder()
+        .source(RECORDER_JS)
+        .world_name(WORLD_NAME)
+        .build()
+        .map_err(BrowserError::Script)?;
+    Ok(target
+        .run(script, "installing the recorder", limit)
+        .await?
+        .identifier)
+}
+
 /// The pages recorded now.
 fn pages_of(pages: &Mutex<Vec<(Page, ScriptIdentifier)>>) -> Vec<Page> {
     let pages = pages.lock().unwrap_or_else(|e| e.into_inner());
@@ -555,26 +581,7 @@ async fn follow(
         )
         .await?,
     );
-    let binding = AddBindingParams::builder()
-        .name(BINDING)
-        .execution_context_name(WORLD_NAME)
-        .build()
-        .map_err(BrowserError::Script)?;
-    within(
-        "adding the recorder's binding",
-        limit,
-        page.execute(binding),
-    )
-    .await?;
-    let script = AddScriptToEvaluateOnNewDocumentParams::builder()
-        .source(RECORDER_JS)
-        .world_name(WORLD_NAME)
-        .build()
-        .map_err(BrowserError::Script)?;
-    let script = within("installing the recorder", limit, page.execute(script))
-        .await?
-        .result
-        .identifier;
+    let script = register(page, limit).await?;
 
     let from_page = sender.clone();
     let mut spawned = Vec::new();
@@ -648,26 +655,6 @@ async fn follow(
         .unwrap_or_else(|e| e.into_inner())
         .extend(spawned);
     Ok(script)
-}
-
-/// A CDP call on a page the recorder follows (not only the tab webagent
-/// drives), within `limit`.
-async fn within<T>(
-    what: &str,
-    limit: Duration,
-    call: impl std::future::Future<Output = Result<T, chromiumoxide::error::CdpError>>,
-) -> Result<T, BrowserError> {
-    match tokio::time::timeout(limit, call).await {
-        Ok(Ok(value)) => Ok(value),
-        Ok(Err(error)) => Err(BrowserError::Cdp {
-            what: what.to_string(),
-            message: error.to_string(),
-        }),
-        Err(_) => Err(BrowserError::Timeout {
-            what: what.to_string(),
-            after: limit,
-        }),
-    }
 }
 
 /// The page of a tab just created, once chromiumoxide has attached to it
