@@ -526,6 +526,24 @@ impl Layout {
     }
 }
 
+/// Puts right the facts `locate.js` read in a frame of another origin,
+/// which sees only the frame's own document: the CSS path gets `way_in`
+/// (the path to the frame's `<iframe>` from the tab's top document) in
+/// front, or is dropped when that way is unknown, and the address is the
+/// tab's `url` when known.
+pub(crate) fn place_in_frame(facts: &mut Value, way_in: Option<&str>, url: Option<&str>) {
+    let Some(facts) = facts.as_object_mut() else {
+        return;
+    };
+    let inner = facts.remove("css");
+    if let (Some(way_in), Some(Value::String(inner))) = (way_in, inner) {
+        facts.insert("css".into(), Value::String(format!("{way_in} >>> {inner}")));
+    }
+    if let Some(url) = url {
+        facts.insert("url".into(), Value::String(url.to_string()));
+    }
+}
+
 /// Where CDP commands go: a tab's page, or a cross-origin frame's session.
 pub(crate) trait CdpTarget {
     /// Sends `command` and waits for its answer, within `limit`.

@@ -98,6 +98,7 @@ pub use connection::SessionStatus;
 pub use download::{Download, DownloadOptions, DownloadState, Downloads};
 pub use driver::{Driver, DriverError, MAX_RELAUNCHES};
 pub use error::{BrowserError, INSTALL_HINT};
+pub(crate) use frames::place_in_frame;
 pub use guard::{BlockedNavigation, DomainPolicy, GuardError, NavigationGuard, Verdict};
 pub(crate) use launch::shared_flags;
 pub use launch::{find_chrome, LaunchOptions};

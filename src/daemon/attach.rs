@@ -348,7 +348,7 @@ mod tests {
     #[tokio::test]
     async fn the_attached_person_decides_and_a_detach_refuses_saying_so() {
         let attachment = Attachment::new();
-        let mut news = attachment.attach().unwrap();
+        let mut news = attachment.attach().unwrap(); // ok: a unit test, where a failure is the test failing
         assert!(attachment.attach().is_none(), "one workbench at a time");
         let approvers = attachment.approvers(false);
         let asked = request();
@@ -366,7 +366,7 @@ mod tests {
         let mut approver = approvers();
         let waiting = approver.approve(&asked);
         let leaving = async {
-            news.recv().await.unwrap();
+            news.recv().await.unwrap(); // ok: a unit test, where a failure is the test failing
             attachment.detach();
         };
         let (decision, ()) = tokio::join!(waiting, leaving);
@@ -377,7 +377,7 @@ mod tests {
             }
         );
         // A run's question: answered by the person, none once they left.
-        let mut news = attachment.attach().unwrap();
+        let mut news = attachment.attach().unwrap(); // ok: a unit test, where a failure is the test failing
         let mut approver = approvers();
         let asking = approver.ask_user("Which colour?");
         let answering = async {
@@ -392,7 +392,7 @@ mod tests {
         let mut approver = approvers();
         let asking = approver.ask_user("Which size?");
         let leaving = async {
-            news.recv().await.unwrap();
+            news.recv().await.unwrap(); // ok: a unit test, where a failure is the test failing
             attachment.detach();
         };
         let (answer, ()) = tokio::join!(asking, leaving);

@@ -368,7 +368,7 @@ mod tests {
         let news = News::Picture {
             picture: Box::new(Picture::of(&shot)),
         };
-        let line = serde_json::to_string(&news).unwrap();
+        let line = serde_json::to_string(&news).unwrap(); // ok: a unit test, where a failure is the test failing
         let Ok(News::Picture { picture }) = serde_json::from_str(&line) else {
             panic!("not a picture: {line}");
         };
@@ -377,11 +377,12 @@ mod tests {
         for input in [
             PaneInput::Click { x: 1.5, y: 2.0 },
             PaneInput::Type("é".into()),
-            PaneInput::Press(KeyChord::parse("Shift+Tab").unwrap()),
+            PaneInput::Press(KeyChord::parse("Shift+Tab").unwrap()), // ok: a unit test, where a failure is the test failing
         ] {
             let says = Says::Pointer { input };
-            let line = serde_json::to_string(&says).unwrap();
-            assert_eq!(serde_json::from_str::<Says>(&line).unwrap(), says, "{line}");
+            let line = serde_json::to_string(&says).unwrap(); // ok: a unit test, where a failure is the test failing
+            let back: Says = serde_json::from_str(&line).unwrap(); // ok: a unit test, where a failure is the test failing
+            assert_eq!(back, says, "{line}");
         }
     }
 }

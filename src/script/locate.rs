@@ -11,7 +11,7 @@ use crate::dom::{
     ElementState, LocateFailure, LocateProblem, Location, Locator, PageState, TriedLocator,
 };
 
-use crate::browser::LOCATE_JS;
+use crate::browser::{place_in_frame, LOCATE_JS};
 
 /// What finds `target`'s element again (test id, id, role and accessible
 /// name, label, placeholder, name, text, a CSS path, the URL), read from
@@ -44,30 +44,19 @@ pub(crate) async fn record_locator(
     match reply {
         Ok(Value::Object(mut facts)) => {
             facts.retain(|_, v| !v.is_null());
+            let mut facts = Value::Object(facts);
             if let Some(slot) = frame {
-                in_frame(tab, slot, &mut facts).await;
+                let way_in = tab.frame_path(slot).await.ok();
+                let url = tab.url().await.ok();
+                place_in_frame(&mut facts, way_in.as_deref(), url.as_deref());
             }
-            Some(Value::Object(facts))
+            Some(facts)
         }
         Ok(_) => None,
         Err(error) => {
             tracing::debug!(%error, "reading the target's locator");
             None
         }
-    }
-}
-
-/// Puts right the facts `locate.js` read in frame `slot`, a frame of
-/// another origin, which see only the frame's own document: the CSS path
-/// gets the way to the frame's `<iframe>` in front (or is dropped when
-/// that cannot be read), and the address is the tab's.
-async fn in_frame(tab: &Tab, slot: usize, facts: &mut serde_json::Map<String, Value>) {
-    let inner = facts.remove("css");
-    if let (Ok(way_in), Some(Value::String(inner))) = (tab.frame_path(slot).await, inner) {
-        facts.insert("css".into(), Value::String(format!("{way_in} >>> {inner}")));
-    }
-    if let Ok(url) = tab.url().await {
-        facts.insert("url".into(), Value::String(url));
     }
 }
 

@@ -44,7 +44,7 @@ pub(super) struct FarFrames {
 
 /// One followed frame.
 struct FarFrame {
-    session: Arc<FrameSession>,
+    session: FrameSession,
     /// The tab it is in.
     page: Page,
     /// The way to its `<iframe>` from the tab's top document (`None` when
@@ -149,7 +149,7 @@ impl FarFrames {
             Holder::Tab(page) => css_of(*page, &element, self.limit).await,
             Holder::Frame(frame) => match (
                 &frame.path,
-                css_of(&*frame.session, &element, self.limit).await,
+                css_of(&frame.session, &element, self.limit).await,
             ) {
                 (Some(outer), Some(inner)) => Some(format!("{outer} >>> {inner}")),
                 _ => None,
@@ -160,7 +160,7 @@ impl FarFrames {
             Holder::Frame(frame) => frame.page.clone(),
         };
         let session = match self.hub.attach(&frame_id, self.limit).await {
-            Ok(session) => Arc::new(session),
+            Ok(session) => session,
             Err(error) => {
                 tracing::debug!(%error, "a frame of another origin is not recorded");
                 return false;
@@ -189,7 +189,7 @@ impl FarFrames {
     pub async fn flush(&self) {
         let frames = self.frames.lock().await;
         for frame in frames.iter() {
-            let session = &*frame.session;
+            let session = &frame.session;
             let Ok(world) = session
                 .run(
                     isolated_world(frame.session.target_id()),

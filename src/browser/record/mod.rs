@@ -34,7 +34,7 @@ use tokio::task::JoinHandle;
 
 use super::act::key_event_params;
 use super::error::BrowserError;
-use super::frames::{within, CdpTarget};
+use super::frames::{place_in_frame, within, CdpTarget};
 use super::scripts::RECORDER_JS;
 use super::tab::{DialogHold, WORLD_NAME};
 use super::Tab;
@@ -283,14 +283,7 @@ impl Input {
             _ => Vec::new(),
         };
         for facts in facts {
-            let Some(facts) = facts.as_object_mut() else {
-                continue;
-            };
-            let inner = facts.remove("css");
-            if let (Some(path), Some(Value::String(inner))) = (path, inner) {
-                facts.insert("css".into(), Value::String(format!("{path} >>> {inner}")));
-            }
-            facts.insert("url".into(), Value::String(url.to_string()));
+            place_in_frame(facts, path, Some(url));
         }
     }
 }

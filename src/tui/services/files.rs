@@ -132,7 +132,7 @@ mod tests {
     fn the_traces_work_is_taken_and_every_other_effect_comes_back() {
         let dir =
             std::env::temp_dir().join(format!("webagent-workbench-files-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::create_dir_all(&dir).unwrap(); // ok: a unit test, where a failure is the test failing
         let (tx, rx) = std::sync::mpsc::channel();
         let traces = WorkbenchFiles::new(tx, dir.clone(), dir.clone());
 
@@ -141,7 +141,7 @@ mod tests {
         };
         listing();
         assert!(matches!(
-            rx.recv().unwrap(),
+            rx.recv().unwrap(), // ok: a unit test, where a failure is the test failing
             AppEvent::SessionsListed { generation: 3, files: Ok(files) } if files.is_empty()
         ));
 
@@ -149,7 +149,7 @@ mod tests {
             panic!("opening a trace is the traces' work");
         };
         opening();
-        assert!(matches!(rx.recv().unwrap(), AppEvent::TraceOpened(Err(_))));
+        assert!(matches!(rx.recv().unwrap(), AppEvent::TraceOpened(Err(_)))); // ok: a unit test, where a failure is the test failing
 
         assert!(matches!(traces.work(Effect::Quit), Err(Effect::Quit)));
         let _ = std::fs::remove_dir_all(&dir);
